@@ -1,0 +1,50 @@
+/**
+ * Errors that cross module boundaries. Each maps to a CLI exit code in `Cli.ts`:
+ * input/usage/output problems → 2, judgments failing beyond `--max-failures` → 1.
+ */
+import { Schema } from "effect"
+
+/** Bad input data: names the file, the line (1-based, when known) and the problem. */
+export class InputError extends Schema.TaggedError<InputError>()("InputError", {
+  file: Schema.String,
+  line: Schema.optional(Schema.Number),
+  field: Schema.optional(Schema.String),
+  problem: Schema.String
+}) {
+  get message(): string {
+    const where = this.line === undefined ? this.file : `${this.file}:${this.line}`
+    const field = this.field === undefined ? "" : ` (field "${this.field}")`
+    return `${where}${field}: ${this.problem}`
+  }
+}
+
+/** Wrong flags, unknown pipeline, unknown provider, missing key… */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  problem: Schema.String
+}) {
+  get message(): string {
+    return this.problem
+  }
+}
+
+/** The output directory cannot be written. */
+export class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
+  path: Schema.String,
+  problem: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  get message(): string {
+    return `${this.path}: ${this.problem}`
+  }
+}
+
+/** More judgments failed than `--max-failures` allows (exit code 1). */
+export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", {
+  failed: Schema.Number,
+  allowed: Schema.Number,
+  runDir: Schema.String
+}) {
+  get message(): string {
+    return `${this.failed} judgment(s) failed (allowed: ${this.allowed}); see ${this.runDir}`
+  }
+}

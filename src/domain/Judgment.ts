@@ -1,0 +1,59 @@
+/**
+ * Judge requests and their results. A `Judgment` is what the journal stores, one JSON line each.
+ * A failed judgment keeps `score: null` (never 0) with the reason and the judge's raw text.
+ */
+import { Schema } from "effect"
+import type { Rubric } from "./Rubric.js"
+
+/** One judgment to make: a rubric applied to one target of one case in one iteration. */
+export interface JudgeTask {
+  readonly pipeline: string
+  readonly caseId: string
+  readonly ordinal: number
+  /** 1-based iteration. */
+  readonly iteration: number
+  readonly rubric: Rubric
+  /** What is judged: `answer`, or `hit:<passage id>` for per-hit relevance. */
+  readonly target: string
+  /** Template variables (question, answer, passages, hit…), raw; the renderer escapes them as data. */
+  readonly vars: Readonly<Record<string, string>>
+}
+
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number
+})
+export type Usage = typeof Usage.Type
+export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }
+
+export const Judgment = Schema.Struct({
+  key: Schema.String,
+  caseId: Schema.String,
+  ordinal: Schema.Number,
+  iteration: Schema.Number,
+  criterion: Schema.String,
+  target: Schema.String,
+  status: Schema.Literal("ok", "failed"),
+  score: Schema.NullOr(Schema.Number),
+  confidence: Schema.optional(Schema.Number),
+  reason: Schema.String,
+  /** The judge's raw text when it could not be decoded (status failed), for the report. */
+  raw: Schema.optional(Schema.String),
+  usage: Usage,
+  attempts: Schema.Number,
+  latencyMs: Schema.Number,
+  provider: Schema.String,
+  model: Schema.String
+})
+export type Judgment = typeof Judgment.Type
+
+/** What a judge returns for a task; the runner adds key, ids and timing to make a `Judgment`. */
+export interface Verdict {
+  readonly status: "ok" | "failed"
+  readonly score: number | null
+  readonly confidence?: number | undefined
+  readonly reason: string
+  readonly raw?: string | undefined
+  readonly usage: Usage
+  readonly attempts: number
+}

@@ -1,0 +1,41 @@
+/**
+ * A rubric is a judge prompt stored as data in `prompts/` (SPEC §4): the criterion, its scale with a
+ * description for every value, and the prompt text. The judge must answer with one of the scale's
+ * values (a JSON-schema enum), so parsing cannot drift.
+ */
+import { Schema } from "effect"
+
+export const ScaleValue = Schema.Struct({
+  score: Schema.Int,
+  label: Schema.String,
+  description: Schema.String
+})
+export type ScaleValue = typeof ScaleValue.Type
+
+export const RubricFile = Schema.Struct({
+  /** Stable id, e.g. `rag-answers/groundedness`. Part of every judgment key. */
+  id: Schema.String,
+  version: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  /** Every allowed score with its meaning, lowest first. */
+  scale: Schema.Array(ScaleValue).pipe(Schema.minItems(2)),
+  /** Which heuristic stands in for this rubric when `--provider heuristic` (see `judges/Heuristic.ts`). */
+  heuristic: Schema.String,
+  /** Ask the judge for a 1–5 confidence too (checklist relevance judge). */
+  confidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** System and user message templates, as lines. `{{name}}` inserts a variable, already escaped as data. */
+  system: Schema.Array(Schema.String),
+  user: Schema.Array(Schema.String)
+})
+export type RubricFile = typeof RubricFile.Type
+
+/** A rubric as loaded: the decoded file plus the content hash recorded in manifests and keys. */
+export interface Rubric extends RubricFile {
+  /** sha256 (hex, first 16 chars) of the file's bytes. */
+  readonly hash: string
+  /** Path the rubric was loaded from, relative to the prompts directory. */
+  readonly path: string
+  readonly min: number
+  readonly max: number
+}

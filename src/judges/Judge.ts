@@ -1,0 +1,21 @@
+/**
+ * The judge seen by pipeline stages: a task in, a verdict out. It never fails — an unusable answer
+ * after all retries is a verdict with `status: "failed"`, `score: null` and the reason.
+ * Layers: `HeuristicJudge.layer` (offline, deterministic) and `LlmJudge.layer` (over `LlmProvider`).
+ */
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { JudgeTask, Verdict } from "../domain/Judgment.js"
+
+export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
+  /** `heuristic`, `openai`, `mistral`, … */
+  readonly provider: string
+  readonly model: string
+  /** Human label used in every report, e.g. "heuristic judge (lexical, deterministic)". */
+  readonly label: string
+  /** Parameters that change verdicts (temperature, seed…): recorded and part of judgment keys. */
+  readonly params: Readonly<Record<string, unknown>>
+  /** True when verdicts are computed locally and synchronously (the runner then batches work). */
+  readonly local: boolean
+  readonly judge: (task: JudgeTask) => Effect.Effect<Verdict>
+}>() {}
