@@ -1,0 +1,165 @@
+/**
+ * The command line: `rag-eval run <pipeline> …`. Flags are parsed here and turned into Layers
+ * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
+ */
+import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { Console, Data, Effect, Layer, Option } from "effect"
+import * as Path from "node:path"
+import { UsageError } from "./domain/Errors.js"
+import { judgeLayer, PROVIDERS, type ProviderName } from "./JudgeLayer.js"
+import { loadPipeline } from "./pipeline/LoadPipeline.js"
+import { precomputed, Retriever } from "./pipeline/Retriever.js"
+import { checkFailures, run } from "./pipeline/Runner.js"
+import { parseColumnMapping } from "./load/CaseMapping.js"
+import * as Progress from "./report/Progress.js"
+import { defaultFormats, layer as reportersLayer, parseFormats } from "./report/Reporter.js"
+import * as JudgmentJournal from "./store/JudgmentJournal.js"
+import { VERSION } from "./version.js"
+
+const pipelineArg = Args.file({ name: "pipeline", exists: "either" }).pipe(
+  Args.withDescription("Pipeline file, e.g. pipelines/rag-answers.ts")
+)
+
+const input = Options.file("input").pipe(
+  Options.withAlias("i"),
+  Options.withDescription("Test cases: .csv, .json (array, or {cases:[…]}) or .jsonl, chosen by extension"),
+  Options.optional
+)
+const csv = Options.file("csv").pipe(Options.withDescription("Same as --input, for a CSV file"), Options.optional)
+const out = Options.directory("out").pipe(
+  Options.withDescription("Output root; results go to <out>/<pipeline>/<run-id>/"),
+  Options.withDefault("out")
+)
+const limit = Options.integer("limit").pipe(Options.withDescription("Evaluate only the first N cases"), Options.optional)
+const format = Options.text("format").pipe(
+  Options.withDescription("Reports to write: markdown, csv, json (comma-separated)"),
+  Options.withDefault(defaultFormats.join(","))
+)
+const provider = Options.choice("provider", PROVIDERS).pipe(
+  Options.withDescription("Judge provider (default: heuristic — offline, deterministic, no API key)"),
+  Options.optional
+)
+const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
+const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
+const apiKey = Options.redacted("api-key").pipe(
+  Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
+  Options.optional
+)
+const concurrency = Options.integer("concurrency").pipe(Options.withDescription("Judge calls in flight at once"), Options.withDefault(8))
+const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
+const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
+const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds"), Options.withDefault(60))
+const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed"), Options.withDefault(3))
+const maxFailures = Options.integer("max-failures").pipe(Options.withDescription("Failed judgments tolerated before exit code 1"), Options.withDefault(0))
+const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
+const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
+const columns = Options.text("columns").pipe(
+  Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
+  Options.optional
+)
+const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times (repeat judgments to measure stability)"), Options.withDefault(1))
+const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
+const runId = Options.text("run-id").pipe(Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts)"), Options.optional)
+const retryFailed = Options.boolean("retry-failed").pipe(Options.withDescription("On resume, judge again the judgments recorded as failed"))
+
+const runCommand = Command.make(
+  "run",
+  { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed },
+  (flags) =>
+    Effect.gen(function*() {
+      const file = Option.orElse(flags.input, () => flags.csv)
+      if (Option.isNone(file)) {
+        return yield* new UsageError({ problem: "give the test cases with --input FILE (or --csv FILE)" })
+      }
+      if (Option.isSome(flags.input) && Option.isSome(flags.csv)) {
+        return yield* new UsageError({ problem: "give either --input or --csv, not both" })
+      }
+      if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
+      if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
+      if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
+      const reporters = yield* parseFormats(flags.format)
+      const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
+      const pipeline = yield* loadPipeline(flags.pipeline)
+      const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
+      if (Option.isNone(flags.provider)) {
+        yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
+      }
+      const judge = judgeLayer({
+        provider: providerName,
+        model: Option.getOrUndefined(flags.model),
+        baseUrl: Option.getOrUndefined(flags.baseUrl),
+        apiKey: Option.getOrUndefined(flags.apiKey),
+        concurrency: flags.concurrency,
+        rpm: Option.getOrUndefined(flags.rpm),
+        tpm: Option.getOrUndefined(flags.tpm),
+        timeoutMs: Math.round(flags.timeout * 1000),
+        maxRetries: flags.maxRetries,
+        seed: Option.getOrUndefined(flags.seed),
+        temperature: Option.getOrUndefined(flags.temperature)
+      })
+      const services = Layer.mergeAll(
+        judge,
+        Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+        JudgmentJournal.layerFile,
+        reportersLayer(reporters),
+        Progress.layerStderr
+      )
+      const outcome = yield* run(pipeline, {
+        input: file.value,
+        outRoot: flags.out,
+        limit: Option.getOrUndefined(flags.limit),
+        iterations: flags.iterations,
+        concurrency: flags.concurrency,
+        maxFailures: flags.maxFailures,
+        command: commandLine(),
+        pipelineFile: flags.pipeline,
+        runId: Option.getOrUndefined(flags.runId),
+        fresh: flags.fresh,
+        retryFailed: flags.retryFailed,
+        columns: columnMapping,
+        manifestExtra: { version: VERSION }
+      }).pipe(Effect.provide(services))
+      const j = outcome.judgments
+      yield* Console.error(
+        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${j.reused > 0 ? `, ${j.reused} reused from the journal` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out`
+      )
+      for (const f of outcome.files) yield* Console.log(`wrote ${Path.relative(process.cwd(), f) || f}`)
+      yield* Console.log(`run: ${Path.relative(process.cwd(), outcome.info.runDir) || outcome.info.runDir}`)
+      yield* checkFailures(outcome, flags.maxFailures)
+    })
+).pipe(Command.withDescription("Run a pipeline over a test set and write its reports"))
+
+/** The command line as typed, with any --api-key value masked (it must never reach a file). */
+const commandLine = () => {
+  const args = process.argv.slice(2)
+  return ["rag-eval", ...args.map((a, i) => (args[i - 1] === "--api-key" ? "<redacted>" : a.startsWith("--api-key=") ? "--api-key=<redacted>" : a))].join(" ")
+}
+
+export const root = Command.make("rag-eval").pipe(
+  Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
+  Command.withSubcommands([runCommand])
+)
+
+export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
+
+
+/** How the process ends: the code `bin.ts` exits with, after the message is printed. */
+export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
+
+const fail = (code: number, message: string) => Console.error(message).pipe(Effect.zipRight(Effect.fail(new ExitCode({ code }))))
+
+/**
+ * Run the CLI and map every failure to a message and an exit code:
+ * 0 ok · 1 judgments failed beyond --max-failures (or an internal error) · 2 bad input or usage.
+ */
+export const main = (argv: ReadonlyArray<string>) =>
+  cli(argv).pipe(
+    Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
+    Effect.catchTags({
+      InputError: (e) => fail(2, `error: ${e.message}`),
+      UsageError: (e) => fail(2, `error: ${e.message}`),
+      OutputError: (e) => fail(2, `error: ${e.message}`),
+      TooManyFailures: (e) => fail(1, `error: ${e.message}`)
+    }),
+    Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
+  )

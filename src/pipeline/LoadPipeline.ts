@@ -1,0 +1,48 @@
+/**
+ * Loads a pipeline file (`pipelines/*.ts`) at run time. TypeScript is compiled on the fly by tsx,
+ * registered once; the file's default export must be a `Pipeline.make(…)` value.
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
+import { UsageError } from "../domain/Errors.js"
+import type { Pipeline } from "./Pipeline.js"
+
+let registered = false
+
+const registerTypeScript = Effect.promise(async () => {
+  // Under vitest, TypeScript imports are already handled.
+  if (registered || process.env.VITEST !== undefined) return
+  const { register } = await import("tsx/esm/api")
+  register()
+  registered = true
+})
+
+const isPipeline = (value: unknown): value is Pipeline<unknown, unknown> => {
+  if (value === null || typeof value !== "object") return false
+  const p = value as Record<string, unknown>
+  return typeof p.name === "string" && typeof p.load === "object" && typeof p.judge === "object" &&
+    typeof p.score === "object" && typeof p.aggregate === "object" && typeof p.report === "object"
+}
+
+export const loadPipeline = (file: string): Effect.Effect<Pipeline<unknown, unknown>, UsageError> =>
+  Effect.gen(function*() {
+    const abs = Path.resolve(file)
+    const stat = fs.statSync(abs, { throwIfNoEntry: false })
+    if (stat === undefined) {
+      const known = fs.existsSync("pipelines") ? fs.readdirSync("pipelines").filter((f) => f.endsWith(".ts")).map((f) => `pipelines/${f}`) : []
+      return yield* new UsageError({ problem: `pipeline file not found: ${file}${known.length > 0 ? ` (available: ${known.join(", ")})` : ""}` })
+    }
+    if (!stat.isFile()) return yield* new UsageError({ problem: `pipeline must be a .ts or .js file, not a directory: ${file}` })
+    yield* registerTypeScript
+    const module = yield* Effect.tryPromise({
+      try: () => import(pathToFileURL(abs).href) as Promise<Record<string, unknown>>,
+      catch: (e) => new UsageError({ problem: `cannot load pipeline ${file}: ${(e as Error).message}` })
+    })
+    const pipeline = module.default
+    if (!isPipeline(pipeline)) {
+      return yield* new UsageError({ problem: `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report)` })
+    }
+    return pipeline
+  })

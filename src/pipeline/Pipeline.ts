@@ -1,0 +1,101 @@
+/**
+ * A pipeline is a composition of stages — load → retrieve → judge → score → aggregate — plus the
+ * report view of its results. Pipeline files in `pipelines/` build one with `Pipeline.make` from
+ * the library's stages and do no I/O of their own; the runner (`Runner.ts`) drives it.
+ */
+import type { Effect, Stream } from "effect"
+import type { EvalCase } from "../domain/Case.js"
+import type { InputError } from "../domain/Errors.js"
+import type { Judgment } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
+import type { Retriever } from "./Retriever.js"
+
+/** What the load stage needs to know about the run. */
+export interface LoadContext {
+  readonly file: string
+  /** Column/field renames from `--columns` (e.g. `{ question: "Query" }`). */
+  readonly columns?: Readonly<Record<string, string>> | undefined
+}
+
+/** The load stage: a validating pre-pass (run before any judge call) and the case stream. */
+export interface LoadStage {
+  /** Human description for `--help` and reports, e.g. "CSV with columns …". */
+  readonly describe: string
+  /** Check the file's columns/keys before anything is judged. */
+  readonly checkColumns: (ctx: LoadContext, columns: ReadonlyArray<string>) => Effect.Effect<void, InputError>
+  readonly cases: (ctx: LoadContext) => Stream.Stream<EvalCase, InputError>
+}
+
+/** One judgment a case needs: which rubric, on what target, with which template variables. */
+export interface TaskSpec {
+  readonly rubric: string
+  readonly target: string
+  readonly vars: Readonly<Record<string, string>>
+}
+
+/** The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM. */
+export interface JudgeStage {
+  /** Rubric ids used; loaded (and hashed) before the run starts. */
+  readonly rubrics: ReadonlyArray<string>
+  readonly tasks: (c: EvalCase) => ReadonlyArray<TaskSpec>
+}
+
+/**
+ * Everything known about the run that scoring and reports may show. Deliberately holds no clock
+ * time or command line, so re-running an evaluation gives byte-identical results files (those
+ * live in `manifest.json`).
+ */
+export interface RunInfo {
+  readonly pipeline: string
+  readonly description: string
+  readonly runId: string
+  readonly runDir: string
+  readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly params: Readonly<Record<string, unknown>> }
+  readonly rubrics: ReadonlyArray<Rubric>
+  readonly input: {
+    readonly path: string
+    readonly sha256: string
+    readonly rows: number
+    readonly cases: number
+    /** The input's columns (CSV header, or the keys of JSON objects), in order. */
+    readonly columns: ReadonlyArray<string>
+  }
+  readonly iterations: number
+  readonly concurrency: number
+  readonly limit?: number | undefined
+  readonly retriever: { readonly name: string; readonly params: Readonly<Record<string, unknown>> }
+}
+
+/** The score stage: per case (and iteration), its judgments → one record. */
+export interface ScoreStage<R> {
+  readonly score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => R
+}
+
+/** The aggregate stage: an online fold (constant memory in the number of cases). */
+export interface AggregateStage<R, S> {
+  readonly init: (info: RunInfo) => unknown
+  readonly add: (acc: unknown, record: R) => unknown
+  readonly finish: (acc: unknown, info: RunInfo) => S
+}
+
+/** How a pipeline's results are shown: markdown sections and CSV columns, over records streamed from disk. */
+export interface ReportView<R, S> {
+  readonly markdown: (info: RunInfo, summary: S, records: Stream.Stream<R, unknown>) => Stream.Stream<string, unknown>
+  readonly csvHeader: (info: RunInfo, summary: S) => ReadonlyArray<string>
+  readonly csvRow: (info: RunInfo, record: R) => ReadonlyArray<string>
+}
+
+export interface Pipeline<R = unknown, S = unknown> {
+  readonly name: string
+  readonly description: string
+  readonly load: LoadStage
+  /** Defaults to the precomputed retriever (passages that came with the case). */
+  readonly retrieve?: Retriever["Type"] | undefined
+  readonly judge: JudgeStage
+  readonly score: ScoreStage<R>
+  readonly aggregate: AggregateStage<R, S>
+  readonly report: ReportView<R, S>
+}
+
+/** Identity with inference: `export default Pipeline.make({ … })`. */
+export const make = <R, S>(pipeline: Pipeline<R, S>): Pipeline<R, S> => pipeline

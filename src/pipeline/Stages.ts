@@ -1,0 +1,49 @@
+/**
+ * Library stages that pipeline files compose. Each returns a plain stage value; the runner wires
+ * them to services (Judge, Retriever, JudgmentJournal, Reporters) chosen by the CLI.
+ */
+import { Stream } from "effect"
+import type { EvalCase, Passage } from "../domain/Case.js"
+import { checkColumns, type ColumnMapping, toCase } from "../load/CaseMapping.js"
+import { readRows } from "../load/Rows.js"
+import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "./Pipeline.js"
+
+const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...base, ...ctx.columns }) as ColumnMapping
+
+/**
+ * Load rows (CSV, JSON or JSONL by extension) and map columns to a case. Numbered fragments in the
+ * fragments column become the case's passages (the precomputed retrieval).
+ */
+export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStage => ({
+  describe: `rows (CSV/JSON/JSONL) with columns ${Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")}`,
+  checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, mapping(options.columns, ctx)),
+  cases: (ctx) => {
+    const m = mapping(options.columns, ctx)
+    let ordinal = 0
+    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toCase(row, ordinal++, m, ctx.file)))
+  }
+})
+
+/** Passages as the judge sees them: `[1] text`, one per paragraph. */
+export const numberedPassages = (passages: ReadonlyArray<Passage>): string =>
+  passages.length === 0 ? "(no passages were retrieved)" : passages.map((p, i) => `[${i + 1}] ${p.text}`).join("\n\n")
+
+/** The variables every answer rubric can use. */
+export const answerVars = (c: EvalCase): Readonly<Record<string, string>> => ({
+  question: c.question,
+  history: c.history === undefined || c.history.trim() === "" ? "(no previous conversation)" : c.history,
+  passages: numberedPassages(c.passages),
+  answer: c.answer ?? ""
+})
+
+/** Judge the case's answer once per rubric (one prompt per dimension). */
+export const judgeAnswer = (rubrics: ReadonlyArray<string>): JudgeStage => ({
+  rubrics,
+  tasks: (c) => {
+    const vars = answerVars(c)
+    return rubrics.map((rubric): TaskSpec => ({ rubric, target: "answer", vars }))
+  }
+})
+
+export const noLlm: JudgeStage = { rubrics: [], tasks: () => [] }
+

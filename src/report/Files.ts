@@ -1,0 +1,66 @@
+/**
+ * Output files: written to a temporary sibling and renamed into place, so a crash or an error never
+ * leaves a half-written report; and JSON Lines read back as a stream (records are never all in memory).
+ */
+import { Effect, Stream } from "effect"
+import * as fs from "node:fs"
+import * as readline from "node:readline"
+import { OutputError } from "../domain/Errors.js"
+
+const tmpName = (path: string) => `${path}.tmp-${process.pid}`
+
+/** Write the chunks of `content` to `path` atomically. */
+export const writeAtomic = <E, R>(path: string, content: Stream.Stream<string, E, R>): Effect.Effect<void, OutputError | E, R> =>
+  Effect.acquireUseRelease(
+    Effect.try({
+      try: () => fs.openSync(tmpName(path), "w"),
+      catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+    }),
+    (fd) => {
+      let buffer = ""
+      const flush = () => {
+        if (buffer.length > 0) fs.writeSync(fd, buffer)
+        buffer = ""
+      }
+      return content.pipe(
+        Stream.runForEach((chunk) =>
+          Effect.try({
+            try: () => {
+              buffer += chunk
+              if (buffer.length >= 1 << 16) flush()
+            },
+            catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+          })
+        ),
+        Effect.zipRight(Effect.try({
+          try: () => {
+            flush()
+            fs.fsyncSync(fd)
+          },
+          catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+        }))
+      )
+    },
+    (fd, exit) =>
+      Effect.sync(() => {
+        fs.closeSync(fd)
+        if (exit._tag === "Success") fs.renameSync(tmpName(path), path)
+        else fs.rmSync(tmpName(path), { force: true })
+      })
+  )
+
+export const writeFileAtomic = (path: string, text: string) => writeAtomic(path, Stream.make(text))
+
+export const writeJsonAtomic = (path: string, value: unknown) => writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n")
+
+/** Stream the parsed lines of a JSON Lines file we wrote ourselves. */
+export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
+  Stream.suspend(() =>
+    Stream.fromAsyncIterable(
+      readline.createInterface({ input: fs.createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity }),
+      (e) => new OutputError({ path, problem: `cannot read: ${(e as Error).message}` })
+    )
+  ).pipe(
+    Stream.filter((line) => line.length > 0),
+    Stream.map((line) => JSON.parse(line) as A)
+  )

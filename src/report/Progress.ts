@@ -1,0 +1,78 @@
+/**
+ * Progress on stderr while a run works: on a TTY a bar redrawn in place (done/total, rate, ETA,
+ * failures); otherwise a plain line every few seconds. Results go to stdout and files, never here.
+ */
+import { Context, Duration, Effect, Fiber, Layer, Schedule } from "effect"
+
+export interface ProgressState {
+  done: number
+  failed: number
+  /** Judgments skipped because the journal or cache already had them. */
+  reused: number
+}
+
+export class Progress extends Context.Tag("rag-eval/Progress")<Progress, {
+  /** Start reporting a phase of `total` judgments; the returned effect stops it and prints the last state. */
+  readonly track: <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** One-line notes (provider defaults, resume lines). */
+  readonly note: (line: string) => Effect.Effect<void>
+}>() {}
+
+const fmt = (n: number) => n.toLocaleString("en-US")
+
+const eta = (seconds: number) => {
+  if (!Number.isFinite(seconds) || seconds < 0) return "--:--"
+  const s = Math.round(seconds)
+  const h = Math.floor(s / 3600)
+  const m = Math.floor((s % 3600) / 60)
+  const r = s % 60
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${String(r).padStart(2, "0")}` : `${m}:${String(r).padStart(2, "0")}`
+}
+
+/** The text of one progress report (exported for tests). */
+export const describe = (label: string, state: ProgressState, total: number, elapsedMs: number, width?: number): string => {
+  const fresh = state.done - state.reused
+  const rate = elapsedMs > 0 ? fresh / (elapsedMs / 1000) : 0
+  const remaining = Math.max(0, total - state.done)
+  const pct = total === 0 ? 100 : Math.floor((state.done / total) * 100)
+  const tail = `${fmt(state.done)}/${fmt(total)} ${pct}% · ${rate.toFixed(1)}/s · ETA ${eta(rate > 0 ? remaining / rate : NaN)} · failed ${fmt(state.failed)}`
+  if (width === undefined) return `${label}: ${tail}`
+  const barWidth = Math.max(10, Math.min(40, width - tail.length - label.length - 6))
+  const filled = total === 0 ? barWidth : Math.round((state.done / total) * barWidth)
+  return `${label} [${"█".repeat(filled)}${"░".repeat(barWidth - filled)}] ${tail}`
+}
+
+const make = (options: { readonly tty: boolean; readonly intervalMs: number; readonly write: (s: string) => void }) => {
+  const track = <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.gen(function*() {
+        const state: ProgressState = { done: 0, failed: 0, reused: 0 }
+        const started = Date.now()
+        const width = () => (process.stderr.columns ?? 100)
+        const draw = (final: boolean) =>
+          Effect.sync(() => {
+            const text = describe(label, state, total, Date.now() - started, options.tty ? width() : undefined)
+            options.write(options.tty ? `\r\x1b[2K${text}${final ? "\n" : ""}` : `${text}\n`)
+          })
+        const ticker = yield* draw(false).pipe(
+          Effect.repeat(Schedule.spaced(Duration.millis(options.intervalMs))),
+          Effect.delay(Duration.millis(options.tty ? 0 : options.intervalMs)),
+          Effect.forkDaemon
+        )
+        return yield* work(state).pipe(
+          Effect.ensuring(Fiber.interrupt(ticker).pipe(Effect.zipRight(draw(true))))
+        )
+      })
+  return Progress.of({ note: (line) => Effect.sync(() => options.write(line + "\n")), track })
+}
+
+/** stderr progress: a redrawn bar on a TTY, a line every 5 s otherwise. */
+export const layerStderr = Layer.sync(Progress, () => {
+  const tty = process.stderr.isTTY === true
+  return make({ tty, intervalMs: tty ? 200 : 5000, write: (s) => process.stderr.write(s) })
+})
+
+/** Silent progress for tests and library use. */
+export const layerSilent = Layer.succeed(Progress, Progress.of({
+  note: () => Effect.void,
+  track: (_label, _total, work) => work({ done: 0, failed: 0, reused: 0 })
+}))
