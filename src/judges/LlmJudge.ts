@@ -1,0 +1,294 @@
+/**
+ * The LLM judge: renders the rubric, asks the provider for a JSON answer (schema-constrained), and
+ * decodes it. It never fails and never invents a score (SPEC §4):
+ *
+ * - every HTTP attempt goes through the shared `RateGate`;
+ * - 429 → the whole gate pauses for Retry-After (or a backoff), then the call is retried; these
+ *   retries have their own, larger budget so a burst of 429s does not fail judgments quickly;
+ * - server errors, timeouts and network errors → exponential backoff with jitter, `maxRetries` times;
+ * - rejected requests (4xx) → no retry;
+ * - an answer that does not decode → extract the JSON object from prose/fences, else ask again
+ *   with the error (`repairAttempts` times);
+ * - whatever is left is a `failed` verdict with `score: null`, the reason and the raw text.
+ */
+import { Data, Effect, Either, Layer, ParseResult, Random, Schedule, Schema } from "effect"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Interval from "effect/ScheduleInterval"
+import type { JudgeTask, Usage, Verdict } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
+import { type ChatRequest, LlmProvider, type ProviderError } from "../providers/LlmProvider.js"
+import { RateGate } from "../providers/RateGate.js"
+import { Judge } from "./Judge.js"
+import { answerSchema, render } from "./Prompt.js"
+
+export interface LlmJudgeOptions {
+  /** Retries after server errors, timeouts and network errors. Default 3. */
+  readonly maxRetries?: number | undefined
+  /** Re-asks after an answer that does not decode. Default 2. */
+  readonly repairAttempts?: number | undefined
+  /** Retries after 429s (each after the shared pause). Default `maxRetries * 3`. */
+  readonly rateLimitRetries?: number | undefined
+  /** First backoff delay. Default 500 ms; doubles each retry. */
+  readonly baseDelayMs?: number | undefined
+  /** Backoff cap. Default 30 s. */
+  readonly maxDelayMs?: number | undefined
+}
+
+/** Output tokens assumed for the rate-limit estimate when `maxTokens` is not set. */
+const assumedOutputTokens = 512
+const rawLimit = 2000
+
+/** Estimated tokens of a request: ≈ 4 characters per token, plus the output budget. */
+export const estimateTokens = (request: ChatRequest, maxTokens: number | undefined): number =>
+  Math.ceil((request.system.length + request.user.length) / 4) + (maxTokens ?? assumedOutputTokens)
+
+// ---------------------------------------------------------------------------------------------
+// Decoding the answer
+
+/** Internal: the reply did not decode into an answer on the rubric's scale. */
+class AnswerError extends Data.TaggedError("AnswerError")<{ readonly text: string; readonly problem: string }> {}
+
+export interface Answer {
+  readonly reasoning: string
+  readonly score: number
+  readonly confidence?: number | undefined
+}
+
+const tryParse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside strings. */
+const balancedEnd = (text: string, start: number): number | undefined => {
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === "\"") inString = false
+    } else if (c === "\"") {
+      inString = true
+    } else if (c === "{") {
+      depth++
+    } else if (c === "}") {
+      depth--
+      if (depth === 0) return i + 1
+    }
+  }
+  return undefined
+}
+
+/**
+ * The JSON object in a reply: the whole text, else the body of a ```json fence, else the first
+ * balanced `{…}` that parses (prose around it is ignored). Undefined when there is none.
+ */
+export const extractJsonObject = (text: string): Record<string, unknown> | undefined => {
+  const whole = tryParse(text.trim())
+  if (isObject(whole)) return whole
+  for (const fence of text.matchAll(/```[A-Za-z]*\s*\n?([\s\S]*?)```/g)) {
+    const inFence = tryParse((fence[1] ?? "").trim())
+    if (isObject(inFence)) return inFence
+  }
+  for (let start = text.indexOf("{"); start !== -1; start = text.indexOf("{", start + 1)) {
+    const end = balancedEnd(text, start)
+    if (end === undefined) return undefined
+    const candidate = tryParse(text.slice(start, end))
+    if (isObject(candidate)) return candidate
+  }
+  return undefined
+}
+
+const answerDecoders = new WeakMap<Rubric, (u: unknown) => Either.Either<Answer, ParseResult.ParseError>>()
+
+const answerDecoder = (rubric: Rubric) => {
+  const cached = answerDecoders.get(rubric)
+  if (cached !== undefined) return cached
+  const scores = rubric.scale.map((v) => v.score)
+  const decoder = Schema.decodeUnknownEither(Schema.Struct({
+    reasoning: Schema.String,
+    score: Schema.Union(Schema.Number, Schema.NumberFromString).pipe(
+      Schema.filter((n) => scores.includes(n) || `score ${n} is not on the scale (${scores.join(", ")})`)
+    ),
+    confidence: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 5)))
+  }))
+  answerDecoders.set(rubric, decoder)
+  return decoder
+}
+
+/** Decode a reply into an answer on the rubric's scale, or say what is wrong with it. */
+export const decodeAnswer = (rubric: Rubric, text: string): Either.Either<Answer, string> => {
+  if (text.trim() === "") return Either.left("the reply was empty")
+  const json = extractJsonObject(text)
+  if (json === undefined) return Either.left("the reply contains no valid JSON object")
+  return Either.mapLeft(
+    answerDecoder(rubric)(json),
+    (e) =>
+      ParseResult.ArrayFormatter.formatErrorSync(e)
+        .map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
+        .join("; ")
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retry policy
+
+interface RetryState {
+  readonly transient: number
+  readonly rateLimited: number
+}
+
+/** Backoff before retry `n` (0-based): base · 2ⁿ, jittered ±20 %, capped. */
+const backoffMillis = (n: number, baseMs: number, capMs: number): Effect.Effect<number> =>
+  Effect.map(Random.nextRange(0.8, 1.2), (jitter) => Math.min(capMs, baseMs * 2 ** n * jitter))
+
+/**
+ * The retry schedule over provider errors. A 429 pauses the whole gate (Retry-After, else a
+ * backoff) and retries at once — the gate holds the call until the pause ends; the other retryable
+ * kinds back off on their own; `rejected` stops.
+ */
+export const retrySchedule = (
+  gate: RateGate["Type"],
+  options: { readonly maxRetries: number; readonly rateLimitRetries: number; readonly baseDelayMs: number; readonly maxDelayMs: number }
+): Schedule.Schedule<ProviderError, ProviderError> =>
+  Schedule.makeWithState<RetryState, ProviderError, ProviderError>(
+    { transient: 0, rateLimited: 0 },
+    (now, error, state) => {
+      if (error.kind === "rate_limited") {
+        if (state.rateLimited >= options.rateLimitRetries) return Effect.succeed([state, error, ScheduleDecision.done])
+        const next = { ...state, rateLimited: state.rateLimited + 1 }
+        return (error.retryAfterMs === undefined
+          ? backoffMillis(state.rateLimited, options.baseDelayMs, options.maxDelayMs)
+          : Effect.succeed(error.retryAfterMs)).pipe(
+            Effect.flatMap((ms) => gate.pause(ms)),
+            Effect.as([next, error, ScheduleDecision.continueWith(Interval.after(now))] as const)
+          )
+      }
+      if (!error.retryable || state.transient >= options.maxRetries) {
+        return Effect.succeed([state, error, ScheduleDecision.done])
+      }
+      return Effect.map(
+        backoffMillis(state.transient, options.baseDelayMs, options.maxDelayMs),
+        (delay) =>
+          [
+            { ...state, transient: state.transient + 1 },
+            error,
+            ScheduleDecision.continueWith(Interval.after(now + delay))
+          ] as const
+      )
+    }
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The judge
+
+const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
+
+export const make = (options: LlmJudgeOptions = {}) =>
+  Effect.gen(function*() {
+    const provider = yield* LlmProvider
+    const gate = yield* RateGate
+    const maxRetries = Math.max(0, options.maxRetries ?? 3)
+    const repairAttempts = Math.max(0, options.repairAttempts ?? 2)
+    const schedule = retrySchedule(gate, {
+      maxRetries,
+      rateLimitRetries: Math.max(0, options.rateLimitRetries ?? maxRetries * 3),
+      baseDelayMs: options.baseDelayMs ?? 500,
+      maxDelayMs: options.maxDelayMs ?? 30_000
+    })
+    const { maxTokens, seed, temperature } = provider.params
+    const params: Record<string, unknown> = {}
+    if (temperature !== undefined) params.temperature = temperature
+    if (seed !== undefined) params.seed = seed
+    if (maxTokens !== undefined) params.maxTokens = maxTokens
+
+    const judge = Effect.fn("LlmJudge.judge")(function*(task: JudgeTask) {
+      const rubric = task.rubric
+      const base: ChatRequest = { ...render(rubric, task.vars), schema: answerSchema(rubric) }
+      const estimated = estimateTokens(base, maxTokens)
+      // Per-judgment bookkeeping across every attempt; only touched sequentially.
+      let attempts = 0
+      let asks = 0
+      let usage: Usage = { inputTokens: 0, outputTokens: 0 }
+      let lastText: string | undefined
+      let repair: ChatRequest["repair"]
+
+      const call = gate.run(
+        estimated,
+        Effect.suspend(() => {
+          attempts++
+          return provider.complete(repair === undefined ? base : { ...base, repair })
+        })
+      ).pipe(Effect.retry(schedule))
+
+      const ask = Effect.suspend(() => {
+        asks++
+        return call
+      }).pipe(
+        Effect.flatMap((response) => {
+          usage = {
+            inputTokens: usage.inputTokens + response.usage.inputTokens,
+            outputTokens: usage.outputTokens + response.usage.outputTokens
+          }
+          lastText = response.text
+          return Either.match(decodeAnswer(rubric, response.text), {
+            onLeft: (problem) => {
+              repair = { previous: response.text, error: problem }
+              return Effect.fail(new AnswerError({ text: response.text, problem }))
+            },
+            onRight: (answer) => Effect.succeed(answer)
+          })
+        }),
+        Effect.retry({ times: repairAttempts, while: (e) => e._tag === "AnswerError" })
+      )
+
+      const failed = (reason: string): Verdict => ({
+        status: "failed",
+        score: null,
+        reason,
+        raw: lastText === undefined ? undefined : truncate(lastText),
+        usage,
+        attempts
+      })
+
+      return yield* ask.pipe(
+        Effect.map((answer): Verdict => ({
+          status: "ok",
+          score: answer.score,
+          confidence: answer.confidence,
+          reason: answer.reasoning,
+          usage,
+          attempts
+        })),
+        Effect.catchTags({
+          AnswerError: (e) =>
+            Effect.succeed(failed(`unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`)),
+          ProviderError: (e) =>
+            Effect.succeed(
+              failed(`provider error after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${e.message}`)
+            )
+        }),
+        // A judge never fails the run; a defect here is still a failed judgment, with its reason.
+        Effect.catchAllDefect((defect) => Effect.succeed(failed(`internal error: ${String(defect)}`)))
+      )
+    })
+
+    return Judge.of({
+      provider: provider.provider,
+      model: provider.model,
+      label: `${provider.provider} ${provider.model}`,
+      params,
+      local: false,
+      judge
+    })
+  })
+
+/** `Judge` over the `LlmProvider`, sharing the `RateGate` with every other worker. */
+export const layer = (options: LlmJudgeOptions = {}): Layer.Layer<Judge, never, LlmProvider | RateGate> =>
+  Layer.effect(Judge, make(options))

@@ -1,0 +1,284 @@
+/**
+ * `LlmProvider` for every OpenAI-compatible chat-completions API, through the `openai` SDK:
+ * `openai`, `mistral` (api.mistral.ai/v1), `ollama` (`$OLLAMA_HOST/v1`) and `openai-compatible`
+ * (vLLM, llama.cpp server, LM Studio… at `--base-url`).
+ *
+ * One call = one HTTP attempt: the SDK's own retries are off (`maxRetries: 0`) because retries, the
+ * shared 429 pause and rate limits live in `LlmJudge` / `RateGate`. Interrupting the fiber aborts
+ * the HTTP request. Failures become a `ProviderError` whose `kind` drives the retry policy. The API
+ * key is only handed to the SDK: it is never logged and is scrubbed from error details.
+ */
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import OpenAI, { APIError } from "openai"
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
+import { UsageError } from "../domain/Errors.js"
+import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
+
+export const providers = ["openai", "mistral", "ollama", "openai-compatible"] as const
+export type OpenAiCompatibleProvider = (typeof providers)[number]
+
+export const isOpenAiCompatible = (provider: string): provider is OpenAiCompatibleProvider =>
+  (providers as ReadonlyArray<string>).includes(provider)
+
+export interface OpenAiProviderOptions {
+  readonly provider: OpenAiCompatibleProvider
+  readonly model: string
+  /** Defaults per provider; required for `openai-compatible`. */
+  readonly baseURL?: string | undefined
+  /** Ollama and most local servers need none: a placeholder is sent then. */
+  readonly apiKey?: Redacted.Redacted | undefined
+  /** Per-request timeout. Default 60 s. */
+  readonly timeoutMs?: number | undefined
+  readonly params?: SamplingParams | undefined
+}
+
+export const defaultTimeoutMs = 60_000
+const placeholderKey = "not-needed"
+const excerptLength = 300
+
+/** `OLLAMA_HOST` may be `host:port` without a scheme (that is how Ollama itself reads it). */
+const ollamaBaseURL = (host: string): string => {
+  const trimmed = host.trim().replace(/\/+$/, "")
+  return `${/^https?:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`}/v1`
+}
+
+const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
+  switch (provider) {
+    case "openai":
+      return Effect.succeed("https://api.openai.com/v1")
+    case "mistral":
+      return Effect.succeed("https://api.mistral.ai/v1")
+    case "ollama":
+      return Config.string("OLLAMA_HOST").pipe(
+        Config.withDefault("http://127.0.0.1:11434"),
+        Effect.orElseSucceed(() => "http://127.0.0.1:11434"),
+        Effect.map(ollamaBaseURL)
+      )
+    case "openai-compatible":
+      return Effect.succeed(undefined)
+  }
+}
+
+/**
+ * Milliseconds to wait from a 429's headers: `retry-after-ms`, else `retry-after` as seconds or an
+ * HTTP date. Undefined when absent or unparsable.
+ */
+export const parseRetryAfter = (
+  headers: { readonly get: (name: string) => string | null } | undefined,
+  nowMs: number
+): number | undefined => {
+  if (headers === undefined) return undefined
+  const ms = headers.get("retry-after-ms")
+  if (ms !== null && ms.trim() !== "") {
+    const n = Number(ms)
+    if (Number.isFinite(n) && n >= 0) return n
+  }
+  const value = headers.get("retry-after")
+  if (value === null || value.trim() === "") return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs)
+}
+
+const describeBody = (error: APIError): string => {
+  const body: unknown = error.error
+  if (typeof body === "object" && body !== null && "message" in body && typeof body.message === "string") {
+    return body.message
+  }
+  return body === undefined ? error.message : JSON.stringify(body)
+}
+
+/** Map anything the SDK threw to a `ProviderError`; `scrub` removes the key from any text. */
+const toProviderError = (error: unknown, timeoutMs: number, scrub: (text: string) => string): ProviderError => {
+  const excerpt = (text: string) => {
+    const clean = scrub(text).replace(/\s+/g, " ").trim()
+    return clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean
+  }
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new ProviderError({ kind: "timeout", detail: `no response within ${timeoutMs} ms` })
+  }
+  if (error instanceof OpenAI.APIUserAbortError) {
+    return new ProviderError({ kind: "timeout", detail: "request aborted" })
+  }
+  if (error instanceof OpenAI.APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
+    return new ProviderError({ kind: "network", detail: excerpt(`${error.message}${cause}`) })
+  }
+  if (error instanceof OpenAI.APIError && typeof error.status === "number") {
+    const status = error.status
+    const detail = excerpt(describeBody(error))
+    if (status === 429) {
+      return new ProviderError({
+        kind: "rate_limited",
+        status,
+        retryAfterMs: parseRetryAfter(error.headers, Date.now()),
+        detail
+      })
+    }
+    if (status === 408) return new ProviderError({ kind: "timeout", status, detail })
+    if (status >= 500) return new ProviderError({ kind: "server", status, detail })
+    return new ProviderError({ kind: "rejected", status, detail })
+  }
+  // A 200 whose body the SDK could not read, or anything else unexpected: worth another try.
+  const message = error instanceof Error ? error.message : String(error)
+  return new ProviderError({ kind: "server", detail: excerpt(`unexpected response: ${message}`) })
+}
+
+/** Messages for a request, with the failed reply and a correction request appended when repairing. */
+const messages = (request: ChatRequest): Array<ChatCompletionMessageParam> => {
+  const base: Array<ChatCompletionMessageParam> = [
+    { role: "system", content: request.system },
+    { role: "user", content: request.user }
+  ]
+  if (request.repair === undefined) return base
+  return [
+    ...base,
+    { role: "assistant", content: request.repair.previous },
+    {
+      role: "user",
+      content:
+        `Your previous reply could not be used: ${request.repair.error}. Reply again with only a JSON object matching the schema.`
+    }
+  ]
+}
+
+/** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
+type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number }
+
+const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
+  const result: Body = {
+    model,
+    messages: messages(request),
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: request.schema.name, schema: { ...request.schema.schema }, strict: true }
+    }
+  }
+  if (params.temperature !== undefined) result.temperature = params.temperature
+  if (params.maxTokens !== undefined) {
+    // OpenAI's current models reject `max_tokens`; the compatible APIs only know `max_tokens`.
+    if (provider === "openai") result.max_completion_tokens = params.maxTokens
+    else result.max_tokens = params.maxTokens
+  }
+  if (params.seed !== undefined) {
+    if (provider === "mistral") result.random_seed = params.seed
+    else result.seed = params.seed
+  }
+  return result
+}
+
+export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider["Type"], UsageError> =>
+  Effect.gen(function*() {
+    const { model, provider } = options
+    const params = options.params ?? {}
+    const timeoutMs = Math.max(1, Math.round(options.timeoutMs ?? defaultTimeoutMs))
+    const baseURL = options.baseURL ?? (yield* defaultBaseURL(provider))
+    if (baseURL === undefined || baseURL.trim() === "") {
+      return yield* new UsageError({ problem: `provider ${provider} needs a base URL (--base-url)` })
+    }
+    const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
+    const scrub = key === undefined || key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
+    const client = yield* Effect.try({
+      try: () =>
+        new OpenAI({
+          apiKey: key === undefined || key === "" ? placeholderKey : key,
+          baseURL,
+          maxRetries: 0,
+          timeout: timeoutMs,
+          // Don't forward OpenAI org/project ids from the environment to other hosts; never log.
+          organization: provider === "openai" ? undefined : null,
+          project: provider === "openai" ? undefined : null,
+          logLevel: "off"
+        }),
+      catch: (e) =>
+        new UsageError({ problem: `cannot set up the ${provider} client: ${scrub(e instanceof Error ? e.message : String(e))}` })
+    })
+
+    const complete = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
+      Effect.tryPromise({
+        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }),
+        catch: (e) => toProviderError(e, timeoutMs, scrub)
+      }).pipe(
+        // The SDK's timeout covers the wait for headers; this also covers a body that stalls.
+        Effect.timeoutFail({
+          duration: timeoutMs + 1_000,
+          onTimeout: () => new ProviderError({ kind: "timeout", detail: `no response within ${timeoutMs} ms` })
+        }),
+        Effect.map((completion): ChatResponse => {
+          const message = completion.choices[0]?.message
+          return {
+            text: message?.content ?? message?.refusal ?? "",
+            usage: {
+              inputTokens: completion.usage?.prompt_tokens ?? 0,
+              outputTokens: completion.usage?.completion_tokens ?? 0
+            }
+          }
+        })
+      )
+
+    return LlmProvider.of({ provider, model, params, complete })
+  })
+
+export const layer = (options: OpenAiProviderOptions): Layer.Layer<LlmProvider, UsageError> =>
+  Layer.effect(LlmProvider, make(options))
+
+export interface ProviderFlags {
+  readonly provider: string
+  readonly model: string
+  readonly baseUrl?: string | undefined
+  /** `--api-key`; wins over the environment. */
+  readonly apiKey?: Redacted.Redacted | undefined
+  readonly timeoutMs: number
+  readonly params: SamplingParams
+}
+
+/** An environment key; unset, empty or unreadable all count as absent. */
+const optionalKey = (name: string): Effect.Effect<Option.Option<Redacted.Redacted>> =>
+  Config.option(Config.redacted(name)).pipe(
+    Effect.map(Option.filter((key) => Redacted.value(key).trim() !== "")),
+    Effect.orElseSucceed(() => Option.none())
+  )
+
+/**
+ * Resolve CLI flags into provider options, reading keys from the environment (`OPENAI_API_KEY`;
+ * `MISTRAL_API_KEY`, else `API_KEY`). A missing key for openai or mistral is a `UsageError` naming
+ * the variable; `ollama` and `openai-compatible` take `--api-key` only and work without one.
+ */
+export const optionsFromFlags = (flags: ProviderFlags): Effect.Effect<OpenAiProviderOptions, UsageError> =>
+  Effect.gen(function*() {
+    const provider = flags.provider
+    if (!isOpenAiCompatible(provider)) {
+      return yield* new UsageError({
+        problem: `unknown provider "${provider}" (expected one of: ${providers.join(", ")}, heuristic)`
+      })
+    }
+    let apiKey = flags.apiKey
+    if (apiKey === undefined && provider === "openai") {
+      apiKey = Option.getOrUndefined(yield* optionalKey("OPENAI_API_KEY"))
+      if (apiKey === undefined) {
+        return yield* new UsageError({ problem: "no API key for openai: set OPENAI_API_KEY or pass --api-key" })
+      }
+    }
+    if (apiKey === undefined && provider === "mistral") {
+      apiKey = Option.getOrUndefined(yield* optionalKey("MISTRAL_API_KEY"))
+      if (apiKey === undefined) apiKey = Option.getOrUndefined(yield* optionalKey("API_KEY"))
+      if (apiKey === undefined) {
+        return yield* new UsageError({
+          problem: "no API key for mistral: set MISTRAL_API_KEY (or API_KEY) or pass --api-key"
+        })
+      }
+    }
+    return {
+      provider,
+      model: flags.model,
+      baseURL: flags.baseUrl,
+      apiKey,
+      timeoutMs: flags.timeoutMs,
+      params: flags.params
+    }
+  })
+
+/** The provider layer for CLI flags (see `optionsFromFlags`). */
+export const fromFlags = (flags: ProviderFlags): Layer.Layer<LlmProvider, UsageError> =>
+  Layer.effect(LlmProvider, Effect.flatMap(optionsFromFlags(flags), make))
