@@ -1,0 +1,68 @@
+/**
+ * The offline judge: every rubric is scored by the lexical proxy its `heuristic` field names
+ * (`Heuristic.ts`). No network, no key, no randomness — and labelled as a heuristic in every report,
+ * because its scores are term-overlap proxies, not an LLM's reading.
+ */
+import { Effect, Layer } from "effect"
+import { type JudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
+import { heuristics } from "./Heuristic.js"
+import { Judge } from "./Judge.js"
+
+export const provider = "heuristic"
+export const model = "lexical-v1"
+export const label = "heuristic judge (lexical, deterministic — not an LLM)"
+
+/** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */
+const defaultConfidence = 2
+
+/** The scale value nearest to `score` (ties go to the lower value), so a verdict is always a valid choice. */
+const nearestScaleValue = (score: number, values: ReadonlyArray<number>): number => {
+  let best = values[0] ?? score
+  for (const v of values) {
+    const d = Math.abs(v - score)
+    const bestD = Math.abs(best - score)
+    if (d < bestD || (d === bestD && v < best)) best = v
+  }
+  return best
+}
+
+const failed = (reason: string): Verdict => ({ status: "failed", score: null, reason, usage: noUsage, attempts: 0 })
+
+/** Judge one task synchronously (the runner batches local judges; also handy for benchmarks). */
+export const verdict = (task: JudgeTask): Verdict => {
+  const rubric = task.rubric
+  const heuristic = heuristics[rubric.heuristic]
+  if (heuristic === undefined) {
+    return failed(
+      `unknown heuristic "${rubric.heuristic}" for rubric "${rubric.id}" (known: ${Object.keys(heuristics).join(", ")})`
+    )
+  }
+  const result = heuristic(task.vars, { min: rubric.min, max: rubric.max })
+  if (!Number.isFinite(result.score)) {
+    return failed(`heuristic "${rubric.heuristic}" produced no finite score for rubric "${rubric.id}": ${result.reason}`)
+  }
+  const clamped = Math.min(rubric.max, Math.max(rubric.min, result.score))
+  const score = nearestScaleValue(clamped, rubric.scale.map((v) => v.score))
+  const confidence = rubric.confidence
+    ? Math.min(5, Math.max(1, Math.round(result.confidence ?? defaultConfidence)))
+    : undefined
+  return {
+    status: "ok",
+    score,
+    ...(confidence === undefined ? {} : { confidence }),
+    reason: result.reason,
+    usage: noUsage,
+    attempts: 0
+  }
+}
+
+export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
+  provider,
+  model,
+  label,
+  params: {},
+  local: true,
+  judge: (task: JudgeTask) => Effect.sync(() => verdict(task))
+}))
+
+export const layer: Layer.Layer<Judge> = Layer.effect(Judge, make)
