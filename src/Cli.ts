@@ -123,11 +123,17 @@ const runCommand = Command.make(
       yield* Console.error(
         `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${j.reused > 0 ? `, ${j.reused} reused from the journal` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out`
       )
-      for (const f of outcome.files) yield* Console.log(`wrote ${Path.relative(process.cwd(), f) || f}`)
-      yield* Console.log(`run: ${Path.relative(process.cwd(), outcome.info.runDir) || outcome.info.runDir}`)
+      for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
+      yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
       yield* checkFailures(outcome, flags.maxFailures)
     })
 ).pipe(Command.withDescription("Run a pipeline over a test set and write its reports"))
+
+/** Relative to the working directory when inside it, else absolute. */
+const displayPath = (path: string) => {
+  const relative = Path.relative(process.cwd(), path)
+  return relative === "" || relative.startsWith("..") || Path.isAbsolute(relative) ? Path.resolve(path) : relative
+}
 
 /** The command line as typed, with any --api-key value masked (it must never reach a file). */
 const commandLine = () => {

@@ -5,7 +5,7 @@
  */
 import type { Effect, Stream } from "effect"
 import type { EvalCase } from "../domain/Case.js"
-import type { InputError } from "../domain/Errors.js"
+import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { Retriever } from "./Retriever.js"
@@ -80,7 +80,7 @@ export interface AggregateStage<R, S> {
 
 /** How a pipeline's results are shown: markdown sections and CSV columns, over records streamed from disk. */
 export interface ReportView<R, S> {
-  readonly markdown: (info: RunInfo, summary: S, records: Stream.Stream<R, unknown>) => Stream.Stream<string, unknown>
+  readonly markdown: (info: RunInfo, summary: S, records: Stream.Stream<R, OutputError>) => Stream.Stream<string, OutputError>
   readonly csvHeader: (info: RunInfo, summary: S) => ReadonlyArray<string>
   readonly csvRow: (info: RunInfo, record: R) => ReadonlyArray<string>
 }

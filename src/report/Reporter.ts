@@ -15,7 +15,7 @@ export interface ReportInput<R = unknown, S = unknown> {
   readonly info: RunInfo
   readonly summary: S
   /** Re-readable: each call streams the records again from disk. */
-  readonly records: () => Stream.Stream<R, unknown>
+  readonly records: () => Stream.Stream<R, OutputError>
   readonly view: ReportView<R, S>
   /** File name stem, e.g. `report` or `report-iteration-2`. */
   readonly stem: string
@@ -24,7 +24,7 @@ export interface ReportInput<R = unknown, S = unknown> {
 export interface Reporter {
   readonly format: string
   /** Writes its file(s) into `info.runDir`; returns the paths written. */
-  readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError | unknown>
+  readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
 }
 
 export class Reporters extends Context.Tag("rag-eval/Reporters")<Reporters, ReadonlyArray<Reporter>>() {}

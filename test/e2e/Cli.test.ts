@@ -1,0 +1,140 @@
+/**
+ * The installed command, as a user runs it: `node dist/bin.js` in a child process (built by
+ * `pretest`). Exit codes, messages, the quick start, and that bad input writes nothing.
+ */
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
+
+const bin = Path.join(repoRoot, "dist", "bin.js")
+const sample = "test-sets/rag-answers/sample.csv"
+const pipeline = "pipelines/rag-answers.ts"
+
+interface Result { code: number; stdout: string; stderr: string }
+
+export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+      resolve({ code, stdout, stderr })
+    })
+  })
+
+const write = (dir: string, name: string, content: string | Buffer) => {
+  const path = Path.join(dir, name)
+  fs.writeFileSync(path, content)
+  return path
+}
+
+/** Every bad input must leave the output root empty: nothing half-written. */
+const expectNothingWritten = (out: string) => expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([])
+
+describe("rag-eval CLI", () => {
+  it("--version prints the version", async () => {
+    const r = await cli(["--version"])
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  })
+
+  it("the quick start runs on the heuristic judge and ends with the run directory", async () => {
+    const out = tempDir()
+    const r = await cli(["run", pipeline, "--csv", sample, "--out", out])
+    expect(r.stderr).toContain("using the heuristic judge")
+    expect(r.code).toBe(0)
+    const last = r.stdout.trim().split("\n").at(-1)!
+    expect(last).toMatch(/^run: .*rag-answers\/[0-9a-f]{12}$/)
+    const runDir = Path.resolve(repoRoot, last.slice("run: ".length))
+    for (const f of ["report.md", "report.csv", "summary.json", "manifest.json", "judgments.jsonl"]) {
+      expect(fs.existsSync(Path.join(runDir, f))).toBe(true)
+    }
+    expect(fs.existsSync(Path.join(runDir, "report.json"))).toBe(false)
+    const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))
+    expect(manifest.command).toContain("--csv")
+    expect(manifest.counts).toMatchObject({ cases: 12, judgments: 72, failed: 0 })
+  })
+
+  it("--format json writes only the json report; --limit bounds the cases", async () => {
+    const out = tempDir()
+    const r = await cli(["run", pipeline, "--input", sample, "--out", out, "--format", "json", "--limit", "3"])
+    expect(r.code).toBe(0)
+    const runDir = Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
+    const report = JSON.parse(fs.readFileSync(Path.join(runDir, "report.json"), "utf8"))
+    expect(report.records).toHaveLength(3)
+    expect(fs.existsSync(Path.join(runDir, "report.md"))).toBe(false)
+  })
+
+  describe("bad input: exit 2, a message naming the problem, nothing written", () => {
+    let dir: string
+    beforeAll(() => {
+      dir = tempDir()
+    })
+    const cases: ReadonlyArray<[string, () => ReadonlyArray<string>, RegExp]> = [
+      ["missing file", () => ["--csv", Path.join(dir, "nope.csv")], /nope\.csv/],
+      ["a directory", () => ["--csv", dir], /directory/],
+      ["empty file", () => ["--csv", write(dir, "empty.csv", "")], /empty/],
+      ["missing columns", () => ["--csv", write(dir, "cols.csv", "Question,Answer\nq,a\n")], /Current User Question/],
+      ["unbalanced quotes", () => ["--csv", write(dir, "quote.csv", "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,\"1. open,a\n")], /:2\b.*quot|quot.*line 2|:2/i],
+      ["invalid UTF-8", () => ["--csv", write(dir, "bytes.csv", Buffer.concat([Buffer.from("Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. a,"), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from("\n")]))], /UTF-8/i],
+      ["a 10 MB field", () => ["--csv", write(dir, "big.csv", `Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. ${"x".repeat(10 * 1024 * 1024)},a\n`)], /MiB|MB|too (long|large)|exceeds/i],
+      ["an unknown format", () => ["--csv", sample, "--format", "pdf"], /pdf/],
+      ["an unknown provider", () => ["--csv", sample, "--provider", "bogus"], /provider/i],
+      ["no input", () => [], /--input/],
+      ["a missing pipeline", () => ["--csv", sample], /pipeline/i]
+    ]
+    for (const [name, args, message] of cases) {
+      it(name, async () => {
+        const out = tempDir()
+        const argv = name === "a missing pipeline" ? ["run", "pipelines/nope.ts", ...args(), "--out", out] : ["run", pipeline, ...args(), "--out", out]
+        const r = await cli(argv)
+        expect(r.code).toBe(2)
+        expect(r.stderr).toMatch(message)
+        expectNothingWritten(out)
+      })
+    }
+
+    it("--provider openai without a key names OPENAI_API_KEY", async () => {
+      const out = tempDir()
+      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai"], { OPENAI_API_KEY: "" })
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain("OPENAI_API_KEY")
+      expectNothingWritten(out)
+    })
+  })
+
+  describe("against the fake OpenAI-compatible server", () => {
+    let server: FakeOpenAi.FakeOpenAi
+    beforeAll(async () => {
+      server = await FakeOpenAi.start()
+    })
+    afterAll(() => server.close())
+
+    it("judges with the LLM; the API key never reaches a file", async () => {
+      const out = tempDir()
+      const key = "sk-cli-SECRET-999"
+      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--api-key", key, "--seed", "7", "--temperature", "0"])
+      expect(r.stderr).not.toContain(key)
+      expect(r.code).toBe(0)
+      expect(r.stdout).not.toContain(key)
+      const runDir = Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
+      for (const f of fs.readdirSync(runDir)) expect(fs.readFileSync(Path.join(runDir, f), "utf8")).not.toContain(key)
+      const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))
+      expect(manifest.judge).toMatchObject({ provider: "openai-compatible", model: "fake" })
+      expect(manifest.judge.params).toMatchObject({ seed: 7, temperature: 0 })
+    })
+
+    it("exit 1 when failed judgments exceed --max-failures, with every report still written", async () => {
+      server.setBehaviour({ faults: { malformed: 1 } })
+      const out = tempDir()
+      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--limit", "1", "--max-retries", "0"])
+      server.setBehaviour({ faults: {} })
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(/6 judgment\(s\) failed \(allowed: 0\)/)
+      const runDir = Path.join(out, "rag-answers")
+      const [id] = fs.readdirSync(runDir)
+      expect(fs.existsSync(Path.join(runDir, id!, "report.md"))).toBe(true)
+    })
+  })
+})

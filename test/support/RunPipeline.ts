@@ -1,0 +1,52 @@
+/**
+ * Run a pipeline in-process with test layers: a real file system (temp dirs), silent progress,
+ * and the judge layer of the caller's choice (heuristic, or an LLM judge over the fake server).
+ */
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Judge } from "../../src/judges/Judge.js"
+import type { Pipeline } from "../../src/pipeline/Pipeline.js"
+import { precomputed, Retriever } from "../../src/pipeline/Retriever.js"
+import { run, type RunOptions } from "../../src/pipeline/Runner.js"
+import * as Progress from "../../src/report/Progress.js"
+import { all as allReporters, layer as reportersLayer } from "../../src/report/Reporter.js"
+import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
+/** `../shared/data` beside the repository: present in CI and on developer machines, absent on a user's clone. */
+export const sharedData = (name: string) => Path.resolve(repoRoot, "..", "shared", "data", name)
+export const sharedCsv = sharedData("rag_evaluation_07_2025.csv")
+export const hasShared = fs.existsSync(sharedCsv)
+
+export const tempDir = (prefix = "rag-eval-") => fs.mkdtempSync(Path.join(os.tmpdir(), prefix))
+
+export const loadPipelineModule = async (name: string) =>
+  (await import(Path.join(repoRoot, "pipelines", `${name}.ts`))).default as Pipeline<unknown, unknown>
+
+export const runWith = <R, S>(
+  pipeline: Pipeline<R, S>,
+  judge: Layer.Layer<Judge, unknown>,
+  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string }
+) =>
+  run(pipeline, {
+    iterations: 1,
+    concurrency: 8,
+    maxFailures: 0,
+    command: "test",
+    fresh: false,
+    retryFailed: false,
+    ...options
+  }).pipe(
+    Effect.provide(Layer.mergeAll(
+      judge,
+      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+      JudgmentJournal.layerFile,
+      reportersLayer(allReporters),
+      Progress.layerSilent,
+      NodeContext.layer
+    ))
+  )
