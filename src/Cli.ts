@@ -16,17 +16,17 @@ import { defaultFormats, layer as reportersLayer, parseFormats } from "./report/
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
 
-const pipelineArg = Args.file({ name: "pipeline", exists: "either" }).pipe(
+const pipelineArg = Args.text({ name: "pipeline" }).pipe(
   Args.withDescription("Pipeline file, e.g. pipelines/rag-answers.ts")
 )
 
-const input = Options.file("input").pipe(
+const input = Options.text("input").pipe(
   Options.withAlias("i"),
   Options.withDescription("Test cases: .csv, .json (array, or {cases:[…]}) or .jsonl, chosen by extension"),
   Options.optional
 )
-const csv = Options.file("csv").pipe(Options.withDescription("Same as --input, for a CSV file"), Options.optional)
-const out = Options.directory("out").pipe(
+const csv = Options.text("csv").pipe(Options.withDescription("Same as --input, for a CSV file"), Options.optional)
+const out = Options.text("out").pipe(
   Options.withDescription("Output root; results go to <out>/<pipeline>/<run-id>/"),
   Options.withDefault("out")
 )

@@ -12,8 +12,8 @@ import type { Pipeline } from "./Pipeline.js"
 let registered = false
 
 const registerTypeScript = Effect.promise(async () => {
-  // Under vitest, TypeScript imports are already handled.
-  if (registered || process.env.VITEST !== undefined) return
+  // Inside a vitest worker, TypeScript imports are already handled.
+  if (registered || "__vitest_worker__" in globalThis) return
   const { register } = await import("tsx/esm/api")
   register()
   registered = true
