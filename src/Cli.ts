@@ -27,12 +27,12 @@ const input = Options.text("input").pipe(
 )
 const csv = Options.text("csv").pipe(Options.withDescription("Same as --input, for a CSV file"), Options.optional)
 const out = Options.text("out").pipe(
-  Options.withDescription("Output root; results go to <out>/<pipeline>/<run-id>/"),
+  Options.withDescription("Output root; results go to <out>/<pipeline>/<run-id>/ (default out)"),
   Options.withDefault("out")
 )
 const limit = Options.integer("limit").pipe(Options.withDescription("Evaluate only the first N cases"), Options.optional)
 const format = Options.text("format").pipe(
-  Options.withDescription("Reports to write: markdown, csv, json (comma-separated)"),
+  Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
   Options.withDefault(defaultFormats.join(","))
 )
 const provider = Options.choice("provider", PROVIDERS).pipe(
@@ -45,19 +45,19 @@ const apiKey = Options.redacted("api-key").pipe(
   Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
   Options.optional
 )
-const concurrency = Options.integer("concurrency").pipe(Options.withDescription("Judge calls in flight at once"), Options.withDefault(8))
+const concurrency = Options.integer("concurrency").pipe(Options.withDescription("Judge calls in flight at once (default 8)"), Options.withDefault(8))
 const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
 const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
-const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds"), Options.withDefault(60))
-const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed"), Options.withDefault(3))
-const maxFailures = Options.integer("max-failures").pipe(Options.withDescription("Failed judgments tolerated before exit code 1"), Options.withDefault(0))
+const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
+const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"), Options.withDefault(3))
+const maxFailures = Options.integer("max-failures").pipe(Options.withDescription("Failed judgments tolerated before exit code 1 (default 0)"), Options.withDefault(0))
 const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
 const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
 const columns = Options.text("columns").pipe(
   Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
   Options.optional
 )
-const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times (repeat judgments to measure stability)"), Options.withDefault(1))
+const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times, to measure stability (default 1)"), Options.withDefault(1))
 const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
 const runId = Options.text("run-id").pipe(Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts)"), Options.optional)
 const retryFailed = Options.boolean("retry-failed").pipe(Options.withDescription("On resume, judge again the judgments recorded as failed"))
