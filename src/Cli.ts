@@ -7,13 +7,17 @@ import { Console, Data, Effect, Layer, Option } from "effect"
 import * as Path from "node:path"
 import { UsageError } from "./domain/Errors.js"
 import { judgeLayer, PROVIDERS, type ProviderName } from "./JudgeLayer.js"
+import { Judge } from "./judges/Judge.js"
 import { loadPipeline } from "./pipeline/LoadPipeline.js"
 import { precomputed, Retriever } from "./pipeline/Retriever.js"
-import { checkFailures, run } from "./pipeline/Runner.js"
+import { checkFailures, estimate, run, type RunOptions } from "./pipeline/Runner.js"
+import { loadPriceFile, formatUsd, type Price, priceFor } from "./pricing/Prices.js"
+import * as JudgmentCache from "./store/JudgmentCache.js"
 import { parseColumnMapping } from "./load/CaseMapping.js"
 import * as Progress from "./report/Progress.js"
 import { defaultFormats, layer as reportersLayer, parseFormats } from "./report/Reporter.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
+import { reportRun } from "./ReportCommand.js"
 import { VERSION } from "./version.js"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
@@ -61,10 +65,15 @@ const iterations = Options.integer("iterations").pipe(Options.withDescription("J
 const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
 const runId = Options.text("run-id").pipe(Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts)"), Options.optional)
 const retryFailed = Options.boolean("retry-failed").pipe(Options.withDescription("On resume, judge again the judgments recorded as failed"))
+const noCache = Options.boolean("no-cache").pipe(Options.withDescription("Do not reuse judgments cached by earlier runs under --out (the run's own journal is still used)"))
+const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print the calls, estimated tokens and cost, without calling anything or writing files"))
+const prices = Options.text("prices").pipe(Options.withDescription("JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"), Options.optional)
+const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
+const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
 
 const runCommand = Command.make(
   "run",
-  { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed },
+  { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut },
   (flags) =>
     Effect.gen(function*() {
       const file = Option.orElse(flags.input, () => flags.csv)
@@ -97,14 +106,18 @@ const runCommand = Command.make(
         seed: Option.getOrUndefined(flags.seed),
         temperature: Option.getOrUndefined(flags.temperature)
       })
+      const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
       const services = Layer.mergeAll(
         judge,
         Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
         JudgmentJournal.layerFile,
+        flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
         reportersLayer(reporters),
         Progress.layerStderr
       )
-      const outcome = yield* run(pipeline, {
+      const price = (provider: string, model: string): Price | undefined =>
+        priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
+      const runOptions = (judgeInfo: { provider: string; model: string }): RunOptions => ({
         input: file.value,
         outRoot: flags.out,
         limit: Option.getOrUndefined(flags.limit),
@@ -117,11 +130,26 @@ const runCommand = Command.make(
         fresh: flags.fresh,
         retryFailed: flags.retryFailed,
         columns: columnMapping,
+        price: price(judgeInfo.provider, judgeInfo.model),
         manifestExtra: { version: VERSION }
-      }).pipe(Effect.provide(services))
+      })
+      const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
+      if (flags.dryRun) {
+        const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
+        yield* Console.log([
+          `dry run: ${pipeline.name} with ${judgeInfo.label}`,
+          `  judge calls:       ${e.calls.toLocaleString("en-US")}${e.alreadyDone > 0 ? ` (${e.alreadyDone.toLocaleString("en-US")} more already in the journal or cache)` : ""}`,
+          `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${150} output tokens a call)`,
+          `  estimated cost:    ${formatUsd(e.cost.usd)}`,
+          `  run directory:     ${displayPath(e.runDir)} (not created)`
+        ].join("\n"))
+        return
+      }
+      const outcome = yield* run(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
       const j = outcome.judgments
+      const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
       yield* Console.error(
-        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${j.reused > 0 ? `, ${j.reused} reused from the journal` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out`
+        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
       )
       for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
       yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
@@ -141,9 +169,27 @@ const commandLine = () => {
   return ["rag-eval", ...args.map((a, i) => (args[i - 1] === "--api-key" ? "<redacted>" : a.startsWith("--api-key=") ? "--api-key=<redacted>" : a))].join(" ")
 }
 
+const reportCommand = Command.make(
+  "report",
+  {
+    runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
+    format: Options.text("format").pipe(
+      Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+      Options.withDefault(defaultFormats.join(","))
+    )
+  },
+  ({ runDir, format }) =>
+    Effect.gen(function*() {
+      const reporters = yield* parseFormats(format)
+      const outcome = yield* reportRun(runDir, reporters)
+      for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
+      yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+    })
+).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
+
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand])
+  Command.withSubcommands([runCommand, reportCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
@@ -165,7 +211,8 @@ export const main = (argv: ReadonlyArray<string>) =>
       InputError: (e) => fail(2, `error: ${e.message}`),
       UsageError: (e) => fail(2, `error: ${e.message}`),
       OutputError: (e) => fail(2, `error: ${e.message}`),
-      TooManyFailures: (e) => fail(1, `error: ${e.message}`)
+      TooManyFailures: (e) => fail(1, `error: ${e.message}`),
+      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
   )

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 /**
- * Entry point: provide the Node platform, run the CLI, and turn its outcome into the exit code.
+ * Entry point: provide the Node platform and the stop signal, run the CLI, exit with its code.
+ *
+ * The first Ctrl+C (or SIGTERM) asks the run to stop gracefully — no new judge calls, calls in
+ * flight finish and are journaled; a second one interrupts everything.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Option } from "effect"
 import { main } from "./Cli.js"
+import * as Shutdown from "./pipeline/Shutdown.js"
 
 const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Exit.isSuccess(exit)) return 0
@@ -18,7 +21,29 @@ const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
   return 1
 }
 
-main(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown: (exit, onExit) => onExit(exitCode(exit)) })
+const shutdown = Shutdown.make()
+const fiber = Effect.runFork(
+  main(process.argv).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
 )
+const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+let signals = 0
+const onSignal = () => {
+  signals++
+  if (signals === 1) {
+    process.stderr.write("\nstopping: no new judge calls; waiting for the ones in flight (Ctrl+C again to abort them)\n")
+    Effect.runSync(shutdown.request)
+  } else {
+    fiber.unsafeInterruptAsFork(fiber.id())
+  }
+}
+process.on("SIGINT", onSignal)
+process.on("SIGTERM", onSignal)
+fiber.addObserver((exit) => {
+  clearInterval(keepAlive)
+  process.removeListener("SIGINT", onSignal)
+  process.removeListener("SIGTERM", onSignal)
+  const code = exitCode(exit)
+  process.exitCode = code
+  // Sockets left open by an aborted call must not keep the process alive.
+  if (code !== 0) setTimeout(() => process.exit(code), 1000).unref()
+})

@@ -48,3 +48,14 @@ export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooM
     return `${this.failed} judgment(s) failed (allowed: ${this.allowed}); see ${this.runDir}`
   }
 }
+
+/** The run was asked to stop (Ctrl+C); everything finished is in the journal. Exit code 130. */
+export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
+  done: Schema.Number,
+  total: Schema.Number,
+  runDir: Schema.String
+}) {
+  get message(): string {
+    return `stopped: ${this.done.toLocaleString("en-US")} of ${this.total.toLocaleString("en-US")} judgments are saved in ${this.runDir}/judgments.jsonl`
+  }
+}

@@ -69,6 +69,8 @@ export interface RunInfo {
 /** The score stage: per case (and iteration), its judgments → one record. */
 export interface ScoreStage<R> {
   readonly score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => R
+  /** The grades of a record, by criterion (or criterion and hit), for agreement across iterations. */
+  readonly grades?: ((record: R) => { readonly caseId: string; readonly grades: Readonly<Record<string, number | null>> }) | undefined
 }
 
 /** The aggregate stage: an online fold (constant memory in the number of cases). */
@@ -76,6 +78,10 @@ export interface AggregateStage<R, S> {
   readonly init: (info: RunInfo) => unknown
   readonly add: (acc: unknown, record: R) => unknown
   readonly finish: (acc: unknown, info: RunInfo) => S
+  /** Headline numbers of one iteration; across iterations each gets mean ± std in final-metrics.json. */
+  readonly metrics?: ((summary: S) => Readonly<Record<string, number | null>>) | undefined
+  /** What goes into `low-scores-iteration-N.json`. */
+  readonly lowScores?: ((summary: S) => unknown) | undefined
 }
 
 /** How a pipeline's results are shown: markdown sections and CSV columns, over records streamed from disk. */

@@ -92,6 +92,7 @@ export const composite = (
 }
 
 export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
+  grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
   score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
     const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))
     const base = options.dimensions.map((d) => {

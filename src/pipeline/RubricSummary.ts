@@ -127,6 +127,12 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
     }
     return acc
   },
+  metrics: (s) => ({
+    ...Object.fromEntries(s.dimensions.map((d) => [d.criterion, d.mean])),
+    composite: s.composite.mean,
+    failed: s.judgments.failed
+  }),
+  lowScores: (s) => ({ lowest: s.lowest, failures: s.failures }),
   finish: (accU): RubricSummary => {
     const acc = accU as Acc
     return {

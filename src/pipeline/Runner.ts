@@ -7,17 +7,21 @@
  * - Cases are processed concurrently but records leave in input order, so reports and CSVs are
  *   stable; records are streamed to disk and aggregated online (memory is flat in the case count).
  */
-import { Effect, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
-import { InputError, OutputError, TooManyFailures, UsageError } from "../domain/Errors.js"
+import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
 import type { Judgment, JudgeTask } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
-import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { loadRubric, render, sha256 } from "../judges/Prompt.js"
+import { cost, type Cost, formatUsd, type Price } from "../pricing/Prices.js"
+import { JudgmentCache } from "../store/JudgmentCache.js"
+import { finalMarkdown, finalMetrics } from "./Iterations.js"
+import { Shutdown } from "./Shutdown.js"
 import { scanInput } from "../load/Rows.js"
-import { readJsonLines, writeJsonAtomic } from "../report/Files.js"
+import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
 import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
@@ -41,6 +45,13 @@ export interface RunOptions {
   readonly promptsDir?: string | undefined
   /** Column/field renames from `--columns`. */
   readonly columns?: Readonly<Record<string, string>> | undefined
+  /** Price of the judge's model (undefined: unknown, reported as such). */
+  readonly price?: Price | undefined
+  /**
+   * `rag-eval report`: rebuild records and reports from the journal only. Nothing is judged, the
+   * journal and manifest are left as they are, and a judgment missing from the journal is an error.
+   */
+  readonly replay?: boolean | undefined
   /** Extra facts for the manifest (tool versions…). */
   readonly manifestExtra?: Readonly<Record<string, unknown>> | undefined
 }
@@ -48,8 +59,12 @@ export interface RunOptions {
 export interface RunOutcome<S> {
   readonly info: RunInfo
   readonly summaries: ReadonlyArray<S>
-  readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number; readonly reused: number }
+  /** `reused`: from this run's journal; `cached`: from the cache of earlier runs (no API call). */
+  readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number; readonly reused: number; readonly cached: number }
+  /** Tokens spent by this invocation (reused judgments cost nothing again). */
   readonly tokens: { readonly input: number; readonly output: number }
+  /** Cost of the whole run, every iteration (including judgments reused from the journal). */
+  readonly cost: Cost
   readonly files: ReadonlyArray<string>
 }
 
@@ -64,6 +79,8 @@ export const canonicalJson = (value: unknown): string =>
 export const judgmentKey = (parts: {
   readonly pipeline: string
   readonly caseId: string
+  /** Hash of the task's variables: an edited answer or passage is a new judgment, never a stale one. */
+  readonly content: string
   readonly iteration: number
   readonly criterion: string
   readonly target: string
@@ -136,6 +153,7 @@ const recordsWriter = (path: string) =>
         if (w.buffer.length > 0 && exit._tag === "Success") fs.writeSync(w.fd, w.buffer)
         fs.closeSync(w.fd)
         if (exit._tag === "Success") fs.renameSync(`${path}.partial`, path)
+        else fs.rmSync(`${path}.partial`, { force: true })
       })
   ).pipe(Effect.map((w) => ({
     write: (line: string) =>
@@ -148,21 +166,18 @@ const recordsWriter = (path: string) =>
       })
   })))
 
-export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
+
+/** Everything decided before the first judgment: validated input, rubrics, run identity. */
+const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
     const judge = yield* Judge
     const retriever = yield* Retriever
-    const journals = yield* JudgmentJournal
-    const reporters = yield* Reporters
-    const progress = yield* Progress
-
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
     const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptsDir))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const input = yield* validate(pipeline, options, rubrics)
-
     const identity = {
       pipeline: pipeline.name,
       input: input.sha256,
@@ -172,12 +187,12 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       model: judge.model,
       params: judge.params,
       prompts: rubricList.map((r) => [r.id, r.hash]),
-      retriever: { name: retriever.name, params: retriever.params }
+      retriever: { name: retriever.name, params: retriever.params },
+      columns: options.columns
     }
-    const runId = options.runId ?? sha256(canonicalJson(identity)).slice(0, 12)
+    const identityHash = sha256(canonicalJson(identity))
+    const runId = options.runId ?? identityHash.slice(0, 12)
     const runDir = Path.join(options.outRoot, pipeline.name, runId)
-    yield* ensureWritableDir(runDir)
-
     const info: RunInfo = {
       pipeline: pipeline.name,
       description: pipeline.description,
@@ -191,7 +206,115 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       limit: options.limit,
       retriever: { name: retriever.name, params: retriever.params }
     }
+    return { judge, retriever, rubrics, rubricList, input, identityHash, info }
+  })
 
+type Spec = { readonly rubric: string; readonly target: string; readonly vars: Readonly<Record<string, string>> }
+
+const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: Spec) =>
+  judgmentKey({
+    pipeline,
+    caseId: c.id,
+    content: sha256(canonicalJson(spec.vars)).slice(0, 16),
+    iteration,
+    criterion: rubric.id,
+    target: spec.target,
+    promptHash: rubric.hash,
+    provider: judge.provider,
+    model: judge.model,
+    params: judge.params
+  })
+
+/** A run directory belongs to one run: refuse to mix another run's journal into it. */
+const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
+  Effect.gen(function*() {
+    const path = Path.join(runDir, "manifest.json")
+    if (fresh || !fs.existsSync(path)) return
+    const previous = yield* Effect.try({
+      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { readonly identity?: unknown },
+      catch: () => new InputError({ file: path, problem: "manifest is not valid JSON; use --fresh to start this run over" })
+    })
+    if (previous.identity !== identityHash) {
+      return yield* new UsageError({
+        problem: `${runDir} holds a different run (its input, judge, prompts or settings differ), so its journal cannot be resumed here; use another --run-id, or --fresh to overwrite it`
+      })
+    }
+  })
+
+export interface Estimate {
+  readonly calls: number
+  readonly alreadyDone: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cost: Cost
+  readonly runDir: string
+}
+
+/** Output tokens assumed per judgment in estimates (a short reasoning and a score). */
+export const ESTIMATED_OUTPUT_TOKENS = 150
+
+/** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
+export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
+  Effect.gen(function*() {
+    const { judge, retriever, rubrics, info } = yield* prepare(pipeline, options)
+    const cache = yield* JudgmentCache
+    const journalPath = Path.join(info.runDir, "judgments.jsonl")
+    const done = new Set<string>(options.fresh || !fs.existsSync(journalPath) ? [] : yield* readJournalKeys(journalPath))
+    let calls = 0
+    let alreadyDone = 0
+    let inputTokens = 0
+    yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
+      Stream.mapEffect((c) => retriever.retrieve(c)),
+      Stream.runForEach((c) =>
+        Effect.forEach(pipeline.judge.tasks(c), (spec) =>
+          Effect.gen(function*() {
+            const rubric = rubrics.get(spec.rubric)!
+            const { system, user } = render(rubric, spec.vars)
+            for (let iteration = 1; iteration <= options.iterations; iteration++) {
+              const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
+              if (done.has(key) || Option.isSome(yield* cache.get(key))) {
+                alreadyDone++
+              } else {
+                calls++
+                inputTokens += Math.ceil((system.length + user.length) / 4)
+              }
+            }
+          }), { discard: true }))
+    )
+    const outputTokens = judge.local ? 0 : calls * ESTIMATED_OUTPUT_TOKENS
+    const tokens = judge.local ? { input: 0, output: 0 } : { input: inputTokens, output: outputTokens }
+    return {
+      calls: judge.local ? 0 : calls,
+      alreadyDone,
+      inputTokens: tokens.input,
+      outputTokens: tokens.output,
+      cost: cost(tokens, options.price),
+      runDir: info.runDir
+    } satisfies Estimate
+  })
+
+const readJournalKeys = (path: string) =>
+  Effect.sync(() => {
+    const keys: Array<string> = []
+    for (const line of fs.readFileSync(path, "utf8").split("\n")) {
+      const m = /^\{"key":"([^"]+)"/.exec(line)
+      if (m !== null) keys.push(m[1]!)
+    }
+    return keys
+  })
+
+export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
+  Effect.gen(function*() {
+    const { judge, retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
+    const journals = yield* JudgmentJournal
+    const cache = yield* JudgmentCache
+    const reporters = yield* Reporters
+    const progress = yield* Progress
+    const shutdown = yield* Shutdown
+    const { runId, runDir } = info
+
+    yield* ensureWritableDir(runDir)
+    yield* checkRunDir(runDir, identityHash, options.fresh)
     const journal = yield* journals.open(runDir, { fresh: options.fresh })
     const total = input.tasks * options.iterations
     if (journal.done.size > 0) {
@@ -208,57 +331,75 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       ...options.manifestExtra,
       node: process.version,
       command: options.command,
+      cwd: process.cwd(),
       pipeline: { name: pipeline.name, file: options.pipelineFile },
       runId,
+      identity: identityHash,
       input: info.input,
+      columns: options.columns,
       limit: options.limit,
       iterations: options.iterations,
       concurrency: options.concurrency,
+      maxFailures: options.maxFailures,
       judge: info.judge,
       retriever: info.retriever,
+      price: options.price ?? null,
       prompts: rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
       startedAt,
       ...extra
     })
-    yield* writeJsonAtomic(manifestPath, manifest({ status: "running" }))
+    const writeManifest = (value: unknown) => options.replay === true ? Effect.void : writeJsonAtomic(manifestPath, value)
+    yield* writeManifest(manifest({ status: "running" }))
 
-    const tally = { total: 0, ok: 0, failed: 0, reused: 0, input: 0, output: 0 }
+    const tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
+    // Remote judge calls in flight are bounded here, where the stop signal is checked: after Ctrl+C
+    // nothing new starts, and at most `concurrency` calls can be lost to a crash.
+    const permits = yield* Effect.makeSemaphore(options.concurrency)
 
-    const judgeOne = (c: EvalCase, iteration: number, spec: { rubric: string; target: string; vars: Readonly<Record<string, string>> }, state: ProgressState) => {
+    const judgeOne = (c: EvalCase, iteration: number, spec: Spec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<Option.Option<Judgment>, OutputError | UsageError> => {
       const rubric = rubrics.get(spec.rubric)!
-      const key = judgmentKey({
-        pipeline: pipeline.name,
-        caseId: c.id,
-        iteration,
-        criterion: rubric.id,
-        target: spec.target,
-        promptHash: rubric.hash,
-        provider: judge.provider,
-        model: judge.model,
-        params: judge.params
-      })
-      const count = (j: Judgment, reused: boolean) => {
+      const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
+      const count = (j: Judgment, source: "journal" | "cache" | "judge") => {
         state.done++
         tally.total++
-        if (reused) {
+        if (source === "journal") {
           state.reused++
           tally.reused++
+        } else if (source === "cache") {
+          state.reused++
+          tally.cached++
         } else {
           tally.input += j.usage.inputTokens
           tally.output += j.usage.outputTokens
         }
+        iterTokens.input += j.usage.inputTokens
+        iterTokens.output += j.usage.outputTokens
         if (j.status === "failed") {
           state.failed++
           tally.failed++
         } else tally.ok++
-        return j
+        return Option.some(j)
       }
       const prior = journal.done.get(key)
       if (prior !== undefined && !(options.retryFailed && prior.status === "failed")) {
-        return Effect.succeed(count(prior, true))
+        return Effect.succeed(count(prior, "journal"))
+      }
+      if (options.replay === true) {
+        return Effect.fail(new UsageError({
+          problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
+        }))
       }
       const task: JudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
-      return Effect.gen(function*() {
+      const call = Effect.gen(function*() {
+        if (shutdown.stopping()) return Option.none<Judgment>()
+        if (!judge.local) {
+          const hit = yield* cache.get(key)
+          if (Option.isSome(hit)) {
+            const j = { ...hit.value, caseId: c.id, ordinal: c.ordinal }
+            yield* journal.append([j])
+            return count(j, "cache")
+          }
+        }
         const started = performance.now()
         const v = yield* judge.judge(task)
         const j: Judgment = {
@@ -280,51 +421,80 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           model: judge.model
         }
         yield* journal.append([j])
-        return count(j, false)
+        if (!judge.local) yield* cache.put(j)
+        return count(j, "judge")
       })
+      return judge.local ? call : permits.withPermits(1)(call)
     }
 
-    const processCase = (c: EvalCase, iteration: number, state: ProgressState) =>
+    /** A case's record, or none when the run is stopping and some of its judgments were not made. */
+    const processCase = (c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
       Effect.gen(function*() {
         const retrieved = yield* retriever.retrieve(c)
         const judgments = yield* Effect.forEach(
           pipeline.judge.tasks(retrieved),
-          (spec) => judgeOne(retrieved, iteration, spec, state),
+          (spec) => judgeOne(retrieved, iteration, spec, state, iterTokens),
           { concurrency: judge.local ? 1 : "unbounded" }
         )
-        return pipeline.score.score(retrieved, judgments, iteration, rubrics)
+        if (judgments.some(Option.isNone)) return Option.none<R>()
+        return Option.some(pipeline.score.score(retrieved, judgments.map((j) => Option.getOrThrow(j)), iteration, rubrics))
       })
 
     // Local judges are synchronous: batch cases so per-element stream overhead does not dominate.
-    // Remote judges: a window of cases in flight, wide enough to keep every permit of the rate gate busy.
+    // Remote judges: a window of cases in flight, wide enough to keep every permit busy.
     const window = Math.max(4, options.concurrency * 2)
-    const records = (iteration: number, state: ProgressState) => {
+    const records = (iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) => {
       const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
-      return judge.local
+      const scored = judge.local
         ? cases.pipe(
           Stream.grouped(256),
-          Stream.mapEffect((chunk) => Effect.forEach(chunk, (c) => processCase(c, iteration, state))),
+          Stream.mapEffect((chunk) => Effect.forEach(chunk, (c) => processCase(c, iteration, state, iterTokens))),
           Stream.flattenIterables
         )
-        : cases.pipe(Stream.mapEffect((c) => processCase(c, iteration, state), { concurrency: window }))
+        : cases.pipe(Stream.mapEffect((c) => processCase(c, iteration, state, iterTokens), { concurrency: window }))
+      return scored.pipe(Stream.filterMap((r) => r))
     }
 
+    const stopped = () =>
+      writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed } })).pipe(
+        Effect.zipRight(new Stopped({ done: journal.done.size + tally.total - tally.reused, total, runDir }))
+      )
+
     const summaries: Array<S> = []
+    const recordFiles: Array<string> = []
+    const costs: Array<Cost> = []
     const files: Array<string> = [manifestPath]
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
+      const iterTokens = { input: 0, output: 0 }
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
-          return yield* records(iteration, state).pipe(
+          const folded = yield* records(iteration, state, iterTokens).pipe(
             Stream.runFoldEffect(pipeline.aggregate.init(info), (acc, record) =>
               writer.write(JSON.stringify(record)).pipe(Effect.as(pipeline.aggregate.add(acc, record))))
           )
+          // Stopping: drop the incomplete records file; the journal holds every finished judgment.
+          if (shutdown.stopping()) return yield* stopped()
+          return folded
         })))
       const summary = pipeline.aggregate.finish(acc, info)
+      const iterationCost = cost(iterTokens, options.price)
       summaries.push(summary)
+      recordFiles.push(recordsPath)
+      costs.push(iterationCost)
       files.push(recordsPath)
+      const metricsPath = Path.join(runDir, `metrics-iteration-${iteration}.json`)
+      const costPath = Path.join(runDir, `cost-iteration-${iteration}.json`)
+      yield* writeJsonAtomic(metricsPath, summary)
+      yield* writeJsonAtomic(costPath, { iteration, provider: judge.provider, model: judge.model, ...iterationCost })
+      files.push(metricsPath, costPath)
+      if (pipeline.aggregate.lowScores !== undefined) {
+        const lowPath = Path.join(runDir, `low-scores-iteration-${iteration}.json`)
+        yield* writeJsonAtomic(lowPath, pipeline.aggregate.lowScores(summary))
+        files.push(lowPath)
+      }
       const stem = options.iterations === 1 ? "report" : `report-iteration-${iteration}`
       for (const reporter of reporters) {
         const written = yield* reporter.write({
@@ -338,26 +508,41 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       }
     }
 
+    const totalCost = cost(costs.reduce((t, c) => ({ input: t.input + c.inputTokens, output: t.output + c.outputTokens }), { input: 0, output: 0 }), options.price)
+    const final = yield* finalMetrics(pipeline, summaries, recordFiles)
+    const finalPath = Path.join(runDir, "final-metrics.json")
+    yield* writeJsonAtomic(finalPath, { ...final, cost: { perIteration: costs, total: totalCost } })
+    files.push(finalPath)
+    if (options.iterations > 1) {
+      const finalReport = Path.join(runDir, "final-report.md")
+      yield* writeFileAtomic(finalReport, finalMarkdown(final, [
+        ...costs.map((c, i) => `- iteration ${i + 1}: ${c.inputTokens.toLocaleString("en-US")} in / ${c.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(c.usd)}`),
+        `- total: ${totalCost.inputTokens.toLocaleString("en-US")} in / ${totalCost.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(totalCost.usd)}`
+      ]))
+      files.push(finalReport)
+    }
     const summaryPath = Path.join(runDir, "summary.json")
     yield* writeJsonAtomic(summaryPath, {
       run: info,
       judgments: { total: tally.total, ok: tally.ok, failed: tally.failed },
+      cost: totalCost,
       iterations: summaries
     })
     files.push(summaryPath)
     const outcome: RunOutcome<S> = {
       info,
       summaries,
-      judgments: { total: tally.total, ok: tally.ok, failed: tally.failed, reused: tally.reused },
+      judgments: { total: tally.total, ok: tally.ok, failed: tally.failed, reused: tally.reused, cached: tally.cached },
       tokens: { input: tally.input, output: tally.output },
+      cost: totalCost,
       files
     }
-    yield* writeJsonAtomic(manifestPath, manifest({
+    yield* writeManifest(manifest({
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),
-      counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused },
+      counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },
       tokens: outcome.tokens,
-      maxFailures: options.maxFailures,
+      cost: totalCost,
       files: files.map((f) => Path.relative(runDir, f))
     }))
     return outcome
@@ -368,4 +553,3 @@ export const checkFailures = <S>(outcome: RunOutcome<S>, maxFailures: number) =>
   outcome.judgments.failed > maxFailures
     ? Effect.fail(new TooManyFailures({ failed: outcome.judgments.failed, allowed: maxFailures, runDir: outcome.info.runDir }))
     : Effect.succeed(outcome)
-

@@ -13,7 +13,9 @@ import { precomputed, Retriever } from "../../src/pipeline/Retriever.js"
 import { run, type RunOptions } from "../../src/pipeline/Runner.js"
 import * as Progress from "../../src/report/Progress.js"
 import { all as allReporters, layer as reportersLayer } from "../../src/report/Reporter.js"
+import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"
+import * as Shutdown from "../../src/pipeline/Shutdown.js"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
@@ -30,7 +32,7 @@ export const loadPipelineModule = async (name: string) =>
 export const runWith = <R, S>(
   pipeline: Pipeline<R, S>,
   judge: Layer.Layer<Judge, unknown>,
-  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string }
+  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string; readonly cache?: boolean }
 ) =>
   run(pipeline, {
     iterations: 1,
@@ -45,6 +47,8 @@ export const runWith = <R, S>(
       judge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       JudgmentJournal.layerFile,
+      options.cache === true ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
+      Shutdown.layerNever,
       reportersLayer(allReporters),
       Progress.layerSilent,
       NodeContext.layer

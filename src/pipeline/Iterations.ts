@@ -1,0 +1,105 @@
+/**
+ * Final metrics across iterations (`final-metrics.json`): every headline metric as mean ± std over
+ * the iterations, and per criterion the agreement between iterations — exact-agreement rate and
+ * Krippendorff's alpha (ordinal) — with the cases whose grade changed listed as unstable.
+ */
+import { Effect, Stream } from "effect"
+import type { OutputError } from "../domain/Errors.js"
+import { readJsonLines } from "../report/Files.js"
+import { addUnit, type Agreement, emptyAgreement, finishAgreement, meanStd } from "../stats/Agreement.js"
+import type { Pipeline } from "./Pipeline.js"
+
+export interface FinalMetrics {
+  readonly iterations: number
+  readonly metrics: Readonly<Record<string, { readonly mean: number | null; readonly std: number | null; readonly perIteration: ReadonlyArray<number | null> }>>
+  readonly agreement: Readonly<Record<string, Agreement>>
+  /** Cases whose grade for a criterion differed between iterations (at most `maxUnstable`). */
+  readonly unstable: ReadonlyArray<{ readonly caseId: string; readonly criterion: string; readonly grades: ReadonlyArray<number | null> }>
+  readonly unstableCount: number
+}
+
+const MAX_UNSTABLE = 100
+
+export const finalMetrics = <R, S>(
+  pipeline: Pipeline<R, S>,
+  summaries: ReadonlyArray<S>,
+  recordFiles: ReadonlyArray<string>
+): Effect.Effect<FinalMetrics, OutputError> =>
+  Effect.gen(function*() {
+    const perIteration = summaries.map((s) => pipeline.aggregate.metrics?.(s) ?? {})
+    const names = [...new Set(perIteration.flatMap((m) => Object.keys(m)))]
+    const metrics = Object.fromEntries(names.map((name) => {
+      const values = perIteration.map((m) => m[name] ?? null)
+      const { mean, std } = meanStd(values)
+      return [name, { mean, std, perIteration: values }]
+    }))
+
+    const gradesOf = pipeline.score.grades
+    const byCase = new Map<string, Map<string, Array<number | null>>>()
+    if (gradesOf !== undefined) {
+      for (let i = 0; i < recordFiles.length; i++) {
+        yield* readJsonLines<R>(recordFiles[i]!).pipe(Stream.runForEach((record) =>
+          Effect.sync(() => {
+            const { caseId, grades } = gradesOf(record)
+            let criteria = byCase.get(caseId)
+            if (criteria === undefined) byCase.set(caseId, criteria = new Map())
+            for (const [criterion, grade] of Object.entries(grades)) {
+              let list = criteria.get(criterion)
+              if (list === undefined) criteria.set(criterion, list = Array(recordFiles.length).fill(null))
+              list[i] = grade
+            }
+          })
+        ))
+      }
+    }
+    const accumulators = new Map<string, ReturnType<typeof emptyAgreement>>()
+    const unstable: Array<FinalMetrics["unstable"][number]> = []
+    let unstableCount = 0
+    for (const [caseId, criteria] of byCase) {
+      for (const [criterion, grades] of criteria) {
+        let acc = accumulators.get(criterion)
+        if (acc === undefined) accumulators.set(criterion, acc = emptyAgreement())
+        addUnit(acc, grades)
+        const known = grades.filter((g) => g !== null)
+        if (known.length >= 2 && known.some((g) => g !== known[0])) {
+          unstableCount++
+          if (unstable.length < MAX_UNSTABLE) unstable.push({ caseId, criterion, grades })
+        }
+      }
+    }
+    const agreement = Object.fromEntries([...accumulators].map(([criterion, acc]) => [criterion, finishAgreement(acc)]))
+    return { iterations: summaries.length, metrics, agreement, unstable, unstableCount }
+  })
+
+/** Markdown section for the final report. */
+export const finalMarkdown = (f: FinalMetrics, costs: ReadonlyArray<string>): string => {
+  const n = (x: number | null, d = 3) => (x === null ? "—" : x.toFixed(d))
+  const lines = [
+    `# Final metrics across ${f.iterations} iterations`,
+    "",
+    "| Metric | Mean | Std | Per iteration |",
+    "|---|---|---|---|",
+    ...Object.entries(f.metrics).map(([k, m]) => `| ${k} | ${n(m.mean)} | ${n(m.std)} | ${m.perIteration.map((v) => n(v)).join(" · ")} |`),
+    "",
+    "## Agreement between iterations",
+    "",
+    "| Criterion | Units | Exact agreement | Krippendorff's α (ordinal) |",
+    "|---|---|---|---|",
+    ...Object.entries(f.agreement).map(([k, a]) => `| ${k} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${n(a.krippendorffAlpha)} |`),
+    "",
+    `## Unstable cases (${f.unstableCount})`,
+    "",
+    ...(f.unstable.length === 0 ? ["Every grade was the same in every iteration."] : [
+      "| Case | Criterion | Grades by iteration |",
+      "|---|---|---|",
+      ...f.unstable.map((u) => `| ${u.caseId} | ${u.criterion} | ${u.grades.map((g) => (g === null ? "failed" : String(g))).join(" → ")} |`),
+      f.unstableCount > f.unstable.length ? `\n(first ${f.unstable.length} of ${f.unstableCount} listed)` : ""
+    ]),
+    "",
+    "## Cost",
+    "",
+    ...costs,
+    ""
+  ]
+  return lines.join("\n")
+}

@@ -1,0 +1,68 @@
+/**
+ * The judgment cache across runs: a judgment with the same key (same case content, rubric hash,
+ * provider, model, parameters and iteration) is never paid for twice. Only successful judgments are
+ * cached — a failure is asked again next time. The file layer shards by key prefix into
+ * `<dir>/<xx>.jsonl` (256 shards), loads a shard on first use and appends new entries; an unreadable
+ * line is skipped (the cache is an optimisation, never a reason to fail a run).
+ */
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { Judgment } from "../domain/Judgment.js"
+
+export class JudgmentCache extends Context.Tag("rag-eval/JudgmentCache")<JudgmentCache, {
+  readonly get: (key: string) => Effect.Effect<Option.Option<Judgment>>
+  readonly put: (judgment: Judgment) => Effect.Effect<void>
+}>() {}
+
+const decode = Schema.decodeUnknownOption(Schema.parseJson(Judgment))
+
+export const makeFile = (dir: string): JudgmentCache["Type"] => {
+  const shards = new Map<string, Map<string, Judgment>>()
+  let writable = true
+  const shardOf = (key: string) => {
+    const id = key.slice(0, 2)
+    let shard = shards.get(id)
+    if (shard === undefined) {
+      shard = new Map()
+      const path = Path.join(dir, `${id}.jsonl`)
+      if (fs.existsSync(path)) {
+        for (const line of fs.readFileSync(path, "utf8").split("\n")) {
+          if (line === "") continue
+          const j = decode(line)
+          if (Option.isSome(j)) shard.set(j.value.key, j.value)
+        }
+      }
+      shards.set(id, shard)
+    }
+    return { id, shard }
+  }
+  return {
+    get: (key) => Effect.sync(() => Option.fromNullable(shardOf(key).shard.get(key))),
+    put: (judgment) =>
+      judgment.status !== "ok" ? Effect.void : Effect.sync(() => {
+        const { id, shard } = shardOf(judgment.key)
+        if (shard.has(judgment.key)) return
+        shard.set(judgment.key, judgment)
+        if (!writable) return
+        try {
+          fs.mkdirSync(dir, { recursive: true })
+          fs.appendFileSync(Path.join(dir, `${id}.jsonl`), JSON.stringify(judgment) + "\n")
+        } catch {
+          // A read-only cache still serves reads; the run's journal is the record that matters.
+          writable = false
+        }
+      })
+  }
+}
+
+/** `<outRoot>/.cache/judgments/` — shared by every run (and `rag-eval serve`) under that root. */
+export const cacheDir = (outRoot: string) => Path.join(outRoot, ".cache", "judgments")
+
+export const layerFile = (dir: string) => Layer.sync(JudgmentCache, () => makeFile(dir))
+
+/** `--no-cache`: every judgment not in the run's own journal is asked again. */
+export const layerNone = Layer.succeed(JudgmentCache, {
+  get: () => Effect.succeed(Option.none()),
+  put: () => Effect.void
+})
