@@ -5,11 +5,12 @@
  * composite + one reason column per dimension.
  */
 import { Stream } from "effect"
+import type { Rubric } from "../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "../pipeline/RubricScore.js"
 import type { RubricSummary } from "../pipeline/RubricSummary.js"
 
-const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
+export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
 
 /** Markdown-safe inline text: one line, pipes escaped, long text cut. */
 export const inline = (text: string, max = 400) => {
@@ -17,7 +18,7 @@ export const inline = (text: string, max = 400) => {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one
 }
 
-const quoteBlock = (text: string) => text.split(/\r?\n/).map((l) => `> ${l}`).join("\n")
+export const quoteBlock = (text: string) => text.split(/\r?\n/).map((l) => `> ${l}`).join("\n")
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -28,7 +29,7 @@ const dimensionTable = (r: RubricRecord) =>
     ...r.dimensions.map((d) => `| ${d.name} | ${scoreCell(d)} | ${d.weight} | ${inline(d.reason)} |`)
   ].join("\n")
 
-const runParameters = (info: RunInfo, summary: RubricSummary) => {
+export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgments" | "tokens">) => {
   const params = Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
   return [
     "## Run parameters",
@@ -49,15 +50,26 @@ const runParameters = (info: RunInfo, summary: RubricSummary) => {
   ].join("\n")
 }
 
+/** One rubric: heading with its range (and `note`), description, every score's meaning, prompt hash. */
+export const criterionSection = (r: Rubric, note?: string) =>
+  [
+    `### ${r.name} (${r.min}–${r.max}${note === undefined ? "" : `, ${note}`})`,
+    "",
+    r.description,
+    "",
+    "| Score | Label | Meaning |",
+    "|---|---|---|",
+    ...[...r.scale].sort((a, b) => b.score - a.score).map((v) => `| ${v.score} | ${v.label} | ${inline(v.description, 1000)} |`),
+    "",
+    `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`,
+    ""
+  ].join("\n")
+
 const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gate | undefined) => {
   const lines = ["## Criteria", ""]
   for (const d of dimensions) {
     const r = info.rubrics.find((x) => x.id === d.rubric)
-    if (r === undefined) continue
-    lines.push(`### ${r.name} (${r.min}–${r.max}, weight ${d.weight})`, "", r.description, "")
-    lines.push("| Score | Label | Meaning |", "|---|---|---|")
-    for (const v of [...r.scale].sort((a, b) => b.score - a.score)) lines.push(`| ${v.score} | ${v.label} | ${inline(v.description, 1000)} |`)
-    lines.push("", `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`, "")
+    if (r !== undefined) lines.push(criterionSection(r, `weight ${d.weight}`))
   }
   lines.push("### Composite", "", "Each score is normalised to 0–1 as score / max; the composite is the weighted mean of the normalised scores.")
   if (gate !== undefined) {
@@ -120,7 +132,8 @@ const lowest = (summary: RubricSummary) =>
     ...summary.lowest.map((r) => rowBlock(r, `Composite ${num(r.composite, 3)} — ${inline(r.question, 120)}`))
   ].join("\n")
 
-const failures = (summary: RubricSummary) =>
+/** The failed judgments table (empty text when none failed). */
+export const failures = (summary: Pick<RubricSummary, "failures" | "judgments">) =>
   summary.failures.length === 0 ? "" : [
     `## Failed judgments (${summary.judgments.failed})`,
     "",
