@@ -18,6 +18,7 @@ import * as Progress from "./report/Progress.js"
 import { defaultFormats, layer as reportersLayer, parseFormats } from "./report/Reporter.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { reportRun } from "./ReportCommand.js"
+import * as TestSet from "./testset/BuildTestSet.js"
 import { VERSION } from "./version.js"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
@@ -187,9 +188,34 @@ const reportCommand = Command.make(
     })
 ).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
 
+const buildTestSetCommand = Command.make(
+  "build-test-set",
+  {
+    logs: Options.text("logs").pipe(Options.withDescription("Query-log JSONL: one { queryLogId, question, answer, context, timestamp… } per line")),
+    name: Options.text("name").pipe(Options.withDescription("Test-set name (letters, digits, . _ -)")),
+    version: Options.text("version").pipe(Options.withDescription("Test-set version, e.g. 1")),
+    description: Options.text("description").pipe(Options.withDescription("What the test set is for"), Options.optional),
+    output: Options.text("output").pipe(Options.withDescription("Output file (default test-sets/answer-synthesis/<name>-v<version>.json)"), Options.optional),
+    overwrite: Options.boolean("overwrite").pipe(Options.withDescription("Replace an existing output file"))
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const result = yield* TestSet.buildTestSet({
+        logs: flags.logs,
+        name: flags.name,
+        version: flags.version,
+        description: Option.getOrUndefined(flags.description),
+        out: Option.getOrUndefined(flags.output),
+        overwrite: flags.overwrite
+      })
+      yield* Console.error(`${result.read} log lines read, ${result.duplicates} duplicate queryLogId(s) dropped, ${result.testSet.cases.length} cases`)
+      yield* Console.log(`wrote ${displayPath(result.written)}`)
+    })
+).pipe(Command.withDescription("Build a versioned answer-synthesis test set from a query-log JSONL, de-duplicated by a hash of queryLogId"))
+
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand])
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })

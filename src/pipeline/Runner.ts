@@ -463,7 +463,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
     const costs: Array<Cost> = []
-    const files: Array<string> = [manifestPath]
+    const files: Array<string> = options.replay === true ? [] : [manifestPath]
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
