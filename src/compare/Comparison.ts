@@ -1,0 +1,315 @@
+/**
+ * Two runs over the same cases, compared metric by metric (SPEC §7): mean A, mean B, delta
+ * (B − A), paired t-test, sign-flip randomisation test, 95% percentile-bootstrap CI of the mean
+ * difference, and wins / ties / losses from B's side — then a one-line verdict.
+ *
+ * - Runs over different cases are refused: the tests are paired, a case missing on one side has
+ *   nothing to be paired with.
+ * - A case with a null (or missing) value in either run is left out of that metric only; the
+ *   number left out is reported.
+ * - Significance at α = 0.05, claimed only when the t-test and the randomisation test agree; when
+ *   exactly one of them is below α the verdict says the tests disagree.
+ * - Higher is better, except for metrics whose name says otherwise (irrelevant…, latency, cost,
+ *   tokens, duration, error), where the verdict's "better" is reversed.
+ * - Randomness is seeded per metric and test from `seed` alone, so a metric's numbers do not
+ *   depend on which other metrics are compared.
+ */
+import { Effect } from "effect"
+import { UsageError } from "../domain/Errors.js"
+import {
+  type BootstrapCi,
+  bootstrapCi,
+  defaultPermutations,
+  defaultResamples,
+  pairedTTest,
+  type RandomisationTest,
+  randomisationTest,
+  type TTest,
+  winsTiesLosses
+} from "../stats/Paired.js"
+import type { RunCases, RunDescription } from "./RunCases.js"
+
+export interface CompareOptions {
+  /** Comma-separated metric names; default every metric both runs have. */
+  readonly metrics?: string | undefined
+  readonly seed?: number | undefined
+  readonly permutations?: number | undefined
+  readonly resamples?: number | undefined
+  /** Significance level (default 0.05). */
+  readonly alpha?: number | undefined
+}
+
+export type Winner = "A" | "B" | "none" | "disagree" | "too-few"
+
+export interface MetricComparison {
+  readonly metric: string
+  readonly lowerIsBetter: boolean
+  /** Cases with a value in both runs. */
+  readonly n: number
+  /** Cases left out: null or missing in either run. */
+  readonly excluded: number
+  readonly meanA: number | null
+  readonly meanB: number | null
+  /** meanB − meanA (= mean of the per-case differences). */
+  readonly delta: number | null
+  readonly tTest: TTest
+  readonly randomisation: RandomisationTest
+  readonly bootstrap: BootstrapCi
+  readonly wins: number
+  readonly ties: number
+  readonly losses: number
+  readonly winner: Winner
+  readonly verdict: string
+}
+
+export interface Comparison {
+  readonly runA: RunDescription
+  readonly runB: RunDescription
+  /** Cases in both runs. */
+  readonly cases: number
+  readonly seed: number
+  readonly permutations: number
+  readonly resamples: number
+  readonly alpha: number
+  readonly metrics: ReadonlyArray<MetricComparison>
+  /** Metrics present in only one run (not compared). */
+  readonly onlyInA: ReadonlyArray<string>
+  readonly onlyInB: ReadonlyArray<string>
+}
+
+export const defaultSeed = 42
+export const defaultAlpha = 0.05
+
+const lowerIsBetterPattern = /irrelevant|latency|cost|tokens|duration|error/i
+
+/** Whether a smaller value of this metric is the better one (by name; see the module comment). */
+export const lowerIsBetter = (metric: string): boolean => lowerIsBetterPattern.test(metric)
+
+const listSome = (ids: ReadonlyArray<string>, max = 5) =>
+  ids.length <= max ? ids.join(", ") : `${ids.slice(0, max).join(", ")}, … (${ids.length - max} more)`
+
+/** Refuses runs over different cases; returns the shared case ids in A's order. */
+export const pairCases = (a: RunCases, b: RunCases): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+  const onlyA = [...a.cases.keys()].filter((id) => !b.cases.has(id))
+  const onlyB = [...b.cases.keys()].filter((id) => !a.cases.has(id))
+  if (onlyA.length === 0 && onlyB.length === 0) {
+    if (a.cases.size === 0) return Effect.fail(new UsageError({ problem: `run ${a.run.dir} has no cases to compare` }))
+    return Effect.succeed([...a.cases.keys()])
+  }
+  const parts = [
+    onlyA.length > 0 ? `${onlyA.length} case(s) only in A (${listSome(onlyA)})` : "",
+    onlyB.length > 0 ? `${onlyB.length} case(s) only in B (${listSome(onlyB)})` : ""
+  ].filter((p) => p !== "")
+  return Effect.fail(
+    new UsageError({
+      problem: `the runs are over different queries, so they cannot be compared case by case: ${parts.join("; ")}. ` +
+        `Compare runs made on the same test set (and the same --limit).`
+    })
+  )
+}
+
+/** `--metrics` names → metric keys: exact (case-insensitive), or a criterion's last segment (`clarity`). */
+const selectMetrics = (requested: string | undefined, common: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+  if (requested === undefined || requested.trim() === "") return Effect.succeed(common)
+  const chosen: Array<string> = []
+  for (const raw of requested.split(",")) {
+    const name = raw.trim().toLowerCase()
+    if (name === "") continue
+    const exact = common.filter((m) => m.toLowerCase() === name)
+    const matches = exact.length > 0 ? exact : common.filter((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === name)
+    if (matches.length === 0) {
+      return Effect.fail(new UsageError({ problem: `metric "${raw.trim()}" is not in both runs; they have: ${common.join(", ")}` }))
+    }
+    if (matches.length > 1) {
+      return Effect.fail(new UsageError({ problem: `metric "${raw.trim()}" is ambiguous: ${matches.join(", ")}` }))
+    }
+    if (!chosen.includes(matches[0]!)) chosen.push(matches[0]!)
+  }
+  return chosen.length === 0 ? Effect.succeed(common) : Effect.succeed(chosen)
+}
+
+/** p for verdicts: "0.41", "0.003", "< 0.001". */
+export const formatP = (p: number | null): string => {
+  if (p === null) return "n/a"
+  if (p < 0.001) return "< 0.001"
+  if (p < 0.1) return p.toFixed(3)
+  return p.toFixed(2)
+}
+
+/** A signed value with 3 decimals: "+0.062", "−0.010" (ASCII minus). */
+export const formatSigned = (x: number | null): string => (x === null ? "n/a" : `${x >= 0 ? "+" : "-"}${Math.abs(x).toFixed(3)}`)
+
+const pClause = (p: number | null) => (p === null || p < 0.001 ? `p ${formatP(p)}` : `p = ${formatP(p)}`)
+
+const verdictOf = (
+  metric: string,
+  n: number,
+  excluded: number,
+  delta: number | null,
+  t: TTest,
+  r: RandomisationTest,
+  alpha: number,
+  lower: boolean,
+  allTied: boolean
+): { readonly winner: Winner; readonly verdict: string } => {
+  const left = excluded > 0 ? ` [${excluded} case(s) left out: null in a run]` : ""
+  if (n < 2 || t.p === null || r.p === null || delta === null) {
+    return { winner: "too-few", verdict: `not enough paired cases on ${metric} to test (n = ${n})${left}` }
+  }
+  if (allTied) return { winner: "none", verdict: `no difference on ${metric}: equal on all ${n} cases${left}` }
+  const ps = `${pClause(t.p)} (t-test), ${formatP(r.p)} (randomisation)`
+  const tSig = t.p < alpha
+  const rSig = r.p < alpha
+  if (tSig && rSig) {
+    const bBetter = lower ? delta < 0 : delta > 0
+    const winner = bBetter ? "B" : "A"
+    return { winner, verdict: `${winner} is better on ${metric}: ${formatSigned(delta)}, ${ps}${lower ? " (lower is better)" : ""}${left}` }
+  }
+  if (tSig !== rSig) {
+    return { winner: "disagree", verdict: `inconclusive on ${metric}: ${formatSigned(delta)}, ${ps} — the tests disagree at α = ${alpha}${left}` }
+  }
+  return { winner: "none", verdict: `no significant difference on ${metric}: ${formatSigned(delta)}, ${ps}${left}` }
+}
+
+const mean = (xs: ReadonlyArray<number>): number | null => {
+  if (xs.length === 0) return null
+  let s = 0
+  for (const x of xs) s += x
+  return s / xs.length
+}
+
+/** One metric over the paired cases. */
+export const compareMetric = (
+  metric: string,
+  caseIds: ReadonlyArray<string>,
+  a: RunCases,
+  b: RunCases,
+  options: { readonly seed: number; readonly permutations: number; readonly resamples: number; readonly alpha: number }
+): MetricComparison => {
+  const xs: Array<number> = []
+  const ys: Array<number> = []
+  for (const id of caseIds) {
+    const x = a.cases.get(id)?.[metric]
+    const y = b.cases.get(id)?.[metric]
+    if (typeof x === "number" && typeof y === "number") {
+      xs.push(x)
+      ys.push(y)
+    }
+  }
+  const n = xs.length
+  const excluded = caseIds.length - n
+  const tTest = pairedTTest(xs, ys)
+  const randomisation = randomisationTest(xs, ys, { seed: options.seed, permutations: options.permutations })
+  const bootstrap = bootstrapCi(xs, ys, { seed: options.seed, resamples: options.resamples })
+  const wtl = winsTiesLosses(xs, ys)
+  const meanA = mean(xs)
+  const meanB = mean(ys)
+  const delta = meanA === null || meanB === null ? null : meanB - meanA
+  const lower = lowerIsBetter(metric)
+  const { verdict, winner } = verdictOf(metric, n, excluded, delta, tTest, randomisation, options.alpha, lower, n > 0 && wtl.ties === n)
+  return { metric, lowerIsBetter: lower, n, excluded, meanA, meanB, delta, tTest, randomisation, bootstrap, ...wtl, winner, verdict }
+}
+
+/** Pairs the runs' cases and compares every selected metric. */
+export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOptions = {}): Effect.Effect<Comparison, UsageError> =>
+  Effect.gen(function*() {
+    const caseIds = yield* pairCases(a, b)
+    const inB = new Set(b.metrics)
+    const inA = new Set(a.metrics)
+    const common = a.metrics.filter((m) => inB.has(m))
+    if (common.length === 0) {
+      return yield* new UsageError({
+        problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${a.metrics.join(", ") || "none"}; B has: ${b.metrics.join(", ") || "none"}`
+      })
+    }
+    const selected = yield* selectMetrics(options.metrics, common)
+    const settings = {
+      seed: options.seed ?? defaultSeed,
+      permutations: options.permutations ?? defaultPermutations,
+      resamples: options.resamples ?? defaultResamples,
+      alpha: options.alpha ?? defaultAlpha
+    }
+    if (!(settings.alpha > 0 && settings.alpha < 1)) return yield* new UsageError({ problem: `alpha must be between 0 and 1, got ${settings.alpha}` })
+    return {
+      runA: a.run,
+      runB: b.run,
+      cases: caseIds.length,
+      ...settings,
+      metrics: selected.map((metric) => compareMetric(metric, caseIds, a, b, settings)),
+      onlyInA: a.metrics.filter((m) => !inB.has(m)),
+      onlyInB: b.metrics.filter((m) => !inA.has(m))
+    }
+  })
+
+const fmt = (x: number | null, digits = 4) => (x === null ? "n/a" : x.toFixed(digits))
+
+const escapeCell = (s: string) => s.replace(/\|/g, "\\|")
+
+const describeRun = (label: string, r: RunDescription) =>
+  `- **${label}**: \`${r.dir}\` — ${r.pipeline}, run ${r.runId}${r.judge === undefined ? "" : `, judge ${r.judge}`}` +
+  `, iteration${r.iterations.length === 1 ? ` ${r.iterations[0]}` : `s ${r.iterations[0]}–${r.iterations.at(-1)} averaged per case`}` +
+  `${r.status !== undefined && r.status !== "complete" ? ` (status: ${r.status})` : ""}`
+
+/** The comparison as a markdown report: runs, settings, one table row per metric, verdicts. */
+export const comparisonMarkdown = (c: Comparison): string => {
+  const lines: Array<string> = [
+    "# Run comparison (B − A)",
+    "",
+    describeRun("A", c.runA),
+    describeRun("B", c.runB),
+    `- ${c.cases} paired case(s); cases with a null in either run are left out of that metric (column "left out").`,
+    `- Paired t-test (two-sided); sign-flip randomisation test (${c.permutations.toLocaleString("en-US")} permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
+    `95% percentile bootstrap CI of the mean difference (${c.resamples.toLocaleString("en-US")} resamples, seed ${c.seed}); α = ${c.alpha}.`,
+    "- W/T/L: cases where B is higher / equal / lower.",
+    "",
+    "| metric | n | left out | mean A | mean B | Δ (B − A) | 95% CI | p (t-test) | p (randomisation) | W/T/L |",
+    "|---|---:|---:|---:|---:|---:|---|---:|---:|---|"
+  ]
+  for (const m of c.metrics) {
+    const ci = m.bootstrap.lower === null || m.bootstrap.upper === null ? "n/a" : `[${formatSigned(m.bootstrap.lower)}, ${formatSigned(m.bootstrap.upper)}]`
+    lines.push(
+      `| ${escapeCell(m.metric)} | ${m.n} | ${m.excluded} | ${fmt(m.meanA)} | ${fmt(m.meanB)} | ${formatSigned(m.delta)} | ${ci} | ${formatP(m.tTest.p)} | ${formatP(m.randomisation.p)} | ${m.wins}/${m.ties}/${m.losses} |`
+    )
+  }
+  lines.push("", "## Verdicts", "", ...c.metrics.map((m) => `- ${m.verdict}`))
+  if (c.onlyInA.length > 0 || c.onlyInB.length > 0) {
+    lines.push("", "Not compared (in one run only): " + [
+      c.onlyInA.length > 0 ? `A: ${c.onlyInA.join(", ")}` : "",
+      c.onlyInB.length > 0 ? `B: ${c.onlyInB.join(", ")}` : ""
+    ].filter((p) => p !== "").join("; "))
+  }
+  return lines.join("\n") + "\n"
+}
+
+/** JSON has no ±Infinity: a t of ±∞ (zero variance, constant shift) is written as a string. */
+const jsonNumber = (x: number | null): number | string | null => (x === null || Number.isFinite(x) ? x : String(x))
+
+/** The comparison as JSON-ready data. */
+export const comparisonJson = (c: Comparison) => ({
+  runA: c.runA,
+  runB: c.runB,
+  cases: c.cases,
+  seed: c.seed,
+  permutations: c.permutations,
+  resamples: c.resamples,
+  alpha: c.alpha,
+  metrics: c.metrics.map((m) => ({
+    metric: m.metric,
+    lowerIsBetter: m.lowerIsBetter,
+    n: m.n,
+    excluded: m.excluded,
+    meanA: m.meanA,
+    meanB: m.meanB,
+    delta: m.delta,
+    tTest: { t: jsonNumber(m.tTest.t), df: m.tTest.df, sd: m.tTest.sdDifference, p: m.tTest.p },
+    randomisation: { p: m.randomisation.p, permutations: m.randomisation.permutations, exact: m.randomisation.exact },
+    bootstrap: { level: m.bootstrap.level, lower: m.bootstrap.lower, upper: m.bootstrap.upper, resamples: m.bootstrap.resamples },
+    wins: m.wins,
+    ties: m.ties,
+    losses: m.losses,
+    winner: m.winner,
+    verdict: m.verdict
+  })),
+  onlyInA: c.onlyInA,
+  onlyInB: c.onlyInB
+})

@@ -1,0 +1,296 @@
+/**
+ * `rag-eval compare`, in-process: fake run directories (manifest + records files) with known
+ * differences, and two real rag-answers runs (heuristic judge) on the same questions.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Command } from "@effect/cli"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { vi } from "vitest"
+import { compare, compareCommand } from "../../src/commands/Compare.js"
+import { formatP, formatSigned, lowerIsBetter } from "../../src/compare/Comparison.js"
+import { recordMetrics } from "../../src/compare/RunCases.js"
+import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
+
+type Rec = Record<string, unknown>
+
+/** Writes out/<pipeline>/<runId>/ with a manifest and one records file per iteration. */
+const writeRun = (root: string, runId: string, iterations: ReadonlyArray<ReadonlyArray<Rec>>, pipeline = "rag-answers") => {
+  const dir = Path.join(root, pipeline, runId)
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(
+    Path.join(dir, "manifest.json"),
+    JSON.stringify({ tool: "rag-eval", runId, pipeline: { name: pipeline }, iterations: iterations.length, status: "complete", judge: { label: "fake judge" } })
+  )
+  iterations.forEach((records, i) =>
+    fs.writeFileSync(Path.join(dir, `records-iteration-${i + 1}.jsonl`), records.map((r) => JSON.stringify(r)).join("\n") + "\n")
+  )
+  return dir
+}
+
+const dim = (criterion: string, normalised: number | null) => ({ criterion, name: criterion, score: normalised, normalised })
+
+/** A rubric record: groundedness and clarity dimensions and a composite. */
+const rubric = (caseId: string, groundedness: number | null, clarity: number | null, iteration = 1): Rec => ({
+  caseId,
+  ordinal: Number(caseId.slice(1)),
+  line: 2,
+  iteration,
+  failed: 0,
+  question: "q",
+  dimensions: [dim("rag-answers/groundedness", groundedness), dim("rag-answers/clarity", clarity)],
+  composite: groundedness === null || clarity === null ? null : (groundedness + clarity) / 2,
+  tokens: { input: 0, output: 0 }
+})
+
+// 20 cases: B's groundedness is A's + 0.25 on 18 cases and equal on 2; clarity identical.
+const ids = Array.from({ length: 20 }, (_, i) => `c${i + 1}`)
+const baseG = ids.map((_, i) => [0, 0.25, 0.5][i % 3]!)
+const clarity = ids.map((_, i) => [0.5, 0.75, 1][i % 3]!)
+const runA = ids.map((id, i) => rubric(id, baseG[i]!, clarity[i]!))
+const runB = ids.map((id, i) => rubric(id, i < 2 ? baseG[i]! : baseG[i]! + 0.25, clarity[i]!))
+
+describe("recordMetrics: per-case numeric fields, read generically", () => {
+  it("rubric records: each dimension's normalised score and the composite; bookkeeping fields are not metrics", () => {
+    expect(recordMetrics(rubric("c1", 0.5, null))).toEqual({ "rag-answers/groundedness": 0.5, "rag-answers/clarity": null, composite: null })
+  })
+
+  it("answer-synthesis records: faithfulness, completeness, overall (not their normalised copies or the composite)", () => {
+    const record = {
+      caseId: "s1",
+      iteration: 1,
+      dimensions: [dim("answer-synthesis/faithfulness", 0.8), dim("answer-synthesis/completeness", 0.6)],
+      composite: 0.7,
+      faithfulness: 4,
+      completeness: 3,
+      overall: 3.5,
+      pass: false
+    }
+    expect(recordMetrics(record)).toEqual({ faithfulness: 4, completeness: 3, overall: 3.5 })
+  })
+
+  it("retrieval records (GradedRecord): the metrics object; failure counts, tokens and latency are not metrics", () => {
+    const graded = {
+      caseId: "q1",
+      ordinal: 0,
+      line: 2,
+      iteration: 1,
+      query: "q",
+      hits: [{ id: "h1", rank: 1, grade: 3, latencyMs: 5 }],
+      metrics: { "ndcg@5": 0.9, "p@5": 0.2, averageRelevance: null },
+      flagged: [],
+      failedJudgments: 1,
+      tokens: { input: 10, output: 2 },
+      latency: { total: 12 }
+    }
+    expect(recordMetrics(graded)).toEqual({ "ndcg@5": 0.9, "p@5": 0.2, averageRelevance: null })
+    expect(recordMetrics({ ...graded, metrics: null })).toEqual({})
+  })
+
+  it("other shapes: top-level per-query values and a nested metrics object", () => {
+    expect(recordMetrics({ caseId: "r1", totalCourses: 10, irrelevantRate: 0.2, metrics: { "ndcg@10": 0.7, "p@5": 0.4, name: "x" }, judged: [1, 2] }))
+      .toEqual({ totalCourses: 10, irrelevantRate: 0.2, "ndcg@10": 0.7, "p@5": 0.4 })
+  })
+})
+
+describe("rag-eval compare", () => {
+  it.effect("detects a known difference and reports no difference where there is none", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runA])
+      const b = writeRun(root, "b", [runB])
+      const { comparison, report } = yield* compare({ runA: a, runB: b })
+      expect(comparison.cases).toBe(20)
+      expect(comparison.metrics.map((m) => m.metric)).toEqual(["rag-answers/groundedness", "rag-answers/clarity", "composite"])
+      const g = comparison.metrics[0]!
+      expect(g.n).toBe(20)
+      expect(g.excluded).toBe(0)
+      expect(g.delta).toBeCloseTo(18 * 0.25 / 20, 12)
+      expect(g.meanB! - g.meanA!).toBeCloseTo(0.225, 12)
+      expect([g.wins, g.ties, g.losses]).toEqual([18, 2, 0])
+      expect(g.winner).toBe("B")
+      expect(g.tTest.p!).toBeLessThan(1e-6)
+      // 18 equal non-zero differences: only the 2 × 2² all-same-sign vectors reach |Σ|, far fewer than 1 in 10,000.
+      expect(g.randomisation.p).toBe(1 / 10_001)
+      expect(g.bootstrap.lower!).toBeGreaterThan(0.15)
+      expect(g.bootstrap.upper!).toBeLessThanOrEqual(0.25)
+      expect(g.verdict).toBe("B is better on rag-answers/groundedness: +0.225, p < 0.001 (t-test), < 0.001 (randomisation)")
+      const c = comparison.metrics[1]!
+      expect(c.winner).toBe("none")
+      expect(c.verdict).toBe("no difference on rag-answers/clarity: equal on all 20 cases")
+      expect(report).toContain("| rag-answers/groundedness | 20 | 0 | 0.2375 | 0.4625 | +0.225 | [+0.188, +0.250] | < 0.001 | < 0.001 | 18/2/0 |")
+      expect(report).toContain("- B is better on rag-answers/groundedness")
+    }))
+
+  it.effect("is reproducible with a seed; another seed moves only the randomised numbers", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      // Mixed differences so the Monte Carlo p is not at its floor.
+      const noisyB = ids.map((id, i) => rubric(id, Math.min(1, Math.max(0, baseG[i]! + [0.25, -0.25, 0.5, 0, 0.25][i % 5]!)), clarity[i]!))
+      const a = writeRun(root, "a", [runA])
+      const b = writeRun(root, "b", [noisyB])
+      const one = yield* compare({ runA: a, runB: b, metrics: "groundedness", format: "json" })
+      const two = yield* compare({ runA: a, runB: b, metrics: "groundedness", format: "json" })
+      expect(two.report).toBe(one.report)
+      const other = yield* compare({ runA: a, runB: b, metrics: "groundedness", seed: 7 })
+      const [m1, m7] = [one.comparison.metrics[0]!, other.comparison.metrics[0]!]
+      expect(m7.tTest).toEqual(m1.tTest)
+      expect(m7.randomisation.p).not.toBe(m1.randomisation.p)
+      expect(Math.abs(m7.randomisation.p! - m1.randomisation.p!)).toBeLessThan(0.02)
+      const json = JSON.parse(one.report)
+      expect(json.seed).toBe(42)
+      expect(json.metrics[0]).toMatchObject({ metric: "rag-answers/groundedness", n: 20, randomisation: { permutations: 10_000, exact: false } })
+    }))
+
+  it.effect("leaves out cases with a null in either run, and says how many", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const withNull = runA.map((r, i) => (i === 3 ? rubric(ids[i]!, null, clarity[i]!) : r))
+      const a = writeRun(root, "a", [withNull])
+      const b = writeRun(root, "b", [runB])
+      const { comparison, report } = yield* compare({ runA: a, runB: b, metrics: "groundedness,composite" })
+      for (const m of comparison.metrics) {
+        expect(m.n).toBe(19)
+        expect(m.excluded).toBe(1)
+        expect(m.verdict).toContain("[1 case(s) left out: null in a run]")
+      }
+      expect(report).toContain("| rag-answers/groundedness | 19 | 1 |")
+    }))
+
+  it.effect("refuses runs over different queries, listing ids only in one", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runA])
+      const b = writeRun(root, "b", [[...runB.filter((r) => r["caseId"] !== "c3"), rubric("c99", 1, 1)]])
+      const error = yield* Effect.flip(compare({ runA: a, runB: b }))
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain("different queries")
+      expect(error.message).toContain("1 case(s) only in A (c3)")
+      expect(error.message).toContain("1 case(s) only in B (c99)")
+      const fewer = writeRun(root, "fewer", [runB.slice(0, 5)])
+      const limited = yield* Effect.flip(compare({ runA: a, runB: fewer }))
+      expect(limited.message).toContain("15 case(s) only in A (c6, c7, c8, c9, c10, … (10 more))")
+    }))
+
+  it.effect("averages iterations per case by default; --iteration picks one", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runA, runA.map((r) => ({ ...r, iteration: 2 }))])
+      // B: iteration 1 like A, iteration 2 +0.5 on every case → mean +0.25.
+      const b = writeRun(root, "b", [runA, ids.map((id, i) => rubric(id, baseG[i]! + 0.5, clarity[i]!, 2))])
+      const averaged = yield* compare({ runA: a, runB: b, metrics: "groundedness" })
+      expect(averaged.comparison.runB.iterations).toEqual([1, 2])
+      expect(averaged.comparison.metrics[0]!.delta).toBeCloseTo(0.25, 12)
+      const first = yield* compare({ runA: a, runB: b, metrics: "groundedness", iteration: 1 })
+      expect(first.comparison.metrics[0]!.delta).toBe(0)
+      const second = yield* compare({ runA: a, runB: b, metrics: "groundedness", iteration: 2 })
+      expect(second.comparison.metrics[0]!.delta).toBeCloseTo(0.5, 12)
+      const bad = yield* Effect.flip(compare({ runA: a, runB: b, iteration: 3 }))
+      expect(bad.message).toContain("iteration(s) 1–2")
+    }))
+
+  it.effect("retrieval-shaped records: per-query fields; lower-is-better names reverse the verdict", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const rec = (id: string, ndcg: number, irrelevant: number) => ({ caseId: id, metrics: { "ndcg@10": ndcg }, irrelevantRate: irrelevant })
+      const a = writeRun(root, "a", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.4 + (i % 3) * 0.05))], "course-retrieval")
+      const b = writeRun(root, "b", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.2 + (i % 3) * 0.05 + (i % 2) * 0.01))], "course-retrieval")
+      const { comparison } = yield* compare({ runA: a, runB: b })
+      expect(comparison.metrics.map((m) => m.metric)).toEqual(["irrelevantRate", "ndcg@10"])
+      const irr = comparison.metrics[0]!
+      expect(irr.lowerIsBetter).toBe(true)
+      expect(irr.delta!).toBeLessThan(0)
+      expect(irr.winner).toBe("B")
+      expect(irr.verdict).toMatch(/^B is better on irrelevantRate: -0\.195, .* \(lower is better\)$/)
+      expect(lowerIsBetter("latencyMs")).toBe(true)
+      expect(lowerIsBetter("ndcg@10")).toBe(false)
+    }))
+
+  it.effect("--metrics: by full or short name; an unknown name lists what both runs have", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runA])
+      const b = writeRun(root, "b", [runB])
+      const picked = yield* compare({ runA: a, runB: b, metrics: "composite, rag-answers/clarity" })
+      expect(picked.comparison.metrics.map((m) => m.metric)).toEqual(["composite", "rag-answers/clarity"])
+      const error = yield* Effect.flip(compare({ runA: a, runB: b, metrics: "ndcg@10" }))
+      expect(error.message).toBe("metric \"ndcg@10\" is not in both runs; they have: rag-answers/groundedness, rag-answers/clarity, composite")
+    }))
+
+  it.effect("bad run directories: missing → InputError, no manifest → UsageError, a bad record line → file and line", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runA])
+      const missing = Path.join(root, "nope")
+      expect(yield* Effect.flip(compare({ runA: a, runB: missing }))).toMatchObject({ _tag: "InputError", file: missing })
+      const empty = Path.join(root, "empty")
+      fs.mkdirSync(empty)
+      const notRun = yield* Effect.flip(compare({ runA: empty, runB: a }))
+      expect(notRun._tag).toBe("UsageError")
+      expect(notRun.message).toContain("no manifest.json")
+      const broken = writeRun(root, "broken", [runB])
+      const records = Path.join(broken, "records-iteration-1.jsonl")
+      fs.appendFileSync(records, "{not json\n")
+      expect(yield* Effect.flip(compare({ runA: a, runB: broken }))).toMatchObject({ _tag: "InputError", file: records, line: 21 })
+      const noRecords = writeRun(root, "gone", [runB])
+      fs.rmSync(Path.join(noRecords, "records-iteration-1.jsonl"))
+      expect(yield* Effect.flip(compare({ runA: a, runB: noRecords }))).toMatchObject({ _tag: "InputError", file: Path.join(noRecords, "records-iteration-1.jsonl") })
+    }))
+
+  it("formats p-values and deltas for verdicts", () => {
+    expect([formatP(0.41), formatP(0.0034), formatP(0.00002), formatP(null)]).toEqual(["0.41", "0.003", "< 0.001", "n/a"])
+    expect([formatSigned(0.0623), formatSigned(-0.01), formatSigned(0)]).toEqual(["+0.062", "-0.010", "+0.000"])
+  })
+
+  it.effect("two real rag-answers runs on the same questions: the worse answers lose on groundedness; the Command writes --output", () =>
+    Effect.gen(function*() {
+      const out = tempDir("rag-eval-compare-real-")
+      const sample = Path.join(repoRoot, "test-sets/rag-answers/sample.csv")
+      // Same questions, history and fragments; each answer replaced by one that ignores the fragments.
+      const worse = Path.join(out, "worse.json")
+      const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
+      const a = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out })
+      const cases = yield* Effect.sync(() => {
+        const records = fs.readFileSync(Path.join(a.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec)
+        return records.map((r) => {
+          const source = r["source"] as Record<string, string>
+          return { ...source, "Assistant Answer": "Bananas are a good source of potassium and grow in warm tropical climates." }
+        })
+      })
+      fs.writeFileSync(worse, JSON.stringify(cases))
+      const b = yield* runWith(pipeline, HeuristicJudge.layer, { input: worse, outRoot: out })
+      const { comparison } = yield* compare({ runA: a.info.runDir, runB: b.info.runDir })
+      expect(comparison.cases).toBe(12)
+      const grounded = comparison.metrics.find((m) => m.metric === "rag-answers/groundedness")!
+      expect(grounded.delta!).toBeLessThan(0)
+      expect(grounded.winner).toBe("A")
+      expect(grounded.verdict).toMatch(/^A is better on rag-answers\/groundedness: -0\.\d{3}, p = 0\.\d{3} \(t-test\)/)
+
+      const report = Path.join(out, "comparison.md")
+      const logged: Array<string> = []
+      const log = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
+        logged.push(args.map(String).join(" "))
+      })
+      yield* Command.run(compareCommand, { name: "rag-eval", version: "0.0.0" })([
+        "node",
+        "rag-eval",
+        a.info.runDir,
+        b.info.runDir,
+        "--metrics",
+        "groundedness,composite",
+        "--output",
+        report,
+        "--seed",
+        "3"
+      ]).pipe(Effect.provide(NodeContext.layer), Effect.ensuring(Effect.sync(() => log.mockRestore())))
+      // 12 cases: 2¹² sign vectors are enumerated, so the other seed gives the same verdict.
+      expect(logged[0]).toBe(grounded.verdict)
+      expect(logged.at(-1)).toBe(`wrote ${report}`)
+      const markdown = fs.readFileSync(report, "utf8")
+      expect(markdown).toContain("| rag-answers/groundedness | 12 | 0 |")
+      expect(markdown).toContain("seed 3")
+    }))
+})
