@@ -17,6 +17,8 @@ import { parseColumnMapping } from "./load/CaseMapping.js"
 import * as Progress from "./report/Progress.js"
 import { defaultFormats, layer as reportersLayer, parseFormats } from "./report/Reporter.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
+import { compareCommand } from "./commands/Compare.js"
+import { trecCommand } from "./commands/Trec.js"
 import { reportRun } from "./ReportCommand.js"
 import * as TestSet from "./testset/BuildTestSet.js"
 import { VERSION } from "./version.js"
@@ -215,7 +217,7 @@ const buildTestSetCommand = Command.make(
 
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand])
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
