@@ -24,7 +24,7 @@ import { scanInput } from "../load/Rows.js"
 import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
 import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
-import { JudgmentJournal } from "../store/JudgmentJournal.js"
+import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
 import type { Pipeline, RunInfo } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 
@@ -259,7 +259,8 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const { judge, retriever, rubrics, info } = yield* prepare(pipeline, options)
     const cache = yield* JudgmentCache
     const journalPath = Path.join(info.runDir, "judgments.jsonl")
-    const done = new Set<string>(options.fresh || !fs.existsSync(journalPath) ? [] : yield* readJournalKeys(journalPath))
+    // Read as a run reads it, so a torn last line counts as not done here either.
+    const done = new Set<string>(options.fresh || !fs.existsSync(journalPath) ? [] : (yield* readJournal(journalPath)).done.keys())
     let calls = 0
     let alreadyDone = 0
     let inputTokens = 0
@@ -291,16 +292,6 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       cost: cost(tokens, options.price),
       runDir: info.runDir
     } satisfies Estimate
-  })
-
-const readJournalKeys = (path: string) =>
-  Effect.sync(() => {
-    const keys: Array<string> = []
-    for (const line of fs.readFileSync(path, "utf8").split("\n")) {
-      const m = /^\{"key":"([^"]+)"/.exec(line)
-      if (m !== null) keys.push(m[1]!)
-    }
-    return keys
   })
 
 export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>

@@ -19,6 +19,8 @@ const decode = Schema.decodeUnknownOption(Schema.parseJson(Judgment))
 
 export const makeFile = (dir: string): JudgmentCache["Type"] => {
   const shards = new Map<string, Map<string, Judgment>>()
+  /** Shards whose file ends in a torn line (a crash mid-append): the next append starts a new line. */
+  const torn = new Set<string>()
   let writable = true
   const shardOf = (key: string) => {
     const id = key.slice(0, 2)
@@ -27,7 +29,9 @@ export const makeFile = (dir: string): JudgmentCache["Type"] => {
       shard = new Map()
       const path = Path.join(dir, `${id}.jsonl`)
       if (fs.existsSync(path)) {
-        for (const line of fs.readFileSync(path, "utf8").split("\n")) {
+        const text = fs.readFileSync(path, "utf8")
+        if (text !== "" && !text.endsWith("\n")) torn.add(id)
+        for (const line of text.split("\n")) {
           if (line === "") continue
           const j = decode(line)
           if (Option.isSome(j)) shard.set(j.value.key, j.value)
@@ -47,7 +51,8 @@ export const makeFile = (dir: string): JudgmentCache["Type"] => {
         if (!writable) return
         try {
           fs.mkdirSync(dir, { recursive: true })
-          fs.appendFileSync(Path.join(dir, `${id}.jsonl`), JSON.stringify(judgment) + "\n")
+          fs.appendFileSync(Path.join(dir, `${id}.jsonl`), (torn.has(id) ? "\n" : "") + JSON.stringify(judgment) + "\n")
+          torn.delete(id)
         } catch {
           // A read-only cache still serves reads; the run's journal is the record that matters.
           writable = false
