@@ -4,6 +4,7 @@
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { Console, Data, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "./domain/Errors.js"
 import { judgeLayer, PROVIDERS, type ProviderName } from "./JudgeLayer.js"
@@ -144,7 +145,7 @@ const runCommand = Command.make(
           `  judge calls:       ${e.calls.toLocaleString("en-US")}${e.alreadyDone > 0 ? ` (${e.alreadyDone.toLocaleString("en-US")} more already in the journal or cache)` : ""}`,
           `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${150} output tokens a call)`,
           `  estimated cost:    ${formatUsd(e.cost.usd)}`,
-          `  run directory:     ${displayPath(e.runDir)} (not created)`
+          `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
         ].join("\n"))
         return
       }

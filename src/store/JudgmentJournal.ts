@@ -28,7 +28,7 @@ export class JudgmentJournal extends Context.Tag("rag-eval/JudgmentJournal")<Jud
 
 const decodeJudgment = Schema.decodeUnknownEither(Schema.parseJson(Judgment))
 
-export const readJournal = (path: string): Effect.Effect<{ done: Map<string, Judgment>; tornLines: number; bytes: number }, InputError> =>
+export const readJournal = (path: string): Effect.Effect<{ done: Map<string, Judgment>; tornLines: number; validBytes: number }, InputError> =>
   Effect.try({
     try: () => fs.existsSync(path) ? fs.readFileSync(path, "utf8") : "",
     catch: (e) => new InputError({ file: path, problem: `cannot read journal: ${(e as Error).message}` })
@@ -54,20 +54,60 @@ export const readJournal = (path: string): Effect.Effect<{ done: Map<string, Jud
         return Effect.fail(new InputError({ file: path, line, problem: "journal line is not a judgment; the journal is damaged (use --fresh to start over)" }))
       }
     }
-    return Effect.succeed({ done, tornLines, bytes: Buffer.byteLength(text) })
+    // Bytes up to the end of the last complete line: where a torn tail is cut.
+    const validBytes = tornLines === 0 ? Buffer.byteLength(text) : Buffer.byteLength(text.slice(0, text.lastIndexOf("\n") + 1))
+    return Effect.succeed({ done, tornLines, validBytes })
   }))
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * One process per run directory: `.lock` holds the owner's pid, taken over when that process is
+ * gone (a crash leaves it behind) and removed when the run's scope closes.
+ */
+const lockRun = (runDir: string) => {
+  const path = Path.join(runDir, ".lock")
+  return Effect.acquireRelease(
+    Effect.suspend(() => {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          const fd = fs.openSync(path, "wx")
+          fs.writeSync(fd, String(process.pid))
+          fs.closeSync(fd)
+          return Effect.void
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+            return Effect.fail(new OutputError({ path, problem: `cannot lock the run: ${(e as Error).message}` }))
+          }
+          const owner = Number.parseInt(fs.readFileSync(path, "utf8"), 10)
+          if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) {
+            return Effect.fail(new OutputError({ path: runDir, problem: `this run is in use by process ${owner}; wait for it or stop it first` }))
+          }
+          fs.rmSync(path, { force: true })
+        }
+      }
+      return Effect.fail(new OutputError({ path, problem: "cannot lock the run" }))
+    }),
+    () => Effect.sync(() => fs.rmSync(path, { force: true }))
+  )
+}
 
 const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
   Effect.gen(function*() {
     const path = Path.join(runDir, "judgments.jsonl")
-    const previous = options.fresh ? { done: new Map<string, Judgment>(), tornLines: 0, bytes: 0 } : yield* readJournal(path)
+    yield* lockRun(runDir)
+    const previous = options.fresh ? { done: new Map<string, Judgment>(), tornLines: 0, validBytes: 0 } : yield* readJournal(path)
     const fd = yield* Effect.try({
       try: () => {
-        if (previous.tornLines > 0) {
-          // Cut the torn tail so the next append starts on a fresh line.
-          const text = fs.readFileSync(path, "utf8")
-          fs.writeFileSync(path, text.slice(0, text.lastIndexOf("\n") + 1))
-        }
+        // Cut the torn tail (constant time) so the next append starts on a fresh line.
+        if (previous.tornLines > 0) fs.truncateSync(path, previous.validBytes)
         return fs.openSync(path, options.fresh ? "w" : "a")
       },
       catch: (e) => new OutputError({ path, problem: `cannot write the journal: ${(e as Error).message}` })

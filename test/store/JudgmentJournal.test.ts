@@ -64,4 +64,19 @@ describe("JudgmentJournal (file)", () => {
       yield* j.append([judgment("z")])
       expect(fs.readFileSync(Path.join(dir, "judgments.jsonl"), "utf8").trim().split("\n")).toHaveLength(1)
     }).pipe(Effect.provide(layerFile)))
+
+  it.effect("a run directory in use by another live process is refused; a stale lock is taken over", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const journals = yield* JudgmentJournal
+      fs.writeFileSync(Path.join(dir, ".lock"), String(process.ppid))
+      const error = yield* Effect.flip(Effect.scoped(journals.open(dir, { fresh: false })))
+      expect(error._tag).toBe("OutputError")
+      expect(error.message).toContain(`in use by process ${process.ppid}`)
+      fs.writeFileSync(Path.join(dir, ".lock"), "999999999")
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* journals.open(dir, { fresh: false })
+        expect(fs.readFileSync(Path.join(dir, ".lock"), "utf8")).toBe(String(process.pid))
+      }))
+    }).pipe(Effect.provide(layerFile)))
 })
