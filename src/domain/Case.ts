@@ -28,4 +28,35 @@ export interface EvalCase {
   readonly passages: ReadonlyArray<Passage>
   /** The input row/object as read, passed through to reports (CSV keeps the input columns). */
   readonly source: Readonly<Record<string, unknown>>
+  /** Gold evidence spans (retrieval evaluated against ground truth, SPEC §2.5). */
+  readonly gold?: ReadonlyArray<string> | undefined
+  /** How the retrieve stage went: latency, usage, what the parameters dropped, or why it failed. */
+  readonly retrieval?: RetrievalInfo | undefined
+}
+
+/** Why a live retrieval failed (see `retrieval/RetrievalError.ts`). */
+export type RetrievalFailureKind = "timeout" | "status" | "json" | "shape" | "network"
+
+/**
+ * Measurements of the system under test for one case: taken by a live retriever, or carried by the
+ * input (a log's latency and token counts). A failed retrieval is not an error of the run: the case
+ * keeps `passages: []`, `status: "failed"` and the error, and its metrics are unknown (never 0).
+ */
+export interface RetrievalInfo {
+  /** Retriever name (`precomputed`, `http`, `bm25`). */
+  readonly retriever: string
+  readonly status: "ok" | "failed"
+  readonly error?: { readonly kind: RetrievalFailureKind; readonly message: string; readonly status?: number | undefined } | undefined
+  /** End-to-end latency of the query, ms: measured around a live call, or the input's total. */
+  readonly latencyMs?: number | undefined
+  /** Sub-spans in ms (`retrieve`, `rerank`, `generate`…): from the input or the endpoint's timings. */
+  readonly spans?: Readonly<Record<string, number>> | undefined
+  /** Tokens the system spent on this query (LLM generation, paid reranker), when reported. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
+  /** Hits returned before the score threshold and top-k were applied. */
+  readonly candidates?: number | undefined
+  /** Hits dropped for a score below the threshold. */
+  readonly belowThreshold?: number | undefined
+  /** Hits dropped beyond top-k. */
+  readonly beyondTopK?: number | undefined
 }
