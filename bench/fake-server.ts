@@ -1,0 +1,73 @@
+/**
+ * The fake OpenAI-compatible server (test/support/FakeOpenAi.ts) in its own process, so its CPU
+ * does not compete with the runner's event loop. Started by bench/run.ts with an IPC channel:
+ *
+ *   node --import tsx bench/fake-server.ts [latencyMs]
+ *
+ * prints `{"url": …}` as one line on stdout once listening, then answers IPC messages:
+ *   { cmd: "set", latencyMs }  → change the reply latency
+ *   { cmd: "reset" }           → zero the counters and the first/last timestamps
+ *   { cmd: "stats" }           → { calls, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional)
+ *
+ * Timestamps are taken at the server through node:http's diagnostics channels: the first
+ * `http.server.request.start` and the last `http.server.response.finish` since the last reset.
+ */
+import * as diagnostics from "node:diagnostics_channel"
+import { performance } from "node:perf_hooks"
+import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
+
+const now = () => performance.timeOrigin + performance.now()
+
+let first: number | undefined
+let last: number | undefined
+let requests = 0
+let responses = 0
+let cpu = process.cpuUsage()
+
+diagnostics.subscribe("http.server.request.start", () => {
+  requests++
+  if (first === undefined) first = now()
+})
+diagnostics.subscribe("http.server.response.finish", () => {
+  responses++
+  last = now()
+})
+
+const latencyMs = Number(process.argv[2] ?? "0")
+const fake = await FakeOpenAi.start({ latencyMs, record: false })
+
+process.on("message", (message: { cmd: string; latencyMs?: number; id?: number }) => {
+  switch (message.cmd) {
+    case "set":
+      fake.setBehaviour({ latencyMs: message.latencyMs ?? 0 })
+      process.send?.({ id: message.id, ok: true })
+      break
+    case "reset":
+      fake.reset()
+      first = undefined
+      last = undefined
+      requests = 0
+      responses = 0
+      cpu = process.cpuUsage()
+      process.send?.({ id: message.id, ok: true })
+      break
+    case "stats": {
+      const used = process.cpuUsage(cpu)
+      process.send?.({
+        id: message.id,
+        calls: fake.calls,
+        requests,
+        responses,
+        firstRequestMs: first,
+        lastResponseMs: last,
+        cpuMs: (used.user + used.system) / 1000
+      })
+      break
+    }
+  }
+})
+process.on("disconnect", () => {
+  void fake.close().then(() => process.exit(0))
+})
+
+process.stdout.write(JSON.stringify({ url: fake.url, pid: process.pid }) + "\n")
