@@ -3,7 +3,7 @@
  * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
-import { Console, Data, Effect, Layer, Option } from "effect"
+import { Console, Data, Effect, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "./domain/Errors.js"
@@ -75,9 +75,65 @@ const prices = Options.text("prices").pipe(Options.withDescription("JSON price t
 const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
 const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
 
+/**
+ * Retrieval settings. Pipelines read them from the environment (so the same pipeline file works
+ * when driven by env vars alone); a flag sets its variable before the pipeline is loaded.
+ */
+const retrievalFlags = {
+  retriever: Options.choice("retriever", ["precomputed", "http", "bm25"]).pipe(Options.withDescription("Retriever for retrieval pipelines: hits in the test set (default), an HTTP search endpoint, or an embedded BM25 index over --corpus [RAG_EVAL_RETRIEVER]"), Options.optional),
+  topK: Options.integer("top-k").pipe(Options.withDescription("Keep the first N hits of each query [RAG_TOP_K]"), Options.optional),
+  scoreThreshold: Options.float("score-threshold").pipe(Options.withDescription("Drop hits scoring below this before evaluation [RAG_SCORE_THRESHOLD]"), Options.optional),
+  prefetchLimit: Options.integer("prefetch-limit").pipe(Options.withDescription("Hybrid/BM25 prefetch size, recorded and sent to http [HYBRID_PREFETCH_LIMIT]"), Options.optional),
+  rerankTopN: Options.integer("rerank-top-n").pipe(Options.withDescription("Candidates the reranker re-scores, recorded and sent to http [RERANK_TOP_N]"), Options.optional),
+  searchUrl: Options.text("search-url").pipe(Options.withDescription("--retriever http: the search endpoint to POST each query to [RAG_EVAL_SEARCH_URL]"), Options.optional),
+  searchBody: Options.text("search-body").pipe(Options.withDescription("--retriever http: JSON body template, e.g. {\"query\": \"{{query}}\", \"top_k\": {{topK}}} [RAG_EVAL_SEARCH_BODY]"), Options.optional),
+  hitsPath: Options.text("hits-path").pipe(Options.withDescription("--retriever http: JSON path of the hit list in the response, e.g. result.hits [RAG_EVAL_HITS_PATH]"), Options.optional),
+  hitId: Options.text("hit-id").pipe(Options.withDescription("--retriever http: field of a hit's id [RAG_EVAL_HIT_ID]"), Options.optional),
+  hitText: Options.text("hit-text").pipe(Options.withDescription("--retriever http: field of a hit's text [RAG_EVAL_HIT_TEXT]"), Options.optional),
+  hitScore: Options.text("hit-score").pipe(Options.withDescription("--retriever http: field of a hit's score [RAG_EVAL_HIT_SCORE]"), Options.optional),
+  searchTimeout: Options.float("search-timeout").pipe(Options.withDescription("--retriever http: timeout per search, seconds [RAG_EVAL_SEARCH_TIMEOUT]"), Options.optional),
+  searchRetries: Options.integer("search-retries").pipe(Options.withDescription("--retriever http: retries of a failed search [RAG_EVAL_SEARCH_RETRIES]"), Options.optional),
+  searchToken: Options.redacted("search-token").pipe(Options.withDescription("--retriever http: bearer token for the search endpoint, never recorded [RAG_EVAL_SEARCH_TOKEN]"), Options.optional),
+  corpus: Options.text("corpus").pipe(Options.withDescription("--retriever bm25: corpus JSONL of {id, text} [RAG_EVAL_CORPUS]"), Options.optional),
+  fuzzyThreshold: Options.float("fuzzy-threshold").pipe(Options.withDescription("evidence-retrieval: similarity at which a chunk covers a gold span (default 0.7) [RAG_EVAL_FUZZY_THRESHOLD]"), Options.optional),
+  pricePer1k: Options.float("price-per-1k").pipe(Options.withDescription("evidence-retrieval: USD per 1K tokens for the cost report [RAG_EVAL_PRICE_PER_1K]"), Options.optional),
+  fields: Options.text("fields").pipe(Options.withDescription("search-relevance: hit fields the judge sees, e.g. text,title (a case's eval.fields wins) [RAG_EVAL_FIELDS]"), Options.optional)
+}
+
+const retrievalEnv: Readonly<Record<keyof typeof retrievalFlags, string>> = {
+  retriever: "RAG_EVAL_RETRIEVER",
+  topK: "RAG_TOP_K",
+  scoreThreshold: "RAG_SCORE_THRESHOLD",
+  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
+  rerankTopN: "RERANK_TOP_N",
+  searchUrl: "RAG_EVAL_SEARCH_URL",
+  searchBody: "RAG_EVAL_SEARCH_BODY",
+  hitsPath: "RAG_EVAL_HITS_PATH",
+  hitId: "RAG_EVAL_HIT_ID",
+  hitText: "RAG_EVAL_HIT_TEXT",
+  hitScore: "RAG_EVAL_HIT_SCORE",
+  searchTimeout: "RAG_EVAL_SEARCH_TIMEOUT",
+  searchRetries: "RAG_EVAL_SEARCH_RETRIES",
+  searchToken: "RAG_EVAL_SEARCH_TOKEN",
+  corpus: "RAG_EVAL_CORPUS",
+  fuzzyThreshold: "RAG_EVAL_FUZZY_THRESHOLD",
+  pricePer1k: "RAG_EVAL_PRICE_PER_1K",
+  fields: "RAG_EVAL_FIELDS"
+}
+
+const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
+  Effect.sync(() => {
+    for (const key of Object.keys(retrievalEnv) as Array<keyof typeof retrievalFlags>) {
+      const value = flags[key]
+      if (Option.isSome(value)) {
+        process.env[retrievalEnv[key]] = Redacted.isRedacted(value.value) ? Redacted.value(value.value) : String(value.value)
+      }
+    }
+  })
+
 const runCommand = Command.make(
   "run",
-  { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut },
+  { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, ...retrievalFlags },
   (flags) =>
     Effect.gen(function*() {
       const file = Option.orElse(flags.input, () => flags.csv)
@@ -92,6 +148,7 @@ const runCommand = Command.make(
       if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
       const reporters = yield* parseFormats(flags.format)
       const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
+      yield* applyRetrievalFlags(flags)
       const pipeline = yield* loadPipeline(flags.pipeline)
       const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
       if (Option.isNone(flags.provider)) {
