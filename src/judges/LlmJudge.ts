@@ -208,7 +208,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
     if (seed !== undefined) params.seed = seed
     if (maxTokens !== undefined) params.maxTokens = maxTokens
 
-    const judge = Effect.fn("LlmJudge.judge")(function*(task: JudgeTask) {
+    const judge = Effect.fnUntraced(function*(task: JudgeTask) {
       const rubric = task.rubric
       const base: ChatRequest = { ...render(rubric, task.vars), schema: answerSchema(rubric) }
       const estimated = estimateTokens(base, maxTokens)

@@ -34,7 +34,8 @@ export const finalMetrics = <R, S>(
       return [name, { mean, std, perIteration: values }]
     }))
 
-    const gradesOf = pipeline.score.grades
+    // Agreement needs two iterations at least; one would only cost a full pass over the records.
+    const gradesOf = recordFiles.length < 2 ? undefined : pipeline.score.grades
     const byCase = new Map<string, Map<string, Array<number | null>>>()
     if (gradesOf !== undefined) {
       for (let i = 0; i < recordFiles.length; i++) {

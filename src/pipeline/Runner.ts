@@ -15,6 +15,7 @@ import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from ".
 import type { Judgment, JudgeTask } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
+import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import { loadRubric, render, sha256 } from "../judges/Prompt.js"
 import { cost, type Cost, formatUsd, type Price } from "../pricing/Prices.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
@@ -211,11 +212,19 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
 type Spec = { readonly rubric: string; readonly target: string; readonly vars: Readonly<Record<string, string>> }
 
+/** Tasks of one case usually share one vars object: hash it once. */
+const contentHashes = new WeakMap<object, string>()
+const contentHash = (vars: Readonly<Record<string, string>>) => {
+  let hash = contentHashes.get(vars)
+  if (hash === undefined) contentHashes.set(vars, hash = sha256(canonicalJson(vars)).slice(0, 16))
+  return hash
+}
+
 const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: Spec) =>
   judgmentKey({
     pipeline,
     caseId: c.id,
-    content: sha256(canonicalJson(spec.vars)).slice(0, 16),
+    content: contentHash(spec.vars),
     iteration,
     criterion: rubric.id,
     target: spec.target,
@@ -345,7 +354,13 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
     // Remote judge calls in flight are bounded here, where the stop signal is checked: after Ctrl+C
     // nothing new starts, and at most `concurrency` calls can be lost to a crash.
-    const permits = yield* Effect.makeSemaphore(options.concurrency)
+    const permits = FifoSemaphore.make(options.concurrency)
+    let localPending: Array<Judgment> = []
+    const flushLocal = Effect.suspend(() => {
+      const batch = localPending
+      localPending = []
+      return journal.append(batch)
+    })
 
     const judgeOne = (c: EvalCase, iteration: number, spec: Spec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<Option.Option<Judgment>, OutputError | UsageError> => {
       const rubric = rubrics.get(spec.rubric)!
@@ -411,11 +426,16 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           provider: judge.provider,
           model: judge.model
         }
-        yield* journal.append([j])
-        if (!judge.local) yield* cache.put(j)
+        if (judge.local) {
+          // Local verdicts cost nothing to redo: journal them a chunk at a time.
+          localPending.push(j)
+        } else {
+          yield* journal.append([j])
+          yield* cache.put(j)
+        }
         return count(j, "judge")
       })
-      return judge.local ? call : permits.withPermits(1)(call)
+      return judge.local ? call : permits.withPermit(call)
     }
 
     /** A case's record, or none when the run is stopping and some of its judgments were not made. */
@@ -439,7 +459,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       const scored = judge.local
         ? cases.pipe(
           Stream.grouped(256),
-          Stream.mapEffect((chunk) => Effect.forEach(chunk, (c) => processCase(c, iteration, state, iterTokens))),
+          Stream.mapEffect((chunk) => Effect.forEach(chunk, (c) => processCase(c, iteration, state, iterTokens)).pipe(Effect.zipLeft(flushLocal))),
           Stream.flattenIterables
         )
         : cases.pipe(Stream.mapEffect((c) => processCase(c, iteration, state, iterTokens), { concurrency: window }))

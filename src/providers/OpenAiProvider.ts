@@ -197,14 +197,14 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
 
     const complete = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
       Effect.tryPromise({
-        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }),
+        // The SDK's timeout covers the wait for headers; the extra signal also cuts a body that
+        // stalls. (A signal, not Effect.timeout: that costs ~0.2 ms of CPU per call at high rates.)
+        try: (signal) =>
+          client.chat.completions.create(body(provider, model, params, request), {
+            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 1_000)])
+          }),
         catch: (e) => toProviderError(e, timeoutMs, scrub)
       }).pipe(
-        // The SDK's timeout covers the wait for headers; this also covers a body that stalls.
-        Effect.timeoutFail({
-          duration: timeoutMs + 1_000,
-          onTimeout: () => new ProviderError({ kind: "timeout", detail: `no response within ${timeoutMs} ms` })
-        }),
         Effect.map((completion): ChatResponse => {
           const message = completion.choices[0]?.message
           return {

@@ -14,6 +14,7 @@
  * drives it in tests.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as FifoSemaphore from "./FifoSemaphore.js"
 
 export interface RateGateOptions {
   /** Calls in flight at once. Default 8. */
@@ -100,7 +101,7 @@ class SlidingWindow {
 export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Type"]> =>
   Effect.gen(function*() {
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8))
-    const permits = yield* Effect.makeSemaphore(concurrency)
+    const permits = FifoSemaphore.make(concurrency)
     const windows: Array<{ readonly window: SlidingWindow; readonly tokens: boolean }> = []
     if (options.rpm !== undefined && options.rpm > 0) windows.push({ window: new SlidingWindow(options.rpm), tokens: false })
     if (options.tpm !== undefined && options.tpm > 0) windows.push({ window: new SlidingWindow(options.tpm), tokens: true })
@@ -134,7 +135,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         waiting++
         return waitForPause.pipe(
           Effect.zipRight(
-            permits.withPermits(1)(
+            permits.withPermit(
               waitForRate(estimatedTokens).pipe(
                 // A 429 may have arrived while we waited for a permit or the rate limits.
                 Effect.zipRight(waitForPause),
