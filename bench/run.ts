@@ -20,7 +20,9 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { spawnSync } from "node:child_process"
 import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { runJsonScript, startChildServer } from "./child.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
@@ -197,9 +199,21 @@ const main = async () => {
     line()
 
     // -----------------------------------------------------------------------------------------
-    line(`[4] Peak RSS, heuristic judge, each size in a fresh process (node --import tsx bench/rss-run.ts <rows> <csv>)`)
+    line(`[4] Peak RSS, heuristic judge, the installed CLI as users run it (/usr/bin/time -f %M node dist/bin.js run pipelines/rag-answers.ts --csv …)`)
     const smallCsv = Path.join(dir, "rss-1000.csv")
     writeCsv(smallCsv, 1000, 6)
+    const repo = fileURLToPath(new URL("..", import.meta.url))
+    const cliRss: Array<number> = []
+    for (const [rows, csv] of [[1000, smallCsv], [HEURISTIC_ROWS, bigCsv]] as const) {
+      const r = spawnSync("/usr/bin/time", ["-f", "%M %e", process.execPath, Path.join(repo, "dist", "bin.js"), "run", "pipelines/rag-answers.ts", "--csv", csv, "--out", Path.join(dir, `cli-${rows}`)], { cwd: repo, encoding: "utf8", maxBuffer: 64 * 2 ** 20 })
+      const [kb, seconds] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
+      const maxMB = Number(kb) / 1024
+      cliRss.push(maxMB)
+      figure(`peak RSS, CLI, ${int(rows)} rows`, `${maxMB.toFixed(0)} MB (exit ${r.status}, ${Number(seconds).toFixed(1)} s)`, `≤ ${TARGETS.rssMB} MB`, r.status === 0 && maxMB <= TARGETS.rssMB)
+      fs.rmSync(Path.join(dir, `cli-${rows}`), { recursive: true, force: true })
+    }
+    line(`    growth from 1,000 to ${int(HEURISTIC_ROWS)} rows: ${(cliRss[1]! - cliRss[0]!).toFixed(0)} MB (${verdict(Math.abs(cliRss[1]! - cliRss[0]!) <= 0.1 * cliRss[0]!)}: flat means within 10%)`)
+    line(`  diagnosis: the same runs in-process under tsx (node --import tsx bench/rss-run.ts <rows> <csv>), with memory sampled by phase:`)
     interface RssResult {
       readonly rows: number
       readonly judgments: number
@@ -213,7 +227,7 @@ const main = async () => {
       const r = await runJsonScript<RssResult>("./rss-run.ts", [String(rows), csv])
       rss.push(r)
       const maxMB = r.maxRssKB / 1024
-      figure(`peak RSS, ${int(rows)} rows`, `${maxMB.toFixed(0)} MB (RSS after loading modules, before the run: ${r.rssBeforeRunMB.toFixed(0)} MB; run ${ms(r.wallMs)})`, `≤ ${TARGETS.rssMB} MB`, maxMB <= TARGETS.rssMB)
+      line(`    peak RSS under tsx, ${int(rows)} rows: ${maxMB.toFixed(0)} MB (RSS after loading modules, before the run: ${r.rssBeforeRunMB.toFixed(0)} MB; run ${ms(r.wallMs)})`)
       line(`    sampled peaks by phase (RSS / JS heap used): ${Object.entries(r.peaksByPhase).map(([k, v]) => `${k} ${v.rssMB.toFixed(0)}/${v.heapMB.toFixed(0)} MB`).join(" · ")}`)
     }
     if (process.env.BENCH_DIAG === "1") {
