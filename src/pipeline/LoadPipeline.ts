@@ -9,15 +9,22 @@ import { pathToFileURL } from "node:url"
 import { UsageError } from "../domain/Errors.js"
 import type { Pipeline } from "./Pipeline.js"
 
-let registered = false
-
-const registerTypeScript = Effect.promise(async () => {
+/**
+ * Compile TypeScript on the fly for the duration of one import, then unregister: tsx's module hooks
+ * run on a loader thread and would otherwise tax every later module load of the run.
+ */
+const withTypeScript = <A>(load: () => Promise<A>): Promise<A> => {
   // Inside a vitest worker, TypeScript imports are already handled.
-  if (registered || "__vitest_worker__" in globalThis) return
-  const { register } = await import("tsx/esm/api")
-  register()
-  registered = true
-})
+  if ("__vitest_worker__" in globalThis) return load()
+  return import("tsx/esm/api").then(async ({ register }) => {
+    const unregister = register()
+    try {
+      return await load()
+    } finally {
+      await unregister()
+    }
+  })
+}
 
 const isPipeline = (value: unknown): value is Pipeline<unknown, unknown> => {
   if (value === null || typeof value !== "object") return false
@@ -35,9 +42,8 @@ export const loadPipeline = (file: string): Effect.Effect<Pipeline<unknown, unkn
       return yield* new UsageError({ problem: `pipeline file not found: ${file}${known.length > 0 ? ` (available: ${known.join(", ")})` : ""}` })
     }
     if (!stat.isFile()) return yield* new UsageError({ problem: `pipeline must be a .ts or .js file, not a directory: ${file}` })
-    yield* registerTypeScript
     const module = yield* Effect.tryPromise({
-      try: () => import(pathToFileURL(abs).href) as Promise<Record<string, unknown>>,
+      try: () => withTypeScript(() => import(pathToFileURL(abs).href) as Promise<Record<string, unknown>>),
       catch: (e) => new UsageError({ problem: `cannot load pipeline ${file}: ${(e as Error).message}` })
     })
     const pipeline = module.default
