@@ -28,6 +28,7 @@ import { runJsonScript, startChildServer } from "./child.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { semaphoreMicro } from "./gate.js"
 import { benchTempDir, writeCsv } from "./gen.js"
+import { journalFigures } from "./journal.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { judgeThroughGate, loadRubrics, makeTasks, transportLadder } from "./transport.js"
 
@@ -248,6 +249,20 @@ const main = async () => {
     line()
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
+  }
+
+  {
+    line(`[5] Journal (durable runs)`)
+    const jdir = benchTempDir()
+    try {
+      const j = await journalFigures(jdir, 100_000)
+      line(`  journal append, one write per judgment: ${j.appendUs.toFixed(1)} µs per judgment (100,000 appends, ${mb(j.bytes)})`)
+      line(`  resume start-up, reading a 100,000-judgment journal into the key map: ${ms(j.resumeMs)} (${int(j.read)} judgments)`)
+      line(`  peak RSS of a 100k-case run: see [4]`)
+    } finally {
+      fs.rmSync(jdir, { recursive: true, force: true })
+    }
+    line()
   }
 
   line("Summary")

@@ -1,0 +1,44 @@
+/**
+ * Journal figures (durable runs): append cost per judgment (one write per judgment, as the LLM path
+ * does) and resume start-up with a 100k-judgment journal (reading it back into the key map).
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import type { Judgment } from "../src/domain/Judgment.js"
+import { JudgmentJournal, layerFile, readJournal } from "../src/store/JudgmentJournal.js"
+
+const judgment = (i: number): Judgment => ({
+  key: i.toString(16).padStart(32, "0"),
+  caseId: String(Math.floor(i / 6) + 1),
+  ordinal: Math.floor(i / 6),
+  iteration: 1,
+  criterion: "rag-answers/groundedness",
+  target: "answer",
+  status: "ok",
+  score: 2,
+  reason: "9 of 12 claim terms (75%, numbers weighted double) and 1 of 1 sentences are supported by the passages (combined 88%), so 2 on 0–2.",
+  usage: { inputTokens: 612, outputTokens: 48 },
+  attempts: 1,
+  latencyMs: 840,
+  provider: "openai",
+  model: "gpt-4o-mini"
+})
+
+export const journalFigures = (dir: string, count: number) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const journals = yield* JudgmentJournal
+    const runDir = Path.join(dir, "journal-bench")
+    fs.mkdirSync(runDir, { recursive: true })
+    const journal = yield* journals.open(runDir, { fresh: true })
+    const items = Array.from({ length: count }, (_, i) => judgment(i))
+    const t0 = performance.now()
+    for (const j of items) yield* journal.append([j])
+    const appendUs = ((performance.now() - t0) * 1000) / count
+    const bytes = fs.statSync(journal.path).size
+    const t1 = performance.now()
+    const back = yield* readJournal(journal.path)
+    const resumeMs = performance.now() - t1
+    return { appendUs, resumeMs, bytes, read: back.done.size }
+  })).pipe(Effect.provide(layerFile)))
