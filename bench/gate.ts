@@ -1,10 +1,8 @@
 /**
  * Diagnosis of the permit gate, without touching src/:
  *
- * - `makeFifoSemaphore`: a bench-only FIFO semaphore that hands a released permit straight to the
- *   oldest waiter (one wake-up per release). It is the shape of the fix recommended for the
- *   runner's `permits` (src/pipeline/Runner.ts) and `RateGate`'s permits (src/providers/RateGate.ts),
- *   which use `Effect.makeSemaphore`.
+ * - the FIFO semaphore the runner and RateGate use (src/providers/FifoSemaphore.ts), which hands a
+ *   released permit straight to the oldest waiter (one wake-up per release).
  * - `semaphoreMicro`: cost per acquisition of `Effect.makeSemaphore(32)` vs the FIFO one, with 32
  *   and with many fibers waiting. Each holder keeps its permit across one macrotask
  *   (`setImmediate`), as an HTTP call does.
@@ -15,60 +13,12 @@
  */
 import { Effect, Layer } from "effect"
 import { performance } from "node:perf_hooks"
+import * as FifoSemaphore from "../src/providers/FifoSemaphore.js"
 import { RateGate } from "../src/providers/RateGate.js"
 
-export interface FifoSemaphore {
-  readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}
-
-export const makeFifoSemaphore = (permits: number): FifoSemaphore => {
-  let free = permits
-  interface Waiter {
-    granted: boolean
-    readonly resume: (effect: Effect.Effect<void>) => void
-  }
-  const queue: Array<Waiter | undefined> = []
-  let head = 0
-  const release = () => {
-    while (head < queue.length) {
-      const next = queue[head]
-      queue[head++] = undefined
-      if (head > 1024 && head * 2 > queue.length) {
-        queue.splice(0, head)
-        head = 0
-      }
-      if (next !== undefined) {
-        next.granted = true
-        next.resume(Effect.void)
-        return
-      }
-    }
-    free++
-  }
-  const take = Effect.async<void>((resume) => {
-    if (free > 0) {
-      free--
-      resume(Effect.void)
-      return
-    }
-    const waiter: Waiter = { granted: false, resume }
-    queue.push(waiter)
-    return Effect.sync(() => {
-      // Interrupted while waiting: leave the queue; if the permit was already handed over, pass it on.
-      if (waiter.granted) release()
-      else {
-        const i = queue.indexOf(waiter, head)
-        if (i !== -1) queue[i] = undefined
-      }
-    })
-  })
-  return {
-    withPermit: (self) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(restore(take), Effect.ensuring(restore(self), Effect.sync(release)))
-      )
-  }
-}
+/** The product's FIFO semaphore (src/providers/FifoSemaphore.ts), measured against Effect's. */
+const makeFifoSemaphore = FifoSemaphore.make
+type FifoSemaphore = FifoSemaphore.FifoSemaphore
 
 /** A RateGate with only the concurrency limit, on the FIFO semaphore (no rpm/tpm, pause is a no-op). */
 export const fifoRateGateLayer = (concurrency: number): Layer.Layer<RateGate> =>
