@@ -1,0 +1,282 @@
+/**
+ * The evaluation behind `POST /v1/eval/search`: a query and its ranked hits → one relevance
+ * judgment per hit (the checklist rubric, through the `Judge` and the shared `JudgmentCache`) →
+ * NDCG@k, MAP and MRR (relevant = grade ≥ 2).
+ *
+ * Judgments are keyed exactly as the CLI's search-relevance pipeline keys them — pipeline
+ * `search-relevance`, case id = the request's `id` (default "1", the id the CLI gives the first line
+ * of an input without ids), iteration 1, target `hit:<id>`, variables `query` (trimmed) and
+ * `passage` (the chosen fields of the hit), prompt hash, provider, model and parameters — so a
+ * judgment cached by the server is reused by the CLI and the other way round, and asking the server
+ * twice costs one judgment. As in the runner, only LLM judgments go through the cache: the
+ * heuristic judge is cheaper to run than to look up.
+ *
+ * Per query (grades g_i in rank order):
+ *   NDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1), gain = 2^g − 1 (default) or g;
+ *            IDCG from the judged grades sorted descending (proxy); IDCG = 0 → 0
+ *   MAP    = AP = Σ_k P@k · rel(k) / R, R = relevant hits in the list (proxy)
+ *   MRR    = 1 / rank of the first relevant hit, 0 if none
+ * A batch reports each query's result and the mean of each metric over the queries.
+ */
+import type { FileSystem } from "@effect/platform"
+import { Context, Effect, Either, Layer, Option } from "effect"
+import type { InputError } from "../domain/Errors.js"
+import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
+import { Judge } from "../judges/Judge.js"
+import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { averagePrecision } from "../metrics/averagePrecision.js"
+import { ndcg } from "../metrics/ndcg.js"
+import { reciprocalRank } from "../metrics/reciprocalRank.js"
+import { hitTarget } from "../pipeline/GradedHits.js"
+import { canonicalJson, judgmentKey } from "../pipeline/Runner.js"
+import { defaultRubric, hitText, RELEVANT_AT } from "../pipeline/SearchRelevance.js"
+import { JudgmentCache } from "../store/JudgmentCache.js"
+import {
+  apiError,
+  defaultFields,
+  type Gain,
+  type Hit,
+  type HitResult,
+  type InternalError,
+  type Problem,
+  type SearchBatchResponse,
+  type SearchMetrics,
+  type SearchRequest,
+  type SearchResponse,
+  type UpstreamFailed
+} from "./Domain.js"
+
+/** The pipeline name in judgment keys: the CLI's search-relevance pipeline. */
+export const pipelineName = "search-relevance"
+/** The case id of a request without `id` (the CLI's id for the first line of an input without ids). */
+export const defaultCaseId = "1"
+
+/** A validated request, ready to judge. */
+export interface PreparedQuery {
+  readonly caseId: string
+  /** Trimmed, as the CLI loader trims it (same judgment key). */
+  readonly query: string
+  readonly hits: ReadonlyArray<Hit>
+  /** The text the judge reads for each hit. */
+  readonly passages: ReadonlyArray<string>
+  readonly debug: boolean
+  readonly k: number | undefined
+  readonly gain: Gain
+  /** Where this query sits in the request, for problem paths: "" or "requests[3]." */
+  readonly path: string
+}
+
+const join = (prefix: string, rest: string) => (prefix === "" ? rest : `${prefix}.${rest}`)
+
+/**
+ * What the schema cannot check: every hit has at least one of the chosen fields. `path` prefixes
+ * problem paths (e.g. `requests[2]`).
+ */
+export const prepare = (request: SearchRequest, path = ""): Either.Either<PreparedQuery, ReadonlyArray<Problem>> => {
+  const fields = request.eval?.fields ?? defaultFields
+  const problems: Array<Problem> = []
+  const passages: Array<string> = []
+  request.hits.forEach((hit, i) => {
+    const text = hitText(hit, fields)
+    if (text === undefined) {
+      problems.push({
+        path: join(path, `hits[${i}]`),
+        message: `has none of the fields the judge reads (${fields.map((f) => `"${f}"`).join(", ")}); choose others with eval.fields`
+      })
+    } else {
+      passages.push(text)
+    }
+  })
+  if (problems.length > 0) return Either.left(problems)
+  return Either.right({
+    caseId: request.id ?? defaultCaseId,
+    query: request.query.inputs.text.trim(),
+    hits: request.hits,
+    passages,
+    debug: request.eval?.debug ?? false,
+    k: request.eval?.k,
+    gain: request.eval?.gain ?? "exponential",
+    path: path === "" ? "" : `${path}.`
+  })
+}
+
+/** NDCG@k (k undefined: every hit), MAP and MRR of one ranking's grades; relevant = grade ≥ 2. */
+export const searchMetrics = (grades: ReadonlyArray<number>, options: { readonly k?: number | undefined; readonly gain: Gain }): SearchMetrics => ({
+  ndcg: ndcg(grades, options.k === undefined ? { gain: options.gain } : { k: options.k, gain: options.gain }).value,
+  map: averagePrecision(grades, { threshold: RELEVANT_AT }),
+  mrr: reciprocalRank(grades, { threshold: RELEVANT_AT })
+})
+
+/** The mean of each metric (0 for no queries). */
+export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics => {
+  const mean = (pick: (m: SearchMetrics) => number) => (all.length === 0 ? 0 : all.reduce((s, m) => s + pick(m), 0) / all.length)
+  return { ndcg: mean((m) => m.ndcg), map: mean((m) => m.map), mrr: mean((m) => m.mrr) }
+}
+
+export class Evaluator extends Context.Tag("rag-eval/server/Evaluator")<Evaluator, {
+  readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly local: boolean }
+  readonly rubric: { readonly id: string; readonly hash: string }
+  /** Judge and score one query. Fails when a judgment failed (502; 500 for the local judge). */
+  readonly evaluate: (query: PreparedQuery) => Effect.Effect<SearchResponse, UpstreamFailed | InternalError>
+  /** Several queries, judged concurrently (the judge's gate bounds the calls in flight). */
+  readonly evaluateBatch: (queries: ReadonlyArray<PreparedQuery>) => Effect.Effect<SearchBatchResponse, UpstreamFailed | InternalError>
+}>() {}
+
+interface Judged {
+  readonly judgment: Judgment
+  /** Tokens this request paid for (0 when the judgment came from the cache). */
+  readonly spent: TokenUsage
+}
+
+export const make = (options: { readonly promptsDir?: string | undefined } = {}): Effect.Effect<
+  Evaluator["Type"],
+  InputError,
+  Judge | JudgmentCache | FileSystem.FileSystem
+> =>
+  Effect.gen(function*() {
+    const judge = yield* Judge
+    const cache = yield* JudgmentCache
+    const rubric: Rubric = yield* loadRubric(defaultRubric, options.promptsDir)
+
+    const task = (q: PreparedQuery, index: number) => {
+      const hit = q.hits[index]!
+      const vars = { query: q.query, passage: q.passages[index]! }
+      const target = hitTarget(hit)
+      const key = judgmentKey({
+        pipeline: pipelineName,
+        caseId: q.caseId,
+        content: sha256(canonicalJson(vars)).slice(0, 16),
+        iteration: 1,
+        criterion: rubric.id,
+        target,
+        promptHash: rubric.hash,
+        provider: judge.provider,
+        model: judge.model,
+        params: judge.params
+      })
+      const judgeTask: JudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, target, vars }
+      return { key, task: judgeTask }
+    }
+
+    const judgeOne = (key: string, t: JudgeTask): Effect.Effect<Judged> =>
+      Effect.gen(function*() {
+        if (!judge.local) {
+          const cached = yield* cache.get(key)
+          if (Option.isSome(cached)) return { judgment: { ...cached.value, caseId: t.caseId }, spent: noUsage }
+        }
+        const started = performance.now()
+        const v = yield* judge.judge(t)
+        const judgment: Judgment = {
+          key,
+          caseId: t.caseId,
+          ordinal: t.ordinal,
+          iteration: t.iteration,
+          criterion: rubric.id,
+          target: t.target,
+          status: v.status,
+          score: v.score,
+          ...(v.confidence === undefined ? {} : { confidence: v.confidence }),
+          reason: v.reason,
+          ...(v.raw === undefined ? {} : { raw: v.raw }),
+          usage: v.usage,
+          attempts: v.attempts,
+          latencyMs: Math.round(performance.now() - started),
+          provider: judge.provider,
+          model: judge.model
+        }
+        if (!judge.local) yield* cache.put(judgment)
+        return { judgment, spent: v.usage }
+      })
+
+    /**
+     * Judge every hit of every query; a key asked twice in one request is judged once. Tokens are
+     * attributed per query to the first query that needed the judgment (cache hits cost nothing).
+     */
+    const judgeAll = (queries: ReadonlyArray<PreparedQuery>) =>
+      Effect.gen(function*() {
+        const tasks = queries.map((q) => q.hits.map((_, i) => task(q, i)))
+        const unique = new Map<string, JudgeTask>()
+        for (const row of tasks) for (const t of row) if (!unique.has(t.key)) unique.set(t.key, t.task)
+        const judged = new Map(yield* Effect.forEach(
+          [...unique],
+          ([key, t]) => Effect.map(judgeOne(key, t), (j) => [key, j] as const),
+          { concurrency: judge.local ? 1 : "unbounded" }
+        ))
+        const attributed = new Set<string>()
+        return tasks.map((row) => {
+          let inputTokens = 0
+          let outputTokens = 0
+          const judgments = row.map((t) => {
+            const j = judged.get(t.key)!
+            if (!attributed.has(t.key)) {
+              attributed.add(t.key)
+              inputTokens += j.spent.inputTokens
+              outputTokens += j.spent.outputTokens
+            }
+            return j.judgment
+          })
+          return { judgments, usage: { inputTokens, outputTokens } }
+        })
+      })
+
+    /** The error when any judgment failed: 502 naming each failed hit (500 if the local judge failed). */
+    const failure = (queries: ReadonlyArray<PreparedQuery>, perQuery: ReadonlyArray<{ readonly judgments: ReadonlyArray<Judgment> }>) => {
+      const problems: Array<Problem> = []
+      let total = 0
+      perQuery.forEach(({ judgments }, qi) => {
+        total += judgments.length
+        judgments.forEach((j, i) => {
+          if (j.status !== "ok" || j.score === null) problems.push({ path: `${queries[qi]!.path}hits[${i}]`, message: j.reason })
+        })
+      })
+      if (problems.length === 0) return undefined
+      const message = `the judge (${judge.label}) failed on ${problems.length} of ${total} hit${total === 1 ? "" : "s"}: ${problems[0]!.message}`
+      return judge.local ? apiError(500, "judge_failed", message, problems) : apiError(502, "upstream_failed", message, problems)
+    }
+
+    const respond = (q: PreparedQuery, judgments: ReadonlyArray<Judgment>, usage: TokenUsage): SearchResponse => {
+      const grades = judgments.map((j) => j.score ?? 0)
+      const hits = q.hits.map((hit, index): HitResult => {
+        const j = judgments[index]!
+        const grade = grades[index]!
+        return {
+          index,
+          fields: hit,
+          score: grade,
+          relevant: grade >= RELEVANT_AT,
+          ...(q.debug ? { justification: j.reason, ...(j.confidence === undefined ? {} : { confidence: j.confidence }) } : {})
+        }
+      })
+      return {
+        metrics: searchMetrics(grades, { k: q.k, gain: q.gain }),
+        hits,
+        usage: { evaluation_input_tokens: usage.inputTokens, evaluation_output_tokens: usage.outputTokens }
+      }
+    }
+
+    const evaluateBatch = (queries: ReadonlyArray<PreparedQuery>) =>
+      Effect.flatMap(judgeAll(queries), (perQuery) => {
+        const failed = failure(queries, perQuery)
+        if (failed !== undefined) return Effect.fail(failed)
+        const results = queries.map((q, i) => respond(q, perQuery[i]!.judgments, perQuery[i]!.usage))
+        const total = (pick: (r: SearchResponse) => number) => results.reduce((s, r) => s + pick(r), 0)
+        return Effect.succeed<SearchBatchResponse>({
+          metrics: meanMetrics(results.map((r) => r.metrics)),
+          results,
+          usage: {
+            evaluation_input_tokens: total((r) => r.usage.evaluation_input_tokens),
+            evaluation_output_tokens: total((r) => r.usage.evaluation_output_tokens)
+          }
+        })
+      })
+
+    return Evaluator.of({
+      judge: { provider: judge.provider, model: judge.model, label: judge.label, local: judge.local },
+      rubric: { id: rubric.id, hash: rubric.hash },
+      evaluate: (q) => Effect.map(evaluateBatch([q]), (batch) => batch.results[0]!),
+      evaluateBatch
+    })
+  })
+
+export const layer = (options: { readonly promptsDir?: string | undefined } = {}) => Layer.effect(Evaluator, make(options))

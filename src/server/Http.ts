@@ -1,0 +1,320 @@
+/**
+ * The HTTP server of `rag-eval serve`: handlers of the `Api`, the layers they need, and `start`,
+ * which listens and returns a graceful `drain`.
+ *
+ * Request path of an evaluation: bearer token (401) → body read under the size limit (413) →
+ * JSON (400) → schema, every problem with its path (400) → a free evaluation slot (429 with
+ * Retry-After) → judgments via the judge and the shared cache → metrics (502 when the LLM failed).
+ *
+ * Every response that is not a success — including unknown routes and bugs — is JSON of one shape
+ * (`Domain.ts`). Shutdown: `drain` stops accepting connections, answers 503 to new requests on
+ * open keep-alive connections, lets the requests in flight finish (their responses close the
+ * connection), then closes what is left.
+ */
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Cause, Console, Context, Deferred, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import type { Scope } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { InputError } from "../domain/Errors.js"
+import type { Judge } from "../judges/Judge.js"
+import type { JudgmentCache } from "../store/JudgmentCache.js"
+import { VERSION } from "../version.js"
+import { Api, Authorization } from "./Api.js"
+import { decode, parseJson, readBody } from "./Body.js"
+import { apiError, type ApiError, type InternalError, type NotFound, type Problem, SearchBatchRequest, SearchRequest } from "./Domain.js"
+import * as Evaluate from "./Evaluate.js"
+import { Evaluator } from "./Evaluate.js"
+import * as Slots from "./Slots.js"
+import { EvaluationSlots, type SlotsStats } from "./Slots.js"
+
+export interface ServerOptions {
+  readonly host: string
+  /** 0 = an ephemeral port. */
+  readonly port: number
+  readonly maxBodyBytes: number
+  /** Evaluations judged at once. */
+  readonly concurrency: number
+  /** Evaluations allowed to wait for a slot (0: refuse at once when every slot is busy). */
+  readonly queue: number
+  /** Queries allowed in one batch request. */
+  readonly maxBatch: number
+  /** Required bearer token; undefined: no authentication. */
+  readonly token?: Redacted.Redacted | undefined
+  readonly promptsDir?: string | undefined
+}
+
+export const defaults = {
+  host: "127.0.0.1",
+  port: 8080,
+  maxBody: "1mb",
+  concurrency: 8,
+  queue: 0,
+  maxBatch: 100,
+  tokenEnv: "RAG_EVAL_TOKEN"
+} as const
+
+export class ServerConfig extends Context.Tag("rag-eval/server/ServerConfig")<ServerConfig, {
+  readonly maxBodyBytes: number
+  readonly maxBatch: number
+}>() {}
+
+// ---------------------------------------------------------------------------------------------
+// Authentication
+
+const digest = (text: string) => createHash("sha256").update(text, "utf8").digest()
+
+/** Constant-time comparison (hashing first makes both sides the same length). */
+export const tokensEqual = (presented: string, expected: string): boolean => timingSafeEqual(digest(presented), digest(expected))
+
+/** The token check; with no token configured, every request passes. */
+export const authorizationLayer = (token: Redacted.Redacted | undefined) =>
+  Layer.succeed(Authorization, {
+    bearer: () =>
+      Effect.gen(function*() {
+        if (token === undefined) return
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const header = request.headers.authorization
+        const presented = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1]
+        if (presented === undefined) {
+          return yield* Effect.fail(apiError(401, "unauthorized", header === undefined ? "missing header Authorization: Bearer <token>" : "the Authorization header is not \"Bearer <token>\""))
+        }
+        if (!tokensEqual(presented, Redacted.value(token))) {
+          return yield* Effect.fail(apiError(401, "unauthorized", "wrong bearer token"))
+        }
+      })
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+/** The tag and message of a cause's failure, when it has a tagged one. */
+const failureOf = (cause: Cause.Cause<unknown>): { readonly _tag: unknown; readonly message: string | undefined } | undefined => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return undefined
+  const value: unknown = failure.value
+  if (typeof value !== "object" || value === null || !("_tag" in value)) return undefined
+  return { _tag: value._tag, message: "message" in value && typeof value.message === "string" ? value.message : undefined }
+}
+
+const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, limit: number) =>
+  Effect.gen(function*() {
+    const body = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
+    const json = yield* Either.match(parseJson(body), { onLeft: Effect.fail, onRight: Effect.succeed })
+    return yield* Either.match(decode(schema, json), { onLeft: Effect.fail, onRight: Effect.succeed })
+  })
+
+const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) => string) => {
+  const problems: Array<Problem> = []
+  const queries: Array<Evaluate.PreparedQuery> = []
+  requests.forEach((r, i) =>
+    Either.match(Evaluate.prepare(r, prefix(i)), {
+      onLeft: (p) => problems.push(...p),
+      onRight: (q) => queries.push(q)
+    })
+  )
+  if (problems.length === 0) return Effect.succeed(queries)
+  return Effect.fail(apiError(400, "invalid_request", `invalid request (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${problems[0]!.path}: ${problems[0]!.message}`, problems))
+}
+
+export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
+  Effect.gen(function*() {
+    const evaluator = yield* Evaluator
+    const slots = yield* EvaluationSlots
+    const config = yield* ServerConfig
+    return handlers
+      .handleRaw("search", ({ request }) =>
+        Effect.gen(function*() {
+          const body = yield* readRequest(request, SearchRequest, config.maxBodyBytes)
+          const [query] = yield* prepared([body], () => "")
+          return yield* slots.run(evaluator.evaluate(query!))
+        }))
+      .handleRaw("searchBatch", ({ request }) =>
+        Effect.gen(function*() {
+          const body = yield* readRequest(request, SearchBatchRequest, config.maxBodyBytes)
+          if (body.requests.length > config.maxBatch) {
+            const message = `at most ${config.maxBatch} requests in one batch (got ${body.requests.length}); split it, or start the server with a larger --max-batch`
+            return yield* Effect.fail(apiError(400, "invalid_request", message, [{ path: "requests", message }]))
+          }
+          const queries = yield* prepared(body.requests, (i) => `requests[${i}]`)
+          return yield* slots.run(evaluator.evaluateBatch(queries))
+        }))
+  }))
+
+export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
+  Effect.gen(function*() {
+    const evaluator = yield* Evaluator
+    const slots = yield* EvaluationSlots
+    return handlers
+      .handle("health", () =>
+        Effect.sync(() => ({
+          status: "ok" as const,
+          version: VERSION,
+          judge: { provider: evaluator.judge.provider, model: evaluator.judge.model, label: evaluator.judge.label },
+          rubric: evaluator.rubric,
+          evaluations: slots.stats()
+        })))
+      .handle("openapi", () => Effect.sync(() => OpenApi.fromApi(Api)))
+  }))
+
+// ---------------------------------------------------------------------------------------------
+// Traffic: requests in flight, for the graceful stop
+
+export interface Traffic {
+  readonly active: () => number
+  readonly draining: () => boolean
+  readonly enter: () => void
+  readonly leave: () => void
+  readonly startDrain: () => void
+  /** Completes once no request is in flight. */
+  readonly idle: Effect.Effect<void>
+}
+
+export const makeTraffic = (): Traffic => {
+  let active = 0
+  let draining = false
+  const waiters = new Set<() => void>()
+  return {
+    active: () => active,
+    draining: () => draining,
+    enter: () => {
+      active++
+    },
+    leave: () => {
+      active--
+      if (active === 0) for (const wake of waiters) wake()
+    },
+    startDrain: () => {
+      draining = true
+    },
+    idle: Effect.async<void>((resume) => {
+      if (active === 0) return resume(Effect.void)
+      const wake = () => {
+        waiters.delete(wake)
+        resume(Effect.void)
+      }
+      waiters.add(wake)
+      return Effect.sync(() => waiters.delete(wake))
+    })
+  }
+}
+
+const describeRequest = (request: HttpServerRequest.HttpServerRequest) => `${request.method} ${request.url.split("?")[0]}`
+
+const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "error" in u && typeof u.error === "object" && u.error !== null && "status" in u.error
+
+/**
+ * Wraps every request inside the API (so its failures are still encoded by the API's error
+ * schema): counts requests for the drain, refuses new ones while draining (503), turns failures
+ * that are not API errors into the common shape — an unknown route (404), HttpApi's own decode
+ * error (it can only come from encoding a response: a bug) and defects (500) — and adds the headers
+ * some statuses need: Retry-After on 429, WWW-Authenticate on 401, Connection: close while draining.
+ */
+export const guardLayer = (traffic: Traffic, slots: EvaluationSlots["Type"]) =>
+  HttpApiBuilder.middleware(Api, (app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      yield* HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.sync(() => {
+          let decorated = response
+          if (response.status === 429) decorated = HttpServerResponse.setHeader(decorated, "retry-after", String(slots.retryAfterSeconds()))
+          if (response.status === 401) decorated = HttpServerResponse.setHeader(decorated, "www-authenticate", "Bearer")
+          if (traffic.draining()) decorated = HttpServerResponse.setHeader(decorated, "connection", "close")
+          return decorated
+        })
+      )
+      if (traffic.draining()) return yield* Effect.fail(apiError(503, "shutting_down", "the server is shutting down"))
+      traffic.enter()
+      return yield* app.pipe(
+        Effect.catchAllCause((cause): Effect.Effect<never, NotFound | InternalError> => {
+          // Interruptions and the API's own errors go on to the API's error encoder as they are.
+          if (Cause.isInterruptedOnly(cause) || isApiError(Option.getOrUndefined(Cause.failureOption<unknown>(cause)))) return Effect.failCause(cause)
+          const tagged = failureOf(cause)
+          if (tagged?._tag === "RouteNotFound") {
+            return Effect.fail(apiError(404, "not_found", `no route ${describeRequest(request)}; see GET /openapi.json`))
+          }
+          return Console.error(`rag-eval serve: internal error on ${describeRequest(request)}:\n${Cause.pretty(cause)}`).pipe(
+            Effect.zipRight(Effect.fail(apiError(500, "internal_error", tagged?._tag === "HttpApiDecodeError"
+              ? `internal error: a response did not match its schema: ${tagged.message ?? ""}`
+              : "internal error; see the server's log")))
+          )
+        }),
+        Effect.ensuring(Effect.sync(traffic.leave))
+      )
+    }))
+
+// ---------------------------------------------------------------------------------------------
+// Layers and start
+
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide([EvalLive, SystemLive]))
+
+export interface RunningServer {
+  /** `http://127.0.0.1:8080` */
+  readonly url: string
+  readonly port: number
+  /** Stop accepting, let requests in flight finish, close the connections. Idempotent. */
+  readonly drain: Effect.Effect<void>
+  readonly traffic: Traffic
+  /** Evaluations running and waiting now. */
+  readonly stats: () => SlotsStats
+}
+
+/** How long the drain waits for idle keep-alive connections to close after the last request. */
+const closeGraceMs = 2000
+
+/**
+ * Listen and serve until the enclosing scope closes; closing the scope drains first (so an
+ * interrupted server still finishes its requests in flight).
+ */
+export const start = (options: ServerOptions): Effect.Effect<
+  RunningServer,
+  ServeError | InputError,
+  Scope.Scope | Judge | JudgmentCache | FileSystem.FileSystem
+> =>
+  Effect.gen(function*() {
+    const server = Http.createServer()
+    const traffic = makeTraffic()
+    const slots = yield* Slots.make({ concurrency: options.concurrency, queue: options.queue })
+    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir })
+    const services = Layer.mergeAll(
+      Layer.succeed(Evaluator, evaluator),
+      Layer.succeed(EvaluationSlots, slots),
+      Layer.succeed(ServerConfig, { maxBodyBytes: options.maxBodyBytes, maxBatch: options.maxBatch }),
+      authorizationLayer(options.token)
+    )
+    const app = HttpApiBuilder.serve().pipe(
+      Layer.provide(guardLayer(traffic, slots)),
+      Layer.provide(ApiLive),
+      Layer.provide(services),
+      Layer.provide(NodeHttpServer.layer(() => server, { host: options.host, port: options.port }))
+    )
+    yield* Layer.build(app)
+
+    const closed = yield* Deferred.make<void>()
+    let closing = false
+    const drain = Effect.gen(function*() {
+      traffic.startDrain()
+      if (!closing) {
+        closing = true
+        server.close(() => Deferred.unsafeDone(closed, Effect.void))
+        server.closeIdleConnections()
+      }
+      yield* traffic.idle
+      server.closeIdleConnections()
+      const done = yield* Deferred.await(closed).pipe(Effect.timeout(closeGraceMs), Effect.option)
+      if (Option.isNone(done)) server.closeAllConnections()
+    })
+    // Runs before the server layer's own release (finalizers run in reverse order).
+    yield* Effect.addFinalizer(() => drain)
+
+    const address = server.address() as AddressInfo
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+    return { url: `http://${host}:${address.port}`, port: address.port, drain, traffic, stats: slots.stats }
+  })
+

@@ -1,0 +1,144 @@
+/**
+ * `rag-eval serve`: the search-evaluation HTTP API (SPEC §8) with the judge, provider and cache
+ * layers of `rag-eval run` (same flag names and defaults; the cache under `--out` is shared, so a
+ * judgment paid for by either is reused by the other).
+ *
+ * Binds to loopback by default. Prints `listening on http://…` on stdout once ready. A bearer
+ * token is required when the variable named by `--token-env` (default RAG_EVAL_TOKEN) is set.
+ * Stops gracefully on the first SIGINT/SIGTERM (the `Shutdown` signal of `bin.ts`, or an
+ * interruption): no new connections, requests in flight finish, exit 0.
+ */
+import { Command, Options } from "@effect/cli"
+import { Config, Console, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { UsageError } from "../domain/Errors.js"
+import { judgeLayer, PROVIDERS, type ProviderName } from "../JudgeLayer.js"
+import { Shutdown } from "../pipeline/Shutdown.js"
+import * as JudgmentCache from "../store/JudgmentCache.js"
+import { parseSize } from "./Body.js"
+import * as SharedCache from "./SharedCache.js"
+import { defaults, start } from "./Http.js"
+
+const host = Options.text("host").pipe(
+  Options.withDescription(`Address to listen on (default ${defaults.host}: this machine only; 0.0.0.0 for every interface)`),
+  Options.withDefault(defaults.host)
+)
+const port = Options.integer("port").pipe(Options.withDescription(`Port (default ${defaults.port}; 0: any free port)`), Options.withDefault(defaults.port))
+const maxBody = Options.text("max-body").pipe(
+  Options.withDescription(`Largest request body, e.g. 1mb, 512kb (default ${defaults.maxBody}); larger bodies get 413`),
+  Options.withDefault(defaults.maxBody)
+)
+const tokenEnv = Options.text("token-env").pipe(
+  Options.withDescription(`Environment variable holding the bearer token clients must send (default ${defaults.tokenEnv}); unset: no authentication`),
+  Options.withDefault(defaults.tokenEnv)
+)
+const queue = Options.integer("queue").pipe(
+  Options.withDescription(`Evaluations that may wait for a slot when --concurrency are running (default ${defaults.queue}: refuse at once with 429)`),
+  Options.withDefault(defaults.queue)
+)
+const maxBatch = Options.integer("max-batch").pipe(
+  Options.withDescription(`Queries allowed in one POST /v1/eval/search:batch (default ${defaults.maxBatch})`),
+  Options.withDefault(defaults.maxBatch)
+)
+const out = Options.text("out").pipe(
+  Options.withDescription("Output root whose judgment cache (<out>/.cache/judgments) is shared with rag-eval run (default out)"),
+  Options.withDefault("out")
+)
+const noCache = Options.boolean("no-cache").pipe(Options.withDescription("Do not read or write the judgment cache"))
+
+// The provider flags of `rag-eval run`: same names, defaults and meaning.
+const provider = Options.choice("provider", PROVIDERS).pipe(
+  Options.withDescription("Judge provider (default: heuristic — offline, deterministic, no API key)"),
+  Options.optional
+)
+const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
+const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
+const apiKey = Options.redacted("api-key").pipe(
+  Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
+  Options.optional
+)
+const concurrency = Options.integer("concurrency").pipe(
+  Options.withDescription("Evaluations (requests) judged at once, and judge calls in flight at once (default 8)"),
+  Options.withDefault(8)
+)
+const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
+const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
+const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
+const maxRetries = Options.integer("max-retries").pipe(
+  Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"),
+  Options.withDefault(3)
+)
+const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
+const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
+
+const isLoopback = (h: string) => h === "localhost" || h === "::1" || h.startsWith("127.")
+
+/** Until the first SIGINT/SIGTERM (bin.ts's `Shutdown`); forever when there is none (interruption stops it). */
+const untilStopRequested = Effect.flatMap(Effect.serviceOption(Shutdown), (shutdown) =>
+  Option.match(shutdown, {
+    onNone: () => Effect.never,
+    onSome: (s) => Effect.sleep(Duration.millis(100)).pipe(Effect.repeat({ until: () => s.stopping() }))
+  }))
+
+export const serveCommand = Command.make(
+  "serve",
+  { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, seed, temperature },
+  (flags) =>
+    Effect.gen(function*() {
+      if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
+      if (flags.queue < 0) return yield* new UsageError({ problem: "--queue must be 0 or more" })
+      if (flags.maxBatch < 1) return yield* new UsageError({ problem: "--max-batch must be at least 1" })
+      if (flags.port < 0 || flags.port > 65535) return yield* new UsageError({ problem: "--port must be between 0 and 65535" })
+      const maxBodyBytes = yield* Either.match(parseSize(flags.maxBody), {
+        onLeft: (problem) => Effect.fail(new UsageError({ problem: `--max-body: ${problem}` })),
+        onRight: Effect.succeed
+      })
+      const token = yield* Config.option(Config.redacted(flags.tokenEnv)).pipe(
+        Effect.map((t) => Option.filter(t, (v) => Redacted.value(v) !== "")),
+        Effect.mapError(() => new UsageError({ problem: `--token-env: cannot read the variable ${flags.tokenEnv}` }))
+      )
+      const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
+      if (Option.isNone(flags.provider)) {
+        yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
+      }
+      const judge = judgeLayer({
+        provider: providerName,
+        model: Option.getOrUndefined(flags.model),
+        baseUrl: Option.getOrUndefined(flags.baseUrl),
+        apiKey: Option.getOrUndefined(flags.apiKey),
+        concurrency: flags.concurrency,
+        rpm: Option.getOrUndefined(flags.rpm),
+        tpm: Option.getOrUndefined(flags.tpm),
+        timeoutMs: Math.round(flags.timeout * 1000),
+        maxRetries: flags.maxRetries,
+        seed: Option.getOrUndefined(flags.seed),
+        temperature: Option.getOrUndefined(flags.temperature)
+      })
+      const cache = flags.noCache ? JudgmentCache.layerNone : SharedCache.layerFile(JudgmentCache.cacheDir(flags.out))
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* start({
+            host: flags.host,
+            port: flags.port,
+            maxBodyBytes,
+            concurrency: flags.concurrency,
+            queue: flags.queue,
+            maxBatch: flags.maxBatch,
+            token: Option.getOrUndefined(token)
+          }).pipe(
+            Effect.catchTag("ServeError", (e) =>
+              Effect.fail(new UsageError({ problem: `cannot listen on ${flags.host}:${flags.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}` })))
+          )
+          if (Option.isSome(token)) {
+            yield* Console.error(`requests must send Authorization: Bearer <the value of ${flags.tokenEnv}>`)
+          } else if (!isLoopback(flags.host)) {
+            yield* Console.error(`warning: listening on ${flags.host} without a token; set ${flags.tokenEnv} to require one`)
+          }
+          yield* Console.log(`listening on ${server.url}`)
+          yield* untilStopRequested
+          const inFlight = server.traffic.active()
+          yield* Console.error(`stopping: no new connections; ${inFlight === 0 ? "no request in flight" : `finishing ${inFlight} request${inFlight === 1 ? "" : "s"} in flight`}`)
+          yield* server.drain
+        })
+      ).pipe(Effect.provide(Layer.merge(judge, cache)))
+    })
+).pipe(Command.withDescription("Serve the search-evaluation HTTP API: POST /v1/eval/search, POST /v1/eval/search:batch, GET /health, GET /openapi.json"))
