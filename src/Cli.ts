@@ -21,6 +21,7 @@ import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { compareCommand } from "./commands/Compare.js"
 import { trecCommand } from "./commands/Trec.js"
 import { reportRun } from "./ReportCommand.js"
+import { serveCommand } from "./server/ServeCommand.js"
 import * as TestSet from "./testset/BuildTestSet.js"
 import { VERSION } from "./version.js"
 
@@ -275,7 +276,7 @@ const buildTestSetCommand = Command.make(
 
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand])
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, serveCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
