@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
-import type { Judgment, JudgeTask } from "../domain/Judgment.js"
+import type { Judgment, JudgeTask, Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
@@ -220,19 +220,43 @@ const contentHash = (vars: Readonly<Record<string, string>>) => {
   return hash
 }
 
-const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: Spec) =>
+/** The key of a judge task (also the cache key), as the CLI and `rag-eval serve` both compute it. */
+export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "params">, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
   judgmentKey({
-    pipeline,
-    caseId: c.id,
-    content: contentHash(spec.vars),
-    iteration,
-    criterion: rubric.id,
-    target: spec.target,
-    promptHash: rubric.hash,
+    pipeline: task.pipeline,
+    caseId: task.caseId,
+    content: contentHash(task.vars),
+    iteration: task.iteration,
+    criterion: task.rubric.id,
+    target: task.target,
+    promptHash: task.rubric.hash,
     provider: judge.provider,
     model: judge.model,
     params: judge.params
   })
+
+const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: Spec) =>
+  taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
+
+/** A judgment as journaled: the task's identity, the verdict, and who judged it. */
+export const toJudgment = (key: string, task: JudgeTask, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => ({
+  key,
+  caseId: task.caseId,
+  ordinal: task.ordinal,
+  iteration: task.iteration,
+  criterion: task.rubric.id,
+  target: task.target,
+  status: v.status,
+  score: v.score,
+  ...(v.confidence === undefined ? {} : { confidence: v.confidence }),
+  reason: v.reason,
+  ...(v.raw === undefined ? {} : { raw: v.raw }),
+  usage: v.usage,
+  attempts: v.attempts,
+  latencyMs: Math.round(latencyMs),
+  provider: judge.provider,
+  model: judge.model
+})
 
 /** A run directory belongs to one run: refuse to mix another run's journal into it. */
 const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
@@ -408,24 +432,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         }
         const started = performance.now()
         const v = yield* judge.judge(task)
-        const j: Judgment = {
-          key,
-          caseId: c.id,
-          ordinal: c.ordinal,
-          iteration,
-          criterion: rubric.id,
-          target: spec.target,
-          status: v.status,
-          score: v.score,
-          ...(v.confidence === undefined ? {} : { confidence: v.confidence }),
-          reason: v.reason,
-          ...(v.raw === undefined ? {} : { raw: v.raw }),
-          usage: v.usage,
-          attempts: v.attempts,
-          latencyMs: Math.round(performance.now() - started),
-          provider: judge.provider,
-          model: judge.model
-        }
+        const j = toJudgment(key, task, v, judge, performance.now() - started)
         if (judge.local) {
           // Local verdicts cost nothing to redo: journal them a chunk at a time.
           localPending.push(j)

@@ -24,12 +24,12 @@ import type { InputError } from "../domain/Errors.js"
 import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
-import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { loadRubric } from "../judges/Prompt.js"
 import { averagePrecision } from "../metrics/averagePrecision.js"
 import { ndcg } from "../metrics/ndcg.js"
 import { reciprocalRank } from "../metrics/reciprocalRank.js"
 import { hitTarget } from "../pipeline/GradedHits.js"
-import { canonicalJson, judgmentKey } from "../pipeline/Runner.js"
+import { taskKey, toJudgment } from "../pipeline/Runner.js"
 import { defaultRubric, hitText, RELEVANT_AT } from "../pipeline/SearchRelevance.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import {
@@ -143,19 +143,8 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
       const hit = q.hits[index]!
       const vars = { query: q.query, passage: q.passages[index]! }
       const target = hitTarget(hit)
-      const key = judgmentKey({
-        pipeline: pipelineName,
-        caseId: q.caseId,
-        content: sha256(canonicalJson(vars)).slice(0, 16),
-        iteration: 1,
-        criterion: rubric.id,
-        target,
-        promptHash: rubric.hash,
-        provider: judge.provider,
-        model: judge.model,
-        params: judge.params
-      })
       const judgeTask: JudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, target, vars }
+      const key = taskKey(judge, judgeTask)
       return { key, task: judgeTask }
     }
 
@@ -167,24 +156,7 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
         }
         const started = performance.now()
         const v = yield* judge.judge(t)
-        const judgment: Judgment = {
-          key,
-          caseId: t.caseId,
-          ordinal: t.ordinal,
-          iteration: t.iteration,
-          criterion: rubric.id,
-          target: t.target,
-          status: v.status,
-          score: v.score,
-          ...(v.confidence === undefined ? {} : { confidence: v.confidence }),
-          reason: v.reason,
-          ...(v.raw === undefined ? {} : { raw: v.raw }),
-          usage: v.usage,
-          attempts: v.attempts,
-          latencyMs: Math.round(performance.now() - started),
-          provider: judge.provider,
-          model: judge.model
-        }
+        const judgment = toJudgment(key, t, v, judge, performance.now() - started)
         if (!judge.local) yield* cache.put(judgment)
         return { judgment, spent: v.usage }
       })
