@@ -64,6 +64,8 @@ export interface RunInfo {
   readonly concurrency: number
   readonly limit?: number | undefined
   readonly retriever: { readonly name: string; readonly params: Readonly<Record<string, unknown>> }
+  /** The judge model's price (USD per 1M tokens); null when unknown. */
+  readonly price?: { readonly input: number; readonly output: number } | null | undefined
 }
 
 /** The score stage: per case (and iteration), its judgments → one record. */

@@ -205,7 +205,8 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       iterations: options.iterations,
       concurrency: options.concurrency,
       limit: options.limit,
-      retriever: { name: retriever.name, params: retriever.params }
+      retriever: { name: retriever.name, params: retriever.params },
+      price: options.price ?? null
     }
     return { judge, retriever, rubrics, rubricList, input, identityHash, info }
   })

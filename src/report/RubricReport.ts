@@ -5,6 +5,7 @@
  * composite + one reason column per dimension.
  */
 import { Stream } from "effect"
+import { cost, formatUsd } from "../pricing/Prices.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "../pipeline/RubricScore.js"
@@ -46,6 +47,7 @@ export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgm
     `| Iterations | ${info.iterations} |`,
     `| Judgments | ${summary.judgments.ok} ok, ${summary.judgments.failed} failed |`,
     `| Tokens | ${summary.tokens.input.toLocaleString("en-US")} in, ${summary.tokens.output.toLocaleString("en-US")} out |`,
+    `| Cost | ${formatUsd(cost(summary.tokens, info.price ?? undefined).usd)} |`,
     ""
   ].join("\n")
 }
