@@ -3,7 +3,12 @@
  * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
-import { Console, Data, Effect, Layer, Option, Redacted } from "effect"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "./domain/Errors.js"

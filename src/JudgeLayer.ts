@@ -2,8 +2,8 @@
  * The one place where flags choose the judge: the heuristic judge, or an LLM judge over an
  * OpenAI-compatible provider behind the shared rate gate.
  */
-import type { Redacted } from "effect"
-import { Layer } from "effect"
+import type * as Redacted from "effect/Redacted"
+import * as Layer from "effect/Layer"
 import { UsageError } from "./domain/Errors.js"
 import * as HeuristicJudge from "./judges/HeuristicJudge.js"
 import type { Judge } from "./judges/Judge.js"

@@ -3,7 +3,9 @@
  * The manifest says how the run was made (pipeline, input, judge, settings); the input must be
  * unchanged (same sha256), and every judgment must be in the journal.
  */
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, UsageError } from "./domain/Errors.js"

@@ -6,7 +6,10 @@
  * flight finish and are journaled; a second one interrupts everything.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect, Exit, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { main } from "./Cli.js"
 import * as Shutdown from "./pipeline/Shutdown.js"
 

@@ -5,7 +5,9 @@
  * statistics `src/stats/Paired.ts`, the report `src/compare/Comparison.ts`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultSeed } from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"

@@ -4,7 +4,8 @@
  * and print trec_eval's relational lines (4 decimals, trec_eval measure names) or JSON.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { InputError, type UsageError } from "../domain/Errors.js"
 import { parseMetrics } from "../metrics/registry.js"

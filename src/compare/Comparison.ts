@@ -14,7 +14,7 @@
  * - Randomness is seeded per metric and test from `seed` alone, so a metric's numbers do not
  *   depend on which other metrics are compared.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { UsageError } from "../domain/Errors.js"
 import {
   type BootstrapCi,

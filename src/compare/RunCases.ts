@@ -21,7 +21,9 @@
  * `iterations`) is read and each case's value is the mean of its non-null values across
  * iterations (null when null in all), which damps judge noise; `iteration` picks one file instead.
  */
-import { Effect, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"

@@ -2,7 +2,7 @@
  * Errors that cross module boundaries. Each maps to a CLI exit code in `Cli.ts`:
  * input/usage/output problems → 2, judgments failing beyond `--max-failures` → 1.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /** Bad input data: names the file, the line (1-based, when known) and the problem. */
 export class InputError extends Schema.TaggedError<InputError>()("InputError", {

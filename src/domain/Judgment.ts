@@ -2,7 +2,7 @@
  * Judge requests and their results. A `Judgment` is what the journal stores, one JSON line each.
  * A failed judgment keeps `score: null` (never 0) with the reason and the judge's raw text.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { Rubric } from "./Rubric.js"
 
 /** One judgment to make: a rubric applied to one target of one case in one iteration. */

@@ -3,7 +3,7 @@
  * description for every value, and the prompt text. The judge must answer with one of the scale's
  * values (a JSON-schema enum), so parsing cannot drift.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export const ScaleValue = Schema.Struct({
   score: Schema.Int,

@@ -3,7 +3,8 @@
  * (`Heuristic.ts`). No network, no key, no randomness — and labelled as a heuristic in every report,
  * because its scores are term-overlap proxies, not an LLM's reading.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type JudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"

@@ -3,8 +3,8 @@
  * after all retries is a verdict with `status: "failed"`, `score: null` and the reason.
  * Layers: `HeuristicJudge.layer` (offline, deterministic) and `LlmJudge.layer` (over `LlmProvider`).
  */
-import { Context } from "effect"
-import type { Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { JudgeTask, Verdict } from "../domain/Judgment.js"
 
 export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {

@@ -11,7 +11,14 @@
  *   with the error (`repairAttempts` times);
  * - whatever is left is a `failed` verdict with `score: null`, the reason and the raw text.
  */
-import { Data, Effect, Either, Layer, ParseResult, Random, Schedule, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import type { JudgeTask, Usage, Verdict } from "../domain/Judgment.js"

@@ -3,7 +3,7 @@
  * fragments and the id. Defaults follow the `rag-answers` CSV export (SPEC §2.1); users remap
  * with a `role=Column` list (`parseColumnMapping`).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { splitFragments, unescapeNewlines } from "./Fragments.js"

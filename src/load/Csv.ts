@@ -8,7 +8,7 @@
  * inside an unquoted field is kept as a literal character (common in hand-made files), but text
  * after a closing quote is an error, since it means a quote inside a quoted field was not doubled.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { InputError } from "../domain/Errors.js"
 import type { Row } from "./Rows.js"
 

@@ -6,7 +6,7 @@
  * - JSONL / NDJSON: one object per line, blank lines skipped, parsed incrementally.
  * Each row's `line` is where its object starts, so later errors (an empty question…) can name it.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { InputError } from "../domain/Errors.js"
 import type { Row } from "./Rows.js"
 

@@ -15,7 +15,8 @@
  * A metric is evaluated per query on its ranked grades (and the gold grades when there are qrels),
  * values are kept per query, and the aggregate is the mean over queries (empty → 0).
  */
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { UsageError } from "../domain/Errors.js"
 import { averagePrecision } from "./averagePrecision.js"
 import type { Gain } from "./dcg.js"

@@ -20,7 +20,7 @@
  * - Duplicate (qid, docid) pairs in a run or in qrels are errors, as in trec_eval.
  * Values print with 4 decimals like C's `%6.4f` (ties at the 5th decimal round half to even).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InputError } from "../domain/Errors.js"
 import { measure, type MetricSpec, trecName } from "./registry.js"
 import { defaultThreshold, mean, unjudgedGrade } from "./relevance.js"

@@ -7,7 +7,8 @@
  * strings or arbitrary objects). Each item is rendered as readable text and becomes one passage of
  * the case, so the judge sees exactly what the answering model saw. The case id is `queryLogId`.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { checkColumns, type ColumnMapping } from "../load/CaseMapping.js"

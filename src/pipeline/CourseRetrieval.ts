@@ -19,7 +19,9 @@
  * Averages over cases skip unknowns. These are proxy metrics: relevance is the judge's, and recall
  * cannot be measured without knowing every relevant course in the catalogue.
  */
-import { Effect, Either, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { checkColumns } from "../load/CaseMapping.js"

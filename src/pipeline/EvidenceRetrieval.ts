@@ -17,7 +17,10 @@
  * Cost, when the input reports tokens and a price is set: cost = (input + output tokens) / 1000 ×
  * price per 1K, per query and summed.
  */
-import { Config, Effect, Either, Stream } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage, RetrievalInfo } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { checkColumns } from "../load/CaseMapping.js"

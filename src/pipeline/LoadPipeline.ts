@@ -2,7 +2,7 @@
  * Loads a pipeline file (`pipelines/*.ts`) at run time. TypeScript is compiled on the fly by tsx,
  * registered once; the file's default export must be a `Pipeline.make(…)` value.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"

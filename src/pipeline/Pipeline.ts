@@ -3,7 +3,8 @@
  * report view of its results. Pipeline files in `pipelines/` build one with `Pipeline.make` from
  * the library's stages and do no I/O of their own; the runner (`Runner.ts`) drives it.
  */
-import type { Effect, Stream } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"

@@ -7,7 +7,7 @@
  * any sub-spans (`retrieve`, `rerank`, `generate`…). Usage (`usage`): `{ inputTokens, outputTokens }`
  * or OpenAI's `{ prompt_tokens, completion_tokens }`.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import type { RetrievalInfo } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { describeJson } from "../load/Json.js"

@@ -2,7 +2,8 @@
  * The retrieve stage. `precomputed` keeps the passages that arrived with the case (the CSV's
  * fragments, a test set's hits); live retrievers (HTTP search endpoint, embedded BM25) plug in here.
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { EvalCase } from "../domain/Case.js"
 import type { InputError } from "../domain/Errors.js"
 

@@ -7,7 +7,9 @@
  * - Cases are processed concurrently but records leave in input order, so reports and CSVs are
  *   stable; records are streamed to disk and aggregated online (memory is flat in the case count).
  */
-import { Effect, Option, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"

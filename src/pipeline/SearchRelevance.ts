@@ -16,7 +16,11 @@
  *   RR      = 1 / rank of the first relevant hit, 0 if none → MRR
  * A failed judgment makes the query's metrics unknown; a query without hits scores 0 (NDCG flagged).
  */
-import { Config, Effect, Either, Option, Stream } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import type { InputError } from "../domain/Errors.js"
 import { checkColumns } from "../load/CaseMapping.js"

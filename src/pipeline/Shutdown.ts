@@ -3,7 +3,9 @@
  * judge call, lets calls in flight finish and land in the journal, and ends with `Stopped`. A second
  * signal interrupts everything (`bin.ts`). Tests and library use get a signal that never fires.
  */
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 export class Shutdown extends Context.Tag("rag-eval/Shutdown")<Shutdown, {
   readonly stopping: () => boolean

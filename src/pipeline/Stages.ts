@@ -2,7 +2,7 @@
  * Library stages that pipeline files compose. Each returns a plain stage value; the runner wires
  * them to services (Judge, Retriever, JudgmentJournal, Reporters) chosen by the CLI.
  */
-import { Stream } from "effect"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { checkColumns, type ColumnMapping, toCase } from "../load/CaseMapping.js"
 import { readRows } from "../load/Rows.js"

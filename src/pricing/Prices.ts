@@ -5,7 +5,8 @@
  * (`--price-in`, `--price-out`). Local providers (heuristic, ollama) cost 0; an unknown model on a
  * paid provider has no price: its cost is reported as unknown, never as 0.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { InputError } from "../domain/Errors.js"
 

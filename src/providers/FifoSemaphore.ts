@@ -6,7 +6,7 @@
  * re-register. With hundreds of judgments waiting for 32 permits that cost ~4 ms of CPU per call
  * (measured in `npm run bench`); this queue keeps it constant.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 export interface FifoSemaphore {
   readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>

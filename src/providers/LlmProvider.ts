@@ -4,8 +4,9 @@
  * `openai` SDK). Retries, rate limits and the shared 429 pause live above this, in `LlmJudge`
  * and `RateGate`, so a provider makes exactly one HTTP attempt per call.
  */
-import { Context, Schema } from "effect"
-import type { Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+import type * as Effect from "effect/Effect"
 import type { Usage } from "../domain/Judgment.js"
 
 export interface ChatRequest {

@@ -8,7 +8,11 @@
  * the HTTP request. Failures become a `ProviderError` whose `kind` drives the retry policy. The API
  * key is only handed to the SDK: it is never logged and is scrubbed from error details.
  */
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import OpenAI, { APIError } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"

@@ -13,7 +13,11 @@
  * is FIFO, and it needs no background fiber. Everything runs on Effect's `Clock`, so `TestClock`
  * drives it in tests.
  */
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as FifoSemaphore from "./FifoSemaphore.js"
 
 export interface RateGateOptions {

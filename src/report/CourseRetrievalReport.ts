@@ -4,7 +4,8 @@
  * distribution, latency, judge usage, the worst queries, failures, a per-query table and per-query
  * details with the judge's reasons. The CSV has one row per case. Writes `qrels.txt` too.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { type Band, ndcgBand, precisionBand } from "../pipeline/CourseRetrieval.js"
 import { type GradedRecord, type GradedSummary, qrelsLines } from "../pipeline/GradedHits.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"

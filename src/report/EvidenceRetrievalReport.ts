@@ -5,7 +5,8 @@
  * failures, a per-query table and per-query details (which rank first covers each gold span).
  * CSV: one row per query. Writes `qrels.txt` of chunk relevance (1 = covers a gold span).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { EvidenceRecord, EvidenceRunSummary } from "../pipeline/EvidenceRetrieval.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { formatUsd } from "../pricing/Prices.js"

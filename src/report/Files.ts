@@ -2,7 +2,8 @@
  * Output files: written to a temporary sibling and renamed into place, so a crash or an error never
  * leaves a half-written report; and JSON Lines read back as a stream (records are never all in memory).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { OutputError } from "../domain/Errors.js"

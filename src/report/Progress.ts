@@ -2,7 +2,12 @@
  * Progress on stderr while a run works: on a TTY a bar redrawn in place (done/total, rate, ETA,
  * failures); otherwise a plain line every few seconds. Results go to stdout and files, never here.
  */
-import { Context, Duration, Effect, Fiber, Layer, Schedule } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 export interface ProgressState {
   done: number

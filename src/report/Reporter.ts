@@ -3,7 +3,10 @@
  * Each format is a Layer; `--format` chooses which are merged into `Reporters`, so a new format is
  * added without touching stage code.
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import type { OutputError } from "../domain/Errors.js"

@@ -3,7 +3,9 @@
  * percentiles per span, judge token usage, retrieval failures, proxy-vs-gold wording, and the
  * qrels file of judged grades.
  */
-import { Effect, Option, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { OutputError } from "../domain/Errors.js"
 import type { RunInfo } from "../pipeline/Pipeline.js"

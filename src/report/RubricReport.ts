@@ -4,7 +4,7 @@
  * failed judgments, and per-row details; the CSV is the input columns + one column per dimension +
  * composite + one reason column per dimension.
  */
-import { Stream } from "effect"
+import * as Stream from "effect/Stream"
 import { cost, formatUsd } from "../pricing/Prices.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"

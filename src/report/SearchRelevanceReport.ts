@@ -5,7 +5,8 @@
  * per-query table and per-hit judgments with confidence and justification. CSV: one row per query.
  * Writes `qrels.txt` too.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { type GradedRecord, type GradedSummary, qrelsLines } from "../pipeline/GradedHits.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { fixed, heuristicBanner, latencySection, retrievalFailuresSection, retrievalSection, tokensSection, writeQrelsFile } from "./RetrievalReport.js"

@@ -5,7 +5,7 @@
  * row per case: queryLogId, question, answer, faithfulness, completeness, overall, pass, reasons.
  * Shared sections (run parameters, a rubric's scale, failed judgments) come from `RubricReport`.
  */
-import { Stream } from "effect"
+import * as Stream from "effect/Stream"
 import type { Rubric } from "../domain/Rubric.js"
 import type { LowScoreAnalysis, LowScoreGroup } from "../pipeline/LowScores.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"

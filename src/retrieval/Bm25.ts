@@ -12,7 +12,11 @@
  * score, ties in corpus order. The candidate list is capped at `prefetchLimit` when set, then the
  * score threshold and top-k (default 10) apply.
  */
-import { Chunk, Duration, Effect, Layer, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { describeJson } from "../load/Json.js"

@@ -20,7 +20,11 @@
  * Headers (e.g. an Authorization token) are sent but never recorded.
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Duration, Effect, Either, Layer, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { Retriever } from "../pipeline/Retriever.js"
 import { applyParams, paramsRecord, type RetrievalParams, uniqueIds } from "./Params.js"

@@ -14,7 +14,7 @@
  * The hits keep their input order (ties in retriever scores are never re-sorted) and are re-ranked
  * 1..n after pruning, since evaluation positions are the positions the user sees.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import type { Passage } from "../domain/Case.js"
 
 export interface RetrievalParams {

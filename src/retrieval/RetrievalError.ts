@@ -6,7 +6,7 @@
  * `failed`, this error's kind and message) with no passages, so the case is reported as a retrieval
  * failure and left out of every metric — a failed retrieval is unknown, not a score of 0.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export class RetrievalError extends Schema.TaggedError<RetrievalError>()("RetrievalError", {
   retriever: Schema.String,

@@ -22,7 +22,12 @@
  * An invalid setting is an `InputError` (file "environment", field = the variable) raised by the
  * guarded load stage's column check — before anything is judged or written.
  */
-import { Config, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import type { LoadStage } from "../pipeline/Pipeline.js"

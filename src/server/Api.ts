@@ -7,7 +7,7 @@
  * payload schemas here still document the request in the OpenAPI document.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { VERSION } from "../version.js"
 import {
   BadRequest,

@@ -5,7 +5,10 @@
  * buffered, so the client still reads the 413. Malformed JSON and schema violations are 400s that
  * list every problem with its path (`hits[0].id`).
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import type * as Http from "node:http"
 import { apiError, type BadRequest, type PayloadTooLarge, type Problem } from "./Domain.js"
 

@@ -7,7 +7,7 @@
  * per HTTP status, because HttpApi picks the status from the error's schema.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 

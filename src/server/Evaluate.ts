@@ -19,7 +19,11 @@
  * A batch reports each query's result and the mean of each metric over the queries.
  */
 import type { FileSystem } from "@effect/platform"
-import { Context, Effect, Either, Layer, Option } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { InputError } from "../domain/Errors.js"
 import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"

@@ -16,8 +16,17 @@ import type { FileSystem } from "@effect/platform"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Console, Context, Deferred, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
-import type { Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -49,15 +58,7 @@ export interface ServerOptions {
   readonly promptsDir?: string | undefined
 }
 
-export const defaults = {
-  host: "127.0.0.1",
-  port: 8080,
-  maxBody: "1mb",
-  concurrency: 8,
-  queue: 0,
-  maxBatch: 100,
-  tokenEnv: "RAG_EVAL_TOKEN"
-} as const
+export { defaults } from "./Defaults.js"
 
 export class ServerConfig extends Context.Tag("rag-eval/server/ServerConfig")<ServerConfig, {
   readonly maxBodyBytes: number

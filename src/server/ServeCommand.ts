@@ -9,14 +9,21 @@
  * interruption): no new connections, requests in flight finish, exit 0.
  */
 import { Command, Options } from "@effect/cli"
-import { Config, Console, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
 import { judgeLayer, PROVIDERS, type ProviderName } from "../JudgeLayer.js"
 import { Shutdown } from "../pipeline/Shutdown.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import { parseSize } from "./Body.js"
 import * as SharedCache from "./SharedCache.js"
-import { defaults, start } from "./Http.js"
+import { defaults } from "./Defaults.js"
 
 const host = Options.text("host").pipe(
   Options.withDescription(`Address to listen on (default ${defaults.host}: this machine only; 0.0.0.0 for every interface)`),
@@ -116,6 +123,8 @@ export const serveCommand = Command.make(
       const cache = flags.noCache ? JudgmentCache.layerNone : SharedCache.layerFile(JudgmentCache.cacheDir(flags.out))
       yield* Effect.scoped(
         Effect.gen(function*() {
+          // Loaded on use: the HTTP stack is not needed to parse flags or print --help.
+          const { start } = yield* Effect.promise(() => import("./Http.js"))
           const server = yield* start({
             host: flags.host,
             port: flags.port,

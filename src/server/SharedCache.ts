@@ -6,7 +6,9 @@
  * paid for after the server started is still reused. Misses are followed by an LLM call, which
  * dwarfs reading one shard (1/256 of the cache).
  */
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { JudgmentCache, makeFile } from "../store/JudgmentCache.js"
 
 export const make = (dir: string): JudgmentCache["Type"] => {

@@ -4,7 +4,8 @@
  * so a saturated server sheds load instead of queueing without end. (Judge calls inside an
  * evaluation are bounded separately, by the judge's own rate gate.) A batch is one evaluation.
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import { apiError, type TooManyRequests } from "./Domain.js"
 
 export interface SlotsStats {

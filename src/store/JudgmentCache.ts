@@ -5,7 +5,11 @@
  * `<dir>/<xx>.jsonl` (256 shards), loads a shard on first use and appends new entries; an unreadable
  * line is skipped (the cache is an optimisation, never a reason to fail a run).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Judgment } from "../domain/Judgment.js"

@@ -6,7 +6,11 @@
  *
  * The store is a Tag with a file Layer, so a SQL-backed store can replace it without touching stages.
  */
-import { Context, Effect, Layer, Schema, Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, OutputError } from "../domain/Errors.js"

@@ -12,7 +12,8 @@
  * - The output is written atomically and never replaces an existing file unless `overwrite`.
  * - No clock time is recorded, so the same log gives a byte-identical test set.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"

@@ -1,0 +1,10 @@
+/** Defaults of `rag-eval serve`, apart from the server code so `--help` does not load it. */
+export const defaults = {
+  host: "127.0.0.1",
+  port: 8080,
+  maxBody: "1mb",
+  concurrency: 8,
+  queue: 0,
+  maxBatch: 100,
+  tokenEnv: "RAG_EVAL_TOKEN"
+} as const
