@@ -11,8 +11,9 @@ import * as LlmJudge from "./judges/LlmJudge.js"
 import * as OpenAiProvider from "./providers/OpenAiProvider.js"
 import * as RateGate from "./providers/RateGate.js"
 
-export const PROVIDERS = ["heuristic", "openai", "mistral", "ollama", "openai-compatible"] as const
-export type ProviderName = (typeof PROVIDERS)[number]
+import type { ProviderName } from "./providers/Names.js"
+
+export { PROVIDERS, type ProviderName } from "./providers/Names.js"
 
 /** Default model per provider; `openai-compatible` has none (the server decides what it serves). */
 export const defaultModels: Readonly<Record<ProviderName, string | undefined>> = {

@@ -70,7 +70,7 @@ export const json: Reporter = {
 }
 
 export const all: ReadonlyArray<Reporter> = [markdown, csv, json]
-export const defaultFormats = ["markdown", "csv"] as const
+export { defaultFormats } from "./Formats.js"
 
 /** Parse `--format markdown,csv,json`. */
 export const parseFormats = (value: string): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {

@@ -1,0 +1,145 @@
+/**
+ * What `rag-eval run` does, loaded only when it runs: validate flags, load the pipeline, choose the
+ * layers (judge, retriever, journal, cache, reporters, progress) and drive the runner.
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import { displayPath } from "./Display.js"
+import { UsageError } from "./domain/Errors.js"
+import { judgeLayer, type ProviderName } from "./JudgeLayer.js"
+import { Judge } from "./judges/Judge.js"
+import { parseColumnMapping } from "./load/CaseMapping.js"
+import { loadPipeline } from "./pipeline/LoadPipeline.js"
+import { precomputed, Retriever } from "./pipeline/Retriever.js"
+import { checkFailures, estimate, run, type RunOptions } from "./pipeline/Runner.js"
+import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
+import * as Progress from "./report/Progress.js"
+import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
+import type { retrievalFlags, RunFlags } from "./RunFlags.js"
+import * as JudgmentCache from "./store/JudgmentCache.js"
+import * as JudgmentJournal from "./store/JudgmentJournal.js"
+import { VERSION } from "./version.js"
+
+const retrievalEnv: Readonly<Record<keyof typeof retrievalFlags, string>> = {
+  retriever: "RAG_EVAL_RETRIEVER",
+  topK: "RAG_TOP_K",
+  scoreThreshold: "RAG_SCORE_THRESHOLD",
+  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
+  rerankTopN: "RERANK_TOP_N",
+  searchUrl: "RAG_EVAL_SEARCH_URL",
+  searchBody: "RAG_EVAL_SEARCH_BODY",
+  hitsPath: "RAG_EVAL_HITS_PATH",
+  hitId: "RAG_EVAL_HIT_ID",
+  hitText: "RAG_EVAL_HIT_TEXT",
+  hitScore: "RAG_EVAL_HIT_SCORE",
+  searchTimeout: "RAG_EVAL_SEARCH_TIMEOUT",
+  searchRetries: "RAG_EVAL_SEARCH_RETRIES",
+  searchToken: "RAG_EVAL_SEARCH_TOKEN",
+  corpus: "RAG_EVAL_CORPUS",
+  fuzzyThreshold: "RAG_EVAL_FUZZY_THRESHOLD",
+  pricePer1k: "RAG_EVAL_PRICE_PER_1K",
+  fields: "RAG_EVAL_FIELDS"
+}
+
+const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
+  Effect.sync(() => {
+    for (const key of Object.keys(retrievalEnv) as Array<keyof typeof retrievalFlags>) {
+      const value = flags[key]
+      if (Option.isSome(value)) {
+        process.env[retrievalEnv[key]] = Redacted.isRedacted(value.value) ? Redacted.value(value.value) : String(value.value)
+      }
+    }
+  })
+
+export const runAction = (flags: RunFlags) =>
+  Effect.gen(function*() {
+    const file = Option.orElse(flags.input, () => flags.csv)
+    if (Option.isNone(file)) {
+      return yield* new UsageError({ problem: "give the test cases with --input FILE (or --csv FILE)" })
+    }
+    if (Option.isSome(flags.input) && Option.isSome(flags.csv)) {
+      return yield* new UsageError({ problem: "give either --input or --csv, not both" })
+    }
+    if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
+    if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
+    if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
+    const reporters = yield* parseFormats(flags.format)
+    const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
+    yield* applyRetrievalFlags(flags)
+    const pipeline = yield* loadPipeline(flags.pipeline)
+    const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
+    if (Option.isNone(flags.provider)) {
+      yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
+    }
+    const judge = judgeLayer({
+      provider: providerName,
+      model: Option.getOrUndefined(flags.model),
+      baseUrl: Option.getOrUndefined(flags.baseUrl),
+      apiKey: Option.getOrUndefined(flags.apiKey),
+      concurrency: flags.concurrency,
+      rpm: Option.getOrUndefined(flags.rpm),
+      tpm: Option.getOrUndefined(flags.tpm),
+      timeoutMs: Math.round(flags.timeout * 1000),
+      maxRetries: flags.maxRetries,
+      seed: Option.getOrUndefined(flags.seed),
+      temperature: Option.getOrUndefined(flags.temperature)
+    })
+    const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
+    const services = Layer.mergeAll(
+      judge,
+      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+      JudgmentJournal.layerFile,
+      flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
+      reportersLayer(reporters),
+      Progress.layerStderr
+    )
+    const price = (provider: string, model: string): Price | undefined =>
+      priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
+    const runOptions = (judgeInfo: { provider: string; model: string }): RunOptions => ({
+      input: file.value,
+      outRoot: flags.out,
+      limit: Option.getOrUndefined(flags.limit),
+      iterations: flags.iterations,
+      concurrency: flags.concurrency,
+      maxFailures: flags.maxFailures,
+      command: commandLine(),
+      pipelineFile: flags.pipeline,
+      runId: Option.getOrUndefined(flags.runId),
+      fresh: flags.fresh,
+      retryFailed: flags.retryFailed,
+      columns: columnMapping,
+      price: price(judgeInfo.provider, judgeInfo.model),
+      manifestExtra: { version: VERSION }
+    })
+    const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
+    if (flags.dryRun) {
+      const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
+      yield* Console.log([
+        `dry run: ${pipeline.name} with ${judgeInfo.label}`,
+        `  judge calls:       ${e.calls.toLocaleString("en-US")}${e.alreadyDone > 0 ? ` (${e.alreadyDone.toLocaleString("en-US")} more already in the journal or cache)` : ""}`,
+        `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${150} output tokens a call)`,
+        `  estimated cost:    ${formatUsd(e.cost.usd)}`,
+        `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
+      ].join("\n"))
+      return
+    }
+    const outcome = yield* run(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
+    const j = outcome.judgments
+    const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
+    yield* Console.error(
+      `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
+    )
+    for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
+    yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+    yield* checkFailures(outcome, flags.maxFailures)
+  })
+
+/** The command line as typed, with any --api-key value masked (it must never reach a file). */
+const commandLine = () => {
+  const args = process.argv.slice(2)
+  return ["rag-eval", ...args.map((a, i) => (args[i - 1] === "--api-key" ? "<redacted>" : a.startsWith("--api-key=") ? "--api-key=<redacted>" : a))].join(" ")
+}
