@@ -10,7 +10,7 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { displayPath } from "./Display.js"
 import { UsageError } from "./domain/Errors.js"
-import { judgeLayer, type ProviderName } from "./JudgeLayer.js"
+import { judgeLayer } from "./JudgeLayer.js"
 import { Judge } from "./judges/Judge.js"
 import { parseColumnMapping } from "./load/CaseMapping.js"
 import { loadPipeline } from "./pipeline/LoadPipeline.js"
@@ -19,7 +19,7 @@ import { checkFailures, estimate, run, type RunOptions } from "./pipeline/Runner
 import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
 import * as Progress from "./report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
-import type { retrievalFlags, RunFlags } from "./RunFlags.js"
+import { judgeSettings, type retrievalFlags, type RunFlags } from "./RunFlags.js"
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
@@ -71,23 +71,10 @@ export const runAction = (flags: RunFlags) =>
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     yield* applyRetrievalFlags(flags)
     const pipeline = yield* loadPipeline(flags.pipeline)
-    const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
     if (Option.isNone(flags.provider)) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
-    const judge = judgeLayer({
-      provider: providerName,
-      model: Option.getOrUndefined(flags.model),
-      baseUrl: Option.getOrUndefined(flags.baseUrl),
-      apiKey: Option.getOrUndefined(flags.apiKey),
-      concurrency: flags.concurrency,
-      rpm: Option.getOrUndefined(flags.rpm),
-      tpm: Option.getOrUndefined(flags.tpm),
-      timeoutMs: Math.round(flags.timeout * 1000),
-      maxRetries: flags.maxRetries,
-      seed: Option.getOrUndefined(flags.seed),
-      temperature: Option.getOrUndefined(flags.temperature)
-    })
+    const judge = judgeLayer(judgeSettings(flags, flags.concurrency))
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     const services = Layer.mergeAll(
       judge,

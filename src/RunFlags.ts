@@ -4,6 +4,7 @@
  */
 import { Args, Options } from "@effect/cli"
 import type { Command } from "@effect/cli"
+import * as Option from "effect/Option"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"
 
@@ -26,24 +27,24 @@ const format = Options.text("format").pipe(
   Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
   Options.withDefault(defaultFormats.join(","))
 )
-const provider = Options.choice("provider", PROVIDERS).pipe(
+export const provider = Options.choice("provider", PROVIDERS).pipe(
   Options.withDescription("Judge provider (default: heuristic — offline, deterministic, no API key)"),
   Options.optional
 )
-const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
-const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
-const apiKey = Options.redacted("api-key").pipe(
+export const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
+export const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
+export const apiKey = Options.redacted("api-key").pipe(
   Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
   Options.optional
 )
 const concurrency = Options.integer("concurrency").pipe(Options.withDescription("Judge calls in flight at once (default 8)"), Options.withDefault(8))
-const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
-const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
-const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
-const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"), Options.withDefault(3))
+export const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
+export const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
+export const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
+export const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"), Options.withDefault(3))
 const maxFailures = Options.integer("max-failures").pipe(Options.withDescription("Failed judgments tolerated before exit code 1 (default 0)"), Options.withDefault(0))
-const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
-const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
+export const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
+export const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
 const columns = Options.text("columns").pipe(
   Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
   Options.optional
@@ -86,3 +87,23 @@ export const retrievalFlags = {
 export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
+
+/** The provider flags `run` and `serve` share (same names, defaults and meaning). */
+export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, timeout, maxRetries, seed, temperature }
+
+type ProviderFlagValues = Command.Command.ParseConfig<typeof providerFlags>
+
+/** Parsed provider flags → the judge layer's settings (`concurrency` is each command's own). */
+export const judgeSettings = (flags: ProviderFlagValues, concurrency: number) => ({
+  provider: Option.getOrElse(flags.provider, () => "heuristic" as const),
+  model: Option.getOrUndefined(flags.model),
+  baseUrl: Option.getOrUndefined(flags.baseUrl),
+  apiKey: Option.getOrUndefined(flags.apiKey),
+  concurrency,
+  rpm: Option.getOrUndefined(flags.rpm),
+  tpm: Option.getOrUndefined(flags.tpm),
+  timeoutMs: Math.round(flags.timeout * 1000),
+  maxRetries: flags.maxRetries,
+  seed: Option.getOrUndefined(flags.seed),
+  temperature: Option.getOrUndefined(flags.temperature)
+})

@@ -18,7 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
-import { judgeLayer, PROVIDERS, type ProviderName } from "../JudgeLayer.js"
+import { judgeLayer } from "../JudgeLayer.js"
+import { judgeSettings, providerFlags } from "../RunFlags.js"
 import { Shutdown } from "../pipeline/Shutdown.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import { parseSize } from "./Body.js"
@@ -52,30 +53,10 @@ const out = Options.text("out").pipe(
 )
 const noCache = Options.boolean("no-cache").pipe(Options.withDescription("Do not read or write the judgment cache"))
 
-// The provider flags of `rag-eval run`: same names, defaults and meaning.
-const provider = Options.choice("provider", PROVIDERS).pipe(
-  Options.withDescription("Judge provider (default: heuristic — offline, deterministic, no API key)"),
-  Options.optional
-)
-const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
-const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
-const apiKey = Options.redacted("api-key").pipe(
-  Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
-  Options.optional
-)
 const concurrency = Options.integer("concurrency").pipe(
   Options.withDescription("Evaluations (requests) judged at once, and judge calls in flight at once (default 8)"),
   Options.withDefault(8)
 )
-const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
-const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
-const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
-const maxRetries = Options.integer("max-retries").pipe(
-  Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"),
-  Options.withDefault(3)
-)
-const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
-const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
 
 const isLoopback = (h: string) => h === "localhost" || h === "::1" || h.startsWith("127.")
 
@@ -88,7 +69,7 @@ const untilStopRequested = Effect.flatMap(Effect.serviceOption(Shutdown), (shutd
 
 export const serveCommand = Command.make(
   "serve",
-  { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, seed, temperature },
+  { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, concurrency, ...providerFlags },
   (flags) =>
     Effect.gen(function*() {
       if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
@@ -103,23 +84,10 @@ export const serveCommand = Command.make(
         Effect.map((t) => Option.filter(t, (v) => Redacted.value(v) !== "")),
         Effect.mapError(() => new UsageError({ problem: `--token-env: cannot read the variable ${flags.tokenEnv}` }))
       )
-      const providerName: ProviderName = Option.getOrElse(flags.provider, () => "heuristic" as const)
       if (Option.isNone(flags.provider)) {
         yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
       }
-      const judge = judgeLayer({
-        provider: providerName,
-        model: Option.getOrUndefined(flags.model),
-        baseUrl: Option.getOrUndefined(flags.baseUrl),
-        apiKey: Option.getOrUndefined(flags.apiKey),
-        concurrency: flags.concurrency,
-        rpm: Option.getOrUndefined(flags.rpm),
-        tpm: Option.getOrUndefined(flags.tpm),
-        timeoutMs: Math.round(flags.timeout * 1000),
-        maxRetries: flags.maxRetries,
-        seed: Option.getOrUndefined(flags.seed),
-        temperature: Option.getOrUndefined(flags.temperature)
-      })
+      const judge = judgeLayer(judgeSettings(flags, flags.concurrency))
       const cache = flags.noCache ? JudgmentCache.layerNone : SharedCache.layerFile(JudgmentCache.cacheDir(flags.out))
       yield* Effect.scoped(
         Effect.gen(function*() {
