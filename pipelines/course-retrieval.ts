@@ -9,9 +9,10 @@
  *
  * Retrieval comes from the environment (see `src/retrieval/RetrievalSetup.ts`): by default the
  * courses in the test set, pruned by RAG_SCORE_THRESHOLD / RAG_TOP_K when set; RAG_EVAL_RETRIEVER=http
- * or bm25 retrieves live, searching for the case's skill.
+ * or bm25 retrieves live, searching for the case's skill. `--listwise` (RAG_EVAL_LISTWISE) judges a
+ * case's courses in one call.
  */
-import { CourseRetrieval, CourseRetrievalReport, Pipeline, Retrieval } from "rag-eval"
+import { CourseRetrieval, CourseRetrievalReport, GradedHits, Pipeline, Retrieval } from "rag-eval"
 
 const rubric = "course-retrieval/relevance"
 const retrieval = Retrieval.fromEnv({ query: CourseRetrieval.skillQuery })
@@ -21,7 +22,8 @@ export default Pipeline.make({
   description: "Retrieved courses graded 0–3 for the learner's skill (in the context of their question), with proxy NDCG@5/@10 and Precision@5/@10 over the judge's grades.",
   load: retrieval.guard(CourseRetrieval.loadTestSet({ coursesRequired: !retrieval.live })),
   retrieve: retrieval.retriever,
-  judge: CourseRetrieval.judgeCourses(rubric),
+  // --listwise (RAG_EVAL_LISTWISE): a case's courses in one call, with the listwise rubric.
+  judge: CourseRetrieval.judgeCourses(rubric, { listwise: GradedHits.listwiseFromEnv() ? CourseRetrieval.listwiseRubric : undefined }),
   score: CourseRetrieval.courseScore(),
   aggregate: CourseRetrieval.courseSummary(),
   report: CourseRetrievalReport.courseReport({ title: "Course retrieval evaluation" })

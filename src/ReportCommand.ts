@@ -12,6 +12,7 @@ import { InputError, UsageError } from "./domain/Errors.js"
 import { Judge } from "./judges/Judge.js"
 import { scanInput } from "./load/Rows.js"
 import { loadPipeline } from "./pipeline/LoadPipeline.js"
+import { pipelineEnvKeys } from "./RunFlags.js"
 import { precomputed, Retriever } from "./pipeline/Retriever.js"
 import { run } from "./pipeline/Runner.js"
 import * as Progress from "./report/Progress.js"
@@ -31,7 +32,9 @@ const Manifest = Schema.Struct({
   concurrency: Schema.Number,
   maxFailures: Schema.optional(Schema.Number),
   judge: Schema.Struct({ provider: Schema.String, model: Schema.String, label: Schema.String, params: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
-  price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number })))
+  price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number }))),
+  /** The pipeline's settings from the environment when it ran (retrieval flags, --listwise…). */
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
 export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
@@ -49,8 +52,19 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
     )
     const from = (p: string) => (Path.isAbsolute(p) || m.cwd === undefined ? p : Path.resolve(m.cwd, p))
     if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
+    // Load the pipeline with the settings it ran with, not whatever this shell has.
+    if (m.env !== undefined) {
+      const recorded = m.env
+      yield* Effect.sync(() => {
+        for (const key of pipelineEnvKeys) {
+          if (recorded[key] === undefined) delete process.env[key]
+          else process.env[key] = recorded[key]
+        }
+      })
+    }
     const pipeline = yield* loadPipeline(from(m.pipeline.file))
-    const input = from(m.input.path)
+    // From the run's own directory the path stays as the run recorded it, so reports come out the same.
+    const input = m.cwd === process.cwd() ? m.input.path : from(m.input.path)
     const scan = yield* scanInput(input)
     if (scan.sha256 !== m.input.sha256) {
       return yield* new InputError({ file: input, problem: `changed since run ${m.runId} was made (sha256 differs); its judgments no longer describe this file` })
@@ -62,7 +76,8 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
       label: m.judge.label,
       params: m.judge.params,
       local: false,
-      judge: () => Effect.dieMessage("report must not call a judge")
+      judge: () => Effect.dieMessage("report must not call a judge"),
+      judgeList: () => Effect.dieMessage("report must not call a judge")
     })
     return yield* run(pipeline, {
       input,

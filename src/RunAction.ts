@@ -15,35 +15,17 @@ import { Judge } from "./judges/Judge.js"
 import { parseColumnMapping } from "./load/CaseMapping.js"
 import { loadPipeline } from "./pipeline/LoadPipeline.js"
 import { precomputed, Retriever } from "./pipeline/Retriever.js"
-import { checkFailures, estimate, run, type RunOptions } from "./pipeline/Runner.js"
+import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "./pipeline/Runner.js"
 import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
 import * as Progress from "./report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
-import { judgeSettings, type retrievalFlags, type RunFlags } from "./RunFlags.js"
+import { judgeSettings, pipelineEnvKeys, retrievalEnv, type retrievalFlags, type RunFlags } from "./RunFlags.js"
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
 
-const retrievalEnv: Readonly<Record<keyof typeof retrievalFlags, string>> = {
-  retriever: "RAG_EVAL_RETRIEVER",
-  topK: "RAG_TOP_K",
-  scoreThreshold: "RAG_SCORE_THRESHOLD",
-  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
-  rerankTopN: "RERANK_TOP_N",
-  searchUrl: "RAG_EVAL_SEARCH_URL",
-  searchBody: "RAG_EVAL_SEARCH_BODY",
-  hitsPath: "RAG_EVAL_HITS_PATH",
-  hitId: "RAG_EVAL_HIT_ID",
-  hitText: "RAG_EVAL_HIT_TEXT",
-  hitScore: "RAG_EVAL_HIT_SCORE",
-  searchTimeout: "RAG_EVAL_SEARCH_TIMEOUT",
-  searchRetries: "RAG_EVAL_SEARCH_RETRIES",
-  searchToken: "RAG_EVAL_SEARCH_TOKEN",
-  corpus: "RAG_EVAL_CORPUS",
-  fuzzyThreshold: "RAG_EVAL_FUZZY_THRESHOLD",
-  pricePer1k: "RAG_EVAL_PRICE_PER_1K",
-  fields: "RAG_EVAL_FIELDS"
-}
+const pipelineEnv = (): Record<string, string> =>
+  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, process.env[k]!]]))
 
 const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
   Effect.sync(() => {
@@ -70,6 +52,7 @@ export const runAction = (flags: RunFlags) =>
     const reporters = yield* parseFormats(flags.format)
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     yield* applyRetrievalFlags(flags)
+    if (flags.listwise) process.env.RAG_EVAL_LISTWISE = "1"
     const pipeline = yield* loadPipeline(flags.pipeline)
     if (Option.isNone(flags.provider)) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
@@ -100,7 +83,7 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION }
+      manifestExtra: { version: VERSION, env: pipelineEnv() }
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
     if (flags.dryRun) {
@@ -108,7 +91,9 @@ export const runAction = (flags: RunFlags) =>
       yield* Console.log([
         `dry run: ${pipeline.name} with ${judgeInfo.label}`,
         `  judge calls:       ${e.calls.toLocaleString("en-US")}${e.alreadyDone > 0 ? ` (${e.alreadyDone.toLocaleString("en-US")} more already in the journal or cache)` : ""}`,
-        `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${150} output tokens a call)`,
+        ...(e.judgments > e.calls ? [`  judgments:         ${e.judgments.toLocaleString("en-US")} (listwise: several hits a call)`] : []),
+        `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
+        ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
         `  estimated cost:    ${formatUsd(e.cost.usd)}`,
         `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
       ].join("\n"))

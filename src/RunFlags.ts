@@ -84,7 +84,42 @@ export const retrievalFlags = {
   fields: Options.text("fields").pipe(Options.withDescription("search-relevance: hit fields the judge sees, e.g. text,title (a case's eval.fields wins) [RAG_EVAL_FIELDS]"), Options.optional)
 }
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, ...retrievalFlags }
+/** Listwise judging, for the pipelines that grade hits; sets RAG_EVAL_LISTWISE before the pipeline loads. */
+const listwise = Options.boolean("listwise").pipe(Options.withDescription("course-retrieval, search-relevance: judge the hits of a query in one call (at most 20 a call, each hit still graded on its own) instead of one call per hit; fewer prompt tokens [RAG_EVAL_LISTWISE]"))
+
+/** The environment variable each retrieval flag sets. */
+export const retrievalEnv: Readonly<Record<keyof typeof retrievalFlags, string>> = {
+  retriever: "RAG_EVAL_RETRIEVER",
+  topK: "RAG_TOP_K",
+  scoreThreshold: "RAG_SCORE_THRESHOLD",
+  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
+  rerankTopN: "RERANK_TOP_N",
+  searchUrl: "RAG_EVAL_SEARCH_URL",
+  searchBody: "RAG_EVAL_SEARCH_BODY",
+  hitsPath: "RAG_EVAL_HITS_PATH",
+  hitId: "RAG_EVAL_HIT_ID",
+  hitText: "RAG_EVAL_HIT_TEXT",
+  hitScore: "RAG_EVAL_HIT_SCORE",
+  searchTimeout: "RAG_EVAL_SEARCH_TIMEOUT",
+  searchRetries: "RAG_EVAL_SEARCH_RETRIES",
+  searchToken: "RAG_EVAL_SEARCH_TOKEN",
+  corpus: "RAG_EVAL_CORPUS",
+  fuzzyThreshold: "RAG_EVAL_FUZZY_THRESHOLD",
+  pricePer1k: "RAG_EVAL_PRICE_PER_1K",
+  fields: "RAG_EVAL_FIELDS"
+}
+
+/**
+ * The environment a pipeline file reads its settings from (retrieval, --listwise, fields…), as
+ * recorded in the manifest so `rag-eval report` loads the pipeline as the run did. The search token
+ * is a secret: never recorded.
+ */
+export const pipelineEnvKeys: ReadonlyArray<string> = [
+  ...Object.values(retrievalEnv).filter((k) => k !== "RAG_EVAL_SEARCH_TOKEN"),
+  "RAG_EVAL_LISTWISE"
+]
+
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

@@ -19,12 +19,42 @@ export interface JudgeTask {
   readonly vars: Readonly<Record<string, string>>
 }
 
+/** One item of a listwise task: its target (`hit:<id>`) and its own variables (the hit's text). */
+export interface ListItem {
+  readonly target: string
+  readonly vars: Readonly<Record<string, string>>
+}
+
+/**
+ * Several targets of one case judged in one call (listwise): a listwise rubric (one with an `item`
+ * template) applied to every item in context. The judge returns one verdict per item, in order.
+ */
+export interface ListJudgeTask {
+  readonly pipeline: string
+  readonly caseId: string
+  readonly ordinal: number
+  readonly iteration: number
+  readonly rubric: Rubric
+  /** Variables shared by the items (the query…). */
+  readonly vars: Readonly<Record<string, string>>
+  readonly items: ReadonlyArray<ListItem>
+}
+
 export const Usage = Schema.Struct({
   inputTokens: Schema.Number,
   outputTokens: Schema.Number
 })
 export type Usage = typeof Usage.Type
 export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }
+
+/**
+ * One call's usage shared by `n` judgments: whole tokens, the remainder going to the first ones, so
+ * the shares add up to the call's usage exactly (and per-hit figures are the call's divided by n).
+ */
+export const splitUsage = (usage: Usage, n: number): Array<Usage> => {
+  const share = (total: number, i: number) => Math.floor(total / n) + (i < total % n ? 1 : 0)
+  return Array.from({ length: n }, (_, i) => ({ inputTokens: share(usage.inputTokens, i), outputTokens: share(usage.outputTokens, i) }))
+}
 
 export const Judgment = Schema.Struct({
   key: Schema.String,

@@ -26,7 +26,13 @@ export const RubricFile = Schema.Struct({
   confidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** System and user message templates, as lines. `{{name}}` inserts a variable, already escaped as data. */
   system: Schema.Array(Schema.String),
-  user: Schema.Array(Schema.String)
+  user: Schema.Array(Schema.String),
+  /**
+   * Listwise rubrics only: the template of one judged item (lines, e.g. a `<data name="passage"
+   * hit="{{hit}}">` block). The user template's `{{items}}` becomes every item rendered with its own
+   * variables and `{{hit}}` = its number (1, 2, …); the judge answers with one grade per hit number.
+   */
+  item: Schema.optional(Schema.Array(Schema.String))
 })
 export type RubricFile = typeof RubricFile.Type
 

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type JudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
+import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 
@@ -57,13 +57,18 @@ export const verdict = (task: JudgeTask): Verdict => {
   }
 }
 
+/** Listwise: the heuristic has no context to share, so each item is judged on its own variables. */
+export const listVerdicts = (task: ListJudgeTask): Array<Verdict> =>
+  task.items.map((item) => verdict({ ...task, target: item.target, vars: { ...task.vars, ...item.vars } }))
+
 export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
   provider,
   model,
   label,
   params: {},
   local: true,
-  judge: (task: JudgeTask) => Effect.sync(() => verdict(task))
+  judge: (task: JudgeTask) => Effect.sync(() => verdict(task)),
+  judgeList: (task: ListJudgeTask) => Effect.sync(() => listVerdicts(task))
 }))
 
 export const layer: Layer.Layer<Judge> = Layer.effect(Judge, make)

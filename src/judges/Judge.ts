@@ -5,7 +5,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { JudgeTask, Verdict } from "../domain/Judgment.js"
+import type { JudgeTask, ListJudgeTask, Verdict } from "../domain/Judgment.js"
 
 export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
   /** `heuristic`, `openai`, `mistral`, … */
@@ -18,4 +18,9 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
   /** True when verdicts are computed locally and synchronously (the runner then batches work). */
   readonly local: boolean
   readonly judge: (task: JudgeTask) => Effect.Effect<Verdict>
+  /**
+   * Listwise: every item of the task in one call, one verdict per item in order. Never fails either;
+   * the call's tokens are shared among the items' verdicts (`splitUsage`).
+   */
+  readonly judgeList: (task: ListJudgeTask) => Effect.Effect<ReadonlyArray<Verdict>>
 }>() {}

@@ -21,12 +21,12 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
-import type { JudgeTask, Usage, Verdict } from "../domain/Judgment.js"
+import { type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { type ChatRequest, LlmProvider, type ProviderError } from "../providers/LlmProvider.js"
 import { RateGate } from "../providers/RateGate.js"
 import { Judge } from "./Judge.js"
-import { answerSchema, render } from "./Prompt.js"
+import { answerSchema, listAnswerSchema, render } from "./Prompt.js"
 
 export interface LlmJudgeOptions {
   /** Retries after server errors, timeouts and network errors. Default 3. */
@@ -134,13 +134,61 @@ export const decodeAnswer = (rubric: Rubric, text: string): Either.Either<Answer
   if (text.trim() === "") return Either.left("the reply was empty")
   const json = extractJsonObject(text)
   if (json === undefined) return Either.left("the reply contains no valid JSON object")
-  return Either.mapLeft(
-    answerDecoder(rubric)(json),
-    (e) =>
-      ParseResult.ArrayFormatter.formatErrorSync(e)
-        .map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
-        .join("; ")
-  )
+  return Either.mapLeft(answerDecoder(rubric)(json), formatIssues)
+}
+
+const formatIssues = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e)
+    .map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
+    .join("; ")
+
+/** Why a listwise reply is unusable; `items` holds what could be read per hit when the reply had a grade list. */
+export interface ListAnswerProblem {
+  readonly problem: string
+  /** Per hit (in order): its answer, or why it has none. */
+  readonly items?: ReadonlyArray<Answer | string> | undefined
+}
+
+/**
+ * Decode a listwise reply `{ grades: [{ hit, reasoning, score[, confidence] }] }` for hits 1…n:
+ * every hit graded exactly once, each grade on the rubric's scale. Entries are decoded one by one,
+ * so a reply that fails still tells which hits it graded.
+ */
+export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
+  if (text.trim() === "") return Either.left({ problem: "the reply was empty" })
+  const json = extractJsonObject(text)
+  if (json === undefined) return Either.left({ problem: "the reply contains no valid JSON object" })
+  const grades = json.grades
+  if (!Array.isArray(grades)) return Either.left({ problem: "grades: expected an array with one entry per hit" })
+  const items: Array<Answer | string> = Array.from({ length: n }, () => "no grade was given for this hit")
+  const seen = new Set<number>()
+  const problems: Array<string> = []
+  grades.forEach((entry: unknown, index) => {
+    const hit = isObject(entry) ? Number(entry.hit) : NaN
+    if (!Number.isInteger(hit) || hit < 1 || hit > n) {
+      problems.push(`grades.${index}.hit: expected a hit number from 1 to ${n}`)
+      return
+    }
+    if (seen.has(hit)) {
+      problems.push(`hit ${hit} is graded more than once`)
+      items[hit - 1] = `hit ${hit} was graded more than once`
+      return
+    }
+    seen.add(hit)
+    Either.match(answerDecoder(rubric)(entry), {
+      onLeft: (e) => {
+        const problem = formatIssues(e)
+        problems.push(`hit ${hit}: ${problem}`)
+        items[hit - 1] = problem
+      },
+      onRight: (answer) => {
+        items[hit - 1] = answer
+      }
+    })
+  })
+  const missing = items.flatMap((a, i) => (typeof a === "string" && !seen.has(i + 1) ? [i + 1] : []))
+  if (missing.length > 0) problems.push(`no grade for hit${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
+  return problems.length === 0 ? Either.right(items as Array<Answer>) : Either.left({ problem: problems.join("; "), items })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,76 +263,111 @@ export const make = (options: LlmJudgeOptions = {}) =>
     if (seed !== undefined) params.seed = seed
     if (maxTokens !== undefined) params.maxTokens = maxTokens
 
-    const judge = Effect.fnUntraced(function*(task: JudgeTask) {
-      const rubric = task.rubric
-      const base: ChatRequest = { ...render(rubric, task.vars), schema: answerSchema(rubric) }
-      const estimated = estimateTokens(base, maxTokens)
-      // Per-judgment bookkeeping across every attempt; only touched sequentially.
-      let attempts = 0
-      let asks = 0
-      let usage: Usage = { inputTokens: 0, outputTokens: 0 }
-      let lastText: string | undefined
-      let repair: ChatRequest["repair"]
+    /**
+     * Ask until the reply decodes (repairing), through the gate and the retry schedule. Never fails:
+     * the decoded answer, or why there is none; with the tokens and attempts spent and the last text.
+     */
+    const ask = <A>(base: ChatRequest, decode: (text: string) => Either.Either<A, string>) =>
+      Effect.suspend(() => {
+        const estimated = estimateTokens(base, maxTokens)
+        // Per-judgment bookkeeping across every attempt; only touched sequentially.
+        let attempts = 0
+        let asks = 0
+        let usage: Usage = { inputTokens: 0, outputTokens: 0 }
+        let lastText: string | undefined
+        let repair: ChatRequest["repair"]
 
-      const call = gate.run(
-        estimated,
-        Effect.suspend(() => {
-          attempts++
-          return provider.complete(repair === undefined ? base : { ...base, repair })
-        })
-      ).pipe(Effect.retry(schedule))
-
-      const ask = Effect.suspend(() => {
-        asks++
-        return call
-      }).pipe(
-        Effect.flatMap((response) => {
-          usage = {
-            inputTokens: usage.inputTokens + response.usage.inputTokens,
-            outputTokens: usage.outputTokens + response.usage.outputTokens
-          }
-          lastText = response.text
-          return Either.match(decodeAnswer(rubric, response.text), {
-            onLeft: (problem) => {
-              repair = { previous: response.text, error: problem }
-              return Effect.fail(new AnswerError({ text: response.text, problem }))
-            },
-            onRight: (answer) => Effect.succeed(answer)
+        const call = gate.run(
+          estimated,
+          Effect.suspend(() => {
+            attempts++
+            return provider.complete(repair === undefined ? base : { ...base, repair })
           })
-        }),
-        Effect.retry({ times: repairAttempts, while: (e) => e._tag === "AnswerError" })
-      )
+        ).pipe(Effect.retry(schedule))
 
-      const failed = (reason: string): Verdict => ({
-        status: "failed",
-        score: null,
-        reason,
-        raw: lastText === undefined ? undefined : truncate(lastText),
-        usage,
-        attempts
+        const decoded = Effect.suspend(() => {
+          asks++
+          return call
+        }).pipe(
+          Effect.flatMap((response) => {
+            usage = {
+              inputTokens: usage.inputTokens + response.usage.inputTokens,
+              outputTokens: usage.outputTokens + response.usage.outputTokens
+            }
+            lastText = response.text
+            return Either.match(decode(response.text), {
+              onLeft: (problem) => {
+                repair = { previous: response.text, error: problem }
+                return Effect.fail(new AnswerError({ text: response.text, problem }))
+              },
+              onRight: (answer) => Effect.succeed(answer)
+            })
+          }),
+          Effect.retry({ times: repairAttempts, while: (e) => e._tag === "AnswerError" })
+        )
+        const outcome = (answer: Either.Either<A, string>) => ({
+          answer,
+          usage,
+          attempts,
+          raw: lastText === undefined ? undefined : truncate(lastText)
+        })
+        return decoded.pipe(
+          Effect.map((a) => outcome(Either.right(a))),
+          Effect.catchTags({
+            AnswerError: (e) => Effect.sync(() => outcome(Either.left(`unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`))),
+            ProviderError: (e) =>
+              Effect.sync(() => outcome(Either.left(`provider error after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${e.message}`)))
+          }),
+          // A judge never fails the run; a defect here is still a failed judgment, with its reason.
+          Effect.catchAllDefect((defect) => Effect.sync(() => outcome(Either.left(`internal error: ${String(defect)}`))))
+        )
       })
 
-      return yield* ask.pipe(
-        Effect.map((answer): Verdict => ({
-          status: "ok",
-          score: answer.score,
-          confidence: answer.confidence,
-          reason: answer.reasoning,
-          usage,
-          attempts
-        })),
-        Effect.catchTags({
-          AnswerError: (e) =>
-            Effect.succeed(failed(`unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`)),
-          ProviderError: (e) =>
-            Effect.succeed(
-              failed(`provider error after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${e.message}`)
-            )
-        }),
-        // A judge never fails the run; a defect here is still a failed judgment, with its reason.
-        Effect.catchAllDefect((defect) => Effect.succeed(failed(`internal error: ${String(defect)}`)))
+    const judge = (task: JudgeTask): Effect.Effect<Verdict> => {
+      const rubric = task.rubric
+      return Effect.map(
+        ask({ ...render(rubric, task.vars), schema: answerSchema(rubric) }, (text) => decodeAnswer(rubric, text)),
+        (o): Verdict =>
+          Either.match(o.answer, {
+            onLeft: (reason) => ({ status: "failed", score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+            onRight: (answer) => ({
+              status: "ok",
+              score: answer.score,
+              confidence: answer.confidence,
+              reason: answer.reasoning,
+              usage: o.usage,
+              attempts: o.attempts
+            })
+          })
       )
-    })
+    }
+
+    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>> => {
+      const rubric = task.rubric
+      const n = task.items.length
+      if (n === 0) return Effect.succeed([])
+      const request: ChatRequest = { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n) }
+      // A reply missing some hits is re-asked (repair); if the last reply still misses some, the hits
+      // it did grade keep their grades and only the others fail.
+      let partial: ReadonlyArray<Answer | string> | undefined
+      const decode = (text: string) => {
+        const result = decodeListAnswer(rubric, n, text)
+        if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
+        return Either.mapLeft(result, (e) => e.problem)
+      }
+      return Effect.map(ask(request, decode), (o) => {
+        const shares = splitUsage(o.usage, n)
+        const items: ReadonlyArray<Answer | string> = Either.match(o.answer, {
+          onRight: (answers) => answers,
+          onLeft: (reason) => partial?.map((a) => typeof a === "string" ? `${reason} (this hit: ${a})` : a) ?? task.items.map(() => reason)
+        })
+        return items.map((a, i): Verdict =>
+          typeof a === "string"
+            ? { status: "failed", score: null, reason: a, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
+            : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
+        )
+      })
+    }
 
     return Judge.of({
       provider: provider.provider,
@@ -292,7 +375,8 @@ export const make = (options: LlmJudgeOptions = {}) =>
       label: `${provider.provider} ${provider.model}`,
       params,
       local: false,
-      judge
+      judge,
+      judgeList
     })
   })
 

@@ -35,6 +35,9 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
       if (new Set(scores).size !== scores.length) {
         return Effect.fail(new InputError({ file: path, problem: "scale has duplicate scores" }))
       }
+      if (file.item !== undefined && !file.user.some((l) => /\{\{\s*items\s*\}\}/.test(l))) {
+        return Effect.fail(new InputError({ file: path, field: "user", problem: "a listwise rubric (with an item template) must place {{items}} in its user template" }))
+      }
       return Effect.succeed<Rubric>({
         ...file,
         hash: sha256(text).slice(0, 16),
@@ -67,21 +70,59 @@ export const escapeData = (value: string): string => value.replace(TAG_LIKE, "&l
 
 const VARIABLE = /\{\{\s*([A-Za-z_][\w-]*)\s*\}\}/g
 
-const fill = (lines: ReadonlyArray<string>, vars: Readonly<Record<string, string>>): string =>
-  lines.join("\n").replace(VARIABLE, (_, name: string) => escapeData(vars[name] ?? ""))
-
 /** The scale as text: "3 — Highly relevant: …", highest first. */
 export const scaleText = (rubric: Rubric): string =>
   [...rubric.scale].sort((a, b) => b.score - a.score)
     .map((v) => `${v.score} — ${v.label}: ${v.description}`).join("\n")
 
-/** Render the system and user messages. `{{scale}}` and `{{criterion}}` come from the rubric itself. */
-export const render = (rubric: Rubric, vars: Readonly<Record<string, string>>) => {
-  const all = { ...vars }
-  const trusted = { scale: scaleText(rubric), criterion: rubric.name }
-  const withTrusted = (lines: ReadonlyArray<string>) =>
-    lines.map((l) => l.replace(/\{\{\s*(scale|criterion)\s*\}\}/g, (_, n: "scale" | "criterion") => trusted[n]))
-  return { system: fill(withTrusted(rubric.system), all), user: fill(withTrusted(rubric.user), all) }
+/**
+ * Render the system and user messages. `{{scale}}` and `{{criterion}}` come from the rubric itself.
+ * A listwise rubric also gets `{{items}}`: each item rendered from the rubric's `item` template with
+ * its own variables (escaped as data) and `{{hit}}` = its number, 1-based; `{{count}}` is how many.
+ * One pass per template: substituted text is never scanned again, so `{{…}}` inside data stays data.
+ */
+export const render = (rubric: Rubric, vars: Readonly<Record<string, string>>, items?: ReadonlyArray<Readonly<Record<string, string>>>) => {
+  const trusted: Record<string, string> = { scale: scaleText(rubric), criterion: rubric.name }
+  const substitute = (lines: ReadonlyArray<string>, values: Readonly<Record<string, string>>, fixed: Readonly<Record<string, string>>) =>
+    lines.join("\n").replace(VARIABLE, (_, name: string) => fixed[name] ?? escapeData(values[name] ?? ""))
+  if (items !== undefined) {
+    trusted.count = String(items.length)
+    trusted.items = items
+      .map((itemVars, i) => substitute(rubric.item ?? [], { ...vars, ...itemVars }, { ...trusted, hit: String(i + 1) }))
+      .join("\n\n")
+  }
+  return { system: substitute(rubric.system, vars, trusted), user: substitute(rubric.user, vars, trusted) }
+}
+
+/**
+ * JSON schema of a listwise answer: `{ grades: [{ hit, reasoning, score[, confidence] }] }`, one entry
+ * per hit number 1…n (the decoder checks that each appears exactly once).
+ */
+export const listAnswerSchema = (rubric: Rubric, n: number) => {
+  const single = answerSchema(rubric).schema
+  return {
+    name: `${rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_list`,
+    schema: {
+      type: "object",
+      properties: {
+        grades: {
+          type: "array",
+          description: `One entry for each of the ${n} hits, in hit order.`,
+          items: {
+            type: "object",
+            properties: {
+              hit: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: "The hit's number" },
+              ...single.properties
+            },
+            required: ["hit", ...single.required],
+            additionalProperties: false
+          }
+        }
+      },
+      required: ["grades"],
+      additionalProperties: false
+    }
+  }
 }
 
 /** JSON schema of the judge's answer: reasoning first (so it reasons before scoring), then a score enum. */

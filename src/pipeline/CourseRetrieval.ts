@@ -176,8 +176,17 @@ export const skillOf = (c: EvalCase, field: string = courseFields.skill): string
 export const skillQuery = (c: EvalCase): string => skillOf(c)
 
 /** Variables of the relevance rubric: `question`, `skill`, and `course` per hit. */
-export const judgeCourses = (rubric: string = defaultRubric): JudgeStage =>
-  judgeHits({ rubric, hitVar: "course", caseVars: (c) => ({ question: c.question, skill: skillOf(c) }) })
+/** The listwise version of the course judge (`--listwise`). */
+export const listwiseRubric = "course-retrieval/relevance-listwise"
+
+/** One judgment per course; with `listwise` (a listwise rubric id) a case's courses in one call. */
+export const judgeCourses = (rubric: string = defaultRubric, options: { readonly listwise?: string | undefined } = {}): JudgeStage =>
+  judgeHits({
+    rubric,
+    hitVar: "course",
+    caseVars: (c) => ({ question: c.question, skill: skillOf(c) }),
+    listwise: options.listwise === undefined ? undefined : { rubric: options.listwise }
+  })
 
 /** One-line label of a course hit: `Name (CODE)`, else the start of its text. */
 export const courseLabel = (p: Passage): string => {

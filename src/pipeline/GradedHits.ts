@@ -8,8 +8,9 @@
  * variable: the same hit judged at another rank (another top-k, a reranker) keeps its judgment key,
  * so it is reused from the cache instead of paid for again.
  *
- * Listwise judging (every hit of a query in one call) does not fit the judge contract — one task,
- * one verdict, one score — and is not offered: see `judgeHits`.
+ * Listwise (`listwise` option, `--listwise`): the hits of a query are judged together, at most
+ * `LISTWISE_MAX_HITS` a call, with a listwise rubric; each hit still gets its own judgment (and a
+ * share of the call's tokens), so scoring and reports are the same either way.
  *
  * Unknowns are never scores: a failed judgment leaves its hit's grade null and the query's ranking
  * metrics null (a ranking with a hole cannot be measured); a failed retrieval leaves every metric of
@@ -17,7 +18,7 @@
  */
 import type { EvalCase, Passage, RetrievalInfo } from "../domain/Case.js"
 import type { Judgment } from "../domain/Judgment.js"
-import type { AggregateStage, JudgeStage, RunInfo, ScoreStage, TaskSpec } from "./Pipeline.js"
+import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "./Pipeline.js"
 import {
   caseLatency,
   latencyAdd,
@@ -44,25 +45,62 @@ export interface HitJudgeOptions {
   readonly caseVars: (c: EvalCase) => Readonly<Record<string, string>>
   /** The hit's text as the judge sees it (default: the passage text). */
   readonly hitText?: ((p: Passage, c: EvalCase) => string) | undefined
+  /**
+   * Judge a query's hits together with this listwise rubric (one with an `item` template) instead
+   * of one call per hit. Lists longer than `maxHits` (default `LISTWISE_MAX_HITS`) are split into
+   * consecutive, near-equal groups.
+   */
+  readonly listwise?: { readonly rubric: string; readonly maxHits?: number | undefined } | undefined
+}
+
+/** Most hits judged in one listwise call: longer prompts dilute the judge's attention. */
+export const LISTWISE_MAX_HITS = 20
+
+/** `RAG_EVAL_LISTWISE` (set by `--listwise`): judge hits listwise. */
+export const listwiseFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): boolean =>
+  ["1", "true", "yes"].includes((env.RAG_EVAL_LISTWISE ?? "").trim().toLowerCase())
+
+/** Split `n` items into consecutive groups of at most `max`, as equal in size as possible. */
+export const groupSizes = (n: number, max: number): Array<number> => {
+  if (n === 0) return []
+  const groups = Math.ceil(n / Math.max(1, max))
+  return Array.from({ length: groups }, (_, i) => Math.floor(n / groups) + (i < n % groups ? 1 : 0))
 }
 
 /**
- * One judgment per retrieved hit (pointwise). A listwise judge would need a verdict carrying one
- * grade per hit (`{ target → score, confidence, reason }`), a rubric schema with an array answer,
- * and the runner to fan one call out into one journal entry per hit (sharing the call's usage) —
- * none of which the `Judge`/`Verdict` contract has today.
+ * One judgment per retrieved hit: pointwise (one call per hit), or listwise (one call per query,
+ * one verdict per hit). Rank is never a variable, but a listwise grade is given in the context of
+ * the other hits, so its key covers the whole list (see `Runner`).
  */
-export const judgeHits = (options: HitJudgeOptions): JudgeStage => ({
-  rubrics: [options.rubric],
-  tasks: (c) => {
-    const vars = options.caseVars(c)
-    return c.passages.map((p): TaskSpec => ({
-      rubric: options.rubric,
-      target: hitTarget(p),
-      vars: { ...vars, [options.hitVar]: options.hitText?.(p, c) ?? p.text }
-    }))
+export const judgeHits = (options: HitJudgeOptions): JudgeStage => {
+  const listwise = options.listwise
+  if (listwise !== undefined) {
+    const max = listwise.maxHits ?? LISTWISE_MAX_HITS
+    return {
+      rubrics: [listwise.rubric],
+      tasks: (c) => {
+        const vars = options.caseVars(c)
+        const items = c.passages.map((p) => ({ target: hitTarget(p), vars: { [options.hitVar]: options.hitText?.(p, c) ?? p.text } }))
+        let start = 0
+        return groupSizes(items.length, max).map((size): ListSpec => {
+          const group = items.slice(start, start += size)
+          return { rubric: listwise.rubric, vars, items: group }
+        })
+      }
+    }
   }
-})
+  return {
+    rubrics: [options.rubric],
+    tasks: (c) => {
+      const vars = options.caseVars(c)
+      return c.passages.map((p): TaskSpec => ({
+        rubric: options.rubric,
+        target: hitTarget(p),
+        vars: { ...vars, [options.hitVar]: options.hitText?.(p, c) ?? p.text }
+      }))
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Score

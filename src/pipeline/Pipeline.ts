@@ -34,11 +34,30 @@ export interface TaskSpec {
   readonly vars: Readonly<Record<string, string>>
 }
 
+/**
+ * Several judgments made in one call (listwise): a listwise rubric applied to every item in
+ * context. Each item is still its own judgment (journaled, cached and scored by its target); its key
+ * covers the whole list, since a grade given in context depends on the other items.
+ */
+export interface ListSpec {
+  readonly rubric: string
+  /** Variables shared by the items (the query…). */
+  readonly vars: Readonly<Record<string, string>>
+  readonly items: ReadonlyArray<{ readonly target: string; readonly vars: Readonly<Record<string, string>> }>
+}
+
+export type JudgeSpec = TaskSpec | ListSpec
+
+export const isListSpec = (spec: JudgeSpec): spec is ListSpec => "items" in spec
+
+/** Judgments a spec stands for. */
+export const specJudgments = (spec: JudgeSpec): number => isListSpec(spec) ? spec.items.length : 1
+
 /** The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM. */
 export interface JudgeStage {
   /** Rubric ids used; loaded (and hashed) before the run starts. */
   readonly rubrics: ReadonlyArray<string>
-  readonly tasks: (c: EvalCase) => ReadonlyArray<TaskSpec>
+  readonly tasks: (c: EvalCase) => ReadonlyArray<JudgeSpec>
 }
 
 /**

@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
-import type { Judgment, JudgeTask, Verdict } from "../domain/Judgment.js"
+import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
@@ -28,7 +28,7 @@ import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files
 import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
 import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
-import type { Pipeline, RunInfo } from "./Pipeline.js"
+import { isListSpec, type JudgeSpec, type ListSpec, type Pipeline, type RunInfo, specJudgments, type TaskSpec } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 
 export interface RunOptions {
@@ -117,12 +117,21 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
         }
         seen.set(c.id, c.line)
         const specs = pipeline.judge.tasks(c)
-        const unknown = specs.find((s) => !rubrics.has(s.rubric))
-        if (unknown !== undefined) {
-          return Effect.fail(new UsageError({ problem: `pipeline ${pipeline.name} asks for rubric "${unknown.rubric}", which it does not list in judge.rubrics` }))
+        for (const spec of specs) {
+          const rubric = rubrics.get(spec.rubric)
+          if (rubric === undefined) {
+            return Effect.fail(new UsageError({ problem: `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics` }))
+          }
+          if (isListSpec(spec) !== (rubric.item !== undefined)) {
+            return Effect.fail(new UsageError({
+              problem: isListSpec(spec)
+                ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
+                : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
+            }))
+          }
+          acc.tasks += specJudgments(spec)
         }
         acc.cases++
-        acc.tasks += specs.length
         return Effect.succeed(acc)
       })
     )
@@ -213,7 +222,6 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     return { judge, retriever, rubrics, rubricList, input, identityHash, info }
   })
 
-type Spec = { readonly rubric: string; readonly target: string; readonly vars: Readonly<Record<string, string>> }
 
 /** Tasks of one case usually share one vars object: hash it once. */
 const contentHashes = new WeakMap<object, string>()
@@ -238,8 +246,36 @@ export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "param
     params: judge.params
   })
 
-const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: Spec) =>
+const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: TaskSpec) =>
   taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
+
+/** A list's content hash covers every item: a grade given in context changes with the context. */
+const listContentHashes = new WeakMap<ListSpec, string>()
+const listContentHash = (spec: ListSpec) => {
+  let hash = listContentHashes.get(spec)
+  if (hash === undefined) listContentHashes.set(spec, hash = sha256(canonicalJson({ vars: spec.vars, items: spec.items })).slice(0, 16))
+  return hash
+}
+
+/** Keys of a list's items, one per target. */
+const listKeys = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: ListSpec) =>
+  spec.items.map((item) =>
+    judgmentKey({
+      pipeline,
+      caseId: c.id,
+      content: listContentHash(spec),
+      iteration,
+      criterion: rubric.id,
+      target: item.target,
+      promptHash: rubric.hash,
+      provider: judge.provider,
+      model: judge.model,
+      params: judge.params
+    }))
+
+/** The prompt a spec renders to (for token estimates). */
+const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
+  isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
 /** A judgment as journaled: the task's identity, the verdict, and who judged it. */
 export const toJudgment = (key: string, task: JudgeTask, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => ({
@@ -261,6 +297,9 @@ export const toJudgment = (key: string, task: JudgeTask, v: Verdict, judge: Pick
   model: judge.model
 })
 
+/** Stands in when a judge returned fewer verdicts than items (a bug in that judge), so the gap is visible. */
+const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
+
 /** A run directory belongs to one run: refuse to mix another run's journal into it. */
 const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
   Effect.gen(function*() {
@@ -279,6 +318,8 @@ const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
 
 export interface Estimate {
   readonly calls: number
+  /** Judgments those calls make (more than the calls when hits are judged listwise). */
+  readonly judgments: number
   readonly alreadyDone: number
   readonly inputTokens: number
   readonly outputTokens: number
@@ -286,7 +327,7 @@ export interface Estimate {
   readonly runDir: string
 }
 
-/** Output tokens assumed per judgment in estimates (a short reasoning and a score). */
+/** Output tokens assumed per judgment in estimates (a short reasoning and a score; a listwise call makes several). */
 export const ESTIMATED_OUTPUT_TOKENS = 150
 
 /** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
@@ -298,6 +339,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     // Read as a run reads it, so a torn last line counts as not done here either.
     const done = new Set<string>(options.fresh || !fs.existsSync(journalPath) ? [] : (yield* readJournal(journalPath)).done.keys())
     let calls = 0
+    let judgments = 0
     let alreadyDone = 0
     let inputTokens = 0
     yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
@@ -306,22 +348,27 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         Effect.forEach(pipeline.judge.tasks(c), (spec) =>
           Effect.gen(function*() {
             const rubric = rubrics.get(spec.rubric)!
-            const { system, user } = render(rubric, spec.vars)
+            const { system, user } = renderSpec(rubric, spec)
             for (let iteration = 1; iteration <= options.iterations; iteration++) {
-              const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
-              if (done.has(key) || Option.isSome(yield* cache.get(key))) {
-                alreadyDone++
+              const keys = isListSpec(spec) ? listKeys(pipeline.name, judge, rubric, c, iteration, spec) : [keyFor(pipeline.name, judge, rubric, c, iteration, spec)]
+              let present = 0
+              for (const key of keys) if (done.has(key) || Option.isSome(yield* cache.get(key))) present++
+              // A list is one call, made again whole unless every item is already judged.
+              if (present === keys.length) {
+                alreadyDone += present
               } else {
                 calls++
+                judgments += keys.length
                 inputTokens += Math.ceil((system.length + user.length) / 4)
               }
             }
           }), { discard: true }))
     )
-    const outputTokens = judge.local ? 0 : calls * ESTIMATED_OUTPUT_TOKENS
+    const outputTokens = judge.local ? 0 : judgments * ESTIMATED_OUTPUT_TOKENS
     const tokens = judge.local ? { input: 0, output: 0 } : { input: inputTokens, output: outputTokens }
     return {
       calls: judge.local ? 0 : calls,
+      judgments: judge.local ? 0 : judgments,
       alreadyDone,
       inputTokens: tokens.input,
       outputTokens: tokens.output,
@@ -389,61 +436,99 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       return journal.append(batch)
     })
 
-    const judgeOne = (c: EvalCase, iteration: number, spec: Spec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<Option.Option<Judgment>, OutputError | UsageError> => {
+    const count = (state: ProgressState, iterTokens: { input: number; output: number }, j: Judgment, source: "journal" | "cache" | "judge") => {
+      state.done++
+      tally.total++
+      if (source === "journal") {
+        state.reused++
+        tally.reused++
+      } else if (source === "cache") {
+        state.reused++
+        tally.cached++
+      } else {
+        tally.input += j.usage.inputTokens
+        tally.output += j.usage.outputTokens
+      }
+      iterTokens.input += j.usage.inputTokens
+      iterTokens.output += j.usage.outputTokens
+      if (j.status === "failed") {
+        state.failed++
+        tally.failed++
+      } else tally.ok++
+      return Option.some(j)
+    }
+    const usable = (prior: Judgment | undefined): prior is Judgment =>
+      prior !== undefined && !(options.retryFailed && prior.status === "failed")
+    const missing = (rubric: Rubric, c: EvalCase, iteration: number) =>
+      new UsageError({
+        problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
+      })
+
+    /**
+     * The judgments of one spec: from the journal, else the cache, else the judge (one call for a
+     * whole list). None when the run is stopping before the call.
+     */
+    const judgeSpec = (c: EvalCase, iteration: number, spec: JudgeSpec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<ReadonlyArray<Option.Option<Judgment>>, OutputError | UsageError> => {
       const rubric = rubrics.get(spec.rubric)!
-      const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
-      const count = (j: Judgment, source: "journal" | "cache" | "judge") => {
-        state.done++
-        tally.total++
-        if (source === "journal") {
-          state.reused++
-          tally.reused++
-        } else if (source === "cache") {
-          state.reused++
-          tally.cached++
-        } else {
-          tally.input += j.usage.inputTokens
-          tally.output += j.usage.outputTokens
-        }
-        iterTokens.input += j.usage.inputTokens
-        iterTokens.output += j.usage.outputTokens
-        if (j.status === "failed") {
-          state.failed++
-          tally.failed++
-        } else tally.ok++
-        return Option.some(j)
-      }
-      const prior = journal.done.get(key)
-      if (prior !== undefined && !(options.retryFailed && prior.status === "failed")) {
-        return Effect.succeed(count(prior, "journal"))
-      }
-      if (options.replay === true) {
-        return Effect.fail(new UsageError({
-          problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
-        }))
-      }
-      const task: JudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
-      const call = Effect.gen(function*() {
-        if (shutdown.stopping()) return Option.none<Judgment>()
-        if (!judge.local) {
-          const hit = yield* cache.get(key)
-          if (Option.isSome(hit)) {
-            const j = { ...hit.value, caseId: c.id, ordinal: c.ordinal }
+      const tally1 = (j: Judgment, source: "journal" | "cache" | "judge") => count(state, iterTokens, j, source)
+      if (!isListSpec(spec)) {
+        const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
+        const prior = journal.done.get(key)
+        if (usable(prior)) return Effect.succeed([tally1(prior, "journal")])
+        if (options.replay === true) return Effect.fail(missing(rubric, c, iteration))
+        const task: JudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
+        const call = Effect.gen(function*() {
+          if (shutdown.stopping()) return [Option.none<Judgment>()]
+          if (!judge.local) {
+            const hit = yield* cache.get(key)
+            if (Option.isSome(hit)) {
+              const j = { ...hit.value, caseId: c.id, ordinal: c.ordinal }
+              yield* journal.append([j])
+              return [tally1(j, "cache")]
+            }
+          }
+          const started = performance.now()
+          const v = yield* judge.judge(task)
+          const j = toJudgment(key, task, v, judge, performance.now() - started)
+          if (judge.local) {
+            // Local verdicts cost nothing to redo: journal them a chunk at a time.
+            localPending.push(j)
+          } else {
             yield* journal.append([j])
-            return count(j, "cache")
+            yield* cache.put(j)
+          }
+          return [tally1(j, "judge")]
+        })
+        return judge.local ? call : permits.withPermit(call)
+      }
+      // Listwise: every item from the journal (or the cache), else one call for the whole list.
+      const keys = listKeys(pipeline.name, judge, rubric, c, iteration, spec)
+      const priors = keys.map((key) => journal.done.get(key))
+      if (priors.every(usable)) return Effect.succeed(priors.map((j) => tally1(j, "journal")))
+      if (options.replay === true) return Effect.fail(missing(rubric, c, iteration))
+      const task: ListJudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items }
+      const call = Effect.gen(function*() {
+        if (shutdown.stopping()) return keys.map(() => Option.none<Judgment>())
+        if (!judge.local) {
+          const hits = yield* Effect.forEach(keys, (key) => cache.get(key))
+          if (hits.every(Option.isSome)) {
+            const js = hits.map((h) => ({ ...h.value, caseId: c.id, ordinal: c.ordinal }))
+            yield* journal.append(js)
+            return js.map((j) => tally1(j, "cache"))
           }
         }
         const started = performance.now()
-        const v = yield* judge.judge(task)
-        const j = toJudgment(key, task, v, judge, performance.now() - started)
+        const verdicts = yield* judge.judgeList(task)
+        const latency = performance.now() - started
+        const js = spec.items.map((item, i) =>
+          toJudgment(keys[i]!, { ...task, target: item.target, vars: item.vars }, verdicts[i] ?? missingVerdict, judge, latency))
         if (judge.local) {
-          // Local verdicts cost nothing to redo: journal them a chunk at a time.
-          localPending.push(j)
+          localPending.push(...js)
         } else {
-          yield* journal.append([j])
-          yield* cache.put(j)
+          yield* journal.append(js)
+          yield* Effect.forEach(js, (j) => cache.put(j), { discard: true })
         }
-        return count(j, "judge")
+        return js.map((j) => tally1(j, "judge"))
       })
       return judge.local ? call : permits.withPermit(call)
     }
@@ -452,11 +537,11 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const processCase = (c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
       Effect.gen(function*() {
         const retrieved = yield* retriever.retrieve(c)
-        const judgments = yield* Effect.forEach(
+        const judgments = (yield* Effect.forEach(
           pipeline.judge.tasks(retrieved),
-          (spec) => judgeOne(retrieved, iteration, spec, state, iterTokens),
+          (spec) => judgeSpec(retrieved, iteration, spec, state, iterTokens),
           { concurrency: judge.local ? 1 : "unbounded" }
-        )
+        )).flat()
         if (judgments.some(Option.isNone)) return Option.none<R>()
         return Option.some(pipeline.score.score(retrieved, judgments.map((j) => Option.getOrThrow(j)), iteration, rubrics))
       })

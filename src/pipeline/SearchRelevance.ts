@@ -170,9 +170,20 @@ export const loadRequests = (options: SearchLoadOptions = {}): LoadStage => ({
 // Judge, score, aggregate
 
 /** The rubric's variables: `query`, and `passage` per hit (the chosen fields of the hit). */
-export const judgeSearchHits = (rubric: string = defaultRubric, options: { readonly fields?: ReadonlyArray<string> | undefined } = {}): JudgeStage =>
+/** The listwise version of the checklist judge (`--listwise`). */
+export const listwiseRubric = "search-relevance/checklist-listwise"
+
+export const judgeSearchHits = (
+  rubric: string = defaultRubric,
+  options: {
+    readonly fields?: ReadonlyArray<string> | undefined
+    /** Judge every hit of a query in one call with this listwise rubric (e.g. `listwiseRubric`). */
+    readonly listwise?: string | undefined
+  } = {}
+): JudgeStage =>
   judgeHits({
     rubric,
+    listwise: options.listwise === undefined ? undefined : { rubric: options.listwise },
     hitVar: "passage",
     caseVars: (c) => ({ query: c.question }),
     // The loader already built precomputed hits' text; chosen fields also apply to live hits.

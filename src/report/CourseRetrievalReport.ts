@@ -143,7 +143,7 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
           "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, "relevant = 2 or 3")).join("\n") + "\n",
           resultsSection(summary) + "\n",
           latencySection(summary.latency) + "\n",
-          tokensSection(summary.tokens) + "\n",
+          tokensSection(summary.tokens, info) + "\n",
           lowestSection(summary) + "\n",
           retrievalFailuresSection(summary.retrievalFailures) + "\n",
           failures(summary) + "\n",

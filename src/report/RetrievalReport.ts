@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { OutputError } from "../domain/Errors.js"
+import { LISTWISE_MAX_HITS } from "../pipeline/GradedHits.js"
 import type { RunInfo } from "../pipeline/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "../pipeline/RetrievalStats.js"
 import { writeAtomic } from "./Files.js"
@@ -79,11 +80,12 @@ export const latencySection = (latency: LatencySummary) => {
   ].join("\n")
 }
 
-/** Judge tokens: total, per judged hit, per request (a query's judgments). */
-export const tokensSection = (tokens: TokenSummary) =>
+/** Judge tokens: total, per judged hit, per request (a query's judgments), and how hits were judged. */
+export const tokensSection = (tokens: TokenSummary, info?: Pick<RunInfo, "rubrics">) =>
   [
     "## Judge usage",
     "",
+    ...(info === undefined ? [] : [judgingMode(info), ""]),
     "| Tokens | Input | Output |",
     "|---|---|---|",
     `| Total | ${tokens.input.toLocaleString("en-US")} | ${tokens.output.toLocaleString("en-US")} |`,
@@ -91,6 +93,12 @@ export const tokensSection = (tokens: TokenSummary) =>
     `| Per request (query) | ${fixed(tokens.perRequest?.input, 1)} | ${fixed(tokens.perRequest?.output, 1)} |`,
     ""
   ].join("\n")
+
+/** Pointwise or listwise, in one line (listwise rubrics have an item template). */
+export const judgingMode = (info: Pick<RunInfo, "rubrics">): string =>
+  info.rubrics.some((r) => r.item !== undefined)
+    ? `Judged listwise: the hits of a query in one call (at most ${LISTWISE_MAX_HITS} a call), each hit graded on its own; a call's tokens are shared equally among its hits.`
+    : "Judged pointwise: one call per hit (`--listwise` judges a query's hits in one call)."
 
 export const retrievalFailuresSection = (failures: { readonly count: number; readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }> }) =>
   failures.count === 0 ? "" : [

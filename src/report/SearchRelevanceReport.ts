@@ -103,7 +103,7 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
           "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, "relevant = 2 or 3; confidence 1–5")).join("\n") + "\n",
           resultsSection(summary) + "\n",
           latencySection(summary.latency) + "\n",
-          tokensSection(summary.tokens) + "\n",
+          tokensSection(summary.tokens, info) + "\n",
           lowestSection(summary) + "\n",
           retrievalFailuresSection(summary.retrievalFailures) + "\n",
           failures(summary) + "\n",

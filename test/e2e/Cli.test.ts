@@ -137,4 +137,48 @@ describe("rag-eval CLI", () => {
       expect(fs.existsSync(Path.join(runDir, id!, "report.md"))).toBe(true)
     })
   })
+
+  describe("rag-eval report <run-dir>", () => {
+    const runDirOf = (r: Result) => Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
+
+    it("rebuilds the same reports from the journal with no judge; refuses a changed input or an incomplete run (exit 2)", async () => {
+      const dir = tempDir()
+      const input = write(dir, "cases.csv", fs.readFileSync(Path.join(repoRoot, sample)))
+      const made = await cli(["run", pipeline, "--csv", input, "--out", Path.join(dir, "out"), "--limit", "3"])
+      expect(made.code).toBe(0)
+      const runDir = runDirOf(made)
+      const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
+      fs.rmSync(Path.join(runDir, "report.md"))
+      const rebuilt = await cli(["report", runDir])
+      expect(rebuilt.code).toBe(0)
+      expect(fs.readFileSync(Path.join(runDir, "report.md"), "utf8")).toBe(before)
+
+      const journal = Path.join(runDir, "judgments.jsonl")
+      const lines = fs.readFileSync(journal, "utf8").trim().split("\n")
+      fs.writeFileSync(journal, lines.slice(1).join("\n") + "\n")
+      const incomplete = await cli(["report", runDir])
+      expect(incomplete.code).toBe(2)
+      expect(incomplete.stderr).toContain("is incomplete")
+      fs.writeFileSync(journal, lines.join("\n") + "\n")
+
+      fs.appendFileSync(input, "a,b,c,d\n")
+      const changed = await cli(["report", runDir])
+      expect(changed.code).toBe(2)
+      expect(changed.stderr).toMatch(/cases\.csv.*changed since run/)
+    })
+
+    it("a run made with --listwise is judged a query at a time, recorded, and reported again as it ran, whatever this shell's settings", async () => {
+      const out = tempDir()
+      const made = await cli(["run", "pipelines/search-relevance.ts", "--input", "test-sets/search-relevance/sample.jsonl", "--out", out, "--listwise"])
+      expect(made.code).toBe(0)
+      const runDir = runDirOf(made)
+      const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))
+      expect(manifest.env).toEqual({ RAG_EVAL_LISTWISE: "1" })
+      const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
+      expect(before).toContain("Judged listwise")
+      const rebuilt = await cli(["report", runDir], { RAG_EVAL_LISTWISE: "", RAG_TOP_K: "2" })
+      expect(rebuilt.code).toBe(0)
+      expect(fs.readFileSync(Path.join(runDir, "report.md"), "utf8")).toBe(before)
+    })
+  })
 })

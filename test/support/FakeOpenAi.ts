@@ -119,10 +119,24 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 /**
  * Default answer: the maximum of the schema's `score` enum (0 when there is none), with
- * `confidence: 5` when the schema requires it.
+ * `confidence: 5` when the schema requires it. A listwise schema (`grades`: an array of entries with
+ * a `hit` enum) gets one such entry for every hit number.
  */
 export const defaultAnswer = (request: RecordedRequest): string => {
   const schema = request.body.response_format?.json_schema?.schema
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {}
+  const grades = properties.grades
+  if (isRecord(grades) && isRecord(grades.items)) {
+    const item = grades.items
+    const itemProperties = isRecord(item.properties) ? item.properties : {}
+    const hitProperty = itemProperties.hit
+    const hits = isRecord(hitProperty) && Array.isArray(hitProperty.enum) ? hitProperty.enum : []
+    return JSON.stringify({ grades: hits.map((hit) => ({ hit, ...JSON.parse(entryAnswer(item)) as object })) })
+  }
+  return entryAnswer(schema)
+}
+
+const entryAnswer = (schema: unknown): string => {
   const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {}
   const scoreProperty = properties.score
   const values = isRecord(scoreProperty) && Array.isArray(scoreProperty.enum)
