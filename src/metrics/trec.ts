@@ -6,7 +6,8 @@
  * `form_res_rels.c`, `m_*.c`, `meas_avg.c`, `trec_eval.c`):
  * - A run's `rank` column is ignored: each query's docs are re-sorted by score descending, ties
  *   broken by doc id in DESCENDING byte order (`comp_sim_docno` returns `strcmp(p2, p1)`). Scores are
- *   read into a C `float`, so scores equal after rounding to 32 bits tie (`Math.fround`).
+ *   read into a C `float` in trec_eval 9, so scores equal after rounding to 32 bits tie
+ *   (`Math.fround`); trec_eval 10 reads a `double`, where such scores do not tie.
  * - Retrieved docs absent from the qrels are non-relevant with no gain (RELVALUE_NONPOOL);
  *   negative qrels grades are "in the pool but unjudged": never relevant, no gain, not in IDCG.
  * - Relevant ⇔ grade ≥ relevanceLevel (`-l`, default 1); R = judged docs with such a grade.
@@ -16,9 +17,11 @@
  *   qrels are ignored (listed in `unjudgedQueries`). A query in the qrels with no relevant doc is
  *   still evaluated and averaged: it scores 0 on every measure (trec_eval does not skip it).
  * - `complete` (`-c`): the mean is over every qrels query; qrels queries missing from the run score 0
- *   (they appear in `perQuery` with zeros and in `missingQueries`, but are not printed per query).
+ *   (they appear in `perQuery` with zeros and in `missingQueries`, but are not printed per query,
+ *   as in trec_eval 9; trec_eval 10 prints their zero lines).
  * - Duplicate (qid, docid) pairs in a run or in qrels are errors, as in trec_eval.
  * Values print with 4 decimals like C's `%6.4f` (ties at the 5th decimal round half to even).
+ * test/commands/TrecParity.test.ts checks these line by line against trec_eval 10.0-rc2's output.
  */
 import * as Effect from "effect/Effect"
 import { InputError } from "../domain/Errors.js"
