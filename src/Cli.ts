@@ -2,7 +2,10 @@
  * The command line: `rag-eval run <pipeline> …`. Flags are parsed here and turned into Layers
  * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
  */
-import { Args, Command, Options, ValidationError } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -2,8 +2,9 @@
  * The flags of `rag-eval run`: cheap to load, so `--help` and `--version` do not pull in the
  * runner, the providers or the openai SDK (`RunAction.ts` holds what runs).
  */
-import { Args, Options } from "@effect/cli"
-import type { Command } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Options from "@effect/cli/Options"
+import type * as Command from "@effect/cli/Command"
 import * as Option from "effect/Option"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"

@@ -4,7 +4,9 @@
  * is `src/compare/RunCases.ts` (every iteration averaged per case unless `--iteration`), the
  * statistics `src/stats/Paired.ts`, the report `src/compare/Comparison.ts`.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -3,7 +3,8 @@
  * [--complete]`: evaluate a TREC run against qrels the way trec_eval does (`src/metrics/trec.ts`),
  * and print trec_eval's relational lines (4 decimals, trec_eval measure names) or JSON.
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"

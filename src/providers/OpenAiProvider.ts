@@ -13,7 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import OpenAI, { APIError } from "openai"
+import type OpenAI from "openai"
+import type { APIError } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
@@ -93,8 +94,10 @@ const describeBody = (error: APIError): string => {
   return body === undefined ? error.message : JSON.stringify(body)
 }
 
+type Sdk = typeof OpenAI
+
 /** Map anything the SDK threw to a `ProviderError`; `scrub` removes the key from any text. */
-const toProviderError = (error: unknown, timeoutMs: number, scrub: (text: string) => string): ProviderError => {
+const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: (text: string) => string): ProviderError => {
   const excerpt = (text: string) => {
     const clean = scrub(text).replace(/\s+/g, " ").trim()
     return clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean
@@ -183,6 +186,8 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
     }
     const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
     const scrub = key === undefined || key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
+    // The SDK loads only when an LLM judge is used (it costs ~13 MB and start-up time otherwise).
+    const OpenAI: Sdk = yield* Effect.promise(() => import("openai").then((m) => m.default))
     const client = yield* Effect.try({
       try: () =>
         new OpenAI({
@@ -207,7 +212,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           client.chat.completions.create(body(provider, model, params, request), {
             signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 1_000)])
           }),
-        catch: (e) => toProviderError(e, timeoutMs, scrub)
+        catch: (e) => toProviderError(OpenAI, e, timeoutMs, scrub)
       }).pipe(
         Effect.map((completion): ChatResponse => {
           const message = completion.choices[0]?.message

@@ -19,7 +19,9 @@
  * - The score threshold and top-k are applied to the answer's hits (`Params.ts`).
  * Headers (e.g. an Authorization token) are sent but never recorded.
  */
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -6,7 +6,7 @@
  * `{ "error": { "status", "code", "message", "problems": [{ "path", "message" }] } }` — one class
  * per HTTP status, because HttpApi picks the status from the error's schema.
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))

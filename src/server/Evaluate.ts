@@ -18,7 +18,7 @@
  *   MRR    = 1 / rank of the first relevant hit, 0 if none
  * A batch reports each query's result and the mean of each metric over the queries.
  */
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -11,8 +11,12 @@
  * open keep-alive connections, lets the requests in flight finish (their responses close the
  * connection), then closes what is left.
  */
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
-import type { FileSystem } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as OpenApi from "@effect/platform/OpenApi"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"

@@ -8,7 +8,8 @@
  * Stops gracefully on the first SIGINT/SIGTERM (the `Shutdown` signal of `bin.ts`, or an
  * interruption): no new connections, requests in flight finish, exit 0.
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
