@@ -127,7 +127,7 @@ describe("listwise judging", () => {
       }
       const out = tempDir()
       const error = yield* Effect.flip(runWith(mismatched, HeuristicJudge.layer, { input: searches, outRoot: out }))
-      expect(error.message).toContain("which has no item template (not a listwise rubric)")
+      expect((error as Error).message).toContain("which has no item template (not a listwise rubric)")
       expect(fs.readdirSync(out)).toEqual([])
     }))
 })
