@@ -91,7 +91,21 @@ export const judgmentKey = (parts: {
   readonly provider: string
   readonly model: string
   readonly params: Readonly<Record<string, unknown>>
-}): string => sha256(canonicalJson(parts)).slice(0, 32)
+}): string => sha256(keyJson(parts)).slice(0, 32)
+
+/** Judge params → canonical JSON, once per params object (a judge's params never change). */
+const paramsJson = new WeakMap<object, string>()
+
+/**
+ * `canonicalJson(parts)` of a judgment key, built directly (keys in sorted order): the same string,
+ * so keys stay what they were, at a fraction of the cost (it runs for every judgment).
+ */
+export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => {
+  let params = paramsJson.get(parts.params)
+  if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
+  const str = JSON.stringify
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
+}
 
 interface Validated {
   readonly rows: number

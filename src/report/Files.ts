@@ -5,7 +5,6 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import * as readline from "node:readline"
 import { OutputError } from "../domain/Errors.js"
 
 const tmpName = (path: string) => `${path}.tmp-${process.pid}`
@@ -56,12 +55,23 @@ export const writeJsonAtomic = (path: string, value: unknown) => writeFileAtomic
 
 /** Stream the parsed lines of a JSON Lines file we wrote ourselves. */
 export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
-  Stream.suspend(() =>
-    Stream.fromAsyncIterable(
-      readline.createInterface({ input: fs.createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity }),
+  Stream.suspend(() => {
+    // Large chunks split by hand: a readline async iterator costs a promise and a stream element
+    // per line (≈ 3× slower on a 200 MB records file).
+    let rest = ""
+    const split = (text: string): Array<A> => {
+      const lines = (rest + text).split("\n")
+      rest = lines.pop() ?? ""
+      const out: Array<A> = []
+      for (const line of lines) if (line !== "" && line !== "\r") out.push(JSON.parse(line) as A)
+      return out
+    }
+    return Stream.fromAsyncIterable(
+      fs.createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 }) as AsyncIterable<string>,
       (e) => new OutputError({ path, problem: `cannot read: ${(e as Error).message}` })
+    ).pipe(
+      // A final newline flushes a last line that has none.
+      Stream.concat(Stream.succeed("\n")),
+      Stream.mapConcat(split)
     )
-  ).pipe(
-    Stream.filter((line) => line.length > 0),
-    Stream.map((line) => JSON.parse(line) as A)
-  )
+  })

@@ -138,6 +138,46 @@ describe("rag-eval CLI", () => {
     })
   })
 
+  describe("pipeline files", () => {
+    it("a pipeline importing its own TypeScript helper runs, and leaves no compiled file behind", async () => {
+      const dir = fs.mkdtempSync(Path.join(repoRoot, "pipelines", ".test-"))
+      try {
+        write(dir, "dims.ts", "export const dims: Array<string> = [\"rag-answers/groundedness\"]\n")
+        write(dir, "mine.ts", [
+          "import { Columns, Pipeline, Reports, Scoring, Stages, Summary } from \"rag-eval\"",
+          "import { dims } from \"./dims.js\"",
+          "const dimensions = dims.map((rubric) => ({ rubric, weight: 1 }))",
+          "export default Pipeline.make({",
+          "  name: \"mine\", description: \"groundedness only\",",
+          "  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),",
+          "  judge: Stages.judgeAnswer(dims),",
+          "  score: Scoring.rubricScore({ dimensions }),",
+          "  aggregate: Summary.rubricSummary({ lowest: 3 }),",
+          "  report: Reports.rubricReport({ dimensions, title: \"Mine\" })",
+          "})",
+          ""
+        ].join("\n"))
+        const out = tempDir()
+        const r = await cli(["run", Path.join(dir, "mine.ts"), "--csv", sample, "--out", out, "--limit", "2"])
+        expect(r.stderr).not.toContain("error")
+        expect(r.code).toBe(0)
+        expect(fs.readdirSync(Path.join(out, "mine"))).toHaveLength(1)
+        expect(fs.readdirSync(dir).sort()).toEqual(["dims.ts", "mine.ts"])
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+    it("a pipeline with a syntax error: exit 2 naming the file and line", async () => {
+      const dir = tempDir()
+      const file = write(dir, "broken.ts", "import { Pipeline } from \"rag-eval\"\nexport default Pipeline.make({ name: \"x\",, })\n")
+      const r = await cli(["run", file, "--csv", sample, "--out", Path.join(dir, "out")])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(/cannot load pipeline .*broken\.ts:2:\d+: /)
+      expect(fs.readdirSync(dir)).toEqual(["broken.ts"])
+    })
+  })
+
   describe("rag-eval report <run-dir>", () => {
     const runDirOf = (r: Result) => Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
 

@@ -1,0 +1,39 @@
+/**
+ * Judgment keys decide what a resumed run or the cache reuses, so they must never drift: the fast
+ * key builder must produce exactly the canonical JSON (sorted keys, undefined dropped) it replaced,
+ * and a fixed task keeps a pinned key.
+ */
+import { describe, expect, it } from "vitest"
+import { sha256 } from "../../src/judges/Prompt.js"
+import { canonicalJson, judgmentKey, keyJson } from "../../src/pipeline/Runner.js"
+
+const base = {
+  pipeline: "rag-answers",
+  caseId: "42",
+  content: "0123456789abcdef",
+  iteration: 1,
+  criterion: "rag-answers/groundedness",
+  target: "answer",
+  promptHash: "fedcba9876543210",
+  provider: "openai",
+  model: "gpt-4o-mini",
+  params: { temperature: 0, seed: 7 }
+}
+
+describe("judgment keys", () => {
+  it("keyJson is exactly canonicalJson of the key's parts", () => {
+    const variants = [
+      base,
+      { ...base, caseId: "quote \" backslash \\ newline \n tab \t", target: "hit:é✓ 🚀" },
+      { ...base, iteration: 12, params: {} },
+      { ...base, params: { z: 1, a: { y: [1, { b: 2, a: 1 }], x: null }, m: undefined, maxTokens: 512 } },
+      { ...base, model: "", provider: "heuristic", params: { temperature: 0.25 } }
+    ]
+    for (const parts of variants) expect(keyJson(parts)).toBe(canonicalJson(parts))
+  })
+
+  it("a fixed task keeps its key (journals and caches of earlier versions stay valid)", () => {
+    expect(judgmentKey(base)).toBe(sha256(canonicalJson(base)).slice(0, 32))
+    expect(judgmentKey(base)).toBe("95acba5697f3e030aade5426bb190b02")
+  })
+})
