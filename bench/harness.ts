@@ -86,6 +86,17 @@ const timedJudge = (times: PhaseTimes, t0: () => number) =>
             times.lastVerdict = performance.now() - t0()
             return v
           })
+        },
+        // The runner's synchronous path for local judges, timed the same way.
+        sync: inner.sync === undefined ? undefined : {
+          judge: (task) => {
+            times.calls++
+            if (times.firstJudgeCall === undefined) times.firstJudgeCall = performance.now() - t0()
+            const v = inner.sync!.judge(task)
+            times.lastVerdict = performance.now() - t0()
+            return v
+          },
+          judgeList: inner.sync.judgeList
         }
       }))
   )

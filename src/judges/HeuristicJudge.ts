@@ -68,7 +68,8 @@ export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
   params: {},
   local: true,
   judge: (task: JudgeTask) => Effect.sync(() => verdict(task)),
-  judgeList: (task: ListJudgeTask) => Effect.sync(() => listVerdicts(task))
+  judgeList: (task: ListJudgeTask) => Effect.sync(() => listVerdicts(task)),
+  sync: { judge: verdict, judgeList: listVerdicts }
 }))
 
 export const layer: Layer.Layer<Judge> = Layer.effect(Judge, make)

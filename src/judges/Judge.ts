@@ -23,4 +23,12 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
    * the call's tokens are shared among the items' verdicts (`splitUsage`).
    */
   readonly judgeList: (task: ListJudgeTask) => Effect.Effect<ReadonlyArray<Verdict>>
+  /**
+   * Local judges may also offer plain synchronous versions (same verdicts): the runner then judges a
+   * batch of cases in a plain loop, without an Effect per judgment.
+   */
+  readonly sync?: {
+    readonly judge: (task: JudgeTask) => Verdict
+    readonly judgeList: (task: ListJudgeTask) => ReadonlyArray<Verdict>
+  } | undefined
 }>() {}
