@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type OpenAI from "openai"
+import * as NodeFetch from "./NodeFetch.js"
 import type { APIError } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
@@ -198,7 +199,9 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           // Don't forward OpenAI org/project ids from the environment to other hosts; never log.
           organization: provider === "openai" ? undefined : null,
           project: provider === "openai" ? undefined : null,
-          logLevel: "off"
+          logLevel: "off",
+          // node:http instead of the built-in fetch: less CPU per call (see NodeFetch.ts).
+          fetch: NodeFetch.make().fetch
         }),
       catch: (e) =>
         new UsageError({ problem: `cannot set up the ${provider} client: ${scrub(e instanceof Error ? e.message : String(e))}` })
@@ -206,12 +209,9 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
 
     const complete = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
       Effect.tryPromise({
-        // The SDK's timeout covers the wait for headers; the extra signal also cuts a body that
-        // stalls. (A signal, not Effect.timeout: that costs ~0.2 ms of CPU per call at high rates.)
-        try: (signal) =>
-          client.chat.completions.create(body(provider, model, params, request), {
-            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 1_000)])
-          }),
+        // The SDK's timeout covers the whole response: NodeFetch resolves only once the body is in,
+        // so a body that stalls times out too. The signal aborts the call when the fiber is interrupted.
+        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }),
         catch: (e) => toProviderError(OpenAI, e, timeoutMs, scrub)
       }).pipe(
         Effect.map((completion): ChatResponse => {

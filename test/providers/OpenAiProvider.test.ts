@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Zlib from "node:zlib"
 import { ConfigProvider, Effect, Exit, Fiber, Redacted } from "effect"
 import type { ChatRequest } from "../../src/providers/LlmProvider.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
@@ -185,6 +188,37 @@ describe("OpenAiProvider over HTTP", () => {
       yield* Effect.promise(() => fake.close())
       const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
       expect(failure(yield* Effect.exit(provider.complete(request)))).toMatchObject({ kind: "network" })
+    }))
+
+  it.scopedLive("a body that stalls after the headers times out; a gzip body the server sends unasked is read", () =>
+    Effect.gen(function*() {
+      const completion = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "{\"score\": 1}" } }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })
+      let mode: "stall" | "gzip" = "stall"
+      const server = Http.createServer((req, res) => {
+        req.resume()
+        req.on("end", () => {
+          if (mode === "stall") {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.write(completion.slice(0, 20)) // …and never the rest
+          } else {
+            res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
+            res.end(Zlib.gzipSync(completion))
+          }
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+      )
+      const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL, timeoutMs: 200 })
+      const started = Date.now()
+      expect(failure(yield* Effect.exit(provider.complete(request)))).toMatchObject({ kind: "timeout" })
+      expect(Date.now() - started).toBeLessThan(5_000)
+      mode = "gzip"
+      const ok = yield* provider.complete(request)
+      expect(ok.text).toBe("{\"score\": 1}")
+      expect(ok.usage).toEqual({ inputTokens: 3, outputTokens: 2 })
     }))
 
   it.scopedLive("interrupting the call aborts the HTTP request", () =>

@@ -162,7 +162,7 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
 
   it.scopedLive("200 concurrent requests with concurrency 8: all answered correctly, never more than 8 judged at once", () =>
     Effect.gen(function*() {
-      const fake = yield* FakeOpenAi.make({ latencyMs: 5, answer: gradeByMarker, record: false })
+      const fake = yield* FakeOpenAi.make({ latencyMs: 20, answer: gradeByMarker, record: false })
       const server = yield* serve({ judge: fakeJudge(fake, { concurrency: 8 }), concurrency: 8, queue: 200 })
       let maxRunning = 0
       let maxWaiting = 0
