@@ -604,8 +604,11 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       })
 
     // Local judges are synchronous: batch cases so per-element stream overhead does not dominate.
-    // Remote judges: a window of cases in flight, wide enough to keep every permit busy.
-    const window = Math.max(4, options.concurrency * 2)
+    // Remote judges: a window of cases in flight, wide enough to keep every permit busy with about
+    // twice as many judgments as permits — more would only queue fibers on the permits (each waiting
+    // fiber makes every acquisition dearer).
+    const tasksPerCase = Math.max(1, input.tasks / Math.max(1, input.cases))
+    const window = Math.max(4, Math.ceil((options.concurrency * 2) / tasksPerCase))
     const records = (iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) => {
       const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
       const scored = judge.local

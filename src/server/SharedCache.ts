@@ -11,13 +11,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { JudgmentCache, makeFile } from "../store/JudgmentCache.js"
 
-export const make = (dir: string): JudgmentCache["Type"] => {
+export const make = (dir: string): JudgmentCache["Type"] & { readonly close: () => void } => {
   const cache = makeFile(dir)
   return {
     get: (key) =>
       Effect.flatMap(cache.get(key), (found) => (Option.isSome(found) ? Effect.succeed(found) : makeFile(dir).get(key))),
-    put: cache.put
+    put: cache.put,
+    close: cache.close
   }
 }
 
-export const layerFile = (dir: string) => Layer.sync(JudgmentCache, () => make(dir))
+export const layerFile = (dir: string) =>
+  Layer.scoped(JudgmentCache, Effect.acquireRelease(Effect.sync(() => make(dir)), (cache) => Effect.sync(cache.close)))

@@ -21,8 +21,11 @@ export class JudgmentCache extends Context.Tag("rag-eval/JudgmentCache")<Judgmen
 
 const decode = Schema.decodeUnknownOption(Schema.parseJson(Judgment))
 
-export const makeFile = (dir: string): JudgmentCache["Type"] => {
+export const makeFile = (dir: string): JudgmentCache["Type"] & { readonly close: () => void } => {
   const shards = new Map<string, Map<string, Judgment>>()
+  /** Append descriptors, one per shard written (opened once: a run may add thousands of entries). */
+  const fds = new Map<string, number>()
+  let dirMade = false
   /** Shards whose file ends in a torn line (a crash mid-append): the next append starts a new line. */
   const torn = new Set<string>()
   let writable = true
@@ -54,21 +57,31 @@ export const makeFile = (dir: string): JudgmentCache["Type"] => {
         shard.set(judgment.key, judgment)
         if (!writable) return
         try {
-          fs.mkdirSync(dir, { recursive: true })
-          fs.appendFileSync(Path.join(dir, `${id}.jsonl`), (torn.has(id) ? "\n" : "") + JSON.stringify(judgment) + "\n")
+          if (!dirMade) {
+            fs.mkdirSync(dir, { recursive: true })
+            dirMade = true
+          }
+          let fd = fds.get(id)
+          if (fd === undefined) fds.set(id, fd = fs.openSync(Path.join(dir, `${id}.jsonl`), "a"))
+          fs.writeSync(fd, (torn.has(id) ? "\n" : "") + JSON.stringify(judgment) + "\n")
           torn.delete(id)
         } catch {
           // A read-only cache still serves reads; the run's journal is the record that matters.
           writable = false
         }
-      })
+      }),
+    close: () => {
+      for (const fd of fds.values()) fs.closeSync(fd)
+      fds.clear()
+    }
   }
 }
 
 /** `<outRoot>/.cache/judgments/` — shared by every run (and `rag-eval serve`) under that root. */
 export const cacheDir = (outRoot: string) => Path.join(outRoot, ".cache", "judgments")
 
-export const layerFile = (dir: string) => Layer.sync(JudgmentCache, () => makeFile(dir))
+export const layerFile = (dir: string) =>
+  Layer.scoped(JudgmentCache, Effect.acquireRelease(Effect.sync(() => makeFile(dir)), (cache) => Effect.sync(cache.close)))
 
 /** `--no-cache`: every judgment not in the run's own journal is asked again. */
 export const layerNone = Layer.succeed(JudgmentCache, {
