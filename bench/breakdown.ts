@@ -41,7 +41,7 @@ export const perJudgmentCosts = async (n: number): Promise<Array<PerJudgment>> =
   time("content hash: sha256(canonicalJson(vars))", () => {
     for (const t of tasks) sha256(canonicalJson(t.vars)).slice(0, 16)
   })
-  time("judgmentKey(…): canonicalJson + sha256", () => {
+  time("judgmentKey(…): key JSON + sha256", () => {
     for (const t of tasks) {
       judgmentKey({
         pipeline: t.pipeline,

@@ -36,8 +36,8 @@ const standIn = Layer.succeed(Judge, {
 
 try {
   const variants: Array<[string, Layer.Layer<Judge, unknown>, "file" | "none"]> = [
-    ["llm, cache file", llmJudgeLayer(server.url, 32), "file"],
     ["llm, no cache", llmJudgeLayer(server.url, 32), "none"],
+    ["llm, cache file", llmJudgeLayer(server.url, 32), "file"],
     ["stand-in judge, cache file", standIn, "file"],
     ["stand-in judge, no cache", standIn, "none"]
   ]

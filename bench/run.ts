@@ -13,8 +13,7 @@
  *     in a fresh child process (bench/rss-run.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
- *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 300: with the current permit
- *   gate a judgment costs ~7 ms of CPU, so 1,800 judgments already take ~13 s per run),
+ *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 300 = 1,800 judgments a run),
  *   BENCH_DIAG=1 adds a capped-heap RSS run (is the growth live memory or uncollected garbage?).
  */
 import * as fs from "node:fs"
@@ -193,7 +192,7 @@ const main = async () => {
     const records = Path.join(heuristic.outcome.info.runDir, "records-iteration-1.jsonl")
     const recordsBytes = fs.statSync(records).size
     const readMs = await readRecordsPass(records)
-    line(`    one readJsonLines pass over records-iteration-1.jsonl (${mb(recordsBytes)}): ${ms(readMs)} — done 3× after judging (markdown, csv, finalMetrics)`)
+    line(`    one readJsonLines pass over records-iteration-1.jsonl (${mb(recordsBytes)}): ${ms(readMs)} — once per report format (markdown, csv), and again for agreement when iterations > 1`)
     const v = await validationPasses(pipeline, bigCsv)
     line(`    validation passes alone: scanInput ${ms(v.scanInputMs)} + case stream ${ms(v.casesMs)} (the judging phase parses the CSV a third time)`)
     fs.rmSync(out("heuristic"), { recursive: true, force: true })
