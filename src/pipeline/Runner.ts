@@ -604,11 +604,10 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       })
 
     // Local judges are synchronous: batch cases so per-element stream overhead does not dominate.
-    // Remote judges: a window of cases in flight, wide enough to keep every permit busy with about
-    // twice as many judgments as permits — more would only queue fibers on the permits (each waiting
-    // fiber makes every acquisition dearer).
-    const tasksPerCase = Math.max(1, input.tasks / Math.max(1, input.cases))
-    const window = Math.max(4, Math.ceil((options.concurrency * 2) / tasksPerCase))
+    // Remote judges: a window of cases in flight, wide enough to keep every permit busy even when a
+    // slow case at the head holds up the ones behind it (records leave in input order). A window of
+    // about twice the permits in judgments measured the same at 0 and 100 ms here, within noise.
+    const window = Math.max(4, options.concurrency * 2)
     const records = (iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) => {
       const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
       const scored = judge.local
