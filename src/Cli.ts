@@ -76,7 +76,6 @@ export const root = Command.make("rag-eval").pipe(
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
 
-
 /** How the process ends: the code `bin.ts` exits with, after the message is printed. */
 export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
 

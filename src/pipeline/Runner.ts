@@ -192,7 +192,6 @@ const recordsWriter = (path: string) =>
       })
   })))
 
-
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
 const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
@@ -235,7 +234,6 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     }
     return { judge, retriever, rubrics, rubricList, input, identityHash, info }
   })
-
 
 /** Tasks of one case usually share one vars object: hash it once. */
 const contentHashes = new WeakMap<object, string>()
