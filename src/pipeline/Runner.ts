@@ -309,6 +309,8 @@ export const toJudgment = (key: string, task: JudgeTask, v: Verdict, judge: Pick
   model: judge.model
 })
 
+type JudgeSync = NonNullable<Judge["Type"]["sync"]>
+
 /** Stands in when a judge returned fewer verdicts than items (a bug in that judge), so the gap is visible. */
 const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
 
@@ -480,52 +482,49 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       })
 
     /**
+     * What judging one spec means, pointwise or listwise alike: its keys (one per judgment), how to
+     * ask a judge for its verdicts (one per key), and the judgments those verdicts make.
+     */
+    const planSpec = (c: EvalCase, iteration: number, spec: JudgeSpec) => {
+      const rubric = rubrics.get(spec.rubric)!
+      const base = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric }
+      if (isListSpec(spec)) {
+        const keys = listKeys(pipeline.name, judge, rubric, c, iteration, spec)
+        const task: ListJudgeTask = { ...base, vars: spec.vars, items: spec.items }
+        return {
+          rubric,
+          keys,
+          ask: () => judge.judgeList(task),
+          askSync: (sync: JudgeSync) => sync.judgeList(task),
+          judgments: (verdicts: ReadonlyArray<Verdict>, latencyMs: number) =>
+            spec.items.map((item, i) => toJudgment(keys[i]!, { ...base, target: item.target, vars: item.vars }, verdicts[i] ?? missingVerdict, judge, latencyMs))
+        }
+      }
+      const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
+      const task: JudgeTask = { ...base, target: spec.target, vars: spec.vars }
+      return {
+        rubric,
+        keys: [key],
+        ask: () => Effect.map(judge.judge(task), (v) => [v]),
+        askSync: (sync: JudgeSync) => [sync.judge(task)],
+        judgments: (verdicts: ReadonlyArray<Verdict>, latencyMs: number) => [toJudgment(key, task, verdicts[0] ?? missingVerdict, judge, latencyMs)]
+      }
+    }
+
+    /**
      * The judgments of one spec: from the journal, else the cache, else the judge (one call for a
      * whole list). None when the run is stopping before the call.
      */
     const judgeSpec = (c: EvalCase, iteration: number, spec: JudgeSpec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<ReadonlyArray<Option.Option<Judgment>>, OutputError | UsageError> => {
-      const rubric = rubrics.get(spec.rubric)!
       const tally1 = (j: Judgment, source: "journal" | "cache" | "judge") => count(state, iterTokens, j, source)
-      if (!isListSpec(spec)) {
-        const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
-        const prior = journal.done.get(key)
-        if (usable(prior)) return Effect.succeed([tally1(prior, "journal")])
-        if (options.replay === true) return Effect.fail(missing(rubric, c, iteration))
-        const task: JudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
-        const call = Effect.gen(function*() {
-          if (shutdown.stopping()) return [Option.none<Judgment>()]
-          if (!judge.local) {
-            const hit = yield* cache.get(key)
-            if (Option.isSome(hit)) {
-              const j = { ...hit.value, caseId: c.id, ordinal: c.ordinal }
-              yield* journal.append([j])
-              return [tally1(j, "cache")]
-            }
-          }
-          const started = performance.now()
-          const v = yield* judge.judge(task)
-          const j = toJudgment(key, task, v, judge, performance.now() - started)
-          if (judge.local) {
-            // Local verdicts cost nothing to redo: journal them a chunk at a time.
-            localPending.push(j)
-          } else {
-            yield* journal.append([j])
-            yield* cache.put(j)
-          }
-          return [tally1(j, "judge")]
-        })
-        return judge.local ? call : permits.withPermit(call)
-      }
-      // Listwise: every item from the journal (or the cache), else one call for the whole list.
-      const keys = listKeys(pipeline.name, judge, rubric, c, iteration, spec)
-      const priors = keys.map((key) => journal.done.get(key))
+      const plan = planSpec(c, iteration, spec)
+      const priors = plan.keys.map((key) => journal.done.get(key))
       if (priors.every(usable)) return Effect.succeed(priors.map((j) => tally1(j, "journal")))
-      if (options.replay === true) return Effect.fail(missing(rubric, c, iteration))
-      const task: ListJudgeTask = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items }
+      if (options.replay === true) return Effect.fail(missing(plan.rubric, c, iteration))
       const call = Effect.gen(function*() {
-        if (shutdown.stopping()) return keys.map(() => Option.none<Judgment>())
+        if (shutdown.stopping()) return plan.keys.map(() => Option.none<Judgment>())
         if (!judge.local) {
-          const hits = yield* Effect.forEach(keys, (key) => cache.get(key))
+          const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
           if (hits.every(Option.isSome)) {
             const js = hits.map((h) => ({ ...h.value, caseId: c.id, ordinal: c.ordinal }))
             yield* journal.append(js)
@@ -533,11 +532,10 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           }
         }
         const started = performance.now()
-        const verdicts = yield* judge.judgeList(task)
-        const latency = performance.now() - started
-        const js = spec.items.map((item, i) =>
-          toJudgment(keys[i]!, { ...task, target: item.target, vars: item.vars }, verdicts[i] ?? missingVerdict, judge, latency))
+        const verdicts = yield* plan.ask()
+        const js = plan.judgments(verdicts, performance.now() - started)
         if (judge.local) {
+          // Local verdicts cost nothing to redo: journal them a chunk at a time.
           localPending.push(...js)
         } else {
           yield* journal.append(js)
@@ -565,35 +563,21 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
      * A case judged by a synchronous local judge, in a plain loop: the same journal / replay / stop
      * rules as `judgeSpec`, without an Effect per judgment (≈ a third of the cost of a heuristic run).
      */
-    const processCaseSync = (sync: NonNullable<Judge["Type"]["sync"]>, c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
+    const processCaseSync = (sync: JudgeSync, c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
       Effect.flatMap(retriever.retrieve(c), (retrieved) => {
         const judgments: Array<Judgment> = []
         for (const spec of pipeline.judge.tasks(retrieved)) {
-          const rubric = rubrics.get(spec.rubric)!
-          const list = isListSpec(spec)
-          const keys = list
-            ? listKeys(pipeline.name, judge, rubric, retrieved, iteration, spec)
-            : [keyFor(pipeline.name, judge, rubric, retrieved, iteration, spec)]
-          const priors = keys.map((key) => journal.done.get(key))
+          const plan = planSpec(retrieved, iteration, spec)
+          const priors = plan.keys.map((key) => journal.done.get(key))
           if (priors.every(usable)) {
             for (const j of priors) judgments.push(Option.getOrThrow(count(state, iterTokens, j, "journal")))
             continue
           }
-          if (options.replay === true) return Effect.fail(missing(rubric, retrieved, iteration))
+          if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
           if (shutdown.stopping()) return Effect.succeed(Option.none<R>())
-          const base = { pipeline: pipeline.name, caseId: retrieved.id, ordinal: retrieved.ordinal, iteration, rubric }
-          const made = list
-            ? ((started) => {
-              const verdicts = sync.judgeList({ ...base, vars: spec.vars, items: spec.items })
-              const latency = performance.now() - started
-              return spec.items.map((item, i) => toJudgment(keys[i]!, { ...base, target: item.target, vars: item.vars }, verdicts[i] ?? missingVerdict, judge, latency))
-            })(performance.now())
-            : ((started) => {
-              const task: JudgeTask = { ...base, target: spec.target, vars: spec.vars }
-              const v = sync.judge(task)
-              return [toJudgment(keys[0]!, task, v, judge, performance.now() - started)]
-            })(performance.now())
-          for (const j of made) {
+          const started = performance.now()
+          const verdicts = plan.askSync(sync)
+          for (const j of plan.judgments(verdicts, performance.now() - started)) {
             localPending.push(j)
             judgments.push(Option.getOrThrow(count(state, iterTokens, j, "judge")))
           }
