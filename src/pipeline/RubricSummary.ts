@@ -5,6 +5,7 @@
  */
 import type { AggregateStage, RunInfo } from "./Pipeline.js"
 import type { RubricRecord } from "./RubricScore.js"
+import { empty, mean, push, std, type Welford } from "../stats/Welford.js"
 
 export interface DimensionSummary {
   readonly criterion: string
@@ -43,18 +44,6 @@ export interface RubricSummary {
   readonly tokens: { readonly input: number; readonly output: number }
 }
 
-interface Welford {
-  n: number
-  mean: number
-  m2: number
-}
-const push = (w: Welford, x: number) => {
-  w.n++
-  const d = x - w.mean
-  w.mean += d / w.n
-  w.m2 += d * (x - w.mean)
-}
-const std = (w: Welford) => (w.n < 2 ? (w.n === 1 ? 0 : null) : Math.sqrt(w.m2 / (w.n - 1)))
 
 interface Acc {
   cases: number
@@ -80,9 +69,9 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
   init: (info: RunInfo): Acc => {
     const dims: Acc["dims"] = new Map()
     for (const r of info.rubrics) {
-      dims.set(r.id, { name: r.name, min: r.min, max: r.max, w: { n: 0, mean: 0, m2: 0 }, norm: { n: 0, mean: 0, m2: 0 }, failed: 0, dist: new Map(r.scale.map((v) => [v.score, 0])) })
+      dims.set(r.id, { name: r.name, min: r.min, max: r.max, w: empty(), norm: empty(), failed: 0, dist: new Map(r.scale.map((v) => [v.score, 0])) })
     }
-    return { cases: 0, ok: 0, failed: 0, dims, comp: { n: 0, mean: 0, m2: 0 }, compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0 }
+    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0 }
   },
   add: (accU, record) => {
     const acc = accU as Acc
@@ -145,15 +134,15 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
         max: d.max,
         n: d.w.n,
         failed: d.failed,
-        mean: d.w.n === 0 ? null : d.w.mean,
-        meanNormalised: d.norm.n === 0 ? null : d.norm.mean,
+        mean: mean(d.w),
+        meanNormalised: mean(d.norm),
         std: std(d.w),
         distribution: Object.fromEntries([...d.dist].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v]))
       })),
       composite: {
         n: acc.comp.n,
         missing: acc.missing,
-        mean: acc.comp.n === 0 ? null : acc.comp.mean,
+        mean: mean(acc.comp),
         std: std(acc.comp),
         min: acc.comp.n === 0 ? null : acc.compMin,
         max: acc.comp.n === 0 ? null : acc.compMax,

@@ -13,6 +13,7 @@ import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import type { AggregateStage, RunInfo } from "./Pipeline.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "./RubricSummary.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
+import { empty, mean, push, std, type Welford } from "../stats/Welford.js"
 
 export interface DimensionMetrics {
   readonly criterion: string
@@ -54,19 +55,6 @@ export interface SynthesisSummary {
   readonly tokens: RubricSummary["tokens"]
 }
 
-interface Welford {
-  n: number
-  mean: number
-  m2: number
-}
-const push = (w: Welford, x: number) => {
-  w.n++
-  const d = x - w.mean
-  w.mean += d / w.n
-  w.m2 += d * (x - w.mean)
-}
-const mean = (w: Welford) => (w.n === 0 ? null : w.mean)
-const std = (w: Welford) => (w.n < 2 ? (w.n === 1 ? 0 : null) : Math.sqrt(w.m2 / (w.n - 1)))
 const rate = (k: number, n: number) => (n === 0 ? null : k / n)
 
 interface Acc {
@@ -92,7 +80,7 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       cases: 0,
       fPassed: 0,
       cPassed: 0,
-      overall: { n: 0, mean: 0, m2: 0 },
+      overall: empty(),
       passed: 0,
       failed: 0,
       unknown: 0
