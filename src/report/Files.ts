@@ -2,7 +2,9 @@
  * Output files: written to a temporary sibling and renamed into place, so a crash or an error never
  * leaves a half-written report; and JSON Lines read back as a stream (records are never all in memory).
  */
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { OutputError } from "../domain/Errors.js"
@@ -53,25 +55,66 @@ export const writeFileAtomic = (path: string, text: string) => writeAtomic(path,
 
 export const writeJsonAtomic = (path: string, value: unknown) => writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n")
 
-/** Stream the parsed lines of a JSON Lines file we wrote ourselves. */
+const READ_SIZE = 64 * 1024
+const NEWLINE = 0x0a
+
+/**
+ * Stream the parsed lines of a JSON Lines file we wrote ourselves.
+ *
+ * Read synchronously, 64 KiB at a time into one reused buffer, and each line decoded on its own:
+ * no read-ahead queue, no promise per chunk, and no string larger than a line, so what a pass
+ * allocates dies young (a 1 MiB chunk string, or one split into lines, outlives a scavenge and lands
+ * in the old generation — the reports phase of a 100k-row run peaked 230 MB higher that way).
+ */
 export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
   Stream.suspend(() => {
-    // Large chunks split by hand: a readline async iterator costs a promise and a stream element
-    // per line (≈ 3× slower on a 200 MB records file).
-    let rest = ""
-    const split = (text: string): Array<A> => {
-      const lines = (rest + text).split("\n")
-      rest = lines.pop() ?? ""
-      const out: Array<A> = []
-      for (const line of lines) if (line !== "" && line !== "\r") out.push(JSON.parse(line) as A)
-      return out
+    const fail = (e: unknown) => new OutputError({ path, problem: `cannot read: ${(e as Error).message}` })
+    let fd: number | undefined
+    let buffer = Buffer.allocUnsafe(READ_SIZE)
+    /** Bytes [0, held) of `buffer` are the start of a line not yet complete. */
+    let held = 0
+    let done = false
+    const close = () => {
+      if (fd !== undefined) fs.closeSync(fd)
+      fd = undefined
     }
-    return Stream.fromAsyncIterable(
-      fs.createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 }) as AsyncIterable<string>,
-      (e) => new OutputError({ path, problem: `cannot read: ${(e as Error).message}` })
-    ).pipe(
-      // A final newline flushes a last line that has none.
-      Stream.concat(Stream.succeed("\n")),
-      Stream.mapConcat(split)
-    )
+    const parse = (start: number, end: number, out: Array<A>) => {
+      const stop = end > start && buffer[end - 1] === 0x0d ? end - 1 : end
+      if (stop > start) out.push(JSON.parse(buffer.toString("utf8", start, stop)) as A)
+    }
+    const pull = Effect.suspend((): Effect.Effect<Chunk.Chunk<A>, Option.Option<OutputError>> => {
+      if (done) return Effect.fail(Option.none())
+      try {
+        fd ??= fs.openSync(path, "r")
+        // A line longer than the buffer: grow it, keeping what is held.
+        if (held === buffer.length) {
+          const bigger = Buffer.allocUnsafe(buffer.length * 2)
+          buffer.copy(bigger, 0, 0, held)
+          buffer = bigger
+        }
+        const read = fs.readSync(fd, buffer, held, buffer.length - held, null)
+        const end = held + read
+        const out: Array<A> = []
+        let start = 0
+        for (let nl = buffer.indexOf(NEWLINE, held); nl !== -1 && nl < end; nl = buffer.indexOf(NEWLINE, start)) {
+          parse(start, nl, out)
+          start = nl + 1
+        }
+        if (read === 0) {
+          // The last line may have no newline.
+          parse(start, end, out)
+          done = true
+          close()
+          return out.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(out))
+        }
+        held = end - start
+        buffer.copy(buffer, 0, start, end)
+        return Effect.succeed(Chunk.unsafeFromArray(out))
+      } catch (e) {
+        close()
+        done = true
+        return Effect.fail(Option.some(fail(e)))
+      }
+    })
+    return Stream.repeatEffectChunkOption(pull).pipe(Stream.ensuring(Effect.sync(close)))
   })

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { readJsonLines } from "../../src/report/Files.js"
+
+const tempFile = (content: string | Buffer) => {
+  const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))
+  const path = Path.join(dir, "records.jsonl")
+  fs.writeFileSync(path, content)
+  return path
+}
+
+const readAll = (path: string) => readJsonLines<unknown>(path).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+
+describe("readJsonLines", () => {
+  it.effect("reads every line: CRLF, blank lines, no final newline", () =>
+    Effect.gen(function*() {
+      const path = tempFile("{\"a\":1}\r\n\n{\"a\":2}\n{\"a\":3}")
+      expect(yield* readAll(path)).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }])
+    }))
+
+  it.effect("reads lines longer than its 64 KiB buffer, and multi-byte characters across reads", () =>
+    Effect.gen(function*() {
+      // "é" is two bytes: with an odd prefix, some of them straddle a 64 KiB read boundary.
+      const long = "é".repeat(100_000)
+      const records = [{ text: "x" }, { text: long }, { text: `a${long}` }, { text: "€ and 😀" }]
+      const path = tempFile(records.map((r) => JSON.stringify(r)).join("\n") + "\n")
+      expect(yield* readAll(path)).toEqual(records)
+    }))
+
+  it.effect("an empty file is an empty stream; a missing file is an OutputError naming it", () =>
+    Effect.gen(function*() {
+      expect(yield* readAll(tempFile(""))).toEqual([])
+      const missing = Path.join(os.tmpdir(), "rag-eval-no-such-dir", "records.jsonl")
+      const error = yield* Effect.flip(readAll(missing))
+      expect(error._tag).toBe("OutputError")
+      expect(error.path).toBe(missing)
+      expect(error.problem).toMatch(/cannot read/)
+    }))
+
+  it.effect("can be read again (each report format makes its own pass)", () =>
+    Effect.gen(function*() {
+      const path = tempFile(Array.from({ length: 5000 }, (_, i) => JSON.stringify({ i })).join("\n"))
+      const stream = readJsonLines<{ i: number }>(path)
+      const first = yield* Stream.runFold(stream, 0, (n, r) => n + r.i)
+      const second = yield* Stream.runFold(stream, 0, (n, r) => n + r.i)
+      expect(first).toBe((4999 * 5000) / 2)
+      expect(second).toBe(first)
+    }))
+})
