@@ -23,6 +23,7 @@ import { judgeSettings, pipelineEnvKeys, retrievalEnv, type retrievalFlags, type
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
+import { thousands } from "./domain/Numbers.js"
 
 const pipelineEnv = (): Record<string, string> =>
   Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, process.env[k]!]]))
@@ -90,9 +91,9 @@ export const runAction = (flags: RunFlags) =>
       const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
       yield* Console.log([
         `dry run: ${pipeline.name} with ${judgeInfo.label}`,
-        `  judge calls:       ${e.calls.toLocaleString("en-US")}${e.alreadyDone > 0 ? ` (${e.alreadyDone.toLocaleString("en-US")} more already in the journal or cache)` : ""}`,
-        ...(e.judgments > e.calls ? [`  judgments:         ${e.judgments.toLocaleString("en-US")} (listwise: several hits a call)`] : []),
-        `  estimated tokens:  ${e.inputTokens.toLocaleString("en-US")} in / ${e.outputTokens.toLocaleString("en-US")} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
+        `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
+        ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
+        `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
         ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
         `  estimated cost:    ${formatUsd(e.cost.usd)}`,
         `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`

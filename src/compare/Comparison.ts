@@ -28,6 +28,7 @@ import {
   winsTiesLosses
 } from "../stats/Paired.js"
 import type { RunCases, RunDescription } from "./RunCases.js"
+import { thousands } from "../domain/Numbers.js"
 
 export interface CompareOptions {
   /** Comma-separated metric names; default every metric both runs have. */
@@ -258,8 +259,8 @@ export const comparisonMarkdown = (c: Comparison): string => {
     describeRun("A", c.runA),
     describeRun("B", c.runB),
     `- ${c.cases} paired case(s); cases with a null in either run are left out of that metric (column "left out").`,
-    `- Paired t-test (two-sided); sign-flip randomisation test (${c.permutations.toLocaleString("en-US")} permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
-    `95% percentile bootstrap CI of the mean difference (${c.resamples.toLocaleString("en-US")} resamples, seed ${c.seed}); α = ${c.alpha}.`,
+    `- Paired t-test (two-sided); sign-flip randomisation test (${thousands(c.permutations)} permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
+    `95% percentile bootstrap CI of the mean difference (${thousands(c.resamples)} resamples, seed ${c.seed}); α = ${c.alpha}.`,
     "- W/T/L: cases where B is higher / equal / lower.",
     "",
     "| metric | n | left out | mean A | mean B | Δ (B − A) | 95% CI | p (t-test) | p (randomisation) | W/T/L |",

@@ -3,6 +3,7 @@
  * input/usage/output problems → 2, judgments failing beyond `--max-failures` → 1.
  */
 import * as Schema from "effect/Schema"
+import { thousands } from "./Numbers.js"
 
 /** Bad input data: names the file, the line (1-based, when known) and the problem. */
 export class InputError extends Schema.TaggedError<InputError>()("InputError", {
@@ -56,6 +57,6 @@ export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
   runDir: Schema.String
 }) {
   get message(): string {
-    return `stopped: ${this.done.toLocaleString("en-US")} of ${this.total.toLocaleString("en-US")} judgments are saved in ${this.runDir}/judgments.jsonl`
+    return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${this.runDir}/judgments.jsonl`
   }
 }

@@ -30,6 +30,7 @@ import { Reporters } from "../report/Reporter.js"
 import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type Pipeline, type RunInfo, specJudgments, type TaskSpec } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
+import { thousands } from "../domain/Numbers.js"
 
 export interface RunOptions {
   readonly input: string
@@ -409,7 +410,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const journal = yield* journals.open(runDir, { fresh: options.fresh })
     const total = input.tasks * options.iterations
     if (journal.done.size > 0) {
-      yield* progress.note(`resuming run ${runId}: ${Math.min(journal.done.size, total).toLocaleString("en-US")} of ${total.toLocaleString("en-US")} judgments done`)
+      yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(journal.done.size, total))} of ${thousands(total)} judgments done`)
     }
     if (journal.tornLines > 0) {
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
@@ -665,8 +666,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (options.iterations > 1) {
       const finalReport = Path.join(runDir, "final-report.md")
       yield* writeFileAtomic(finalReport, finalMarkdown(final, [
-        ...costs.map((c, i) => `- iteration ${i + 1}: ${c.inputTokens.toLocaleString("en-US")} in / ${c.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(c.usd)}`),
-        `- total: ${totalCost.inputTokens.toLocaleString("en-US")} in / ${totalCost.outputTokens.toLocaleString("en-US")} out tokens, ${formatUsd(totalCost.usd)}`
+        ...costs.map((c, i) => `- iteration ${i + 1}: ${thousands(c.inputTokens)} in / ${thousands(c.outputTokens)} out tokens, ${formatUsd(c.usd)}`),
+        `- total: ${thousands(totalCost.inputTokens)} in / ${thousands(totalCost.outputTokens)} out tokens, ${formatUsd(totalCost.usd)}`
       ]))
       files.push(finalReport)
     }

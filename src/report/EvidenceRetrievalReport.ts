@@ -12,6 +12,7 @@ import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { formatUsd } from "../pricing/Prices.js"
 import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, writeQrelsFile } from "./RetrievalReport.js"
 import { inline } from "./RubricReport.js"
+import { thousands } from "../domain/Numbers.js"
 
 const notice = (threshold: number) => [
   "> **Measured against gold evidence — no LLM.** A retrieved chunk covers a gold span when, after lowercasing",
@@ -74,7 +75,7 @@ const costSection = (s: EvidenceRunSummary) => {
     "| | Value |",
     "|---|---|",
     `| Queries with token counts | ${c.queriesWithUsage} of ${s.cases} |`,
-    `| Tokens | ${c.inputTokens.toLocaleString("en-US")} in, ${c.outputTokens.toLocaleString("en-US")} out |`,
+    `| Tokens | ${thousands(c.inputTokens)} in, ${thousands(c.outputTokens)} out |`,
     `| Price per 1K tokens (RAG_EVAL_PRICE_PER_1K) | ${c.pricePer1K === null ? "not set — cost unknown" : `$${c.pricePer1K}`} |`,
     `| Total | ${c.totalUsd === null ? "unknown" : formatUsd(c.totalUsd)} |`,
     `| Per query | ${c.perQueryUsd === null ? "unknown" : formatUsd(c.perQueryUsd)} |`,

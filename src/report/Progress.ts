@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import { thousands } from "../domain/Numbers.js"
 
 export interface ProgressState {
   done: number
@@ -23,7 +24,7 @@ export class Progress extends Context.Tag("rag-eval/Progress")<Progress, {
   readonly note: (line: string) => Effect.Effect<void>
 }>() {}
 
-const fmt = (n: number) => n.toLocaleString("en-US")
+const fmt = thousands
 
 const eta = (seconds: number) => {
   if (!Number.isFinite(seconds) || seconds < 0) return "--:--"

@@ -13,12 +13,13 @@ import type { RunInfo } from "../pipeline/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "../pipeline/RetrievalStats.js"
 import { writeAtomic } from "./Files.js"
 import { inline } from "./RubricReport.js"
+import { thousands } from "../domain/Numbers.js"
 
 /** `0.8235`, `—` for unknown. */
 export const fixed = (x: number | null | undefined, digits = 4) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(digits))
 
 /** Milliseconds for tables: one decimal under 100 ms, whole numbers above. */
-export const ms = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : Math.round(x).toLocaleString("en-US"))
+export const ms = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : thousands(Math.round(x)))
 
 export const heuristicBanner = (info: RunInfo, what: string) =>
   info.judge.provider === "heuristic"
@@ -49,7 +50,7 @@ export const retrievalSection = (info: RunInfo, pruned: { readonly kept: number;
     "|---|---|",
     ...rows,
     "",
-    `${pruned.kept.toLocaleString("en-US")} ${itemName} evaluated; ${pruned.belowThreshold.toLocaleString("en-US")} dropped below the score threshold and ${pruned.beyondTopK.toLocaleString("en-US")} beyond top-k before evaluation (threshold first, then top-k; input order kept).`,
+    `${thousands(pruned.kept)} ${itemName} evaluated; ${thousands(pruned.belowThreshold)} dropped below the score threshold and ${thousands(pruned.beyondTopK)} beyond top-k before evaluation (threshold first, then top-k; input order kept).`,
     ""
   ].join("\n")
 }
@@ -88,7 +89,7 @@ export const tokensSection = (tokens: TokenSummary, info?: Pick<RunInfo, "rubric
     ...(info === undefined ? [] : [judgingMode(info), ""]),
     "| Tokens | Input | Output |",
     "|---|---|---|",
-    `| Total | ${tokens.input.toLocaleString("en-US")} | ${tokens.output.toLocaleString("en-US")} |`,
+    `| Total | ${thousands(tokens.input)} | ${thousands(tokens.output)} |`,
     `| Per judged hit | ${fixed(tokens.perJudgedHit?.input, 1)} | ${fixed(tokens.perJudgedHit?.output, 1)} |`,
     `| Per request (query) | ${fixed(tokens.perRequest?.input, 1)} | ${fixed(tokens.perRequest?.output, 1)} |`,
     ""
@@ -152,5 +153,5 @@ export const writeQrelsFile = <R>(
       }).join("")
     ))
     yield* writeAtomic(Path.join(info.runDir, name), content)
-    return `Judged grades written as TREC qrels to \`${name}\` (${count.toLocaleString("en-US")} lines${rewritten > 0 ? `; ${rewritten} with whitespace in an id replaced by \`_\`` : ""}), to cross-check with trec_eval.`
+    return `Judged grades written as TREC qrels to \`${name}\` (${thousands(count)} lines${rewritten > 0 ? `; ${rewritten} with whitespace in an id replaced by \`_\`` : ""}), to cross-check with trec_eval.`
   })

@@ -10,6 +10,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "../pipeline/RubricScore.js"
 import type { RubricSummary } from "../pipeline/RubricSummary.js"
+import { thousands } from "../domain/Numbers.js"
 
 export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
 
@@ -46,7 +47,7 @@ export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgm
     `| Sampling | ${params === "" ? "—" : params} |`,
     `| Iterations | ${info.iterations} |`,
     `| Judgments | ${summary.judgments.ok} ok, ${summary.judgments.failed} failed |`,
-    `| Tokens | ${summary.tokens.input.toLocaleString("en-US")} in, ${summary.tokens.output.toLocaleString("en-US")} out |`,
+    `| Tokens | ${thousands(summary.tokens.input)} in, ${thousands(summary.tokens.output)} out |`,
     `| Cost | ${formatUsd(cost(summary.tokens, info.price ?? undefined).usd)} |`,
     ""
   ].join("\n")

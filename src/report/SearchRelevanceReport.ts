@@ -11,6 +11,7 @@ import { type GradedRecord, type GradedSummary, qrelsLines } from "../pipeline/G
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { fixed, heuristicBanner, latencySection, retrievalFailuresSection, retrievalSection, tokensSection, writeQrelsFile } from "./RetrievalReport.js"
 import { criterionSection, failures, inline, runParameters } from "./RubricReport.js"
+import { thousands } from "../domain/Numbers.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — judged relevance, no gold labels.** Each hit's grade (0–3) is the judge's; a hit is",
@@ -66,7 +67,7 @@ const tableHeader = [
 const tableRow = (r: GradedRecord) =>
   r.metrics === null
     ? `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 80)} | — | retrieval failed | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 80)} | ${r.hits.length} | ${relevantCount(r)} | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${fixed(value(r, "map"))} | ${fixed(value(r, "mrr"))} | ${r.tokens.input.toLocaleString("en-US")} / ${r.tokens.output.toLocaleString("en-US")} |\n`
+    : `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 80)} | ${r.hits.length} | ${relevantCount(r)} | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${fixed(value(r, "map"))} | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
 
 const details = (r: GradedRecord) =>
   [
