@@ -17,7 +17,6 @@ import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from ".
 import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
-import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import { loadRubric, render, sha256 } from "../judges/Prompt.js"
 import { cost, type Cost, formatUsd, type Price } from "../pricing/Prices.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
@@ -29,7 +28,8 @@ import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
 import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type Pipeline, type RunInfo, specJudgments, type TaskSpec } from "./Pipeline.js"
-import { Retriever } from "./Retriever.js"
+import * as OrderedPool from "./OrderedPool.js"
+import { precomputed, Retriever } from "./Retriever.js"
 import { thousands } from "../domain/Numbers.js"
 
 export interface RunOptions {
@@ -444,9 +444,6 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     yield* writeManifest(manifest({ status: "running" }))
 
     const tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
-    // Remote judge calls in flight are bounded here, where the stop signal is checked: after Ctrl+C
-    // nothing new starts, and at most `concurrency` calls can be lost to a crash.
-    const permits = FifoSemaphore.make(options.concurrency)
     let localPending: Array<Judgment> = []
     const flushLocal = Effect.suspend(() => {
       const batch = localPending
@@ -512,24 +509,28 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       }
     }
 
-    /**
-     * The judgments of one spec: from the journal, else the cache, else the judge (one call for a
-     * whole list). None when the run is stopping before the call.
-     */
-    const judgeSpec = (c: EvalCase, iteration: number, spec: JudgeSpec, state: ProgressState, iterTokens: { input: number; output: number }): Effect.Effect<ReadonlyArray<Option.Option<Judgment>>, OutputError | UsageError> => {
-      const tally1 = (j: Judgment, source: "journal" | "cache" | "judge") => count(state, iterTokens, j, source)
-      const plan = planSpec(c, iteration, spec)
+    type Tokens = { input: number; output: number }
+    type Judged = ReadonlyArray<Option.Option<Judgment>>
+
+    /** The judgments of a plan already in the journal (counted as reused), or undefined. */
+    const fromJournal = (plan: ReturnType<typeof planSpec>, state: ProgressState, iterTokens: Tokens): Judged | undefined => {
       const priors = plan.keys.map((key) => journal.done.get(key))
-      if (priors.every(usable)) return Effect.succeed(priors.map((j) => tally1(j, "journal")))
-      if (options.replay === true) return Effect.fail(missing(plan.rubric, c, iteration))
-      const call = Effect.gen(function*() {
+      return priors.every(usable) ? priors.map((j) => count(state, iterTokens, j, "journal")) : undefined
+    }
+
+    /**
+     * The judgments of a plan the journal does not hold: from the cache, else the judge (one call for
+     * a whole list). None when the run is stopping before the call.
+     */
+    const judgePlan = (plan: ReturnType<typeof planSpec>, c: EvalCase, state: ProgressState, iterTokens: Tokens): Effect.Effect<Judged, OutputError> =>
+      Effect.gen(function*() {
         if (shutdown.stopping()) return plan.keys.map(() => Option.none<Judgment>())
         if (!judge.local) {
           const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
           if (hits.every(Option.isSome)) {
             const js = hits.map((h) => ({ ...h.value, caseId: c.id, ordinal: c.ordinal }))
             yield* journal.append(js)
-            return js.map((j) => tally1(j, "cache"))
+            return js.map((j) => count(state, iterTokens, j, "cache"))
           }
         }
         const started = performance.now()
@@ -542,29 +543,59 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           yield* journal.append(js)
           yield* Effect.forEach(js, (j) => cache.put(j), { discard: true })
         }
-        return js.map((j) => tally1(j, "judge"))
+        return js.map((j) => count(state, iterTokens, j, "judge"))
       })
-      return judge.local ? call : permits.withPermit(call)
+
+    /** A case's record from its judgments; none when the run stopped before some were made. */
+    const scoreCase = (c: EvalCase, iteration: number, judged: ReadonlyArray<Judged>): Option.Option<R> => {
+      const judgments = judged.flat()
+      if (judgments.some(Option.isNone)) return Option.none()
+      return Option.some(pipeline.score.score(c, judgments.map((j) => Option.getOrThrow(j)), iteration, rubrics))
     }
 
-    /** A case's record, or none when the run is stopping and some of its judgments were not made. */
-    const processCase = (c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
-      Effect.gen(function*() {
-        const retrieved = yield* retriever.retrieve(c)
-        const judgments = (yield* Effect.forEach(
-          pipeline.judge.tasks(retrieved),
-          (spec) => judgeSpec(retrieved, iteration, spec, state, iterTokens),
-          { concurrency: judge.local ? 1 : "unbounded" }
-        )).flat()
-        if (judgments.some(Option.isNone)) return Option.none<R>()
-        return Option.some(pipeline.score.score(retrieved, judgments.map((j) => Option.getOrThrow(j)), iteration, rubrics))
+    /**
+     * A (retrieved) case as work for the pool of remote calls: one task per spec the journal does not
+     * hold; its record, once every task is done.
+     */
+    const caseWork = (c: EvalCase, iteration: number, state: ProgressState, iterTokens: Tokens, emit: (record: R) => Effect.Effect<void, OutputError>) =>
+      Effect.suspend((): Effect.Effect<OrderedPool.Work<OutputError | UsageError, never>, OutputError | UsageError> => {
+        const specs = pipeline.judge.tasks(c)
+        const judged: Array<Judged> = new Array(specs.length)
+        const tasks: Array<Effect.Effect<void, OutputError | UsageError>> = []
+        for (let i = 0; i < specs.length; i++) {
+          const plan = planSpec(c, iteration, specs[i]!)
+          const reused = fromJournal(plan, state, iterTokens)
+          if (reused !== undefined) {
+            judged[i] = reused
+            continue
+          }
+          if (options.replay === true) return Effect.fail(missing(plan.rubric, c, iteration))
+          tasks.push(Effect.map(judgePlan(plan, c, state, iterTokens), (js) => {
+            judged[i] = js
+          }))
+        }
+        return Effect.succeed({
+          tasks,
+          finish: Effect.suspend(() => Option.match(scoreCase(c, iteration, judged), { onNone: () => Effect.void, onSome: emit }))
+        })
       })
+
+    /** A case judged by a local judge without a synchronous form: one spec after another. */
+    const processCaseLocal = (c: EvalCase, iteration: number, state: ProgressState, iterTokens: Tokens) =>
+      Effect.flatMap(retriever.retrieve(c), (retrieved) =>
+        Effect.forEach(pipeline.judge.tasks(retrieved), (spec): Effect.Effect<Judged, OutputError | UsageError> => {
+          const plan = planSpec(retrieved, iteration, spec)
+          const reused = fromJournal(plan, state, iterTokens)
+          if (reused !== undefined) return Effect.succeed(reused)
+          if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
+          return judgePlan(plan, retrieved, state, iterTokens)
+        }).pipe(Effect.map((judged) => scoreCase(retrieved, iteration, judged))))
 
     /**
      * A case judged by a synchronous local judge, in a plain loop: the same journal / replay / stop
-     * rules as `judgeSpec`, without an Effect per judgment (≈ a third of the cost of a heuristic run).
+     * rules as `judgePlan`, without an Effect per judgment (≈ a third of the cost of a heuristic run).
      */
-    const processCaseSync = (sync: JudgeSync, c: EvalCase, iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) =>
+    const processCaseSync = (sync: JudgeSync, c: EvalCase, iteration: number, state: ProgressState, iterTokens: Tokens) =>
       Effect.flatMap(retriever.retrieve(c), (retrieved) => {
         const judgments: Array<Judgment> = []
         for (const spec of pipeline.judge.tasks(retrieved)) {
@@ -586,23 +617,33 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         return Effect.succeed(Option.some(pipeline.score.score(retrieved, judgments, iteration, rubrics)))
       })
 
-    // Local judges are synchronous: batch cases so per-element stream overhead does not dominate.
-    // Remote judges: a window of cases in flight, wide enough to keep every permit busy even when a
-    // slow case at the head holds up the ones behind it (records leave in input order). A window of
-    // about twice the permits in judgments measured the same at 0 and 100 ms here, within noise.
+    // Remote judges: `concurrency` workers, each with one call in flight — after Ctrl+C nothing new
+    // starts, and at most `concurrency` calls can be lost to a crash — over a window of cases wide
+    // enough to keep them busy when a slow case at the head holds up the ones behind it (records
+    // leave in input order). A window of about twice the workers measured the same at 0 and 100 ms.
     const window = Math.max(4, options.concurrency * 2)
-    const records = (iteration: number, state: ProgressState, iterTokens: { input: number; output: number }) => {
+    const liveRetriever = retriever.retrieve !== precomputed.retrieve
+    /** Judge one iteration's cases, handing each record to `emit` in input order. */
+    const judgeIteration = (iteration: number, state: ProgressState, iterTokens: Tokens, emit: (record: R) => Effect.Effect<void, OutputError>) => {
       const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
-      const scored = judge.local
-        ? cases.pipe(
+      if (judge.local) {
+        // Local judges are synchronous: batch cases so per-element stream overhead does not dominate.
+        const sync = judge.sync
+        return cases.pipe(
           Stream.grouped(LOCAL_BATCH),
-          Stream.mapEffect((chunk) =>
-            Effect.forEach(chunk, (c) => judge.sync === undefined ? processCase(c, iteration, state, iterTokens) : processCaseSync(judge.sync, c, iteration, state, iterTokens))
-              .pipe(Effect.zipLeft(flushLocal))),
-          Stream.flattenIterables
+          Stream.runForEach((chunk) =>
+            Effect.forEach(chunk, (c) => sync === undefined ? processCaseLocal(c, iteration, state, iterTokens) : processCaseSync(sync, c, iteration, state, iterTokens)).pipe(
+              Effect.zipLeft(flushLocal),
+              Effect.flatMap((records) => Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value) : Effect.void, { discard: true }))
+            ))
         )
-        : cases.pipe(Stream.mapEffect((c) => processCase(c, iteration, state, iterTokens), { concurrency: window }))
-      return scored.pipe(Stream.filterMap((r) => r))
+      }
+      return OrderedPool.run(liveRetriever ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases, {
+        workers: options.concurrency,
+        window,
+        stopping: shutdown.stopping,
+        start: (c) => caseWork(c, iteration, state, iterTokens, emit)
+      })
     }
 
     const stopped = () =>
@@ -621,10 +662,11 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
-          const folded = yield* records(iteration, state, iterTokens).pipe(
-            Stream.runFoldEffect(pipeline.aggregate.init(info), (acc, record) =>
-              writer.write(JSON.stringify(record)).pipe(Effect.as(pipeline.aggregate.add(acc, record))))
-          )
+          let folded = pipeline.aggregate.init(info)
+          yield* judgeIteration(iteration, state, iterTokens, (record) =>
+            Effect.map(writer.write(JSON.stringify(record)), () => {
+              folded = pipeline.aggregate.add(folded, record)
+            }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
           if (shutdown.stopping()) return yield* stopped()
           return folded

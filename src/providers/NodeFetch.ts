@@ -25,17 +25,126 @@ const abortError = (signal: AbortSignal): unknown =>
     ? signal.reason
     : new DOMException("This operation was aborted", "AbortError")
 
+/** Request headers as node:http takes them; the SDK passes a `Headers`, read as it is (no copy). */
 const headerRecord = (init: RequestInit["headers"]): Record<string, string> => {
   const out: Record<string, string> = {}
   if (init === undefined) return out
-  if (init instanceof Headers || Array.isArray(init)) {
-    new Headers(init).forEach((value, key) => {
+  if (init instanceof Headers) {
+    init.forEach((value, key) => {
       out[key] = value
     })
     return out
   }
+  if (Array.isArray(init)) {
+    for (const entry of init) {
+      const [key = "", value = ""] = entry
+      const name = key.toLowerCase()
+      out[name] = name in out ? `${out[name]}, ${value}` : value
+    }
+    return out
+  }
   for (const [key, value] of Object.entries(init)) out[key.toLowerCase()] = String(value)
   return out
+}
+
+/**
+ * The response headers, read-only, over node's own header object (names lower-cased, repeated
+ * headers joined with ", " — `set-cookie` kept as a list, as `Headers.get` joins it).
+ */
+class ResponseHeaders {
+  readonly #raw: Http.IncomingHttpHeaders
+  constructor(raw: Http.IncomingHttpHeaders) {
+    this.#raw = raw
+  }
+  get(name: string): string | null {
+    const value = this.#raw[name.toLowerCase()]
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value
+  }
+  has(name: string): boolean {
+    return this.#raw[name.toLowerCase()] !== undefined
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.#raw).sort()) {
+      const value = this.get(name)
+      if (value !== null) yield [name, value]
+    }
+  }
+  keys(): IterableIterator<string> {
+    return Array.from(this.entries(), ([name]) => name)[Symbol.iterator]()
+  }
+  values(): IterableIterator<string> {
+    return Array.from(this.entries(), ([, value]) => value)[Symbol.iterator]()
+  }
+  forEach(callback: (value: string, name: string, headers: ResponseHeaders) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this)
+  }
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries()
+  }
+}
+
+/**
+ * A response whose body is already in memory — what the SDK reads of a `Response` (status, ok,
+ * headers, url, text/json/arrayBuffer, body). Building a WHATWG `Response` and its `Headers` for
+ * every call cost more CPU than the SDK's own work on it.
+ */
+class BufferedResponse {
+  readonly ok: boolean
+  readonly redirected = false
+  readonly type = "basic"
+  #used = false
+  readonly #content: Buffer
+  constructor(
+    readonly status: number,
+    readonly statusText: string,
+    readonly headers: ResponseHeaders,
+    content: Buffer,
+    readonly url: string
+  ) {
+    this.ok = status >= 200 && status < 300
+    this.#content = content
+  }
+  get bodyUsed(): boolean {
+    return this.#used
+  }
+  /** Only for callers that stream (the SDK does not, for these calls). */
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#content.length === 0) return null
+    const bytes = this.#content
+    return new ReadableStream({
+      start(controller) {
+        controller.enqueue(new Uint8Array(bytes))
+        controller.close()
+      }
+    })
+  }
+  #take(): Buffer {
+    if (this.#used) throw new TypeError("Body is unusable: Body has already been read")
+    this.#used = true
+    return this.#content
+  }
+  text(): Promise<string> {
+    try {
+      return Promise.resolve(this.#take().toString("utf8"))
+    } catch (e) {
+      return Promise.reject(e)
+    }
+  }
+  json(): Promise<unknown> {
+    return this.text().then((text) => JSON.parse(text) as unknown)
+  }
+  arrayBuffer(): Promise<ArrayBuffer> {
+    try {
+      const bytes = this.#take()
+      return Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+  }
+  clone(): BufferedResponse {
+    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.")
+    return new BufferedResponse(this.status, this.statusText, this.headers, this.#content, this.url)
+  }
 }
 
 const inflate = (encoding: string | undefined, body: Buffer): Buffer => {
@@ -102,20 +211,13 @@ export const make = (): NodeFetch => {
           } catch (e) {
             return fail(new TypeError("fetch failed: could not decompress the response", { cause: e }))
           }
-          const responseHeaders = new Headers()
-          for (const [key, value] of Object.entries(res.headers)) {
-            if (value === undefined || key === "content-encoding" || key === "content-length") continue
-            if (Array.isArray(value)) for (const v of value) responseHeaders.append(key, v)
-            else responseHeaders.set(key, value)
-          }
-          const status = res.statusCode ?? 500
+          // The body is handed over decoded: its length and encoding no longer describe it.
+          const headers = res.headers
+          delete headers["content-encoding"]
+          delete headers["content-length"]
           settled = true
           signal?.removeEventListener("abort", onAbort)
-          resolve(new Response(status === 204 || status === 304 || content.length === 0 ? null : content, {
-            status,
-            statusText: res.statusMessage ?? "",
-            headers: responseHeaders
-          }))
+          resolve(new BufferedResponse(res.statusCode ?? 500, res.statusMessage ?? "", new ResponseHeaders(headers), content, url.href) as unknown as Response)
         })
       })
       const onAbort = () => {
