@@ -240,6 +240,22 @@ export const retrySchedule = (
     }
   )
 
+/**
+ * `Effect.retry(self, schedule)`, except that the schedule's driver is built only once `self` has
+ * failed, and the first failure is the schedule's first input. Nearly every call succeeds at once,
+ * and `Effect.retry` builds a driver (a Ref, a context per attempt) for every call regardless.
+ */
+export const retryAfterFailure = <A, E, R>(self: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<unknown, E>): Effect.Effect<A, E, R> =>
+  Effect.catchAll(self, (first) =>
+    Effect.flatMap(Schedule.driver(schedule), (driver) => {
+      const retry = (error: E): Effect.Effect<A, E, R> =>
+        Effect.matchEffect(driver.next(error), {
+          onFailure: () => Effect.fail(error),
+          onSuccess: () => Effect.catchAll(self, retry)
+        })
+      return retry(first)
+    }))
+
 // ---------------------------------------------------------------------------------------------
 // The judge
 
@@ -277,15 +293,18 @@ export const make = (options: LlmJudgeOptions = {}) =>
         let lastText: string | undefined
         let repair: ChatRequest["repair"]
 
-        const call = gate.run(
-          estimated,
-          Effect.suspend(() => {
-            attempts++
-            return provider.complete(repair === undefined ? base : { ...base, repair })
-          })
-        ).pipe(Effect.retry(schedule))
+        const call = retryAfterFailure(
+          gate.run(
+            estimated,
+            Effect.suspend(() => {
+              attempts++
+              return provider.complete(repair === undefined ? base : { ...base, repair })
+            })
+          ),
+          schedule
+        )
 
-        const decoded = Effect.suspend(() => {
+        const once = Effect.suspend(() => {
           asks++
           return call
         }).pipe(
@@ -302,9 +321,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
               },
               onRight: (answer) => Effect.succeed(answer)
             })
-          }),
-          Effect.retry({ times: repairAttempts, while: (e) => e._tag === "AnswerError" })
+          })
         )
+        /** Asked again with the error after an answer that does not decode, `left` more times. */
+        const repairing = (left: number): Effect.Effect<A, AnswerError | ProviderError> =>
+          left === 0 ? once : Effect.catchTag(once, "AnswerError", () => repairing(left - 1))
+        const decoded = repairing(repairAttempts)
         const outcome = (answer: Either.Either<A, string>) => ({
           answer,
           usage,

@@ -86,16 +86,36 @@ export const scaleText = (rubric: Rubric): string =>
  * One pass per template: substituted text is never scanned again, so `{{…}}` inside data stays data.
  */
 export const render = (rubric: Rubric, vars: Readonly<Record<string, string>>, items?: ReadonlyArray<Readonly<Record<string, string>>>) => {
-  const trusted: Record<string, string> = { scale: scaleText(rubric), criterion: rubric.name }
-  const substitute = (lines: ReadonlyArray<string>, values: Readonly<Record<string, string>>, fixed: Readonly<Record<string, string>>) =>
-    lines.join("\n").replace(VARIABLE, (_, name: string) => fixed[name] ?? escapeData(values[name] ?? ""))
+  const t = templates(rubric)
+  let trusted = t.trusted
   if (items !== undefined) {
-    trusted.count = String(items.length)
-    trusted.items = items
-      .map((itemVars, i) => substitute(rubric.item ?? [], { ...vars, ...itemVars }, { ...trusted, hit: String(i + 1) }))
-      .join("\n\n")
+    const count = String(items.length)
+    trusted = {
+      ...trusted,
+      count,
+      items: items.map((itemVars, i) => substitute(t.item, { ...vars, ...itemVars }, { ...trusted, count, hit: String(i + 1) })).join("\n\n")
+    }
   }
-  return { system: substitute(rubric.system, vars, trusted), user: substitute(rubric.user, vars, trusted) }
+  return { system: substitute(t.system, vars, trusted), user: substitute(t.user, vars, trusted) }
+}
+
+const substitute = (template: string, values: Readonly<Record<string, string>>, fixed: Readonly<Record<string, string>>) =>
+  template.replace(VARIABLE, (_, name: string) => fixed[name] ?? escapeData(values[name] ?? ""))
+
+/** A rubric's templates as single strings and its trusted values, prepared once (a judge renders one per call). */
+const prepared = new WeakMap<Rubric, { readonly system: string; readonly user: string; readonly item: string; readonly trusted: Readonly<Record<string, string>> }>()
+const templates = (rubric: Rubric) => {
+  let t = prepared.get(rubric)
+  if (t === undefined) {
+    t = {
+      system: rubric.system.join("\n"),
+      user: rubric.user.join("\n"),
+      item: (rubric.item ?? []).join("\n"),
+      trusted: { scale: scaleText(rubric), criterion: rubric.name }
+    }
+    prepared.set(rubric, t)
+  }
+  return t
 }
 
 /**
@@ -129,8 +149,16 @@ export const listAnswerSchema = (rubric: Rubric, n: number) => {
   }
 }
 
-/** JSON schema of the judge's answer: reasoning first (so it reasons before scoring), then a score enum. */
+const answerSchemas = new WeakMap<Rubric, ReturnType<typeof makeAnswerSchema>>()
+
+/** JSON schema of the judge's answer: reasoning first (so it reasons before scoring), then a score enum. One object per rubric: do not mutate it. */
 export const answerSchema = (rubric: Rubric) => {
+  let schema = answerSchemas.get(rubric)
+  if (schema === undefined) answerSchemas.set(rubric, schema = makeAnswerSchema(rubric))
+  return schema
+}
+
+const makeAnswerSchema = (rubric: Rubric) => {
   const properties: Record<string, unknown> = {
     reasoning: { type: "string", description: "Short justification, citing the data." },
     score: { type: "integer", enum: rubric.scale.map((v) => v.score), description: `${rubric.name} score` }

@@ -73,54 +73,59 @@ export const toCase = (
   file: string
 ): Effect.Effect<EvalCase, InputError> =>
   Effect.suspend(() => {
-    const fail = (field: string, problem: string) =>
-      Effect.fail(new InputError({ file, line: row.line, field, problem }))
-    const text = (column: string | undefined): string | undefined | InputError => {
-      if (column === undefined) return undefined
-      const value = row.values[column]
-      if (value === undefined || value === null) return undefined
-      if (typeof value === "string") return value
-      if (typeof value === "number" || typeof value === "boolean") return String(value)
-      return new InputError({
-        file,
-        line: row.line,
-        field: column,
-        problem: `expected text, found ${describeJson(value)}`
-      })
-    }
-
-    const question = text(mapping.question)
-    if (question instanceof InputError) return Effect.fail(question)
-    if (question === undefined || question.trim() === "") return fail(mapping.question, "the question is empty")
-    const answer = text(mapping.answer)
-    if (answer instanceof InputError) return Effect.fail(answer)
-    const history = text(mapping.history)
-    if (history instanceof InputError) return Effect.fail(history)
-    const id = text(mapping.id)
-    if (id instanceof InputError) return Effect.fail(id)
-
-    let passages: ReadonlyArray<Passage> = []
-    if (mapping.fragments !== undefined) {
-      const value = row.values[mapping.fragments]
-      const built = toPassages(value)
-      if (built === undefined) {
-        return fail(mapping.fragments, `expected text or a list of passages, found ${describeJson(value)}`)
-      }
-      passages = built
-    }
-
-    const historyText = history === undefined ? "" : unescapeNewlines(history).trim()
-    return Effect.succeed<EvalCase>({
-      id: id !== undefined && id.trim() !== "" ? id.trim() : String(ordinal + 1),
-      ordinal,
-      line: row.line,
-      question: question.trim(),
-      answer,
-      history: historyText === "" ? undefined : historyText,
-      passages,
-      source: row.values
-    })
+    const c = caseOf(row, ordinal, mapping, file)
+    return c instanceof InputError ? Effect.fail(c) : Effect.succeed(c)
   })
+
+/** `toCase` without an Effect: the case, or the problem with the row (streams map rows a chunk at a time). */
+export const caseOf = (row: Row, ordinal: number, mapping: ColumnMapping, file: string): EvalCase | InputError => {
+  const fail = (field: string, problem: string) => new InputError({ file, line: row.line, field, problem })
+  const text = (column: string | undefined): string | undefined | InputError => {
+    if (column === undefined) return undefined
+    const value = row.values[column]
+    if (value === undefined || value === null) return undefined
+    if (typeof value === "string") return value
+    if (typeof value === "number" || typeof value === "boolean") return String(value)
+    return new InputError({
+      file,
+      line: row.line,
+      field: column,
+      problem: `expected text, found ${describeJson(value)}`
+    })
+  }
+
+  const question = text(mapping.question)
+  if (question instanceof InputError) return question
+  if (question === undefined || question.trim() === "") return fail(mapping.question, "the question is empty")
+  const answer = text(mapping.answer)
+  if (answer instanceof InputError) return answer
+  const history = text(mapping.history)
+  if (history instanceof InputError) return history
+  const id = text(mapping.id)
+  if (id instanceof InputError) return id
+
+  let passages: ReadonlyArray<Passage> = []
+  if (mapping.fragments !== undefined) {
+    const value = row.values[mapping.fragments]
+    const built = toPassages(value)
+    if (built === undefined) {
+      return fail(mapping.fragments, `expected text or a list of passages, found ${describeJson(value)}`)
+    }
+    passages = built
+  }
+
+  const historyText = history === undefined ? "" : unescapeNewlines(history).trim()
+  return {
+    id: id !== undefined && id.trim() !== "" ? id.trim() : String(ordinal + 1),
+    ordinal,
+    line: row.line,
+    question: question.trim(),
+    answer,
+    history: historyText === "" ? undefined : historyText,
+    passages,
+    source: row.values
+  }
+}
 
 /**
  * Passages from a fragments value: a text (split by `splitFragments`), or, from JSON, a list of

@@ -3,7 +3,7 @@
  *
  * `readRows` streams CSV and JSONL in constant memory (JSON is read whole); `scanInput` is the
  * validating pass the runner makes before any judge call, so a bad last line costs nothing.
- * Files are read with `node:fs` directly (a file handle, 256 KiB reads) and decoded with a fatal
+ * Files are read with `node:fs` directly (a file handle, 64 KiB reads) and decoded with a fatal
  * streaming `TextDecoder`, which also drops a leading BOM.
  */
 import { createHash } from "node:crypto"
@@ -138,7 +138,7 @@ interface TextParser {
 const textParser = (path: string, format: "csv" | "jsonl", options: ReadOptions | undefined): TextParser =>
   format === "csv" ? new CsvParser(path, { maxFieldBytes: options?.maxFieldBytes }) : new JsonlParser(path)
 
-const READ_SIZE = 256 * 1024
+const READ_SIZE = 64 * 1024
 
 /** Maps a failed `open`/`read` to what the user should be told. */
 const fileError = (path: string, error: unknown): InputError => {
@@ -187,8 +187,9 @@ const readJson = (path: string, handle: FileHandle) =>
   })
 
 /**
- * Streams the rows a text parser produces from a file, one 256 KiB read at a time. `onBytes` sees
- * every raw chunk (for hashing) before it is decoded.
+ * Streams the rows a text parser produces from a file, one 64 KiB read at a time (a read's rows
+ * stay in memory together until the last is judged: small reads keep them in the young
+ * generation). `onBytes` sees every raw chunk (for hashing) before it is decoded.
  */
 const parseText = (
   path: string,

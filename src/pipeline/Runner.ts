@@ -240,8 +240,21 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 const contentHashes = new WeakMap<object, string>()
 const contentHash = (vars: Readonly<Record<string, string>>) => {
   let hash = contentHashes.get(vars)
-  if (hash === undefined) contentHashes.set(vars, hash = sha256(canonicalJson(vars)).slice(0, 16))
+  if (hash === undefined) contentHashes.set(vars, hash = sha256(stringRecordJson(vars) ?? canonicalJson(vars)).slice(0, 16))
   return hash
+}
+
+/** `canonicalJson` of a record of strings, written directly (the same text, several times faster); undefined for anything else. */
+export const stringRecordJson = (vars: Readonly<Record<string, unknown>>): string | undefined => {
+  const keys = Object.keys(vars).sort()
+  let out = "{"
+  for (const key of keys) {
+    const value = vars[key]
+    if (value === undefined) continue
+    if (typeof value !== "string") return undefined
+    out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(value)}`
+  }
+  return `${out}}`
 }
 
 /** The key of a judge task (also the cache key), as the CLI and `rag-eval serve` both compute it. */
@@ -291,24 +304,28 @@ const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
   isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
 /** A judgment as journaled: the task's identity, the verdict, and who judged it. */
-export const toJudgment = (key: string, task: JudgeTask, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => ({
-  key,
-  caseId: task.caseId,
-  ordinal: task.ordinal,
-  iteration: task.iteration,
-  criterion: task.rubric.id,
-  target: task.target,
-  status: v.status,
-  score: v.score,
-  ...(v.confidence === undefined ? {} : { confidence: v.confidence }),
-  reason: v.reason,
-  ...(v.raw === undefined ? {} : { raw: v.raw }),
-  usage: v.usage,
-  attempts: v.attempts,
-  latencyMs: Math.round(latencyMs),
-  provider: judge.provider,
-  model: judge.model
-})
+export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric" | "target">, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => {
+  // Assigned in this order (the journal's line order), optional fields only when present.
+  const j: Record<string, unknown> = {
+    key,
+    caseId: task.caseId,
+    ordinal: task.ordinal,
+    iteration: task.iteration,
+    criterion: task.rubric.id,
+    target: task.target,
+    status: v.status,
+    score: v.score
+  }
+  if (v.confidence !== undefined) j.confidence = v.confidence
+  j.reason = v.reason
+  if (v.raw !== undefined) j.raw = v.raw
+  j.usage = v.usage
+  j.attempts = v.attempts
+  j.latencyMs = Math.round(latencyMs)
+  j.provider = judge.provider
+  j.model = judge.model
+  return j as Judgment
+}
 
 type JudgeSync = NonNullable<Judge["Type"]["sync"]>
 
@@ -332,7 +349,7 @@ const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
   })
 
 /** Cases judged together by a local judge: one stream element and one journal write per batch. */
-const LOCAL_BATCH = 64
+const LOCAL_BATCH = 32
 
 export interface Estimate {
   readonly calls: number
@@ -480,40 +497,45 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       })
 
     /**
-     * What judging one spec means, pointwise or listwise alike: its keys (one per judgment), how to
-     * ask a judge for its verdicts (one per key), and the judgments those verdicts make.
+     * What judging one spec means, pointwise or listwise alike: its keys (one per judgment) and the
+     * task a judge is asked (`ask`, `askSync`); `judgmentsOf` turns the verdicts (one per key) into
+     * judgments. Plain data: a heuristic run plans 600k of them.
      */
-    const planSpec = (c: EvalCase, iteration: number, spec: JudgeSpec) => {
+    type Plan =
+      | { readonly list: false; readonly rubric: Rubric; readonly keys: ReadonlyArray<string>; readonly task: JudgeTask }
+      | { readonly list: true; readonly rubric: Rubric; readonly keys: ReadonlyArray<string>; readonly task: ListJudgeTask }
+    const planSpec = (c: EvalCase, iteration: number, spec: JudgeSpec): Plan => {
       const rubric = rubrics.get(spec.rubric)!
-      const base = { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric }
       if (isListSpec(spec)) {
-        const keys = listKeys(pipeline.name, judge, rubric, c, iteration, spec)
-        const task: ListJudgeTask = { ...base, vars: spec.vars, items: spec.items }
         return {
+          list: true,
           rubric,
-          keys,
-          ask: () => judge.judgeList(task),
-          askSync: (sync: JudgeSync) => sync.judgeList(task),
-          judgments: (verdicts: ReadonlyArray<Verdict>, latencyMs: number) =>
-            spec.items.map((item, i) => toJudgment(keys[i]!, { ...base, target: item.target, vars: item.vars }, verdicts[i] ?? missingVerdict, judge, latencyMs))
+          keys: listKeys(pipeline.name, judge, rubric, c, iteration, spec),
+          task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items }
         }
       }
-      const key = keyFor(pipeline.name, judge, rubric, c, iteration, spec)
-      const task: JudgeTask = { ...base, target: spec.target, vars: spec.vars }
       return {
+        list: false,
         rubric,
-        keys: [key],
-        ask: () => Effect.map(judge.judge(task), (v) => [v]),
-        askSync: (sync: JudgeSync) => [sync.judge(task)],
-        judgments: (verdicts: ReadonlyArray<Verdict>, latencyMs: number) => [toJudgment(key, task, verdicts[0] ?? missingVerdict, judge, latencyMs)]
+        keys: [keyFor(pipeline.name, judge, rubric, c, iteration, spec)],
+        task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
       }
+    }
+    const ask = (plan: Plan): Effect.Effect<ReadonlyArray<Verdict>> =>
+      plan.list ? judge.judgeList(plan.task) : Effect.map(judge.judge(plan.task), (v) => [v])
+    const askSync = (sync: JudgeSync, plan: Plan): ReadonlyArray<Verdict> =>
+      plan.list ? sync.judgeList(plan.task) : [sync.judge(plan.task)]
+    const judgmentsOf = (plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number): Array<Judgment> => {
+      if (!plan.list) return [toJudgment(plan.keys[0]!, plan.task, verdicts[0] ?? missingVerdict, judge, latencyMs)]
+      const task = plan.task
+      return task.items.map((item, i) => toJudgment(plan.keys[i]!, { ...task, target: item.target }, verdicts[i] ?? missingVerdict, judge, latencyMs))
     }
 
     type Tokens = { input: number; output: number }
     type Judged = ReadonlyArray<Option.Option<Judgment>>
 
     /** The judgments of a plan already in the journal (counted as reused), or undefined. */
-    const fromJournal = (plan: ReturnType<typeof planSpec>, state: ProgressState, iterTokens: Tokens): Judged | undefined => {
+    const fromJournal = (plan: Plan, state: ProgressState, iterTokens: Tokens): Judged | undefined => {
       const priors = plan.keys.map((key) => journal.done.get(key))
       return priors.every(usable) ? priors.map((j) => count(state, iterTokens, j, "journal")) : undefined
     }
@@ -522,7 +544,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
      * The judgments of a plan the journal does not hold: from the cache, else the judge (one call for
      * a whole list). None when the run is stopping before the call.
      */
-    const judgePlan = (plan: ReturnType<typeof planSpec>, c: EvalCase, state: ProgressState, iterTokens: Tokens): Effect.Effect<Judged, OutputError> =>
+    const judgePlan = (plan: Plan, c: EvalCase, state: ProgressState, iterTokens: Tokens): Effect.Effect<Judged, OutputError> =>
       Effect.gen(function*() {
         if (shutdown.stopping()) return plan.keys.map(() => Option.none<Judgment>())
         if (!judge.local) {
@@ -534,8 +556,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           }
         }
         const started = performance.now()
-        const verdicts = yield* plan.ask()
-        const js = plan.judgments(verdicts, performance.now() - started)
+        const verdicts = yield* ask(plan)
+        const js = judgmentsOf(plan, verdicts, performance.now() - started)
         if (judge.local) {
           // Local verdicts cost nothing to redo: journal them a chunk at a time.
           localPending.push(...js)
@@ -608,8 +630,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
           if (shutdown.stopping()) return Effect.succeed(Option.none<R>())
           const started = performance.now()
-          const verdicts = plan.askSync(sync)
-          for (const j of plan.judgments(verdicts, performance.now() - started)) {
+          const verdicts = askSync(sync, plan)
+          for (const j of judgmentsOf(plan, verdicts, performance.now() - started)) {
             localPending.push(j)
             judgments.push(Option.getOrThrow(count(state, iterTokens, j, "judge")))
           }

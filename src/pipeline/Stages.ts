@@ -2,9 +2,12 @@
  * Library stages that pipeline files compose. Each returns a plain stage value; the runner wires
  * them to services (Judge, Retriever, JudgmentJournal, Reporters) chosen by the CLI.
  */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { InputError } from "../domain/Errors.js"
 import type { EvalCase, Passage } from "../domain/Case.js"
-import { checkColumns, type ColumnMapping, toCase } from "../load/CaseMapping.js"
+import { caseOf, checkColumns, type ColumnMapping } from "../load/CaseMapping.js"
 import { readRows } from "../load/Rows.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "./Pipeline.js"
 
@@ -17,11 +20,31 @@ const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...
 export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStage => ({
   describe: `rows (CSV/JSON/JSONL) with columns ${Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")}`,
   checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, mapping(options.columns, ctx)),
-  cases: (ctx) => {
-    const m = mapping(options.columns, ctx)
-    let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toCase(row, ordinal++, m, ctx.file)))
-  }
+  cases: (ctx) =>
+    Stream.suspend(() => {
+      const m = mapping(options.columns, ctx)
+      let ordinal = 0
+      // Rows are mapped a chunk at a time (an Effect per row costs more than the mapping). A bad
+      // row ends the stream only where a row-at-a-time mapping would: after the cases before it,
+      // and only if they are pulled (`--limit` may stop before it).
+      let failed: InputError | undefined
+      return readRows(ctx.file).pipe(
+        Stream.mapChunksEffect((rows) => {
+          if (failed !== undefined) return Effect.fail(failed)
+          const cases: Array<EvalCase> = []
+          for (const row of rows) {
+            const c = caseOf(row, ordinal++, m, ctx.file)
+            if (c instanceof InputError) {
+              failed = c
+              break
+            }
+            cases.push(c)
+          }
+          return failed !== undefined && cases.length === 0 ? Effect.fail(failed) : Effect.succeed(Chunk.unsafeFromArray(cases))
+        }),
+        Stream.concat(Stream.suspend(() => failed === undefined ? Stream.empty : Stream.fail(failed)))
+      )
+    })
 })
 
 /** Passages as the judge sees them: `[1] text`, one per paragraph. */

@@ -116,11 +116,16 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
     let inFlight = 0
     let waiting = 0
 
-    /** Sleep until the shared pause is over; loops because a new 429 may extend it meanwhile. */
-    const waitForPause: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      pausedUntil > now
-        ? Effect.zipRight(Effect.sleep(Duration.millis(pausedUntil - now)), Effect.suspend(() => waitForPause))
-        : Effect.void)
+    /**
+     * Sleep until the shared pause is over; loops because a new 429 may extend it meanwhile. Never
+     * paused yet (the usual case): nothing to read, not even the clock.
+     */
+    const waitForPause: Effect.Effect<void> = Effect.suspend(() =>
+      pausedUntil === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        pausedUntil > now
+          ? Effect.zipRight(Effect.sleep(Duration.millis(pausedUntil - now)), waitForPause)
+          : Effect.void)
+    )
 
     /** Reserve a start instant in every window (at once, so they agree) and sleep until it. */
     const waitForRate = (estimatedTokens: number): Effect.Effect<void> =>

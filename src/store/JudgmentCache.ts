@@ -2,8 +2,8 @@
  * The judgment cache across runs: a judgment with the same key (same case content, rubric hash,
  * provider, model, parameters and iteration) is never paid for twice. Only successful judgments are
  * cached — a failure is asked again next time. The file layer shards by key prefix into
- * `<dir>/<xx>.jsonl` (256 shards), loads a shard on first use and appends new entries; an unreadable
- * line is skipped (the cache is an optimisation, never a reason to fail a run).
+ * `<dir>/<xx>.jsonl` (256 shards), loads a shard on first use and appends new entries in batches; an
+ * unreadable line is skipped (the cache is an optimisation, never a reason to fail a run).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -21,10 +21,32 @@ export class JudgmentCache extends Context.Tag("rag-eval/JudgmentCache")<Judgmen
 
 const decode = Schema.decodeUnknownOption(Schema.parseJson(Judgment))
 
-export const makeFile = (dir: string): JudgmentCache["Type"] & { readonly close: () => void } => {
+/** Buffered cache lines are written once this many characters are waiting, or a second after the last write. */
+const FLUSH_CHARS = 256 * 1024
+const FLUSH_MS = 1000
+
+export interface FileCacheOptions {
+  /**
+   * Write new entries in batches (default): a run's own reads are served from memory, and a crash
+   * may cost the last second of entries. Off for a long-lived server, whose entries other processes
+   * should see at once.
+   */
+  readonly batchWrites?: boolean | undefined
+}
+
+export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache["Type"] & { readonly close: () => void } => {
+  const batched = options?.batchWrites ?? true
   const shards = new Map<string, Map<string, Judgment>>()
   /** Append descriptors, one per shard written (opened once: a run may add thousands of entries). */
   const fds = new Map<string, number>()
+  /**
+   * New lines by shard, written in batches: the cache is an optimisation (the run's journal is the
+   * record), so a crash may cost the last second of entries, but a run does not pay a second write
+   * per judgment.
+   */
+  const pending = new Map<string, string>()
+  let pendingChars = 0
+  let lastFlush = Date.now()
   let dirMade = false
   /** Shards whose file ends in a torn line (a crash mid-append): the next append starts a new line. */
   const torn = new Set<string>()
@@ -48,6 +70,27 @@ export const makeFile = (dir: string): JudgmentCache["Type"] & { readonly close:
     }
     return { id, shard }
   }
+  const flush = () => {
+    lastFlush = Date.now()
+    if (pending.size === 0) return
+    try {
+      if (!dirMade) {
+        fs.mkdirSync(dir, { recursive: true })
+        dirMade = true
+      }
+      for (const [id, text] of pending) {
+        let fd = fds.get(id)
+        if (fd === undefined) fds.set(id, fd = fs.openSync(Path.join(dir, `${id}.jsonl`), "a"))
+        fs.writeSync(fd, (torn.has(id) ? "\n" : "") + text)
+        torn.delete(id)
+      }
+    } catch {
+      // A read-only cache still serves reads; the run's journal is the record that matters.
+      writable = false
+    }
+    pending.clear()
+    pendingChars = 0
+  }
   return {
     get: (key) => Effect.sync(() => Option.fromNullable(shardOf(key).shard.get(key))),
     put: (judgment) =>
@@ -56,21 +99,13 @@ export const makeFile = (dir: string): JudgmentCache["Type"] & { readonly close:
         if (shard.has(judgment.key)) return
         shard.set(judgment.key, judgment)
         if (!writable) return
-        try {
-          if (!dirMade) {
-            fs.mkdirSync(dir, { recursive: true })
-            dirMade = true
-          }
-          let fd = fds.get(id)
-          if (fd === undefined) fds.set(id, fd = fs.openSync(Path.join(dir, `${id}.jsonl`), "a"))
-          fs.writeSync(fd, (torn.has(id) ? "\n" : "") + JSON.stringify(judgment) + "\n")
-          torn.delete(id)
-        } catch {
-          // A read-only cache still serves reads; the run's journal is the record that matters.
-          writable = false
-        }
+        const line = JSON.stringify(judgment) + "\n"
+        pending.set(id, (pending.get(id) ?? "") + line)
+        pendingChars += line.length
+        if (!batched || pendingChars >= FLUSH_CHARS || Date.now() - lastFlush >= FLUSH_MS) flush()
       }),
     close: () => {
+      if (writable) flush()
       for (const fd of fds.values()) fs.closeSync(fd)
       fds.clear()
     }
@@ -80,8 +115,8 @@ export const makeFile = (dir: string): JudgmentCache["Type"] & { readonly close:
 /** `<outRoot>/.cache/judgments/` — shared by every run (and `rag-eval serve`) under that root. */
 export const cacheDir = (outRoot: string) => Path.join(outRoot, ".cache", "judgments")
 
-export const layerFile = (dir: string) =>
-  Layer.scoped(JudgmentCache, Effect.acquireRelease(Effect.sync(() => makeFile(dir)), (cache) => Effect.sync(cache.close)))
+export const layerFile = (dir: string, options?: FileCacheOptions) =>
+  Layer.scoped(JudgmentCache, Effect.acquireRelease(Effect.sync(() => makeFile(dir, options)), (cache) => Effect.sync(cache.close)))
 
 /** `--no-cache`: every judgment not in the run's own journal is asked again. */
 export const layerNone = Layer.succeed(JudgmentCache, {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { sha256 } from "../../src/judges/Prompt.js"
-import { canonicalJson, judgmentKey, keyJson } from "../../src/pipeline/Runner.js"
+import { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/pipeline/Runner.js"
 
 const base = {
   pipeline: "rag-answers",
@@ -35,5 +35,26 @@ describe("judgment keys", () => {
   it("a fixed task keeps its key (journals and caches of earlier versions stay valid)", () => {
     expect(judgmentKey(base)).toBe(sha256(canonicalJson(base)).slice(0, 32))
     expect(judgmentKey(base)).toBe("95acba5697f3e030aade5426bb190b02")
+  })
+
+  it("stringRecordJson is exactly canonicalJson of a record of strings, and declines anything else", () => {
+    const records: ReadonlyArray<Record<string, unknown>> = [
+      {},
+      { question: "q", answer: "a", passages: "[1] one\n\n[2] two", history: "(no previous conversation)" },
+      { "b": "quote \" backslash \\ newline \n", "a": "é✓ 🚀", "Z": "", "a b": "\u2028" },
+      { x: "1", skipped: undefined }
+    ]
+    for (const r of records) expect(stringRecordJson(r)).toBe(canonicalJson(r))
+    expect(stringRecordJson({ n: 1 })).toBeUndefined()
+    expect(stringRecordJson({ nested: { a: "b" } })).toBeUndefined()
+  })
+
+  it("a fixed task's content hash is pinned too", () => {
+    const rubric = { id: "rag-answers/clarity", hash: "fedcba9876543210" } as Parameters<typeof taskKey>[1]["rubric"]
+    const task = { pipeline: "rag-answers", caseId: "7", iteration: 2, rubric, target: "answer", vars: { question: "Why?", answer: "Because.", passages: "[1] p" } }
+    const judge = { provider: "openai", model: "gpt-4o-mini", params: { seed: 7 } }
+    const content = sha256(canonicalJson(task.vars)).slice(0, 16)
+    expect(taskKey(judge, task)).toBe(judgmentKey({ ...judge, pipeline: "rag-answers", caseId: "7", content, iteration: 2, criterion: rubric.id, target: "answer", promptHash: rubric.hash }))
+    expect(taskKey(judge, task)).toBe("39a2ef038e6082c3d1a07868f9212cac")
   })
 })
