@@ -1,0 +1,127 @@
+/**
+ * The SDK's transport: a fetch over node:http that resolves with a buffered response. Checked over
+ * real HTTP on 127.0.0.1 for what the openai SDK reads of a response and of a failure.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Zlib from "node:zlib"
+import * as NodeFetch from "../../src/providers/NodeFetch.js"
+
+let server: Http.Server
+let base = ""
+const seen: Array<{ readonly method: string | undefined; readonly headers: Http.IncomingHttpHeaders; readonly body: string }> = []
+
+beforeAll(async () => {
+  server = Http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      seen.push({ method: req.method, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+      switch (req.url) {
+        case "/json":
+          res.writeHead(200, { "content-type": "application/json", "x-request-id": "req-1", "set-cookie": ["a=1", "b=2"] })
+          res.end(JSON.stringify({ ok: true, echo: Buffer.concat(chunks).toString("utf8") }))
+          return
+        case "/gzip": {
+          const body = Zlib.gzipSync(Buffer.from(JSON.stringify({ zipped: "é✓" })))
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": body.length })
+          res.end(body)
+          return
+        }
+        case "/429":
+          res.writeHead(429, "Too Many Requests", { "retry-after": "7", "content-type": "application/json" })
+          res.end(JSON.stringify({ error: { message: "slow down" } }))
+          return
+        case "/empty":
+          res.writeHead(204)
+          res.end()
+          return
+        case "/hang":
+          return
+        case "/reset":
+          req.socket.destroy()
+          return
+      }
+      res.writeHead(404)
+      res.end("not found")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+describe("NodeFetch", () => {
+  it("sends method, headers (a Headers object, as the SDK passes) and body; reads status, headers, json", async () => {
+    const transport = NodeFetch.make()
+    const response = await transport.fetch(`${base}/json`, {
+      method: "POST",
+      headers: new Headers({ "Content-Type": "application/json", Authorization: "Bearer k" }),
+      body: "{\"q\":\"é\"}"
+    })
+    expect(response.ok).toBe(true)
+    expect(response.status).toBe(200)
+    expect(response.url).toBe(`${base}/json`)
+    expect(response.headers.get("X-Request-Id")).toBe("req-1")
+    expect(response.headers.get("set-cookie")).toBe("a=1, b=2")
+    expect(response.headers.has("content-type")).toBe(true)
+    expect(response.headers.get("missing")).toBeNull()
+    expect([...response.headers.entries()].map(([name]) => name)).toContain("x-request-id")
+    expect(await response.json()).toEqual({ ok: true, echo: "{\"q\":\"é\"}" })
+    expect(response.bodyUsed).toBe(true)
+    await expect(response.text()).rejects.toThrow(TypeError)
+    const request = seen.at(-1)!
+    expect(request.method).toBe("POST")
+    expect(request.headers.authorization).toBe("Bearer k")
+    expect(request.headers["content-length"]).toBe(String(Buffer.byteLength("{\"q\":\"é\"}")))
+    transport.close()
+  })
+
+  it("inflates a compressed body and drops the headers that described it", async () => {
+    const transport = NodeFetch.make()
+    const response = await transport.fetch(`${base}/gzip`)
+    expect(response.headers.get("content-encoding")).toBeNull()
+    expect(response.headers.get("content-length")).toBeNull()
+    expect(await response.json()).toEqual({ zipped: "é✓" })
+    transport.close()
+  })
+
+  it("an error status is a response (the SDK reads it), with its headers and text", async () => {
+    const transport = NodeFetch.make()
+    const response = await transport.fetch(`${base}/429`, { method: "POST", body: "{}" })
+    expect(response.ok).toBe(false)
+    expect(response.status).toBe(429)
+    expect(response.statusText).toBe("Too Many Requests")
+    expect(response.headers.get("retry-after")).toBe("7")
+    expect(await response.text()).toContain("slow down")
+    const empty = await transport.fetch(`${base}/empty`)
+    expect(empty.status).toBe(204)
+    expect(empty.body).toBeNull()
+    transport.close()
+  })
+
+  it("an aborted signal rejects with an AbortError, before or during the request", async () => {
+    const transport = NodeFetch.make()
+    await expect(transport.fetch(`${base}/json`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" })
+    const controller = new AbortController()
+    const pending = transport.fetch(`${base}/hang`, { signal: controller.signal })
+    setTimeout(() => controller.abort(), 20)
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" })
+    transport.close()
+  })
+
+  it("a network failure rejects with TypeError(\"fetch failed\") and the socket error as its cause", async () => {
+    const transport = NodeFetch.make()
+    const error = await transport.fetch(`${base}/reset`).then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    expect((error as TypeError).message).toBe("fetch failed")
+    expect((error as TypeError).cause).toBeInstanceOf(Error)
+    await expect(transport.fetch("ftp://127.0.0.1/x")).rejects.toThrow(/unsupported protocol/)
+    transport.close()
+  })
+})
