@@ -44,7 +44,7 @@ export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache
    * record), so a crash may cost the last second of entries, but a run does not pay a second write
    * per judgment.
    */
-  const pending = new Map<string, string>()
+  let pending = new Map<string, string>()
   let pendingChars = 0
   let lastFlush = Date.now()
   let dirMade = false
@@ -88,7 +88,8 @@ export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache
       // A read-only cache still serves reads; the run's journal is the record that matters.
       writable = false
     }
-    pending.clear()
+    // A new map, not clear(): V8 links a cleared map's old table to the new one (see Heuristic.ts).
+    pending = new Map()
     pendingChars = 0
   }
   return {
