@@ -1,22 +1,17 @@
 /**
- * Pieces of the heuristic run measured on their own, to explain the phase split of figure 3:
+ * Pieces of a heuristic run measured on their own, to explain its phase split (figure 3):
  *
- * - per judgment, outside the runner: the heuristic verdict, the judgment key the runner computes
- *   (content hash of the task variables + the key itself, as `keyFor` in Runner.ts does), and one
- *   journal line (JSON.stringify + one writeSync, as JudgmentJournal.append does per judgment);
+ * - per judgment, outside the runner: the heuristic verdict, the judgment key (content hash of the
+ *   case's variables, then the key itself, as the runner computes them), and one journal line;
  * - per pass over a file: the validation passes (`scanInput`, then the pipeline's case stream) and
- *   one read of the records file through `readJsonLines` (each reporter, and `finalMetrics`, do one).
+ *   one read of the records file (each report format makes one).
  */
 import { Effect, Stream } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { verdict } from "../src/judges/HeuristicJudge.js"
-import { sha256 } from "../src/judges/Prompt.js"
 import { scanInput } from "../src/load/Rows.js"
 import type { Pipeline } from "../src/pipeline/Pipeline.js"
-import { canonicalJson, judgmentKey } from "../src/pipeline/Runner.js"
+import { taskKey, toJudgment } from "../src/pipeline/Runner.js"
 import { readJsonLines } from "../src/report/Files.js"
 import { loadRubrics, makeTasks } from "./transport.js"
 
@@ -26,7 +21,9 @@ export interface PerJudgment {
 }
 
 export const perJudgmentCosts = async (n: number): Promise<Array<PerJudgment>> => {
+  // Tasks of a row share one variables object, as in a run (the content hash is taken once per row).
   const tasks = makeTasks(await loadRubrics(), n)
+  const judge = { provider: "heuristic", model: "lexical-v1", params: {} }
   const results: Array<PerJudgment> = []
   const time = (label: string, body: () => void) => {
     const start = performance.now()
@@ -38,61 +35,13 @@ export const perJudgmentCosts = async (n: number): Promise<Array<PerJudgment>> =
   time("heuristic verdict()", () => {
     for (const t of tasks) verdict(t)
   })
-  time("content hash: sha256(canonicalJson(vars))", () => {
-    for (const t of tasks) sha256(canonicalJson(t.vars)).slice(0, 16)
+  time("judgment key (content hash + key)", () => {
+    for (const t of tasks) taskKey(judge, t)
   })
-  time("judgmentKey(…): key JSON + sha256", () => {
-    for (const t of tasks) {
-      judgmentKey({
-        pipeline: t.pipeline,
-        caseId: t.caseId,
-        content: "0123456789abcdef",
-        iteration: 1,
-        criterion: t.rubric.id,
-        target: t.target,
-        promptHash: t.rubric.hash,
-        provider: "heuristic",
-        model: "lexical-v1",
-        params: {}
-      })
-    }
+  const verdicts = tasks.map(verdict)
+  time("judgment + its journal line (JSON)", () => {
+    tasks.forEach((t, i) => JSON.stringify(toJudgment("0123456789abcdef0123456789abcdef", t, verdicts[i]!, judge, 0)))
   })
-  const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-bench-journal-"))
-  const fd = fs.openSync(Path.join(dir, "judgments.jsonl"), "w")
-  const judgment = {
-    key: "0123456789abcdef0123456789abcdef",
-    caseId: "12345",
-    ordinal: 12344,
-    iteration: 1,
-    criterion: "rag-answers/groundedness",
-    target: "answer",
-    status: "ok",
-    score: 2,
-    reason: "61% of the answer's terms and 2 of 3 sentences are supported by the passages; no unsupported numbers.",
-    usage: { inputTokens: 0, outputTokens: 0 },
-    attempts: 0,
-    latencyMs: 0,
-    provider: "heuristic",
-    model: "lexical-v1"
-  }
-  try {
-    time("journal line: JSON.stringify + writeSync", () => {
-      for (let i = 0; i < n; i++) fs.writeSync(fd, JSON.stringify(judgment) + "\n")
-    })
-    let buffer = ""
-    time("journal line, buffered (64 KiB writes)", () => {
-      for (let i = 0; i < n; i++) {
-        buffer += JSON.stringify(judgment) + "\n"
-        if (buffer.length >= 1 << 16) {
-          fs.writeSync(fd, buffer)
-          buffer = ""
-        }
-      }
-    })
-  } finally {
-    fs.closeSync(fd)
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
   return results
 }
 

@@ -1,9 +1,7 @@
 /**
  * Where an LLM judgment's time goes, layer by layer, against the same fake server at 0 ms latency
- * and 32 calls in flight: node:http (keep-alive agent) → fetch (undici) → openai SDK →
- * `OpenAiProvider.complete` (Effect) → `LlmJudge.judge` (render, RateGate, retry, decode), plus two
- * what-ifs measured with bench-only parts: the SDK over a node:http fetch (bench/http-fetch.ts) and
- * the judge behind a FIFO gate (bench/gate.ts).
+ * and 32 calls in flight: node:http (keep-alive agent) → the openai SDK over NodeFetch →
+ * `OpenAiProvider.complete` (Effect) → `LlmJudge.judge` (render, RateGate, retry, decode).
  * Each level reports calls/s and the client process's CPU per call; the difference between two
  * levels is what the upper one adds.
  */
@@ -19,13 +17,11 @@ import { Judge } from "../src/judges/Judge.js"
 import { answerSchema, defaultPromptsDir, parseRubric, render } from "../src/judges/Prompt.js"
 import { splitFragments, unescapeNewlines } from "../src/load/Fragments.js"
 import { answerVars } from "../src/pipeline/Stages.js"
-import { type ChatRequest, LlmProvider, ProviderError } from "../src/providers/LlmProvider.js"
-import * as LlmJudge from "../src/judges/LlmJudge.js"
+import type { ChatRequest } from "../src/providers/LlmProvider.js"
+import * as NodeFetch from "../src/providers/NodeFetch.js"
 import * as OpenAiProvider from "../src/providers/OpenAiProvider.js"
-import { fifoRateGateLayer } from "./gate.js"
 import { rowGenerator } from "./gen.js"
 import { llmJudgeLayer } from "./harness.js"
-import { makeNodeHttpFetch } from "./http-fetch.js"
 
 export const RUBRICS = ["answer-relevance", "clarity", "completeness", "conciseness", "groundedness", "harmfulness"]
   .map((n) => `rag-answers/${n}`)
@@ -101,61 +97,26 @@ const pool = async (calls: number, concurrency: number, call: (i: number) => Pro
 }
 
 /**
- * A bench-only provider with the changes recommended for OpenAiProvider.complete: the request's
- * timeout is an `AbortSignal.timeout` joined to Effect's interruption signal (it also covers a
- * stalled body, since the SDK reads the body under the same signal) instead of a forked
- * `Effect.timeoutFail` per call; optionally the SDK's transport is node:http (bench/http-fetch.ts).
- * Errors are not classified (the fake server answers 200 here).
+ * Where a judge call's CPU goes, one layer on top of the other, `concurrency` calls in flight: raw
+ * node:http (the floor), the openai SDK over the product's transport (NodeFetch), the provider
+ * (Effect, errors mapped), the LLM judge (prompt rendering, RateGate, retry policy, decoding).
  */
-export const leanProvider = (baseURL: string, options: { readonly nodeHttp: boolean; readonly timeoutMs?: number }) => {
-  const transport = options.nodeHttp ? makeNodeHttpFetch({ maxSockets: 64 }) : undefined
-  const timeoutMs = options.timeoutMs ?? 60_000
-  const client = new OpenAI({
-    apiKey: "bench",
-    baseURL,
-    maxRetries: 0,
-    timeout: timeoutMs,
-    organization: null,
-    project: null,
-    logLevel: "off",
-    ...(transport === undefined ? {} : { fetch: transport.fetch })
-  })
-  const provider = LlmProvider.of({
-    provider: "openai-compatible",
-    model: "fake-judge",
-    params: {},
-    complete: (request) =>
-      Effect.tryPromise({
-        try: (signal) =>
-          client.chat.completions.create(chatBody(request), { signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 1_000)]) }),
-        catch: (e) => new ProviderError({ kind: "server", detail: e instanceof Error ? e.message : String(e) })
-      }).pipe(Effect.map((completion) => {
-        const message = completion.choices[0]?.message
-        return {
-          text: message?.content ?? message?.refusal ?? "",
-          usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 }
-        }
-      }))
-  })
-  return { provider, close: () => transport?.close() }
-}
-
-const providerLayer = (baseURL: string) =>
-  OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL, apiKey: Redacted.make("bench"), timeoutMs: 60_000 })
-
 export const transportLadder = async (
   baseURL: string,
-  options: { readonly calls: number; readonly concurrency: number; readonly herdCalls: number }
+  options: { readonly calls: number; readonly concurrency: number }
 ): Promise<Array<LevelResult>> => {
   const { calls, concurrency } = options
   const rubrics = await loadRubrics()
   const tasks = makeTasks(rubrics, calls)
-  const bodies = tasks.map((t) => JSON.stringify(chatBody({ ...render(t.rubric, t.vars), schema: answerSchema(t.rubric) })))
+  const requests: Array<ChatRequest> = tasks.map((t) => ({ ...render(t.rubric, t.vars), schema: answerSchema(t.rubric) }))
+  const bodies = requests.map((r) => chatBody(r))
   const url = new URL(`${baseURL}/chat/completions`)
   const results: Array<LevelResult> = []
+  const warm = Math.min(500, calls)
 
-  // 1. node:http with a keep-alive agent: the floor for Node's HTTP client.
+  // 1. node:http with a keep-alive agent, the body already serialised: the floor for Node's HTTP client.
   const agent = new Http.Agent({ keepAlive: true, maxSockets: concurrency })
+  const serialised = bodies.map((b) => JSON.stringify(b))
   const httpPost = (body: string) =>
     new Promise<void>((resolve, reject) => {
       const req = Http.request(url, {
@@ -174,32 +135,18 @@ export const transportLadder = async (
       req.on("error", reject)
       req.end(body)
     })
-  await pool(200, concurrency, (i) => httpPost(bodies[i % bodies.length]!))
-  results.push(await measure("node:http keep-alive", calls, () => pool(calls, concurrency, (i) => httpPost(bodies[i]!))))
+  await pool(warm, concurrency, (i) => httpPost(serialised[i]!))
+  results.push(await measure("node:http keep-alive", calls, () => pool(calls, concurrency, (i) => httpPost(serialised[i]!))))
   agent.destroy()
 
-  // 2. fetch (undici, as the SDK uses it).
-  const fetchPost = async (body: string) => {
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body })
-    await res.json()
-  }
-  await pool(200, concurrency, (i) => fetchPost(bodies[i % bodies.length]!))
-  results.push(await measure("fetch (undici)", calls, () => pool(calls, concurrency, (i) => fetchPost(bodies[i]!))))
+  // 2. The openai SDK as OpenAiProvider configures it (its transport: NodeFetch over node:http).
+  const transport = NodeFetch.make()
+  const client = new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0, timeout: 60_000, organization: null, project: null, logLevel: "off", fetch: transport.fetch })
+  await pool(warm, concurrency, (i) => client.chat.completions.create(bodies[i]!))
+  results.push(await measure("openai SDK create(), NodeFetch", calls, () => pool(calls, concurrency, (i) => client.chat.completions.create(bodies[i]!))))
+  transport.close()
 
-  // 3. The openai SDK, configured as OpenAiProvider configures it.
-  const client = new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0, timeout: 60_000, organization: null, project: null, logLevel: "off" })
-  const parsedBodies = bodies.map((b) => JSON.parse(b))
-  await pool(200, concurrency, (i) => client.chat.completions.create(parsedBodies[i % parsedBodies.length]))
-  results.push(await measure("openai SDK create()", calls, () => pool(calls, concurrency, (i) => client.chat.completions.create(parsedBodies[i]))))
-
-  // 3b. The same SDK with its transport swapped for node:http (the fix recommended for OpenAiProvider).
-  const nodeFetch = makeNodeHttpFetch({ maxSockets: concurrency })
-  const fastClient = new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0, timeout: 60_000, organization: null, project: null, logLevel: "off", fetch: nodeFetch.fetch })
-  await pool(200, concurrency, (i) => fastClient.chat.completions.create(parsedBodies[i % parsedBodies.length]))
-  results.push(await measure("openai SDK, fetch = node:http", calls, () => pool(calls, concurrency, (i) => fastClient.chat.completions.create(parsedBodies[i]))))
-  nodeFetch.close()
-
-  // 4. OpenAiProvider.complete (Effect over the SDK: tryPromise with an AbortSignal + timeoutFail).
+  // 3. OpenAiProvider.complete (Effect over the SDK: an AbortSignal per call, errors classified).
   const provider = await Effect.runPromise(OpenAiProvider.make({
     provider: "openai-compatible",
     model: "fake-judge",
@@ -207,54 +154,14 @@ export const transportLadder = async (
     apiKey: Redacted.make("bench"),
     timeoutMs: 60_000
   }))
-  const requests: Array<ChatRequest> = tasks.map((t) => ({ ...render(t.rubric, t.vars), schema: answerSchema(t.rubric) }))
-  const viaProvider = (p: LlmProvider["Type"], n: number) =>
-    Effect.runPromise(Effect.forEach(requests.slice(0, n), (r) => p.complete(r), { concurrency, discard: true }))
-  await viaProvider(provider, 200)
-  results.push(await measure("OpenAiProvider.complete", calls, () => viaProvider(provider, calls)))
-  // 4b. The provider minus its per-call Effect.timeoutFail (timeout via AbortSignal.timeout instead).
-  const sdkOnly = leanProvider(baseURL, { nodeHttp: false })
-  await viaProvider(sdkOnly.provider, 200)
-  results.push(await measure("  same, AbortSignal.timeout, no timeoutFail", calls, () => viaProvider(sdkOnly.provider, calls)))
-  sdkOnly.close()
+  const viaProvider = (n: number) => Effect.runPromise(Effect.forEach(requests.slice(0, n), (r) => provider.complete(r), { concurrency, discard: true }))
+  await viaProvider(warm)
+  results.push(await measure("OpenAiProvider.complete", calls, () => viaProvider(calls)))
 
-  // 5. LlmJudge.judge: render + RateGate(concurrency) + retry/repair wrappers + decode.
+  // 4. LlmJudge.judge: render + RateGate(concurrency) + retry/repair policy + decode.
   const judge = await Effect.runPromise(Effect.provide(Judge, llmJudgeLayer(baseURL, concurrency) as Layer.Layer<Judge>))
-  const viaJudge = (j: Judge["Type"], n: number, fibers: number | "unbounded") =>
-    Effect.runPromise(Effect.forEach(tasks.slice(0, n), (t) => j.judge(t), { concurrency: fibers, discard: true }))
-  await viaJudge(judge, 200, concurrency)
-  results.push(await measure(`LlmJudge.judge, ${concurrency} fibers`, calls, () => viaJudge(judge, calls, concurrency)))
-  // The runner keeps 2 × concurrency cases × 6 judgments in flight, most of them waiting for a
-  // permit of an Effect semaphore. Fewer calls here: this level is slow.
-  const waiting = concurrency * 12
-  const herdCalls = Math.min(calls, options.herdCalls)
-  results.push(await measure(`LlmJudge.judge, ${waiting} fibers`, herdCalls, () => viaJudge(judge, herdCalls, waiting)))
-  // Same, with RateGate replaced by the bench's FIFO semaphore (one wake-up per release).
-  const fifoJudge = await Effect.runPromise(Effect.provide(Judge, LlmJudge.layer().pipe(Layer.provide(Layer.merge(providerLayer(baseURL), fifoRateGateLayer(concurrency))))))
-  await viaJudge(fifoJudge, 200, waiting)
-  results.push(await measure(`LlmJudge.judge, ${waiting} fibers, FIFO gate`, calls, () => viaJudge(fifoJudge, calls, waiting)))
-  // And with every recommended change to the call path: FIFO gate + SDK over node:http + no timeoutFail.
-  const lean = leanProvider(baseURL, { nodeHttp: true })
-  const leanJudge = await Effect.runPromise(Effect.provide(Judge, LlmJudge.layer().pipe(Layer.provide(Layer.merge(Layer.succeed(LlmProvider, lean.provider), fifoRateGateLayer(concurrency))))))
-  await viaJudge(leanJudge, 200, waiting)
-  results.push(await measure(`  + SDK over node:http, no timeoutFail`, calls, () => viaJudge(leanJudge, calls, waiting)))
-  lean.close()
+  const viaJudge = (n: number) => Effect.runPromise(Effect.forEach(tasks.slice(0, n), (t) => judge.judge(t), { concurrency, discard: true }))
+  await viaJudge(warm)
+  results.push(await measure(`LlmJudge.judge`, calls, () => viaJudge(calls)))
   return results
-}
-
-/**
- * `tasks` through `LlmJudge.judge` with `fibers` fibers behind a gate of `concurrency` permits:
- * the real `RateGate` (Effect semaphore) or the bench's FIFO one. Resolves when all are judged.
- */
-export const judgeThroughGate = async (
-  baseURL: string,
-  tasks: ReadonlyArray<JudgeTask>,
-  options: { readonly gate: "RateGate" | "fifo"; readonly concurrency: number; readonly fibers: number }
-): Promise<number> => {
-  const layer = options.gate === "fifo"
-    ? LlmJudge.layer().pipe(Layer.provide(Layer.merge(providerLayer(baseURL), fifoRateGateLayer(options.concurrency))))
-    : llmJudgeLayer(baseURL, options.concurrency) as Layer.Layer<Judge>
-  const judge = await Effect.runPromise(Effect.provide(Judge, layer))
-  const verdicts = await Effect.runPromise(Effect.forEach(tasks, (t) => judge.judge(t), { concurrency: options.fibers }))
-  return verdicts.filter((v) => v.status === "failed").length
 }

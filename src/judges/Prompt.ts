@@ -9,13 +9,28 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
+import * as nodeFs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { InputError } from "../domain/Errors.js"
 import { type Rubric, RubricFile } from "../domain/Rubric.js"
 
-/** `prompts/` of this package (works from `src/` under tsx and from `dist/`). */
-export const defaultPromptsDir = fileURLToPath(new URL("../../prompts/", import.meta.url))
+/**
+ * The package's root: the nearest directory above this module holding a `package.json` — whether the
+ * module runs from `src/` (tsx), from `dist/` (tsc) or from the CLI's bundle.
+ */
+const packageRoot = (): string => {
+  let dir = Path.dirname(fileURLToPath(import.meta.url))
+  while (!nodeFs.existsSync(Path.join(dir, "package.json"))) {
+    const parent = Path.dirname(dir)
+    if (parent === dir) break
+    dir = parent
+  }
+  return dir
+}
+
+/** `prompts/` of this package, with a trailing separator. */
+export const defaultPromptsDir = Path.join(packageRoot(), "prompts") + Path.sep
 
 /** One-shot `crypto.hash` (Node ≥ 20.12) costs about half of a Hash object here; keys hash on every judgment. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }).hash

@@ -24,21 +24,43 @@ const withTsx = <A>(load: () => Promise<A>): Promise<A> =>
     }
   })
 
+/** Where a compiled pipeline finds the running library (see `libraryModule`). */
+const LIBRARY_KEY = "rag-eval/library"
+
 /**
- * A TypeScript pipeline compiled by esbuild — its relative imports bundled in, packages left as
- * imports — into a temporary `.mjs` beside it (so `rag-eval` and every package resolve exactly as
- * from the original), imported, then removed. Unlike tsx's hooks this starts no loader thread
- * (~35 MB of memory for the whole run). Undefined when the directory is not writable.
+ * `import … from "rag-eval"` in a compiled pipeline becomes this module: the exports of the library
+ * instance that is loading the pipeline, whichever it is — the tsc build under `dist/`, or the CLI's
+ * bundle, whose library is not the `dist/index.js` that a package import would load (a second copy
+ * of the library and of effect, ~25 MB, with Tags and classes of its own).
+ */
+const libraryModule = (names: ReadonlyArray<string>) =>
+  `const library = globalThis[Symbol.for(${JSON.stringify(LIBRARY_KEY)})];\n` +
+  names.filter((name) => /^[A-Za-z_$][\w$]*$/.test(name)).map((name) => `export const ${name} = library.${name};`).join("\n")
+
+/**
+ * A TypeScript pipeline compiled by esbuild — its relative imports bundled in, `rag-eval` bound to
+ * the running library, other packages left as imports — into a temporary `.mjs` beside it (so
+ * every package resolves exactly as from the original), imported, then removed. Unlike tsx's hooks
+ * this starts no loader thread (~35 MB of memory for the whole run). Undefined when the directory
+ * is not writable.
  */
 const compileBeside = async (abs: string): Promise<Record<string, unknown> | undefined> => {
   const esbuild = await import("esbuild")
+  const library: Record<string, unknown> = await import("../index.js")
+  ;(globalThis as Record<symbol, unknown>)[Symbol.for(LIBRARY_KEY)] = library
   const result = await esbuild.build({
     entryPoints: [abs],
     bundle: true,
     packages: "external",
-    // Also when a tsconfig maps "rag-eval" to its sources (this repository's does, for tests): the
-    // pipeline must share the running CLI's modules, not compile a second copy of the library.
-    external: ["rag-eval", "rag-eval/*"],
+    // Also when a tsconfig maps "rag-eval" to its sources (this repository's does, for tests).
+    external: ["rag-eval/*"],
+    plugins: [{
+      name: "rag-eval-library",
+      setup: (build) => {
+        build.onResolve({ filter: /^rag-eval$/ }, () => ({ path: "rag-eval", namespace: "rag-eval-library" }))
+        build.onLoad({ filter: /.*/, namespace: "rag-eval-library" }, () => ({ contents: libraryModule(Object.keys(library)), loader: "js" }))
+      }
+    }],
     format: "esm",
     platform: "node",
     target: "node20",

@@ -28,6 +28,7 @@ import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
 import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type Pipeline, type RunInfo, specJudgments, type TaskSpec } from "./Pipeline.js"
+import { CaseIds } from "./CaseIds.js"
 import * as OrderedPool from "./OrderedPool.js"
 import { precomputed, Retriever } from "./Retriever.js"
 import { thousands } from "../domain/Numbers.js"
@@ -123,14 +124,19 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
   Effect.gen(function*() {
     const scan = yield* scanInput(options.input)
     yield* pipeline.load.checkColumns(loadContext(options), scan.columns)
-    const seen = new Map<string, number>()
-    const counts = yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
+    const ids = new CaseIds()
+    const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+    const counts = yield* cases.pipe(
       Stream.runFoldEffect({ cases: 0, tasks: 0 }, (acc, c): Effect.Effect<{ cases: number; tasks: number }, InputError | UsageError> => {
-        const earlier = seen.get(c.id)
+        const earlier = ids.add(c.id, c.ordinal, c.line)
         if (earlier !== undefined) {
-          return Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${earlier})` }))
+          // The first one is known by its line, or (an id that is its row's number) by its position.
+          const line = "line" in earlier
+            ? Effect.succeed(earlier.line)
+            : Effect.map(Stream.runHead(Stream.drop(cases, earlier.ordinal)), (first) => Option.match(first, { onNone: () => NaN, onSome: (f) => f.line }))
+          return Effect.flatMap(line, (first) =>
+            Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${first})` })))
         }
-        seen.set(c.id, c.line)
         const specs = pipeline.judge.tasks(c)
         for (const spec of specs) {
           const rubric = rubrics.get(spec.rubric)
