@@ -628,9 +628,9 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         const judgments: Array<Judgment> = []
         for (const spec of pipeline.judge.tasks(retrieved)) {
           const plan = planSpec(retrieved, iteration, spec)
-          const priors = plan.keys.map((key) => journal.done.get(key))
-          if (priors.every(usable)) {
-            for (const j of priors) judgments.push(Option.getOrThrow(count(state, iterTokens, j, "journal")))
+          const reused = fromJournal(plan, state, iterTokens)
+          if (reused !== undefined) {
+            for (const j of reused) judgments.push(Option.getOrThrow(j))
             continue
           }
           if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
