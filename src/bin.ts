@@ -14,11 +14,11 @@ import * as v8 from "node:v8"
 import { main } from "./Cli.js"
 import * as Shutdown from "./pipeline/Shutdown.js"
 
-// Memory: when full collections are cheap (they are here: a run's live heap is ~35 MB), V8 lets
-// the old generation grow to 4× its live size before the next one, and a long run's peak memory
-// is then mostly garbage (a 100k-row heuristic run: ~260 MB, against ~145 MB with this). Growing
-// the heap by at most 25% between full collections keeps memory flat in the number of cases; the
-// collections it adds are incremental and cost a few percent of a heuristic run's time.
+// Memory: when full collections are cheap (they are here: a run's live heap is ~15-30 MB), V8
+// lets the old generation grow to 4× its live size before the next one, and a long run's peak
+// memory is then mostly garbage (a 100k-row heuristic run: ~170 MB, against ~120 MB with this).
+// Growing the heap by at most 25% between full collections keeps memory flat in the number of
+// cases; the collections it adds are incremental and cost a few percent of a heuristic run's time.
 v8.setFlagsFromString("--heap-growing-percent=25")
 
 const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
