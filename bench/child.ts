@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import type { FakeRateLimit } from "../test/support/FakeOpenAi.js"
 
 export const benchDir = fileURLToPath(new URL(".", import.meta.url))
 
@@ -16,6 +17,8 @@ const spawnTsx = (script: string, args: ReadonlyArray<string>, ipc: boolean, nod
 
 export interface ServerStats {
   readonly calls: number
+  /** 429s sent because the token bucket was empty. */
+  readonly limited: number
   readonly requests: number
   readonly responses: number
   /** Epoch ms (fractional) of the first request / last response since the last reset. */
@@ -29,6 +32,8 @@ export interface ChildServer {
   readonly url: string
   readonly pid: number
   readonly setLatency: (ms: number) => Promise<void>
+  /** Latency and a token-bucket rate limit (undefined: none). */
+  readonly setLimit: (latencyMs: number, limit: FakeRateLimit | undefined) => Promise<void>
   readonly reset: () => Promise<void>
   readonly stats: () => Promise<ServerStats>
   readonly close: () => Promise<void>
@@ -63,6 +68,7 @@ export const startChildServer = (latencyMs = 0): Promise<ChildServer> =>
         url,
         pid,
         setLatency: (ms) => ask({ cmd: "set", latencyMs: ms }).then(() => undefined),
+        setLimit: (latencyMs, limit) => ask({ cmd: "set", latencyMs, limit: limit ?? null }).then(() => undefined),
         reset: () => ask({ cmd: "reset" }).then(() => undefined),
         stats: () => ask<ServerStats>({ cmd: "stats" }),
         close: () =>

@@ -5,9 +5,10 @@
  *   node --import tsx bench/fake-server.ts [latencyMs]
  *
  * prints `{"url": …}` as one line on stdout once listening, then answers IPC messages:
- *   { cmd: "set", latencyMs }  → change the reply latency
+ *   { cmd: "set", latencyMs, limit? } → change the reply latency (and the token-bucket rate limit:
+ *                                  FakeRateLimit, or null for none)
  *   { cmd: "reset" }           → zero the counters and the first/last timestamps
- *   { cmd: "stats" }           → { calls, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional)
+ *   { cmd: "stats" }           → { calls, limited, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional)
  *
  * Timestamps are taken at the server through node:http's diagnostics channels: the first
  * `http.server.request.start` and the last `http.server.response.finish` since the last reset.
@@ -36,10 +37,10 @@ diagnostics.subscribe("http.server.response.finish", () => {
 const latencyMs = Number(process.argv[2] ?? "0")
 const fake = await FakeOpenAi.start({ latencyMs, record: false })
 
-process.on("message", (message: { cmd: string; latencyMs?: number; id?: number }) => {
+process.on("message", (message: { cmd: string; latencyMs?: number; limit?: FakeOpenAi.FakeRateLimit | null; id?: number }) => {
   switch (message.cmd) {
     case "set":
-      fake.setBehaviour({ latencyMs: message.latencyMs ?? 0 })
+      fake.setBehaviour({ latencyMs: message.latencyMs ?? 0, ...(message.limit === undefined ? {} : { limit: message.limit ?? undefined }) })
       process.send?.({ id: message.id, ok: true })
       break
     case "reset":
@@ -56,6 +57,7 @@ process.on("message", (message: { cmd: string; latencyMs?: number; id?: number }
       process.send?.({
         id: message.id,
         calls: fake.calls,
+        limited: fake.limited,
         requests,
         responses,
         firstRequestMs: first,

@@ -13,9 +13,12 @@
  *     start-up, validation, judging, reports and the CLI's memory settings all count. Then the same
  *     100k run in-process, split into phases, with the pieces of a judgment measured alone.
  *  5. The journal: append cost and resume start-up.
+ *  6. A rate-bound run: 1,000 judgments against a server enforcing 600 requests/min as a token
+ *     bucket with a burst of 10, with and without --rpm (bench/rate-limits.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
- *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run).
+ *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
+ *   BENCH_RATE_ROWS (default 167 = 1,002 judgments a run; each scenario takes about 100 s).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -28,6 +31,7 @@ import { startChildServer } from "./child.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { benchTempDir, writeCsv } from "./gen.js"
 import { journalFigures } from "./journal.js"
+import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -36,6 +40,8 @@ const LLM_ROWS = Number(process.env.BENCH_LLM_ROWS ?? 500)
 const LATENCY_ROWS = 128
 const LATENCY_MS = 100
 const HEURISTIC_ROWS = Number(process.env.BENCH_HEURISTIC_ROWS ?? 100_000)
+const RATE_ROWS = Number(process.env.BENCH_RATE_ROWS ?? 167)
+const RATE_LATENCY_MS = 100
 const DIMENSIONS = 6
 const WARM_UP_RUNS = 2
 const MEASURED_RUNS = 3
@@ -43,6 +49,11 @@ const MEASURED_RUNS = 3
 const TARGETS = {
   llmPerSecond: 1_500,
   latencyRatio: 0.95,
+  /** Wall time ÷ the rate limit's ideal, with --rpm / without. */
+  rateRatioWithRpm: 1.10,
+  rateRatioWithout: 1.15,
+  /** Share of requests that got a 429, with --rpm. */
+  rateLimitedShare: 0.02,
   heuristicPerSecond: 20_000,
   rssMB: 150
 }
@@ -177,6 +188,23 @@ const main = async () => {
       await server.setLatency(0)
       const ratio = median(ratios)
       figure(`achieved ÷ ideal throughput, median of ${MEASURED_RUNS}`, ratio.toFixed(3), `≥ ${TARGETS.latencyRatio}`, ratio >= TARGETS.latencyRatio)
+      line()
+
+      // ---------------------------------------------------------------------------------------
+      const rateCsv = Path.join(dir, `rate-${RATE_ROWS}.csv`)
+      writeCsv(rateCsv, RATE_ROWS, 8)
+      line(`[6] A rate-limited API: the fake server (child process, ${RATE_LATENCY_MS} ms latency) enforces ${RATE_LIMIT.rpm} requests/min as a token bucket with a burst of ${RATE_LIMIT.burst}`)
+      line(`    (429 with Retry-After in whole seconds, no x-ratelimit headers); the CLI, --concurrency ${CONCURRENCY}, ${RATE_ROWS} rows × ${DIMENSIONS} = ${int(RATE_ROWS * DIMENSIONS)} judgments`)
+      for (const sc of await rateLimitScenarios(server, { repo, csv: rateCsv, out, latencyMs: RATE_LATENCY_MS, concurrency: CONCURRENCY })) {
+        const r = sc.spanMs / sc.idealMs
+        const share = sc.limited / Math.max(1, sc.calls)
+        const withRpm = sc.flags.length > 0
+        line(`    ${sc.name}: ${(sc.spanMs / 1000).toFixed(1)} s (ideal ${(sc.idealMs / 1000).toFixed(1)} s) · ${int(sc.calls)} requests, ${int(sc.limited)} got a 429 (${(100 * share).toFixed(1)}%) · ${sc.judgments} judgments, ${sc.failed} failed · exit ${sc.exit}`)
+        const target = withRpm ? TARGETS.rateRatioWithRpm : TARGETS.rateRatioWithout
+        figure(`rate-bound run ${sc.name}: wall time ÷ ideal`, r.toFixed(3), `≤ ${target}`, r <= target && sc.exit === 0)
+        if (withRpm) figure(`rate-bound run ${sc.name}: requests that got a 429`, `${(100 * share).toFixed(1)}%`, `≤ ${100 * TARGETS.rateLimitedShare}%`, share <= TARGETS.rateLimitedShare)
+        figure(`rate-bound run ${sc.name}: failed judgments`, String(sc.failed), "0", sc.failed === 0 && sc.judgments === RATE_ROWS * DIMENSIONS)
+      }
       line()
     } finally {
       await server.close()

@@ -83,7 +83,8 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
 
 /**
  * Run the CLI and map every failure to a message and an exit code:
- * 0 ok · 1 judgments failed beyond --max-failures (or an internal error) · 2 bad input or usage.
+ * 0 ok · 1 judgments failed beyond --max-failures (or an internal error) · 2 bad input or usage,
+ * or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
 export const main = (argv: ReadonlyArray<string>) =>
   cli(argv).pipe(
@@ -93,6 +94,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       UsageError: (e) => fail(2, `error: ${e.message}`),
       OutputError: (e) => fail(2, `error: ${e.message}`),
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
+      FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))

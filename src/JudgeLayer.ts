@@ -2,6 +2,7 @@
  * The one place where flags choose the judge: the heuristic judge, or an LLM judge over an
  * OpenAI-compatible provider behind the shared rate gate.
  */
+import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Layer from "effect/Layer"
 import { UsageError } from "./domain/Errors.js"
@@ -32,6 +33,18 @@ export interface JudgeFlags {
   readonly concurrency: number
   readonly rpm?: number | undefined
   readonly tpm?: number | undefined
+  /** Requests that may start at once under --rpm (default one second's worth). */
+  readonly burst?: number | undefined
+  /** AIMD concurrency and learning the server's limit (default true). */
+  readonly adaptive?: boolean | undefined
+  /** How long one judgment may wait out 429s (default 10 min). */
+  readonly maxWaitMs?: number | undefined
+  /** One minimal request before judging (default true). */
+  readonly preflight?: boolean | undefined
+  /** A missing key is an error (default); `--dry-run` calls nothing and needs none. */
+  readonly requireKey?: boolean | undefined
+  /** Completes on the first Ctrl+C: calls still waiting end at once. */
+  readonly stop?: Effect.Effect<void> | undefined
   readonly timeoutMs: number
   readonly maxRetries: number
   readonly seed?: number | undefined
@@ -49,8 +62,18 @@ export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> =>
     baseUrl: flags.baseUrl,
     apiKey: flags.apiKey,
     timeoutMs: flags.timeoutMs,
-    params: { temperature: flags.temperature, seed: flags.seed }
+    params: { temperature: flags.temperature, seed: flags.seed },
+    requireKey: flags.requireKey
   })
-  const gate = RateGate.layer({ concurrency: flags.concurrency, rpm: flags.rpm, tpm: flags.tpm })
-  return LlmJudge.layer({ maxRetries: flags.maxRetries }).pipe(Layer.provide(Layer.merge(provider, gate)))
+  const maxWaitMs = flags.maxWaitMs ?? 10 * 60_000
+  const gate = RateGate.layer({
+    concurrency: flags.concurrency,
+    rpm: flags.rpm,
+    tpm: flags.tpm,
+    burst: flags.burst,
+    adaptive: flags.adaptive,
+    maxPauseMs: maxWaitMs,
+    stop: flags.stop
+  })
+  return LlmJudge.layer({ maxRetries: flags.maxRetries, maxWaitMs, preflight: flags.preflight, stop: flags.stop }).pipe(Layer.provide(Layer.merge(provider, gate)))
 }

@@ -19,7 +19,8 @@ import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions 
 import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
 import * as Progress from "./report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
-import { judgeSettings, pipelineEnvKeys, retrievalEnv, type retrievalFlags, type RunFlags } from "./RunFlags.js"
+import { judgeSettings, pipelineEnvKeys, providerFlagsProblem, retrievalEnv, type retrievalFlags, type RunFlags } from "./RunFlags.js"
+import { Shutdown } from "./pipeline/Shutdown.js"
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
@@ -47,7 +48,8 @@ export const runAction = (flags: RunFlags) =>
     if (Option.isSome(flags.input) && Option.isSome(flags.csv)) {
       return yield* new UsageError({ problem: "give either --input or --csv, not both" })
     }
-    if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
+    const flagProblem = providerFlagsProblem(flags)
+    if (flagProblem !== undefined) return yield* new UsageError({ problem: flagProblem })
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
     const reporters = yield* parseFormats(flags.format)
@@ -58,7 +60,8 @@ export const runAction = (flags: RunFlags) =>
     if (Option.isNone(flags.provider)) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
-    const judge = judgeLayer(judgeSettings(flags, flags.concurrency))
+    const shutdown = yield* Shutdown
+    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun, stop: shutdown.requested })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     const services = Layer.mergeAll(
       judge,

@@ -3,9 +3,13 @@
  * runner, the providers or the openai SDK (`RunAction.ts` holds what runs).
  */
 import * as Args from "@effect/cli/Args"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import type * as Command from "@effect/cli/Command"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { baseUrlProblem } from "./providers/Endpoint.js"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"
 
@@ -32,20 +36,82 @@ export const provider = Options.choice("provider", PROVIDERS).pipe(
   Options.withDescription("Judge provider (default: heuristic — offline, deterministic, no API key)"),
   Options.optional
 )
+/**
+ * A flag value checked as it is parsed: `problem` says what is wrong (undefined when nothing is), and
+ * the CLI reports it naming the flag, with exit code 2, before anything is loaded or written.
+ */
+const checked = <A>(problem: (value: A) => string | undefined) => (self: Options.Options<A>): Options.Options<A> =>
+  Options.mapEffect(self, (value) => {
+    const wrong = problem(value)
+    return wrong === undefined ? Effect.succeed(value) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(wrong)))
+  })
+const positive = (flag: string) => checked((n: number) => Number.isFinite(n) && n > 0 ? undefined : `${flag} must be greater than 0 (got ${n})`)
+const atLeast = (flag: string, min: number) => checked((n: number) => n >= min ? undefined : `${flag} must be at least ${min} (got ${n})`)
+
+/** `--max-wait`: a duration, "90s", "10m", "1h" or a number of seconds, in milliseconds. */
+export const parseWait = (text: string): number | undefined => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$/i.exec(text)
+  if (m === null) return undefined
+  const unit = (m[2] ?? "s").toLowerCase()
+  const ms = Number(m[1]) * (unit === "ms" ? 1 : unit === "s" ? 1000 : unit === "h" ? 3_600_000 : 60_000)
+  return ms > 0 ? ms : undefined
+}
+
 export const model = Options.text("model").pipe(Options.withDescription("Model name (defaults: openai gpt-4o-mini, mistral mistral-small-latest)"), Options.optional)
-export const baseUrl = Options.text("base-url").pipe(Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1)"), Options.optional)
+export const baseUrl = Options.text("base-url").pipe(
+  Options.withDescription("API base URL (required for openai-compatible, e.g. http://127.0.0.1:8000/v1); part of the run id and of every judgment key"),
+  checked(baseUrlProblem),
+  Options.optional
+)
 export const apiKey = Options.redacted("api-key").pipe(
   Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
   Options.optional
 )
-const concurrency = Options.integer("concurrency").pipe(Options.withDescription("Judge calls in flight at once (default 8)"), Options.withDefault(8))
-export const rpm = Options.integer("rpm").pipe(Options.withDescription("Requests per minute limit, shared by all workers"), Options.optional)
-export const tpm = Options.integer("tpm").pipe(Options.withDescription("Tokens per minute limit (estimated prompt + max output tokens)"), Options.optional)
-export const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), Options.withDefault(60))
-export const maxRetries = Options.integer("max-retries").pipe(Options.withDescription("Retries of a failed call (5xx, timeout, network) before it is recorded as failed (default 3)"), Options.withDefault(3))
+const concurrency = Options.integer("concurrency").pipe(
+  Options.withDescription("Most judge calls in flight at once (default 8); with --adaptive the level moves between 1 and this"),
+  atLeast("--concurrency", 1),
+  Options.withDefault(8)
+)
+export const rpm = Options.integer("rpm").pipe(
+  Options.withDescription("Requests per minute: starts are paced evenly (a token bucket) at 95% of this, so network jitter never breaks the limit, shared by all workers"),
+  positive("--rpm"),
+  Options.optional
+)
+export const tpm = Options.integer("tpm").pipe(
+  Options.withDescription("Tokens per minute (estimated prompt + output tokens, corrected by each reply's usage), paced like --rpm"),
+  positive("--tpm"),
+  Options.optional
+)
+export const burst = Options.integer("burst").pipe(
+  Options.withDescription("Requests that may start at once under --rpm (default: one second's worth)"),
+  positive("--burst"),
+  Options.optional
+)
+export const adaptive = Options.choiceWithValue("adaptive", [["true", true], ["false", false], ["on", true], ["off", false]] as const).pipe(
+  Options.withDescription("Adaptive concurrency (AIMD: halve on a 429, one more after a run of successes) and learning the server's limit from 429s and x-ratelimit-* headers; --adaptive false pins --concurrency (default true)"),
+  Options.withDefault(true)
+)
+export const maxWait = Options.text("max-wait").pipe(
+  Options.withDescription("How long one judgment may wait out rate limits (429s) before it is recorded as failed, e.g. 90s, 10m, 1h (default 10m); also caps any Retry-After"),
+  checked((text: string) => parseWait(text) === undefined ? `--max-wait must be a duration greater than 0 such as 90s, 10m or 1h (got "${text}")` : undefined),
+  Options.withDefault("10m")
+)
+export const noPreflight = Options.boolean("no-preflight").pipe(
+  Options.withDescription("Skip the one minimal request made before judging (it reports a bad key, model or URL in under a second, and falls back from json_schema answers when the server does not support them)")
+)
+export const timeout = Options.float("timeout").pipe(Options.withDescription("Per-request timeout in seconds (default 60)"), positive("--timeout"), Options.withDefault(60))
+export const maxRetries = Options.integer("max-retries").pipe(
+  Options.withDescription("Retries of a call that failed with a 5xx, a timeout or a network error before the judgment is recorded as failed (default 3); 429s are waited out instead (--max-wait)"),
+  atLeast("--max-retries", 0),
+  Options.withDefault(3)
+)
 const maxFailures = Options.integer("max-failures").pipe(Options.withDescription("Failed judgments tolerated before exit code 1 (default 0)"), Options.withDefault(0))
 export const seed = Options.integer("seed").pipe(Options.withDescription("Sampling seed sent to the API (Mistral: random_seed)"), Options.optional)
-export const temperature = Options.float("temperature").pipe(Options.withDescription("Sampling temperature sent to the API"), Options.optional)
+export const temperature = Options.float("temperature").pipe(
+  Options.withDescription("Sampling temperature sent to the API (openai and mistral: 0 to 2)"),
+  checked((t: number) => t >= 0 ? undefined : `--temperature must be 0 or more (got ${t})`),
+  Options.optional
+)
 const columns = Options.text("columns").pipe(
   Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
   Options.optional
@@ -120,14 +186,27 @@ export const pipelineEnvKeys: ReadonlyArray<string> = [
   "RAG_EVAL_LISTWISE"
 ]
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 
 /** The provider flags `run` and `serve` share (same names, defaults and meaning). */
-export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, timeout, maxRetries, seed, temperature }
+export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, seed, temperature }
 
 type ProviderFlagValues = Command.Command.ParseConfig<typeof providerFlags>
+
+/** Temperatures the hosted APIs accept; local servers take any temperature ≥ 0. */
+const TEMPERATURE_RANGE: Readonly<Record<string, readonly [number, number]>> = { openai: [0, 2], mistral: [0, 2] }
+
+/** What is wrong with a combination of provider flags (each flag alone was checked as it was parsed). */
+export const providerFlagsProblem = (flags: ProviderFlagValues): string | undefined => {
+  const provider = Option.getOrElse(flags.provider, () => "heuristic")
+  const range = TEMPERATURE_RANGE[provider]
+  if (range !== undefined && Option.isSome(flags.temperature) && (flags.temperature.value < range[0] || flags.temperature.value > range[1])) {
+    return `--temperature must be between ${range[0]} and ${range[1]} for ${provider} (got ${flags.temperature.value})`
+  }
+  return undefined
+}
 
 /** Parsed provider flags → the judge layer's settings (`concurrency` is each command's own). */
 export const judgeSettings = (flags: ProviderFlagValues, concurrency: number) => ({
@@ -138,6 +217,10 @@ export const judgeSettings = (flags: ProviderFlagValues, concurrency: number) =>
   concurrency,
   rpm: Option.getOrUndefined(flags.rpm),
   tpm: Option.getOrUndefined(flags.tpm),
+  burst: Option.getOrUndefined(flags.burst),
+  adaptive: flags.adaptive,
+  maxWaitMs: parseWait(flags.maxWait) ?? 10 * 60_000,
+  preflight: !flags.noPreflight,
   timeoutMs: Math.round(flags.timeout * 1000),
   maxRetries: flags.maxRetries,
   seed: Option.getOrUndefined(flags.seed),

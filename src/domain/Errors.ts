@@ -60,3 +60,18 @@ export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
     return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${this.runDir}/judgments.jsonl`
   }
 }
+
+/**
+ * The judge's provider is misconfigured or unreachable (a rejected key, an unknown model or URL, an
+ * unsupported request, connection refused): every judgment would fail the same way, so the run stops
+ * before paying for more (exit code 2). `line` is the one-line explanation with the likely fix.
+ */
+export class FatalJudgeError extends Schema.TaggedError<FatalJudgeError>()("FatalJudgeError", {
+  line: Schema.String,
+  kind: Schema.String,
+  status: Schema.optional(Schema.Number)
+}) {
+  get message(): string {
+    return this.line
+  }
+}

@@ -56,6 +56,15 @@ export const splitUsage = (usage: Usage, n: number): Array<Usage> => {
   return Array.from({ length: n }, (_, i) => ({ inputTokens: share(usage.inputTokens, i), outputTokens: share(usage.outputTokens, i) }))
 }
 
+/**
+ * Why a failed judgment failed, which decides whether a resume keeps it: `transport` (the server
+ * kept failing, timing out or rate-limiting past the budget — infrastructure, asked again on every
+ * resume) or `judge` (the judge's answers stayed unusable after repairs, or the provider refused
+ * this request — kept; `--retry-failed` asks again).
+ */
+export const FailureClass = Schema.Literal("transport", "judge")
+export type FailureClass = typeof FailureClass.Type
+
 export const Judgment = Schema.Struct({
   key: Schema.String,
   caseId: Schema.String,
@@ -64,6 +73,8 @@ export const Judgment = Schema.Struct({
   criterion: Schema.String,
   target: Schema.String,
   status: Schema.Literal("ok", "failed"),
+  /** Failed judgments only (journals written before it existed lack it: see `failureClass`). */
+  failure: Schema.optional(FailureClass),
   score: Schema.NullOr(Schema.Number),
   confidence: Schema.optional(Schema.Number),
   reason: Schema.String,
@@ -80,6 +91,8 @@ export type Judgment = typeof Judgment.Type
 /** What a judge returns for a task; the runner adds key, ids and timing to make a `Judgment`. */
 export interface Verdict {
   readonly status: "ok" | "failed"
+  /** For failed verdicts: whether a resume asks again (`transport`) or keeps it (`judge`). */
+  readonly failure?: FailureClass | undefined
   readonly score: number | null
   readonly confidence?: number | undefined
   readonly reason: string
@@ -87,3 +100,10 @@ export interface Verdict {
   readonly usage: Usage
   readonly attempts: number
 }
+
+/**
+ * The failure class of a failed judgment; for lines journaled before the field existed, a provider
+ * error (the only transport failure then) is recognised by its reason.
+ */
+export const failureClass = (j: Pick<Judgment, "status" | "failure" | "reason">): FailureClass | undefined =>
+  j.status !== "failed" ? undefined : j.failure ?? (j.reason.startsWith("provider error") ? "transport" : "judge")

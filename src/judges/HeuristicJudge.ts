@@ -27,7 +27,7 @@ const nearestScaleValue = (score: number, values: ReadonlyArray<number>): number
   return best
 }
 
-const failed = (reason: string): Verdict => ({ status: "failed", score: null, reason, usage: noUsage, attempts: 0 })
+const failed = (reason: string): Verdict => ({ status: "failed", failure: "judge", score: null, reason, usage: noUsage, attempts: 0 })
 
 /** Judge one task synchronously (the runner batches local judges; also handy for benchmarks). */
 export const verdict = (task: JudgeTask): Verdict => {

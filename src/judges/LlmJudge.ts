@@ -1,15 +1,20 @@
 /**
  * The LLM judge: renders the rubric, asks the provider for a JSON answer (schema-constrained), and
- * decodes it. It never fails and never invents a score (SPEC §4):
+ * decodes it. It never invents a score (SPEC §4):
  *
- * - every HTTP attempt goes through the shared `RateGate`;
- * - 429 → the whole gate pauses for Retry-After (or a backoff), then the call is retried; these
- *   retries have their own, larger budget so a burst of 429s does not fail judgments quickly;
+ * - every HTTP attempt goes through the shared `RateGate` (pace, adaptive concurrency, the shared
+ *   429 pause);
+ * - 429 → never a failure: the gate pauses everyone, the call waits and is asked again, until the
+ *   judgment has waited `maxWaitMs` (then it fails as a transport failure, asked again on resume);
  * - server errors, timeouts and network errors → exponential backoff with jitter, `maxRetries` times;
- * - rejected requests (4xx) → no retry;
+ * - a rejected request (a 4xx about this request) → no retry;
+ * - a misconfigured provider (key, model, URL, unsupported request, unreachable) →
+ *   `FatalJudgeError` at once when nothing has been answered yet, else after `fatalAfter` in a row;
+ *   the gate then starts nothing more;
  * - an answer that does not decode → extract the JSON object from prose/fences, else ask again
  *   with the error (`repairAttempts` times);
- * - whatever is left is a `failed` verdict with `score: null`, the reason and the raw text.
+ * - whatever is left is a `failed` verdict with `score: null`, the reason, its failure class and the
+ *   raw text.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -21,11 +26,13 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
-import { type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
+import { FatalJudgeError } from "../domain/Errors.js"
+import { type FailureClass, type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { type ChatRequest, LlmProvider, type ProviderError } from "../providers/LlmProvider.js"
-import { RateGate } from "../providers/RateGate.js"
-import { Judge } from "./Judge.js"
+import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type StructuredOutput } from "../providers/LlmProvider.js"
+import * as RateGate from "../providers/RateGate.js"
+import { GateStopped } from "../providers/RateGate.js"
+import { Judge, JudgeStopped, type PreflightReport } from "./Judge.js"
 import { answerSchema, listAnswerSchema, render } from "./Prompt.js"
 
 export interface LlmJudgeOptions {
@@ -33,12 +40,18 @@ export interface LlmJudgeOptions {
   readonly maxRetries?: number | undefined
   /** Re-asks after an answer that does not decode. Default 2. */
   readonly repairAttempts?: number | undefined
-  /** Retries after 429s (each after the shared pause). Default `maxRetries * 3`. */
-  readonly rateLimitRetries?: number | undefined
+  /** How long one judgment may wait out 429s, from its first one (`--max-wait`). Default 10 min. */
+  readonly maxWaitMs?: number | undefined
   /** First backoff delay. Default 500 ms; doubles each retry. */
   readonly baseDelayMs?: number | undefined
   /** Backoff cap. Default 30 s. */
   readonly maxDelayMs?: number | undefined
+  /** Fatal-class errors in a row that stop a run once calls have been answered. Default 3. */
+  readonly fatalAfter?: number | undefined
+  /** Offer a preflight (default true; `--no-preflight` turns it off). */
+  readonly preflight?: boolean | undefined
+  /** Completes when the run stops (the first Ctrl+C): a backoff between attempts ends at once. */
+  readonly stop?: Effect.Effect<void> | undefined
 }
 
 /** Output tokens assumed for the rate-limit estimate when `maxTokens` is not set. */
@@ -195,37 +208,44 @@ export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Eithe
 // Retry policy
 
 interface RetryState {
+  /** Transient failures so far (5xx, timeouts, network; not-yet-fatal errors after successes). */
   readonly transient: number
-  readonly rateLimited: number
+  /** Clock time of this judgment's first 429 (its wait budget runs from there). */
+  readonly firstLimitedAt: number | undefined
 }
 
 /** Backoff before retry `n` (0-based): base · 2ⁿ, jittered ±20 %, capped. */
 const backoffMillis = (n: number, baseMs: number, capMs: number): Effect.Effect<number> =>
   Effect.map(Random.nextRange(0.8, 1.2), (jitter) => Math.min(capMs, baseMs * 2 ** n * jitter))
 
+/** Why the retry schedule gave up (becomes the failed judgment's reason). */
+const exhausted = new WeakMap<ProviderError, string>()
+
 /**
- * The retry schedule over provider errors. A 429 pauses the whole gate (Retry-After, else a
- * backoff) and retries at once — the gate holds the call until the pause ends; the other retryable
- * kinds back off on their own; `rejected` stops.
+ * The retry schedule over provider errors:
+ * - a 429 is never a failure by itself: the gate has already paused everyone (Retry-After, capped),
+ *   so the call is asked again at once and waits there — until this judgment has waited `maxWaitMs`
+ *   since its first 429;
+ * - server errors, timeouts and network errors back off exponentially with jitter, `maxRetries`
+ *   times (fatal-class errors that did not stop the run count here too: a flaky gateway);
+ * - a rejected request is not asked again.
  */
 export const retrySchedule = (
-  gate: RateGate["Type"],
-  options: { readonly maxRetries: number; readonly rateLimitRetries: number; readonly baseDelayMs: number; readonly maxDelayMs: number }
+  options: { readonly maxRetries: number; readonly maxWaitMs: number; readonly baseDelayMs: number; readonly maxDelayMs: number }
 ): Schedule.Schedule<ProviderError, ProviderError> =>
   Schedule.makeWithState<RetryState, ProviderError, ProviderError>(
-    { transient: 0, rateLimited: 0 },
+    { transient: 0, firstLimitedAt: undefined },
     (now, error, state) => {
       if (error.kind === "rate_limited") {
-        if (state.rateLimited >= options.rateLimitRetries) return Effect.succeed([state, error, ScheduleDecision.done])
-        const next = { ...state, rateLimited: state.rateLimited + 1 }
-        return (error.retryAfterMs === undefined
-          ? backoffMillis(state.rateLimited, options.baseDelayMs, options.maxDelayMs)
-          : Effect.succeed(error.retryAfterMs)).pipe(
-            Effect.flatMap((ms) => gate.pause(ms)),
-            Effect.as([next, error, ScheduleDecision.continueWith(Interval.after(now))] as const)
-          )
+        const since = state.firstLimitedAt ?? now
+        if (now - since >= options.maxWaitMs) {
+          exhausted.set(error, `still rate-limited after waiting ${formatWait(now - since)} (--max-wait ${formatWait(options.maxWaitMs)})`)
+          return Effect.succeed([state, error, ScheduleDecision.done])
+        }
+        return Effect.succeed([{ ...state, firstLimitedAt: since }, error, ScheduleDecision.continueWith(Interval.after(now))] as const)
       }
-      if (!error.retryable || state.transient >= options.maxRetries) {
+      if (error.kind === "rejected" || state.transient >= options.maxRetries) {
+        if (error.kind !== "rejected") exhausted.set(error, `after ${state.transient + 1} attempt${state.transient === 0 ? "" : "s"}`)
         return Effect.succeed([state, error, ScheduleDecision.done])
       }
       return Effect.map(
@@ -240,48 +260,132 @@ export const retrySchedule = (
     }
   )
 
+const formatWait = (ms: number) => ms >= 60_000 ? `${+(ms / 60_000).toFixed(1)} min` : `${+(ms / 1000).toFixed(1)} s`
+
 /**
- * `Effect.retry(self, schedule)`, except that the schedule's driver is built only once `self` has
- * failed, and the first failure is the schedule's first input. Nearly every call succeeds at once,
- * and `Effect.retry` builds a driver (a Ref, a context per attempt) for every call regardless.
+ * `Effect.retry(self, schedule)` over the errors `retryable` accepts, except that the schedule's
+ * driver is built only once `self` has failed, and the first failure is the schedule's first input.
+ * Nearly every call succeeds at once, and `Effect.retry` builds a driver (a Ref, a context per
+ * attempt) for every call regardless. `interrupt`, when it completes first, ends a wait between
+ * attempts with its own failure (the first Ctrl+C ends a backoff at once).
  */
-export const retryAfterFailure = <A, E, R>(self: Effect.Effect<A, E, R>, schedule: Schedule.Schedule<unknown, E>): Effect.Effect<A, E, R> =>
-  Effect.catchAll(self, (first) =>
-    Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const retry = (error: E): Effect.Effect<A, E, R> =>
-        Effect.matchEffect(driver.next(error), {
-          onFailure: () => Effect.fail(error),
-          onSuccess: () => Effect.catchAll(self, retry)
+export const retryAfterFailure = <A, E, R, E2 = never>(
+  self: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, E>,
+  options: { readonly retryable?: (error: E) => boolean; readonly interrupt?: Effect.Effect<never, E2> } = {}
+): Effect.Effect<A, E | E2, R> => {
+  const retryable = options.retryable ?? (() => true)
+  return Effect.catchAll(self, (first): Effect.Effect<A, E | E2, R> =>
+    !retryable(first) ? Effect.fail(first) : Effect.flatMap(Schedule.driver(schedule), (driver) => {
+      const retry = (error: E): Effect.Effect<A, E | E2, R> => {
+        // The driver fails (with None) when the schedule is done: then the error stands.
+        const next: Effect.Effect<unknown, E | E2> = Effect.mapError(driver.next(error), () => error)
+        return Effect.matchEffect(options.interrupt === undefined ? next : Effect.raceFirst(next, options.interrupt), {
+          onFailure: Effect.fail,
+          onSuccess: () => Effect.catchAll(self, (e) => retryable(e) ? retry(e) : Effect.fail(e))
         })
+      }
       return retry(first)
     }))
+}
 
 // ---------------------------------------------------------------------------------------------
 // The judge
 
 const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
 
+/** The preflight: the smallest request that shows the key, model, URL and answer format work. */
+const PREFLIGHT: Omit<ChatRequest, "format"> = {
+  system: "You are checking that an evaluation judge is reachable. Answer only with the JSON object requested.",
+  user: "Reply with the JSON object {\"ok\": true}.",
+  schema: {
+    name: "preflight",
+    schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false }
+  }
+}
+/** A 400 about the answer format (not about something else in the request): try the next mode. */
+const FORMAT_REJECTED = /response_format|json_schema|json_object|structured output|schema/i
+const FORMATS: ReadonlyArray<StructuredOutput> = ["json_schema", "json_object", "prompt"]
+
 export const make = (options: LlmJudgeOptions = {}) =>
   Effect.gen(function*() {
     const provider = yield* LlmProvider
-    const gate = yield* RateGate
+    const gate = yield* RateGate.RateGate
     const maxRetries = Math.max(0, options.maxRetries ?? 3)
     const repairAttempts = Math.max(0, options.repairAttempts ?? 2)
-    const schedule = retrySchedule(gate, {
+    const fatalAfter = Math.max(1, options.fatalAfter ?? 3)
+    const schedule = retrySchedule({
       maxRetries,
-      rateLimitRetries: Math.max(0, options.rateLimitRetries ?? maxRetries * 3),
+      maxWaitMs: options.maxWaitMs ?? 10 * 60_000,
       baseDelayMs: options.baseDelayMs ?? 500,
       maxDelayMs: options.maxDelayMs ?? 30_000
     })
+    const stopped: Effect.Effect<never, GateStopped> = Effect.zipRight(options.stop ?? RateGate.never, Effect.fail(new GateStopped()))
     const { maxTokens, seed, temperature } = provider.params
     const params: Record<string, unknown> = {}
     if (temperature !== undefined) params.temperature = temperature
     if (seed !== undefined) params.seed = seed
     if (maxTokens !== undefined) params.maxTokens = maxTokens
 
+    let format: StructuredOutput = "json_schema"
+    /** Any call answered (then a fatal-class error has to repeat `fatalAfter` times to stop the run). */
+    let answeredOnce = false
+    let fatalStreak = 0
+
+    /** The one line that says what is wrong and what to do about it. */
+    const fatalLine = (e: ProviderError): string => {
+      const who = `${provider.provider} at ${provider.host}`
+      switch (e.kind) {
+        case "unauthorized":
+          return e.status === 403
+            ? `${who} refused access with this API key (HTTP 403: ${e.detail}): check the key's permissions (project, organisation, region) or ${provider.keySource}`
+            : `${who} rejected the API key (HTTP ${e.status ?? 401}): check ${provider.keySource}`
+        case "not_found":
+          return /model/i.test(e.detail)
+            ? `${who} does not serve model "${provider.model}" (HTTP 404: ${e.detail}): check --model`
+            : `${who} answered HTTP 404 for its chat-completions endpoint: check --base-url (it usually ends in /v1)`
+        case "unsupported":
+          return `${who} rejected the request as unsupported (HTTP ${e.status ?? 400}: ${e.detail}): check --model and the sampling flags${FORMAT_REJECTED.test(e.detail) ? "; without --no-preflight the answer format falls back by itself" : ""}`
+        case "quota":
+          return `${who} refused for quota or billing (HTTP ${e.status ?? 429}: ${e.detail}): check the account's plan and credit`
+        default:
+          return `cannot reach ${who} (${e.detail}): ${provider.provider === "ollama" ? "is it running?" : "is the server running? check --base-url"}`
+      }
+    }
+
     /**
-     * Ask until the reply decodes (repairing), through the gate and the retry schedule. Never fails:
-     * the decoded answer, or why there is none; with the tokens and attempts spent and the last text.
+     * A fatal-class error stops the run when nothing has been answered yet (a misconfiguration), or
+     * when `fatalAfter` come in a row (a flaky gateway can send one): the gate starts nothing more.
+     */
+    const fatal = (e: ProviderError): Effect.Effect<never, FatalJudgeError> | undefined => {
+      if (!e.fatal) return undefined
+      fatalStreak++
+      if (answeredOnce && fatalStreak < fatalAfter) return undefined
+      return Effect.zipRight(gate.halt, Effect.fail(new FatalJudgeError({ line: fatalLine(e), kind: e.kind, status: e.status })))
+    }
+
+    /** One attempt through the gate; a success resets the streak of fatal-class errors. */
+    const attempt = (request: ChatRequest, estimated: number) =>
+      gate.run(estimated, provider.complete(request)).pipe(
+        Effect.tap(() => Effect.sync(() => {
+          answeredOnce = true
+          fatalStreak = 0
+        })),
+        Effect.catchTag("ProviderError", (e): Effect.Effect<never, ProviderError | FatalJudgeError> => fatal(e) ?? Effect.fail(e))
+      )
+
+    /** Attempts with retries (429s wait, transient errors back off); stops and fatal errors end it. */
+    const send = (request: () => ChatRequest, estimated: number): Effect.Effect<ChatResponse, ProviderError | FatalJudgeError | JudgeStopped> =>
+      retryAfterFailure(
+        Effect.suspend(() => attempt(request(), estimated)),
+        schedule as Schedule.Schedule<unknown, ProviderError | FatalJudgeError | GateStopped>,
+        { retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal), interrupt: stopped }
+      ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
+
+    /**
+     * Ask until the reply decodes (repairing). The decoded answer, or why there is none (with the
+     * failure class); with the tokens and attempts spent and the last text. Fails only when the run
+     * stops or the provider turns out misconfigured.
      */
     const ask = <A>(base: ChatRequest, decode: (text: string) => Either.Either<A, string>) =>
       Effect.suspend(() => {
@@ -293,16 +397,10 @@ export const make = (options: LlmJudgeOptions = {}) =>
         let lastText: string | undefined
         let repair: ChatRequest["repair"]
 
-        const call = retryAfterFailure(
-          gate.run(
-            estimated,
-            Effect.suspend(() => {
-              attempts++
-              return provider.complete(repair === undefined ? base : { ...base, repair })
-            })
-          ),
-          schedule
-        )
+        const call = send(() => {
+          attempts++
+          return { ...base, format, ...(repair === undefined ? {} : { repair }) }
+        }, estimated)
 
         const once = Effect.suspend(() => {
           asks++
@@ -324,34 +422,41 @@ export const make = (options: LlmJudgeOptions = {}) =>
           })
         )
         /** Asked again with the error after an answer that does not decode, `left` more times. */
-        const repairing = (left: number): Effect.Effect<A, AnswerError | ProviderError> =>
+        const repairing = (left: number): Effect.Effect<A, AnswerError | ProviderError | FatalJudgeError | JudgeStopped> =>
           left === 0 ? once : Effect.catchTag(once, "AnswerError", () => repairing(left - 1))
-        const decoded = repairing(repairAttempts)
-        const outcome = (answer: Either.Either<A, string>) => ({
+        const outcome = (answer: Either.Either<A, { readonly reason: string; readonly failure: FailureClass }>) => ({
           answer,
           usage,
           attempts,
           raw: lastText === undefined ? undefined : truncate(lastText)
         })
-        return decoded.pipe(
+        return repairing(repairAttempts).pipe(
           Effect.map((a) => outcome(Either.right(a))),
           Effect.catchTags({
-            AnswerError: (e) => Effect.sync(() => outcome(Either.left(`unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`))),
+            AnswerError: (e) =>
+              Effect.sync(() => outcome(Either.left({ reason: `unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`, failure: "judge" }))),
             ProviderError: (e) =>
-              Effect.sync(() => outcome(Either.left(`provider error after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${e.message}`)))
+              Effect.sync(() => {
+                const why = exhausted.get(e) ?? `after ${attempts} attempt${attempts === 1 ? "" : "s"}`
+                return outcome(Either.left(
+                  e.kind === "rejected"
+                    ? { reason: `provider error: the request was rejected (${e.message})`, failure: "judge" }
+                    : { reason: `provider error ${why}: ${e.message}`, failure: "transport" }
+                ))
+              })
           }),
-          // A judge never fails the run; a defect here is still a failed judgment, with its reason.
-          Effect.catchAllDefect((defect) => Effect.sync(() => outcome(Either.left(`internal error: ${String(defect)}`))))
+          // A defect here is still a failed judgment, with its reason (asked again on resume).
+          Effect.catchAllDefect((defect) => Effect.sync(() => outcome(Either.left({ reason: `internal error: ${String(defect)}`, failure: "transport" }))))
         )
       })
 
-    const judge = (task: JudgeTask): Effect.Effect<Verdict> => {
+    const judge = (task: JudgeTask): Effect.Effect<Verdict, JudgeStopped | FatalJudgeError> => {
       const rubric = task.rubric
       return Effect.map(
         ask({ ...render(rubric, task.vars), schema: answerSchema(rubric) }, (text) => decodeAnswer(rubric, text)),
         (o): Verdict =>
           Either.match(o.answer, {
-            onLeft: (reason) => ({ status: "failed", score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+            onLeft: ({ failure, reason }) => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
             onRight: (answer) => ({
               status: "ok",
               score: answer.score,
@@ -364,7 +469,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
       )
     }
 
-    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>> => {
+    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError> => {
       const rubric = task.rubric
       const n = task.items.length
       if (n === 0) return Effect.succeed([])
@@ -379,17 +484,52 @@ export const make = (options: LlmJudgeOptions = {}) =>
       }
       return Effect.map(ask(request, decode), (o) => {
         const shares = splitUsage(o.usage, n)
-        const items: ReadonlyArray<Answer | string> = Either.match(o.answer, {
+        const items: ReadonlyArray<Answer | { readonly reason: string; readonly failure: FailureClass }> = Either.match(o.answer, {
           onRight: (answers) => answers,
-          onLeft: (reason) => partial?.map((a) => typeof a === "string" ? `${reason} (this hit: ${a})` : a) ?? task.items.map(() => reason)
+          onLeft: (why) =>
+            partial?.map((a) => typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a) ??
+              task.items.map(() => why)
         })
         return items.map((a, i): Verdict =>
-          typeof a === "string"
-            ? { status: "failed", score: null, reason: a, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
+          "failure" in a
+            ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
             : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
         )
       })
     }
+
+    /**
+     * The preflight: the tiny request in each answer format, best first, until one is accepted; a
+     * rejected key, model or URL stops here, before any judgment. Rate limits and transient errors
+     * are waited out as for a judgment.
+     */
+    const preflight: Effect.Effect<PreflightReport, JudgeStopped | FatalJudgeError> = Effect.gen(function*() {
+      const started = performance.now()
+      const estimated = estimateTokens({ ...PREFLIGHT, format: "json_schema" }, 50)
+      for (const mode of FORMATS) {
+        const result = yield* Effect.either(
+          retryAfterFailure(
+            gate.run(estimated, provider.complete({ ...PREFLIGHT, format: mode })),
+            schedule as Schedule.Schedule<unknown, ProviderError | GateStopped>,
+            { retryable: (e) => e._tag === "ProviderError" && e.retryable, interrupt: stopped }
+          ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
+        )
+        if (Either.isRight(result)) {
+          answeredOnce = true
+          format = mode
+          const usage = result.right.usage
+          return { structuredOutput: mode, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, latencyMs: Math.round(performance.now() - started) }
+        }
+        const e = result.left
+        if (e._tag === "JudgeStopped") return yield* e
+        if (e.kind === "unsupported" && FORMAT_REJECTED.test(e.detail) && mode !== "prompt") continue
+        const stop = fatal(e)
+        if (stop !== undefined) return yield* stop
+        // Still failing after the retries (5xx, timeouts): judging will meet the same server; go on.
+        return { structuredOutput: mode, inputTokens: 0, outputTokens: 0, latencyMs: Math.round(performance.now() - started) }
+      }
+      return yield* new FatalJudgeError({ line: fatalLine(new ProviderError({ kind: "unsupported", detail: "no answer format accepted" })), kind: "unsupported" })
+    })
 
     return Judge.of({
       provider: provider.provider,
@@ -397,11 +537,15 @@ export const make = (options: LlmJudgeOptions = {}) =>
       label: `${provider.provider} ${provider.model}`,
       params,
       local: false,
+      endpoint: provider.endpoint,
       judge,
-      judgeList
+      judgeList,
+      preflight: options.preflight === false ? undefined : preflight,
+      gate: gate.stats,
+      structuredOutput: () => format
     })
   })
 
 /** `Judge` over the `LlmProvider`, sharing the `RateGate` with every other worker. */
-export const layer = (options: LlmJudgeOptions = {}): Layer.Layer<Judge, never, LlmProvider | RateGate> =>
+export const layer = (options: LlmJudgeOptions = {}): Layer.Layer<Judge, never, LlmProvider | RateGate.RateGate> =>
   Layer.effect(Judge, make(options))

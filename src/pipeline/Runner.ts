@@ -7,16 +7,18 @@
  * - Cases are processed concurrently but records leave in input order, so reports and CSVs are
  *   stable; records are streamed to disk and aggregated online (memory is flat in the case count).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
-import { InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
-import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
+import { type FatalJudgeError, InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
+import { failureClass, type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { Judge } from "../judges/Judge.js"
+import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { loadRubric, render, sha256 } from "../judges/Prompt.js"
 import { cost, type Cost, formatUsd, type Price } from "../pricing/Prices.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
@@ -93,6 +95,8 @@ export const judgmentKey = (parts: {
   readonly provider: string
   readonly model: string
   readonly params: Readonly<Record<string, unknown>>
+  /** The judge's server when it is not the provider's public API (see `Judge.endpoint`); absent otherwise. */
+  readonly endpoint?: string | undefined
 }): string => sha256(keyJson(parts)).slice(0, 32)
 
 /** Judge params → canonical JSON, once per params object (a judge's params never change). */
@@ -106,7 +110,8 @@ export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => {
   let params = paramsJson.get(parts.params)
   if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
   const str = JSON.stringify
-  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
+  const endpoint = parts.endpoint === undefined ? "" : `"endpoint":${str(parts.endpoint)},`
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
 }
 
 interface Validated {
@@ -218,6 +223,7 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       provider: judge.provider,
       model: judge.model,
       params: judge.params,
+      endpoint: judge.endpoint,
       prompts: rubricList.map((r) => [r.id, r.hash]),
       retriever: { name: retriever.name, params: retriever.params },
       columns: options.columns
@@ -230,7 +236,7 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       description: pipeline.description,
       runId,
       runDir,
-      judge: { provider: judge.provider, model: judge.model, label: judge.label, params: judge.params },
+      judge: { provider: judge.provider, model: judge.model, label: judge.label, params: judge.params, ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint }) },
       rubrics: rubricList,
       input: { path: options.input, sha256: input.sha256, rows: input.rows, cases: input.cases, columns: input.columns },
       iterations: options.iterations,
@@ -264,7 +270,7 @@ export const stringRecordJson = (vars: Readonly<Record<string, unknown>>): strin
 }
 
 /** The key of a judge task (also the cache key), as the CLI and `rag-eval serve` both compute it. */
-export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "params">, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
+export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "params" | "endpoint">, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
   judgmentKey({
     pipeline: task.pipeline,
     caseId: task.caseId,
@@ -275,7 +281,8 @@ export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "param
     promptHash: task.rubric.hash,
     provider: judge.provider,
     model: judge.model,
-    params: judge.params
+    params: judge.params,
+    endpoint: judge.endpoint
   })
 
 const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: TaskSpec) =>
@@ -302,7 +309,8 @@ const listKeys = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: Eva
       promptHash: rubric.hash,
       provider: judge.provider,
       model: judge.model,
-      params: judge.params
+      params: judge.params,
+      endpoint: judge.endpoint
     }))
 
 /** The prompt a spec renders to (for token estimates). */
@@ -319,9 +327,10 @@ export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordina
     iteration: task.iteration,
     criterion: task.rubric.id,
     target: task.target,
-    status: v.status,
-    score: v.score
+    status: v.status
   }
+  if (v.failure !== undefined) j.failure = v.failure
+  j.score = v.score
   if (v.confidence !== undefined) j.confidence = v.confidence
   j.reason = v.reason
   if (v.raw !== undefined) j.raw = v.raw
@@ -420,20 +429,34 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
 export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
+    // The preflight (one tiny request: key, model, URL, answer format) runs while the input is
+    // validated, so a misconfigured provider is known by the time the first judgment would be asked.
+    const preflightJudge = yield* Judge
+    const preflightFiber = options.replay === true || preflightJudge.preflight === undefined ? undefined : yield* Effect.fork(preflightJudge.preflight)
+    let preflight: PreflightReport | undefined
     const { judge, retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
+    const { runId, runDir } = info
     const journals = yield* JudgmentJournal
     const cache = yield* JudgmentCache
     const reporters = yield* Reporters
     const progress = yield* Progress
     const shutdown = yield* Shutdown
-    const { runId, runDir } = info
 
     yield* ensureWritableDir(runDir)
     yield* checkRunDir(runDir, identityHash, options.fresh)
     const journal = yield* journals.open(runDir, { fresh: options.fresh })
     const total = input.tasks * options.iterations
-    if (journal.done.size > 0) {
-      yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(journal.done.size, total))} of ${thousands(total)} judgments done`)
+    // What the journal holds that this run keeps: successes, and judge failures unless --retry-failed.
+    // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
+    let keptOk = 0
+    let keptFailed = 0
+    for (const j of journal.done.values()) {
+      if (j.status === "ok") keptOk++
+      else if (!options.retryFailed && failureClass(j) === "judge") keptFailed++
+    }
+    if (keptOk + keptFailed > 0) {
+      const failedNote = keptFailed > 0 ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)` : ""
+      yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${thousands(total)} judgments done${failedNote}`)
     }
     if (journal.tornLines > 0) {
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
@@ -460,13 +483,54 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       retriever: info.retriever,
       price: options.price ?? null,
       prompts: rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
+      ...(preflight === undefined ? {} : { preflight }),
+      ...(judge.structuredOutput === undefined ? {} : { structuredOutput: judge.structuredOutput() }),
       startedAt,
       ...extra
     })
     const writeManifest = (value: unknown) => options.replay === true ? Effect.void : writeJsonAtomic(manifestPath, value)
+    /** The progress line's view of the gate: the concurrency level, 429s met, the pace, a pause under way. */
+    const gateDetail = judge.gate === undefined ? undefined : Effect.flatMap(judge.gate, (g) =>
+      Effect.map(Clock.currentTimeMillis, (now) =>
+        [
+          `concurrency ${g.concurrency.current}/${g.concurrency.max}`,
+          ...(g.rateLimited > 0 ? [`429s ${thousands(g.rateLimited)}`] : []),
+          ...(g.rpm !== undefined ? [`pace ${thousands(Math.round(g.rpm))}/min`] : []),
+          ...(g.pausedUntil > now ? [`waiting out a rate limit (${Math.ceil((g.pausedUntil - now) / 1000)} s)`] : [])
+        ].join(" · ")))
+    /** What the rate gate did (remote judges): the concurrency it settled on, the 429s it met, the pace. */
+    const gateFigures = judge.gate === undefined ? Effect.succeed({}) : Effect.map(judge.gate, (g) => ({
+      rateControl: {
+        concurrency: { max: g.concurrency.max, min: g.concurrency.min, final: g.concurrency.current },
+        rateLimited: g.rateLimited,
+        ...(g.rpm === undefined ? {} : { pacedRpm: Math.round(g.rpm * 10) / 10 })
+      }
+    }))
     yield* writeManifest(manifest({ status: "running" }))
 
     const tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
+    /** The first fatal provider error: no new call starts, and the run ends with it (exit 2). */
+    let fatal: FatalJudgeError | undefined
+    const stopping = () => fatal !== undefined || shutdown.stopping()
+    /**
+     * The preflight's outcome, awaited before the first judge call (not before: a run with nothing
+     * left to judge never fails on it, and resumes offline). A fatal finding stops the run as a
+     * fatal judgment would.
+     */
+    const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ? Effect.succeed(true) : Effect.suspend(() =>
+      preflight !== undefined ? Effect.succeed(true) : Fiber.join(preflightFiber).pipe(
+        Effect.map((report) => {
+          preflight = report
+          // Its tokens are this invocation's spend too (the manifest shows them apart).
+          tally.input += report.inputTokens
+          tally.output += report.outputTokens
+          return true
+        }),
+        Effect.catchAll((e) => Effect.sync(() => {
+          if (e._tag === "FatalJudgeError") fatal ??= e
+          return false
+        }))
+      ))
     let localPending: Array<Judgment> = []
     const flushLocal = Effect.suspend(() => {
       const batch = localPending
@@ -496,7 +560,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       return Option.some(j)
     }
     const usable = (prior: Judgment | undefined): prior is Judgment =>
-      prior !== undefined && !(options.retryFailed && prior.status === "failed")
+      prior !== undefined && (prior.status === "ok" || (!options.retryFailed && failureClass(prior) === "judge"))
     const missing = (rubric: Rubric, c: EvalCase, iteration: number) =>
       new UsageError({
         problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
@@ -527,7 +591,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
       }
     }
-    const ask = (plan: Plan): Effect.Effect<ReadonlyArray<Verdict>> =>
+    const ask = (plan: Plan): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError> =>
       plan.list ? judge.judgeList(plan.task) : Effect.map(judge.judge(plan.task), (v) => [v])
     const askSync = (sync: JudgeSync, plan: Plan): ReadonlyArray<Verdict> =>
       plan.list ? sync.judgeList(plan.task) : [sync.judge(plan.task)]
@@ -552,7 +616,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
      */
     const judgePlan = (plan: Plan, c: EvalCase, state: ProgressState, iterTokens: Tokens): Effect.Effect<Judged, OutputError> =>
       Effect.gen(function*() {
-        if (shutdown.stopping()) return plan.keys.map(() => Option.none<Judgment>())
+        if (stopping()) return plan.keys.map(() => Option.none<Judgment>())
         if (!judge.local) {
           const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
           if (hits.every(Option.isSome)) {
@@ -561,8 +625,16 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
             return js.map((j) => count(state, iterTokens, j, "cache"))
           }
         }
+        if (!(yield* awaitPreflight)) return plan.keys.map(() => Option.none<Judgment>())
         const started = performance.now()
-        const verdicts = yield* ask(plan)
+        const asked = yield* Effect.either(ask(plan))
+        if (asked._tag === "Left") {
+          // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
+          // the first fatal error stops the run once the calls in flight have landed.
+          if (asked.left._tag === "FatalJudgeError") fatal ??= asked.left
+          return plan.keys.map(() => Option.none<Judgment>())
+        }
+        const verdicts = asked.right
         const js = judgmentsOf(plan, verdicts, performance.now() - started)
         if (judge.local) {
           // Local verdicts cost nothing to redo: journal them a chunk at a time.
@@ -634,7 +706,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
             continue
           }
           if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
-          if (shutdown.stopping()) return Effect.succeed(Option.none<R>())
+          if (stopping()) return Effect.succeed(Option.none<R>())
           const started = performance.now()
           const verdicts = askSync(sync, plan)
           for (const j of judgmentsOf(plan, verdicts, performance.now() - started)) {
@@ -669,15 +741,23 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       return OrderedPool.run(liveRetriever ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases, {
         workers: options.concurrency,
         window,
-        stopping: shutdown.stopping,
+        stopping,
         start: (c) => caseWork(c, iteration, state, iterTokens, emit)
       })
     }
 
+    /** Stopped by Ctrl+C, or by a fatal provider error: the manifest says so; the journal holds what finished. */
     const stopped = () =>
-      writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed } })).pipe(
-        Effect.zipRight(new Stopped({ done: journal.done.size + tally.total - tally.reused, total, runDir }))
-      )
+      Effect.flatMap(gateFigures, (gate) =>
+        writeManifest(manifest({
+          status: "stopped",
+          stoppedAt: new Date().toISOString(),
+          ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
+          counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed },
+          ...gate
+        }))).pipe(
+          Effect.zipRight(Effect.fail<FatalJudgeError | Stopped>(fatal ?? new Stopped({ done: keptOk + keptFailed + tally.total - tally.reused, total, runDir })))
+        )
 
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
@@ -696,9 +776,9 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
               folded = pipeline.aggregate.add(folded, record)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
-          if (shutdown.stopping()) return yield* stopped()
+          if (stopping()) return yield* stopped()
           return folded
-        })))
+        })), gateDetail)
       const summary = pipeline.aggregate.finish(acc, info)
       const iterationCost = cost(iterTokens, options.price)
       summaries.push(summary)
@@ -758,6 +838,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       files
     }
     yield* writeManifest(manifest({
+      ...(yield* gateFigures),
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),
       counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },

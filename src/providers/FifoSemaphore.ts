@@ -1,5 +1,7 @@
 /**
  * A FIFO semaphore: a released permit goes straight to the oldest waiter — one wake-up per release.
+ * Its limit can move (the rate gate's adaptive concurrency), and it can be closed: every waiter,
+ * now and later, then fails with the closing error.
  *
  * Why not `Effect.makeSemaphore`: in Effect 3 a release resumes every waiter while `free > 0`, but
  * `free` only drops when a woken fiber runs, so one release wakes all waiters and all but one
@@ -8,48 +10,73 @@
  */
 import * as Effect from "effect/Effect"
 
-export interface FifoSemaphore {
-  readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+export interface FifoSemaphore<E = never> {
+  readonly withPermit: <A, E2, R>(self: Effect.Effect<A, E2, R>) => Effect.Effect<A, E | E2, R>
+  /** Take a permit (FIFO); pair with `release`. Interrupted while waiting: it leaves the queue. */
+  readonly take: Effect.Effect<void, E>
+  readonly release: () => void
+  /** Move the limit: more permits wake waiters at once; fewer take effect as permits come back. */
+  readonly setLimit: (limit: number) => void
+  readonly limit: () => number
+  /** Every waiter, now and later, fails with `error`. */
+  readonly close: (error: E) => void
   /** Permits not held right now. */
   readonly available: () => number
   /** Fibers waiting for a permit. */
   readonly waiting: () => number
 }
 
-interface Waiter {
+interface Waiter<E> {
   granted: boolean
-  readonly resume: (effect: Effect.Effect<void>) => void
+  readonly resume: (effect: Effect.Effect<void, E>) => void
 }
 
-export const make = (permits: number): FifoSemaphore => {
-  let free = permits
-  let queue: Array<Waiter | undefined> = []
+export const make = <E = never>(permits: number): FifoSemaphore<E> => {
+  let limit = permits
+  let held = 0
+  let closed: { readonly error: E } | undefined
+  let queue: Array<Waiter<E> | undefined> = []
   let head = 0
   let waiting = 0
-  const release = () => {
+  const next = (): Waiter<E> | undefined => {
     while (head < queue.length) {
-      const next = queue[head]
+      const waiter = queue[head]
       queue[head++] = undefined
       if (head > 1024 && head * 2 > queue.length) {
         queue = queue.slice(head)
         head = 0
       }
-      if (next !== undefined) {
+      if (waiter !== undefined) {
         waiting--
-        next.granted = true
-        next.resume(Effect.void)
-        return
+        return waiter
       }
     }
-    free++
+    return undefined
   }
-  const take = Effect.async<void>((resume) => {
-    if (free > 0) {
-      free--
+  const wake = () => {
+    while (held < limit) {
+      const waiter = next()
+      if (waiter === undefined) return
+      held++
+      waiter.granted = true
+      waiter.resume(Effect.void)
+    }
+  }
+  const release = () => {
+    held--
+    wake()
+  }
+  const take = Effect.async<void, E>((resume) => {
+    if (closed !== undefined) {
+      resume(Effect.fail(closed.error))
+      return
+    }
+    if (held < limit && waiting === 0) {
+      held++
       resume(Effect.void)
       return
     }
-    const waiter: Waiter = { granted: false, resume }
+    const waiter: Waiter<E> = { granted: false, resume }
     queue.push(waiter)
     waiting++
     return Effect.sync(() => {
@@ -68,7 +95,18 @@ export const make = (permits: number): FifoSemaphore => {
   return {
     withPermit: (self) =>
       Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(restore(self), Effect.sync(release)))),
-    available: () => free,
+    take,
+    release,
+    setLimit: (n) => {
+      limit = n
+      wake()
+    },
+    limit: () => limit,
+    close: (error) => {
+      closed = { error }
+      for (let waiter = next(); waiter !== undefined; waiter = next()) waiter.resume(Effect.fail(error))
+    },
+    available: () => Math.max(0, limit - held),
     waiting: () => waiting
   }
 }

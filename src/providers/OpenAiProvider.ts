@@ -5,8 +5,10 @@
  *
  * One call = one HTTP attempt: the SDK's own retries are off (`maxRetries: 0`) because retries, the
  * shared 429 pause and rate limits live in `LlmJudge` / `RateGate`. Interrupting the fiber aborts
- * the HTTP request. Failures become a `ProviderError` whose `kind` drives the retry policy. The API
- * key is only handed to the SDK: it is never logged and is scrubbed from error details.
+ * the HTTP request. Failures become a `ProviderError` whose `kind` drives what happens next (wait,
+ * back off, fail the judgment, or stop the run); a 200 that is not a chat completion (a proxy's HTML
+ * page) is a server error, retried. Every response's rate-limit headers are handed to the gate. The
+ * API key is only handed to the SDK: it is never logged and is scrubbed from error details.
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -19,6 +21,8 @@ import type { APIError } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
+import { parseRateLimitHeaders } from "./RateLimitHeaders.js"
+import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
 
 export const providers = ["openai", "mistral", "ollama", "openai-compatible"] as const
 export type OpenAiCompatibleProvider = (typeof providers)[number]
@@ -48,12 +52,31 @@ const ollamaBaseURL = (host: string): string => {
   return `${/^https?:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`}/v1`
 }
 
+/** The public endpoints: judgments made there need no endpoint in their key (see `endpointOf`). */
+const PUBLIC_ENDPOINTS: Readonly<Record<string, string>> = {
+  openai: "https://api.openai.com/v1",
+  mistral: "https://api.mistral.ai/v1"
+}
+
+/**
+ * The endpoint that is part of a judge's identity: the base URL without credentials, except the
+ * provider's public API (so judgments made there keep the keys they always had). The same model
+ * name served by another server is another judge: its judgments are never reused for this one.
+ */
+export const endpointOf = (provider: string, baseURL: string): string | undefined => {
+  const clean = withoutCredentials(baseURL)
+  return PUBLIC_ENDPOINTS[provider] === clean ? undefined : clean
+}
+
+/** Where a provider's key comes from, for messages. */
+export const keySource = (provider: string): string =>
+  provider === "mistral" ? "--api-key or MISTRAL_API_KEY (or API_KEY)" : provider === "ollama" ? "--api-key" : "--api-key or OPENAI_API_KEY"
+
 const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
   switch (provider) {
     case "openai":
-      return Effect.succeed("https://api.openai.com/v1")
     case "mistral":
-      return Effect.succeed("https://api.mistral.ai/v1")
+      return Effect.succeed(PUBLIC_ENDPOINTS[provider])
     case "ollama":
       return Config.string("OLLAMA_HOST").pipe(
         Config.withDefault("http://127.0.0.1:11434"),
@@ -97,6 +120,37 @@ const describeBody = (error: APIError): string => {
 
 type Sdk = typeof OpenAI
 
+/** The first `code` on an error's cause chain (node's socket errors: ECONNREFUSED, ENOTFOUND…). */
+const causeCode = (error: unknown): string | undefined => {
+  let e: unknown = error
+  for (let depth = 0; depth < 6 && typeof e === "object" && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string") return code
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** Connection failures that mean the server cannot be reached at all (not a call that broke). */
+const UNREACHABLE: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "DNS lookup failed",
+  EAI_AGAIN: "DNS lookup failed",
+  EAI_NONAME: "DNS lookup failed",
+  ERR_INVALID_URL: "invalid URL",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  CERT_HAS_EXPIRED: "TLS certificate expired",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed TLS certificate",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not trusted",
+  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate for another host"
+}
+
+/** A 4xx whose message says a feature of the request itself is not supported (every call would fail). */
+const UNSUPPORTED = /response_format|json_schema|json_object|structured output|not supported|unsupported|does not support|unrecognized request argument|unknown (?:parameter|field|argument)|extra inputs are not permitted|extra_forbidden/i
+/** A 429 that is an exhausted quota or a billing problem, not a rate: waiting does not help. */
+const QUOTA = /insufficient_quota|exceeded your current quota|quota exceeded|billing|payment required|credit balance/i
+
 /** Map anything the SDK threw to a `ProviderError`; `scrub` removes the key from any text. */
 const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: (text: string) => string): ProviderError => {
   const excerpt = (text: string) => {
@@ -110,33 +164,61 @@ const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: 
     return new ProviderError({ kind: "timeout", detail: "request aborted" })
   }
   if (error instanceof OpenAI.APIConnectionError) {
+    const code = causeCode(error)
+    const unreachable = code === undefined ? undefined : UNREACHABLE[code]
+    if (unreachable !== undefined) return new ProviderError({ kind: "unreachable", detail: unreachable })
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
-    return new ProviderError({ kind: "network", detail: excerpt(`${error.message}${cause}`) })
+    const inner = error.cause instanceof Error && error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ""
+    return new ProviderError({ kind: "network", detail: excerpt(`${error.message}${cause}${inner}`) })
   }
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
     const status = error.status
     const detail = excerpt(describeBody(error))
+    const rateLimit = parseRateLimitHeaders(error.headers ?? undefined)
     if (status === 429) {
+      if (QUOTA.test(detail) || QUOTA.test(String((error as { code?: unknown }).code ?? ""))) return new ProviderError({ kind: "quota", status, detail, rateLimit })
       return new ProviderError({
         kind: "rate_limited",
         status,
         retryAfterMs: parseRetryAfter(error.headers, Date.now()),
-        detail
+        detail,
+        rateLimit
       })
     }
-    if (status === 408) return new ProviderError({ kind: "timeout", status, detail })
-    if (status >= 500) return new ProviderError({ kind: "server", status, detail })
-    return new ProviderError({ kind: "rejected", status, detail })
+    if (status === 401 || status === 403) return new ProviderError({ kind: "unauthorized", status, detail })
+    if (status === 404) return new ProviderError({ kind: "not_found", status, detail })
+    if (status === 402) return new ProviderError({ kind: "quota", status, detail })
+    if (status === 408) return new ProviderError({ kind: "timeout", status, detail, rateLimit })
+    if (status >= 500) return new ProviderError({ kind: "server", status, detail, rateLimit })
+    if ((status === 400 || status === 422) && UNSUPPORTED.test(detail)) return new ProviderError({ kind: "unsupported", status, detail })
+    return new ProviderError({ kind: "rejected", status, detail, rateLimit })
   }
-  // A 200 whose body the SDK could not read, or anything else unexpected: worth another try.
+  // Anything else unexpected: worth another try.
   const message = error instanceof Error ? error.message : String(error)
   return new ProviderError({ kind: "server", detail: excerpt(`unexpected response: ${message}`) })
 }
 
+/**
+ * A 200 whose body is not a chat completion (an HTML error page from a proxy, a JSON error object):
+ * a server error, retried like a 5xx. Undefined when the body is a completion.
+ */
+const notACompletion = (body: unknown, contentType: string | null, scrub: (text: string) => string): ProviderError | undefined => {
+  if (typeof body === "object" && body !== null && Array.isArray((body as { choices?: unknown }).choices)) return undefined
+  const text = typeof body === "string" ? body : JSON.stringify(body) ?? String(body)
+  const clean = scrub(text).replace(/\s+/g, " ").trim()
+  return new ProviderError({
+    kind: "server",
+    status: 200,
+    detail: `the server answered 200 with ${contentType === null ? "a body" : contentType.split(";")[0]} that is not a chat completion: ${clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean}`
+  })
+}
+
 /** Messages for a request, with the failed reply and a correction request appended when repairing. */
 const messages = (request: ChatRequest): Array<ChatCompletionMessageParam> => {
+  const format = request.format ?? "json_schema"
+  const system = format === "json_schema" ? request.system : `${request.system}\n\n${schemaInstruction(request.schema.schema)}`
   const base: Array<ChatCompletionMessageParam> = [
-    { role: "system", content: request.system },
+    { role: "system", content: system },
     { role: "user", content: request.user }
   ]
   if (request.repair === undefined) return base
@@ -151,23 +233,33 @@ const messages = (request: ChatRequest): Array<ChatCompletionMessageParam> => {
   ]
 }
 
+/**
+ * Where the server cannot constrain the answer to a schema (`json_object`, `prompt` modes), the
+ * schema goes at the end of the system message. Exported for the fake server in tests.
+ */
+export const SCHEMA_MARKER = "Reply with only a JSON object that matches this JSON schema:"
+const schemaInstruction = (schema: Readonly<Record<string, unknown>>) => `${SCHEMA_MARKER}\n${JSON.stringify(schema)}`
+
 /** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
 type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number }
 
 const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
-  const result: Body = {
-    model,
-    messages: messages(request),
-    response_format: {
+  const result: Body = { model, messages: messages(request) }
+  const format = request.format ?? "json_schema"
+  if (format === "json_schema") {
+    result.response_format = {
       type: "json_schema",
       json_schema: { name: request.schema.name, schema: { ...request.schema.schema }, strict: true }
     }
+  } else if (format === "json_object") {
+    result.response_format = { type: "json_object" }
   }
   if (params.temperature !== undefined) result.temperature = params.temperature
-  if (params.maxTokens !== undefined) {
+  const maxTokens = request.maxTokens ?? params.maxTokens
+  if (maxTokens !== undefined) {
     // OpenAI's current models reject `max_tokens`; the compatible APIs only know `max_tokens`.
-    if (provider === "openai") result.max_completion_tokens = params.maxTokens
-    else result.max_tokens = params.maxTokens
+    if (provider === "openai") result.max_completion_tokens = maxTokens
+    else result.max_tokens = maxTokens
   }
   if (params.seed !== undefined) {
     if (provider === "mistral") result.random_seed = params.seed
@@ -185,6 +277,8 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
     if (baseURL === undefined || baseURL.trim() === "") {
       return yield* new UsageError({ problem: `provider ${provider} needs a base URL (--base-url)` })
     }
+    const invalid = checkBaseUrl(baseURL)
+    if (invalid !== undefined) return yield* new UsageError({ problem: invalid })
     const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
     const scrub = key === undefined || key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
     // The SDK loads only when an LLM judge is used (it costs ~13 MB and start-up time otherwise).
@@ -211,22 +305,34 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
       Effect.tryPromise({
         // The SDK's timeout covers the whole response: NodeFetch resolves only once the body is in,
         // so a body that stalls times out too. The signal aborts the call when the fiber is interrupted.
-        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }),
+        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }).withResponse(),
         catch: (e) => toProviderError(OpenAI, e, timeoutMs, scrub)
       }).pipe(
-        Effect.map((completion): ChatResponse => {
-          const message = completion.choices[0]?.message
-          return {
+        Effect.flatMap(({ data, response }): Effect.Effect<ChatResponse, ProviderError> => {
+          const rateLimit = parseRateLimitHeaders(response.headers)
+          const bad = notACompletion(data, response.headers.get("content-type"), scrub)
+          if (bad !== undefined) return Effect.fail(bad)
+          const message = data.choices[0]?.message
+          return Effect.succeed({
             text: message?.content ?? message?.refusal ?? "",
             usage: {
-              inputTokens: completion.usage?.prompt_tokens ?? 0,
-              outputTokens: completion.usage?.completion_tokens ?? 0
-            }
-          }
+              inputTokens: data.usage?.prompt_tokens ?? 0,
+              outputTokens: data.usage?.completion_tokens ?? 0
+            },
+            rateLimit
+          })
         })
       )
 
-    return LlmProvider.of({ provider, model, params, complete })
+    return LlmProvider.of({
+      provider,
+      model,
+      params,
+      complete,
+      host: hostOf(baseURL),
+      endpoint: endpointOf(provider, baseURL),
+      keySource: keySource(provider)
+    })
   })
 
 export const layer = (options: OpenAiProviderOptions): Layer.Layer<LlmProvider, UsageError> =>
@@ -240,6 +346,8 @@ export interface ProviderFlags {
   readonly apiKey?: Redacted.Redacted | undefined
   readonly timeoutMs: number
   readonly params: SamplingParams
+  /** A missing key for openai/mistral is an error (default); `--dry-run` calls nothing and needs none. */
+  readonly requireKey?: boolean | undefined
 }
 
 /** An environment key; unset, empty or unreadable all count as absent. */
@@ -263,16 +371,18 @@ export const optionsFromFlags = (flags: ProviderFlags): Effect.Effect<OpenAiProv
       })
     }
     let apiKey = flags.apiKey
-    if (apiKey === undefined && provider === "openai") {
+    const requireKey = flags.requireKey ?? true
+    if (apiKey === undefined && (provider === "openai" || provider === "openai-compatible")) {
+      // A compatible server (vLLM, LiteLLM…) that needs a key usually takes the one OpenAI's SDK reads.
       apiKey = Option.getOrUndefined(yield* optionalKey("OPENAI_API_KEY"))
-      if (apiKey === undefined) {
+      if (apiKey === undefined && provider === "openai" && requireKey) {
         return yield* new UsageError({ problem: "no API key for openai: set OPENAI_API_KEY or pass --api-key" })
       }
     }
     if (apiKey === undefined && provider === "mistral") {
       apiKey = Option.getOrUndefined(yield* optionalKey("MISTRAL_API_KEY"))
       if (apiKey === undefined) apiKey = Option.getOrUndefined(yield* optionalKey("API_KEY"))
-      if (apiKey === undefined) {
+      if (apiKey === undefined && requireKey) {
         return yield* new UsageError({
           problem: "no API key for mistral: set MISTRAL_API_KEY (or API_KEY) or pass --api-key"
         })

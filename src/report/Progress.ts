@@ -18,8 +18,11 @@ export interface ProgressState {
 }
 
 export class Progress extends Context.Tag("rag-eval/Progress")<Progress, {
-  /** Start reporting a phase of `total` judgments; the returned effect stops it and prints the last state. */
-  readonly track: <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Start reporting a phase of `total` judgments; the returned effect stops it and prints the last
+   * state. `detail`, when given, is appended to each line (the judge's concurrency, 429s, pace).
+   */
+  readonly track: <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>, detail?: Effect.Effect<string>) => Effect.Effect<A, E, R>
   /** One-line notes (provider defaults, resume lines). */
   readonly note: (line: string) => Effect.Effect<void>
 }>() {}
@@ -36,12 +39,12 @@ const eta = (seconds: number) => {
 }
 
 /** The text of one progress report (exported for tests). */
-export const describe = (label: string, state: ProgressState, total: number, elapsedMs: number, width?: number): string => {
+export const describe = (label: string, state: ProgressState, total: number, elapsedMs: number, width?: number, detail = ""): string => {
   const fresh = state.done - state.reused
   const rate = elapsedMs > 0 ? fresh / (elapsedMs / 1000) : 0
   const remaining = Math.max(0, total - state.done)
   const pct = total === 0 ? 100 : Math.floor((state.done / total) * 100)
-  const tail = `${fmt(state.done)}/${fmt(total)} ${pct}% · ${rate.toFixed(1)}/s · ETA ${eta(rate > 0 ? remaining / rate : NaN)} · failed ${fmt(state.failed)}`
+  const tail = `${fmt(state.done)}/${fmt(total)} ${pct}% · ${rate.toFixed(1)}/s · ETA ${eta(rate > 0 ? remaining / rate : NaN)} · failed ${fmt(state.failed)}${detail === "" ? "" : ` · ${detail}`}`
   if (width === undefined) return `${label}: ${tail}`
   const barWidth = Math.max(10, Math.min(40, width - tail.length - label.length - 6))
   const filled = total === 0 ? barWidth : Math.round((state.done / total) * barWidth)
@@ -49,16 +52,17 @@ export const describe = (label: string, state: ProgressState, total: number, ela
 }
 
 const make = (options: { readonly tty: boolean; readonly intervalMs: number; readonly write: (s: string) => void }) => {
-  const track = <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  const track = <A, E, R>(label: string, total: number, work: (state: ProgressState) => Effect.Effect<A, E, R>, detail?: Effect.Effect<string>): Effect.Effect<A, E, R> =>
       Effect.gen(function*() {
         const state: ProgressState = { done: 0, failed: 0, reused: 0 }
         const started = Date.now()
         const width = () => (process.stderr.columns ?? 100)
         const draw = (final: boolean) =>
-          Effect.sync(() => {
-            const text = describe(label, state, total, Date.now() - started, options.tty ? width() : undefined)
-            options.write(options.tty ? `\r\x1b[2K${text}${final ? "\n" : ""}` : `${text}\n`)
-          })
+          Effect.flatMap(detail ?? Effect.succeed(""), (extra) =>
+            Effect.sync(() => {
+              const text = describe(label, state, total, Date.now() - started, options.tty ? width() : undefined, extra)
+              options.write(options.tty ? `\r\x1b[2K${text}${final ? "\n" : ""}` : `${text}\n`)
+            }))
         const ticker = yield* draw(false).pipe(
           Effect.repeat(Schedule.spaced(Duration.millis(options.intervalMs))),
           Effect.delay(Duration.millis(options.tty ? 0 : options.intervalMs)),

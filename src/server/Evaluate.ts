@@ -25,7 +25,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { InputError } from "../domain/Errors.js"
-import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
+import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
 import { loadRubric } from "../judges/Prompt.js"
@@ -159,7 +159,13 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
           if (Option.isSome(cached)) return { judgment: { ...cached.value, caseId: t.caseId }, spent: noUsage }
         }
         const started = performance.now()
-        const v = yield* judge.judge(t)
+        // A stop or a misconfigured provider fails this hit with the reason (a 502 that names it).
+        const v = yield* judge.judge(t).pipe(
+          Effect.catchTags({
+            FatalJudgeError: (e) => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: e.line, usage: noUsage, attempts: 1 }),
+            JudgeStopped: () => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 })
+          })
+        )
         const judgment = toJudgment(key, t, v, judge, performance.now() - started)
         if (!judge.local) yield* cache.put(judgment)
         return { judgment, spent: v.usage }

@@ -13,81 +13,19 @@
  * - a fault mix (500s, malformed answers, a 429 burst with Retry-After, hangs): every judgment ends
  *   scored or failed with its reason, once.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { cli, sleep, start, waitFor } from "../support/ChildCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
 const pipeline = "pipelines/rag-answers.ts"
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const CASES = 12
 const DIMENSIONS = 6
 const JUDGMENTS = CASES * DIMENSIONS
 const CONCURRENCY = 4
-
-// ---------------------------------------------------------------------------------------------
-// Child processes
-
-interface Result {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-interface Running {
-  readonly child: ChildProcess
-  readonly result: Promise<Result>
-  readonly exited: () => boolean
-  /** stderr so far. */
-  readonly stderr: () => string
-}
-
-const children = new Set<ChildProcess>()
-afterAll(() => {
-  // A failed assertion must not leave a run behind (tests run concurrently: only at the end).
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  children.clear()
-})
-
-const start = (args: ReadonlyArray<string>, options: { readonly uid?: number; readonly gid?: number } = {}): Running => {
-  const child = spawn(process.execPath, [bin, ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, OPENAI_API_KEY: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-    ...options
-  })
-  children.add(child)
-  let stdout = ""
-  let stderr = ""
-  let done = false
-  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
-  const guard = setTimeout(() => child.kill("SIGKILL"), 100_000)
-  const result = new Promise<Result>((resolve) =>
-    child.on("close", (code, signal) => {
-      done = true
-      clearTimeout(guard)
-      resolve({ code, signal, stdout, stderr })
-    }))
-  return { child, result, exited: () => done, stderr: () => stderr }
-}
-
-const cli = (args: ReadonlyArray<string>) => start(args).result
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** Poll until `condition` holds (the fake server runs in this process, so polling is cheap). */
-const waitFor = async (what: string, condition: () => boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(5)
-  }
-}
 
 /** A run of rag-answers judged by the fake server. */
 const llmArgs = (server: FakeOpenAi.FakeOpenAi, input: string, out: string, ...extra: ReadonlyArray<string>) => [
@@ -214,7 +152,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const r = await cli(llmArgs(server, sample, out))
         expect(r.stderr).toContain(`${JUDGMENTS} judgments: ${JUDGMENTS} ok, 0 failed`)
         expect(r.code).toBe(0)
-        expect(server.calls).toBe(JUDGMENTS)
+        expect(server.judgeCalls).toBe(JUDGMENTS)
         const run = onlyRunDir(out)
         expectEveryCaseOnce(run.dir)
         return { id: run.id, results: results(run.dir) }
@@ -234,14 +172,12 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const out = tempDir()
       const args = llmArgs(server, sample, out)
       const first = start(args)
-      await waitFor("24 calls", () => server.calls >= 24 || first.exited())
+      await waitFor("24 calls", () => server.judgeCalls >= 24 || first.exited())
       first.child.kill("SIGKILL")
       const killed = await first.result
       expect(killed.signal).toBe("SIGKILL")
-      const callsBefore = server.calls
+      const callsBefore = server.judgeCalls
       const run = onlyRunDir(out)
-      // The run id is derived from what defines the run: the same as the uninterrupted run's.
-      expect(run.id).toBe((await baseline).id)
       const journal = readJournal(run.dir)
       expect(journal.lines.length).toBeGreaterThan(0)
       expect(journal.lines.length).toBeLessThan(JUDGMENTS)
@@ -253,8 +189,8 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(second.stderr).toContain(resumeLine(run.id, journal.lines.length, JUDGMENTS))
       expect(second.code).toBe(0)
       // Every journaled judgment was skipped; only the missing ones were asked.
-      expect(server.calls - callsBefore).toBe(JUDGMENTS - journal.lines.length)
-      expect(server.calls).toBeLessThanOrEqual(JUDGMENTS + CONCURRENCY)
+      expect(server.judgeCalls - callsBefore).toBe(JUDGMENTS - journal.lines.length)
+      expect(server.judgeCalls).toBeLessThanOrEqual(JUDGMENTS + CONCURRENCY)
 
       expectEveryCaseOnce(run.dir)
       const after = readJournal(run.dir)
@@ -276,7 +212,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const out = tempDir()
       const args = llmArgs(server, sample, out)
       const first = start(args)
-      await waitFor("24 calls", () => server.calls >= 24 || first.exited())
+      await waitFor("24 calls", () => server.judgeCalls >= 24 || first.exited())
       first.child.kill("SIGINT")
       const stopped = await first.result
       expect(stopped.stderr).toContain("stopping: no new judge calls")
@@ -286,7 +222,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const journal = readJournal(run.dir)
       // Clean stop: every call the server answered is in the journal, none was cut off.
       expect(journal.torn).toBe(false)
-      expect(journal.lines).toHaveLength(server.calls)
+      expect(journal.lines).toHaveLength(server.judgeCalls)
       expect(journal.lines.length).toBeLessThan(JUDGMENTS)
       expect(stopped.stderr).toContain(`stopped: ${journal.lines.length} of ${JUDGMENTS} judgments are saved in ${run.dir}/judgments.jsonl`)
       const manifest = JSON.parse(fs.readFileSync(Path.join(run.dir, "manifest.json"), "utf8"))
@@ -298,7 +234,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(second.stderr).toContain(resumeLine(run.id, journal.lines.length, JUDGMENTS))
       expect(second.code).toBe(0)
       // Nothing was lost to the stop: exactly one call per judgment over both runs.
-      expect(server.calls).toBe(JUDGMENTS)
+      expect(server.judgeCalls).toBe(JUDGMENTS)
       expectEveryCaseOnce(run.dir)
       expect(readJournal(run.dir).lines).toHaveLength(JUDGMENTS)
       expect(results(run.dir)).toEqual((await baseline).results)
@@ -312,22 +248,23 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     const server = await FakeOpenAi.start({ faults: { hang: 1 } })
     try {
       const out = tempDir()
-      const args = llmArgs(server, sample, out, "--limit", "2", "--timeout", "60")
+      // No preflight: it would hang too, and judging waits for it.
+      const args = llmArgs(server, sample, out, "--limit", "2", "--timeout", "60", "--no-preflight")
       const first = start(args)
-      await waitFor(`${CONCURRENCY} hanging calls`, () => server.calls >= CONCURRENCY || first.exited())
+      await waitFor(`${CONCURRENCY} hanging calls`, () => server.judgeCalls >= CONCURRENCY || first.exited())
       first.child.kill("SIGINT")
       await waitFor("the stop notice", () => first.stderr().includes("stopping:") || first.exited())
       await sleep(600)
       // The first Ctrl+C waits for the calls in flight and starts no new one.
       expect(first.exited()).toBe(false)
-      expect(server.calls).toBe(CONCURRENCY)
+      expect(server.judgeCalls).toBe(CONCURRENCY)
       const signalledAt = Date.now()
       first.child.kill("SIGINT")
       const aborted = await first.result
       expect(Date.now() - signalledAt).toBeLessThan(10_000)
       expect(aborted.code).toBe(130)
       expect(aborted.stderr).toContain("stopping: no new judge calls")
-      expect(server.calls).toBe(CONCURRENCY)
+      expect(server.judgeCalls).toBe(CONCURRENCY)
       const run = onlyRunDir(out)
       expect(readJournal(run.dir).lines).toHaveLength(0)
 
@@ -335,7 +272,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       server.reset()
       const second = await cli(args)
       expect(second.code).toBe(0)
-      expect(server.calls).toBe(2 * DIMENSIONS)
+      expect(server.judgeCalls).toBe(2 * DIMENSIONS)
       expectEveryCaseOnce(run.dir, 2)
     } finally {
       await server.close()
@@ -362,13 +299,13 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const dry = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache", "--dry-run"))
         expect(dry.code).toBe(0)
         expect(dry.stdout).toMatch(new RegExp(`judge calls: +1 \\(${2 * DIMENSIONS - 1} more already in the journal or cache\\)`))
-        expect(server.calls).toBe(0)
+        expect(server.judgeCalls).toBe(0)
 
         const second = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache"))
         expect(second.stderr).toContain("journal: dropped a torn last line")
         expect(second.stderr).toContain(resumeLine(run.id, 2 * DIMENSIONS - 1, 2 * DIMENSIONS))
         expect(second.code).toBe(0)
-        expect(server.calls).toBe(1)
+        expect(server.judgeCalls).toBe(1)
         const journal = readJournal(run.dir)
         expect(journal.torn).toBe(false)
         expect(journal.lines).toHaveLength(2 * DIMENSIONS)
@@ -389,7 +326,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         server.reset()
         const other = await cli(llmArgs(server, sample, out, "--limit", "2", "--run-id", "other"))
         expect(other.code).toBe(0)
-        expect(server.calls).toBe(1)
+        expect(server.judgeCalls).toBe(1)
         // The judgment asked again landed on a line of its own, readable by the next run.
         const lines = fs.readFileSync(shard, "utf8").split("\n")
         expect(lines.at(-1)).toBe("")
@@ -426,7 +363,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         expect(second.stderr).toContain(runDir)
         expect(second.stderr).toMatch(/holds a different run/)
         expect(second.stderr).toMatch(/--run-id|--fresh/)
-        expect(server.calls).toBe(0)
+        expect(server.judgeCalls).toBe(0)
         expect(snapshot(runDir)).toEqual(before)
       } finally {
         await server.close()
@@ -461,10 +398,10 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const thrice = llmArgs(server, sample, out, ...limit, "--iterations", "3")
         const r3 = await cli(thrice)
         expect(r3.code).toBe(0)
-        expect(server.calls).toBe(3 * per)
+        expect(server.judgeCalls).toBe(3 * per)
         // Each distinct prompt was really asked three times.
         const asked = new Map<string, number>()
-        for (const req of server.requests) {
+        for (const req of server.judgeRequests) {
           const k = JSON.stringify(req.body.messages)
           asked.set(k, (asked.get(k) ?? 0) + 1)
         }
@@ -478,7 +415,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const again = await cli(thrice)
         expect(again.code).toBe(0)
         expect(again.stderr).toContain(resumeLine(run.id, 3 * per, 3 * per))
-        expect(server.calls).toBe(0)
+        expect(server.judgeCalls).toBe(0)
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
 
         // --fresh starts the run over; the cache of earlier runs under --out still answers.
@@ -486,13 +423,13 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         expect(fresh.code).toBe(0)
         expect(fresh.stderr).toContain(`${3 * per} from the cache`)
         expect(fresh.stderr).not.toContain("resuming run")
-        expect(server.calls).toBe(0)
+        expect(server.judgeCalls).toBe(0)
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
 
         // --no-cache bypasses it: a fresh run asks everything again.
         const bypass = await cli([...thrice, "--fresh", "--no-cache"])
         expect(bypass.code).toBe(0)
-        expect(server.calls).toBe(3 * per)
+        expect(server.judgeCalls).toBe(3 * per)
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
       } finally {
         await server.close()
@@ -523,13 +460,13 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         server.reset()
         const plain = await cli(args)
         expect(plain.code).toBe(0)
-        expect(server.calls).toBe(0)
+        expect(server.judgeCalls).toBe(0)
         expect(plain.stderr).toContain("2 failed")
 
         const retry = await cli([...args, "--retry-failed"])
         expect(retry.code).toBe(0)
-        expect(server.calls).toBe(2)
-        expect(server.requests.map((r) => r.body.response_format?.json_schema?.name)).toEqual(["rag-answers_clarity", "rag-answers_clarity"])
+        expect(server.judgeCalls).toBe(2)
+        expect(server.judgeRequests.map((r) => r.body.response_format?.json_schema?.name)).toEqual(["rag-answers_clarity", "rag-answers_clarity"])
         expect(retry.stderr).toContain(`${2 * DIMENSIONS} judgments: ${2 * DIMENSIONS} ok, 0 failed`)
         for (const r of readRecords(run.dir)) for (const d of r.dimensions) expect(d.status).toBe("ok")
         expectEveryCaseOnce(run.dir, 2)

@@ -45,15 +45,19 @@ describe("listwise judging", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make()
       const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: tempDir() })
-      expect(server.calls).toBe(HITS.filter((n) => n > 0).length)
+      expect(server.judgeCalls).toBe(HITS.filter((n) => n > 0).length)
       expect(outcome.judgments).toMatchObject({ total: TOTAL_HITS, ok: TOTAL_HITS, failed: 0 })
       const journal = readLines<Judgment>(Path.join(outcome.info.runDir, "judgments.jsonl"))
       expect(journal).toHaveLength(TOTAL_HITS)
       expect(new Set(journal.map((j) => j.criterion))).toEqual(new Set(["search-relevance/checklist-listwise"]))
       expect(new Set(journal.map((j) => j.key)).size).toBe(TOTAL_HITS)
-      // Every call's reported prompt tokens, shared among its hits, add up to the run's total.
-      const serverTokens = server.requests.reduce((s, r) => s + Math.ceil(r.body.messages!.reduce((n, m) => n + String(m.content).length, 0) / 4), 0)
-      expect(outcome.tokens.input).toBe(serverTokens)
+      // Every call's reported prompt tokens, shared among its hits, add up to the judgments' total;
+      // the run's total (what this invocation spent) also has the preflight's.
+      const promptTokens = (requests: ReadonlyArray<FakeOpenAi.RecordedRequest>) =>
+        requests.reduce((s, r) => s + Math.ceil(r.body.messages!.reduce((n, m) => n + String(m.content).length, 0) / 4), 0)
+      const serverTokens = promptTokens(server.judgeRequests)
+      expect(outcome.tokens.input).toBe(promptTokens(server.requests))
+      expect(server.preflights).toBe(1)
       const records = readLines<GradedRecord>(Path.join(outcome.info.runDir, "records-iteration-1.jsonl"))
       expect(records.map((r) => r.hits.length)).toEqual(HITS)
       expect(records.flatMap((r) => r.hits).every((h) => h.grade === 3 && h.confidence === 5)).toBe(true)
@@ -67,7 +71,7 @@ describe("listwise judging", () => {
       // Resume: everything from the journal, nothing called again.
       server.reset()
       const again = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: Path.dirname(Path.dirname(outcome.info.runDir)) })
-      expect(server.calls).toBe(0)
+      expect(server.judgeCalls).toBe(0)
       expect(again.judgments).toMatchObject({ total: TOTAL_HITS, reused: TOTAL_HITS })
     }))
 
@@ -75,11 +79,11 @@ describe("listwise judging", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make()
       const pointwise = yield* runWith(yield* searchPipeline(false), llmJudge(server), { input: searches, outRoot: tempDir() })
-      const pointCalls = server.calls
+      const pointCalls = server.judgeCalls
       server.reset()
       const listwise = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: tempDir() })
       expect(pointCalls).toBe(TOTAL_HITS)
-      expect(server.calls).toBe(7)
+      expect(server.judgeCalls).toBe(7)
       const perHit = (o: typeof pointwise) => (o.summaries[0] as GradedSummary).tokens.perJudgedHit!.input
       expect(perHit(listwise)).toBeLessThan(perHit(pointwise) / 2)
       expect(fs.readFileSync(Path.join(pointwise.info.runDir, "report.md"), "utf8")).toContain("Judged pointwise: one call per hit")
@@ -97,7 +101,7 @@ describe("listwise judging", () => {
       fs.writeFileSync(edited, [JSON.stringify(first), ...lines.slice(1)].join("\n") + "\n")
       server.reset()
       const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: edited, outRoot: out, cache: true })
-      expect(server.calls).toBe(1)
+      expect(server.judgeCalls).toBe(1)
       expect(outcome.judgments).toMatchObject({ total: TOTAL_HITS, cached: TOTAL_HITS - HITS[0]! })
     }))
 

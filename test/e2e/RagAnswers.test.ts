@@ -117,7 +117,7 @@ describe("rag-answers with an LLM judge over the fake OpenAI-compatible server",
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const key = "sk-test-SECRET-abc123"
       const outcome = yield* runWith(pipeline, llm(server.url, key), { input: sharedCsv, outRoot: tempDir() })
-      expect(server.calls).toBe(25 * DIMENSIONS)
+      expect(server.judgeCalls).toBe(25 * DIMENSIONS)
       expect(outcome.judgments.failed).toBe(0)
       expect(server.requests.every((r) => r.body.seed === 7 && r.body.temperature === 0)).toBe(true)
       expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)

@@ -127,7 +127,7 @@ describe("search-relevance", () => {
       )))
       const pipeline = yield* Effect.promise(() => loadPipelineModule("search-relevance"))
       const outcome = yield* runWith(pipeline, judge, { input: searches, outRoot: tempDir() })
-      expect(server.calls).toBe(25)
+      expect(server.judgeCalls).toBe(25)
       const request = server.requests.find((r) => String(r.body.messages?.find((m) => m.role === "user")?.content).includes("Vaccines expose"))!
       const user = String(request.body.messages?.find((m) => m.role === "user")?.content)
       const system = String(request.body.messages?.find((m) => m.role === "system")?.content)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Either, Fiber, Layer, Schedule, TestClock } from "effect"
+import { Clock, Deferred, Effect, Either, Fiber, Layer, Redacted, Schedule, TestClock } from "effect"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import { Judge } from "../../src/judges/Judge.js"
@@ -50,6 +50,8 @@ const stubProvider = (reply: (n: number, request: ChatRequest) => Effect.Effect<
     provider: "stub",
     model: "stub-model",
     params: { temperature: 0, seed: 1 },
+    host: "127.0.0.1:9921",
+    keySource: "--api-key or OPENAI_API_KEY",
     complete: (request) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => {
         calls.push({ at, request })
@@ -97,14 +99,14 @@ describe("LlmJudge decoding", () => {
   })
 })
 
+const fail = (kind: ProviderError["kind"], extra: Partial<{ status: number; retryAfterMs: number; detail: string }> = {}) =>
+  Effect.fail(new ProviderError({ kind, detail: extra.detail ?? kind, ...(extra.status === undefined ? {} : { status: extra.status }), ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs }) }))
+
 describe("LlmJudge retries on TestClock", () => {
-  it.effect("a 429 pauses every worker until Retry-After, then all resume", () => {
+  it.effect("a 429 pauses every worker until Retry-After; the waiting calls then restart spread over a second", () => {
     const stub = stubProvider((n) =>
       n === 1
-        ? Effect.zipRight(
-          Effect.sleep("50 millis"),
-          Effect.fail(new ProviderError({ kind: "rate_limited", status: 429, retryAfterMs: 10_000, detail: "slow down" }))
-        )
+        ? Effect.zipRight(Effect.sleep("50 millis"), fail("rate_limited", { status: 429, retryAfterMs: 10_000, detail: "slow down" }))
         : Effect.as(Effect.sleep("100 millis"), ok())
     )
     return Effect.gen(function*() {
@@ -115,19 +117,49 @@ describe("LlmJudge retries on TestClock", () => {
       yield* TestClock.adjust("10049 millis")
       // 8 calls started at once (concurrency 8); one got a 429 at 50 ms and nobody started since.
       expect(stub.calls.map((c) => c.at)).toEqual(Array(8).fill(0))
-      yield* TestClock.adjust("1 millis")
-      expect(stub.calls.length).toBe(16)
-      yield* TestClock.adjust("1 second")
+      for (let i = 0; i < 30; i++) yield* TestClock.adjust("100 millis")
       const verdicts = yield* Fiber.join(fiber)
       expect(stub.calls.length).toBe(17)
-      expect(stub.calls.slice(8).every((c) => c.at >= 10_050)).toBe(true)
+      const restarts = stub.calls.slice(8).map((c) => c.at)
+      expect(restarts.every((t) => t >= 10_050 && t <= 11_050 + 100)).toBe(true)
+      expect(new Set(restarts).size).toBeGreaterThan(3)
       expect(verdicts.every((v) => v.status === "ok" && v.score === 2)).toBe(true)
       expect(verdicts[0]!.attempts).toBe(2)
-    }).pipe(Effect.provide(judgeWith(stub.layer, {}, { concurrency: 8 })))
+    }).pipe(Effect.provide(judgeWith(stub.layer, {}, { concurrency: 8, adaptive: false })))
   })
 
-  it.effect("server errors back off exponentially with jitter, then fail with the error", () => {
-    const stub = stubProvider(() => Effect.fail(new ProviderError({ kind: "server", status: 503, detail: "overloaded" })))
+  it.effect("429s are never failures: they do not count against --max-retries", () => {
+    const stub = stubProvider((n) => n <= 20 ? fail("rate_limited", { status: 429, retryAfterMs: 1_000 }) : Effect.succeed(ok()))
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork((yield* Judge).judge(task()))
+      // Each 429 pauses 1 s, then a restart within the jitter window (up to another second).
+      for (let i = 0; i < 500; i++) yield* TestClock.adjust("100 millis")
+      const verdict = yield* Fiber.join(fiber)
+      expect(verdict).toMatchObject({ status: "ok", score: 2, attempts: 21 })
+    }).pipe(Effect.provide(judgeWith(stub.layer, { maxRetries: 0 })))
+  })
+
+  it.effect("a judgment rate-limited for longer than --max-wait fails as a transport failure (asked again on resume)", () => {
+    const stub = stubProvider(() => fail("rate_limited", { status: 429, detail: "slow down" }))
+    return Effect.gen(function*() {
+      const judge = yield* Judge
+      const gate = yield* RateGate.RateGate
+      const fiber = yield* Effect.fork(judge.judge(task()))
+      yield* TestClock.adjust("1 millis")
+      // No Retry-After: the gate pauses a second anyway.
+      expect((yield* gate.stats).pausedUntil).toBe(1_000)
+      for (let i = 0; i < 200; i++) yield* TestClock.adjust("1 second")
+      const verdict = yield* Fiber.join(fiber)
+      expect(verdict).toMatchObject({ status: "failed", failure: "transport", score: null })
+      expect(verdict.reason).toContain("still rate-limited after waiting")
+      expect(verdict.reason).toContain("--max-wait 1 min")
+    }).pipe(
+      Effect.provide(LlmJudge.layer({ maxRetries: 1, maxWaitMs: 60_000 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ maxPauseMs: 60_000 })))))
+    )
+  })
+
+  it.effect("server errors back off exponentially with jitter, then fail as a transport failure", () => {
+    const stub = stubProvider(() => fail("server", { status: 503, detail: "overloaded" }))
     return Effect.gen(function*() {
       const judge = yield* Judge
       const fiber = yield* Effect.fork(judge.judge(task()))
@@ -143,19 +175,16 @@ describe("LlmJudge retries on TestClock", () => {
       expect(delays[1]).toBeLessThanOrEqual(1_200)
       expect(delays[2]).toBeGreaterThanOrEqual(1_600)
       expect(delays[2]).toBeLessThanOrEqual(2_400)
-      expect(verdict).toMatchObject({ status: "failed", score: null, attempts: 4 })
+      expect(verdict).toMatchObject({ status: "failed", failure: "transport", score: null, attempts: 4 })
       expect(verdict.reason).toContain("server (HTTP 503): overloaded")
     }).pipe(Effect.provide(judgeWith(stub.layer, { maxRetries: 3 })))
   })
 
   it.effect("backoff is capped", () => {
-    const stub = stubProvider((n) =>
-      n <= 3 ? Effect.fail(new ProviderError({ kind: "network", detail: "ECONNRESET" })) : Effect.succeed(ok())
-    )
+    const stub = stubProvider((n) => n <= 3 ? fail("network", { detail: "ECONNRESET" }) : Effect.succeed(ok()))
     return Effect.gen(function*() {
       const judge = yield* Judge
       const fiber = yield* Effect.fork(judge.judge(task()))
-      // Small steps: one large adjust can run a woken retry after the clock has already moved on.
       for (let i = 0; i < 100; i++) yield* TestClock.adjust("100 millis")
       const verdict = yield* Fiber.join(fiber)
       const at = stub.calls.map((c) => c.at)
@@ -165,32 +194,80 @@ describe("LlmJudge retries on TestClock", () => {
     }).pipe(Effect.provide(judgeWith(stub.layer, { maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 1_500 })))
   })
 
-  it.effect("429s have their own larger budget, and a 429 without Retry-After still pauses", () => {
-    const stub = stubProvider(() => Effect.fail(new ProviderError({ kind: "rate_limited", status: 429, detail: "slow down" })))
+  it.effect("a rejected request (a 4xx about this request) fails at once, kept as a judge failure", () => {
+    const stub = stubProvider(() => fail("rejected", { status: 400, detail: "maximum context length is 8192 tokens" }))
+    return Effect.gen(function*() {
+      const verdict = yield* (yield* Judge).judge(task())
+      expect(verdict).toMatchObject({ status: "failed", failure: "judge", score: null, attempts: 1 })
+      expect(verdict.reason).toContain("rejected (HTTP 400): maximum context length")
+    }).pipe(Effect.provide(judgeWith(stub.layer)))
+  })
+
+  it.effect("the first Ctrl+C ends a backoff at once: the judgment is not made (JudgeStopped), nothing to journal", () => {
+    const stub = stubProvider(() => fail("server", { status: 503 }))
+    return Effect.gen(function*() {
+      const stop = yield* Deferred.make<void>()
+      const result = yield* Effect.gen(function*() {
+        const fiber = yield* Effect.fork(Effect.either((yield* Judge).judge(task())))
+        yield* TestClock.adjust("1 millis")
+        expect(stub.calls.length).toBe(1)
+        yield* Deferred.succeed(stop, undefined)
+        yield* TestClock.adjust("1 millis")
+        return yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(LlmJudge.layer({ maxRetries: 5, baseDelayMs: 60_000, stop: Deferred.await(stop) }).pipe(
+        Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ stop: Deferred.await(stop) })))
+      )))
+      expect(Either.isLeft(result) && result.left._tag).toBe("JudgeStopped")
+      expect(stub.calls.length).toBe(1)
+    })
+  })
+})
+
+describe("LlmJudge: a misconfigured provider stops the run", () => {
+  it.effect("a 401 before anything was answered is fatal at once, with one line naming provider, host, status and fix", () => {
+    const stub = stubProvider(() => fail("unauthorized", { status: 401, detail: "Incorrect API key provided" }))
     return Effect.gen(function*() {
       const judge = yield* Judge
       const gate = yield* RateGate.RateGate
-      const fiber = yield* Effect.fork(judge.judge(task()))
-      yield* TestClock.adjust("1 millis")
-      expect((yield* gate.stats).pausedUntil).toBeGreaterThanOrEqual(400)
-      yield* TestClock.adjust("5 minutes")
-      const verdict = yield* Fiber.join(fiber)
-      // maxRetries 1 → 3 retries after 429s: 4 attempts.
-      expect(verdict).toMatchObject({ status: "failed", score: null, attempts: 4 })
-      expect(verdict.reason).toContain("rate_limited")
-    }).pipe(
-      Effect.provide(
-        LlmJudge.layer({ maxRetries: 1 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer())))
-      )
-    )
+      const result = yield* Effect.either(judge.judge(task()))
+      expect(Either.isLeft(result) && result.left).toMatchObject({
+        _tag: "FatalJudgeError",
+        kind: "unauthorized",
+        line: "stub at 127.0.0.1:9921 rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY"
+      })
+      expect(stub.calls.length).toBe(1)
+      // The gate starts nothing more.
+      const next = yield* Effect.either(gate.run(1, Effect.succeed(ok())))
+      expect(Either.isLeft(next) && next.left._tag).toBe("GateStopped")
+    }).pipe(Effect.provide(LlmJudge.layer().pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer())))))
   })
 
-  it.effect("a rejected request is not retried", () => {
-    const stub = stubProvider(() => Effect.fail(new ProviderError({ kind: "rejected", status: 400, detail: "bad model" })))
+  it.effect("after calls were answered, one fatal-class error is retried (a flaky gateway); three in a row stop the run", () => {
+    const stub = stubProvider((n) =>
+      n === 1 ? Effect.succeed(ok()) : n === 2 ? fail("not_found", { status: 404, detail: "Not found" }) : n === 3 ? Effect.succeed(ok()) : fail("not_found", { status: 404, detail: "The model `stub-model` does not exist" }))
     return Effect.gen(function*() {
-      const verdict = yield* (yield* Judge).judge(task())
-      expect(verdict).toMatchObject({ status: "failed", score: null, attempts: 1 })
-      expect(verdict.reason).toContain("rejected (HTTP 400): bad model")
+      const judge = yield* Judge
+      expect(yield* judge.judge(task("a"))).toMatchObject({ status: "ok" })
+      const fiber = yield* Effect.fork(Effect.either(judge.judge(task("b"))))
+      for (let i = 0; i < 50; i++) yield* TestClock.adjust("100 millis")
+      // The lone 404 was retried and answered.
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Right", right: { status: "ok", attempts: 2 } })
+      const last = yield* Effect.fork(Effect.either(judge.judge(task("c"))))
+      for (let i = 0; i < 100; i++) yield* TestClock.adjust("100 millis")
+      const result = yield* Fiber.join(last)
+      expect(Either.isLeft(result) && result.left).toMatchObject({
+        _tag: "FatalJudgeError",
+        line: expect.stringContaining("does not serve model \"stub-model\" (HTTP 404")
+      })
+      expect(stub.calls.length).toBe(6)
+    }).pipe(Effect.provide(judgeWith(stub.layer, { maxRetries: 5, fatalAfter: 3 })))
+  })
+
+  it.effect("unreachable: `cannot reach <provider> at <host> (connection refused): …`", () => {
+    const stub = stubProvider(() => fail("unreachable", { detail: "connection refused" }))
+    return Effect.gen(function*() {
+      const result = yield* Effect.either((yield* Judge).judge(task()))
+      expect(Either.isLeft(result) && result.left.message).toBe("cannot reach stub at 127.0.0.1:9921 (connection refused): is the server running? check --base-url")
     }).pipe(Effect.provide(judgeWith(stub.layer)))
   })
 })
@@ -305,6 +382,53 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       expect(verdict).toMatchObject({ status: "failed", score: null, attempts: 1 })
       expect(verdict.reason).toContain("rejected (HTTP 400)")
       expect(fake.calls).toBe(1)
+    }))
+
+  it.scopedLive("preflight: one tiny request; json_schema when the server takes it", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make()
+      const report = yield* Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake)))
+      expect(report.structuredOutput).toBe("json_schema")
+      expect(report.inputTokens).toBeGreaterThan(0)
+      expect(fake.calls).toBe(1)
+      expect(fake.requests[0]!.body.response_format?.type).toBe("json_schema")
+    }))
+
+  for (const [accepted, expected] of [["json_object", "json_object"], ["none", "prompt"]] as const) {
+    it.scopedLive(`preflight: a server that rejects json_schema${accepted === "none" ? " and json_object" : ""} → answers in ${expected} mode, and judging uses it`, () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeOpenAi.make({ structuredOutput: accepted })
+        const [report, verdict] = yield* Effect.flatMap(Judge, (j) => Effect.all([j.preflight!, j.judge(task())])).pipe(Effect.provide(judgeOver(fake)))
+        expect(report.structuredOutput).toBe(expected)
+        expect(verdict).toMatchObject({ status: "ok", score: 3 })
+        const last = fake.requests[fake.requests.length - 1]!.body
+        expect(last.response_format?.type).toBe(expected === "prompt" ? undefined : "json_object")
+        expect(String(last.messages![0]!.content)).toContain(OpenAiProvider.SCHEMA_MARKER)
+      }))
+  }
+
+  it.scopedLive("preflight: a rejected key or an unknown model is fatal within a second, before any judgment", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({ apiKey: "right", models: ["judge-model"] })
+      const started = Date.now()
+      const wrongKey = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake))))
+      expect(wrongKey).toMatchObject({ _tag: "FatalJudgeError", kind: "unauthorized" })
+      expect(wrongKey.message).toBe(`openai-compatible at ${fake.url.replace("http://", "").replace("/v1", "")} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
+      const wrongModel = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeWith(
+        Layer.orDie(OpenAiProvider.layer({ provider: "openai-compatible", model: "gpt-9", baseURL: fake.url, apiKey: Redacted.make("right") }))
+      ))))
+      expect(wrongModel.message).toContain("does not serve model \"gpt-9\" (HTTP 404")
+      expect(wrongModel.message).toContain("check --model")
+      expect(Date.now() - started).toBeLessThan(1_000)
+      expect(fake.calls).toBe(2)
+    }))
+
+  it.scopedLive("preflight waits out a rate limit like any call", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({ script: ["rate_limit"], retryAfterMs: 100 })
+      const report = yield* Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake)))
+      expect(report.structuredOutput).toBe("json_schema")
+      expect(fake.calls).toBe(2)
     }))
 
   it.scopedLive("many concurrent judgments over keep-alive connections", () =>

@@ -162,7 +162,7 @@ describe("OpenAiProvider over HTTP", () => {
 
       const rejected = yield* attempt("bad_request")
       expect(rejected).toMatchObject({ kind: "rejected", status: 400 })
-      expect(rejected.detail).toContain("model does not support this")
+      expect(rejected.detail).toContain("maximum context length is 8192 tokens")
       expect(rejected.retryable).toBe(false)
 
       const timeout = yield* attempt("hang")
@@ -182,12 +182,101 @@ describe("OpenAiProvider over HTTP", () => {
       expect(error.message).toContain("[redacted]")
     }))
 
-  it.live("a refused connection is a network error", () =>
+  it.live("a refused connection or a host that does not resolve is `unreachable` (fatal), not a transient network error", () =>
     Effect.gen(function*() {
       const fake = yield* Effect.promise(() => FakeOpenAi.start())
       yield* Effect.promise(() => fake.close())
       const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
-      expect(failure(yield* Effect.exit(provider.complete(request)))).toMatchObject({ kind: "network" })
+      const refused = failure(yield* Effect.exit(provider.complete(request)))
+      expect(refused).toMatchObject({ kind: "unreachable", detail: "connection refused" })
+      expect(refused.fatal).toBe(true)
+      // .invalid never resolves (RFC 2606).
+      const nowhere = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: "http://no-such-host.invalid/v1", timeoutMs: 5_000 })
+      expect(failure(yield* Effect.exit(nowhere.complete(request)))).toMatchObject({ kind: "unreachable", detail: "DNS lookup failed" })
+    }))
+
+  it.scopedLive("401, 404 (model or URL), an unsupported request and an exhausted quota are fatal kinds; other 4xx are `rejected`", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({ apiKey: "right-key", models: ["m"] })
+      const make = (model: string, apiKey: string, baseURL = fake.url) =>
+        OpenAiProvider.make({ provider: "openai-compatible", model, baseURL, apiKey: Redacted.make(apiKey) })
+      const wrongKey = failure(yield* Effect.exit((yield* make("m", "wrong-key")).complete(request)))
+      expect(wrongKey).toMatchObject({ kind: "unauthorized", status: 401 })
+      expect(wrongKey.fatal).toBe(true)
+      const noModel = failure(yield* Effect.exit((yield* make("gpt-9", "right-key")).complete(request)))
+      expect(noModel).toMatchObject({ kind: "not_found", status: 404 })
+      expect(noModel.detail).toContain("gpt-9")
+      const noRoute = failure(yield* Effect.exit((yield* make("m", "right-key", `${fake.origin}/wrong`)).complete(request)))
+      expect(noRoute).toMatchObject({ kind: "not_found", status: 404 })
+      fake.setBehaviour({ structuredOutput: "json_object" })
+      const unsupported = failure(yield* Effect.exit((yield* make("m", "right-key")).complete(request)))
+      expect(unsupported).toMatchObject({ kind: "unsupported", status: 400 })
+      expect(unsupported.detail).toContain("response_format")
+      fake.setBehaviour({ structuredOutput: "json_schema", script: ["bad_request"] })
+      const tooLong = failure(yield* Effect.exit((yield* make("m", "right-key")).complete(request)))
+      expect(tooLong).toMatchObject({ kind: "rejected", status: 400 })
+      expect(tooLong.fatal).toBe(false)
+    }))
+
+  it.scopedLive("a 429 for an exhausted quota is `quota` (fatal), not a rate limit to wait out", () =>
+    Effect.gen(function*() {
+      const server = Http.createServer((req, res) => {
+        req.resume()
+        req.on("end", () => {
+          res.writeHead(429, { "content-type": "application/json" })
+          res.end(JSON.stringify({ error: { message: "You exceeded your current quota, please check your plan and billing details.", type: "insufficient_quota", code: "insufficient_quota" } }))
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const provider = yield* OpenAiProvider.make({ provider: "openai", model: "m", baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: key })
+      const error = failure(yield* Effect.exit(provider.complete(request)))
+      expect(error).toMatchObject({ kind: "quota", status: 429 })
+      expect(error.fatal).toBe(true)
+    }))
+
+  it.scopedLive("a 200 whose body is an HTML page (a proxy's error) is a server error, retried — not an internal error", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({ script: ["html"] })
+      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
+      const error = failure(yield* Effect.exit(provider.complete(request)))
+      expect(error).toMatchObject({ kind: "server", status: 200 })
+      expect(error.retryable).toBe(true)
+      expect(error.detail).toContain("text/html that is not a chat completion")
+      expect(error.detail).toContain("502 Bad Gateway")
+    }))
+
+  it.scopedLive("hands the server's x-ratelimit-* headers to the caller, on successes and on 429s", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({ limit: { rpm: 600, burst: 2, headers: true, retryAfter: "ms" } })
+      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
+      const first = yield* provider.complete(request)
+      expect(first.rateLimit?.requests).toMatchObject({ limit: 2, remaining: 1 })
+      expect(first.rateLimit?.requests?.resetMs).toBeGreaterThan(0)
+      yield* provider.complete(request)
+      const limited = failure(yield* Effect.exit(provider.complete(request)))
+      expect(limited).toMatchObject({ kind: "rate_limited", status: 429 })
+      expect(limited.retryAfterMs).toBeGreaterThan(0)
+      expect(limited.retryAfterMs).toBeLessThanOrEqual(100)
+      expect(limited.limits?.requests?.remaining).toBe(0)
+    }))
+
+  it.scopedLive("answer formats: json_schema sends the schema; json_object and prompt put it in the system message", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make()
+      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
+      yield* provider.complete({ ...request, format: "json_object" })
+      yield* provider.complete({ ...request, format: "prompt" })
+      const [asObject, inPrompt] = fake.requests
+      expect(asObject!.body.response_format).toEqual({ type: "json_object" })
+      expect(inPrompt!.body.response_format).toBeUndefined()
+      for (const r of [asObject!, inPrompt!]) {
+        const system = String(r.body.messages![0]!.content)
+        expect(system).toContain(OpenAiProvider.SCHEMA_MARKER)
+        expect(system).toContain(JSON.stringify(request.schema.schema))
+      }
     }))
 
   it.scopedLive("a body that stalls after the headers times out; a gzip body the server sends unasked is read", () =>

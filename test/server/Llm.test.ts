@@ -86,9 +86,9 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("search-relevance"))
       const outcome = yield* runWith(pipeline, fakeJudge(fake), { input, outRoot, cache: true })
       expect(outcome.judgments).toMatchObject({ total: 4, ok: 4 })
-      expect(fake.calls).toBe(12)
+      expect(fake.judgeCalls).toBe(12)
       const fromCli = (yield* post(search(server.url), cliQuery)).body as SearchReply
-      expect(fake.calls).toBe(12)
+      expect(fake.judgeCalls).toBe(12)
       expect(fromCli.usage.evaluation_input_tokens).toBe(0)
 
       // And the other way: a CLI run over queries the server judged asks nothing either.
@@ -96,7 +96,7 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
       fs.writeFileSync(input2, JSON.stringify(specExample) + "\n")
       const outcome2 = yield* runWith(pipeline, fakeJudge(fake), { input: input2, outRoot, cache: true })
       expect(outcome2.judgments).toMatchObject({ total: 4, ok: 4, cached: 4 })
-      expect(fake.calls).toBe(12)
+      expect(fake.judgeCalls).toBe(12)
     }))
 
   it.scopedLive("refused requests (400, 401, 413, 404) never reach the LLM", () =>
@@ -121,7 +121,7 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
       const reply = yield* post(search(server.url), { ...specExample, hits: specExample.hits.slice(0, 2) })
       const error = expectError(reply, 502, "upstream_failed")
       expect(error.message).toMatch(/^the judge \(openai-compatible fake-judge\) failed on 1 of 2 hits: provider error/)
-      expect(error.message).toContain("model does not support this")
+      expect(error.message).toContain("maximum context length is 8192 tokens")
       expect(error.problems).toEqual([{ path: "hits[1]", message: expect.stringContaining("provider error") }])
       // Retrying pays only for the failed hit (the good one is cached).
       const retry = yield* post(search(server.url), { ...specExample, hits: specExample.hits.slice(0, 2) })

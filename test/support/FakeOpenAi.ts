@@ -3,15 +3,30 @@
  * provider code is tested through the real `openai` SDK and its fetch stack. Used by the tests and
  * by `bench/` (it must stay cheap per request and handle many keep-alive connections).
  *
- * - `POST …/chat/completions` (any base path, e.g. `/v1`); everything else is a 404.
+ * - `POST /v1/chat/completions` (the base URL is `url`); everything else is a 404, as a wrong
+ *   `--base-url` meets on a real server.
  * - Replies are chosen per call: first from `script` (in order), then at random from `faults`
  *   (fractions, seeded PRNG so runs are reproducible), otherwise `"ok"`.
  * - `"ok"` answers with `answer(request)`; the default finds the response_format JSON schema's
  *   `score` enum and answers its maximum (plus `confidence: 5` when required), so end-to-end runs
  *   decode cleanly.
  * - Every request (path, headers, parsed body) is recorded unless `record: false`.
+ *
+ * Hostile like a real API, when asked:
+ * - `limit`: a token bucket per server (continuous refill at `rpm`/60 a second, `burst` capacity,
+ *   optionally a `tpm` bucket too), as OpenAI, Mistral and most gateways limit. A request that finds
+ *   the bucket empty gets a 429 (`Retry-After` in whole seconds, rounded up, and/or `retry-after-ms`)
+ *   and consumes nothing. With `headers`, every answer carries OpenAI's `x-ratelimit-*` headers:
+ *   `limit` = the bucket's capacity, `remaining` = whole tokens left, `reset` = time until full
+ *   ("1s", "120ms", "6m0s").
+ * - `apiKey`: requests without `Authorization: Bearer <apiKey>` get OpenAI's 401.
+ * - `models`: a model not in the list gets OpenAI's 404 `model_not_found`.
+ * - `structuredOutput`: what `response_format` the server accepts (`json_schema` — the default —
+ *   also accepts `json_object`; `json_object` rejects json_schema with a 400; `none` rejects both).
+ * Checks run in the order a real API runs them: key, model, rate limit, request format.
  */
 import { Effect } from "effect"
+import { SCHEMA_MARKER } from "../../src/providers/OpenAiProvider.js"
 import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -29,6 +44,12 @@ export type FakeReply =
   | "malformed"
   /** Never respond; the socket stays open until the client aborts or the server closes. */
   | "hang"
+  /** 200 with an HTML body (a proxy's error page), not JSON. */
+  | "html"
+  /** 401 invalid_api_key. */
+  | "unauthorized"
+  /** 404 with a plain "not found" body (a wrong base URL). */
+  | "not_found"
 
 /** Fractions of calls (0..1, summed ≤ 1) that get each fault; the rest get `"ok"`. */
 export interface FaultMix {
@@ -37,6 +58,21 @@ export interface FaultMix {
   readonly bad_request?: number
   readonly malformed?: number
   readonly hang?: number
+  readonly html?: number
+}
+
+/** A token-bucket rate limit, the way OpenAI, Mistral and most gateways enforce one. */
+export interface FakeRateLimit {
+  /** Requests per minute: the bucket refills continuously at rpm / 60 a second. */
+  readonly rpm: number
+  /** The bucket's capacity (requests that may arrive at once). Default: one second's worth. */
+  readonly burst?: number
+  /** Tokens per minute (prompt ≈ characters / 4, plus the reply's tokens); capacity one second's worth. */
+  readonly tpm?: number
+  /** Send `x-ratelimit-*` headers on every reply. Default false. */
+  readonly headers?: boolean
+  /** How a 429 says when to come back. Default "seconds" (`Retry-After`, whole seconds, rounded up). */
+  readonly retryAfter?: "seconds" | "ms" | "both" | "none"
 }
 
 export interface RecordedRequest {
@@ -76,6 +112,13 @@ export interface FakeBehaviour {
   readonly malformedText: string
   /** Error message in `"bad_request"` bodies. */
   readonly badRequestMessage: string
+  readonly limit?: FakeRateLimit | undefined
+  /** The key clients must send as `Authorization: Bearer <apiKey>`; any key when undefined. */
+  readonly apiKey?: string | undefined
+  /** Models served; any model when undefined. */
+  readonly models?: ReadonlyArray<string> | undefined
+  /** The most structured `response_format` accepted. Default "json_schema". */
+  readonly structuredOutput?: "json_schema" | "json_object" | "none" | undefined
 }
 
 export interface FakeOpenAiOptions extends Partial<FakeBehaviour> {
@@ -88,13 +131,23 @@ export interface FakeOpenAi {
   readonly url: string
   /** `http://127.0.0.1:<port>` without a base path. */
   readonly origin: string
-  /** Chat-completion calls received so far (including faulted and hanging ones). */
+  /** Chat-completion calls received so far (including faulted and hanging ones, and preflights). */
   readonly calls: number
+  /** Of those, the judge's preflight requests (one tiny request before judging). */
+  readonly preflights: number
+  /** `calls` less the preflights: the calls made for judgments. */
+  readonly judgeCalls: number
   /** Hanging calls the client gave up on (closed the connection). */
   readonly abandoned: number
   /** Replies sent so far, by kind. */
   readonly replies: Readonly<Record<FakeReply, number>>
+  /** 429s sent because the token bucket was empty (not scripted or drawn ones). */
+  readonly limited: number
+  /** Arrival times (performance.now()) of the calls that got an "ok" answer. */
+  readonly okTimes: ReadonlyArray<number>
   readonly requests: ReadonlyArray<RecordedRequest>
+  /** `requests` less the preflights. */
+  readonly judgeRequests: ReadonlyArray<RecordedRequest>
   /** Change behaviour at runtime; a new `script` replaces the remaining one, a new `seed` restarts the PRNG. */
   readonly setBehaviour: (behaviour: Partial<FakeBehaviour>) => void
   /** Forget recorded requests and counters (the behaviour stays). */
@@ -123,7 +176,7 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * a `hit` enum) gets one such entry for every hit number.
  */
 export const defaultAnswer = (request: RecordedRequest): string => {
-  const schema = request.body.response_format?.json_schema?.schema
+  const schema = request.body.response_format?.json_schema?.schema ?? schemaInPrompt(request)
   const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {}
   const grades = properties.grades
   if (isRecord(grades) && isRecord(grades.items)) {
@@ -134,6 +187,19 @@ export const defaultAnswer = (request: RecordedRequest): string => {
     return JSON.stringify({ grades: hits.map((hit) => ({ hit, ...JSON.parse(entryAnswer(item)) as object })) })
   }
   return entryAnswer(schema)
+}
+
+/** Without `json_schema` (json_object or prompt modes) the client puts the schema in the system message. */
+const schemaInPrompt = (request: RecordedRequest): unknown => {
+  const system = request.body.messages?.find((m) => m.role === "system")?.content
+  if (typeof system !== "string") return undefined
+  const at = system.indexOf(SCHEMA_MARKER)
+  if (at === -1) return undefined
+  try {
+    return JSON.parse(system.slice(at + SCHEMA_MARKER.length).trim())
+  } catch {
+    return undefined
+  }
 }
 
 const entryAnswer = (schema: unknown): string => {
@@ -158,16 +224,70 @@ const defaults: FakeBehaviour = {
   retryAfterMs: undefined,
   answer: defaultAnswer,
   malformedText: "Sure! Here is my verdict: {\"reasoning\": \"the answer looks fine\", \"score\": ",
-  badRequestMessage: "Invalid request: model does not support this."
+  badRequestMessage: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages."
 }
 
-const FAULT_ORDER: ReadonlyArray<Exclude<FakeReply, "ok">> = [
+const FAULT_ORDER: ReadonlyArray<keyof FaultMix> = [
   "rate_limit",
   "server_error",
   "bad_request",
   "malformed",
-  "hang"
+  "hang",
+  "html"
 ]
+
+/** A duration as OpenAI writes it in `x-ratelimit-reset-*`: "120ms", "1.5s", "6m0s". */
+export const openAiDuration = (ms: number): string => {
+  if (ms < 1000) return `${Math.ceil(ms)}ms`
+  const minutes = Math.floor(ms / 60_000)
+  const seconds = (ms - minutes * 60_000) / 1000
+  const s = Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(3).replace(/0+$/, "")
+  return minutes > 0 ? `${minutes}m${s}s` : `${s}s`
+}
+
+/** A continuously refilled bucket: `rate` units a millisecond, `capacity` at most. */
+class Bucket {
+  private level: number
+  private at: number
+  constructor(readonly rate: number, readonly capacity: number, now: number) {
+    this.level = capacity
+    this.at = now
+  }
+  private refill(now: number) {
+    this.level = Math.min(this.capacity, this.level + (now - this.at) * this.rate)
+    this.at = now
+  }
+  /** Take `cost` units if they are there; else the milliseconds until they will be. */
+  take(now: number, cost: number): number {
+    this.refill(now)
+    const need = Math.min(cost, this.capacity)
+    if (this.level >= need) {
+      this.level -= cost
+      return 0
+    }
+    return (need - this.level) / this.rate
+  }
+  /** Add back (the reply used fewer tokens than charged) or charge more. */
+  adjust(now: number, delta: number) {
+    this.refill(now)
+    this.level = Math.min(this.capacity, this.level - delta)
+  }
+  remaining(now: number): number {
+    this.refill(now)
+    return Math.max(0, Math.floor(this.level))
+  }
+  /** Milliseconds until the bucket is full again. */
+  resetMs(now: number): number {
+    this.refill(now)
+    return (this.capacity - this.level) / this.rate
+  }
+}
+
+/** The judge's preflight: the tiny request it makes before judging (see LlmJudge.ts). */
+export const isPreflight = (body: ChatBody): boolean => {
+  const system = body.messages?.find((m) => m.role === "system")?.content
+  return typeof system === "string" && system.startsWith("You are checking that an evaluation judge is reachable.")
+}
 
 const messageChars = (body: ChatBody): number => {
   let n = 0
@@ -181,7 +301,10 @@ const emptyReplies = (): Record<FakeReply, number> => ({
   server_error: 0,
   bad_request: 0,
   malformed: 0,
-  hang: 0
+  hang: 0,
+  html: 0,
+  unauthorized: 0,
+  not_found: 0
 })
 
 /** Start a fake server; `close()` it when done (or use `make` for a scoped one). */
@@ -196,6 +319,18 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   let completionId = 0
   let abandoned = 0
   let closing = false
+  let limited = 0
+  let preflights = 0
+  let okTimes: Array<number> = []
+  let requestBucket: Bucket | undefined
+  let tokenBucket: Bucket | undefined
+  const makeBuckets = () => {
+    const limit = behaviour.limit
+    const now = performance.now()
+    requestBucket = limit === undefined ? undefined : new Bucket(limit.rpm / 60_000, limit.burst ?? Math.max(1, limit.rpm / 60), now)
+    tokenBucket = limit?.tpm === undefined ? undefined : new Bucket(limit.tpm / 60_000, Math.max(1, limit.tpm / 60), now)
+  }
+  makeBuckets()
 
   const choose = (): FakeReply => {
     const scripted = script.shift()
@@ -210,13 +345,41 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     return "ok"
   }
 
-  const send = (res: Http.ServerResponse, status: number, payload: string, headers: Record<string, string> = {}) => {
+  /** OpenAI's `x-ratelimit-*` headers for the buckets' state now, when `limit.headers` is on. */
+  const limitHeaders = (): Record<string, string> => {
+    if (behaviour.limit?.headers !== true) return {}
+    const now = performance.now()
+    const out: Record<string, string> = {}
+    if (requestBucket !== undefined) {
+      out["x-ratelimit-limit-requests"] = String(Math.floor(requestBucket.capacity))
+      out["x-ratelimit-remaining-requests"] = String(requestBucket.remaining(now))
+      out["x-ratelimit-reset-requests"] = openAiDuration(requestBucket.resetMs(now))
+    }
+    if (tokenBucket !== undefined) {
+      out["x-ratelimit-limit-tokens"] = String(Math.floor(tokenBucket.capacity))
+      out["x-ratelimit-remaining-tokens"] = String(tokenBucket.remaining(now))
+      out["x-ratelimit-reset-tokens"] = openAiDuration(tokenBucket.resetMs(now))
+    }
+    return out
+  }
+
+  const send = (res: Http.ServerResponse, status: number, payload: string, headers: Record<string, string> = {}, contentType = "application/json") => {
     res.writeHead(status, {
-      "content-type": "application/json",
+      "content-type": contentType,
       "content-length": Buffer.byteLength(payload),
+      ...limitHeaders(),
       ...headers
     })
     res.end(payload)
+  }
+
+  /** A 429 saying when to come back, as `limit.retryAfter` asks. */
+  const tooMany = (res: Http.ServerResponse, waitMs: number, message: string) => {
+    const mode = behaviour.limit?.retryAfter ?? "seconds"
+    const headers: Record<string, string> = {}
+    if (mode === "seconds" || mode === "both") headers["retry-after"] = String(Math.max(1, Math.ceil(waitMs / 1000)))
+    if (mode === "ms" || mode === "both") headers["retry-after-ms"] = String(Math.max(1, Math.ceil(waitMs)))
+    send(res, 429, errorBody(message, "requests"), headers)
   }
 
   const errorBody = (message: string, type: string) => JSON.stringify({ error: { message, type, param: null, code: null } })
@@ -238,8 +401,13 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   const reply = (res: Http.ServerResponse, request: RecordedRequest, kind: FakeReply) => {
     replies[kind]++
     switch (kind) {
-      case "ok":
-        return send(res, 200, completion(request, behaviour.answer(request)))
+      case "ok": {
+        okTimes.push(performance.now())
+        const content = behaviour.answer(request)
+        // The token bucket was charged the prompt's estimate; the reply's tokens count too.
+        tokenBucket?.adjust(performance.now(), Math.ceil(content.length / 4))
+        return send(res, 200, completion(request, content))
+      }
       case "malformed":
         return send(res, 200, completion(request, behaviour.malformedText))
       case "rate_limit": {
@@ -251,6 +419,12 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         return send(res, 500, errorBody("The server had an error while processing your request.", "server_error"))
       case "bad_request":
         return send(res, 400, errorBody(behaviour.badRequestMessage, "invalid_request_error"))
+      case "html":
+        return send(res, 200, "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>", {}, "text/html")
+      case "unauthorized":
+        return send(res, 401, JSON.stringify({ error: { message: "Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }))
+      case "not_found":
+        return send(res, 404, errorBody("Not found", "not_found"))
       case "hang":
         // The socket stays open until the client gives up (counted) or close() destroys it.
         res.once("close", () => {
@@ -262,7 +436,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
 
   const server = Http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
-    if (req.method !== "POST" || !path.endsWith("/chat/completions")) {
+    if (req.method !== "POST" || path !== "/v1/chat/completions") {
       req.resume()
       return send(res, 404, errorBody(`no route ${req.method ?? "?"} ${path}`, "not_found"))
     }
@@ -278,7 +452,32 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       if (!isRecord(body)) return send(res, 400, errorBody("request body is not an object", "invalid_request_error"))
       const request: RecordedRequest = { path, headers: req.headers, body: body as ChatBody }
       calls++
+      if (isPreflight(request.body)) preflights++
       if (record) requests.push(request)
+      if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) return reply(res, request, "unauthorized")
+      const model = request.body.model
+      if (behaviour.models !== undefined && !(typeof model === "string" && behaviour.models.includes(model))) {
+        replies.not_found++
+        return send(res, 404, JSON.stringify({ error: { message: `The model \`${String(model)}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } }))
+      }
+      if (requestBucket !== undefined) {
+        const now = performance.now()
+        const estimate = Math.ceil(messageChars(request.body) / 4)
+        const waitRequests = requestBucket.take(now, 1)
+        const waitTokens = waitRequests > 0 || tokenBucket === undefined ? 0 : tokenBucket.take(now, estimate)
+        if (waitTokens > 0) requestBucket.adjust(now, -1)
+        if (waitRequests > 0 || waitTokens > 0) {
+          limited++
+          replies.rate_limit++
+          return tooMany(res, Math.max(waitRequests, waitTokens), waitRequests > 0 ? "Rate limit reached for requests" : "Rate limit reached for tokens")
+        }
+      }
+      const format = request.body.response_format?.type
+      const accepted = behaviour.structuredOutput ?? "json_schema"
+      if ((format === "json_schema" && accepted !== "json_schema") || (format === "json_object" && accepted === "none")) {
+        replies.bad_request++
+        return send(res, 400, JSON.stringify({ error: { message: `Invalid parameter: 'response_format' of type '${format}' is not supported with this model.`, type: "invalid_request_error", param: "response_format", code: null } }))
+      }
       const kind = choose()
       if (behaviour.latencyMs > 0 && kind !== "hang") {
         setTimeout(() => {
@@ -306,25 +505,45 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         get calls() {
           return calls
         },
+        get preflights() {
+          return preflights
+        },
+        get judgeCalls() {
+          return calls - preflights
+        },
         get abandoned() {
           return abandoned
         },
         get replies() {
           return replies
         },
+        get limited() {
+          return limited
+        },
+        get okTimes() {
+          return okTimes
+        },
         get requests() {
           return requests
+        },
+        get judgeRequests() {
+          return requests.filter((r) => !isPreflight(r.body))
         },
         setBehaviour: (next) => {
           behaviour = { ...behaviour, ...next }
           if (next.script !== undefined) script = [...next.script]
           if (next.seed !== undefined) random = prng(next.seed)
+          if ("limit" in next) makeBuckets()
         },
         reset: () => {
           calls = 0
           abandoned = 0
+          limited = 0
+          preflights = 0
+          okTimes = []
           replies = emptyReplies()
           requests = []
+          makeBuckets()
         },
         close: () =>
           new Promise<void>((done) => {

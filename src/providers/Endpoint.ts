@@ -1,0 +1,38 @@
+/**
+ * Base URLs as the CLI checks and records them: an absolute http(s) URL, never shown or stored with
+ * its credentials (`http://user:key@host` → `http://host`). Cheap to load: `--help` uses it.
+ */
+
+/** A URL without credentials (user:password@) or a trailing slash; the text without `…@` when it is no URL. */
+export const withoutCredentials = (url: string): string => {
+  try {
+    const u = new URL(url)
+    u.username = ""
+    u.password = ""
+    return u.toString().replace(/\/+$/, "")
+  } catch {
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, "$1")
+  }
+}
+
+/** `host[:port]` of a URL, for messages; the URL without credentials when it is no URL. */
+export const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host
+  } catch {
+    return withoutCredentials(url)
+  }
+}
+
+/** Why `--base-url` cannot be used, or undefined: it must be an absolute http(s) URL. */
+export const baseUrlProblem = (url: string): string | undefined => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return `--base-url must be an absolute http(s) URL such as http://127.0.0.1:8000/v1 (got "${withoutCredentials(url)}")`
+  }
+  return parsed.protocol === "http:" || parsed.protocol === "https:"
+    ? undefined
+    : `--base-url must be an http or https URL (got "${withoutCredentials(url)}")`
+}

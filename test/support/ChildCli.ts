@@ -1,0 +1,77 @@
+/**
+ * The CLI as users run it: `node dist/bin.js …` in a child process (built by `pretest`), with its
+ * exit code, signal, stdout and stderr. Children still running when a test file ends are killed.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+import { afterAll } from "vitest"
+import { repoRoot } from "./RunPipeline.js"
+
+export const bin = Path.join(repoRoot, "dist", "bin.js")
+
+export interface Result {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface Running {
+  readonly child: ChildProcess
+  readonly result: Promise<Result>
+  readonly exited: () => boolean
+  /** stderr so far. */
+  readonly stderr: () => string
+}
+
+const children = new Set<ChildProcess>()
+afterAll(() => {
+  // A failed assertion must not leave a run behind (tests run concurrently: only at the end).
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  children.clear()
+})
+
+export interface StartOptions {
+  readonly uid?: number
+  readonly gid?: number
+  /** Extra environment (OPENAI_API_KEY is emptied unless given here). */
+  readonly env?: Readonly<Record<string, string>>
+  readonly cwd?: string
+}
+
+export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): Running => {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, OPENAI_API_KEY: "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid })
+  })
+  children.add(child)
+  let stdout = ""
+  let stderr = ""
+  let done = false
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+  const guard = setTimeout(() => child.kill("SIGKILL"), 100_000)
+  const result = new Promise<Result>((resolve) =>
+    child.on("close", (code, signal) => {
+      done = true
+      clearTimeout(guard)
+      resolve({ code, signal, stdout, stderr })
+    }))
+  return { child, result, exited: () => done, stderr: () => stderr }
+}
+
+export const cli = (args: ReadonlyArray<string>, options: StartOptions = {}) => start(args, options).result
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Poll until `condition` holds (the fake server runs in this process, so polling is cheap). */
+export const waitFor = async (what: string, condition: () => boolean, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
