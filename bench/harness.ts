@@ -28,9 +28,13 @@ import * as Shutdown from "../src/pipeline/Shutdown.js"
 export const loadRagAnswers = async () =>
   (await import("../pipelines/rag-answers.js")).default as unknown as Pipeline<unknown, unknown>
 
-/** LLM judge over an OpenAI-compatible endpoint (the fake server), behind a RateGate of `concurrency`. */
+/**
+ * LLM judge over an OpenAI-compatible endpoint (the fake server), behind a RateGate of `concurrency`.
+ * No preflight: the figures are throughput, and the preflight is one request before it (one round
+ * trip, overlapping validation); bench [6] runs the CLI with it.
+ */
 export const llmJudgeLayer = (baseURL: string, concurrency: number) =>
-  LlmJudge.layer().pipe(
+  LlmJudge.layer({ preflight: false }).pipe(
     Layer.provide(Layer.merge(
       OpenAiProvider.layer({
         provider: "openai-compatible",

@@ -131,15 +131,20 @@ class RecentStarts {
   constructor(readonly windowMs: number) {}
   add(t: number) {
     this.times.push(t)
+    // Starts are roughly in order: expire from the head as we go, so a long run holds one window.
+    if ((this.times.length & 1023) === 0) this.expire(t)
   }
   /** Successful starts over the last window. */
   count(now: number): number {
+    this.expire(now)
+    return this.times.length - this.headIndex
+  }
+  private expire(now: number) {
     while (this.headIndex < this.times.length && this.times[this.headIndex]! <= now - this.windowMs) this.headIndex++
     if (this.headIndex > 1024 && this.headIndex * 2 > this.times.length) {
       this.times = this.times.slice(this.headIndex)
       this.headIndex = 0
     }
-    return this.times.length - this.headIndex
   }
   /** Successful starts per millisecond over the last window (at least `minMs` of it). */
   rate(now: number, sinceFirst: number, minMs: number): number {
