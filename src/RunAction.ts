@@ -19,14 +19,16 @@ import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions 
 import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
 import * as Progress from "./report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
-import { judgeSettings, pipelineEnvKeys, retrievalEnv, type retrievalFlags, type RunFlags } from "./RunFlags.js"
+import { judgeSettings, pipelineEnvKeys, retrievalEnv, type retrievalFlags, type RunFlags, secretFlags } from "./RunFlags.js"
+import { maskUrlsIn, redactArgv } from "./domain/Secrets.js"
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
 import { thousands } from "./domain/Numbers.js"
 
+/** Recorded in the manifest: URLs in it (the search URL) with their credentials masked. */
 const pipelineEnv = (): Record<string, string> =>
-  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, process.env[k]!]]))
+  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, maskUrlsIn(process.env[k]!)]]))
 
 const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
   Effect.sync(() => {
@@ -111,8 +113,5 @@ export const runAction = (flags: RunFlags) =>
     yield* checkFailures(outcome, flags.maxFailures)
   })
 
-/** The command line as typed, with any --api-key value masked (it must never reach a file). */
-const commandLine = () => {
-  const args = process.argv.slice(2)
-  return ["rag-eval", ...args.map((a, i) => (args[i - 1] === "--api-key" ? "<redacted>" : a.startsWith("--api-key=") ? "--api-key=<redacted>" : a))].join(" ")
-}
+/** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */
+const commandLine = () => ["rag-eval", ...redactArgv(process.argv.slice(2), secretFlags)].join(" ")

@@ -6,6 +6,7 @@ import * as Args from "@effect/cli/Args"
 import * as Options from "@effect/cli/Options"
 import type * as Command from "@effect/cli/Command"
 import * as Option from "effect/Option"
+import { secretFlagNames } from "./domain/Secrets.js"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"
 
@@ -123,6 +124,9 @@ export const pipelineEnvKeys: ReadonlyArray<string> = [
 export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
+
+/** Flags of `run` whose value is a secret (every `Options.redacted` above): masked in the recorded command. */
+export const secretFlags: ReadonlyArray<string> = secretFlagNames(runConfig)
 
 /** The provider flags `run` and `serve` share (same names, defaults and meaning). */
 export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, timeout, maxRetries, seed, temperature }

@@ -68,9 +68,12 @@ const untilStopRequested = Effect.flatMap(Effect.serviceOption(Shutdown), (shutd
     onSome: (s) => Effect.sleep(Duration.millis(100)).pipe(Effect.repeat({ until: () => s.stopping() }))
   }))
 
+/** The flags of `serve` (its own and the provider flags it shares with `run`). */
+export const serveConfig = { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, concurrency, ...providerFlags }
+
 export const serveCommand = Command.make(
   "serve",
-  { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, concurrency, ...providerFlags },
+  serveConfig,
   (flags) =>
     Effect.gen(function*() {
       if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })

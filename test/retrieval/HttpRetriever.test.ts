@@ -157,7 +157,7 @@ describe("reading hits", () => {
   })
 
   it("masks secrets in the recorded URL", () => {
-    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe("https://search.example/v1?index=docs&api_key=REDACTED")
+    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe("https://<redacted>@search.example/v1?index=docs&api_key=<redacted>")
   })
 })
 
