@@ -52,7 +52,7 @@ export const runAction = (flags: RunFlags) =>
     if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
-    const reporters = yield* parseFormats(flags.format)
+    const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     yield* applyRetrievalFlags(flags)
     if (flags.listwise) process.env.RAG_EVAL_LISTWISE = "1"
