@@ -6,6 +6,10 @@ import * as Args from "@effect/cli/Args"
 import * as Options from "@effect/cli/Options"
 import type * as Command from "@effect/cli/Command"
 import * as Option from "effect/Option"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Effect from "effect/Effect"
+import { isRunId, runIdProblem } from "./domain/RunId.js"
 import { secretFlagNames } from "./domain/Secrets.js"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"
@@ -55,7 +59,11 @@ const columns = Options.text("columns").pipe(
 )
 const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times, to measure stability (default 1)"), Options.withDefault(1))
 const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
-const runId = Options.text("run-id").pipe(Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts)"), Options.optional)
+const runId = Options.text("run-id").pipe(
+  Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts); 1-128 letters, digits, . _ -, starting with a letter or digit"),
+  Options.mapEffect((id) => isRunId(id) ? Effect.succeed(id) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--run-id: ${runIdProblem(id)}`)))),
+  Options.optional
+)
 const retryFailed = Options.boolean("retry-failed").pipe(Options.withDescription("On resume, judge again the judgments recorded as failed"))
 const noCache = Options.boolean("no-cache").pipe(Options.withDescription("Do not reuse judgments cached by earlier runs under --out (the run's own journal is still used)"))
 const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print the calls, estimated tokens and cost, without calling anything or writing files"))
