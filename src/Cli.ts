@@ -14,7 +14,7 @@ import { compareCommand } from "./commands/Compare.js"
 import { trecCommand } from "./commands/Trec.js"
 import { displayPath } from "./Display.js"
 import { defaultFormats } from "./report/Formats.js"
-import { runConfig } from "./RunFlags.js"
+import { csvRaw, runConfig } from "./RunFlags.js"
 import { serveCommand } from "./server/ServeCommand.js"
 import { VERSION } from "./version.js"
 
@@ -30,13 +30,14 @@ const reportCommand = Command.make(
     format: Options.text("format").pipe(
       Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
       Options.withDefault(defaultFormats.join(","))
-    )
+    ),
+    csvRaw
   },
-  ({ runDir, format }) =>
+  ({ runDir, format, csvRaw }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("./report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
-      const reporters = yield* parseFormats(format)
+      const reporters = yield* parseFormats(format, { csvRaw })
       const outcome = yield* reportRun(runDir, reporters)
       for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
       yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)

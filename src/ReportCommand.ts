@@ -31,7 +31,14 @@ const Manifest = Schema.Struct({
   iterations: Schema.Number,
   concurrency: Schema.Number,
   maxFailures: Schema.optional(Schema.Number),
-  judge: Schema.Struct({ provider: Schema.String, model: Schema.String, label: Schema.String, params: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+  judge: Schema.Struct({
+    provider: Schema.String,
+    model: Schema.String,
+    label: Schema.String,
+    params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    /** Part of every judgment key when the judge's server is not the provider's public API. */
+    endpoint: Schema.optional(Schema.String)
+  }),
   price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number }))),
   /** The pipeline's settings from the environment when it ran (retrieval flags, --listwise…). */
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
@@ -75,6 +82,7 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
       model: m.judge.model,
       label: m.judge.label,
       params: m.judge.params,
+      endpoint: m.judge.endpoint,
       local: false,
       judge: () => Effect.dieMessage("report must not call a judge"),
       judgeList: () => Effect.dieMessage("report must not call a judge")

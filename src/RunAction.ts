@@ -19,15 +19,17 @@ import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions 
 import { formatUsd, loadPriceFile, type Price, priceFor } from "./pricing/Prices.js"
 import * as Progress from "./report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "./report/Reporter.js"
-import { judgeSettings, pipelineEnvKeys, providerFlagsProblem, retrievalEnv, type retrievalFlags, type RunFlags } from "./RunFlags.js"
+import { judgeSettings, pipelineEnvKeys, providerFlagsProblem, retrievalEnv, type retrievalFlags, type RunFlags, secretFlags } from "./RunFlags.js"
 import { Shutdown } from "./pipeline/Shutdown.js"
+import { maskUrlsIn, redactArgv } from "./domain/Secrets.js"
 import * as JudgmentCache from "./store/JudgmentCache.js"
 import * as JudgmentJournal from "./store/JudgmentJournal.js"
 import { VERSION } from "./version.js"
 import { thousands } from "./domain/Numbers.js"
 
+/** Recorded in the manifest: URLs in it (the search URL) with their credentials masked. */
 const pipelineEnv = (): Record<string, string> =>
-  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, process.env[k]!]]))
+  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, maskUrlsIn(process.env[k]!)]]))
 
 const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
   Effect.sync(() => {
@@ -52,7 +54,7 @@ export const runAction = (flags: RunFlags) =>
     if (flagProblem !== undefined) return yield* new UsageError({ problem: flagProblem })
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
-    const reporters = yield* parseFormats(flags.format)
+    const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     yield* applyRetrievalFlags(flags)
     if (flags.listwise) process.env.RAG_EVAL_LISTWISE = "1"
@@ -114,8 +116,5 @@ export const runAction = (flags: RunFlags) =>
     yield* checkFailures(outcome, flags.maxFailures)
   })
 
-/** The command line as typed, with any --api-key value masked (it must never reach a file). */
-const commandLine = () => {
-  const args = process.argv.slice(2)
-  return ["rag-eval", ...args.map((a, i) => (args[i - 1] === "--api-key" ? "<redacted>" : a.startsWith("--api-key=") ? "--api-key=<redacted>" : a))].join(" ")
-}
+/** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */
+const commandLine = () => ["rag-eval", ...redactArgv(process.argv.slice(2), secretFlags)].join(" ")

@@ -10,6 +10,8 @@ import type * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { baseUrlProblem } from "./providers/Endpoint.js"
+import { isRunId, runIdProblem } from "./domain/RunId.js"
+import { secretFlagNames } from "./domain/Secrets.js"
 import { PROVIDERS } from "./providers/Names.js"
 import { defaultFormats } from "./report/Formats.js"
 
@@ -112,13 +114,19 @@ export const temperature = Options.float("temperature").pipe(
   checked((t: number) => t >= 0 ? undefined : `--temperature must be 0 or more (got ${t})`),
   Options.optional
 )
+/** Shared by `run` and `report`. */
+export const csvRaw = Options.boolean("csv-raw").pipe(Options.withDescription("Write report.csv cells as they are: do not prefix cells starting with = + - @ tab or CR with ' (spreadsheet formula protection)"))
 const columns = Options.text("columns").pipe(
   Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
   Options.optional
 )
 const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times, to measure stability (default 1)"), Options.withDefault(1))
 const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
-const runId = Options.text("run-id").pipe(Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts)"), Options.optional)
+const runId = Options.text("run-id").pipe(
+  Options.withDescription("Name the run (default: derived from pipeline, input, judge and prompts); 1-128 letters, digits, . _ -, starting with a letter or digit"),
+  checked((id: string) => isRunId(id) ? undefined : `--run-id: ${runIdProblem(id)}`),
+  Options.optional
+)
 const retryFailed = Options.boolean("retry-failed").pipe(Options.withDescription("On resume, judge again the judgments recorded as failed"))
 const noCache = Options.boolean("no-cache").pipe(Options.withDescription("Do not reuse judgments cached by earlier runs under --out (the run's own journal is still used)"))
 const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print the calls, estimated tokens and cost, without calling anything or writing files"))
@@ -186,9 +194,12 @@ export const pipelineEnvKeys: ReadonlyArray<string> = [
   "RAG_EVAL_LISTWISE"
 ]
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
+
+/** Flags of `run` whose value is a secret (every `Options.redacted` above): masked in the recorded command. */
+export const secretFlags: ReadonlyArray<string> = secretFlagNames(runConfig)
 
 /** The provider flags `run` and `serve` share (same names, defaults and meaning). */
 export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, seed, temperature }

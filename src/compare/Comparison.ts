@@ -29,6 +29,7 @@ import {
 } from "../stats/Paired.js"
 import type { RunCases, RunDescription } from "./RunCases.js"
 import { thousands } from "../domain/Numbers.js"
+import { code, inline } from "../report/Markdown.js"
 
 export interface CompareOptions {
   /** Comma-separated metric names; default every metric both runs have. */
@@ -244,10 +245,8 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
 
 const fmt = (x: number | null, digits = 4) => (x === null ? "n/a" : x.toFixed(digits))
 
-const escapeCell = (s: string) => s.replace(/\|/g, "\\|")
-
 const describeRun = (label: string, r: RunDescription) =>
-  `- **${label}**: \`${r.dir}\` — ${r.pipeline}, run ${r.runId}${r.judge === undefined ? "" : `, judge ${r.judge}`}` +
+  `- **${label}**: ${code(r.dir)} — ${inline(r.pipeline)}, run ${inline(r.runId)}${r.judge === undefined ? "" : `, judge ${inline(r.judge)}`}` +
   `, iteration${r.iterations.length === 1 ? ` ${r.iterations[0]}` : `s ${r.iterations[0]}–${r.iterations.at(-1)} averaged per case`}` +
   `${r.status !== undefined && r.status !== "complete" ? ` (status: ${r.status})` : ""}`
 
@@ -269,14 +268,14 @@ export const comparisonMarkdown = (c: Comparison): string => {
   for (const m of c.metrics) {
     const ci = m.bootstrap.lower === null || m.bootstrap.upper === null ? "n/a" : `[${formatSigned(m.bootstrap.lower)}, ${formatSigned(m.bootstrap.upper)}]`
     lines.push(
-      `| ${escapeCell(m.metric)} | ${m.n} | ${m.excluded} | ${fmt(m.meanA)} | ${fmt(m.meanB)} | ${formatSigned(m.delta)} | ${ci} | ${formatP(m.tTest.p)} | ${formatP(m.randomisation.p)} | ${m.wins}/${m.ties}/${m.losses} |`
+      `| ${inline(m.metric, 200)} | ${m.n} | ${m.excluded} | ${fmt(m.meanA)} | ${fmt(m.meanB)} | ${formatSigned(m.delta)} | ${ci} | ${formatP(m.tTest.p)} | ${formatP(m.randomisation.p)} | ${m.wins}/${m.ties}/${m.losses} |`
     )
   }
   lines.push("", "## Verdicts", "", ...c.metrics.map((m) => `- ${m.verdict}`))
   if (c.onlyInA.length > 0 || c.onlyInB.length > 0) {
     lines.push("", "Not compared (in one run only): " + [
-      c.onlyInA.length > 0 ? `A: ${c.onlyInA.join(", ")}` : "",
-      c.onlyInB.length > 0 ? `B: ${c.onlyInB.join(", ")}` : ""
+      c.onlyInA.length > 0 ? `A: ${inline(c.onlyInA.join(", "), 2000)}` : "",
+      c.onlyInB.length > 0 ? `B: ${inline(c.onlyInB.join(", "), 2000)}` : ""
     ].filter((p) => p !== "").join("; "))
   }
   return lines.join("\n") + "\n"

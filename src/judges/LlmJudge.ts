@@ -106,24 +106,32 @@ const balancedEnd = (text: string, start: number): number | undefined => {
 }
 
 /**
- * The JSON object in a reply: the whole text, else the body of a ```json fence, else the first
- * balanced `{…}` that parses (prose around it is ignored). Undefined when there is none.
+ * Every JSON object a reply holds, in the order they appear: the whole text when it is one object;
+ * otherwise each balanced `{…}` that parses (braces inside strings skipped), outermost first and not
+ * looking inside one that parsed — whether in prose or in a ```json fence. A reply may show an
+ * example before its answer ("for example {…, "score": 0} … my answer: {…}"), so the decoders take
+ * the LAST object that decodes, not the first.
  */
-export const extractJsonObject = (text: string): Record<string, unknown> | undefined => {
+export const jsonObjects = (text: string): Array<Record<string, unknown>> => {
   const whole = tryParse(text.trim())
-  if (isObject(whole)) return whole
-  for (const fence of text.matchAll(/```[A-Za-z]*\s*\n?([\s\S]*?)```/g)) {
-    const inFence = tryParse((fence[1] ?? "").trim())
-    if (isObject(inFence)) return inFence
-  }
-  for (let start = text.indexOf("{"); start !== -1; start = text.indexOf("{", start + 1)) {
+  if (isObject(whole)) return [whole]
+  const found: Array<Record<string, unknown>> = []
+  for (let start = text.indexOf("{"); start !== -1;) {
     const end = balancedEnd(text, start)
-    if (end === undefined) return undefined
+    if (end === undefined) break
     const candidate = tryParse(text.slice(start, end))
-    if (isObject(candidate)) return candidate
+    if (isObject(candidate)) {
+      found.push(candidate)
+      start = text.indexOf("{", end)
+    } else {
+      start = text.indexOf("{", start + 1)
+    }
   }
-  return undefined
+  return found
 }
+
+/** The last JSON object in a reply (see `jsonObjects`); undefined when there is none. */
+export const extractJsonObject = (text: string): Record<string, unknown> | undefined => jsonObjects(text).at(-1)
 
 const answerDecoders = new WeakMap<Rubric, (u: unknown) => Either.Either<Answer, ParseResult.ParseError>>()
 
@@ -142,12 +150,23 @@ const answerDecoder = (rubric: Rubric) => {
   return decoder
 }
 
-/** Decode a reply into an answer on the rubric's scale, or say what is wrong with it. */
+/**
+ * Decode a reply into an answer on the rubric's scale: the last JSON object in it that is a valid
+ * answer (an example shown earlier in the reply is not the answer); when none is, what is wrong
+ * with the last object.
+ */
 export const decodeAnswer = (rubric: Rubric, text: string): Either.Either<Answer, string> => {
   if (text.trim() === "") return Either.left("the reply was empty")
-  const json = extractJsonObject(text)
-  if (json === undefined) return Either.left("the reply contains no valid JSON object")
-  return Either.mapLeft(answerDecoder(rubric)(json), formatIssues)
+  const objects = jsonObjects(text)
+  if (objects.length === 0) return Either.left("the reply contains no valid JSON object")
+  const decode = answerDecoder(rubric)
+  let last: Either.Either<Answer, ParseResult.ParseError> | undefined
+  for (let i = objects.length - 1; i >= 0; i--) {
+    const result = decode(objects[i])
+    if (Either.isRight(result)) return Either.right(result.right)
+    last ??= result
+  }
+  return Either.mapLeft(last!, formatIssues)
 }
 
 const formatIssues = (e: ParseResult.ParseError) =>
@@ -169,8 +188,20 @@ export interface ListAnswerProblem {
  */
 export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
   if (text.trim() === "") return Either.left({ problem: "the reply was empty" })
-  const json = extractJsonObject(text)
-  if (json === undefined) return Either.left({ problem: "the reply contains no valid JSON object" })
+  const objects = jsonObjects(text)
+  if (objects.length === 0) return Either.left({ problem: "the reply contains no valid JSON object" })
+  // The last grade list that decodes whole; else the last one with a grades array, for what it says per hit.
+  let fallback: ListAnswerProblem | undefined
+  for (let i = objects.length - 1; i >= 0; i--) {
+    const result = decodeGradeList(rubric, n, objects[i]!)
+    if (Either.isRight(result)) return result
+    if (fallback === undefined || (fallback.items === undefined && result.left.items !== undefined)) fallback = result.left
+  }
+  return Either.left(fallback!)
+}
+
+/** One object as a listwise answer (see `decodeListAnswer`). */
+const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown>): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
   const grades = json.grades
   if (!Array.isArray(grades)) return Either.left({ problem: "grades: expected an array with one entry per hit" })
   const items: Array<Answer | string> = Array.from({ length: n }, () => "no grade was given for this hit")

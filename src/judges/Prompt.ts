@@ -82,10 +82,55 @@ export const loadRubric = (id: string, promptsDir: string = defaultPromptsDir) =
     return rubric
   })
 
-const TAG_LIKE = /<(\/?)([A-Za-z_][\w:.-]*)/g
+/** Tags the templates use as data delimiters (`<data name="…">…</data>`); a test checks `prompts/` uses no other. */
+export const DATA_TAGS: ReadonlyArray<string> = ["data"]
 
-/** Escape tag-like text so data cannot open or close a delimiter block. */
-export const escapeData = (value: string): string => value.replace(TAG_LIKE, "&lt;$1$2")
+/** Characters that NFKC turns into `<`: the ASCII one, full-width ＜ (U+FF1C) and small ﹤ (U+FE64). */
+const LESS_THAN = /[<\uff1c\ufe64]/
+const LESS_THAN_ALL = /[<\uff1c\ufe64]/g
+/** An ASCII tag start right after `<`: `<name` or `</name` (any tag, not only the delimiters). */
+const TAG_START = /^\/?[A-Za-z_]/
+/** Invisible format characters (Unicode Cf): zero-width space / joiners, word joiner, BOM, soft hyphen, bidi controls… */
+const FORMAT = /\p{Cf}/gu
+const DELIMITER = new RegExp(`^\\s*(?:/\\s*)?(?:${DATA_TAGS.join("|")})(?![a-z0-9_-])`)
+/** Longest skeleton needed to recognise a delimiter: `/`, the longest tag name, one more character. */
+const SKELETON_LENGTH = 2 + Math.max(...DATA_TAGS.map((t) => t.length))
+
+/**
+ * What a lenient reader sees after the `<` at `start`: each following character NFKC-normalised
+ * (full-width ／ｄａｔａ → /data), invisible format characters dropped, lower-cased; as many
+ * characters as it takes to see `SKELETON_LENGTH` visible ones (whitespace does not count, so no
+ * run of spaces hides a delimiter).
+ */
+const skeletonAfter = (value: string, start: number): string => {
+  let skeleton = ""
+  let visible = 0
+  for (let i = start; i < value.length && visible < SKELETON_LENGTH; ) {
+    const ch = String.fromCodePoint(value.codePointAt(i)!)
+    i += ch.length
+    const n = ch.normalize("NFKC").replace(FORMAT, "").toLowerCase()
+    skeleton += n
+    visible += n.replace(/\s+/g, "").length
+  }
+  return skeleton
+}
+
+/**
+ * Escape tag-like text so data cannot open or close a delimiter block: a `<` right before a tag
+ * name (`<b`, `</x`), and any `<` look-alike (`<`, `＜`, `﹤`) that a lenient reader would take for a
+ * delimiter — whitespace inside the tag (`< /data>`, `</ data >`, newlines, tabs), any case,
+ * full-width forms (`＜／ｄａｔａ＞`) and invisible characters inserted (`<\u200b/da\u200bta>`) — becomes
+ * `&lt;`. Detection normalises (NFKC, format characters and whitespace dropped, lower case); the
+ * text itself is kept, so ordinary text (`a < b`, `x </ y`, `a ＜ b`) reads as written.
+ */
+export const escapeData = (value: string): string => {
+  if (!LESS_THAN.test(value)) return value
+  return value.replace(LESS_THAN_ALL, (lt: string, offset: number) => {
+    const next = offset + lt.length
+    if (lt === "<" && TAG_START.test(value.slice(next, next + 2))) return "&lt;"
+    return DELIMITER.test(skeletonAfter(value, next)) ? "&lt;" : lt
+  })
+}
 
 const VARIABLE = /\{\{\s*([A-Za-z_][\w-]*)\s*\}\}/g
 

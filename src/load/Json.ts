@@ -45,11 +45,56 @@ type Parsed = { readonly ok: true; readonly value: unknown } | {
   readonly position: number | undefined
 }
 
+/**
+ * Rows nest at most this deep (the row object is level 1). Deeper rows are refused while the input
+ * is validated: later stages walk rows recursively (hashing, JSON.stringify, prompts), and a row
+ * nested thousands deep would end the run with a stack overflow after its judgments were paid for.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * Where `value` nests deeper than `limit` levels of objects and arrays (`value` itself is level 1):
+ * the depth reached (limit + 1) and the top-level field it is under; undefined when it does not.
+ * Iterative, so any depth JSON.parse accepts is measured without recursion.
+ */
+export const nestingTooDeep = (value: unknown, limit = MAX_JSON_DEPTH): { readonly depth: number; readonly field: string | undefined } | undefined => {
+  const values: Array<unknown> = [value]
+  const depths: Array<number> = [1]
+  const fields: Array<string | undefined> = [undefined]
+  while (values.length > 0) {
+    const v = values.pop()
+    const depth = depths.pop()!
+    const field = fields.pop()
+    if (typeof v !== "object" || v === null) continue
+    if (depth > limit) return { depth, field }
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        values.push(item)
+        depths.push(depth + 1)
+        fields.push(field)
+      }
+    } else {
+      for (const key in v) {
+        values.push((v as Record<string, unknown>)[key])
+        depths.push(depth + 1)
+        fields.push(field ?? key)
+      }
+    }
+  }
+  return undefined
+}
+
+const depthProblem = (found: { readonly field: string | undefined }) =>
+  `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays${found.field === undefined ? "" : ` (in field ${JSON.stringify(found.field)})`}; flatten it`
+
 /** `JSON.parse` as a value: the message without V8's position suffix, and the position apart. */
 const parseJson = (text: string): Parsed => {
   try {
     return { ok: true, value: JSON.parse(text) }
   } catch (error) {
+    if (error instanceof RangeError) {
+      return { ok: false, message: `nested too deep to read (${error.message}); rows may nest at most ${MAX_JSON_DEPTH} levels`, position: undefined }
+    }
     const raw = error instanceof Error ? error.message : String(error)
     const match = /at position (\d+)/.exec(raw)
     const message = raw.replace(/\s*(in JSON )?at position \d+(\s*\(line \d+ column \d+\))?/, "")
@@ -137,6 +182,10 @@ export const parseJsonDocument = (file: string, text: string): Either.Either<Jso
           problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${describeJson(item)}, expected an object`
         })
       )
+    }
+    const deep = nestingTooDeep(item)
+    if (deep !== undefined) {
+      return Either.left(new InputError({ file, line, problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${depthProblem(deep)}` }))
     }
     columns.add(item)
     rows.push({ line, values: item })
@@ -297,6 +346,8 @@ export class JsonlParser {
         problem: `expected a JSON object on each line, found ${describeJson(value)}`
       })
     }
+    const deep = nestingTooDeep(value)
+    if (deep !== undefined) return new InputError({ file: this.file, line: this.lineNo, problem: `the object is ${depthProblem(deep)}` })
     this.keys.add(value)
     this.rowCount++
     out.push({ line: this.lineNo, values: value })

@@ -8,6 +8,7 @@ import type * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
+import type { CsvCell } from "../report/Csv.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { Retriever } from "./Retriever.js"
 
@@ -110,7 +111,8 @@ export interface AggregateStage<R, S> {
 export interface ReportView<R, S> {
   readonly markdown: (info: RunInfo, summary: S, records: Stream.Stream<R, OutputError>) => Stream.Stream<string, OutputError>
   readonly csvHeader: (info: RunInfo, summary: S) => ReadonlyArray<string>
-  readonly csvRow: (info: RunInfo, record: R) => ReadonlyArray<string>
+  /** Text cells are neutralised against CSV injection; numbers the view computed are `Csv.csvNumber` cells. */
+  readonly csvRow: (info: RunInfo, record: R) => ReadonlyArray<CsvCell>
 }
 
 export interface Pipeline<R = unknown, S = unknown> {

@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
+import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { type FatalJudgeError, InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
 import { failureClass, type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
@@ -229,6 +230,8 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       columns: options.columns
     }
     const identityHash = sha256(canonicalJson(identity))
+    // The CLI checks --run-id as it parses it; a library caller gets the same check.
+    if (options.runId !== undefined && !isRunId(options.runId)) return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
     const runId = options.runId ?? identityHash.slice(0, 12)
     const runDir = Path.join(options.outRoot, pipeline.name, runId)
     const info: RunInfo = {
@@ -429,10 +432,6 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
 export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    // The preflight (one tiny request: key, model, URL, answer format) runs while the input is
-    // validated, so a misconfigured provider is known by the time the first judgment would be asked.
-    const preflightJudge = yield* Judge
-    const preflightFiber = options.replay === true || preflightJudge.preflight === undefined ? undefined : yield* Effect.fork(preflightJudge.preflight)
     let preflight: PreflightReport | undefined
     const { judge, retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
     const { runId, runDir } = info
@@ -454,6 +453,12 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       if (j.status === "ok") keptOk++
       else if (!options.retryFailed && failureClass(j) === "judge") keptFailed++
     }
+    // The preflight (one tiny request: key, model, URL, answer format) is sent once the input is
+    // valid (bad input costs nothing) and only when something is left to judge; it runs while the
+    // run starts up and is awaited before the first judge call.
+    const preflightFiber = options.replay === true || judge.preflight === undefined || keptOk + keptFailed >= total
+      ? undefined
+      : yield* Effect.fork(judge.preflight)
     if (keptOk + keptFailed > 0) {
       const failedNote = keptFailed > 0 ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)` : ""
       yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${thousands(total)} judgments done${failedNote}`)
@@ -520,10 +525,13 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ? Effect.succeed(true) : Effect.suspend(() =>
       preflight !== undefined ? Effect.succeed(true) : Fiber.join(preflightFiber).pipe(
         Effect.map((report) => {
-          preflight = report
-          // Its tokens are this invocation's spend too (the manifest shows them apart).
-          tally.input += report.inputTokens
-          tally.output += report.outputTokens
+          // Several workers may be waiting for it: its tokens count once.
+          if (preflight === undefined) {
+            preflight = report
+            // They are this invocation's spend too (the manifest shows them apart).
+            tally.input += report.inputTokens
+            tally.output += report.outputTokens
+          }
           return true
         }),
         Effect.catchAll((e) => Effect.sync(() => {

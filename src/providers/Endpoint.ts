@@ -2,17 +2,23 @@
  * Base URLs as the CLI checks and records them: an absolute http(s) URL, never shown or stored with
  * its credentials (`http://user:key@host` → `http://host`). Cheap to load: `--help` uses it.
  */
+import { maskUrl } from "../domain/Secrets.js"
 
-/** A URL without credentials (user:password@) or a trailing slash; the text without `…@` when it is no URL. */
+/**
+ * A URL without credentials (user:password@) or a trailing slash, and secret query or fragment
+ * parameters masked (`?api_key=<redacted>`): what may be shown, recorded, and be a judge's identity.
+ */
 export const withoutCredentials = (url: string): string => {
+  let plain: string
   try {
     const u = new URL(url)
     u.username = ""
     u.password = ""
-    return u.toString().replace(/\/+$/, "")
+    plain = u.toString().replace(/\/+$/, "")
   } catch {
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, "$1")
+    plain = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, "$1")
   }
+  return maskUrl(plain)
 }
 
 /** `host[:port]` of a URL, for messages; the URL without credentials when it is no URL. */

@@ -18,6 +18,7 @@ import {
   tokensSection,
   writeQrelsFile
 } from "./RetrievalReport.js"
+import { csvMaybeNumber, csvNumber } from "./Csv.js"
 import { criterionSection, failures, inline, quoteBlock, runParameters } from "./RubricReport.js"
 
 const proxyNotice = [
@@ -89,7 +90,7 @@ const lowestSection = (s: GradedSummary) =>
     "",
     "| Case | Question | NDCG@10 |",
     "|---|---|---|",
-    ...s.lowest.map((l) => `| ${l.caseId} | ${inline(l.query, 100)} | ${fixed(l.value, 3)} |`),
+    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${fixed(l.value, 3)} |`),
     ""
   ].join("\n")
 
@@ -105,12 +106,12 @@ const tableHeader = [
 
 const tableRow = (r: GradedRecord) =>
   r.metrics === null
-    ? `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.context.skill ?? "", 60)} | — | retrieval failed | | | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${fixed(value(r, "averageRelevance"), 2)} | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${fixed(value(r, "ndcg@5"), 3)} | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${fixed(value(r, "precision@5"), 2)} | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
+    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | — | retrieval failed | | | | | | | |\n`
+    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${fixed(value(r, "averageRelevance"), 2)} | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${fixed(value(r, "ndcg@5"), 3)} | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${fixed(value(r, "precision@5"), 2)} | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
 
 const details = (r: GradedRecord) =>
   [
-    `### ${r.ordinal + 1}. ${r.caseId} — ${inline(r.context.skill ?? "", 100)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
+    `### ${r.ordinal + 1}. ${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
     "",
     `**Question** (line ${r.line}):`,
     "",
@@ -178,15 +179,12 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
     "judge output tokens"
   ],
   csvRow: (_info: RunInfo, r) => {
-    const v = (k: string, digits = 4) => {
-      const x = value(r, k)
-      return x === null ? "" : x.toFixed(digits)
-    }
+    const v = (k: string, digits = 4) => csvMaybeNumber(value(r, k), digits)
     return [
       r.caseId,
       r.query,
       r.context.skill ?? "",
-      r.metrics === null ? "" : String(r.hits.length),
+      r.metrics === null ? "" : csvNumber(r.hits.length),
       v("averageRelevance"),
       v("highlyRelevantRate", 2),
       v("irrelevantRate", 2),
@@ -197,11 +195,11 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
       maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "",
       maybe(value(r, "precision@10"), precisionBand)?.level ?? "",
       r.hits.map((h) => (h.grade === null ? "failed" : String(h.grade))).join(" "),
-      String(r.failedJudgments),
+      csvNumber(r.failedJudgments),
       r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
-      r.latency.total === undefined ? "" : String(r.latency.total),
-      String(r.tokens.input),
-      String(r.tokens.output)
+      csvMaybeNumber(r.latency.total),
+      csvNumber(r.tokens.input),
+      csvNumber(r.tokens.output)
     ]
   }
 })

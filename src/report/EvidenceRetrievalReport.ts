@@ -11,7 +11,8 @@ import type { EvidenceRecord, EvidenceRunSummary } from "../pipeline/EvidenceRet
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { formatUsd } from "../pricing/Prices.js"
 import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, writeQrelsFile } from "./RetrievalReport.js"
-import { inline } from "./RubricReport.js"
+import { csvMaybeNumber, csvNumber } from "./Csv.js"
+import { code, inline } from "./Markdown.js"
 import { thousands } from "../domain/Numbers.js"
 
 const notice = (threshold: number) => [
@@ -29,8 +30,8 @@ const runSection = (info: RunInfo, s: EvidenceRunSummary) =>
     "",
     "| Parameter | Value |",
     "|---|---|",
-    `| Pipeline | ${info.pipeline} |`,
-    `| Run id | ${info.runId} |`,
+    `| Pipeline | ${inline(info.pipeline)} |`,
+    `| Run id | ${inline(info.runId)} |`,
     `| Input | ${inline(info.input.path)} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…) |`,
     `| Queries | ${s.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`}; ${s.goldSpans} gold spans |`,
     `| Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD) | ${s.fuzzyThreshold} |`,
@@ -61,7 +62,7 @@ const metricsSection = (s: EvidenceRunSummary) => {
     "",
     `Over ${s.queries} quer${s.queries === 1 ? "y" : "ies"}` +
       (s.retrievalFailures.count > 0 ? ` (${s.retrievalFailures.count} retrieval failure(s) left out)` : "") +
-      (s.withoutGold.count > 0 ? `; ${s.withoutGold.count} without gold spans count as 0 (${s.withoutGold.ids.map((id) => `\`${id}\``).join(", ")})` : "") + ".",
+      (s.withoutGold.count > 0 ? `; ${s.withoutGold.count} without gold spans count as 0 (${s.withoutGold.ids.map(code).join(", ")})` : "") + ".",
     ""
   ].join("\n")
 }
@@ -91,7 +92,7 @@ const lowestSection = (s: EvidenceRunSummary) =>
     "",
     "| Query id | Query | Coverage@10 | RR |",
     "|---|---|---|---|",
-    ...s.lowest.map((l) => `| ${l.caseId} | ${inline(l.query, 100)} | ${pct(l.coverageAt10)} | ${fixed(l.reciprocalRank, 3)} |`),
+    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${pct(l.coverageAt10)} | ${fixed(l.reciprocalRank, 3)} |`),
     ""
   ].join("\n")
 
@@ -105,15 +106,15 @@ const tableHeader = [
 
 const tableRow = (r: EvidenceRecord) => {
   const s = r.scores
-  if (s === null) return `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 70)} | ${r.gold.length} | — | retrieval failed | | | | | | | ${ms(r.latency.total)} | |\n`
-  return `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 70)} | ${s.goldSpans} | ${r.chunks.length} | ${fixed(s.precisionAt5, 2)} | ${s.coveredAt3}/${s.goldSpans} | ${s.coveredAt10}/${s.goldSpans} | ${s.fullCoverageAt10 === 1 ? "yes" : "no"} | ${fixed(s.averagePrecision, 3)} | ${fixed(s.reciprocalRank, 3)} | ${s.hitAt10 === 1 ? "yes" : "no"} | ${ms(r.latency.total)} | ${r.cost === null ? "—" : formatUsd(r.cost)} |\n`
+  if (s === null) return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 70)} | ${r.gold.length} | — | retrieval failed | | | | | | | ${ms(r.latency.total)} | |\n`
+  return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 70)} | ${s.goldSpans} | ${r.chunks.length} | ${fixed(s.precisionAt5, 2)} | ${s.coveredAt3}/${s.goldSpans} | ${s.coveredAt10}/${s.goldSpans} | ${s.fullCoverageAt10 === 1 ? "yes" : "no"} | ${fixed(s.averagePrecision, 3)} | ${fixed(s.reciprocalRank, 3)} | ${s.hitAt10 === 1 ? "yes" : "no"} | ${ms(r.latency.total)} | ${r.cost === null ? "—" : formatUsd(r.cost)} |\n`
 }
 
 const details = (r: EvidenceRecord) =>
   [
     `### ${r.ordinal + 1}. ${inline(r.query, 120)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
     "",
-    `Id \`${r.caseId}\`, line ${r.line}.`,
+    `Id ${code(r.caseId)}, line ${r.line}.`,
     "",
     r.retrieval?.status === "failed" ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}\n` : "",
     "**Gold spans** (first covering rank):",
@@ -180,13 +181,13 @@ export const evidenceReport = (options: { readonly title: string }): ReportView<
   ],
   csvRow: (_info: RunInfo, r) => {
     const s = r.scores
-    const n = (x: number | undefined) => (x === undefined ? "" : x.toFixed(4))
-    const i = (x: number | undefined) => (x === undefined ? "" : String(x))
+    const n = (x: number | undefined) => csvMaybeNumber(x, 4)
+    const i = (x: number | undefined) => csvMaybeNumber(x)
     return [
       r.caseId,
       r.query,
-      String(r.gold.length),
-      s === null ? "" : String(r.chunks.length),
+      csvNumber(r.gold.length),
+      s === null ? "" : csvNumber(r.chunks.length),
       n(s?.precisionAt5),
       i(s?.coveredAt3),
       i(s?.coveredAt10),
@@ -198,10 +199,10 @@ export const evidenceReport = (options: { readonly title: string }): ReportView<
       n(s?.reciprocalRank),
       i(s?.hitAt10),
       r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
-      r.latency.total === undefined ? "" : String(r.latency.total),
-      r.usage === undefined ? "" : String(r.usage.inputTokens),
-      r.usage === undefined ? "" : String(r.usage.outputTokens),
-      r.cost === null ? "" : r.cost.toFixed(6)
+      csvMaybeNumber(r.latency.total),
+      csvMaybeNumber(r.usage?.inputTokens),
+      csvMaybeNumber(r.usage?.outputTokens),
+      csvMaybeNumber(r.cost, 6)
     ]
   }
 })

@@ -12,7 +12,7 @@ import { UsageError } from "../domain/Errors.js"
 import type { OutputError } from "../domain/Errors.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { writeAtomic } from "./Files.js"
-import { csvLine } from "./Csv.js"
+import { csvLine, type CsvOptions, safeCsv } from "./Csv.js"
 
 export interface ReportInput<R = unknown, S = unknown> {
   readonly info: RunInfo
@@ -40,16 +40,19 @@ export const markdown: Reporter = {
   }
 }
 
-export const csv: Reporter = {
+/** `<stem>.csv`; formula-like text cells neutralised unless `options.raw` (see `Csv.ts`). */
+export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
   format: "csv",
   write: (input) => {
     const path = Path.join(input.info.runDir, `${input.stem}.csv`)
-    const content = Stream.make(csvLine(input.view.csvHeader(input.info, input.summary))).pipe(
-      Stream.concat(input.records().pipe(Stream.map((r) => csvLine(input.view.csvRow(input.info, r)))))
+    const content = Stream.make(csvLine(input.view.csvHeader(input.info, input.summary), options)).pipe(
+      Stream.concat(input.records().pipe(Stream.map((r) => csvLine(input.view.csvRow(input.info, r), options))))
     )
     return writeAtomic(path, content).pipe(Effect.as([path]))
   }
-}
+})
+
+export const csv: Reporter = csvReporter()
 
 /** `<stem>.json`: the run, its summary and every record, streamed (never built as one string). */
 export const json: Reporter = {
@@ -72,10 +75,10 @@ export const json: Reporter = {
 export const all: ReadonlyArray<Reporter> = [markdown, csv, json]
 export { defaultFormats } from "./Formats.js"
 
-/** Parse `--format markdown,csv,json`. */
-export const parseFormats = (value: string): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {
+/** Parse `--format markdown,csv,json`; `csvRaw` (`--csv-raw`) writes CSV cells without neutralising formulas. */
+export const parseFormats = (value: string, options: { readonly csvRaw?: boolean } = {}): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {
   const names = value.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
-  const known = new Map(all.map((r) => [r.format, r]))
+  const known = new Map([markdown, csvReporter({ raw: options.csvRaw === true }), json].map((r) => [r.format, r]))
   known.set("md", markdown)
   const unknown = names.filter((n) => !known.has(n))
   if (names.length === 0 || unknown.length > 0) {

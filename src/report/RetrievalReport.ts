@@ -12,7 +12,7 @@ import { LISTWISE_MAX_HITS } from "../pipeline/GradedHits.js"
 import type { RunInfo } from "../pipeline/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "../pipeline/RetrievalStats.js"
 import { writeAtomic } from "./Files.js"
-import { inline } from "./RubricReport.js"
+import { inline } from "./Markdown.js"
 import { thousands } from "../domain/Numbers.js"
 
 /** `0.8235`, `—` for unknown. */
@@ -24,7 +24,7 @@ export const ms = (x: number | null | undefined) => (x === null || x === undefin
 export const heuristicBanner = (info: RunInfo, what: string) =>
   info.judge.provider === "heuristic"
     ? `> **Judged by the heuristic judge** — ${what}, not an LLM. Use an LLM provider for real judgments.\n\n`
-    : `> Judged by ${info.judge.label}.\n\n`
+    : `> Judged by ${inline(info.judge.label)}.\n\n`
 
 const PARAM_LABELS: Readonly<Record<string, string>> = {
   topK: "Top-k (RAG_TOP_K)",
@@ -39,9 +39,9 @@ const paramValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v
 export const retrievalSection = (info: RunInfo, pruned: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }, itemName = "hits") => {
   const params = info.retriever.params
   const rows = [
-    `| Retriever | ${info.retriever.name}${info.retriever.name === "precomputed" ? " (hits as given in the input)" : ""} |`,
-    ...["topK", "scoreThreshold", "prefetchLimit", "rerankTopN"].map((k) => `| ${PARAM_LABELS[k]} | ${params[k] === undefined ? "not set" : paramValue(params[k])} |`),
-    ...Object.entries(params).filter(([k]) => PARAM_LABELS[k] === undefined).map(([k, v]) => `| ${k} | ${inline(paramValue(v), 200)} |`)
+    `| Retriever | ${inline(info.retriever.name)}${info.retriever.name === "precomputed" ? " (hits as given in the input)" : ""} |`,
+    ...["topK", "scoreThreshold", "prefetchLimit", "rerankTopN"].map((k) => `| ${PARAM_LABELS[k]} | ${params[k] === undefined ? "not set" : inline(paramValue(params[k]), 200)} |`),
+    ...Object.entries(params).filter(([k]) => PARAM_LABELS[k] === undefined).map(([k, v]) => `| ${inline(k, 100)} | ${inline(paramValue(v), 200)} |`)
   ]
   return [
     "## Retrieval parameters",
@@ -74,7 +74,7 @@ export const latencySection = (latency: LatencySummary) => {
     "",
     "| Span | Queries | Avg | P50 | P90 | P99 | Max |",
     "|---|---|---|---|---|---|---|",
-    ...spans.map(([name, s]) => `| ${SPAN_LABELS[name] ?? name} | ${s.n} | ${ms(s.mean)} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} |`),
+    ...spans.map(([name, s]) => `| ${SPAN_LABELS[name] ?? inline(name, 100)} | ${s.n} | ${ms(s.mean)} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} |`),
     "",
     "Percentiles interpolate linearly between closest ranks (numpy's default). `total` is measured around a live retrieval call, or taken from the input; sub-spans come from the input or the endpoint; `judge` is the summed time of a query's judge calls.",
     ""
@@ -109,7 +109,7 @@ export const retrievalFailuresSection = (failures: { readonly count: number; rea
     "",
     "| Line | Case | Query | Problem |",
     "|---|---|---|---|",
-    ...failures.cases.map((f) => `| ${f.line} | ${f.caseId} | ${inline(f.query, 80)} | ${inline(f.message, 300)} |`),
+    ...failures.cases.map((f) => `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.query, 80)} | ${inline(f.message, 300)} |`),
     failures.count > failures.cases.length ? `\n(first ${failures.cases.length} listed)` : "",
     ""
   ].join("\n")

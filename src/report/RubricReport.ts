@@ -11,16 +11,12 @@ import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "../pipeline/RubricScore.js"
 import type { RubricSummary } from "../pipeline/RubricSummary.js"
 import { thousands } from "../domain/Numbers.js"
+import { csvMaybeNumber } from "./Csv.js"
+import { code, inline, quoteBlock } from "./Markdown.js"
+
+export { inline, quoteBlock } from "./Markdown.js"
 
 export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
-
-/** Markdown-safe inline text: one line, pipes escaped, long text cut. */
-export const inline = (text: string, max = 400) => {
-  const one = text.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|")
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one
-}
-
-export const quoteBlock = (text: string) => text.split(/\r?\n/).map((l) => `> ${l}`).join("\n")
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -32,18 +28,18 @@ const dimensionTable = (r: RubricRecord) =>
   ].join("\n")
 
 export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgments" | "tokens">) => {
-  const params = Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
+  const params = inline(Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", "))
   return [
     "## Run parameters",
     "",
     "| Parameter | Value |",
     "|---|---|",
-    `| Pipeline | ${info.pipeline} |`,
-    `| Run id | ${info.runId} |`,
+    `| Pipeline | ${inline(info.pipeline)} |`,
+    `| Run id | ${inline(info.runId)} |`,
     `| Input | ${inline(info.input.path)} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…) |`,
     `| Cases evaluated | ${info.input.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`} |`,
-    `| Judge | ${info.judge.label} |`,
-    `| Provider / model | ${info.judge.provider} / ${info.judge.model} |`,
+    `| Judge | ${inline(info.judge.label)} |`,
+    `| Provider / model | ${inline(info.judge.provider)} / ${inline(info.judge.model)} |`,
     `| Sampling | ${params === "" ? "—" : params} |`,
     `| Iterations | ${info.iterations} |`,
     `| Judgments | ${summary.judgments.ok} ok, ${summary.judgments.failed} failed |`,
@@ -116,7 +112,7 @@ const rowBlock = (r: RubricRecord, heading: string) =>
   [
     `### ${heading}`,
     "",
-    `**Question** (line ${r.line}, id \`${r.caseId}\`):`,
+    `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
     "",
@@ -142,7 +138,7 @@ export const failures = (summary: Pick<RubricSummary, "failures" | "judgments">)
     "",
     "| Line | Case | Dimension | Reason | Raw reply |",
     "|---|---|---|---|---|",
-    ...summary.failures.map((f) => `| ${f.line} | ${f.caseId} | ${f.criterion} | ${inline(f.reason)} | ${f.raw === undefined ? "—" : `\`${inline(f.raw, 200)}\``} |`),
+    ...summary.failures.map((f) => `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.criterion, 200)} | ${inline(f.reason)} | ${f.raw === undefined ? "—" : `<code>${inline(f.raw, 200)}</code>`} |`),
     summary.judgments.failed > summary.failures.length ? `\n(first ${summary.failures.length} listed; all are in judgments.jsonl)` : "",
     ""
   ].join("\n")
@@ -154,7 +150,7 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
       `${info.description}\n\n`,
       info.judge.provider === "heuristic"
         ? `> **Judged by the heuristic judge** — deterministic lexical proxies (term overlap, support in the fragments, length, a harm lexicon), not an LLM. Use an LLM provider for real judgments.\n\n`
-        : `> Judged by ${info.judge.label}.\n\n`,
+        : `> Judged by ${inline(info.judge.label)}.\n\n`,
       runParameters(info, summary) + "\n",
       criteria(info, options.dimensions, options.gate) + "\n",
       aggregate(summary) + "\n",
@@ -177,8 +173,8 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
     })
     return [
       ...source,
-      ...r.dimensions.map((d) => (d.score === null ? "" : String(d.score))),
-      r.composite === null ? "" : r.composite.toFixed(4),
+      ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
+      csvMaybeNumber(r.composite, 4),
       ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason))
     ]
   }

@@ -10,6 +10,8 @@ import * as Stream from "effect/Stream"
 import { type GradedRecord, type GradedSummary, qrelsLines } from "../pipeline/GradedHits.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { fixed, heuristicBanner, latencySection, retrievalFailuresSection, retrievalSection, tokensSection, writeQrelsFile } from "./RetrievalReport.js"
+import { csvMaybeNumber, csvNumber } from "./Csv.js"
+import { code } from "./Markdown.js"
 import { criterionSection, failures, inline, runParameters } from "./RubricReport.js"
 import { thousands } from "../domain/Numbers.js"
 
@@ -52,7 +54,7 @@ const lowestSection = (s: GradedSummary) =>
     "",
     "| Query id | Query | NDCG |",
     "|---|---|---|",
-    ...s.lowest.map((l) => `| ${l.caseId} | ${inline(l.query, 100)} | ${fixed(l.value, 4)} |`),
+    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${fixed(l.value, 4)} |`),
     ""
   ].join("\n")
 
@@ -66,14 +68,14 @@ const tableHeader = [
 
 const tableRow = (r: GradedRecord) =>
   r.metrics === null
-    ? `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 80)} | — | retrieval failed | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${r.caseId} | ${inline(r.query, 80)} | ${r.hits.length} | ${relevantCount(r)} | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${fixed(value(r, "map"))} | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
+    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | — | retrieval failed | | | | | |\n`
+    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | ${r.hits.length} | ${relevantCount(r)} | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${fixed(value(r, "map"))} | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
 
 const details = (r: GradedRecord) =>
   [
     `### ${r.ordinal + 1}. ${inline(r.query, 120)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
     "",
-    `Id \`${r.caseId}\`, line ${r.line}.`,
+    `Id ${code(r.caseId)}, line ${r.line}.`,
     "",
     r.retrieval?.status === "failed"
       ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
@@ -119,26 +121,23 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
     )),
   csvHeader: () => ["id", "query", "hits", "relevant", "ndcg", "ndcg@10", "ap", "rr", "grades", "confidences", "failed judgments", "retrieval", "latency ms", "input tokens", "output tokens"],
   csvRow: (_info: RunInfo, r) => {
-    const v = (k: string) => {
-      const x = value(r, k)
-      return x === null ? "" : x.toFixed(4)
-    }
+    const v = (k: string) => csvMaybeNumber(value(r, k), 4)
     return [
       r.caseId,
       r.query,
-      r.metrics === null ? "" : String(r.hits.length),
-      r.metrics === null ? "" : String(relevantCount(r)),
+      r.metrics === null ? "" : csvNumber(r.hits.length),
+      r.metrics === null ? "" : csvNumber(relevantCount(r)),
       v("ndcg"),
       v("ndcg@10"),
       v("map"),
       v("mrr"),
       r.hits.map((h) => (h.grade === null ? "failed" : String(h.grade))).join(" "),
       r.hits.map((h) => (h.confidence === undefined ? "-" : String(h.confidence))).join(" "),
-      String(r.failedJudgments),
+      csvNumber(r.failedJudgments),
       r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
-      r.latency.total === undefined ? "" : String(r.latency.total),
-      String(r.tokens.input),
-      String(r.tokens.output)
+      csvMaybeNumber(r.latency.total),
+      csvNumber(r.tokens.input),
+      csvNumber(r.tokens.output)
     ]
   }
 })

@@ -11,6 +11,8 @@ import type { LowScoreAnalysis, LowScoreGroup } from "../pipeline/LowScores.js"
 import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "../pipeline/SynthesisScore.js"
 import type { DimensionMetrics, SynthesisSummary } from "../pipeline/SynthesisSummary.js"
+import { csvMaybeNumber } from "./Csv.js"
+import { code } from "./Markdown.js"
 import { criterionSection, failures, inline, num, quoteBlock, runParameters } from "./RubricReport.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
@@ -29,7 +31,7 @@ const scoreLabel = (rubric: Rubric | undefined, score: number | null) => {
 const banner = (info: RunInfo) =>
   info.judge.provider === "heuristic"
     ? "> **Judged by the heuristic judge** — deterministic lexical proxies (support of the answer's terms in the context items; context terms tied to the user's need with explanatory connectives), not an LLM. Use an LLM provider for real judgments.\n\n"
-    : `> Judged by ${info.judge.label}.\n\n`
+    : `> Judged by ${inline(info.judge.label)}.\n\n`
 
 const rubricsSection = (info: RunInfo, config: SynthesisConfig) => {
   const lines = ["## Rubrics", ""]
@@ -80,7 +82,7 @@ const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: Synthe
 
 const exampleBlock = (g: LowScoreGroup, e: LowScoreGroup["examples"][number], i: number) =>
   [
-    `${i + 1}. **${inline(e.question, 200)}** — \`${e.caseId}\` (line ${e.line}${e.iteration > 1 ? `, iteration ${e.iteration}` : ""}; faithfulness ${e.faithfulness ?? "failed"}, completeness ${e.completeness ?? "failed"})`,
+    `${i + 1}. **${inline(e.question, 200)}** — ${code(e.caseId)} (line ${e.line}${e.iteration > 1 ? `, iteration ${e.iteration}` : ""}; faithfulness ${e.faithfulness ?? "failed"}, completeness ${e.completeness ?? "failed"})`,
     "",
     quoteBlock(e.answer === "" ? "(empty answer)" : e.answer).split("\n").map((l) => `   ${l}`).join("\n"),
     "",
@@ -136,7 +138,7 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
   return [
     `### ${r.ordinal + 1}. ${inline(r.question, 120)} — ${verdict}, overall ${num(r.overall, 1)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
     "",
-    `**Question** (line ${r.line}, queryLogId \`${r.caseId}\`):`,
+    `**Question** (line ${r.line}, queryLogId ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
     "",
@@ -177,9 +179,9 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
       r.caseId,
       r.question,
       r.answer ?? "",
-      r.faithfulness === null ? "" : String(r.faithfulness),
-      r.completeness === null ? "" : String(r.completeness),
-      r.overall === null ? "" : String(r.overall),
+      csvMaybeNumber(r.faithfulness),
+      csvMaybeNumber(r.completeness),
+      csvMaybeNumber(r.overall),
       passText(r.pass),
       reasonCell(r, config.faithfulness, r.reasons.faithfulness),
       reasonCell(r, config.completeness, r.reasons.completeness)

@@ -17,7 +17,10 @@
  *   (default 1) with exponential backoff. Whatever still fails becomes a `RetrievalError` recorded on
  *   the case (see `RetrievalError.ts`): the run goes on.
  * - The score threshold and top-k are applied to the answer's hits (`Params.ts`).
- * Headers (e.g. an Authorization token) are sent but never recorded.
+ * Headers (e.g. an Authorization token) are sent but never recorded. Credentials in the URL
+ * (`http://user:pass@host/…`) are sent as HTTP Basic authentication (unless a header already sets
+ * Authorization), since fetch refuses such URLs; the URL is recorded and shown with them masked,
+ * and so are secret-looking query parameters (`Secrets.maskUrl`).
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -28,6 +31,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
+import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
 import { Retriever } from "../pipeline/Retriever.js"
 import { applyParams, paramsRecord, type RetrievalParams, uniqueIds } from "./Params.js"
 import { RetrievalError } from "./RetrievalError.js"
@@ -182,19 +186,39 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
 // ---------------------------------------------------------------------------------------------
 // The call
 
-/** The URL as recorded: query-string values that look like secrets are masked. */
+/** The URL as recorded (normalised by the URL parser): userinfo and secret-looking parameter values masked. */
 export const recordedUrl = (url: string): string => {
   try {
-    const u = new URL(url)
-    for (const key of [...u.searchParams.keys()]) {
-      if (/key|token|secret|password|auth/i.test(key)) u.searchParams.set(key, "REDACTED")
-    }
-    u.username = ""
-    u.password = ""
-    return u.toString()
+    return maskUrl(new URL(url).toString())
   } catch {
-    return url
+    return maskUrl(url)
   }
+}
+
+/**
+ * The URL to request and the Basic authorization its userinfo stands for: fetch refuses a URL with
+ * credentials, so `http://user:pass@host/s` is sent to `http://host/s` with
+ * `Authorization: Basic base64(user:pass)` (RFC 7617; the userinfo is percent-decoded first).
+ */
+export const splitCredentials = (url: string): { readonly url: string; readonly authorization?: string } => {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return { url }
+  }
+  if (u.username === "" && u.password === "") return { url }
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s)
+    } catch {
+      return s
+    }
+  }
+  const credentials = `${decode(u.username)}:${decode(u.password)}`
+  u.username = ""
+  u.password = ""
+  return { url: u.toString(), authorization: `Basic ${Buffer.from(credentials, "utf8").toString("base64")}` }
 }
 
 const textVars = (c: EvalCase): Record<string, TemplateValue> => {
@@ -215,15 +239,21 @@ export const search = (options: HttpRetrieverOptions, vars: Readonly<Record<stri
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
     const fail = (kind: RetrievalError["kind"], problem: string, extra: { status?: number; cause?: unknown } = {}) =>
       new RetrievalError({ retriever: "http", kind, problem, ...extra })
-    const request = HttpClientRequest.post(options.url).pipe(
-      HttpClientRequest.setHeaders({ accept: "application/json", ...options.headers }),
+    const target = splitCredentials(options.url)
+    const hasAuthorization = Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === "authorization")
+    const request = HttpClientRequest.post(target.url).pipe(
+      HttpClientRequest.setHeaders({
+        accept: "application/json",
+        ...(target.authorization === undefined || hasAuthorization ? {} : { authorization: target.authorization }),
+        ...options.headers
+      }),
       HttpClientRequest.bodyText(renderBody(options.body ?? defaultBody, vars), "application/json")
     )
     const once = Effect.gen(function*() {
       const response = yield* client.execute(request).pipe(
-        Effect.mapError((e) => fail("network", `cannot reach ${recordedUrl(options.url)}: ${e.message}`, { cause: e }))
+        Effect.mapError((e) => fail("network", `cannot reach ${recordedUrl(options.url)}: ${maskUrlsIn(e.message)}`))
       )
-      const text = yield* response.text.pipe(Effect.mapError((e) => fail("network", `the answer could not be read: ${e.message}`, { cause: e })))
+      const text = yield* response.text.pipe(Effect.mapError((e) => fail("network", `the answer could not be read: ${maskUrlsIn(e.message)}`)))
       if (response.status < 200 || response.status > 299) {
         const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200)
         return yield* fail("status", `HTTP ${response.status} from ${recordedUrl(options.url)}${excerpt === "" ? "" : `: ${excerpt}`}`, { status: response.status })

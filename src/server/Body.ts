@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Http from "node:http"
+import { MAX_JSON_DEPTH } from "../load/Json.js"
 import { apiError, type BadRequest, type PayloadTooLarge, type Problem } from "./Domain.js"
 
 const UNITS: Readonly<Record<string, number>> = {
@@ -88,16 +89,57 @@ export const readBody = (source: Http.IncomingMessage, limit: number): Effect.Ef
     })
   })
 
-/** Parse JSON text; malformed → 400 `invalid_json` with the parser's message. */
+/**
+ * Parse JSON text; malformed → 400 `invalid_json` with the parser's message. A body nested deeper
+ * than `MAX_JSON_DEPTH` levels → 400 `invalid_request` naming the field: the response echoes hits
+ * back, and writing a value thousands of levels deep would overflow the stack (a 500).
+ */
 export const parseJson = (body: Buffer): Either.Either<unknown, BadRequest> => {
   const text = body.toString("utf8")
   if (text.trim() === "") return Either.left(apiError(400, "invalid_json", "the body is empty; send a JSON object", [{ path: "", message: "empty body" }]))
+  let value: unknown
   try {
-    return Either.right(JSON.parse(text) as unknown)
+    value = JSON.parse(text) as unknown
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     return Either.left(apiError(400, "invalid_json", `the body is not valid JSON: ${message}`, [{ path: "", message }]))
   }
+  const deep = tooDeepAt(value, MAX_JSON_DEPTH)
+  if (deep !== undefined) {
+    const path = formatPath(fieldOf(deep))
+    const message = `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`
+    return Either.left(apiError(400, "invalid_request", `invalid request (1 problem): ${path === "" ? "body" : path}: ${message}`, [{ path, message }]))
+  }
+  return Either.right(value)
+}
+
+/** The path of the first object or array deeper than `limit` levels (the body is level 1); iterative. */
+export const tooDeepAt = (value: unknown, limit: number): ReadonlyArray<PropertyKey> | undefined => {
+  const stack: Array<{ readonly value: unknown; readonly depth: number; readonly path: ReadonlyArray<PropertyKey> }> = [{ value, depth: 1, path: [] }]
+  while (stack.length > 0) {
+    const { value: v, depth, path } = stack.pop()!
+    if (typeof v !== "object" || v === null) continue
+    if (depth > limit) return path
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth: depth + 1, path: [...path, i] })
+    } else {
+      const keys = Object.keys(v)
+      for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (v as Record<string, unknown>)[keys[i]!], depth: depth + 1, path: [...path, keys[i]!] })
+    }
+  }
+  return undefined
+}
+
+/**
+ * A path cut to the field of the request shape that holds it: `hits[3].extra.a.a…` → `hits[3].extra`,
+ * `requests[1].query.x.…` → `requests[1].query.x`.
+ */
+const fieldOf = (path: ReadonlyArray<PropertyKey>): ReadonlyArray<PropertyKey> => {
+  let i = path[0] === "requests" && typeof path[1] === "number" ? 2 : 0
+  if (path[i] === "hits" && typeof path[i + 1] === "number") i += 3
+  else if (path[i] === "query" || path[i] === "eval") i += 2
+  else i += 1
+  return path.slice(0, i)
 }
 
 /** `["hits", 0, "id"]` → `hits[0].id`. */

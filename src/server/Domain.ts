@@ -42,9 +42,18 @@ export const EvalOptions = Schema.Struct({
 }).annotations({ identifier: "EvalOptions", parseOptions: { onExcessProperty: "error" } })
 export type EvalOptions = typeof EvalOptions.Type
 
-/** A ranked hit: an `id` and any fields (`text`, `title`…), echoed back in the response. */
+/** A string field: "expected a string" when it is anything else. */
+const StringField = Schema.String.annotations({ message: () => "expected a string" })
+
+/**
+ * A ranked hit: an `id`, an optional `text` (a string: it is what the judge reads by default) and any
+ * other fields (`title`…), echoed back in the response.
+ */
 export const Hit = Schema.Struct(
-  { id: NonEmptyString },
+  {
+    id: StringField.pipe(Schema.minLength(1, { message: () => "must not be empty" })),
+    text: Schema.optionalWith(StringField, { exact: true })
+  },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 ).annotations({ identifier: "Hit" })
 export type Hit = typeof Hit.Type
@@ -164,7 +173,7 @@ export class NotFound extends Schema.Class<NotFound>("NotFound")(
 ) {}
 export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(
   errorFields(413),
-  HttpApiSchema.annotations({ status: 413, description: "The body is over --max-body" })
+  HttpApiSchema.annotations({ status: 413, description: "The body is over --max-body, or the request has more hits than --max-hits" })
 ) {}
 export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(
   errorFields(429),

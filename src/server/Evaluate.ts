@@ -36,6 +36,7 @@ import { hitTarget } from "../pipeline/GradedHits.js"
 import { taskKey, toJudgment } from "../pipeline/Runner.js"
 import { defaultRubric, hitText, RELEVANT_AT } from "../pipeline/SearchRelevance.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
+import type { Client, FairShare } from "./FairShare.js"
 import {
   apiError,
   defaultFields,
@@ -133,7 +134,13 @@ interface Judged {
   readonly spent: TokenUsage
 }
 
-export const make = (options: { readonly promptsDir?: string | undefined } = {}): Effect.Effect<
+export interface EvaluatorOptions {
+  readonly promptsDir?: string | undefined
+  /** Shares the LLM judge's calls fairly between requests (`FairShare.ts`); without it, first come first served. */
+  readonly fairShare?: FairShare | undefined
+}
+
+export const make = (options: EvaluatorOptions = {}): Effect.Effect<
   Evaluator["Type"],
   InputError,
   Judge | JudgmentCache | FileSystem.FileSystem
@@ -152,7 +159,7 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
       return { key, task: judgeTask }
     }
 
-    const judgeOne = (key: string, t: JudgeTask): Effect.Effect<Judged> =>
+    const judgeOne = (key: string, t: JudgeTask, client: Client | undefined): Effect.Effect<Judged> =>
       Effect.gen(function*() {
         if (!judge.local) {
           const cached = yield* cache.get(key)
@@ -160,7 +167,7 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
         }
         const started = performance.now()
         // A stop or a misconfigured provider fails this hit with the reason (a 502 that names it).
-        const v = yield* judge.judge(t).pipe(
+        const v = yield* (client === undefined ? judge.judge(t) : client.run(judge.judge(t))).pipe(
           Effect.catchTags({
             FatalJudgeError: (e) => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: e.line, usage: noUsage, attempts: 1 }),
             JudgeStopped: () => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 })
@@ -180,9 +187,11 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
         const tasks = queries.map((q) => q.hits.map((_, i) => task(q, i)))
         const unique = new Map<string, JudgeTask>()
         for (const row of tasks) for (const t of row) if (!unique.has(t.key)) unique.set(t.key, t.task)
+        // One client per request: its calls take turns with other requests' calls.
+        const client = judge.local ? undefined : options.fairShare?.client()
         const judged = new Map(yield* Effect.forEach(
           [...unique],
-          ([key, t]) => Effect.map(judgeOne(key, t), (j) => [key, j] as const),
+          ([key, t]) => Effect.map(judgeOne(key, t, client), (j) => [key, j] as const),
           { concurrency: judge.local ? 1 : "unbounded" }
         ))
         const attributed = new Set<string>()
@@ -261,4 +270,4 @@ export const make = (options: { readonly promptsDir?: string | undefined } = {})
     })
   })
 
-export const layer = (options: { readonly promptsDir?: string | undefined } = {}) => Layer.effect(Evaluator, make(options))
+export const layer = (options: EvaluatorOptions = {}) => Layer.effect(Evaluator, make(options))

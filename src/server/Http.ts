@@ -42,6 +42,7 @@ import { Api, Authorization } from "./Api.js"
 import { decode, parseJson, readBody } from "./Body.js"
 import { apiError, type ApiError, type InternalError, type NotFound, type Problem, SearchBatchRequest, SearchRequest } from "./Domain.js"
 import * as Evaluate from "./Evaluate.js"
+import * as FairShare from "./FairShare.js"
 import { Evaluator } from "./Evaluate.js"
 import * as Slots from "./Slots.js"
 import { EvaluationSlots, type SlotsStats } from "./Slots.js"
@@ -57,16 +58,24 @@ export interface ServerOptions {
   readonly queue: number
   /** Queries allowed in one batch request. */
   readonly maxBatch: number
+  /** Hits allowed in one request, a batch's summed (default `defaults.maxHits`); more → 413. */
+  readonly maxHits?: number | undefined
+  /** How long a stop waits for requests in flight before closing their connections (default `defaults.shutdownGrace` s). */
+  readonly shutdownGraceMs?: number | undefined
+  /** Time a client has to send a whole request, headers and body (default `defaults.requestTimeout` s); slower → 408. */
+  readonly requestTimeoutMs?: number | undefined
   /** Required bearer token; undefined: no authentication. */
   readonly token?: Redacted.Redacted | undefined
   readonly promptsDir?: string | undefined
 }
 
+import { defaults } from "./Defaults.js"
 export { defaults } from "./Defaults.js"
 
 export class ServerConfig extends Context.Tag("rag-eval/server/ServerConfig")<ServerConfig, {
   readonly maxBodyBytes: number
   readonly maxBatch: number
+  readonly maxHits: number
 }>() {}
 
 // ---------------------------------------------------------------------------------------------
@@ -107,12 +116,27 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly _tag: unknown; reado
   return { _tag: value._tag, message: "message" in value && typeof value.message === "string" ? value.message : undefined }
 }
 
-const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, limit: number) =>
+const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, config: ServerConfig["Type"]) =>
   Effect.gen(function*() {
-    const body = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), limit)
+    const body = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), config.maxBodyBytes)
     const json = yield* Either.match(parseJson(body), { onLeft: Effect.fail, onRight: Effect.succeed })
+    // Before the schema: counting is cheap, decoding thousands of hits is not.
+    const hits = hitCount(json)
+    if (hits > config.maxHits) {
+      const message = `too many hits: ${hits} hits in this request, at most ${config.maxHits}; split it, or start the server with a larger --max-hits`
+      return yield* Effect.fail(apiError(413, "too_many_hits", message, [{ path: isRecord(json) && Array.isArray(json.requests) ? "requests" : "hits", message }]))
+    }
     return yield* Either.match(decode(schema, json), { onLeft: Effect.fail, onRight: Effect.succeed })
   })
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Hits in a request body as sent (before validation): `hits`, or the sum over a batch's `requests`. */
+const hitCount = (json: unknown): number => {
+  if (!isRecord(json)) return 0
+  const one = (r: unknown) => (isRecord(r) && Array.isArray(r.hits) ? r.hits.length : 0)
+  return Array.isArray(json.requests) ? json.requests.reduce((sum: number, r: unknown) => sum + one(r), 0) : one(json)
+}
 
 const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) => string) => {
   const problems: Array<Problem> = []
@@ -135,13 +159,13 @@ export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
     return handlers
       .handleRaw("search", ({ request }) =>
         Effect.gen(function*() {
-          const body = yield* readRequest(request, SearchRequest, config.maxBodyBytes)
+          const body = yield* readRequest(request, SearchRequest, config)
           const [query] = yield* prepared([body], () => "")
           return yield* slots.run(evaluator.evaluate(query!))
         }))
       .handleRaw("searchBatch", ({ request }) =>
         Effect.gen(function*() {
-          const body = yield* readRequest(request, SearchBatchRequest, config.maxBodyBytes)
+          const body = yield* readRequest(request, SearchBatchRequest, config)
           if (body.requests.length > config.maxBatch) {
             const message = `at most ${config.maxBatch} requests in one batch (got ${body.requests.length}); split it, or start the server with a larger --max-batch`
             return yield* Effect.fail(apiError(400, "invalid_request", message, [{ path: "requests", message }]))
@@ -275,7 +299,10 @@ const closeGraceMs = 2000
 
 /**
  * Listen and serve until the enclosing scope closes; closing the scope drains first (so an
- * interrupted server still finishes its requests in flight).
+ * interrupted server still finishes its requests in flight). A stop waits at most the shutdown
+ * grace for the requests in flight — a client trickling its body must not hold the process — then
+ * closes their connections. Every request must arrive whole (headers and body) within the request
+ * timeout, or it gets 408 and its connection is closed.
  */
 export const start = (options: ServerOptions): Effect.Effect<
   RunningServer,
@@ -283,14 +310,21 @@ export const start = (options: ServerOptions): Effect.Effect<
   Scope.Scope | Judge | JudgmentCache | FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
-    const server = Http.createServer()
+    const requestTimeoutMs = options.requestTimeoutMs ?? defaults.requestTimeout * 1000
+    const shutdownGraceMs = options.shutdownGraceMs ?? defaults.shutdownGrace * 1000
+    const server = Http.createServer({
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      // How often node checks those timeouts (default 30 s: a 2 s timeout would act after 30).
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeoutMs / 2)))
+    })
     const traffic = makeTraffic()
     const slots = yield* Slots.make({ concurrency: options.concurrency, queue: options.queue })
-    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir })
+    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency) })
     const services = Layer.mergeAll(
       Layer.succeed(Evaluator, evaluator),
       Layer.succeed(EvaluationSlots, slots),
-      Layer.succeed(ServerConfig, { maxBodyBytes: options.maxBodyBytes, maxBatch: options.maxBatch }),
+      Layer.succeed(ServerConfig, { maxBodyBytes: options.maxBodyBytes, maxBatch: options.maxBatch, maxHits: options.maxHits ?? defaults.maxHits }),
       authorizationLayer(options.token)
     )
     const app = HttpApiBuilder.serve().pipe(
@@ -303,16 +337,26 @@ export const start = (options: ServerOptions): Effect.Effect<
 
     const closed = yield* Deferred.make<void>()
     let closing = false
+    /** The grace runs from the first stop request: a drain run again (the finalizer after a second signal) does not restart it. */
+    let graceEnds: number | undefined
     const drain = Effect.gen(function*() {
       traffic.startDrain()
+      graceEnds ??= Date.now() + shutdownGraceMs
       if (!closing) {
         closing = true
         server.close(() => Deferred.unsafeDone(closed, Effect.void))
         server.closeIdleConnections()
       }
-      yield* traffic.idle
+      // Interruptible inside: the drain also runs as a finalizer (uninterruptible), where a timeout
+      // could not otherwise stop the wait — a second Ctrl+C would then hang for good.
+      const idle = yield* traffic.idle.pipe(Effect.interruptible, Effect.timeout(Math.max(0, graceEnds - Date.now())), Effect.option)
+      if (Option.isNone(idle)) {
+        const n = traffic.active()
+        yield* Console.error(`shutdown grace of ${shutdownGraceMs / 1000} s over: closing the connections of ${n} request${n === 1 ? "" : "s"} still in flight`)
+        server.closeAllConnections()
+      }
       server.closeIdleConnections()
-      const done = yield* Deferred.await(closed).pipe(Effect.timeout(closeGraceMs), Effect.option)
+      const done = yield* Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(closeGraceMs), Effect.option)
       if (Option.isNone(done)) server.closeAllConnections()
     })
     // Runs before the server layer's own release (finalizers run in reverse order).

@@ -48,6 +48,18 @@ const maxBatch = Options.integer("max-batch").pipe(
   Options.withDescription(`Queries allowed in one POST /v1/eval/search:batch (default ${defaults.maxBatch})`),
   Options.withDefault(defaults.maxBatch)
 )
+const maxHits = Options.integer("max-hits").pipe(
+  Options.withDescription(`Hits allowed in one request, summed over a batch's queries (default ${defaults.maxHits}); more get 413`),
+  Options.withDefault(defaults.maxHits)
+)
+const shutdownGrace = Options.float("shutdown-grace").pipe(
+  Options.withDescription(`Seconds a stop (Ctrl+C, SIGTERM) waits for the requests in flight before closing their connections (default ${defaults.shutdownGrace})`),
+  Options.withDefault(defaults.shutdownGrace)
+)
+const requestTimeout = Options.float("request-timeout").pipe(
+  Options.withDescription(`Seconds a client has to send a whole request, headers and body (default ${defaults.requestTimeout}); slower clients get 408`),
+  Options.withDefault(defaults.requestTimeout)
+)
 const out = Options.text("out").pipe(
   Options.withDescription("Output root whose judgment cache (<out>/.cache/judgments) is shared with rag-eval run (default out)"),
   Options.withDefault("out")
@@ -68,14 +80,20 @@ const untilStopRequested = Effect.flatMap(Effect.serviceOption(Shutdown), (shutd
     onSome: (s) => Effect.sleep(Duration.millis(100)).pipe(Effect.repeat({ until: () => s.stopping() }))
   }))
 
+/** The flags of `serve` (its own and the provider flags it shares with `run`). */
+export const serveConfig = { host, port, maxBody, tokenEnv, queue, maxBatch, maxHits, shutdownGrace, requestTimeout, out, noCache, concurrency, ...providerFlags }
+
 export const serveCommand = Command.make(
   "serve",
-  { host, port, maxBody, tokenEnv, queue, maxBatch, out, noCache, concurrency, ...providerFlags },
+  serveConfig,
   (flags) =>
     Effect.gen(function*() {
       if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
       if (flags.queue < 0) return yield* new UsageError({ problem: "--queue must be 0 or more" })
       if (flags.maxBatch < 1) return yield* new UsageError({ problem: "--max-batch must be at least 1" })
+      if (flags.maxHits < 1) return yield* new UsageError({ problem: "--max-hits must be at least 1" })
+      if (!(flags.shutdownGrace >= 0) || !Number.isFinite(flags.shutdownGrace)) return yield* new UsageError({ problem: "--shutdown-grace must be a number of seconds, 0 or more" })
+      if (!(flags.requestTimeout > 0) || !Number.isFinite(flags.requestTimeout)) return yield* new UsageError({ problem: "--request-timeout must be a number of seconds above 0" })
       if (flags.port < 0 || flags.port > 65535) return yield* new UsageError({ problem: "--port must be between 0 and 65535" })
       const maxBodyBytes = yield* Either.match(parseSize(flags.maxBody), {
         onLeft: (problem) => Effect.fail(new UsageError({ problem: `--max-body: ${problem}` })),
@@ -101,6 +119,9 @@ export const serveCommand = Command.make(
             concurrency: flags.concurrency,
             queue: flags.queue,
             maxBatch: flags.maxBatch,
+            maxHits: flags.maxHits,
+            shutdownGraceMs: Math.round(flags.shutdownGrace * 1000),
+            requestTimeoutMs: Math.round(flags.requestTimeout * 1000),
             token: Option.getOrUndefined(token)
           }).pipe(
             Effect.catchTag("ServeError", (e) =>

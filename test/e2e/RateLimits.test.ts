@@ -281,8 +281,8 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       server.reset()
       const second = await cli(args)
       expect(second.stderr).toContain(`resuming run ${id}: 72 of 72 judgments done (12 failed judgments kept; --retry-failed asks again)`)
-      // Only the preflight: nothing is asked again.
-      expect(server.calls).toBe(1)
+      // Nothing is left to judge: nothing is sent, not even the preflight.
+      expect(server.calls).toBe(0)
       server.setBehaviour({ answer: FakeOpenAi.defaultAnswer })
       server.reset()
       const third = await cli([...args, "--retry-failed"])
@@ -316,6 +316,27 @@ describe.concurrent("the judge's endpoint is part of the run", { timeout: 60_000
     } finally {
       await a.close()
       await b.close()
+    }
+  })
+})
+
+describe.concurrent("rag-eval report on a run judged at a custom endpoint", { timeout: 60_000 }, () => {
+  it("re-renders every report from the journal with no call (the endpoint is part of the keys it looks up)", async () => {
+    const server = await FakeOpenAi.start()
+    try {
+      const out = tempDir()
+      expect((await cli(llm(server.url, sample, out))).code).toBe(0)
+      const runDir = runDirOf(out)
+      const before = fs.readFileSync(Path.join(runDir, "report.csv"), "utf8")
+      fs.rmSync(Path.join(runDir, "report.csv"))
+      server.reset()
+      const r = await cli(["report", runDir])
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      expect(server.calls).toBe(0)
+      expect(fs.readFileSync(Path.join(runDir, "report.csv"), "utf8")).toBe(before)
+    } finally {
+      await server.close()
     }
   })
 })

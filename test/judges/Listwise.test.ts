@@ -126,6 +126,14 @@ describe("decodeListAnswer", () => {
     expect(problem.items![2]).toBe("no grade was given for this hit")
   })
 
+  it("takes the last valid grade list: an example list in the prose before the answer is not the answer", () => {
+    const example = JSON.stringify({ grades: [entry(1, 0), entry(2, 0)] })
+    const answer = JSON.stringify({ grades: [entry(1, 3), entry(2, 2)] })
+    expect(decodeListAnswer(rubric, 2, `For example ${example} means irrelevant. Mine: ${answer} — and the schema is {"type": "object"}`)).toEqual(
+      Either.right([{ reasoning: "r1", score: 3 }, { reasoning: "r2", score: 2 }])
+    )
+  })
+
   it("no JSON, no grades array, an empty reply: a problem without per-hit items", () => {
     for (const [text, problem] of [
       ["", "the reply was empty"],

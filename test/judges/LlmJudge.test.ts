@@ -68,6 +68,23 @@ const judgeWith = (
 ) => LlmJudge.layer(options).pipe(Layer.provide(Layer.merge(provider, RateGate.layer(gate))))
 
 describe("LlmJudge decoding", () => {
+  it("takes the last schema-valid object: an example in the prose before the answer is not the answer", () => {
+    const examples = [
+      "For example {\"reasoning\": \"an example\", \"score\": 0} would mean nothing is supported. My answer: {\"reasoning\": \"every claim is in the passage\", \"score\": 3}",
+      "Format: ```json\n{\"reasoning\": \"…\", \"score\": 0}\n```\nVerdict:\n```json\n{\"reasoning\": \"every claim is in the passage\", \"score\": 3}\n```",
+      // An object that is not an answer after the answer does not replace it; a brace inside a string is not a brace.
+      "{\"reasoning\": \"every claim is in the passage\", \"score\": 3} (schema: {\"type\": \"object\"}, {\"note\": \"a } b\"})",
+      "I considered {\"reasoning\": \"x\", \"score\": 9} (off the scale) then {\"reasoning\": \"every claim is in the passage\", \"score\": 3}"
+    ]
+    for (const text of examples) {
+      expect(LlmJudge.decodeAnswer(rubric, text)).toEqual(Either.right({ reasoning: "every claim is in the passage", score: 3 }))
+    }
+    // When nothing is valid, the error is the last object's.
+    expect(LlmJudge.decodeAnswer(rubric, "{\"score\": 1, \"reasoning\": 2} then {\"reasoning\": \"r\", \"score\": 7}")).toEqual(
+      Either.left(expect.stringContaining("score 7 is not on the scale"))
+    )
+  })
+
   it("extracts the JSON object from fences and prose", () => {
     expect(LlmJudge.extractJsonObject(okText)).toEqual({ reasoning: "supported", score: 2 })
     expect(LlmJudge.extractJsonObject("Here:\n```json\n{\"score\": 1, \"reasoning\": \"x\"}\n```\nDone.")).toEqual({
@@ -330,6 +347,15 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       expect(messages.length).toBe(4)
       expect(messages[2]).toEqual({ role: "assistant", content: expect.stringContaining("Sure! Here is my verdict") })
       expect(messages[3]!.content).toContain("Your previous reply could not be used: the reply contains no valid JSON object")
+    }))
+
+  it.scopedLive("an example object in the prose before the real answer: scored from the answer (3), not the example (0)", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.make({
+        answer: () => "Scores look like this, for example {\"reasoning\": \"an example\", \"score\": 0}. My answer: {\"reasoning\": \"all supported\", \"score\": 3}"
+      })
+      const verdict = yield* Effect.flatMap(Judge, (j) => j.judge(task())).pipe(Effect.provide(judgeOver(fake)))
+      expect(verdict).toMatchObject({ status: "ok", score: 3, reason: "all supported", attempts: 1 })
     }))
 
   it.scopedLive("a fenced answer with prose around it is used as is", () =>

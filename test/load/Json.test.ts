@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { parseJsonDocument } from "../../src/load/Json.js"
+import { JsonlParser, MAX_JSON_DEPTH, nestingTooDeep, parseJsonDocument } from "../../src/load/Json.js"
 import { afterAll } from "vitest"
 import { allRows, makeTempDir, readError, removeDir, writeInput } from "./files.js"
 
@@ -91,5 +91,29 @@ describe("JSON", () => {
     expect(problem("   ").problem).toBe("file is empty")
     const item = problem("[\n{\"q\": 1},\n\"text\"\n]")
     expect(item).toMatchObject({ line: 3, problem: "item 2 is a string, expected an object" })
+  })
+})
+
+describe("nesting depth", () => {
+  it("counts levels of objects and arrays, the value itself being 1; scalars add none", () => {
+    expect(nestingTooDeep({ a: 1 }, 1)).toBeUndefined()
+    expect(nestingTooDeep({ a: [] }, 1)).toEqual({ depth: 2, field: "a" })
+    expect(nestingTooDeep({ a: [[1]], b: "x" }, 3)).toBeUndefined()
+    expect(nestingTooDeep({ b: "x", a: [[{}]] }, 3)).toEqual({ depth: 4, field: "a" })
+    expect(nestingTooDeep([[[]]], 2)).toEqual({ depth: 3, field: undefined })
+    expect(nestingTooDeep("text", 0)).toBeUndefined()
+  })
+
+  it("measures 100,000 levels without recursion", () => {
+    const deep = JSON.parse("[".repeat(100_000) + "]".repeat(100_000)) as unknown
+    expect(nestingTooDeep({ x: deep })).toEqual({ depth: MAX_JSON_DEPTH + 1, field: "x" })
+  })
+
+  it("JSONL and JSON rows deeper than 64 levels are input errors naming the line", () => {
+    const parser = new JsonlParser("f.jsonl")
+    const deep = "{\"a\":".repeat(64) + "1" + "}".repeat(64)
+    expect(parser.push(`{"ok": 1}\n{"x": ${deep}}\n`, [])).toMatchObject({ _tag: "InputError", file: "f.jsonl", line: 2 })
+    const doc = parseJsonDocument("f.json", `[\n{"ok": 1},\n{"x": ${deep}}\n]`)
+    expect(Either.isLeft(doc) ? doc.left : undefined).toMatchObject({ _tag: "InputError", line: 3 })
   })
 })

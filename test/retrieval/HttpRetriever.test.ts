@@ -9,7 +9,7 @@ import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { EvalCase } from "../../src/domain/Case.js"
-import { atPath, checkBody, defaultBody, make, readHits, recordedUrl, renderBody } from "../../src/retrieval/HttpRetriever.js"
+import { atPath, checkBody, defaultBody, make, readHits, recordedUrl, renderBody, splitCredentials } from "../../src/retrieval/HttpRetriever.js"
 
 interface Received {
   readonly path: string
@@ -157,7 +157,13 @@ describe("reading hits", () => {
   })
 
   it("masks secrets in the recorded URL", () => {
-    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe("https://search.example/v1?index=docs&api_key=REDACTED")
+    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe("https://<redacted>@search.example/v1?index=docs&api_key=<redacted>")
+  })
+
+  it("sends URL credentials as Basic authentication, to the URL without them", () => {
+    // base64("us er:p@ss") = dXMgZXI6cEBzcw==
+    expect(splitCredentials("http://us%20er:p%40ss@h:81/s?q=1")).toEqual({ url: "http://h:81/s?q=1", authorization: "Basic dXMgZXI6cEBzcw==" })
+    expect(splitCredentials("http://h/s")).toEqual({ url: "http://h/s" })
   })
 })
 

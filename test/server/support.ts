@@ -38,6 +38,9 @@ export const serve = (options: TestServerOptions = {}): Effect.Effect<RunningSer
       concurrency: options.concurrency ?? defaults.concurrency,
       queue: options.queue ?? 0,
       maxBatch: options.maxBatch ?? defaults.maxBatch,
+      maxHits: options.maxHits,
+      shutdownGraceMs: options.shutdownGraceMs,
+      requestTimeoutMs: options.requestTimeoutMs,
       token: options.token
     }).pipe(Effect.provide(context))
   }).pipe(Effect.orDie)

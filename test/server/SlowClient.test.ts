@@ -1,0 +1,140 @@
+/**
+ * `rag-eval serve` (`node dist/bin.js serve`, a child process) against slow and hostile clients:
+ * - a client that sends its headers and then one byte of body a second cannot hold a stop: SIGTERM
+ *   ends the process within `--shutdown-grace` and about a second;
+ * - such a client gets 408 after `--request-timeout`, while the server is running;
+ * - the secrets given to serve (API key, URL credentials) appear neither in its output nor in /health.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as net from "node:net"
+import * as Path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
+
+const bin = Path.join(repoRoot, "dist", "bin.js")
+
+const children = new Set<ChildProcess>()
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+})
+
+interface Started {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly port: number
+  readonly output: () => string
+  readonly exit: Promise<{ readonly code: number | null; readonly at: number }>
+}
+
+const startServe = (args: ReadonlyArray<string>): Promise<Started> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--out", tempDir("rag-eval-slow-"), ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, RAG_EVAL_TOKEN: "" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    children.add(child)
+    let output = ""
+    const exit = new Promise<{ code: number | null; at: number }>((done) => child.on("close", (code) => done({ code, at: performance.now() })))
+    const onData = (chunk: string) => {
+      output += chunk
+      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
+      if (url !== undefined) resolve({ child, url, port: Number(new URL(url).port), output: () => output, exit })
+    }
+    child.stdout!.setEncoding("utf8").on("data", onData)
+    child.stderr!.setEncoding("utf8").on("data", onData)
+    void exit.then(({ code }) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)))
+  })
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** A client that sends the headers of a 100 KB POST, then one byte a second; what it receives is kept. */
+const trickle = (port: number) => {
+  const socket = net.connect(port, "127.0.0.1")
+  let received = ""
+  let closed = false
+  socket.setEncoding("utf8").on("data", (d: string) => (received += d))
+  socket.on("close", () => (closed = true))
+  socket.on("error", () => (closed = true))
+  socket.write("POST /v1/eval/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+  const timer = setInterval(() => {
+    if (!closed) socket.write(" ")
+  }, 1000)
+  return {
+    received: () => received,
+    closed: () => closed,
+    stop: () => {
+      clearInterval(timer)
+      socket.destroy()
+    }
+  }
+}
+
+describe.concurrent("slow clients (child process)", () => {
+  for (const signals of [["SIGTERM"], ["SIGTERM", "SIGTERM", "SIGINT"]] as const) {
+    it(`${signals.join(", ")} with a client trickling its body: the process exits within --shutdown-grace + ~1 s`, async () => {
+      const server = await startServe(["--shutdown-grace", "2"])
+      const client = trickle(server.port)
+      try {
+        await sleep(1500)
+        const signalled = performance.now()
+        for (const [i, signal] of signals.entries()) setTimeout(() => server.child.kill(signal), i * 300)
+        const exit = await Promise.race([server.exit, sleep(20_000).then(() => undefined)])
+        expect(exit, "still running 20 s after the signal").toBeDefined()
+        const seconds = (exit!.at - signalled) / 1000
+        expect(seconds).toBeLessThan(3.5)
+        if (signals.length === 1) {
+          // A graceful stop: the grace is waited out, then the slow connection is closed; exit 0.
+          expect(seconds).toBeGreaterThan(1.5)
+          expect(exit!.code).toBe(0)
+          expect(server.output()).toMatch(/still in flight/)
+        } else {
+          // A second signal interrupts (130) without waiting out the grace.
+          expect(exit!.code).toBe(130)
+        }
+      } finally {
+        client.stop()
+      }
+    }, 30_000)
+  }
+
+  it("a client slower than --request-timeout gets 408 and is disconnected; the server keeps serving", async () => {
+    const server = await startServe(["--request-timeout", "2"])
+    const client = trickle(server.port)
+    try {
+      const started = performance.now()
+      while (!client.closed() && performance.now() - started < 10_000) await sleep(50)
+      expect(client.closed()).toBe(true)
+      expect((performance.now() - started) / 1000).toBeLessThan(5)
+      expect(client.received()).toMatch(/^HTTP\/1\.1 408/)
+      const health = await fetch(`${server.url}/health`)
+      expect(health.status).toBe(200)
+    } finally {
+      client.stop()
+      server.child.kill("SIGTERM")
+      await server.exit
+    }
+  }, 30_000)
+
+  it("secrets given to serve appear neither in its output nor in /health", async () => {
+    const fake = await FakeOpenAi.start()
+    const secrets = ["serve-key-7e57ab1e", "serve-pass-c0de", "serve-query-f00d"]
+    try {
+      const host = fake.url.slice("http://".length)
+      const server = await startServe([
+        "--provider", "openai-compatible", "--model", "fake-judge",
+        "--base-url", `http://judge:${secrets[1]}@${host}?api_key=${secrets[2]}`, `--api-key=${secrets[0]}`
+      ])
+      const health = await (await fetch(`${server.url}/health`)).text()
+      server.child.kill("SIGTERM")
+      await server.exit
+      for (const s of secrets) {
+        expect(health).not.toContain(s)
+        expect(server.output()).not.toContain(s)
+      }
+    } finally {
+      await fake.close()
+    }
+  }, 30_000)
+})
