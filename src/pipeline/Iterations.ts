@@ -87,7 +87,7 @@ export const finalMarkdown = (f: FinalMetrics, costs: ReadonlyArray<string>): st
     "",
     "| Criterion | Units | Exact agreement | Krippendorff's α (ordinal) |",
     "|---|---|---|---|",
-    ...Object.entries(f.agreement).map(([k, a]) => `| ${k} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${n(a.krippendorffAlpha)} |`),
+    ...Object.entries(f.agreement).map(([k, a]) => `| ${k} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${a.krippendorffAlpha === null ? `— (${a.krippendorffAlphaNote ?? "undefined"})` : n(a.krippendorffAlpha)} |`),
     "",
     `## Unstable cases (${f.unstableCount})`,
     "",
