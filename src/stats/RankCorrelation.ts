@@ -41,8 +41,8 @@ const tiedPairs = (sorted: ArrayLike<number>): number => {
 /** Sorts `values` ascending in place (stable merge sort) and returns the number of swaps: pairs i < j with values[i] > values[j]. */
 const mergeSortSwaps = (values: Float64Array): number => {
   const n = values.length
-  let from = values
-  let to = new Float64Array(n)
+  let from: Float64Array = values
+  let to: Float64Array = new Float64Array(n)
   let swaps = 0
   for (let width = 1; width < n; width *= 2) {
     for (let lo = 0; lo < n; lo += 2 * width) {
