@@ -60,18 +60,27 @@ const kappaLabel = (c: CriterionCalibration) => `Cohen's κ (${c.grades.length} 
 /** One line per criterion: the headline figures (printed on stdout when the report goes to a file). */
 export const summaryLines = (calibration: Calibration): ReadonlyArray<string> =>
   calibration.criteria.map((c) =>
-    `${c.criterion}: ${thousands(c.pairs)} pairs; κ = ${valueText(c.cohenKappa)} (${c.grades.length} grades), ` +
+    c.pairs === 0
+      ? `${c.criterion}: 0 pairs, nothing measured${c.note === undefined ? "" : ` (${c.note})`}`
+      : `${c.criterion}: ${thousands(c.pairs)} pairs; κ = ${valueText(c.cohenKappa)} (${c.grades.length} grades), ` +
     `κ = ${valueText(c.binaryKappa)} (${binaryLabel(c)}), quadratic-weighted κ = ${valueText(c.quadraticKappa)}, ` +
     `Krippendorff's α = ${valueText(c.krippendorffAlpha)}, bias ${valueText(c.bias, (x) => signed(x))}`
   )
 
-const unpairedTable = (title: string, list: UnpairedList, retrieval: boolean, maxListed: number, labelColumn: boolean): Array<string> => {
+const unpairedTable = (
+  title: string,
+  list: UnpairedList,
+  retrieval: boolean,
+  maxListed: number,
+  labelColumn: boolean,
+  lineColumn: string
+): Array<string> => {
   if (list.count === 0) return []
   const head = retrieval ? "| query | doc | grade |" : "| id | grade |"
   const lines = [
     `#### ${title} (${thousands(list.count)})`,
     "",
-    `${head}${labelColumn ? " label |" : ""} line |`,
+    `${head}${labelColumn ? " label |" : ""} ${lineColumn} |`,
     `${retrieval ? "|---|---|---:|" : "|---|---:|"}${labelColumn ? "---:|" : ""}---:|`
   ]
   for (const item of list.items.slice(0, maxListed)) {
@@ -136,10 +145,11 @@ const criterionSection = (calibration: Calibration, c: CriterionCalibration, max
       ""
     )
   }
+  const judgeLine = calibration.judge.kind === "run" ? "journal line" : "judge qrels line"
   const unpaired = [
-    ...unpairedTable("Labels without a judgment", c.labelsWithoutJudgment, retrieval, maxListed, false),
-    ...unpairedTable("Judgments without a label", c.judgmentsWithoutLabel, retrieval, maxListed, false),
-    ...unpairedTable("Judge failed (no grade)", c.judgeFailed, retrieval, maxListed, true)
+    ...unpairedTable("Labels without a judgment", c.labelsWithoutJudgment, retrieval, maxListed, false, "labels line"),
+    ...unpairedTable("Judgments without a label", c.judgmentsWithoutLabel, retrieval, maxListed, false, judgeLine),
+    ...unpairedTable("Judge failed (no grade)", c.judgeFailed, retrieval, maxListed, true, judgeLine)
   ]
   if (unpaired.length > 0) lines.push("### Not paired", "", ...unpaired)
   return lines
