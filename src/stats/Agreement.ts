@@ -49,7 +49,7 @@ export interface Agreement {
   readonly krippendorffAlphaNote?: string
 }
 
-export const alphaNoVariation = "undefined: no grade varies (every grade is the same value)"
+export const alphaNoVariation = "undefined: no grade varies, every grade is the same value"
 export const alphaTooFewValues = "undefined: no unit has two pairable grades"
 
 export const finishAgreement = (acc: AgreementAccumulator): Agreement => {

@@ -41,8 +41,8 @@ const defined = (value: number): Value => ({ value })
 const undefinedBecause = (reason: string): Value => ({ value: null, reason })
 
 export const noPairs = "no matched pairs"
-export const singleGrade = "undefined: both sides gave every pair one and the same grade (chance agreement is 1, κ = 0/0)"
-export const noVariation = "undefined: no grade varies (every grade, judge's and humans', is the same value)"
+export const singleGrade = "undefined: both sides gave every pair one and the same grade, so chance agreement is 1 and κ = 0/0"
+export const noVariation = "undefined: no grade varies, every grade given by either side is the same value"
 
 /** A K × K table of counts over `grades` (ascending), row = human grade index, column = judge grade index. */
 export interface ContingencyTable {
