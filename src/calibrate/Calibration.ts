@@ -258,6 +258,8 @@ const resolveCriteria = (judge: JudgeGrades, labels: GradeFile): Effect.Effect<R
       return names
     }
     const aliases = new Map(judged.map((c) => [c, namesOf(c)]))
+    // Groups are shared with `labels` until a second spelling is merged into them: copied first then.
+    const owned = new WeakSet<Map<string, unknown>>()
     for (const [labelName, groups] of labels.grades) {
       const folded = foldName(labelName)
       const matches = judged.filter((c) => aliases.get(c)!.has(folded))
@@ -278,7 +280,11 @@ const resolveCriteria = (judge: JudgeGrades, labels: GradeFile): Effect.Effect<R
       // Two spellings of one criterion (e.g. "groundedness" and "rag-answers/groundedness"): merge.
       for (const [group, items] of groups) {
         let merged = entry.grades.get(group)
-        if (merged === undefined) entry.grades.set(group, merged = new Map())
+        if (merged === undefined || !owned.has(merged)) {
+          merged = new Map(merged)
+          owned.add(merged)
+          entry.grades.set(group, merged)
+        }
         for (const [item, graded] of items) {
           const earlier = merged.get(item)
           if (earlier !== undefined) {

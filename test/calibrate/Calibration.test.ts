@@ -123,6 +123,9 @@ describe("rubric criteria", () => {
       "rag-answers/groundedness": [["2", "", 1]]
     }), "rubric")
     const result = await okRun(judge, labels)
+    // Merging spellings leaves the labels read from the file as they were.
+    expect([...labels.grades.get("groundedness")!.get("1")!.keys()]).toEqual([""])
+    expect(labels.grades.get("groundedness")!.has("2")).toBe(false)
     expect(result.criteria.map((c) => [c.criterion, c.pairs, c.labelNames])).toEqual([
       ["rag-answers/answer-relevance", 3, ["Answer relevance"]],
       ["rag-answers/groundedness", 2, ["groundedness", "rag-answers/groundedness"]]
