@@ -10,6 +10,7 @@ import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { calibrateCommand } from "./commands/Calibrate.js"
 import { compareCommand } from "./commands/Compare.js"
 import { trecCommand } from "./commands/Trec.js"
 import { displayPath } from "./Display.js"
@@ -72,7 +73,7 @@ const buildTestSetCommand = Command.make(
 
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, serveCommand])
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
@@ -84,8 +85,8 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
 
 /**
  * Run the CLI and map every failure to a message and an exit code:
- * 0 ok · 1 judgments failed beyond --max-failures (or an internal error) · 2 bad input or usage,
- * or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
+ * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
+ * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
 export const main = (argv: ReadonlyArray<string>) =>
   cli(argv).pipe(
@@ -96,6 +97,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       OutputError: (e) => fail(2, `error: ${e.message}`),
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
+      KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))

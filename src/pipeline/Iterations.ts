@@ -88,7 +88,7 @@ export const finalMarkdown = (f: FinalMetrics, costs: ReadonlyArray<string>): st
     "",
     "| Criterion | Units | Exact agreement | Krippendorff's α (ordinal) |",
     "|---|---|---|---|",
-    ...Object.entries(f.agreement).map(([k, a]) => `| ${inline(k, 200)} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${n(a.krippendorffAlpha)} |`),
+    ...Object.entries(f.agreement).map(([k, a]) => `| ${inline(k, 200)} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${a.krippendorffAlpha === null ? `— (${inline(a.krippendorffAlphaNote ?? "undefined", 200)})` : n(a.krippendorffAlpha)} |`),
     "",
     `## Unstable cases (${f.unstableCount})`,
     "",

@@ -69,6 +69,21 @@ const NEWLINE = 0x0a
  * run's reports grew the process by 25 MB when the reads were synchronous.
  */
 export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
+  readDecodedLines(path, (buffer, start, stop) => (stop > start ? JSON.parse(buffer.toString("utf8", start, stop)) as A : undefined))
+
+/**
+ * Every line of a text file as a string, blank lines included (so the n-th element is line n), read
+ * the way `readJsonLines` reads: for callers that decode, count lines and report errors themselves
+ * (e.g. a journal whose torn last line is tolerated). A final newline does not start an empty line.
+ */
+export const readLines = (path: string): Stream.Stream<string, OutputError> =>
+  readDecodedLines(path, (buffer, start, stop) => buffer.toString("utf8", start, stop))
+
+/** The lines of a file, each decoded by `decode` from its bytes [start, stop) (a trailing CR dropped); undefined skips it. */
+const readDecodedLines = <A>(
+  path: string,
+  decode: (buffer: Buffer, start: number, stop: number) => A | undefined
+): Stream.Stream<A, OutputError> =>
   Stream.suspend(() => {
     const fail = (e: unknown) => Option.some(new OutputError({ path, problem: `cannot read: ${(e as Error).message}` }))
     let fd: number | undefined
@@ -82,7 +97,8 @@ export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
     }
     const parse = (start: number, end: number, out: Array<A>) => {
       const stop = end > start && buffer[end - 1] === 0x0d ? end - 1 : end
-      if (stop > start) out.push(JSON.parse(buffer.toString("utf8", start, stop)) as A)
+      const value = decode(buffer, start, stop)
+      if (value !== undefined) out.push(value)
     }
     /** The records of the lines completed by `read` more bytes; the last line may have no newline. */
     const lines = (read: number): Effect.Effect<Chunk.Chunk<A>, Option.Option<OutputError>> => {
@@ -95,7 +111,7 @@ export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
           start = nl + 1
         }
         if (read === 0) {
-          parse(start, end, out)
+          if (end > start) parse(start, end, out)
           done = true
           close()
           return out.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(out))

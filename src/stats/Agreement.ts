@@ -7,7 +7,9 @@
  *   unit u with m_u ≥ 2 values adds 1/(m_u − 1) for every ordered pair of its values, n_c = Σ_k o_ck,
  *   n = Σ_c n_c, and the ordinal distance δ²(c, k) = (Σ_{g=c..k} n_g − (n_c + n_k)/2)².
  *   D_o = Σ_{c,k} o_ck δ²(c,k) / n;  D_e = Σ_{c,k} n_c n_k δ²(c,k) / (n (n − 1)).
- *   α = 1 when D_e = 0 and D_o = 0 (every value identical); null when fewer than 2 pairable values.
+ *   α is undefined — null, with `krippendorffAlphaNote` saying why, never a made-up 1 — when D_e = 0
+ *   (no grade varies: every pairable value is the same, so there is no disagreement to expect and
+ *   α = 1 − 0/0), and when there are fewer than 2 pairable values.
  */
 
 export interface AgreementAccumulator {
@@ -43,7 +45,12 @@ export interface Agreement {
   readonly units: number
   readonly exactAgreement: number | null
   readonly krippendorffAlpha: number | null
+  /** Why `krippendorffAlpha` is null (absent when it is a number). */
+  readonly krippendorffAlphaNote?: string
 }
+
+export const alphaNoVariation = "undefined: no grade varies, every grade is the same value"
+export const alphaTooFewValues = "undefined: no unit has two pairable grades"
 
 export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   const exactAgreement = acc.units === 0 ? null : acc.agreeing / acc.units
@@ -51,7 +58,7 @@ export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   const o = (c: number, k: number) => acc.coincidences.get(`${c}|${k}`) ?? 0
   const nc = new Map(values.map((c) => [c, values.reduce((s, k) => s + o(c, k), 0)]))
   const n = [...nc.values()].reduce((s, x) => s + x, 0)
-  if (n < 2) return { units: acc.units, exactAgreement, krippendorffAlpha: null }
+  if (n < 2) return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues }
   const index = new Map(values.map((v, i) => [v, i]))
   const delta2 = (c: number, k: number) => {
     const [lo, hi] = index.get(c)! <= index.get(k)! ? [c, k] : [k, c]
@@ -71,8 +78,9 @@ export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   }
   const Do = observed / n
   const De = expected / (n * (n - 1))
-  const krippendorffAlpha = De === 0 ? (Do === 0 ? 1 : null) : 1 - Do / De
-  return { units: acc.units, exactAgreement, krippendorffAlpha }
+  // D_e = 0 only when a single value occurs (then D_o = 0 too): α = 1 − 0/0 is undefined.
+  if (De === 0) return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation }
+  return { units: acc.units, exactAgreement, krippendorffAlpha: 1 - Do / De }
 }
 
 /** Mean and sample standard deviation of the values that are not null. */

@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { readJsonLines } from "../../src/report/Files.js"
+import { readJsonLines, readLines } from "../../src/report/Files.js"
 
 const tempFile = (content: string | Buffer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))
@@ -50,5 +50,28 @@ describe("readJsonLines", () => {
       const second = yield* Stream.runFold(stream, 0, (n, r) => n + r.i)
       expect(first).toBe((4999 * 5000) / 2)
       expect(second).toBe(first)
+    }))
+})
+
+describe("readLines", () => {
+  const lines = (path: string) => readLines(path).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+
+  it.effect("every line as text, blank lines kept (so element n is line n + 1), CR dropped, no empty line after a final newline", () =>
+    Effect.gen(function*() {
+      expect(yield* lines(tempFile("a b\r\n\nnot json {\n\r\nlast"))).toEqual(["a b", "", "not json {", "", "last"])
+      expect(yield* lines(tempFile("one\ntwo\n"))).toEqual(["one", "two"])
+      expect(yield* lines(tempFile(""))).toEqual([])
+    }))
+
+  it.effect("lines longer than the 64 KiB buffer", () =>
+    Effect.gen(function*() {
+      const long = "x".repeat(200_000)
+      expect(yield* lines(tempFile(`${long}\nshort\n`))).toEqual([long, "short"])
+    }))
+
+  it.effect("a missing file is an OutputError naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(lines("/nonexistent/rag-eval/file.txt"))
+      expect(error.message).toMatch(/^\/nonexistent\/rag-eval\/file\.txt: cannot read/)
     }))
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { addUnit, emptyAgreement, finishAgreement, meanStd } from "../../src/stats/Agreement.js"
+import { type FinalMetrics, finalMarkdown } from "../../src/pipeline/Iterations.js"
+import { addUnit, alphaNoVariation, alphaTooFewValues, emptyAgreement, finishAgreement, meanStd } from "../../src/stats/Agreement.js"
 
 const alphaOf = (units: ReadonlyArray<ReadonlyArray<number | null>>) => finishAgreement(units.reduce(addUnit, emptyAgreement()))
 
@@ -19,11 +20,34 @@ describe("Krippendorff's alpha (ordinal) and exact agreement", () => {
     expect(alphaOf([[0, 0, 1], [1, 1, 1], [2, 1, 2], [0, 0, 0]]).krippendorffAlpha).toBeCloseTo(0.7212585034013606, 12)
   })
 
-  it("perfect agreement on one value is α = 1; too little data is null", () => {
-    expect(alphaOf([[2, 2], [2, 2]]).krippendorffAlpha).toBe(1)
-    expect(alphaOf([[2, 2], [2, 2]]).exactAgreement).toBe(1)
-    expect(alphaOf([[1], [null, 2]])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null })
-    expect(alphaOf([])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null })
+  it("no grade varies: α is undefined (null with a note), not 1, while exact agreement is 100%", () => {
+    // D_o = D_e = 0: α = 1 − 0/0. A judge that always says 2 agrees with itself, which says nothing.
+    const same = alphaOf([[2, 2], [2, 2, 2], [2, null]])
+    expect(same).toEqual({ units: 2, exactAgreement: 1, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation })
+  })
+
+  it("too little data is null with its note", () => {
+    expect(alphaOf([[1], [null, 2]])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues })
+    expect(alphaOf([])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues })
+  })
+
+  it("one unit that varies is enough to define α: two units [0, 1], [1, 1] give α = 0 (hand-computed)", () => {
+    // o: (0,1) = (1,0) = 1, (1,1) = 2; n_0 = 1, n_1 = 3, n = 4. δ²(0,1) = (1 + 3 − 2)² = 4.
+    // D_o = 2·4/4 = 2; D_e = 2·1·3·4/(4·3) = 2; α = 1 − 2/2 = 0.
+    expect(alphaOf([[0, 1], [1, 1]]).krippendorffAlpha).toBeCloseTo(0, 12)
+  })
+
+  it("final-report.md shows the undefined α as a dash with its reason, never 1", () => {
+    const final: FinalMetrics = {
+      iterations: 2,
+      metrics: {},
+      agreement: { "rag-answers/clarity": finishAgreement([[3, 3], [3, 3]].reduce(addUnit, emptyAgreement())) },
+      unstable: [],
+      unstableCount: 0
+    }
+    const md = finalMarkdown(final, [])
+    expect(md).toContain(`| rag-answers/clarity | 2 | 100.0% | — (${alphaNoVariation}) |`)
+    expect(md).not.toMatch(/\| 1\.000 \|/)
   })
 
   it("mean ± sample std ignore nulls", () => {
