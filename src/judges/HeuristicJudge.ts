@@ -38,7 +38,7 @@ export const verdict = (task: JudgeTask): Verdict => {
       `unknown heuristic "${rubric.heuristic}" for rubric "${rubric.id}" (known: ${Object.keys(heuristics).join(", ")})`
     )
   }
-  const result = heuristic(task.vars, { min: rubric.min, max: rubric.max })
+  const result = heuristic(task.vars, { min: rubric.min, max: rubric.max }, { pool: task.pool })
   if (!Number.isFinite(result.score)) {
     return failed(`heuristic "${rubric.heuristic}" produced no finite score for rubric "${rubric.id}": ${result.reason}`)
   }
