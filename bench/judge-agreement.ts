@@ -33,7 +33,7 @@ import type { Rubric } from "../src/domain/Rubric.js"
 import { relevanceOf } from "../src/judges/Heuristic.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import { loadRubric } from "../src/judges/Prompt.js"
-import { THRESHOLDS } from "../src/judges/RelevanceModel.js"
+import { THRESHOLDS, THRESHOLDS_ALONE } from "../src/judges/RelevanceModel.js"
 import type { TaskSpec } from "../src/pipeline/Pipeline.js"
 import { judgeSearchHits, RELEVANT_AT, searchFields, toSearchCase } from "../src/pipeline/SearchRelevance.js"
 
@@ -328,7 +328,7 @@ export const formatAgreement = (a: Agreement): string => {
     `  Cohen's κ, relevant (≥ 2) or not: ${f3(a.kappa2)}`,
     "  confusion (rows: human grade, columns: heuristic grade 0 1 2 3):",
     ...a.confusion.map((row, h) => `    ${h}: ${row.map((c) => String(c).padStart(6)).join("")}`),
-    `  thresholds shipped ${THRESHOLDS.grade1}/${THRESHOLDS.grade2}/${THRESHOLDS.grade3}; refitted on this collection ${cv.fitted.join("/")} (in-sample κ ${f3(cv.fittedKappa4)} / ${f3(cv.fittedKappa2)})`,
+    `  thresholds shipped ${THRESHOLDS.grade1}/${THRESHOLDS.grade2}/${THRESHOLDS.grade3} (hit alone: ${THRESHOLDS_ALONE.grade1}/${THRESHOLDS_ALONE.grade2}/${THRESHOLDS_ALONE.grade3}); refitted on this collection ${cv.fitted.join("/")} (in-sample κ ${f3(cv.fittedKappa4)} / ${f3(cv.fittedKappa2)})`,
     `  leave-one-query-out (thresholds refitted without the query): κ four grades ${f3(cv.kappa4)}, binary ${f3(cv.kappa2)}`,
     ...(a.reference === undefined ? [] : [`  reference, ${a.reference.name}: κ four grades ${f3(a.reference.kappa4)}, binary ${f3(a.reference.kappa2)}`]),
     `  throughput: ${Number.isNaN(a.judgmentsPerSecond) ? "not measured" : `${Math.round(a.judgmentsPerSecond).toLocaleString("en-US")} judgments/s`} (single process, tasks rebuilt each pass)`

@@ -22,7 +22,7 @@
  *   as "(no previous conversation)" counts as empty.
  */
 
-import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance, THRESHOLDS } from "./RelevanceModel.js"
+import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
 
 /** The rubric's score range; each heuristic computes on its native range and maps onto this one. */
 export interface HeuristicScale {
@@ -817,7 +817,7 @@ const relevanceGrade: Heuristic = (vars, scale, context) => {
   return done(
     r.grade,
     r.confidence,
-    `the hit contains ${what} (${weighing})${answer}; relevance score ${r.score.toFixed(2)} (grade thresholds ${THRESHOLDS.grade1}/${THRESHOLDS.grade2}/${THRESHOLDS.grade3})`
+    `the hit contains ${what} (${weighing})${answer}; relevance score ${r.score.toFixed(2)} (grade thresholds ${r.thresholds.grade1.toFixed(2)}/${r.thresholds.grade2.toFixed(2)}/${r.thresholds.grade3.toFixed(2)})`
   )
 }
 
@@ -852,10 +852,30 @@ export const measureRelevance = (
     query: stats?.query ?? queryTermsFor(key, primary.bag, contextBag),
     queryText: queryRaw ?? "",
     hit: hit.bag.set,
+    hitTerms: hit.terms,
+    titleTerms: titleOf(hit),
     hitText: hit.text,
     hitLower: hit.lower,
     pool: stats === undefined ? undefined : { stats, includesHit: pooled !== undefined }
   })
+}
+
+/** A title has at most this many words. */
+const TITLE_MAX_WORDS = 12
+
+const titles = new WeakMap<Analysis, ReadonlySet<string> | null>()
+/** The terms of a hit's title: its first line, when short (≤ 12 words) and followed by more text. */
+const titleOf = (hit: Analysis): ReadonlySet<string> | undefined => {
+  let title = titles.get(hit)
+  if (title === undefined) {
+    const text = hit.text.trimStart()
+    const end = text.indexOf("\n")
+    const first = end === -1 ? undefined : text.slice(0, end)
+    const tokens = first === undefined || text.slice(end).trim() === "" ? undefined : tokensOf(first.toLowerCase())
+    title = tokens === undefined || tokens.words > TITLE_MAX_WORDS || tokens.terms.length === 0 ? null : new Set(tokens.terms)
+    titles.set(hit, title)
+  }
+  return title ?? undefined
 }
 
 let lastQueryTerms: { readonly key: string; readonly terms: QueryTerms } | undefined

