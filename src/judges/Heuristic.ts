@@ -793,10 +793,10 @@ const HIT_VARS = ["hit", "passage", "text", "course", "document"] as const
  * `RelevanceModel.ts` — pool-weighted query-term coverage, the hit's typicality of the pool and the
  * query's answer type; see that module for the formula and the thresholds, and the README for their
  * measured agreement with human assessors. Vars: the query = `query`, else `skill` (judged in the
- * context of `question`, 0.8 skill + 0.2 the question's other terms), else `question`; the hit =
+ * context of `question`, whose other terms can only add), else `question`; the hit =
  * `hit`, else `passage`, `text`, `course`, `document`. `context.pool`: the texts of the hits
  * retrieved with this one (this hit's own text is left out of the statistics). Without a pool the
- * score is plain coverage (+ answer type), which reaches grade 2 at most.
+ * coverage is plain (unweighted) and graded with the model's hit-alone thresholds.
  * An empty hit → 0 with confidence 5; a query without terms → 0 with confidence 1.
  */
 const relevanceGrade: Heuristic = (vars, scale, context) => {
@@ -814,10 +814,15 @@ const relevanceGrade: Heuristic = (vars, scale, context) => {
     ? `coverage ${pct(r.coverage)}, no other hits to weigh terms or compare vocabulary`
     : `coverage ${pct(r.coverage)} with terms weighted by how many of the ${r.poolOthers} other hits contain them; its other words are ${r.typicality.toFixed(2)}× as typical of those hits as the average hit's`
   const answer = r.answer === undefined ? "" : `; the query asks for ${r.answer.wants} and the hit ${r.answer.found ? "has one" : "has none"}`
+  const extras = [
+    ...(r.contextTerms > 0 ? [`question context coverage ${pct(r.contextCoverage)}`] : []),
+    ...(r.close ? ["all query terms close together"] : []),
+    ...(r.titled ? ["every query term in its title"] : [])
+  ]
   return done(
     r.grade,
     r.confidence,
-    `the hit contains ${what} (${weighing})${answer}; relevance score ${r.score.toFixed(2)} (grade thresholds ${r.thresholds.grade1.toFixed(2)}/${r.thresholds.grade2.toFixed(2)}/${r.thresholds.grade3.toFixed(2)})`
+    `the hit contains ${what} (${weighing})${answer}${extras.map((e) => `; ${e}`).join("")}; relevance score ${r.score.toFixed(2)} (grade thresholds ${r.thresholds.grade1.toFixed(2)}/${r.thresholds.grade2.toFixed(2)}/${r.thresholds.grade3.toFixed(2)})`
   )
 }
 

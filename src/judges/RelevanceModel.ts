@@ -3,50 +3,55 @@
  * skill in a question's context) and one retrieved hit → a grade 0–3 with a confidence 1–5, using
  * the other hits retrieved for the same query (the **pool**) as its only corpus statistics.
  *
- * Why the pool: relevance is judged against what the query is about, and the hits a retriever
- * returns for a query say which of its words matter. Measured on TREC Deep Learning judgments (see
- * the README, "The heuristic relevance model"), weighting query terms by how many pool hits contain
- * them lifted Cohen's κ against NIST assessors from 0.13 to 0.19, and adding how typical the hit's
- * other words are of the pool lifted it to 0.24. Static word statistics did worse than none:
- * weighting by general-English rarity (IDF over 25,000 passages of mixed topics) lowered κ below
- * plain coverage, and so did classic pool IDF, which rewards the query words *few* hits contain.
+ * Why the pool: the hits a retriever returns for a query say which of its words matter. Measured on
+ * TREC Deep Learning judgments (README, "The heuristic relevance model"), weighting query terms by
+ * how many pool hits contain them lifted Cohen's κ against NIST assessors from 0.13 to 0.19, and
+ * adding how typical the hit's other words are of the pool lifted it to 0.24. Static statistics did
+ * worse than none: weighting by general rarity (IDF over 25,000 passages of mixed topics) lowered κ
+ * below plain coverage, and so did classic pool IDF, which rewards the query words *few* hits hold.
  *
  * Terms are the heuristic judge's content terms (`Heuristic.ts`: lower-cased, stopwords removed,
  * light-stemmed, soft prefix match). For a hit h with pool P (the other hits: the hit itself is
- * left out when it is in the pool), M = |P|:
+ * left out when it is in the pool), M = |P|, and Q the distinct terms of the query (of the skill,
+ * when a skill is judged in a question's context):
  *
- * 1. **Pool-weighted coverage** C. Each distinct query term q weighs
- *      w_q = (df_q + ½) / (M + 1)
- *    where df_q = hits of P containing q: the share of the pool that uses q, smoothed by one
- *    pseudo-hit so an empty pool (M = 0) weighs every term ½, i.e. plain coverage. Then
- *      C = Σ_{q ∈ h} w_q / Σ_q w_q.
- *    When a skill is judged in a question's context, C = 0.8·C_skill + 0.2·C_other question terms.
- * 2. **Relative typicality** R. T_h = mean over the hit's distinct non-query terms t of df_t / M
- *    (how many of the other hits use the hit's other words: a hit on the pool's topic shares its
+ * 1. **Pool-weighted coverage** C = Σ_{q ∈ Q ∩ h} w_q / Σ_{q ∈ Q} w_q, with
+ *      w_q = (df_q + ½) / (M + 1),
+ *    df_q = hits of P containing q: the share of the pool that uses q, smoothed by one pseudo-hit so
+ *    an empty pool (M = 0) weighs every term ½ — plain coverage.
+ * 2. **Relative typicality** R'. T_h = mean over the hit's distinct non-query terms t of df_t / M:
+ *    how many of the other hits use the hit's other words (a hit on the pool's topic shares its
  *    vocabulary — a lexical relevance-feedback signal). R = T_h / mean_{j ∈ pool} T_j, shrunk
- *    towards 1 for small pools, R' = 1 + (R − 1)·M/(M + 2), and clamped to [0, 2]. R' = 1 (no
- *    effect) when M = 0 or the hit has no other terms.
+ *    towards 1 for small pools, R' = 1 + (R − 1)·M/(M + 2), clamped to [0, 2]; R' = 1 (no effect)
+ *    when M = 0 or the hit has no other terms.
  * 3. **Answer type** A ∈ {0, 1}: 1 when the query asks for a kind of answer the hit has — "how
- *    much / cost / price / salary" a number or currency, "how long" a duration, "when / what year"
- *    a year or month, "phone / number" a phone number, "who" a capitalised name, "what is / define /
- *    meaning" a defining sentence ("X is a …", "refers to", "means"). 0 for other queries.
+ *    much / cost / price / salary" a number or amount, "how long" a duration, "when / what year" a
+ *    year or month, "phone / number" a phone number, "who" a capitalised name, "what is / define /
+ *    meaning" a defining phrase ("is a …", "refers to", "means"). 0 for other queries.
+ * 4. **Proximity** P ∈ {0, 1}: every query term (|Q| ≥ 2) within |Q| + 1 consecutive hit terms.
+ * 5. **Title** T ∈ {0, 1}: the hit's title — a first line of at most 12 words with more text after
+ *    it, such as a course name — contains every query term.
+ * 6. **Question context** X: for a skill judged in a question's context, the pool-weighted coverage
+ *    of the question's other terms (0 otherwise); it can only add.
  *
- *    s = C + 0.5·(R' − 1) + 0.1·A
+ *    s = C + 0.5·(R' − 1) + 0.1·A + 0.2·P + 0.2·T + 0.1·X
  *
  * Grade: s ≥ 1.30 → 3, ≥ 0.90 → 2, ≥ 0.65 → 1, else 0 — chosen on the LLMJudge test set (25 TREC
  * DL 2023 queries: the 0.05-grid values maximising κ on four grades + κ on relevant/not), then
  * checked unchanged on TREC DL 2019 and 2020 and with pools cut to 2–50 hits (README). A hit judged
- * alone (M = 0) has no pool evidence: s is plain coverage (+ 0.1·A), which runs lower for the same
- * relevance, and is graded s ≥ 1.10 → 3 (every query term and the answer type), ≥ 0.65 → 2, ≥ 0.40
- * → 1 (chosen the same way with every test-set hit judged alone). In between, each threshold is
- * λ·pooled + (1 − λ)·alone with λ = M / (M + 1), the pool's share of a query term's weight: with
- * one other hit (λ = ½) the pool-only thresholds cost κ 0.03–0.11 on the test set, the blend none.
+ * alone (M = 0) has no pool evidence: C is then plain coverage, which runs lower for the same
+ * relevance, and the grade thresholds are 1.10 / 0.65 / 0.40 (chosen the same way with every
+ * test-set hit judged alone). In between, each threshold is λ·pooled + (1 − λ)·alone with
+ * λ = M / (M + 1), the pool's share of a query term's weight: with one other hit (λ = ½) the pooled
+ * thresholds alone cost κ 0.03–0.11 on the test set, the blend nothing.
  *
  * Confidence: 1 + 4·min(1, distance of s from the nearest threshold / 0.15), rounded; at most 3 when
  * the query has fewer than 2 terms or the pool fewer than 3 other hits.
  *
- * The weights (½ smoothing, 0.5, 0.1) and the shape were chosen for generality, not fitted: κ moved
- * by less than 0.02 for weights 0.4–0.6, smoothing ½–2 and shrinkage 0–2 (README).
+ * The weights were set for generality, not fitted: on the three TREC collections κ moved by less
+ * than 0.02 for a typicality weight 0.4–0.6, smoothing ½–2 pseudo-hits, shrinkage 0–2 and a
+ * proximity weight 0–0.2; the proximity, title and context terms exist for short multi-word skills
+ * and titled hits (course retrieval), where they decide between grades 2 and 3.
  */
 
 /** Do two terms match? The heuristic judge's soft match (`Heuristic.ts` `termsMatch`), symmetric. */
@@ -153,7 +158,7 @@ export interface PoolStats {
 }
 
 /**
- * T_h = mean over the hit's distinct non-query terms of df_t / M, where df counts the other hits
+ * T_h = mean over the hit's distinct non-query terms (not matching a primary query term) of df_t / M, where df counts the other hits
  * (`self` = 1 when the hit is in the pool and must be left out). Undefined when there is no other
  * hit or no such term.
  */
@@ -169,7 +174,9 @@ const typicalityOf = (
   let sum = 0
   let n = 0
   for (const t of hit) {
-    if (queryMatches(t, query, memo) !== null) continue
+    // Only the primary query's terms are set aside: a skill's question context stays ordinary words.
+    const m = queryMatches(t, query, memo)
+    if (m !== null && m[0]! < query.primary) continue
     sum += ((df.get(t) ?? 0) - self) / others
     n++
   }
