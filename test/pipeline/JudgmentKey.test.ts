@@ -4,6 +4,7 @@
  * and a fixed task keeps a pinned key.
  */
 import { describe, expect, it } from "vitest"
+import type { JudgeTask } from "../../src/domain/Judgment.js"
 import { sha256 } from "../../src/judges/Prompt.js"
 import { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/pipeline/Runner.js"
 
@@ -62,8 +63,9 @@ describe("judgment keys", () => {
     const rubric = { id: "search-relevance/checklist", hash: "fedcba9876543210" } as Parameters<typeof taskKey>[1]["rubric"]
     const judge = { provider: "openai", model: "gpt-4o-mini", params: {} }
     const task = { pipeline: "search-relevance", caseId: "q1", iteration: 1, rubric, target: "hit:a", vars: { query: "capital of france", passage: "Paris" } }
-    const pooled = { ...task, vars: { ...task.vars }, pool: ["Paris", "Lyon", "Bananas"] }
+    const pooled: JudgeTask = { ...task, ordinal: 0, vars: { ...task.vars }, pool: ["Paris", "Lyon", "Bananas"] }
     expect(taskKey(judge, pooled)).toBe(taskKey(judge, task))
-    expect(taskKey(judge, { ...pooled, pool: ["Paris"] })).toBe(taskKey(judge, task))
+    const other: JudgeTask = { ...pooled, pool: ["Paris"] }
+    expect(taskKey(judge, other)).toBe(taskKey(judge, task))
   })
 })
