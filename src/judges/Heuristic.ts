@@ -871,6 +871,8 @@ const TITLE_MAX_WORDS = 12
 const titles = new WeakMap<Analysis, ReadonlySet<string> | null>()
 /** The terms of a hit's title: its first line, when short (≤ 12 words) and followed by more text. */
 const titleOf = (hit: Analysis): ReadonlySet<string> | undefined => {
+  // Most hits are one paragraph: no line break, no title, nothing to cache.
+  if (!hit.text.includes("\n")) return undefined
   let title = titles.get(hit)
   if (title === undefined) {
     const text = hit.text.trimStart()

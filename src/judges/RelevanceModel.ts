@@ -188,13 +188,18 @@ const typicalityOf = (
 export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: QueryTerms): PoolStats => {
   const memo: MatchMemo = new Map()
   const queryDf = new Array<number>(query.terms.length).fill(0)
+  const df = new Map<string, number>()
+  // One pass: document frequencies, and which query terms each hit contains.
   const matched = docs.map((d) => {
-    const flags = matchedIn(d, query, memo)
+    const flags = new Uint8Array(query.terms.length)
+    for (const t of d) {
+      df.set(t, (df.get(t) ?? 0) + 1)
+      const m = queryMatches(t, query, memo)
+      if (m !== null) for (const k of m) flags[k] = 1
+    }
     for (let k = 0; k < flags.length; k++) queryDf[k]! += flags[k]!
     return flags
   })
-  const df = new Map<string, number>()
-  for (const d of docs) for (const t of d) df.set(t, (df.get(t) ?? 0) + 1)
   const hits = new Map<ReadonlySet<string>, PooledHit>()
   let sum = 0
   let n = 0
