@@ -60,8 +60,8 @@ export type TermMatch = (a: string, b: string) => boolean
 /** Grade thresholds on s with a pool of at least one other hit (see the module comment). */
 export const THRESHOLDS = { grade1: 0.65, grade2: 0.9, grade3: 1.3 } as const
 /**
- * Grade thresholds on s for a hit judged alone (no other hit): s is then plain coverage (+ 0.1 for
- * the answer type), whose values sit lower than pool-weighted coverage's.
+ * Grade thresholds on s for a hit judged alone (no other hit): its coverage is then plain coverage,
+ * whose values sit lower than pool-weighted coverage's for hits of the same relevance.
  */
 export const THRESHOLDS_ALONE = { grade1: 0.4, grade2: 0.65, grade3: 1.1 } as const
 
