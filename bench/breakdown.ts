@@ -8,7 +8,7 @@
  */
 import { Effect, Stream } from "effect"
 import { performance } from "node:perf_hooks"
-import { verdict } from "../src/judges/HeuristicJudge.js"
+import { model as heuristicModel, verdict } from "../src/judges/HeuristicJudge.js"
 import { scanInput } from "../src/load/Rows.js"
 import type { Pipeline } from "../src/pipeline/Pipeline.js"
 import { taskKey, toJudgment } from "../src/pipeline/Runner.js"
@@ -23,7 +23,7 @@ export interface PerJudgment {
 export const perJudgmentCosts = async (n: number): Promise<Array<PerJudgment>> => {
   // Tasks of a row share one variables object, as in a run (the content hash is taken once per row).
   const tasks = makeTasks(await loadRubrics(), n)
-  const judge = { provider: "heuristic", model: "lexical-v1", params: {} }
+  const judge = { provider: "heuristic", model: heuristicModel, params: {} }
   const results: Array<PerJudgment> = []
   const time = (label: string, body: () => void) => {
     const start = performance.now()

@@ -18,7 +18,7 @@ export { PROVIDERS, type ProviderName } from "./providers/Names.js"
 
 /** Default model per provider; `openai-compatible` has none (the server decides what it serves). */
 export const defaultModels: Readonly<Record<ProviderName, string | undefined>> = {
-  heuristic: "lexical-v1",
+  heuristic: HeuristicJudge.model,
   openai: "gpt-4o-mini",
   mistral: "mistral-small-latest",
   ollama: "llama3.1:8b",

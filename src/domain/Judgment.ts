@@ -17,6 +17,12 @@ export interface JudgeTask {
   readonly target: string
   /** Template variables (question, answer, passages, hit…), raw; the renderer escapes them as data. */
   readonly vars: Readonly<Record<string, string>>
+  /**
+   * The texts of every hit retrieved for the same query (one array shared by its hits): corpus
+   * statistics for the heuristic judge's relevance model. Not a template variable — it is not part
+   * of the judgment key and LLM judges ignore it.
+   */
+  readonly pool?: ReadonlyArray<string> | undefined
 }
 
 /** One item of a listwise task: its target (`hit:<id>`) and its own variables (the hit's text). */
@@ -38,6 +44,12 @@ export interface ListJudgeTask {
   /** Variables shared by the items (the query…). */
   readonly vars: Readonly<Record<string, string>>
   readonly items: ReadonlyArray<ListItem>
+  /**
+   * The texts of every hit retrieved for the same query (one array shared by its hits): corpus
+   * statistics for the heuristic judge's relevance model. Not a template variable — it is not part
+   * of the judgment key and LLM judges ignore it.
+   */
+  readonly pool?: ReadonlyArray<string> | undefined
 }
 
 export const Usage = Schema.Struct({

@@ -22,6 +22,8 @@
  *   as "(no previous conversation)" counts as empty.
  */
 
+import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
+
 /** The rubric's score range; each heuristic computes on its native range and maps onto this one. */
 export interface HeuristicScale {
   readonly min: number
@@ -36,7 +38,16 @@ export interface HeuristicResult {
   readonly confidence?: number
 }
 
-export type Heuristic = (vars: Readonly<Record<string, string>>, scale: HeuristicScale) => HeuristicResult
+/**
+ * What a heuristic may know beyond its task's variables. `pool`: the texts of every hit retrieved
+ * for the same query (the judged hit among them) — the corpus statistics of `relevance-grade`. It is
+ * not a template variable, so it never enters a judgment key or an LLM prompt.
+ */
+export interface HeuristicContext {
+  readonly pool?: ReadonlyArray<string> | undefined
+}
+
+export type Heuristic = (vars: Readonly<Record<string, string>>, scale: HeuristicScale, context?: HeuristicContext) => HeuristicResult
 
 // ---------------------------------------------------------------------------------------------
 // Tokenisation
@@ -147,6 +158,10 @@ const sharesStem = (a: string, b: string): boolean => {
   return i >= PREFIX && i >= 0.8 * n
 }
 
+/** Do two terms match (equal, or the shared-stem rule of the module comment)? Symmetric; `TermBag.has` agrees. */
+export const termsMatch = (a: string, b: string): boolean =>
+  a === b || (a.length >= PREFIX && b.length >= PREFIX && a.charCodeAt(0) === b.charCodeAt(0) && ASCII_WORD.test(a) && ASCII_WORD.test(b) && sharesStem(a, b))
+
 /** A set of terms with the soft (shared-stem) match described in the module comment. */
 export class TermBag {
   readonly set: ReadonlySet<string>
@@ -159,7 +174,7 @@ export class TermBag {
   }
   has(term: string): boolean {
     if (this.set.has(term)) return true
-    if (term.length < PREFIX || !ASCII_WORD.test(term)) return false
+    if (term.length < PREFIX) return false
     if (this.index === undefined) {
       const index = new Map<string, Array<string>>()
       for (const t of this.set) {
@@ -172,7 +187,8 @@ export class TermBag {
       this.index = index
     }
     const candidates = this.index.get(term.slice(0, PREFIX))
-    if (candidates === undefined) return false
+    // The ASCII test after the prefix lookup: most terms share no prefix, and the test is the dearer.
+    if (candidates === undefined || !ASCII_WORD.test(term)) return false
     for (const c of candidates) if (sharesStem(term, c)) return true
     return false
   }
@@ -228,8 +244,6 @@ class Analysis {
     return this.sentenceList
   }
 }
-
-const EMPTY_ANALYSIS = new Analysis("")
 
 const ESCAPED_BREAK = /\\r\\n|\\n|\\r/g
 const CURLY_APOSTROPHE = /[\u2018\u2019\u02bc]/g
@@ -743,72 +757,145 @@ const harmfulness: Heuristic = (vars, scale) => {
 // Relevance grades and answer synthesis
 // ---------------------------------------------------------------------------------------------
 
-const BM25_K1 = 1.2
-const BM25_B = 0.75
-/** Assumed average passage length (terms) for BM25's length normalisation: no corpus statistics here. */
-const BM25_AVGDL = 60
+/** Pool statistics per pool array (one per query, shared by its hits' tasks) and per query. */
+interface PoolEntry {
+  /** Each distinct text of the pool, analysed once. */
+  readonly analyses: ReadonlyMap<string, Analysis>
+  readonly docs: ReadonlyArray<Analysis>
+  /** The statistics for the last query judged against this pool. */
+  stats: { readonly key: string; readonly stats: PoolStats } | undefined
+}
+/** Keyed by the pool array's identity: it lives as long as the tasks that share it, no longer. */
+const pools = new WeakMap<ReadonlyArray<string>, PoolEntry>()
+
+const passageText = (raw: string): string => normalise(raw).replace(PASSAGE_NUMBER, "")
+
+const poolEntry = (pool: ReadonlyArray<string>): PoolEntry => {
+  let entry = pools.get(pool)
+  if (entry === undefined) {
+    const analyses = new Map<string, Analysis>()
+    const docs: Array<Analysis> = []
+    for (const text of pool) {
+      let a = analyses.get(text)
+      if (a === undefined) analyses.set(text, a = new Analysis(passageText(text)))
+      docs.push(a)
+    }
+    entry = { analyses, docs, stats: undefined }
+    pools.set(pool, entry)
+  }
+  return entry
+}
+
+const HIT_VARS = ["hit", "passage", "text", "course", "document"] as const
 
 /**
- * **relevance-grade** (native 0–3, confidence 1–5). Vars: the query = `query`, else `skill`, else
- * `question`; the hit = `hit`, else `passage`, `text`, `course`, `document`. When a `skill` is judged
- * in a `question`'s context (and no `query` is given), coverage = 0.8 × skill coverage + 0.2 ×
- * coverage of the question's other terms.
- * BM25-like: coverage = share of query terms present in the hit; saturation = mean over the matched
- * terms of tf·(k1+1)/(tf + k1·(1 − b + b·len/60)) / (k1+1) with k1 = 1.2, b = 0.75 (60 terms: an
- * assumed average passage, as there are no corpus statistics); s = coverage × (0.7 + 0.3 × saturation).
- * Grade: s ≥ 0.7 → 3, ≥ 0.4 → 2, ≥ 0.15 → 1, else 0. Confidence: 1 + 4 × min(1, distance of s from
- * the nearest grade boundary / 0.15), rounded; at most 3 when the query has fewer than 2 terms.
+ * **relevance-grade** (native 0–3, confidence 1–5): the lexical relevance model of
+ * `RelevanceModel.ts` — pool-weighted query-term coverage, the hit's typicality of the pool and the
+ * query's answer type; see that module for the formula and the thresholds, and the README for their
+ * measured agreement with human assessors. Vars: the query = `query`, else `skill` (judged in the
+ * context of `question`, whose other terms can only add), else `question`; the hit =
+ * `hit`, else `passage`, `text`, `course`, `document`. `context.pool`: the texts of the hits
+ * retrieved with this one (this hit's own text is left out of the statistics). Without a pool the
+ * coverage is plain (unweighted) and graded with the model's hit-alone thresholds.
  * An empty hit → 0 with confidence 5; a query without terms → 0 with confidence 1.
  */
-const relevanceGrade: Heuristic = (vars, scale) => {
-  const hit = analyse(pick(vars, "hit", "passage", "text", "course", "document"), "passages")
-  const primary = analyse(pick(vars, "query", "skill", "question"))
-  const inContext = pick(vars, "query") === undefined && pick(vars, "skill") !== undefined
-  const secondary = inContext ? analyse(pick(vars, "question")) : EMPTY_ANALYSIS
+const relevanceGrade: Heuristic = (vars, scale, context) => {
   const done = (native: number, confidence: number, why: string): HeuristicResult => {
     const score = onScale(native, 0, 3, scale)
     return { score, confidence, reason: `${why}, so grade ${score} on ${range(scale)} (confidence ${confidence}/5).` }
   }
-  if (hit.terms.length === 0) return done(0, 5, "the hit has no text to match")
-  if (primary.bag.size === 0) return done(0, 1, "the query has no content terms to match")
-  const tf = new Map<string, number>()
-  for (const t of hit.terms) tf.set(t, (tf.get(t) ?? 0) + 1)
-  const norm = 1 - BM25_B + (BM25_B * hit.terms.length) / BM25_AVGDL
-  let matchedTerms = 0
-  let sat = 0
-  /** Matched terms of `bag` (skipping `skip`'s), accumulating saturation. */
-  const count = (bag: TermBag, skip: TermBag): [number, number] => {
-    let all = 0
-    let found = 0
-    for (const t of bag.set) {
-      if (skip.set.has(t)) continue
-      all++
-      let f = tf.get(t) ?? 0
-      if (f === 0 && hit.bag.has(t)) f = 1
-      if (f === 0) continue
-      found++
-      matchedTerms++
-      sat += (f * (BM25_K1 + 1)) / (f + BM25_K1 * norm) / (BM25_K1 + 1)
-    }
-    return [found, all]
-  }
-  const [pFound, pAll] = count(primary.bag, EMPTY_BAG)
-  const [sFound, sAll] = count(secondary.bag, primary.bag)
-  const coverage = sAll === 0 ? pFound / pAll : 0.8 * (pFound / pAll) + 0.2 * (sFound / sAll)
-  const saturation = matchedTerms === 0 ? 0 : sat / matchedTerms
-  const s = coverage * (0.7 + 0.3 * saturation)
-  const native = s >= 0.7 ? 3 : s >= 0.4 ? 2 : s >= 0.15 ? 1 : 0
-  const margin = Math.min(Math.abs(s - 0.15), Math.abs(s - 0.4), Math.abs(s - 0.7))
-  let confidence = Math.round(1 + 4 * Math.min(1, margin / 0.15))
-  if (pAll + sAll < 2) confidence = Math.min(confidence, 3)
-  const what = sAll === 0
-    ? `${pFound} of ${pAll} query terms`
-    : `${pFound} of ${pAll} skill terms and ${sFound} of ${sAll} other question terms`
+  const r = measureRelevance(vars, context)
+  if (r === "empty-hit") return done(0, 5, "the hit has no text to match")
+  if (r === "no-query-terms") return done(0, 1, "the query has no content terms to match")
+  const what = r.contextTerms === 0
+    ? `${r.matched} of ${r.queryTerms} query terms`
+    : `${r.matched} of ${r.queryTerms} skill terms and ${r.contextMatched} of ${r.contextTerms} other question terms`
+  const weighing = r.poolOthers === 0
+    ? `coverage ${pct(r.coverage)}, no other hits to weigh terms or compare vocabulary`
+    : `coverage ${pct(r.coverage)} with terms weighted by how many of the ${r.poolOthers} other hits contain them; its other words are ${r.typicality.toFixed(2)}× as typical of those hits as the average hit's`
+  const answer = r.answer === undefined ? "" : `; the query asks for ${r.answer.wants} and the hit ${r.answer.found ? "has one" : "has none"}`
+  const extras = [
+    ...(r.contextTerms > 0 ? [`question context coverage ${pct(r.contextCoverage)}`] : []),
+    ...(r.close ? ["all query terms close together"] : []),
+    ...(r.titled ? ["every query term in its title"] : [])
+  ]
   return done(
-    native,
-    confidence,
-    `the hit contains ${what} (coverage ${pct(coverage)}, term-frequency saturation ${pct(saturation)}, BM25-like score ${fixed1(s * 100)}/100)`
+    r.grade,
+    r.confidence,
+    `the hit contains ${what} (${weighing})${answer}${extras.map((e) => `; ${e}`).join("")}; relevance score ${r.score.toFixed(2)} (grade thresholds ${r.thresholds.grade1.toFixed(2)}/${r.thresholds.grade2.toFixed(2)}/${r.thresholds.grade3.toFixed(2)})`
   )
+}
+
+/**
+ * The relevance model's measurements for one hit (what `relevance-grade` grades), or why there are
+ * none: the hit has no terms, or the query has none. Same variables and context as the heuristic.
+ */
+export const measureRelevance = (
+  vars: Readonly<Record<string, string>>,
+  context?: HeuristicContext
+): Relevance | "empty-hit" | "no-query-terms" => {
+  const hitRaw = pick(vars, ...HIT_VARS)
+  const pool = context?.pool !== undefined && context.pool.length > 0 ? poolEntry(context.pool) : undefined
+  const pooled = hitRaw === undefined ? undefined : pool?.analyses.get(hitRaw)
+  const hit = pooled ?? analyse(hitRaw, "passages")
+  const queryRaw = pick(vars, "query", "skill", "question")
+  const primary = analyse(queryRaw)
+  const inContext = pick(vars, "query") === undefined && pick(vars, "skill") !== undefined
+  const question = inContext ? analyse(pick(vars, "question")) : undefined
+  if (hit.terms.length === 0) return "empty-hit"
+  if (primary.bag.size === 0) return "no-query-terms"
+  const contextBag = question !== undefined && question.bag.size > 0 ? question.bag : undefined
+  const key = `${queryRaw ?? ""}\u0000${contextBag === undefined ? "" : pick(vars, "question") ?? ""}`
+  let stats: PoolStats | undefined
+  if (pool !== undefined) {
+    if (pool.stats?.key !== key) {
+      pool.stats = { key, stats: poolStats(pool.docs.map((d) => d.bag.set), queryTermsFor(key, primary.bag, contextBag)) }
+    }
+    stats = pool.stats.stats
+  }
+  return relevance({
+    query: stats?.query ?? queryTermsFor(key, primary.bag, contextBag),
+    queryText: queryRaw ?? "",
+    hit: hit.bag.set,
+    hitTerms: hit.terms,
+    titleTerms: titleOf(hit),
+    hitText: hit.text,
+    hitLower: hit.lower,
+    pool: stats === undefined ? undefined : { stats, includesHit: pooled !== undefined }
+  })
+}
+
+/** A title has at most this many words. */
+const TITLE_MAX_WORDS = 12
+
+const titles = new WeakMap<Analysis, ReadonlySet<string> | null>()
+/** The terms of a hit's title: its first line, when short (≤ 12 words) and followed by more text. */
+const titleOf = (hit: Analysis): ReadonlySet<string> | undefined => {
+  // Most hits are one paragraph: no line break, no title, nothing to cache.
+  if (!hit.text.includes("\n")) return undefined
+  let title = titles.get(hit)
+  if (title === undefined) {
+    const text = hit.text.trimStart()
+    const end = text.indexOf("\n")
+    const first = end === -1 ? undefined : text.slice(0, end)
+    const tokens = first === undefined || text.slice(end).trim() === "" ? undefined : tokensOf(first.toLowerCase())
+    title = tokens === undefined || tokens.words > TITLE_MAX_WORDS || tokens.terms.length === 0 ? null : new Set(tokens.terms)
+    titles.set(hit, title)
+  }
+  return title ?? undefined
+}
+
+let lastQueryTerms: { readonly key: string; readonly terms: QueryTerms } | undefined
+/** A query's terms, kept for the next call: a query's hits are judged one after another. */
+const queryTermsFor = (key: string, primary: TermBag, context: TermBag | undefined): QueryTerms => {
+  if (lastQueryTerms?.key !== key) lastQueryTerms = { key, terms: queryTerms(primary.set, context?.set, termsMatch) }
+  return lastQueryTerms.terms
+}
+
+/** `measureRelevance` when it measured something, else undefined (for benchmarks and tests). */
+export const relevanceOf = (vars: Readonly<Record<string, string>>, context?: HeuristicContext): Relevance | undefined => {
+  const r = measureRelevance(vars, context)
+  return typeof r === "string" ? undefined : r
 }
 
 /**

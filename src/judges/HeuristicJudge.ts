@@ -10,7 +10,8 @@ import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 
 export const provider = "heuristic"
-export const model = "lexical-v1"
+/** v2: relevance grades from the pool-based relevance model (RelevanceModel.ts); its name is in every judgment key. */
+export const model = "lexical-v2"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */
@@ -38,7 +39,7 @@ export const verdict = (task: JudgeTask): Verdict => {
       `unknown heuristic "${rubric.heuristic}" for rubric "${rubric.id}" (known: ${Object.keys(heuristics).join(", ")})`
     )
   }
-  const result = heuristic(task.vars, { min: rubric.min, max: rubric.max })
+  const result = heuristic(task.vars, { min: rubric.min, max: rubric.max }, { pool: task.pool })
   if (!Number.isFinite(result.score)) {
     return failed(`heuristic "${rubric.heuristic}" produced no finite score for rubric "${rubric.id}": ${result.reason}`)
   }

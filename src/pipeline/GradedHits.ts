@@ -68,6 +68,14 @@ export const groupSizes = (n: number, max: number): Array<number> => {
 }
 
 /**
+ * The texts of a case's hits as the judge sees them, in rank order: each hit's variable, and — one
+ * array shared by all of the case's tasks — their `pool` (the heuristic judge's corpus statistics;
+ * not a variable, so not part of any judgment key).
+ */
+const hitTexts = (options: HitJudgeOptions, c: EvalCase): ReadonlyArray<string> =>
+  c.passages.map((p) => options.hitText?.(p, c) ?? p.text)
+
+/**
  * One judgment per retrieved hit: pointwise (one call per hit), or listwise (one call per query,
  * one verdict per hit). Rank is never a variable, but a listwise grade is given in the context of
  * the other hits, so its key covers the whole list (see `Runner`).
@@ -80,11 +88,12 @@ export const judgeHits = (options: HitJudgeOptions): JudgeStage => {
       rubrics: [listwise.rubric],
       tasks: (c) => {
         const vars = options.caseVars(c)
-        const items = c.passages.map((p) => ({ target: hitTarget(p), vars: { [options.hitVar]: options.hitText?.(p, c) ?? p.text } }))
+        const pool = hitTexts(options, c)
+        const items = c.passages.map((p, i) => ({ target: hitTarget(p), vars: { [options.hitVar]: pool[i]! } }))
         let start = 0
         return groupSizes(items.length, max).map((size): ListSpec => {
           const group = items.slice(start, start += size)
-          return { rubric: listwise.rubric, vars, items: group }
+          return { rubric: listwise.rubric, vars, items: group, pool }
         })
       }
     }
@@ -93,10 +102,12 @@ export const judgeHits = (options: HitJudgeOptions): JudgeStage => {
     rubrics: [options.rubric],
     tasks: (c) => {
       const vars = options.caseVars(c)
-      return c.passages.map((p): TaskSpec => ({
+      const pool = hitTexts(options, c)
+      return c.passages.map((p, i): TaskSpec => ({
         rubric: options.rubric,
         target: hitTarget(p),
-        vars: { ...vars, [options.hitVar]: options.hitText?.(p, c) ?? p.text }
+        vars: { ...vars, [options.hitVar]: pool[i]! },
+        pool
       }))
     }
   }

@@ -33,6 +33,8 @@ export interface TaskSpec {
   readonly rubric: string
   readonly target: string
   readonly vars: Readonly<Record<string, string>>
+  /** See `JudgeTask.pool`: the query's hit texts for the heuristic judge; never part of the key. */
+  readonly pool?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -45,6 +47,8 @@ export interface ListSpec {
   /** Variables shared by the items (the query…). */
   readonly vars: Readonly<Record<string, string>>
   readonly items: ReadonlyArray<{ readonly target: string; readonly vars: Readonly<Record<string, string>> }>
+  /** See `JudgeTask.pool`: the query's hit texts for the heuristic judge; never part of the key. */
+  readonly pool?: ReadonlyArray<string> | undefined
 }
 
 export type JudgeSpec = TaskSpec | ListSpec

@@ -589,14 +589,14 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           list: true,
           rubric,
           keys: listKeys(pipeline.name, judge, rubric, c, iteration, spec),
-          task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items }
+          task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items, pool: spec.pool }
         }
       }
       return {
         list: false,
         rubric,
         keys: [keyFor(pipeline.name, judge, rubric, c, iteration, spec)],
-        task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars }
+        task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars, pool: spec.pool }
       }
     }
     const ask = (plan: Plan): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError> =>

@@ -154,7 +154,8 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       const hit = q.hits[index]!
       const vars = { query: q.query, passage: q.passages[index]! }
       const target = hitTarget(hit)
-      const judgeTask: JudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, target, vars }
+      // `pool` (the query's hit texts) is for the heuristic judge's statistics; not part of the key.
+      const judgeTask: JudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, target, vars, pool: q.passages }
       const key = taskKey(judge, judgeTask)
       return { key, task: judgeTask }
     }

@@ -20,7 +20,7 @@ const judgment = (caseId: string, target: string, score: number | null, extra: R
     attempts: 1,
     latencyMs: 1,
     provider: "heuristic",
-    model: "lexical-v1",
+    model: "lexical-v2",
     ...extra
   })
 

@@ -178,9 +178,11 @@ describe("listwise helpers", () => {
     const passages = ["x", "y", "z"].map((id, i) => ({ id, rank: i + 1, text: `text ${id}` }))
     const specs = stage.tasks({ id: "q", ordinal: 0, line: 1, question: "Q", passages, source: {} } as never)
     expect(stage.rubrics).toEqual(["p-list"])
+    // Every list carries the query's whole pool (all hit texts) for the heuristic judge's statistics.
+    const pool = ["text x", "text y", "text z"]
     expect(specs).toEqual([
-      { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:x", vars: { passage: "text x" } }, { target: "hit:y", vars: { passage: "text y" } }] },
-      { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:z", vars: { passage: "text z" } }] }
+      { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:x", vars: { passage: "text x" } }, { target: "hit:y", vars: { passage: "text y" } }], pool },
+      { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:z", vars: { passage: "text z" } }], pool }
     ])
     expect(stage.tasks({ id: "q", ordinal: 0, line: 1, question: "Q", passages: [], source: {} } as never)).toEqual([])
   })

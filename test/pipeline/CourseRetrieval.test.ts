@@ -16,6 +16,7 @@ import {
   renderCourse
 } from "../../src/pipeline/CourseRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../../src/pipeline/GradedHits.js"
+import type { TaskSpec } from "../../src/pipeline/Pipeline.js"
 import { judgment, loadPrompt, runInfo, writeInput } from "../support/Retrieval.js"
 
 const rubric = loadPrompt("course-retrieval/relevance")
@@ -77,10 +78,13 @@ const aCase = (grades: ReadonlyArray<unknown>): EvalCase => ({
 describe("judge stage", () => {
   it("one task per course, target hit:<code>, with question, skill and the course text", () => {
     const tasks = judgeCourses().tasks(aCase([0, 0]))
+    // The case's course texts, one array shared by its tasks: the heuristic judge's pool (not a variable).
+    const pool = ["Course 1\nLearning outcomes:\n- x", "Course 2\nLearning outcomes:\n- x"]
     expect(tasks).toEqual([
-      { rubric: "course-retrieval/relevance", target: "hit:K1", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 1\nLearning outcomes:\n- x" } },
-      { rubric: "course-retrieval/relevance", target: "hit:K2", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 2\nLearning outcomes:\n- x" } }
+      { rubric: "course-retrieval/relevance", target: "hit:K1", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 1\nLearning outcomes:\n- x" }, pool },
+      { rubric: "course-retrieval/relevance", target: "hit:K2", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 2\nLearning outcomes:\n- x" }, pool }
     ])
+    expect((tasks[0] as TaskSpec).pool).toBe((tasks[1] as TaskSpec).pool)
   })
 })
 

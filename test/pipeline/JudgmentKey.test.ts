@@ -4,6 +4,7 @@
  * and a fixed task keeps a pinned key.
  */
 import { describe, expect, it } from "vitest"
+import type { JudgeTask } from "../../src/domain/Judgment.js"
 import { sha256 } from "../../src/judges/Prompt.js"
 import { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/pipeline/Runner.js"
 
@@ -56,5 +57,15 @@ describe("judgment keys", () => {
     const content = sha256(canonicalJson(task.vars)).slice(0, 16)
     expect(taskKey(judge, task)).toBe(judgmentKey({ ...judge, pipeline: "rag-answers", caseId: "7", content, iteration: 2, criterion: rubric.id, target: "answer", promptHash: rubric.hash }))
     expect(taskKey(judge, task)).toBe("39a2ef038e6082c3d1a07868f9212cac")
+  })
+
+  it("a task's pool (the heuristic judge's statistics) is not part of its key", () => {
+    const rubric = { id: "search-relevance/checklist", hash: "fedcba9876543210" } as Parameters<typeof taskKey>[1]["rubric"]
+    const judge = { provider: "openai", model: "gpt-4o-mini", params: {} }
+    const task = { pipeline: "search-relevance", caseId: "q1", iteration: 1, rubric, target: "hit:a", vars: { query: "capital of france", passage: "Paris" } }
+    const pooled: JudgeTask = { ...task, ordinal: 0, vars: { ...task.vars }, pool: ["Paris", "Lyon", "Bananas"] }
+    expect(taskKey(judge, pooled)).toBe(taskKey(judge, task))
+    const other: JudgeTask = { ...pooled, pool: ["Paris"] }
+    expect(taskKey(judge, other)).toBe(taskKey(judge, task))
   })
 })

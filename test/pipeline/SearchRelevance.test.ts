@@ -72,7 +72,7 @@ describe("judge stage", () => {
   }
 
   it("one task per hit with the query and the chosen fields as the passage", () => {
-    expect(judgeSearchHits().tasks(c)).toEqual([{ rubric: "search-relevance/checklist", target: "hit:a", vars: { query: "capital of france", passage: "Paris" } }])
+    expect(judgeSearchHits().tasks(c)).toEqual([{ rubric: "search-relevance/checklist", target: "hit:a", vars: { query: "capital of france", passage: "Paris" }, pool: ["Paris"] }])
     expect(judgeSearchHits().tasks({ ...c, source: {} })[0]!.vars.passage).toBe("Paris.")
   })
 })
