@@ -1,13 +1,13 @@
 /**
  * Journal figures (durable runs): append cost per judgment (one write per judgment, as the LLM path
- * does) and resume start-up with a 100k-judgment journal (reading it back into the key map).
+ * does) and resume start-up with a 100k-judgment journal (opening it again: its index built).
  */
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import type { Judgment } from "../src/domain/Judgment.js"
-import { JudgmentJournal, layerFile, readJournal } from "../src/store/JudgmentJournal.js"
+import { JudgmentJournal, layerFile } from "../src/store/JudgmentJournal.js"
 
 const judgment = (i: number): Judgment => ({
   key: i.toString(16).padStart(32, "0"),
@@ -27,18 +27,18 @@ const judgment = (i: number): Judgment => ({
 })
 
 export const journalFigures = (dir: string, count: number) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+  Effect.runPromise(Effect.gen(function*() {
     const journals = yield* JudgmentJournal
     const runDir = Path.join(dir, "journal-bench")
     fs.mkdirSync(runDir, { recursive: true })
-    const journal = yield* journals.open(runDir, { fresh: true })
-    const items = Array.from({ length: count }, (_, i) => judgment(i))
-    const t0 = performance.now()
-    for (const j of items) yield* journal.append([j])
-    const appendUs = ((performance.now() - t0) * 1000) / count
-    const bytes = fs.statSync(journal.path).size
+    const written = yield* Effect.scoped(Effect.gen(function*() {
+      const journal = yield* journals.open(runDir, { fresh: true })
+      const items = Array.from({ length: count }, (_, i) => judgment(i))
+      const t0 = performance.now()
+      for (const j of items) yield* journal.append([j])
+      return { appendUs: ((performance.now() - t0) * 1000) / count, bytes: fs.statSync(journal.path).size }
+    }))
     const t1 = performance.now()
-    const back = yield* readJournal(journal.path)
-    const resumeMs = performance.now() - t1
-    return { appendUs, resumeMs, bytes, read: back.done.size }
-  })).pipe(Effect.provide(layerFile)))
+    const read = yield* Effect.scoped(Effect.map(journals.open(runDir, { fresh: false }), (j) => j.stats.ok))
+    return { ...written, resumeMs: performance.now() - t1, read }
+  }).pipe(Effect.provide(layerFile)))

@@ -32,10 +32,12 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
 export class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
   path: Schema.String,
   problem: Schema.String,
+  /** The disk (or a quota, or a file-size limit) is full: the message says so first. */
+  diskFull: Schema.optional(Schema.Boolean),
   cause: Schema.optional(Schema.Defect)
 }) {
   get message(): string {
-    return `${this.path}: ${this.problem}`
+    return this.diskFull === true ? `disk full while writing ${this.path}: ${this.problem}` : `${this.path}: ${this.problem}`
   }
 }
 

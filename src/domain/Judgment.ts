@@ -2,8 +2,31 @@
  * Judge requests and their results. A `Judgment` is what the journal stores, one JSON line each.
  * A failed judgment keeps `score: null` (never 0) with the reason and the judge's raw text.
  */
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { OutputError } from "./Errors.js"
 import type { Rubric } from "./Rubric.js"
+
+/**
+ * A paid reply that did not decode and is about to be re-asked, journaled first (SPEC §5: at most
+ * `--concurrency` paid calls lost to a crash, repairs included). A resume continues from it.
+ */
+export interface PendingRepair {
+  readonly text: string
+  readonly problem: string
+  /** Tokens paid for every reply so far. */
+  readonly usage: Usage
+  /** Asks made so far (the first one and its repairs). */
+  readonly asks: number
+  /** HTTP attempts made so far. */
+  readonly attempts: number
+}
+
+/** Where a judge keeps its paid replies awaiting repair (the run's journal), and the one a crash left. */
+export interface RepairCheckpoint {
+  readonly prior?: PendingRepair | undefined
+  readonly save: (pending: PendingRepair) => Effect.Effect<void, OutputError>
+}
 
 /** One judgment to make: a rubric applied to one target of one case in one iteration. */
 export interface JudgeTask {
@@ -23,6 +46,8 @@ export interface JudgeTask {
    * of the judgment key and LLM judges ignore it.
    */
   readonly pool?: ReadonlyArray<string> | undefined
+  /** Remote judges: where a reply awaiting repair is journaled (absent: kept in memory only). */
+  readonly repair?: RepairCheckpoint | undefined
 }
 
 /** One item of a listwise task: its target (`hit:<id>`) and its own variables (the hit's text). */
@@ -44,6 +69,8 @@ export interface ListJudgeTask {
   /** Variables shared by the items (the query…). */
   readonly vars: Readonly<Record<string, string>>
   readonly items: ReadonlyArray<ListItem>
+  /** As for `JudgeTask`: the list's one call, repaired. */
+  readonly repair?: RepairCheckpoint | undefined
   /**
    * The texts of every hit retrieved for the same query (one array shared by its hits): corpus
    * statistics for the heuristic judge's relevance model. Not a template variable — it is not part

@@ -10,7 +10,7 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
-import type { FatalJudgeError } from "../domain/Errors.js"
+import type { FatalJudgeError, OutputError } from "../domain/Errors.js"
 import type { JudgeTask, ListJudgeTask, Verdict } from "../domain/Judgment.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
@@ -41,12 +41,13 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
    * judgment key and the run id, so another server's judgments are never reused for this one.
    */
   readonly endpoint?: string | undefined
-  readonly judge: (task: JudgeTask) => Effect.Effect<Verdict, JudgeStopped | FatalJudgeError>
+  /** `OutputError`: a reply awaiting repair could not be journaled (a full disk): the run stops. */
+  readonly judge: (task: JudgeTask) => Effect.Effect<Verdict, JudgeStopped | FatalJudgeError | OutputError>
   /**
    * Listwise: every item of the task in one call, one verdict per item in order; the call's tokens
    * are shared among the items' verdicts (`splitUsage`).
    */
-  readonly judgeList: (task: ListJudgeTask) => Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError>
+  readonly judgeList: (task: ListJudgeTask) => Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError>
   /**
    * Remote judges: one minimal request before judging, so a bad key, model, URL or unsupported
    * structured-output mode is reported at once (and the mode falls back when the server needs it).

@@ -26,8 +26,8 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
-import { FatalJudgeError } from "../domain/Errors.js"
-import { type FailureClass, type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
+import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
+import { type FailureClass, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type StructuredOutput } from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
@@ -418,15 +418,20 @@ export const make = (options: LlmJudgeOptions = {}) =>
      * failure class); with the tokens and attempts spent and the last text. Fails only when the run
      * stops or the provider turns out misconfigured.
      */
-    const ask = <A>(base: ChatRequest, decode: (text: string) => Either.Either<A, string>) =>
+    const ask = <A>(base: ChatRequest, decode: (text: string) => Either.Either<A, string>, checkpoint?: RepairCheckpoint) =>
       Effect.suspend(() => {
         const estimated = estimateTokens(base, maxTokens)
-        // Per-judgment bookkeeping across every attempt; only touched sequentially.
-        let attempts = 0
-        let asks = 0
-        let usage: Usage = { inputTokens: 0, outputTokens: 0 }
-        let lastText: string | undefined
-        let repair: ChatRequest["repair"]
+        // Per-judgment bookkeeping across every attempt (continued from a reply journaled before a
+        // crash, when there is one); only touched sequentially.
+        const prior = checkpoint?.prior
+        let attempts = prior?.attempts ?? 0
+        let asks = prior?.asks ?? 0
+        let usage: Usage = prior?.usage ?? { inputTokens: 0, outputTokens: 0 }
+        let lastText: string | undefined = prior?.text
+        let repair: ChatRequest["repair"] = prior === undefined ? undefined : { previous: prior.text, error: prior.problem }
+        // A listwise decoder learns from the journaled reply which hits it did grade.
+        if (prior !== undefined) decode(prior.text)
+        const totalAsks = repairAttempts + 1
 
         const call = send(() => {
           attempts++
@@ -446,22 +451,30 @@ export const make = (options: LlmJudgeOptions = {}) =>
             return Either.match(decode(response.text), {
               onLeft: (problem) => {
                 repair = { previous: response.text, error: problem }
-                return Effect.fail(new AnswerError({ text: response.text, problem }))
+                const failed = Effect.fail(new AnswerError({ text: response.text, problem }))
+                // A paid reply about to be re-asked is journaled first: a crash during the repair
+                // loses no paid call, and a resume continues from it.
+                return asks < totalAsks && checkpoint !== undefined
+                  ? Effect.zipRight(checkpoint.save({ text: response.text, problem, usage, asks, attempts }), failed)
+                  : failed
               },
               onRight: (answer) => Effect.succeed(answer)
             })
           })
         )
-        /** Asked again with the error after an answer that does not decode, `left` more times. */
-        const repairing = (left: number): Effect.Effect<A, AnswerError | ProviderError | FatalJudgeError | JudgeStopped> =>
-          left === 0 ? once : Effect.catchTag(once, "AnswerError", () => repairing(left - 1))
+        /** Asked again with the error after an answer that does not decode, until the asks run out. */
+        const repairing: Effect.Effect<A, AnswerError | ProviderError | FatalJudgeError | JudgeStopped | OutputError> =
+          Effect.catchTag(once, "AnswerError", (e) => asks < totalAsks ? repairing : Effect.fail(e))
+        const asking = asks >= totalAsks && prior !== undefined
+          ? Effect.fail(new AnswerError({ text: prior.text, problem: prior.problem }))
+          : repairing
         const outcome = (answer: Either.Either<A, { readonly reason: string; readonly failure: FailureClass }>) => ({
           answer,
           usage,
           attempts,
           raw: lastText === undefined ? undefined : truncate(lastText)
         })
-        return repairing(repairAttempts).pipe(
+        return asking.pipe(
           Effect.map((a) => outcome(Either.right(a))),
           Effect.catchTags({
             AnswerError: (e) =>
@@ -481,10 +494,10 @@ export const make = (options: LlmJudgeOptions = {}) =>
         )
       })
 
-    const judge = (task: JudgeTask): Effect.Effect<Verdict, JudgeStopped | FatalJudgeError> => {
+    const judge = (task: JudgeTask): Effect.Effect<Verdict, JudgeStopped | FatalJudgeError | OutputError> => {
       const rubric = task.rubric
       return Effect.map(
-        ask({ ...render(rubric, task.vars), schema: answerSchema(rubric) }, (text) => decodeAnswer(rubric, text)),
+        ask({ ...render(rubric, task.vars), schema: answerSchema(rubric) }, (text) => decodeAnswer(rubric, text), task.repair),
         (o): Verdict =>
           Either.match(o.answer, {
             onLeft: ({ failure, reason }) => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
@@ -500,7 +513,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
       )
     }
 
-    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError> => {
+    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError> => {
       const rubric = task.rubric
       const n = task.items.length
       if (n === 0) return Effect.succeed([])
@@ -513,7 +526,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
         if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
         return Either.mapLeft(result, (e) => e.problem)
       }
-      return Effect.map(ask(request, decode), (o) => {
+      return Effect.map(ask(request, decode, task.repair), (o) => {
         const shares = splitUsage(o.usage, n)
         const items: ReadonlyArray<Answer | { readonly reason: string; readonly failure: FailureClass }> = Either.match(o.answer, {
           onRight: (answers) => answers,

@@ -17,7 +17,7 @@ import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { type FatalJudgeError, InputError, OutputError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
-import { failureClass, type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
+import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { loadRubric, render, sha256 } from "../judges/Prompt.js"
@@ -26,10 +26,10 @@ import { JudgmentCache } from "../store/JudgmentCache.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
 import { Shutdown } from "./Shutdown.js"
 import { scanInput } from "../load/Rows.js"
-import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
+import { readJsonLines, removeLeftovers, writeFileAtomic, writeFully, writeJsonAtomic, writeProblem } from "../report/Files.js"
 import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
-import { JudgmentJournal, readJournal } from "../store/JudgmentJournal.js"
+import { JudgmentJournal, readStates, State } from "../store/JudgmentJournal.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type Pipeline, type RunInfo, specJudgments, type TaskSpec } from "./Pipeline.js"
 import { CaseIds } from "./CaseIds.js"
 import * as OrderedPool from "./OrderedPool.js"
@@ -180,29 +180,42 @@ const ensureWritableDir = (dir: string) =>
     catch: (e) => new OutputError({ path: dir, problem: `output directory is not writable: ${(e as Error).message}` })
   })
 
-/** Buffered line writer for a records file, renamed into place when complete. */
+/**
+ * Buffered line writer for a records file: `<path>.partial`, every write checked, renamed into place
+ * when complete (a failure or a stop removes it; a killed run's is removed at the next start).
+ */
 const recordsWriter = (path: string) =>
   Effect.acquireRelease(
     Effect.try({
       try: () => ({ fd: fs.openSync(`${path}.partial`, "w"), buffer: "" }),
-      catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+      catch: (e) => writeProblem(path, e)
     }),
     (w, exit) =>
       Effect.sync(() => {
-        if (w.buffer.length > 0 && exit._tag === "Success") fs.writeSync(w.fd, w.buffer)
         fs.closeSync(w.fd)
-        if (exit._tag === "Success") fs.renameSync(`${path}.partial`, path)
-        else fs.rmSync(`${path}.partial`, { force: true })
+        if (exit._tag === "Failure") fs.rmSync(`${path}.partial`, { force: true })
       })
   ).pipe(Effect.map((w) => ({
     write: (line: string) =>
-      Effect.sync(() => {
-        w.buffer += line + "\n"
-        if (w.buffer.length >= 1 << 16) {
-          fs.writeSync(w.fd, w.buffer)
-          w.buffer = ""
-        }
-      })
+      Effect.try({
+        try: () => {
+          w.buffer += line + "\n"
+          if (w.buffer.length >= 1 << 16) {
+            writeFully(w.fd, w.buffer)
+            w.buffer = ""
+          }
+        },
+        catch: (e) => writeProblem(path, e)
+      }),
+    /** The rest of the buffer, then the file in place. */
+    close: Effect.try({
+      try: () => {
+        if (w.buffer.length > 0) writeFully(w.fd, w.buffer)
+        w.buffer = ""
+        fs.renameSync(`${path}.partial`, path)
+      },
+      catch: (e) => writeProblem(path, e)
+    })
   })))
 
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
@@ -385,12 +398,16 @@ export const ESTIMATED_OUTPUT_TOKENS = 150
 
 /** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
 export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const { judge, retriever, rubrics, info } = yield* prepare(pipeline, options)
     const cache = yield* JudgmentCache
     const journalPath = Path.join(info.runDir, "judgments.jsonl")
-    // Read as a run reads it, so a torn last line counts as not done here either.
-    const done = new Set<string>(options.fresh || !fs.existsSync(journalPath) ? [] : (yield* readJournal(journalPath)).done.keys())
+    // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
+    const states = options.fresh ? undefined : yield* readStates(journalPath)
+    const kept = (key: string) => {
+      const state = states?.(key)
+      return state === State.ok || (state === State.judgeFailed && !options.retryFailed)
+    }
     let calls = 0
     let judgments = 0
     let alreadyDone = 0
@@ -405,7 +422,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
             for (let iteration = 1; iteration <= options.iterations; iteration++) {
               const keys = isListSpec(spec) ? listKeys(pipeline.name, judge, rubric, c, iteration, spec) : [keyFor(pipeline.name, judge, rubric, c, iteration, spec)]
               let present = 0
-              for (const key of keys) if (done.has(key) || Option.isSome(yield* cache.get(key))) present++
+              for (const key of keys) if (kept(key) || Option.isSome(yield* cache.get(key))) present++
               // A list is one call, made again whole unless every item is already judged.
               if (present === keys.length) {
                 alreadyDone += present
@@ -428,7 +445,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       cost: cost(tokens, options.price),
       runDir: info.runDir
     } satisfies Estimate
-  })
+  }))
 
 export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
@@ -447,12 +464,10 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const total = input.tasks * options.iterations
     // What the journal holds that this run keeps: successes, and judge failures unless --retry-failed.
     // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
-    let keptOk = 0
-    let keptFailed = 0
-    for (const j of journal.done.values()) {
-      if (j.status === "ok") keptOk++
-      else if (!options.retryFailed && failureClass(j) === "judge") keptFailed++
-    }
+    const keptOk = journal.stats.ok
+    const keptFailed = options.retryFailed ? 0 : journal.stats.judgeFailed
+    const leftovers = removeLeftovers(runDir)
+    if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
     // The preflight (one tiny request: key, model, URL, answer format) is sent once the input is
     // valid (bad input costs nothing) and only when something is left to judge; it runs while the
     // run starts up and is awaited before the first judge call.
@@ -463,7 +478,10 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       const failedNote = keptFailed > 0 ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)` : ""
       yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${thousands(total)} judgments done${failedNote}`)
     }
-    if (journal.tornLines > 0) {
+    if (journal.stats.damagedLines > 0) {
+      yield* progress.note(`journal: skipped ${thousands(journal.stats.damagedLines)} damaged line(s) in the middle (torn by an older version on a full disk); their judgments are made again`)
+    }
+    if (journal.stats.tornLines > 0) {
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
     }
 
@@ -567,8 +585,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       } else tally.ok++
       return Option.some(j)
     }
-    const usable = (prior: Judgment | undefined): prior is Judgment =>
-      prior !== undefined && (prior.status === "ok" || (!options.retryFailed && failureClass(prior) === "judge"))
+    /** A journaled judgment this run keeps: a success, or a judge failure unless --retry-failed. */
+    const usable = (state: State | undefined) => state === State.ok || (state === State.judgeFailed && !options.retryFailed)
     const missing = (rubric: Rubric, c: EvalCase, iteration: number) =>
       new UsageError({
         problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
@@ -599,8 +617,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         task: { pipeline: pipeline.name, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars, pool: spec.pool }
       }
     }
-    const ask = (plan: Plan): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError> =>
-      plan.list ? judge.judgeList(plan.task) : Effect.map(judge.judge(plan.task), (v) => [v])
+    const ask = (plan: Plan, repair?: RepairCheckpoint): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError> =>
+      plan.list ? judge.judgeList({ ...plan.task, repair }) : Effect.map(judge.judge({ ...plan.task, repair }), (v) => [v])
     const askSync = (sync: JudgeSync, plan: Plan): ReadonlyArray<Verdict> =>
       plan.list ? sync.judgeList(plan.task) : [sync.judge(plan.task)]
     const judgmentsOf = (plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number): Array<Judgment> => {
@@ -614,8 +632,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
     /** The judgments of a plan already in the journal (counted as reused), or undefined. */
     const fromJournal = (plan: Plan, state: ProgressState, iterTokens: Tokens): Judged | undefined => {
-      const priors = plan.keys.map((key) => journal.done.get(key))
-      return priors.every(usable) ? priors.map((j) => count(state, iterTokens, j, "journal")) : undefined
+      for (const key of plan.keys) if (!usable(journal.state(key))) return undefined
+      return plan.keys.map((key) => count(state, iterTokens, journal.judgment(key)!, "journal"))
     }
 
     /**
@@ -634,13 +652,24 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           }
         }
         if (!(yield* awaitPreflight)) return plan.keys.map(() => Option.none<Judgment>())
+        // A paid reply awaiting repair is journaled under the call's first key; one a crash left is
+        // where this judgment continues from.
+        const callKey = plan.keys[0]!
+        const prior = journal.state(callKey) === State.attempt ? journal.pendingRepair(callKey) : undefined
+        const repair: RepairCheckpoint | undefined = judge.local ? undefined : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
         const started = performance.now()
-        const asked = yield* Effect.either(ask(plan))
+        const asked = yield* Effect.either(ask(plan, repair))
         if (asked._tag === "Left") {
+          if (asked.left._tag === "OutputError") return yield* asked.left
           // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
           // the first fatal error stops the run once the calls in flight have landed.
           if (asked.left._tag === "FatalJudgeError") fatal ??= asked.left
           return plan.keys.map(() => Option.none<Judgment>())
+        }
+        if (prior !== undefined) {
+          // The journaled reply's tokens were paid by the run that crashed: not this invocation's.
+          tally.input -= prior.usage.inputTokens
+          tally.output -= prior.usage.outputTokens
         }
         const verdicts = asked.right
         const js = judgmentsOf(plan, verdicts, performance.now() - started)
@@ -785,6 +814,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
           if (stopping()) return yield* stopped()
+          yield* writer.close
           return folded
         })), gateDetail)
       const summary = pipeline.aggregate.finish(acc, info)

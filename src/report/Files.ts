@@ -7,21 +7,59 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
+import * as Path from "node:path"
 import { OutputError } from "../domain/Errors.js"
 
 const tmpName = (path: string) => `${path}.tmp-${process.pid}`
+const TMP_SUFFIX = /\.tmp-(\d+)$/
 
-/** Write the chunks of `content` to `path` atomically. */
+const FULL = new Set(["ENOSPC", "EDQUOT", "EFBIG"])
+
+/**
+ * The error of a failed write, for the user: a full disk (or quota, or file-size limit) says what to
+ * do; anything else says what the system said.
+ */
+export const writeProblem = (path: string, error: unknown): OutputError => {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return FULL.has(code ?? "")
+    ? new OutputError({ path, diskFull: true, problem: "free space and run the same command again", cause: error })
+    : new OutputError({ path, problem: `cannot write: ${error instanceof Error ? error.message : String(error)}`, cause: error })
+}
+
+/**
+ * Write all of `data` at the descriptor's position (or at the end, for an append descriptor):
+ * `write` may write less than asked (a disk that fills up, a file-size limit), so the rest is asked
+ * again until it is all written or the system says why not (thrown, with its code). Returns the
+ * bytes written.
+ */
+export const writeFully = (fd: number, data: string | Uint8Array): number => {
+  const bytes = typeof data === "string" ? Buffer.from(data) : data
+  let done = 0
+  while (done < bytes.length) {
+    const n = fs.writeSync(fd, bytes, done, bytes.length - done)
+    // A write that makes no progress is a full disk that did not say so.
+    if (n <= 0) throw Object.assign(new Error("no space left on device (a write made no progress)"), { code: "ENOSPC" })
+    done += n
+  }
+  return bytes.length
+}
+
+/**
+ * Write the chunks of `content` to `path` atomically: into `<path>.tmp-<pid>`, every write checked,
+ * fsynced, its size checked against what was written, then renamed into place. On any failure the
+ * temporary file is removed and `path` is left as it was.
+ */
 export const writeAtomic = <E, R>(path: string, content: Stream.Stream<string, E, R>): Effect.Effect<void, OutputError | E, R> =>
   Effect.acquireUseRelease(
     Effect.try({
       try: () => fs.openSync(tmpName(path), "w"),
-      catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+      catch: (e) => writeProblem(path, e)
     }),
     (fd) => {
       let buffer = ""
+      let written = 0
       const flush = () => {
-        if (buffer.length > 0) fs.writeSync(fd, buffer)
+        if (buffer.length > 0) written += writeFully(fd, buffer)
         buffer = ""
       }
       return content.pipe(
@@ -31,25 +69,69 @@ export const writeAtomic = <E, R>(path: string, content: Stream.Stream<string, E
               buffer += chunk
               if (buffer.length >= 1 << 16) flush()
             },
-            catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+            catch: (e) => writeProblem(path, e)
           })
         ),
         Effect.zipRight(Effect.try({
           try: () => {
             flush()
             fs.fsyncSync(fd)
+            const size = fs.fstatSync(fd).size
+            if (size !== written) {
+              throw Object.assign(new Error(`${size} bytes on disk, ${written} written`), { code: size < written ? "ENOSPC" : "EIO" })
+            }
+            fs.renameSync(tmpName(path), path)
           },
-          catch: (e) => new OutputError({ path, problem: `cannot write: ${(e as Error).message}` })
+          catch: (e) => writeProblem(path, e)
         }))
       )
     },
     (fd, exit) =>
       Effect.sync(() => {
-        fs.closeSync(fd)
-        if (exit._tag === "Success") fs.renameSync(tmpName(path), path)
-        else fs.rmSync(tmpName(path), { force: true })
+        try {
+          fs.closeSync(fd)
+        } finally {
+          if (exit._tag === "Failure") fs.rmSync(tmpName(path), { force: true })
+        }
       })
   )
+
+/** Is a process of this pid running (a signal-0 probe; EPERM: it runs, as another user)? */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Remove what a killed process left in `dir`: temporary files of atomic writes (`*.tmp-<pid>`, of a
+ * process no longer running) and unfinished records files (`*.partial`, only ever written by the
+ * run that owns the directory — call this while holding its lock). Returns the names removed.
+ */
+export const removeLeftovers = (dir: string): Array<string> => {
+  const removed: Array<string> = []
+  let names: Array<string>
+  try {
+    names = fs.readdirSync(dir)
+  } catch {
+    return removed
+  }
+  for (const name of names) {
+    const tmp = TMP_SUFFIX.exec(name)
+    const stale = (tmp !== null && Number(tmp[1]) !== process.pid && !isAlive(Number(tmp[1]))) || name.endsWith(".partial")
+    if (!stale) continue
+    try {
+      fs.rmSync(Path.join(dir, name), { force: true })
+      removed.push(name)
+    } catch {
+      // Left for the next start; it is never read.
+    }
+  }
+  return removed
+}
 
 export const writeFileAtomic = (path: string, text: string) => writeAtomic(path, Stream.make(text))
 

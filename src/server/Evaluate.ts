@@ -171,7 +171,9 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
         const v = yield* (client === undefined ? judge.judge(t) : client.run(judge.judge(t))).pipe(
           Effect.catchTags({
             FatalJudgeError: (e) => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: e.line, usage: noUsage, attempts: 1 }),
-            JudgeStopped: () => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 })
+            JudgeStopped: () => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 }),
+            // The server passes no repair checkpoint, so nothing is journaled and this cannot happen.
+            OutputError: (e) => Effect.die(e)
           })
         )
         const judgment = toJudgment(key, t, v, judge, performance.now() - started)

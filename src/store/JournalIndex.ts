@@ -135,4 +135,11 @@ export class JournalIndex {
       this.meta[s] = old.meta[slot]!
     }
   }
+
+  /** Keys by the state of their latest line. */
+  counts(): { readonly ok: number; readonly judgeFailed: number; readonly transportFailed: number; readonly attempts: number } {
+    const n = [0, 0, 0, 0, 0]
+    for (let slot = 0; slot < this.meta.length; slot++) n[this.meta[slot]! & STATE_MASK]!++
+    return { ok: n[State.ok]!, judgeFailed: n[State.judgeFailed]!, transportFailed: n[State.transportFailed]!, attempts: n[State.attempt]! }
+  }
 }

@@ -1,132 +1,331 @@
 /**
  * The checkpoint store: every finished judgment (success or recorded failure) is appended to the
- * run's `judgments.jsonl` as soon as it finishes — one `write` per append, O(1), never a rewrite.
- * Opening an existing journal returns what it holds, so a re-run skips completed keys. A torn last
- * line (the process died mid-write) is dropped; any other undecodable line is an error.
+ * run's `judgments.jsonl` as soon as it finishes — whole lines, one `write` per append (repeated
+ * only when the system writes less), never a rewrite. So is every paid reply that did not decode and
+ * is about to be re-asked (an *attempt*): a crash during repairs loses no paid call.
+ *
+ * Durable at any size (SPEC §5):
+ * - opening reads the journal as a stream of lines into a compact index (`JournalIndex`: ~7 bytes a
+ *   judgment, the latest line of a key wins), never into one string or a map of judgments; a judgment
+ *   is read back from disk (`judgment(key)`) when its case is rebuilt;
+ * - an append that fails (a full disk, a file-size limit) is cut back to the last whole line before
+ *   anything else is written, and fails with "disk full while writing …";
+ * - a torn last line (a crash mid-write) is cut off and its judgment made again; a damaged line in the
+ *   middle (a journal an older version tore on a full disk) is skipped, counted, and made again.
+ *
+ * Journal lines start with `{"key":"…"` and a judgment's fields come in a fixed order, so the index is
+ * built by scanning each line's bytes, not by parsing it: a journal of 6M judgments opens in seconds.
  *
  * The store is a Tag with a file Layer, so a SQL-backed store can replace it without touching stages.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, OutputError } from "../domain/Errors.js"
-import { Judgment } from "../domain/Judgment.js"
+import type { Judgment, PendingRepair } from "../domain/Judgment.js"
+import { writeFully, writeProblem } from "../report/Files.js"
+import { JournalIndex, State } from "./JournalIndex.js"
+import * as RunLock from "./RunLock.js"
+
+export { State } from "./JournalIndex.js"
+export type { PendingRepair } from "../domain/Judgment.js"
+
+export interface JournalStats {
+  /** Keys whose latest line is a success / a judge failure / a transport failure / an attempt. */
+  readonly ok: number
+  readonly judgeFailed: number
+  readonly transportFailed: number
+  readonly attempts: number
+  /** Damaged lines in the middle that were skipped (their judgments are made again). */
+  readonly damagedLines: number
+  /** A torn last line that was cut off (0 or 1). */
+  readonly tornLines: number
+}
 
 export interface OpenedJournal {
-  /** Judgments already recorded, by key (the latest line wins). */
-  readonly done: ReadonlyMap<string, Judgment>
-  /** Lines dropped as torn (0 or 1). */
-  readonly tornLines: number
+  readonly stats: JournalStats
+  /** The state of a key's latest line, or undefined. */
+  readonly state: (key: string) => State | undefined
+  /** The judgment journaled for a key (its latest line), read back from disk. */
+  readonly judgment: (key: string) => Judgment | undefined
+  /** The pending repair of a key whose latest line is an attempt. */
+  readonly pendingRepair: (key: string) => PendingRepair | undefined
   readonly append: (judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
+  readonly appendAttempt: (key: string, attempt: PendingRepair) => Effect.Effect<void, OutputError>
   readonly path: string
 }
 
 export class JudgmentJournal extends Context.Tag("rag-eval/JudgmentJournal")<JudgmentJournal, {
-  /** Open (creating if needed) the journal of a run directory. `fresh` discards what it held. */
+  /** Open (creating if needed) the journal of a run directory, holding its lock. `fresh` discards what it held. */
   readonly open: (runDir: string, options: { readonly fresh: boolean }) => Effect.Effect<OpenedJournal, OutputError | InputError>
 }>() {}
 
-const decodeJudgment = Schema.decodeUnknownEither(Schema.parseJson(Judgment))
+// ---------------------------------------------------------------------------------------------
+// Reading lines back
 
-export const readJournal = (path: string): Effect.Effect<{ done: Map<string, Judgment>; tornLines: number; validBytes: number }, InputError> =>
-  Effect.try({
-    try: () => fs.existsSync(path) ? fs.readFileSync(path, "utf8") : "",
-    catch: (e) => new InputError({ file: path, problem: `cannot read journal: ${(e as Error).message}` })
-  }).pipe(Effect.flatMap((text) => {
-    const done = new Map<string, Judgment>()
-    let tornLines = 0
-    let start = 0
-    let line = 0
-    while (start < text.length) {
-      const end = text.indexOf("\n", start)
-      const last = end === -1
-      const raw = text.slice(start, last ? text.length : end)
-      line++
-      start = last ? text.length : end + 1
-      if (raw.trim() === "") continue
-      const decoded = decodeJudgment(raw)
-      if (decoded._tag === "Right") {
-        done.set(decoded.right.key, decoded.right)
-      } else if (last) {
-        // Written up to a crash: the judgment it held is simply made again.
-        tornLines++
-      } else {
-        return Effect.fail(new InputError({ file: path, line, problem: "journal line is not a judgment; the journal is damaged (use --fresh to start over)" }))
-      }
+const BLOCK = 64 * 1024
+const CACHED_BLOCKS = 8
+
+/**
+ * Lines of a file read back by byte offset through a few cached 64 KiB blocks: a resume asks for the
+ * judgments of consecutive cases, which sit near each other in the journal, so most reads are a
+ * lookup in a block already read.
+ */
+class LineReader {
+  private readonly blocks = new Map<number, Buffer>()
+  constructor(private readonly fd: number, private readonly size: number) {}
+
+  private block(index: number): Buffer {
+    let block = this.blocks.get(index)
+    if (block !== undefined) {
+      // Most recently used last.
+      this.blocks.delete(index)
+      this.blocks.set(index, block)
+      return block
     }
-    // Bytes up to the end of the last complete line: where a torn tail is cut.
-    const validBytes = tornLines === 0 ? Buffer.byteLength(text) : Buffer.byteLength(text.slice(0, text.lastIndexOf("\n") + 1))
-    return Effect.succeed({ done, tornLines, validBytes })
-  }))
+    const start = index * BLOCK
+    const length = Math.max(0, Math.min(BLOCK, this.size - start))
+    block = Buffer.allocUnsafe(length)
+    let read = 0
+    while (read < length) {
+      const n = fs.readSync(this.fd, block, read, length - read, start + read)
+      if (n === 0) break
+      read += n
+    }
+    if (this.blocks.size >= CACHED_BLOCKS) this.blocks.delete(this.blocks.keys().next().value!)
+    this.blocks.set(index, block)
+    return block
+  }
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
+  /** The line starting at `offset` (without its newline). */
+  line(offset: number): string {
+    const parts: Array<Buffer> = []
+    for (let at = offset; at < this.size;) {
+      const index = Math.floor(at / BLOCK)
+      const block = this.block(index)
+      const from = at - index * BLOCK
+      const nl = block.indexOf(NEWLINE, from)
+      if (nl !== -1) {
+        parts.push(block.subarray(from, nl))
+        break
+      }
+      parts.push(block.subarray(from))
+      at = (index + 1) * BLOCK
+    }
+    return parts.length === 1 ? parts[0]!.toString("utf8") : Buffer.concat(parts).toString("utf8")
+  }
+
+  /** The key of the line at `offset` (its first field), without reading the rest of it. */
+  key(offset: number): string | undefined {
+    const index = Math.floor(offset / BLOCK)
+    const block = this.block(index)
+    const from = offset - index * BLOCK
+    if (from + KEY_PREFIX.length + 64 <= block.length) {
+      if (!startsWith(block, from, KEY_PREFIX)) return undefined
+      const end = block.indexOf(QUOTE, from + KEY_PREFIX.length)
+      return end === -1 ? undefined : block.toString("latin1", from + KEY_PREFIX.length, end)
+    }
+    return keyOfLine(this.line(offset))
   }
 }
 
-/**
- * One process per run directory: `.lock` holds the owner's pid, taken over when that process is
- * gone (a crash leaves it behind) and removed when the run's scope closes.
- */
-const lockRun = (runDir: string) => {
-  const path = Path.join(runDir, ".lock")
-  return Effect.acquireRelease(
-    Effect.suspend(() => {
-      for (let attempt = 0; attempt < 2; attempt++) {
-        try {
-          const fd = fs.openSync(path, "wx")
-          fs.writeSync(fd, String(process.pid))
-          fs.closeSync(fd)
-          return Effect.void
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-            return Effect.fail(new OutputError({ path, problem: `cannot lock the run: ${(e as Error).message}` }))
-          }
-          const owner = Number.parseInt(fs.readFileSync(path, "utf8"), 10)
-          if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) {
-            return Effect.fail(new OutputError({ path: runDir, problem: `this run is in use by process ${owner}; wait for it or stop it first` }))
-          }
-          fs.rmSync(path, { force: true })
-        }
-      }
-      return Effect.fail(new OutputError({ path, problem: "cannot lock the run" }))
-    }),
-    () => Effect.sync(() => fs.rmSync(path, { force: true }))
-  )
+// ---------------------------------------------------------------------------------------------
+// Scanning lines into the index
+
+const NEWLINE = 0x0a
+const QUOTE = 0x22
+const KEY_PREFIX = Buffer.from("{\"key\":\"")
+const ATTEMPT_MARK = Buffer.from("\",\"kind\":\"attempt\"")
+const STATUS = Buffer.from("\"status\":\"")
+const FAILED_TRANSPORT = Buffer.from("failed\",\"failure\":\"transport\"")
+const FAILED_JUDGE = Buffer.from("failed\",\"failure\":\"judge\"")
+const OK = Buffer.from("ok\"")
+const FAILED = Buffer.from("failed\"")
+/** Journals written before failures had a class: a provider error was the only transport failure. */
+const LEGACY_TRANSPORT = Buffer.from("\"reason\":\"provider error")
+
+const startsWith = (buf: Buffer, at: number, prefix: Buffer) => buf.length - at >= prefix.length && buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0
+
+const keyOfLine = (line: string): string | undefined => {
+  if (!line.startsWith("{\"key\":\"")) return undefined
+  const end = line.indexOf("\"", 8)
+  return end === -1 ? undefined : line.slice(8, end)
 }
+
+/**
+ * The key and state of a journal line [start, end) of `buf`, from its bytes: lines start with the
+ * key; a judgment's status comes before any free text (and `"status":"` cannot occur inside a JSON
+ * string, where every quote is escaped). Undefined for a line that is not one we write.
+ */
+const scanLine = (buf: Buffer, start: number, end: number): { readonly key: string; readonly state: State } | undefined => {
+  if (end - start < KEY_PREFIX.length + 2 || buf[end - 1] !== 0x7d || !startsWith(buf, start, KEY_PREFIX)) return undefined
+  const keyEnd = buf.indexOf(QUOTE, start + KEY_PREFIX.length)
+  if (keyEnd === -1 || keyEnd >= end) return undefined
+  // A line torn mid-file runs into the next one: a second `{"key":"` (unescaped, so not inside a
+  // string) means two lines merged, and neither can be trusted.
+  const again = buf.indexOf(KEY_PREFIX, keyEnd)
+  if (again !== -1 && again < end) return undefined
+  const key = buf.toString("latin1", start + KEY_PREFIX.length, keyEnd)
+  if (startsWith(buf, keyEnd, ATTEMPT_MARK)) return { key, state: State.attempt }
+  const status = buf.indexOf(STATUS, keyEnd)
+  if (status === -1 || status >= end) return undefined
+  const value = status + STATUS.length
+  if (startsWith(buf, value, OK)) return { key, state: State.ok }
+  if (startsWith(buf, value, FAILED_TRANSPORT)) return { key, state: State.transportFailed }
+  if (startsWith(buf, value, FAILED_JUDGE)) return { key, state: State.judgeFailed }
+  if (startsWith(buf, value, FAILED)) {
+    const legacy = buf.indexOf(LEGACY_TRANSPORT, value)
+    return { key, state: legacy !== -1 && legacy < end ? State.transportFailed : State.judgeFailed }
+  }
+  return undefined
+}
+
+const READ_CHUNK = 1 << 20
+
+interface Scanned {
+  readonly index: JournalIndex
+  readonly stats: JournalStats
+  /** Bytes up to the end of the last complete line: where a torn tail is cut. */
+  readonly validBytes: number
+}
+
+/**
+ * Stream the journal's lines into an index: synchronous reads of 1 MiB (a buffer that doubles for a
+ * line longer than that), each line scanned where it lies — no string bigger than a key is made.
+ */
+const scan = (fd: number, size: number, reader: LineReader): Scanned => {
+  let buf = Buffer.allocUnsafe(READ_CHUNK)
+  let index: JournalIndex | undefined
+  /** Bytes [0, held) of `buf` are the start of a line not yet complete, at file offset `base`. */
+  let held = 0
+  let base = 0
+  let damaged = 0
+  for (;;) {
+    const read = fs.readSync(fd, buf, held, buf.length - held, base + held)
+    const end = held + read
+    if (index === undefined) {
+      // Sized from the first chunk's lines, so the table rarely has to grow.
+      let lines = 0
+      for (let i = buf.indexOf(NEWLINE, 0); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) lines++
+      const perLine = lines === 0 ? 400 : end / lines
+      index = new JournalIndex(Math.ceil((size / perLine) * 1.1), (offset) => reader.key(offset))
+    }
+    let start = 0
+    for (let nl = buf.indexOf(NEWLINE, 0); nl !== -1 && nl < end; nl = buf.indexOf(NEWLINE, start)) {
+      const stop = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl
+      if (stop > start) {
+        const line = scanLine(buf, start, stop)
+        if (line === undefined) damaged++
+        else index.set(line.key, line.state, base + start)
+      }
+      start = nl + 1
+    }
+    if (read === 0 || base + end >= size) {
+      // A last line without its newline was written up to a crash: it is cut off (a complete one
+      // too, so the next append starts on a fresh line) and its judgment made again.
+      return { index, stats: { ...index.counts(), damagedLines: damaged, tornLines: end > start ? 1 : 0 }, validBytes: base + start }
+    }
+    if (start === 0 && end === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2)
+      buf.copy(bigger, 0, 0, end)
+      buf = bigger
+      held = end
+      continue
+    }
+    buf.copy(buf, 0, start, end)
+    held = end - start
+    base += start
+  }
+}
+
+/** A journal opened for reading: its index over the bytes that were there, and its lines. */
+const readJournalFile = (path: string, fd: number) =>
+  Effect.try({
+    try: () => {
+      const size = fs.fstatSync(fd).size
+      const reader = new LineReader(fd, size)
+      return { ...scan(fd, size, reader), reader, size }
+    },
+    catch: (e) => new InputError({ file: path, problem: `cannot read the journal: ${(e as Error).message}` })
+  })
+
+// ---------------------------------------------------------------------------------------------
+// The file store
 
 const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
   Effect.gen(function*() {
     const path = Path.join(runDir, "judgments.jsonl")
-    yield* lockRun(runDir)
-    const previous = options.fresh ? { done: new Map<string, Judgment>(), tornLines: 0, validBytes: 0 } : yield* readJournal(path)
-    const fd = yield* Effect.try({
-      try: () => {
-        // Cut the torn tail (constant time) so the next append starts on a fresh line.
-        if (previous.tornLines > 0) fs.truncateSync(path, previous.validBytes)
-        return fs.openSync(path, options.fresh ? "w" : "a")
-      },
-      catch: (e) => new OutputError({ path, problem: `cannot write the journal: ${(e as Error).message}` })
-    })
-    const append = (judgments: ReadonlyArray<Judgment>) =>
-      judgments.length === 0 ? Effect.void : Effect.try({
+    yield* RunLock.lock(runDir)
+    const fail = (e: unknown) => writeProblem(path, e)
+    if (options.fresh) yield* Effect.try({ try: () => fs.rmSync(path, { force: true }), catch: fail })
+    const readFd = yield* Effect.acquireRelease(
+      Effect.try({ try: () => fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_CREAT, 0o644), catch: fail }),
+      (fd) => Effect.sync(() => fs.closeSync(fd))
+    )
+    const scanned = yield* readJournalFile(path, readFd)
+    const { reader, size } = scanned
+    if (scanned.validBytes < size) {
+      // Cut the torn tail (constant time) so the next append starts on a fresh line.
+      yield* Effect.try({ try: () => fs.truncateSync(path, scanned.validBytes), catch: fail })
+    }
+    const fd = yield* Effect.acquireRelease(
+      Effect.try({ try: () => fs.openSync(path, "a"), catch: fail }),
+      (fd) => Effect.sync(() => fs.closeSync(fd))
+    )
+    /** Bytes of whole lines: where a failed append is cut back to. */
+    let end = scanned.validBytes
+    const index = scanned.index
+
+    /** Append whole lines, or none: a failed write is cut back before anything else is written. */
+    const appendText = (text: string) =>
+      Effect.try({
         try: () => {
-          let text = ""
-          for (const j of judgments) text += JSON.stringify(j) + "\n"
-          fs.writeSync(fd, text)
+          try {
+            end += writeFully(fd, text)
+          } catch (e) {
+            try {
+              fs.ftruncateSync(fd, end)
+            } catch {
+              // The torn tail is cut at the next open (a torn last line is tolerated).
+            }
+            throw e
+          }
         },
-        catch: (e) => new OutputError({ path, problem: `cannot append to the journal: ${(e as Error).message}` })
+        catch: fail
       })
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.closeSync(fd)))
-    return { done: previous.done, tornLines: previous.tornLines, append, path } satisfies OpenedJournal
+
+    const lineAt = (key: string, wanted: (state: State) => boolean): string | undefined => {
+      const found = index.find(key)
+      return found === undefined || !wanted(found.state) ? undefined : reader.line(found.offset)
+    }
+    const isJudgment = (s: State) => s !== State.attempt
+
+    return {
+      stats: scanned.stats,
+      state: (key) => index.find(key)?.state,
+      judgment: (key) => {
+        const line = lineAt(key, isJudgment)
+        return line === undefined ? undefined : JSON.parse(line) as Judgment
+      },
+      pendingRepair: (key) => {
+        const line = lineAt(key, (s) => s === State.attempt)
+        if (line === undefined) return undefined
+        const a = JSON.parse(line) as PendingRepair
+        return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+      },
+      append: (judgments) => {
+        if (judgments.length === 0) return Effect.void
+        let text = ""
+        for (const j of judgments) text += JSON.stringify(j) + "\n"
+        return appendText(text)
+      },
+      appendAttempt: (key, a) =>
+        appendText(`{"key":${JSON.stringify(key)},"kind":"attempt","text":${JSON.stringify(a.text)},"problem":${JSON.stringify(a.problem)},"usage":${JSON.stringify(a.usage)},"asks":${a.asks},"attempts":${a.attempts}}\n`),
+      path
+    } satisfies OpenedJournal
   })
 
 /** The default store: `judgments.jsonl` in the run directory. Files close when the layer's scope closes. */
@@ -139,3 +338,18 @@ export const layerFile = Layer.scoped(
     }
   })
 )
+
+/**
+ * A journal's key states, read without taking the run's lock (`--dry-run`: what a run would still
+ * ask), for the life of the scope. Undefined when there is no journal.
+ */
+export const readStates = (path: string): Effect.Effect<((key: string) => State | undefined) | undefined, InputError, Scope.Scope> =>
+  fs.existsSync(path)
+    ? Effect.acquireRelease(
+      Effect.try({ try: () => fs.openSync(path, "r"), catch: (e) => new InputError({ file: path, problem: `cannot read the journal: ${(e as Error).message}` }) }),
+      (fd) => Effect.sync(() => fs.closeSync(fd))
+    ).pipe(
+      Effect.flatMap((fd) => readJournalFile(path, fd)),
+      Effect.map(({ index }) => (key: string) => index.find(key)?.state)
+    )
+    : Effect.succeed(undefined)

@@ -61,7 +61,8 @@ const readJournal = (runDir: string) => {
   const text = fs.readFileSync(Path.join(runDir, "judgments.jsonl"), "utf8")
   const lines = text.split("\n")
   const tail = lines.pop()!
-  return { lines: lines.map((l) => JSON.parse(l) as JournalLine), torn: tail !== "" }
+  // Paid replies awaiting repair are journaled too (as attempts): the judgments are the other lines.
+  return { lines: lines.map((l) => JSON.parse(l) as JournalLine & { kind?: string }).filter((l) => l.kind !== "attempt"), torn: tail !== "" }
 }
 
 interface RecordLine {

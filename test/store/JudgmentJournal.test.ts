@@ -4,79 +4,177 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
-import { JudgmentJournal, layerFile, readJournal } from "../../src/store/JudgmentJournal.js"
+import { JournalIndex } from "../../src/store/JournalIndex.js"
+import { JudgmentJournal, layerFile, readStates, State } from "../../src/store/JudgmentJournal.js"
 
-const judgment = (key: string, status: "ok" | "failed" = "ok"): Judgment => ({
+const judgment = (key: string, status: "ok" | "failed" = "ok", failure?: "transport" | "judge", reason = "r"): Judgment => ({
   key, caseId: "1", ordinal: 0, iteration: 1, criterion: "c", target: "answer", status,
-  score: status === "ok" ? 2 : null, reason: "r", usage: { inputTokens: 10, outputTokens: 2 }, attempts: 1,
+  ...(failure === undefined ? {} : { failure }),
+  score: status === "ok" ? 2 : null, reason, usage: { inputTokens: 10, outputTokens: 2 }, attempts: 1,
   latencyMs: 3, provider: "p", model: "m"
 })
 
 const tmp = () => fs.mkdtempSync(Path.join(os.tmpdir(), "journal-"))
+const line = (j: Judgment) => JSON.stringify(j) + "\n"
 
 describe("JudgmentJournal (file)", () => {
-  it.effect("appends one line per judgment and reads them back", () =>
+  it.effect("appends whole lines and reads each judgment back from disk by key; the latest line of a key wins", () =>
     Effect.gen(function*() {
       const dir = tmp()
       const journals = yield* JudgmentJournal
-      const j = yield* journals.open(dir, { fresh: false })
-      yield* j.append([judgment("a")])
-      yield* j.append([judgment("b"), judgment("c", "failed")])
-      const text = fs.readFileSync(Path.join(dir, "judgments.jsonl"), "utf8")
-      expect(text.trim().split("\n")).toHaveLength(3)
-      const back = yield* readJournal(Path.join(dir, "judgments.jsonl"))
-      expect([...back.done.keys()]).toEqual(["a", "b", "c"])
-      expect(back.done.get("c")?.score).toBeNull()
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* journals.open(dir, { fresh: false })
+        yield* j.append([judgment("a")])
+        yield* j.append([judgment("b", "failed", "transport"), judgment("c", "failed", "judge")])
+        yield* j.append([judgment("b")])
+      }))
+      expect(fs.readFileSync(Path.join(dir, "judgments.jsonl"), "utf8").trim().split("\n")).toHaveLength(4)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* journals.open(dir, { fresh: false })
+        expect(j.stats).toEqual({ ok: 2, judgeFailed: 1, transportFailed: 0, attempts: 0, damagedLines: 0, tornLines: 0 })
+        expect([j.state("a"), j.state("b"), j.state("c"), j.state("d")]).toEqual([State.ok, State.ok, State.judgeFailed, undefined])
+        expect(j.judgment("b")).toEqual(judgment("b"))
+        expect(j.judgment("c")?.score).toBeNull()
+        expect(j.judgment("d")).toBeUndefined()
+      }))
     }).pipe(Effect.provide(layerFile)))
 
-  it.effect("drops a torn last line and truncates it before appending", () =>
+  it.effect("failure classes: a line without one is a transport failure when its reason is a provider error (older journals)", () =>
     Effect.gen(function*() {
       const dir = tmp()
-      const path = Path.join(dir, "judgments.jsonl")
-      fs.writeFileSync(path, JSON.stringify(judgment("a")) + "\n" + JSON.stringify(judgment("b")).slice(0, 40))
+      fs.writeFileSync(Path.join(dir, "judgments.jsonl"), line(judgment("x", "failed", undefined, "provider error after 4 attempts: server (HTTP 500)")) + line(judgment("y", "failed", undefined, "unusable answer after 3 tries")))
+      const j = yield* (yield* JudgmentJournal).open(dir, { fresh: false })
+      expect([j.state("x"), j.state("y")]).toEqual([State.transportFailed, State.judgeFailed])
+    }).pipe(Effect.scoped, Effect.provide(layerFile)))
+
+  it.effect("a paid reply awaiting repair is journaled as an attempt; a later judgment of its key replaces it", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
       const journals = yield* JudgmentJournal
-      const j = yield* journals.open(dir, { fresh: false })
-      expect(j.tornLines).toBe(1)
-      expect([...j.done.keys()]).toEqual(["a"])
-      yield* j.append([judgment("b")])
-      const back = yield* readJournal(path)
-      expect(back.tornLines).toBe(0)
-      expect([...back.done.keys()]).toEqual(["a", "b"])
+      const pending = { text: "{\"score\": ", problem: "no JSON object", usage: { inputTokens: 300, outputTokens: 9 }, asks: 1, attempts: 1 }
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* journals.open(dir, { fresh: false })
+        yield* j.appendAttempt("k1", pending)
+        yield* j.appendAttempt("k2", pending)
+        yield* j.append([judgment("k2")])
+      }))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* journals.open(dir, { fresh: false })
+        expect(j.stats.attempts).toBe(1)
+        expect(j.state("k1")).toBe(State.attempt)
+        expect(j.pendingRepair("k1")).toEqual(pending)
+        expect(j.judgment("k1")).toBeUndefined()
+        expect(j.state("k2")).toBe(State.ok)
+        expect(j.pendingRepair("k2")).toBeUndefined()
+      }))
     }).pipe(Effect.provide(layerFile)))
 
-  it.effect("a damaged line in the middle is an error naming the line", () =>
+  it.effect("a torn last line is cut off before the next append; a line torn mid-file (it runs into the next) is skipped and counted", () =>
     Effect.gen(function*() {
       const dir = tmp()
       const path = Path.join(dir, "judgments.jsonl")
-      fs.writeFileSync(path, JSON.stringify(judgment("a")) + "\nnot json\n" + JSON.stringify(judgment("b")) + "\n")
-      const error = yield* Effect.flip(readJournal(path))
-      expect(error._tag).toBe("InputError")
-      expect(error.line).toBe(2)
-    }))
+      // What an older version left after a full disk: "m" cut short, "b" appended right after it.
+      fs.writeFileSync(path, line(judgment("a")) + line(judgment("m")).slice(0, 30) + line(judgment("b")) + line(judgment("d")) + line(judgment("c")).slice(0, 40))
+      const journals = yield* JudgmentJournal
+      yield* Effect.scoped(Effect.gen(function*() {
+        const j = yield* journals.open(dir, { fresh: false })
+        expect(j.stats).toMatchObject({ ok: 2, damagedLines: 1, tornLines: 1 })
+        for (const lost of ["m", "b", "c"]) expect(j.state(lost)).toBeUndefined()
+        expect(j.judgment("d")).toEqual(judgment("d"))
+        yield* j.append([judgment("c")])
+      }))
+      const j = yield* Effect.scoped(journals.open(dir, { fresh: false }))
+      expect(j.stats).toMatchObject({ ok: 3, damagedLines: 1, tornLines: 0 })
+      expect(fs.readFileSync(path, "utf8").endsWith(line(judgment("d")) + line(judgment("c")))).toBe(true)
+    }).pipe(Effect.provide(layerFile)))
 
   it.effect("fresh discards what the journal held", () =>
     Effect.gen(function*() {
       const dir = tmp()
-      fs.writeFileSync(Path.join(dir, "judgments.jsonl"), JSON.stringify(judgment("a")) + "\n")
-      const journals = yield* JudgmentJournal
-      const j = yield* journals.open(dir, { fresh: true })
-      expect(j.done.size).toBe(0)
+      fs.writeFileSync(Path.join(dir, "judgments.jsonl"), line(judgment("a")))
+      const j = yield* (yield* JudgmentJournal).open(dir, { fresh: true })
+      expect(j.stats.ok).toBe(0)
       yield* j.append([judgment("z")])
       expect(fs.readFileSync(Path.join(dir, "judgments.jsonl"), "utf8").trim().split("\n")).toHaveLength(1)
-    }).pipe(Effect.provide(layerFile)))
+    }).pipe(Effect.scoped, Effect.provide(layerFile)))
 
-  it.effect("a run directory in use by another live process is refused; a stale lock is taken over", () =>
+  it.effect("a line longer than the read buffer (a 3 MB reply) is indexed and read back whole", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const big = judgment("big", "failed", "judge", "x".repeat(3_000_000))
+      fs.writeFileSync(Path.join(dir, "judgments.jsonl"), line(judgment("a")) + line(big) + line(judgment("b")))
+      const j = yield* (yield* JudgmentJournal).open(dir, { fresh: false })
+      expect(j.stats).toMatchObject({ ok: 2, judgeFailed: 1, damagedLines: 0 })
+      expect(j.judgment("big")?.reason.length).toBe(3_000_000)
+      expect(j.judgment("b")).toEqual(judgment("b"))
+    }).pipe(Effect.scoped, Effect.provide(layerFile)))
+
+  it.effect("readStates (--dry-run) reads the states without taking the run's lock", () =>
+    Effect.gen(function*() {
+      const dir = tmp()
+      const path = Path.join(dir, "judgments.jsonl")
+      fs.writeFileSync(path, line(judgment("a")) + line(judgment("b", "failed", "transport")))
+      const journals = yield* JudgmentJournal
+      yield* journals.open(dir, { fresh: false })
+      const states = (yield* readStates(path))!
+      expect([states("a"), states("b"), states("c")]).toEqual([State.ok, State.transportFailed, undefined])
+      expect(yield* readStates(Path.join(dir, "none.jsonl"))).toBeUndefined()
+    }).pipe(Effect.scoped, Effect.provide(layerFile)))
+
+  it.effect("a run directory in use by another live process is refused; a stale lock (a crashed run's) is taken over", () =>
     Effect.gen(function*() {
       const dir = tmp()
       const journals = yield* JudgmentJournal
-      fs.writeFileSync(Path.join(dir, ".lock"), String(process.ppid))
+      fs.writeFileSync(Path.join(dir, ".lock-3"), `${process.ppid}\n`)
       const error = yield* Effect.flip(Effect.scoped(journals.open(dir, { fresh: false })))
       expect(error._tag).toBe("OutputError")
       expect(error.message).toContain(`in use by process ${process.ppid}`)
-      fs.writeFileSync(Path.join(dir, ".lock"), "999999999")
+      fs.writeFileSync(Path.join(dir, ".lock-3"), "999999999 1\n")
       yield* Effect.scoped(Effect.gen(function*() {
         yield* journals.open(dir, { fresh: false })
-        expect(fs.readFileSync(Path.join(dir, ".lock"), "utf8")).toBe(String(process.pid))
+        expect(fs.readdirSync(dir).filter((f) => f.startsWith(".lock"))).toEqual([".lock-4"])
+        expect(fs.readFileSync(Path.join(dir, ".lock-4"), "utf8")).toMatch(new RegExp(`^${process.pid} `))
       }))
     }).pipe(Effect.provide(layerFile)))
+})
+
+describe("JournalIndex", () => {
+  const hexKey = (i: number) => `${(i * 2654435761 >>> 0).toString(16).padStart(8, "0")}${i.toString(16).padStart(24, "0")}`
+
+  it("finds every key of 200,000 (grown from a small table), with keys read back to confirm fingerprints", () => {
+    const keys = Array.from({ length: 200_000 }, (_, i) => i % 7 === 0 ? `not-hex-${i}` : hexKey(i))
+    const byOffset = new Map<number, string>()
+    const index = new JournalIndex(16, (offset) => byOffset.get(offset))
+    keys.forEach((key, i) => {
+      byOffset.set(i * 100, key)
+      index.set(key, i % 3 === 0 ? State.judgeFailed : State.ok, i * 100)
+    })
+    expect(index.size).toBe(keys.length)
+    expect(index.capacity).toBeGreaterThanOrEqual(keys.length / 0.75)
+    for (let i = 0; i < keys.length; i += 97) expect(index.find(keys[i]!)).toEqual({ state: i % 3 === 0 ? State.judgeFailed : State.ok, offset: i * 100 })
+    expect(index.find(hexKey(999_999))).toBeUndefined()
+    expect(index.counts()).toEqual({ ok: keys.length - Math.ceil(keys.length / 3), judgeFailed: Math.ceil(keys.length / 3), transportFailed: 0, attempts: 0 })
+  })
+
+  it("keys whose fingerprints collide are told apart by the key on their line", () => {
+    // Same first 12 hex digits: same slot hash and same fingerprint.
+    const a = "0123456789ab" + "0".repeat(20)
+    const b = "0123456789ab" + "1".repeat(20)
+    const lines = new Map<number, string>([[0, a], [500, b]])
+    const index = new JournalIndex(4, (offset) => lines.get(offset))
+    index.set(a, State.ok, 0)
+    index.set(b, State.transportFailed, 500)
+    expect(index.find(a)).toEqual({ state: State.ok, offset: 0 })
+    expect(index.find(b)).toEqual({ state: State.transportFailed, offset: 500 })
+    lines.set(900, a)
+    index.set(a, State.judgeFailed, 900)
+    expect(index.size).toBe(2)
+    expect(index.find(a)).toEqual({ state: State.judgeFailed, offset: 900 })
+  })
+
+  it("offsets beyond 4 GiB are kept exactly", () => {
+    const index = new JournalIndex(4, () => "k")
+    index.set("k", State.ok, 2 ** 36 + 12345)
+    expect(index.find("k")?.offset).toBe(2 ** 36 + 12345)
+  })
 })
