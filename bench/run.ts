@@ -15,10 +15,13 @@
  *  5. The journal: append cost and resume start-up.
  *  6. A rate-bound run: 1,000 judgments against a server enforcing 600 requests/min as a token
  *     bucket with a burst of 10, with and without --rpm (bench/rate-limits.ts).
+ *  7. Resuming a 1,000,000-row heuristic run (6M judgments) killed half-way: start-up, peak RSS
+ *     (bench/resume.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
- *   BENCH_RATE_ROWS (default 167 = 1,002 judgments a run; each scenario takes about 100 s).
+ *   BENCH_RATE_ROWS (default 167 = 1,002 judgments a run; each scenario takes about 100 s),
+ *   BENCH_RESUME_ROWS (default 1000000; about 6 minutes; 0 skips it).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -32,6 +35,7 @@ import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown
 import { benchTempDir, writeCsv } from "./gen.js"
 import { journalFigures } from "./journal.js"
 import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
+import { resumeFigures } from "./resume.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -42,6 +46,7 @@ const LATENCY_MS = 100
 const HEURISTIC_ROWS = Number(process.env.BENCH_HEURISTIC_ROWS ?? 100_000)
 const RATE_ROWS = Number(process.env.BENCH_RATE_ROWS ?? 167)
 const RATE_LATENCY_MS = 100
+const RESUME_ROWS = Number(process.env.BENCH_RESUME_ROWS ?? 1_000_000)
 const DIMENSIONS = 6
 const WARM_UP_RUNS = 2
 const MEASURED_RUNS = 3
@@ -54,6 +59,9 @@ const TARGETS = {
   rateRatioWithout: 1.15,
   /** Share of requests that got a 429, with --rpm. */
   rateLimitedShare: 0.02,
+  /** Resuming a 6M-judgment run: peak RSS, and start-up until it resumes. */
+  resumeRssMB: 200,
+  resumeStartupMs: 10_000,
   heuristicPerSecond: 20_000,
   rssMB: 150
 }
@@ -270,9 +278,26 @@ const main = async () => {
     try {
       const j = await journalFigures(jdir, 100_000)
       line(`  journal append, one write per judgment: ${j.appendUs.toFixed(1)} µs per judgment (100,000 appends, ${mb(j.bytes)})`)
-      line(`  resume start-up, reading a 100,000-judgment journal into the key map: ${ms(j.resumeMs)} (${int(j.read)} judgments)`)
+      line(`  resume start-up, indexing a 100,000-judgment journal: ${ms(j.resumeMs)} (${int(j.read)} judgments)`)
     } finally {
       fs.rmSync(jdir, { recursive: true, force: true })
+    }
+    line()
+  }
+
+  if (RESUME_ROWS > 0) {
+    line(`[7] Resuming a large run: ${int(RESUME_ROWS)} generated rows (${int(RESUME_ROWS * DIMENSIONS)} judgments), the heuristic judge, the CLI killed (SIGKILL) half-way, then the same command`)
+    const rdir = benchTempDir()
+    try {
+      const csv = Path.join(rdir, "resume.csv")
+      writeCsv(csv, RESUME_ROWS, 9)
+      const r = await resumeFigures({ repo, csv, out: Path.join(rdir, "out"), rows: RESUME_ROWS })
+      line(`    killed with ${int(r.journaledAtKill)} judgments journaled (${mb(r.journalBytes)}); the resume: exit ${r.exit}, ${(r.totalMs / 1000).toFixed(1)} s in all`)
+      figure(`resume of ${int(r.judgments)} judgments: peak RSS`, `${r.peakMB.toFixed(0)} MB`, `≤ ${TARGETS.resumeRssMB} MB`, r.exit === 0 && r.peakMB <= TARGETS.resumeRssMB)
+      figure(`resume of ${int(r.judgments)} judgments: start-up until it resumes (input hashed, journal indexed)`, `${(r.startupMs / 1000).toFixed(1)} s`, `≤ ${TARGETS.resumeStartupMs / 1000} s`, r.startupMs <= TARGETS.resumeStartupMs)
+      line(`    first new judgment journaled after ${(r.firstNewJudgmentMs / 1000).toFixed(1)} s (the ${int(r.journaledAtKill)} judgments before it read back and their cases rebuilt, in input order)`)
+    } finally {
+      fs.rmSync(rdir, { recursive: true, force: true })
     }
     line()
   }

@@ -7,6 +7,7 @@
  * streaming `TextDecoder`, which also drops a leading BOM.
  */
 import { createHash } from "node:crypto"
+import * as fs from "node:fs"
 import type { FileHandle } from "node:fs/promises"
 import { open } from "node:fs/promises"
 import * as NodePath from "node:path"
@@ -90,6 +91,26 @@ export const readRows = (path: string, options?: ReadOptions): Stream.Stream<Row
       return parseText(path, handle, textParser(path, format, options))
     })
   )
+
+/**
+ * SHA-256 of a file's bytes (as `scanInput` computes it) without parsing it: 1 MiB reads through the
+ * native hash, about a second for 500 MB. Undefined when the file cannot be read (the full scan then
+ * says why).
+ */
+export const hashInput = (path: string): string | undefined => {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(path, "r")
+    const hash = createHash("sha256")
+    const buf = Buffer.allocUnsafe(1 << 20)
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n))
+    return hash.digest("hex")
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
 
 /**
  * One full validating pass over the input, in constant memory for CSV and JSONL: row count, columns,

@@ -25,7 +25,7 @@ import { cost, type Cost, formatUsd, type Price } from "../pricing/Prices.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
 import { Shutdown } from "./Shutdown.js"
-import { scanInput } from "../load/Rows.js"
+import { hashInput, scanInput } from "../load/Rows.js"
 import { readJsonLines, removeLeftovers, writeFileAtomic, writeFully, writeJsonAtomic, writeProblem } from "../report/Files.js"
 import { Progress, type ProgressState } from "../report/Progress.js"
 import { Reporters } from "../report/Reporter.js"
@@ -218,6 +218,26 @@ const recordsWriter = (path: string) =>
     })
   })))
 
+/**
+ * What a run directory's manifest says of its input when it is the same run (identity) over the same
+ * bytes, and it was validated: rows, columns, cases, judgments per iteration. Undefined otherwise.
+ */
+const validatedBefore = (runDir: string, identityHash: string, sha: string): Validated | undefined => {
+  try {
+    const m = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as {
+      identity?: unknown
+      input?: { sha256?: unknown; rows?: unknown; cases?: unknown; columns?: unknown }
+      judgmentsPerIteration?: unknown
+    }
+    const i = m.input
+    if (m.identity !== identityHash || i?.sha256 !== sha) return undefined
+    if (typeof i.rows !== "number" || typeof i.cases !== "number" || typeof m.judgmentsPerIteration !== "number" || !Array.isArray(i.columns)) return undefined
+    return { rows: i.rows, sha256: sha, columns: i.columns as Array<string>, cases: i.cases, tasks: m.judgmentsPerIteration }
+  } catch {
+    return undefined
+  }
+}
+
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
 const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
@@ -228,10 +248,9 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     }
     const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptsDir))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
-    const input = yield* validate(pipeline, options, rubrics)
-    const identity = {
+    const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,
-      input: input.sha256,
+      input: inputSha256,
       limit: options.limit,
       iterations: options.iterations,
       provider: judge.provider,
@@ -241,12 +260,18 @@ const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       prompts: rubricList.map((r) => [r.id, r.hash]),
       retriever: { name: retriever.name, params: retriever.params },
       columns: options.columns
-    }
-    const identityHash = sha256(canonicalJson(identity))
+    }))
     // The CLI checks --run-id as it parses it; a library caller gets the same check.
     if (options.runId !== undefined && !isRunId(options.runId)) return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
-    const runId = options.runId ?? identityHash.slice(0, 12)
-    const runDir = Path.join(options.outRoot, pipeline.name, runId)
+    const runDirOf = (identityHash: string) => Path.join(options.outRoot, pipeline.name, options.runId ?? identityHash.slice(0, 12))
+    // Resuming: the same bytes as a run that was validated give the same validation, so the run's
+    // manifest answers instead of a second pass over a large input (a hash is ~1 s for 500 MB).
+    const sha = options.fresh ? undefined : hashInput(options.input)
+    const known = sha === undefined ? undefined : validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
+    const input: Validated = known ?? (yield* validate(pipeline, options, rubrics))
+    const identityHash = identityOf(input.sha256)
+    const runDir = runDirOf(identityHash)
+    const runId = Path.basename(runDir)
     const info: RunInfo = {
       pipeline: pipeline.name,
       description: pipeline.description,
@@ -500,6 +525,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       columns: options.columns,
       limit: options.limit,
       iterations: options.iterations,
+      judgmentsPerIteration: input.tasks,
       concurrency: options.concurrency,
       maxFailures: options.maxFailures,
       judge: info.judge,

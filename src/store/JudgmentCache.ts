@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Judgment } from "../domain/Judgment.js"
+import { writeFully } from "../report/Files.js"
 
 export class JudgmentCache extends Context.Tag("rag-eval/JudgmentCache")<JudgmentCache, {
   readonly get: (key: string) => Effect.Effect<Option.Option<Judgment>>
@@ -81,11 +82,18 @@ export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache
       for (const [id, text] of pending) {
         let fd = fds.get(id)
         if (fd === undefined) fds.set(id, fd = fs.openSync(Path.join(dir, `${id}.jsonl`), "a"))
-        fs.writeSync(fd, (torn.has(id) ? "\n" : "") + text)
+        const before = fs.fstatSync(fd).size
+        try {
+          writeFully(fd, (torn.has(id) ? "\n" : "") + text)
+        } catch (e) {
+          // Whole lines or none (a full disk): the shard is cut back to where it was.
+          fs.ftruncateSync(fd, before)
+          throw e
+        }
         torn.delete(id)
       }
     } catch {
-      // A read-only cache still serves reads; the run's journal is the record that matters.
+      // A read-only or full cache still serves reads; the run's journal is the record that matters.
       writable = false
     }
     // A new map, not clear(): V8 links a cleared map's old table to the new one (see Heuristic.ts).

@@ -37,10 +37,18 @@ export interface StartOptions {
   /** Extra environment (OPENAI_API_KEY is emptied unless given here). */
   readonly env?: Readonly<Record<string, string>>
   readonly cwd?: string
+  /**
+   * Shell commands run before the CLI replaces the shell (`ulimit -f 16` for a file-size limit that
+   * makes writes short and then fail, as a full disk does; SIGXFSZ is ignored so it does).
+   */
+  readonly shell?: string
 }
 
 export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): Running => {
-  const child = spawn(process.execPath, [bin, ...args], {
+  const [command, argv] = options.shell === undefined
+    ? [process.execPath, [bin, ...args]] as const
+    : ["bash", ["-c", `trap '' XFSZ; ${options.shell}; exec "$0" "$@"`, process.execPath, bin, ...args]] as const
+  const child = spawn(command, argv, {
     cwd: options.cwd ?? repoRoot,
     env: { ...process.env, OPENAI_API_KEY: "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

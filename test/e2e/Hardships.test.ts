@@ -1,0 +1,206 @@
+/**
+ * Durable under hardship, tested as a user meets it (`node dist/bin.js` in child processes):
+ *
+ * - a disk that fills up mid-run (a file-size limit: writes come back short, then fail; and, where
+ *   this machine lets a test mount one, a real 64 KiB tmpfs): exit 2 with "disk full while writing
+ *   …", the journal holding whole lines only; space freed, the same command ends with the results of
+ *   an uninterrupted run, and no paid judgment is asked twice;
+ * - two processes racing for a lock a crashed run left, 20 times: never both running;
+ * - `kill -9` while repairs are in flight: at most `--concurrency` paid calls lost, and the resume
+ *   continues each journaled repair instead of paying for its first ask again;
+ * - temporary files a killed run left are removed when the run starts again.
+ */
+import { spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+import { cli, start, waitFor } from "../support/ChildCli.js"
+import { writeCsv } from "../../bench/gen.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
+
+const pipeline = "pipelines/rag-answers.ts"
+const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
+const JUDGMENTS = 72
+
+const runDirOf = (out: string) => {
+  const root = Path.join(out, "rag-answers")
+  const ids = fs.readdirSync(root)
+  expect(ids).toHaveLength(1)
+  return Path.join(root, ids[0]!)
+}
+
+/** Every journal line is whole JSON; returns the judgments (attempt lines left out). */
+const journalOf = (runDir: string) => {
+  const text = fs.readFileSync(Path.join(runDir, "judgments.jsonl"), "utf8")
+  expect(text === "" || text.endsWith("\n")).toBe(true)
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { key: string; kind?: string }).filter((l) => l.kind !== "attempt")
+}
+
+const results = (runDir: string) => ({
+  records: fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8"),
+  report: fs.readFileSync(Path.join(runDir, "report.csv"), "utf8"),
+  metrics: fs.readFileSync(Path.join(runDir, "metrics-iteration-1.json"), "utf8")
+})
+
+const llm = (url: string, out: string, ...extra: ReadonlyArray<string>) => [
+  "run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", url, "--model", "fake", "--no-cache", ...extra
+]
+
+/** Can this test mount a tmpfs (root, with the capability)? */
+const canMount = (() => {
+  if (process.platform !== "linux" || process.getuid?.() !== 0) return false
+  const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-mount-"))
+  const ok = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]).status === 0
+  if (ok) spawnSync("umount", [dir])
+  fs.rmSync(dir, { recursive: true, force: true })
+  return ok
+})()
+
+describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => {
+  it("heuristic judge, a 256 KiB file-size limit: exit 2 naming the journal, whole lines only; then the same command ends as an uninterrupted run", async () => {
+    // 300 rows: the heuristic judge journals 32 cases at a time, so the limit falls mid-run.
+    const input = Path.join(tempDir(), "rows.csv")
+    writeCsv(input, 300)
+    const reference = tempDir()
+    expect((await cli(["run", pipeline, "--csv", input, "--out", reference])).code).toBe(0)
+    const out = tempDir()
+    const args = ["run", pipeline, "--csv", input, "--out", out]
+    const full = await cli(args, { shell: "ulimit -f 256" })
+    expect(full.code).toBe(2)
+    expect(full.stderr).toMatch(/disk full while writing \S+judgments\.jsonl: free space and run the same command again/)
+    expect(full.stderr).not.toMatch(/internal error|\n\s+at /)
+    const runDir = runDirOf(out)
+    const kept = journalOf(runDir)
+    expect(kept.length).toBeGreaterThan(0)
+    expect(kept.length).toBeLessThan(300 * 6)
+    expect(fs.readdirSync(runDir).filter((f) => /\.tmp-\d+$|\.partial$/.test(f))).toEqual([])
+    const again = await cli(args)
+    expect(again.code).toBe(0)
+    expect(again.stderr).toContain(`resuming run ${Path.basename(runDir)}: ${kept.length.toLocaleString("en-US")} of 1,800 judgments done`)
+    expect(results(runDir)).toEqual(results(runDirOf(reference)))
+  })
+
+  it("LLM judge: no paid judgment is lost or asked twice across the full disk and the resume", async () => {
+    const server = await FakeOpenAi.start({ latencyMs: 5 })
+    try {
+      const reference = tempDir()
+      expect((await cli(llm(server.url, reference))).code).toBe(0)
+      server.reset()
+      const out = tempDir()
+      const full = await cli(llm(server.url, out), { shell: "ulimit -f 12" })
+      expect(full.code).toBe(2)
+      expect(full.stderr).toMatch(/disk full while writing \S+judgments\.jsonl/)
+      const runDir = runDirOf(out)
+      const kept = journalOf(runDir)
+      const paid = server.judgeCalls
+      // At most the calls in flight when the disk filled (--concurrency 8) were paid and not kept.
+      expect(paid - kept.length).toBeLessThanOrEqual(8)
+      const again = await cli(llm(server.url, out))
+      expect(again.code).toBe(0)
+      expect(server.judgeCalls - paid).toBe(JUDGMENTS - kept.length)
+      expect(new Set(journalOf(runDir).map((j) => j.key)).size).toBe(JUDGMENTS)
+      expect(results(runDir)).toEqual(results(runDirOf(reference)))
+    } finally {
+      await server.close()
+    }
+  })
+
+  it.skipIf(!canMount)("a real 64 KiB tmpfs (ENOSPC), then space freed: the same results as an uninterrupted run", async () => {
+    const reference = tempDir()
+    expect((await cli(["run", pipeline, "--csv", sample, "--out", reference])).code).toBe(0)
+    const mountPoint = tempDir("rag-eval-tmpfs-")
+    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status).toBe(0)
+    try {
+      const args = ["run", pipeline, "--csv", sample, "--out", mountPoint]
+      const full = await cli(args)
+      expect(full.code).toBe(2)
+      expect(full.stderr).toContain("disk full while writing")
+      expect(full.stderr).toContain("free space and run the same command again")
+      expect(spawnSync("mount", ["-o", "remount,size=16m", mountPoint]).status).toBe(0)
+      const again = await cli(args)
+      expect(again.code).toBe(0)
+      expect(results(runDirOf(mountPoint))).toEqual(results(runDirOf(reference)))
+    } finally {
+      spawnSync("umount", [mountPoint])
+    }
+  })
+})
+if (!canMount) console.log("skipped: the tmpfs disk-full test needs root and mount (the file-size-limit tests above run everywhere)")
+
+describe("one owner per run", { timeout: 120_000 }, () => {
+  it("two processes racing for a crashed run's lock, 20 times: never both running, always one", async () => {
+    const holder = Path.join(repoRoot, "test", "support", "lock-holder.mjs")
+    const run = (dir: string, log: string) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [holder, dir, log, "150"], { stdio: ["ignore", "ignore", "pipe"] })
+        child.on("close", (code) => resolve(code))
+      })
+    // A pid that has certainly exited: a process we ran and waited for.
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    for (let round = 0; round < 20; round++) {
+      const dir = tempDir("rag-eval-lock-")
+      const log = Path.join(dir, "held.log")
+      fs.writeFileSync(Path.join(dir, ".lock-7"), `${dead} 12345\n`)
+      const codes = await Promise.all([run(dir, log), run(dir, log)])
+      expect(codes.filter((c) => c === 0).length).toBeGreaterThanOrEqual(1)
+      expect(codes.every((c) => c === 0 || c === 3)).toBe(true)
+      const events = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => l.split(" "))
+      // Held intervals never overlap: every start is followed by its own end.
+      for (let i = 0; i < events.length; i += 2) {
+        expect(events[i]![0]).toBe("start")
+        expect(events[i + 1]![0]).toBe("end")
+        expect(events[i + 1]![1]).toBe(events[i]![1])
+      }
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith(".lock"))).toEqual([])
+    }
+  })
+})
+
+describe.concurrent("kill -9 and its leftovers", { timeout: 120_000 }, () => {
+  it("kill -9 while repairs are in flight (--concurrency 16): at most 16 paid calls lost; the resume continues each journaled repair", async () => {
+    // Every first ask gets an unusable reply; its repair (which carries the reply back) is answered.
+    const server = await FakeOpenAi.start({
+      latencyMs: 60,
+      answer: (request) => (request.body.messages?.length ?? 0) > 2 ? FakeOpenAi.defaultAnswer(request) : "Let me think… the answer is {"
+    })
+    try {
+      const out = tempDir()
+      const args = llm(server.url, out, "--concurrency", "16")
+      const first = start(args)
+      await waitFor("repairs under way", () => server.judgeCalls >= 60 || first.exited())
+      first.child.kill("SIGKILL")
+      expect((await first.result).signal).toBe("SIGKILL")
+      const paidBefore = server.judgeCalls
+      const second = await cli(args)
+      expect(second.code).toBe(0)
+      expect(second.stderr).toContain(`${JUDGMENTS} judgments: ${JUDGMENTS} ok, 0 failed`)
+      // Uninterrupted, every judgment costs two calls (an ask and its repair).
+      expect(server.judgeCalls - 2 * JUDGMENTS).toBeLessThanOrEqual(16)
+      expect(paidBefore).toBeGreaterThan(0)
+      // Journaled repairs were continued, not started over: some judgment's first request in the
+      // second run was a repair carrying its earlier reply.
+      const secondRun = server.judgeRequests.slice(paidBefore)
+      expect(secondRun.some((r) => (r.body.messages?.length ?? 0) > 2 && String(r.body.messages![2]!.content).includes("Let me think"))).toBe(true)
+      const firstAsks = server.judgeRequests.filter((r) => (r.body.messages?.length ?? 0) === 2).length
+      expect(firstAsks - JUDGMENTS).toBeLessThanOrEqual(16)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("temporary files and unfinished records a killed run left are removed when it starts again", async () => {
+    const out = tempDir()
+    const args = ["run", pipeline, "--csv", sample, "--out", out]
+    expect((await cli(args)).code).toBe(0)
+    const runDir = runDirOf(out)
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    const left = [`report.md.tmp-${dead}`, `summary.json.tmp-${dead}`, "records-iteration-1.jsonl.partial"]
+    for (const f of left) fs.writeFileSync(Path.join(runDir, f), "half")
+    const again = await cli(args)
+    expect(again.code).toBe(0)
+    expect(again.stderr).toContain("removed what a killed run left behind")
+    for (const f of left) expect(fs.existsSync(Path.join(runDir, f))).toBe(false)
+  })
+})
