@@ -1,5 +1,5 @@
 /**
- * Run the rag-answers pipeline in-process through the real runner (`src/pipeline/Runner.ts`), with
+ * Run the rag-answers pipeline in-process through the real runner (`src/engine/Runner.ts`), with
  * the CLI's default reporters (markdown + csv), the file journal, silent progress and the judge
  * layer of the caller's choice — and time its phases without touching src/:
  *
@@ -14,16 +14,16 @@ import { performance } from "node:perf_hooks"
 import { Judge } from "../src/judges/Judge.js"
 import * as LlmJudge from "../src/judges/LlmJudge.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
-import type { Pipeline } from "../src/pipeline/Pipeline.js"
-import { precomputed, Retriever } from "../src/pipeline/Retriever.js"
-import { run, type RunOutcome } from "../src/pipeline/Runner.js"
+import type { Pipeline } from "../src/engine/Pipeline.js"
+import { precomputed, Retriever } from "../src/engine/Retriever.js"
+import { run, type RunOutcome } from "../src/engine/Runner.js"
 import * as OpenAiProvider from "../src/providers/OpenAiProvider.js"
 import * as RateGate from "../src/providers/RateGate.js"
 import * as Progress from "../src/report/Progress.js"
 import { csv, markdown, type Reporter, Reporters } from "../src/report/Reporter.js"
 import * as JudgmentCache from "../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../src/store/JudgmentJournal.js"
-import * as Shutdown from "../src/pipeline/Shutdown.js"
+import * as Shutdown from "../src/engine/Shutdown.js"
 
 export const loadRagAnswers = async () =>
   (await import("../pipelines/rag-answers.js")).default as unknown as Pipeline<unknown, unknown>

@@ -34,8 +34,8 @@ import { relevanceOf } from "../src/judges/Heuristic.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import { loadRubric } from "../src/judges/Prompt.js"
 import { THRESHOLDS, THRESHOLDS_ALONE } from "../src/judges/RelevanceModel.js"
-import type { TaskSpec } from "../src/pipeline/Pipeline.js"
-import { judgeSearchHits, RELEVANT_AT, searchFields, toSearchCase } from "../src/pipeline/SearchRelevance.js"
+import type { TaskSpec } from "../src/engine/Pipeline.js"
+import { judgeSearchHits, RELEVANT_AT, searchFields, toSearchCase } from "../src/kinds/search/SearchRelevance.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data", "llmjudge-test")

@@ -3,7 +3,7 @@
  * it loads on use (`dist/chunks/`), with effect, @effect/* and the openai SDK bundled and
  * tree-shaken. Started from the ~270 modules tsc emits, the CLI loaded in ~0.7 s and held ~25 MB
  * more memory for the whole run; the library (`dist/index.js`, what `import "rag-eval"` gives) stays
- * as tsc writes it. Pipelines loaded by the CLI use the bundle's library (src/pipeline/LoadPipeline.ts).
+ * as tsc writes it. Pipelines loaded by the CLI use the bundle's library (src/engine/LoadPipeline.ts).
  */
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"

@@ -11,8 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as v8 from "node:v8"
-import { main } from "./Cli.js"
-import * as Shutdown from "./pipeline/Shutdown.js"
+import { main } from "./cli/Cli.js"
+import * as Shutdown from "./engine/Shutdown.js"
 
 // Memory: when full collections are cheap (they are here: a run's live heap is ~15-30 MB), V8
 // lets the old generation grow to 4× its live size before the next one, and a long run's peak

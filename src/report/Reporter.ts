@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import type { OutputError } from "../domain/Errors.js"
-import type { ReportView, RunInfo } from "../pipeline/Pipeline.js"
+import type { ReportView, RunInfo } from "../engine/Pipeline.js"
 import { writeAtomic } from "./Files.js"
 import { csvLine, type CsvOptions, safeCsv } from "./Csv.js"
 

@@ -21,7 +21,7 @@ import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { describeJson } from "../load/Json.js"
 import { readRows } from "../load/Rows.js"
-import { Retriever } from "../pipeline/Retriever.js"
+import { Retriever } from "../engine/Retriever.js"
 import { defaultTopK } from "./HttpRetriever.js"
 import { applyParams, paramsRecord, type RetrievalParams } from "./Params.js"
 

@@ -32,7 +32,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
-import { Retriever } from "../pipeline/Retriever.js"
+import { Retriever } from "../engine/Retriever.js"
 import { applyParams, paramsRecord, type RetrievalParams, uniqueIds } from "./Params.js"
 import { RetrievalError } from "./RetrievalError.js"
 

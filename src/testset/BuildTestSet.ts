@@ -20,7 +20,7 @@ import * as Path from "node:path"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import { readRows, scanInput } from "../load/Rows.js"
 import { writeJsonAtomic } from "../report/Files.js"
-import { fieldsFor, validateRow } from "../pipeline/AnswerSynthesis.js"
+import { fieldsFor, validateRow } from "../kinds/synthesis/AnswerSynthesis.js"
 
 export interface BuildTestSetOptions {
   /** The query-log JSONL file. */

@@ -14,10 +14,10 @@ import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import { readRows } from "../../src/load/Rows.js"
 import { evaluateEvidence } from "../../src/metrics/evidence.js"
-import type { EvidenceRecord, EvidenceRunSummary } from "../../src/pipeline/EvidenceRetrieval.js"
-import { loadQueries } from "../../src/pipeline/EvidenceRetrieval.js"
-import type { GradedRecord, GradedSummary } from "../../src/pipeline/GradedHits.js"
-import { loadRequests } from "../../src/pipeline/SearchRelevance.js"
+import type { EvidenceRecord, EvidenceRunSummary } from "../../src/kinds/evidence/EvidenceRetrieval.js"
+import { loadQueries } from "../../src/kinds/evidence/EvidenceRetrieval.js"
+import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
+import { loadRequests } from "../../src/kinds/search/SearchRelevance.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
 import { fromEnv, precomputedWith } from "../../src/retrieval/RetrievalSetup.js"
@@ -235,7 +235,7 @@ describe("evidence-retrieval", () => {
   it.effect("a price per 1K tokens gives the cost per query and in total", () =>
     Effect.gen(function*() {
       const base = yield* Effect.promise(() => loadPipelineModule("evidence-retrieval"))
-      const { evidenceScore, evidenceSummary } = yield* Effect.promise(() => import("../../src/pipeline/EvidenceRetrieval.js"))
+      const { evidenceScore, evidenceSummary } = yield* Effect.promise(() => import("../../src/kinds/evidence/EvidenceRetrieval.js"))
       const settings = { fuzzyThreshold: 0.7, pricePer1K: 0.002 }
       const pipeline = { ...base, score: evidenceScore(settings), aggregate: evidenceSummary(settings) }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: evidence, outRoot: tempDir() })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { type FinalMetrics, finalMarkdown } from "../../src/pipeline/Iterations.js"
+import { type FinalMetrics, finalMarkdown } from "../../src/engine/Iterations.js"
 import { addUnit, alphaNoVariation, alphaTooFewValues, emptyAgreement, finishAgreement, meanStd } from "../../src/stats/Agreement.js"
 
 const alphaOf = (units: ReadonlyArray<ReadonlyArray<number | null>>) => finishAgreement(units.reduce(addUnit, emptyAgreement()))

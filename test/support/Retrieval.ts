@@ -6,7 +6,7 @@ import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import { defaultPromptsDir, parseRubric } from "../../src/judges/Prompt.js"
-import type { RunInfo } from "../../src/pipeline/Pipeline.js"
+import type { RunInfo } from "../../src/engine/Pipeline.js"
 
 export const loadPrompt = (id: string): Rubric =>
   Effect.runSync(parseRubric(fs.readFileSync(Path.join(defaultPromptsDir, `${id}.json`), "utf8"), `${id}.json`))

@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { loadTestSet } from "../../src/pipeline/AnswerSynthesis.js"
+import { loadTestSet } from "../../src/kinds/synthesis/AnswerSynthesis.js"
 import { buildTestSet, defaultOutput, queryLogHash, testSetFileName } from "../../src/testset/BuildTestSet.js"
 
 const sampleLogs = fileURLToPath(new URL("../../test-sets/answer-synthesis/query-logs.jsonl", import.meta.url))

@@ -1,0 +1,104 @@
+/**
+ * The command line: `rag-eval run <pipeline> …`. Flags are parsed here and turned into Layers
+ * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { calibrateCommand } from "../commands/Calibrate.js"
+import { compareCommand } from "../commands/Compare.js"
+import { trecCommand } from "../commands/Trec.js"
+import { displayPath } from "./Display.js"
+import { defaultFormats } from "../report/Formats.js"
+import { csvRaw, runConfig } from "./RunFlags.js"
+import { serveCommand } from "../server/ServeCommand.js"
+import { VERSION } from "../version.js"
+
+const runCommand = Command.make("run", runConfig, (flags) =>
+  // Loaded on use: parsing flags and --help need none of the runner, providers or SDK.
+  Effect.flatMap(Effect.promise(() => import("./RunAction.js")), (m) => m.runAction(flags))
+).pipe(Command.withDescription("Run a pipeline over a test set and write its reports"))
+
+const reportCommand = Command.make(
+  "report",
+  {
+    runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
+    format: Options.text("format").pipe(
+      Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+      Options.withDefault(defaultFormats.join(","))
+    ),
+    csvRaw
+  },
+  ({ runDir, format, csvRaw }) =>
+    Effect.gen(function*() {
+      const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
+      const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
+      const reporters = yield* parseFormats(format, { csvRaw })
+      const outcome = yield* reportRun(runDir, reporters)
+      for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
+      yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+    })
+).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
+
+const buildTestSetCommand = Command.make(
+  "build-test-set",
+  {
+    logs: Options.text("logs").pipe(Options.withDescription("Query-log JSONL: one { queryLogId, question, answer, context, timestamp… } per line")),
+    name: Options.text("name").pipe(Options.withDescription("Test-set name (letters, digits, . _ -)")),
+    version: Options.text("version").pipe(Options.withDescription("Test-set version, e.g. 1")),
+    description: Options.text("description").pipe(Options.withDescription("What the test set is for"), Options.optional),
+    output: Options.text("output").pipe(Options.withDescription("Output file (default test-sets/answer-synthesis/<name>-v<version>.json)"), Options.optional),
+    overwrite: Options.boolean("overwrite").pipe(Options.withDescription("Replace an existing output file"))
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const TestSet = yield* Effect.promise(() => import("../testset/BuildTestSet.js"))
+      const result = yield* TestSet.buildTestSet({
+        logs: flags.logs,
+        name: flags.name,
+        version: flags.version,
+        description: Option.getOrUndefined(flags.description),
+        out: Option.getOrUndefined(flags.output),
+        overwrite: flags.overwrite
+      })
+      yield* Console.error(`${result.read} log lines read, ${result.duplicates} duplicate queryLogId(s) dropped, ${result.testSet.cases.length} cases`)
+      yield* Console.log(`wrote ${displayPath(result.written)}`)
+    })
+).pipe(Command.withDescription("Build a versioned answer-synthesis test set from a query-log JSONL, de-duplicated by a hash of queryLogId"))
+
+export const root = Command.make("rag-eval").pipe(
+  Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
+)
+
+export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
+
+/** How the process ends: the code `bin.ts` exits with, after the message is printed. */
+export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
+
+const fail = (code: number, message: string) => Console.error(message).pipe(Effect.zipRight(Effect.fail(new ExitCode({ code }))))
+
+/**
+ * Run the CLI and map every failure to a message and an exit code:
+ * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
+ * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
+ */
+export const main = (argv: ReadonlyArray<string>) =>
+  cli(argv).pipe(
+    Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
+    Effect.catchTags({
+      InputError: (e) => fail(2, `error: ${e.message}`),
+      UsageError: (e) => fail(2, `error: ${e.message}`),
+      OutputError: (e) => fail(2, `error: ${e.message}`),
+      TooManyFailures: (e) => fail(1, `error: ${e.message}`),
+      FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
+      KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
+      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
+    }),
+    Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
+  )

@@ -1,0 +1,113 @@
+/**
+ * `rag-eval report <run-dir>`: re-render every report of a run from its journal, with no API call.
+ * The manifest says how the run was made (pipeline, input, judge, settings); the input must be
+ * unchanged (same sha256), and every judgment must be in the journal.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { InputError, UsageError } from "../domain/Errors.js"
+import { Judge } from "../judges/Judge.js"
+import { scanInput } from "../load/Rows.js"
+import { loadPipeline } from "../engine/LoadPipeline.js"
+import { pipelineEnvKeys } from "./RunFlags.js"
+import { precomputed, Retriever } from "../engine/Retriever.js"
+import { run } from "../engine/Runner.js"
+import * as Progress from "../report/Progress.js"
+import { layer as reportersLayer, type Reporter } from "../report/Reporter.js"
+import * as JudgmentCache from "../store/JudgmentCache.js"
+import * as JudgmentJournal from "../store/JudgmentJournal.js"
+
+const Manifest = Schema.Struct({
+  runId: Schema.String,
+  cwd: Schema.optional(Schema.String),
+  command: Schema.String,
+  pipeline: Schema.Struct({ name: Schema.String, file: Schema.optional(Schema.String) }),
+  input: Schema.Struct({ path: Schema.String, sha256: Schema.String }),
+  columns: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  limit: Schema.optional(Schema.Number),
+  iterations: Schema.Number,
+  concurrency: Schema.Number,
+  maxFailures: Schema.optional(Schema.Number),
+  judge: Schema.Struct({
+    provider: Schema.String,
+    model: Schema.String,
+    label: Schema.String,
+    params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    /** Part of every judgment key when the judge's server is not the provider's public API. */
+    endpoint: Schema.optional(Schema.String)
+  }),
+  price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number }))),
+  /** The pipeline's settings from the environment when it ran (retrieval flags, --listwise…). */
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+})
+
+export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
+  Effect.gen(function*() {
+    const manifestPath = Path.join(runDir, "manifest.json")
+    if (!fs.existsSync(manifestPath)) {
+      return yield* new UsageError({ problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
+    }
+    const json = yield* Effect.try({
+      try: () => JSON.parse(fs.readFileSync(manifestPath, "utf8")) as unknown,
+      catch: (e) => new InputError({ file: manifestPath, problem: `not valid JSON: ${(e as Error).message}` })
+    })
+    const m = yield* Schema.decodeUnknown(Manifest)(json).pipe(
+      Effect.mapError((e) => new InputError({ file: manifestPath, problem: `not a rag-eval manifest: ${e.message}` }))
+    )
+    const from = (p: string) => (Path.isAbsolute(p) || m.cwd === undefined ? p : Path.resolve(m.cwd, p))
+    if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
+    // Load the pipeline with the settings it ran with, not whatever this shell has.
+    if (m.env !== undefined) {
+      const recorded = m.env
+      yield* Effect.sync(() => {
+        for (const key of pipelineEnvKeys) {
+          if (recorded[key] === undefined) delete process.env[key]
+          else process.env[key] = recorded[key]
+        }
+      })
+    }
+    const pipeline = yield* loadPipeline(from(m.pipeline.file))
+    // From the run's own directory the path stays as the run recorded it, so reports come out the same.
+    const input = m.cwd === process.cwd() ? m.input.path : from(m.input.path)
+    const scan = yield* scanInput(input)
+    if (scan.sha256 !== m.input.sha256) {
+      return yield* new InputError({ file: input, problem: `changed since run ${m.runId} was made (sha256 differs); its judgments no longer describe this file` })
+    }
+    // Stands in for the run's judge so keys and identity match; it is never called.
+    const replayJudge = Layer.succeed(Judge, {
+      provider: m.judge.provider,
+      model: m.judge.model,
+      label: m.judge.label,
+      params: m.judge.params,
+      endpoint: m.judge.endpoint,
+      local: false,
+      judge: () => Effect.dieMessage("report must not call a judge"),
+      judgeList: () => Effect.dieMessage("report must not call a judge")
+    })
+    return yield* run(pipeline, {
+      input,
+      outRoot: Path.dirname(Path.dirname(runDir)),
+      runId: m.runId,
+      limit: m.limit,
+      iterations: m.iterations,
+      concurrency: m.concurrency,
+      maxFailures: m.maxFailures ?? 0,
+      command: m.command,
+      pipelineFile: m.pipeline.file,
+      columns: m.columns,
+      price: m.price ?? undefined,
+      fresh: false,
+      retryFailed: false,
+      replay: true
+    }).pipe(Effect.provide(Layer.mergeAll(
+      replayJudge,
+      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+      JudgmentJournal.layerFile,
+      JudgmentCache.layerNone,
+      reportersLayer(reporters),
+      Progress.layerSilent
+    )))
+  })

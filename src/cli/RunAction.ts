@@ -1,0 +1,120 @@
+/**
+ * What `rag-eval run` does, loaded only when it runs: validate flags, load the pipeline, choose the
+ * layers (judge, retriever, journal, cache, reporters, progress) and drive the runner.
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import { displayPath } from "./Display.js"
+import { UsageError } from "../domain/Errors.js"
+import { judgeLayer } from "./JudgeLayer.js"
+import { Judge } from "../judges/Judge.js"
+import { parseColumnMapping } from "../load/CaseMapping.js"
+import { loadPipeline } from "../engine/LoadPipeline.js"
+import { precomputed, Retriever } from "../engine/Retriever.js"
+import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
+import { formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
+import * as Progress from "../report/Progress.js"
+import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
+import { judgeSettings, pipelineEnvKeys, providerFlagsProblem, retrievalEnv, type retrievalFlags, type RunFlags, secretFlags } from "./RunFlags.js"
+import { Shutdown } from "../engine/Shutdown.js"
+import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
+import * as JudgmentCache from "../store/JudgmentCache.js"
+import * as JudgmentJournal from "../store/JudgmentJournal.js"
+import { VERSION } from "../version.js"
+import { thousands } from "../domain/Numbers.js"
+
+/** Recorded in the manifest: URLs in it (the search URL) with their credentials masked. */
+const pipelineEnv = (): Record<string, string> =>
+  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, maskUrlsIn(process.env[k]!)]]))
+
+const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
+  Effect.sync(() => {
+    for (const key of Object.keys(retrievalEnv) as Array<keyof typeof retrievalFlags>) {
+      const value = flags[key]
+      if (Option.isSome(value)) {
+        process.env[retrievalEnv[key]] = Redacted.isRedacted(value.value) ? Redacted.value(value.value) : String(value.value)
+      }
+    }
+  })
+
+export const runAction = (flags: RunFlags) =>
+  Effect.gen(function*() {
+    const file = Option.orElse(flags.input, () => flags.csv)
+    if (Option.isNone(file)) {
+      return yield* new UsageError({ problem: "give the test cases with --input FILE (or --csv FILE)" })
+    }
+    if (Option.isSome(flags.input) && Option.isSome(flags.csv)) {
+      return yield* new UsageError({ problem: "give either --input or --csv, not both" })
+    }
+    const flagProblem = providerFlagsProblem(flags)
+    if (flagProblem !== undefined) return yield* new UsageError({ problem: flagProblem })
+    if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
+    if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
+    const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
+    const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
+    yield* applyRetrievalFlags(flags)
+    if (flags.listwise) process.env.RAG_EVAL_LISTWISE = "1"
+    const pipeline = yield* loadPipeline(flags.pipeline)
+    if (Option.isNone(flags.provider)) {
+      yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
+    }
+    const shutdown = yield* Shutdown
+    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun, stop: shutdown.requested })
+    const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
+    const services = Layer.mergeAll(
+      judge,
+      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+      JudgmentJournal.layerFile,
+      flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
+      reportersLayer(reporters),
+      Progress.layerStderr
+    )
+    const price = (provider: string, model: string): Price | undefined =>
+      priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
+    const runOptions = (judgeInfo: { provider: string; model: string }): RunOptions => ({
+      input: file.value,
+      outRoot: flags.out,
+      limit: Option.getOrUndefined(flags.limit),
+      iterations: flags.iterations,
+      concurrency: flags.concurrency,
+      maxFailures: flags.maxFailures,
+      command: commandLine(),
+      pipelineFile: flags.pipeline,
+      runId: Option.getOrUndefined(flags.runId),
+      fresh: flags.fresh,
+      retryFailed: flags.retryFailed,
+      columns: columnMapping,
+      price: price(judgeInfo.provider, judgeInfo.model),
+      manifestExtra: { version: VERSION, env: pipelineEnv() }
+    })
+    const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
+    if (flags.dryRun) {
+      const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
+      yield* Console.log([
+        `dry run: ${pipeline.name} with ${judgeInfo.label}`,
+        `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
+        ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
+        `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
+        ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
+        `  estimated cost:    ${formatUsd(e.cost.usd)}`,
+        `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
+      ].join("\n"))
+      return
+    }
+    const outcome = yield* run(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
+    const j = outcome.judgments
+    const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
+    yield* Console.error(
+      `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
+    )
+    for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
+    yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+    yield* checkFailures(outcome, flags.maxFailures)
+  })
+
+/** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */
+const commandLine = () => ["rag-eval", ...redactArgv(process.argv.slice(2), secretFlags)].join(" ")

@@ -1,0 +1,143 @@
+/**
+ * Judgment keys: everything that could change a verdict, hashed. The journal, the cache, `serve` and
+ * the cluster all find a judgment by its key, so this text must never change for the same inputs.
+ */
+import type { EvalCase } from "../domain/Case.js"
+import type { Judgment, JudgeTask, Verdict } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
+import type { Judge } from "../judges/Judge.js"
+import { render, sha256 } from "../judges/Prompt.js"
+import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
+
+/** A canonical JSON (sorted keys) so identical settings always hash the same. */
+export const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v)
+
+/** Key of one judgment: everything that could change its verdict. Also the cache key across runs. */
+export const judgmentKey = (parts: {
+  readonly pipeline: string
+  readonly caseId: string
+  /** Hash of the task's variables: an edited answer or passage is a new judgment, never a stale one. */
+  readonly content: string
+  readonly iteration: number
+  readonly criterion: string
+  readonly target: string
+  readonly promptHash: string
+  readonly provider: string
+  readonly model: string
+  readonly params: Readonly<Record<string, unknown>>
+  /** The judge's server when it is not the provider's public API (see `Judge.endpoint`); absent otherwise. */
+  readonly endpoint?: string | undefined
+}): string => sha256(keyJson(parts)).slice(0, 32)
+
+/** Judge params → canonical JSON, once per params object (a judge's params never change). */
+const paramsJson = new WeakMap<object, string>()
+
+/**
+ * `canonicalJson(parts)` of a judgment key, built directly (keys in sorted order): the same string,
+ * so keys stay what they were, at a fraction of the cost (it runs for every judgment).
+ */
+export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => {
+  let params = paramsJson.get(parts.params)
+  if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
+  const str = JSON.stringify
+  const endpoint = parts.endpoint === undefined ? "" : `"endpoint":${str(parts.endpoint)},`
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
+}
+
+/** Tasks of one case usually share one vars object: hash it once. */
+const contentHashes = new WeakMap<object, string>()
+const contentHash = (vars: Readonly<Record<string, string>>) => {
+  let hash = contentHashes.get(vars)
+  if (hash === undefined) contentHashes.set(vars, hash = sha256(stringRecordJson(vars) ?? canonicalJson(vars)).slice(0, 16))
+  return hash
+}
+
+/** `canonicalJson` of a record of strings, written directly (the same text, several times faster); undefined for anything else. */
+export const stringRecordJson = (vars: Readonly<Record<string, unknown>>): string | undefined => {
+  const keys = Object.keys(vars).sort()
+  let out = "{"
+  for (const key of keys) {
+    const value = vars[key]
+    if (value === undefined) continue
+    if (typeof value !== "string") return undefined
+    out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(value)}`
+  }
+  return `${out}}`
+}
+
+/** The key of a judge task (also the cache key), as the CLI and `rag-eval serve` both compute it. */
+export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "params" | "endpoint">, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
+  judgmentKey({
+    pipeline: task.pipeline,
+    caseId: task.caseId,
+    content: contentHash(task.vars),
+    iteration: task.iteration,
+    criterion: task.rubric.id,
+    target: task.target,
+    promptHash: task.rubric.hash,
+    provider: judge.provider,
+    model: judge.model,
+    params: judge.params,
+    endpoint: judge.endpoint
+  })
+
+export const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: TaskSpec) =>
+  taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
+
+/** A list's content hash covers every item: a grade given in context changes with the context. */
+const listContentHashes = new WeakMap<ListSpec, string>()
+const listContentHash = (spec: ListSpec) => {
+  let hash = listContentHashes.get(spec)
+  if (hash === undefined) listContentHashes.set(spec, hash = sha256(canonicalJson({ vars: spec.vars, items: spec.items })).slice(0, 16))
+  return hash
+}
+
+/** Keys of a list's items, one per target. */
+export const listKeys = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: ListSpec) =>
+  spec.items.map((item) =>
+    judgmentKey({
+      pipeline,
+      caseId: c.id,
+      content: listContentHash(spec),
+      iteration,
+      criterion: rubric.id,
+      target: item.target,
+      promptHash: rubric.hash,
+      provider: judge.provider,
+      model: judge.model,
+      params: judge.params,
+      endpoint: judge.endpoint
+    }))
+
+/** The prompt a spec renders to (for token estimates). */
+export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
+  isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
+
+/** A judgment as journaled: the task's identity, the verdict, and who judged it. */
+export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric" | "target">, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => {
+  // Assigned in this order (the journal's line order), optional fields only when present.
+  const j: Record<string, unknown> = {
+    key,
+    caseId: task.caseId,
+    ordinal: task.ordinal,
+    iteration: task.iteration,
+    criterion: task.rubric.id,
+    target: task.target,
+    status: v.status
+  }
+  if (v.failure !== undefined) j.failure = v.failure
+  j.score = v.score
+  if (v.confidence !== undefined) j.confidence = v.confidence
+  j.reason = v.reason
+  if (v.raw !== undefined) j.raw = v.raw
+  j.usage = v.usage
+  j.attempts = v.attempts
+  j.latencyMs = Math.round(latencyMs)
+  j.provider = judge.provider
+  j.model = judge.model
+  return j as Judgment
+}

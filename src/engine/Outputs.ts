@@ -1,0 +1,155 @@
+/**
+ * What a run writes besides its journal: the manifest (rewritten as the run starts, stops and ends),
+ * each iteration's metrics, cost, low scores and reports, and the final metrics and summary.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Path from "node:path"
+import { thousands } from "../domain/Numbers.js"
+import type { Judge, PreflightReport } from "../judges/Judge.js"
+import { cost, type Cost, formatUsd } from "../pricing/Prices.js"
+import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
+import { Reporters } from "../report/Reporter.js"
+import { finalMarkdown, finalMetrics } from "./Iterations.js"
+import type { Pipeline, RunInfo } from "./Pipeline.js"
+import type { Rubric } from "../domain/Rubric.js"
+import type { RunOptions, Validated } from "./RunTypes.js"
+
+/** The manifest of a run, given what is known so far (`extra`: status, counts, files…). */
+export const manifestOf = <R, S>(parts: {
+  readonly pipeline: Pipeline<R, S>
+  readonly options: RunOptions
+  readonly info: RunInfo
+  readonly identityHash: string
+  readonly input: Validated
+  readonly rubricList: ReadonlyArray<Rubric>
+  readonly judge: Judge["Type"]
+  readonly startedAt: string
+  readonly preflight: () => PreflightReport | undefined
+}) =>
+(extra: Record<string, unknown>) => {
+  const { pipeline, options, info, judge } = parts
+  const preflight = parts.preflight()
+  return {
+    tool: "rag-eval",
+    ...options.manifestExtra,
+    node: process.version,
+    command: options.command,
+    cwd: process.cwd(),
+    pipeline: { name: pipeline.name, file: options.pipelineFile },
+    runId: info.runId,
+    identity: parts.identityHash,
+    input: info.input,
+    columns: options.columns,
+    limit: options.limit,
+    iterations: options.iterations,
+    judgmentsPerIteration: parts.input.tasks,
+    concurrency: options.concurrency,
+    maxFailures: options.maxFailures,
+    judge: info.judge,
+    retriever: info.retriever,
+    price: options.price ?? null,
+    prompts: parts.rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
+    ...(preflight === undefined ? {} : { preflight }),
+    ...(judge.structuredOutput === undefined ? {} : { structuredOutput: judge.structuredOutput() }),
+    startedAt: parts.startedAt,
+    ...extra
+  }
+}
+
+/** The progress line's view of the gate: the concurrency level, 429s met, the pace, a pause under way. */
+export const gateDetail = (judge: Judge["Type"]) =>
+  judge.gate === undefined ? undefined : Effect.flatMap(judge.gate, (g) =>
+    Effect.map(Clock.currentTimeMillis, (now) =>
+      [
+        `concurrency ${g.concurrency.current}/${g.concurrency.max}`,
+        ...(g.rateLimited > 0 ? [`429s ${thousands(g.rateLimited)}`] : []),
+        ...(g.rpm !== undefined ? [`pace ${thousands(Math.round(g.rpm))}/min`] : []),
+        ...(g.pausedUntil > now ? [`waiting out a rate limit (${Math.ceil((g.pausedUntil - now) / 1000)} s)`] : [])
+      ].join(" · ")))
+
+/** What the rate gate did (remote judges): the concurrency it settled on, the 429s it met, the pace. */
+export const gateFigures = (judge: Judge["Type"]) =>
+  judge.gate === undefined ? Effect.succeed({}) : Effect.map(judge.gate, (g) => ({
+    rateControl: {
+      concurrency: { max: g.concurrency.max, min: g.concurrency.min, final: g.concurrency.current },
+      rateLimited: g.rateLimited,
+      ...(g.rpm === undefined ? {} : { pacedRpm: Math.round(g.rpm * 10) / 10 })
+    }
+  }))
+
+/** An iteration's files: metrics, cost, low scores (when the pipeline has them) and every report. Returns their paths. */
+export const writeIteration = <R, S>(parts: {
+  readonly pipeline: Pipeline<R, S>
+  readonly options: RunOptions
+  readonly info: RunInfo
+  readonly judge: Judge["Type"]
+  readonly iteration: number
+  readonly summary: S
+  readonly recordsPath: string
+  readonly cost: Cost
+}) =>
+  Effect.gen(function*() {
+    const { pipeline, options, info, judge, iteration, summary, recordsPath } = parts
+    const reporters = yield* Reporters
+    const files: Array<string> = []
+    const metricsPath = Path.join(info.runDir, `metrics-iteration-${iteration}.json`)
+    const costPath = Path.join(info.runDir, `cost-iteration-${iteration}.json`)
+    yield* writeJsonAtomic(metricsPath, summary)
+    yield* writeJsonAtomic(costPath, { iteration, provider: judge.provider, model: judge.model, ...parts.cost })
+    files.push(metricsPath, costPath)
+    if (pipeline.aggregate.lowScores !== undefined) {
+      const lowPath = Path.join(info.runDir, `low-scores-iteration-${iteration}.json`)
+      yield* writeJsonAtomic(lowPath, pipeline.aggregate.lowScores(summary))
+      files.push(lowPath)
+    }
+    const stem = options.iterations === 1 ? "report" : `report-iteration-${iteration}`
+    for (const reporter of reporters) {
+      const written = yield* reporter.write({
+        info,
+        summary,
+        records: () => readJsonLines<R>(recordsPath),
+        view: pipeline.report as never,
+        stem
+      })
+      files.push(...written)
+    }
+    return files
+  })
+
+/** The run's final files: final metrics (with cost), the final report when iterating, summary.json. Returns the total cost and the paths. */
+export const writeFinal = <R, S>(parts: {
+  readonly pipeline: Pipeline<R, S>
+  readonly options: RunOptions
+  readonly info: RunInfo
+  readonly summaries: ReadonlyArray<S>
+  readonly recordFiles: ReadonlyArray<string>
+  readonly costs: ReadonlyArray<Cost>
+  readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number }
+}) =>
+  Effect.gen(function*() {
+    const { pipeline, options, info, summaries, costs } = parts
+    const files: Array<string> = []
+    const totalCost = cost(costs.reduce((t, c) => ({ input: t.input + c.inputTokens, output: t.output + c.outputTokens }), { input: 0, output: 0 }), options.price)
+    const final = yield* finalMetrics(pipeline, summaries, parts.recordFiles)
+    const finalPath = Path.join(info.runDir, "final-metrics.json")
+    yield* writeJsonAtomic(finalPath, { ...final, cost: { perIteration: costs, total: totalCost } })
+    files.push(finalPath)
+    if (options.iterations > 1) {
+      const finalReport = Path.join(info.runDir, "final-report.md")
+      yield* writeFileAtomic(finalReport, finalMarkdown(final, [
+        ...costs.map((c, i) => `- iteration ${i + 1}: ${thousands(c.inputTokens)} in / ${thousands(c.outputTokens)} out tokens, ${formatUsd(c.usd)}`),
+        `- total: ${thousands(totalCost.inputTokens)} in / ${thousands(totalCost.outputTokens)} out tokens, ${formatUsd(totalCost.usd)}`
+      ]))
+      files.push(finalReport)
+    }
+    const summaryPath = Path.join(info.runDir, "summary.json")
+    yield* writeJsonAtomic(summaryPath, {
+      run: info,
+      judgments: parts.judgments,
+      cost: totalCost,
+      iterations: summaries
+    })
+    files.push(summaryPath)
+    return { totalCost, files }
+  })

@@ -1,0 +1,63 @@
+/** The runner's shared types (a leaf module: the runner's pieces import it, not each other). */
+import type { Cost, Price } from "../pricing/Prices.js"
+import type { RunInfo } from "./Pipeline.js"
+
+export interface RunOptions {
+  readonly input: string
+  /** Output root; the run writes to `<outRoot>/<pipeline>/<run-id>/`. */
+  readonly outRoot: string
+  readonly limit?: number | undefined
+  readonly iterations: number
+  readonly concurrency: number
+  readonly maxFailures: number
+  /** The command line, recorded in the manifest. */
+  readonly command: string
+  readonly pipelineFile?: string | undefined
+  readonly runId?: string | undefined
+  readonly fresh: boolean
+  readonly retryFailed: boolean
+  readonly promptsDir?: string | undefined
+  /** Column/field renames from `--columns`. */
+  readonly columns?: Readonly<Record<string, string>> | undefined
+  /** Price of the judge's model (undefined: unknown, reported as such). */
+  readonly price?: Price | undefined
+  /**
+   * `rag-eval report`: rebuild records and reports from the journal only. Nothing is judged, the
+   * journal and manifest are left as they are, and a judgment missing from the journal is an error.
+   */
+  readonly replay?: boolean | undefined
+  /** Extra facts for the manifest (tool versions…). */
+  readonly manifestExtra?: Readonly<Record<string, unknown>> | undefined
+}
+
+export interface RunOutcome<S> {
+  readonly info: RunInfo
+  readonly summaries: ReadonlyArray<S>
+  /** `reused`: from this run's journal; `cached`: from the cache of earlier runs (no API call). */
+  readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number; readonly reused: number; readonly cached: number }
+  /** Tokens spent by this invocation (reused judgments cost nothing again). */
+  readonly tokens: { readonly input: number; readonly output: number }
+  /** Cost of the whole run, every iteration (including judgments reused from the journal). */
+  readonly cost: Cost
+  readonly files: ReadonlyArray<string>
+}
+
+/** What validation found in the input (or what a validated run's manifest says of the same bytes). */
+export interface Validated {
+  readonly rows: number
+  readonly sha256: string
+  readonly columns: ReadonlyArray<string>
+  readonly cases: number
+  readonly tasks: number
+}
+
+export interface Estimate {
+  readonly calls: number
+  /** Judgments those calls make (more than the calls when hits are judged listwise). */
+  readonly judgments: number
+  readonly alreadyDone: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cost: Cost
+  readonly runDir: string
+}

@@ -1,0 +1,165 @@
+/**
+ * Before the first judgment: the input validated whole (structure, columns, every case), the
+ * rubrics loaded, the run's identity and directory decided, and the directory checked to be this run's.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import type { EvalCase } from "../domain/Case.js"
+import { InputError, OutputError, UsageError } from "../domain/Errors.js"
+import type { Rubric } from "../domain/Rubric.js"
+import { isRunId, runIdProblem } from "../domain/RunId.js"
+import { Judge } from "../judges/Judge.js"
+import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { hashInput, scanInput } from "../load/Rows.js"
+import { CaseIds } from "./CaseIds.js"
+import { canonicalJson } from "./JudgmentKey.js"
+import { isListSpec, type Pipeline, type RunInfo, specJudgments } from "./Pipeline.js"
+import { Retriever } from "./Retriever.js"
+import type { RunOptions, Validated } from "./RunTypes.js"
+
+export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns })
+
+/** Validate everything about the input before any judge is called. */
+const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: ReadonlyMap<string, Rubric>) =>
+  Effect.gen(function*() {
+    const scan = yield* scanInput(options.input)
+    yield* pipeline.load.checkColumns(loadContext(options), scan.columns)
+    const ids = new CaseIds()
+    const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+    const counts = yield* cases.pipe(
+      Stream.runFoldEffect({ cases: 0, tasks: 0 }, (acc, c): Effect.Effect<{ cases: number; tasks: number }, InputError | UsageError> => {
+        const earlier = ids.add(c.id, c.ordinal, c.line)
+        if (earlier !== undefined) {
+          // The first one is known by its line, or (an id that is its row's number) by its position.
+          const line = "line" in earlier
+            ? Effect.succeed(earlier.line)
+            : Effect.map(Stream.runHead(Stream.drop(cases, earlier.ordinal)), (first) => Option.match(first, { onNone: () => NaN, onSome: (f) => f.line }))
+          return Effect.flatMap(line, (first) =>
+            Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${first})` })))
+        }
+        const specs = pipeline.judge.tasks(c)
+        for (const spec of specs) {
+          const rubric = rubrics.get(spec.rubric)
+          if (rubric === undefined) {
+            return Effect.fail(new UsageError({ problem: `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics` }))
+          }
+          if (isListSpec(spec) !== (rubric.item !== undefined)) {
+            return Effect.fail(new UsageError({
+              problem: isListSpec(spec)
+                ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
+                : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
+            }))
+          }
+          acc.tasks += specJudgments(spec)
+        }
+        acc.cases++
+        return Effect.succeed(acc)
+      })
+    )
+    if (counts.cases === 0) {
+      return yield* new InputError({ file: options.input, problem: "no cases to evaluate" })
+    }
+    return { rows: scan.rows, sha256: scan.sha256, columns: scan.columns, cases: counts.cases, tasks: counts.tasks } satisfies Validated
+  })
+
+export const limitCases = <E, R>(cases: Stream.Stream<EvalCase, E, R>, limit: number | undefined) =>
+  limit === undefined ? cases : Stream.take(cases, limit)
+
+export const ensureWritableDir = (dir: string) =>
+  Effect.try({
+    try: () => {
+      fs.mkdirSync(dir, { recursive: true })
+      fs.accessSync(dir, fs.constants.W_OK)
+    },
+    catch: (e) => new OutputError({ path: dir, problem: `output directory is not writable: ${(e as Error).message}` })
+  })
+
+/**
+ * What a run directory's manifest says of its input when it is the same run (identity) over the same
+ * bytes, and it was validated: rows, columns, cases, judgments per iteration. Undefined otherwise.
+ */
+const validatedBefore = (runDir: string, identityHash: string, sha: string): Validated | undefined => {
+  try {
+    const m = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as {
+      identity?: unknown
+      input?: { sha256?: unknown; rows?: unknown; cases?: unknown; columns?: unknown }
+      judgmentsPerIteration?: unknown
+    }
+    const i = m.input
+    if (m.identity !== identityHash || i?.sha256 !== sha) return undefined
+    if (typeof i.rows !== "number" || typeof i.cases !== "number" || typeof m.judgmentsPerIteration !== "number" || !Array.isArray(i.columns)) return undefined
+    return { rows: i.rows, sha256: sha, columns: i.columns as Array<string>, cases: i.cases, tasks: m.judgmentsPerIteration }
+  } catch {
+    return undefined
+  }
+}
+
+/** Everything decided before the first judgment: validated input, rubrics, run identity. */
+export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
+  Effect.gen(function*() {
+    const judge = yield* Judge
+    const retriever = yield* Retriever
+    if (!Number.isInteger(options.iterations) || options.iterations < 1) {
+      return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
+    }
+    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptsDir))
+    const rubrics = new Map(rubricList.map((r) => [r.id, r]))
+    const identityOf = (inputSha256: string) => sha256(canonicalJson({
+      pipeline: pipeline.name,
+      input: inputSha256,
+      limit: options.limit,
+      iterations: options.iterations,
+      provider: judge.provider,
+      model: judge.model,
+      params: judge.params,
+      endpoint: judge.endpoint,
+      prompts: rubricList.map((r) => [r.id, r.hash]),
+      retriever: { name: retriever.name, params: retriever.params },
+      columns: options.columns
+    }))
+    // The CLI checks --run-id as it parses it; a library caller gets the same check.
+    if (options.runId !== undefined && !isRunId(options.runId)) return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
+    const runDirOf = (identityHash: string) => Path.join(options.outRoot, pipeline.name, options.runId ?? identityHash.slice(0, 12))
+    // Resuming: the same bytes as a run that was validated give the same validation, so the run's
+    // manifest answers instead of a second pass over a large input (a hash is ~1 s for 500 MB).
+    const sha = options.fresh ? undefined : hashInput(options.input)
+    const known = sha === undefined ? undefined : validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
+    const input: Validated = known ?? (yield* validate(pipeline, options, rubrics))
+    const identityHash = identityOf(input.sha256)
+    const runDir = runDirOf(identityHash)
+    const runId = Path.basename(runDir)
+    const info: RunInfo = {
+      pipeline: pipeline.name,
+      description: pipeline.description,
+      runId,
+      runDir,
+      judge: { provider: judge.provider, model: judge.model, label: judge.label, params: judge.params, ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint }) },
+      rubrics: rubricList,
+      input: { path: options.input, sha256: input.sha256, rows: input.rows, cases: input.cases, columns: input.columns },
+      iterations: options.iterations,
+      concurrency: options.concurrency,
+      limit: options.limit,
+      retriever: { name: retriever.name, params: retriever.params },
+      price: options.price ?? null
+    }
+    return { judge, retriever, rubrics, rubricList, input, identityHash, info }
+  })
+
+/** A run directory belongs to one run: refuse to mix another run's journal into it. */
+export const checkRunDir = (runDir: string, identityHash: string, fresh: boolean) =>
+  Effect.gen(function*() {
+    const path = Path.join(runDir, "manifest.json")
+    if (fresh || !fs.existsSync(path)) return
+    const previous = yield* Effect.try({
+      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { readonly identity?: unknown },
+      catch: () => new InputError({ file: path, problem: "manifest is not valid JSON; use --fresh to start this run over" })
+    })
+    if (previous.identity !== identityHash) {
+      return yield* new UsageError({
+        problem: `${runDir} holds a different run (its input, judge, prompts or settings differ), so its journal cannot be resumed here; use another --run-id, or --fresh to overwrite it`
+      })
+    }
+  })

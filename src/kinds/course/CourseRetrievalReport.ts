@@ -1,0 +1,205 @@
+/**
+ * Report view of the course-retrieval pipeline (SPEC §2.3): a clear PROXY notice, run and retrieval
+ * parameters, the relevance rubric, the averaged metrics with their interpretation bands, the grade
+ * distribution, latency, judge usage, the worst queries, failures, a per-query table and per-query
+ * details with the judge's reasons. The CSV has one row per case. Writes `qrels.txt` too.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
+import { type GradedRecord, type GradedSummary, qrelsLines } from "../graded-hits/GradedHits.js"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import {
+  fixed,
+  heuristicBanner,
+  latencySection,
+  retrievalFailuresSection,
+  retrievalSection,
+  tokensSection,
+  writeQrelsFile
+} from "../graded-hits/RetrievalReport.js"
+import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
+import { criterionSection, failures, inline, quoteBlock, runParameters } from "../rubric/RubricReport.js"
+
+const proxyNotice = [
+  "> ⚠️ **Proxy metrics — no ground truth.** Relevance is the judge's grade, not a human label. NDCG's ideal",
+  "> ordering is the judge's own grades sorted descending (\"how close is the ranking to the best ordering of",
+  "> what was retrieved\"), and Precision counts grades ≥ 2 as relevant. Courses that were never retrieved are",
+  "> unknown, so **true recall (and F1) cannot be computed**. Compare runs on the same test set and judge.",
+  ""
+].join("\n")
+
+const bandText = (band: Band | undefined) => (band === undefined ? "—" : `${band.level}: ${band.verdict}`)
+const maybe = <A>(x: number | null | undefined, f: (x: number) => A) => (x === null || x === undefined ? undefined : f(x))
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${x.toFixed(1)}%`)
+
+const resultsSection = (s: GradedSummary) => {
+  const m = s.means
+  const n = (k: string) => s.counts[k] ?? 0
+  const ndcgBandNow = maybe(m["ndcg@10"], ndcgBand)
+  const precisionBandNow = maybe(m["precision@10"], precisionBand)
+  const flagged = (s.flagged["ndcg@10"] ?? 0)
+  return [
+    "## Results (averaged over cases)",
+    "",
+    `**NDCG@10 ${fixed(m["ndcg@10"], 3)} — ${bandText(ndcgBandNow)}** · **Precision@10 ${fixed(m["precision@10"], 3)} — ${bandText(precisionBandNow)}**`,
+    "",
+    "| Metric | Mean | Cases | Definition |",
+    "|---|---|---|---|",
+    `| totalCourses | ${fixed(m.totalCourses, 2)} | ${n("totalCourses")} | courses retrieved per case (after threshold / top-k) |`,
+    `| averageRelevance | ${fixed(m.averageRelevance, 3)} | ${n("averageRelevance")} | mean grade, 0–3 |`,
+    `| highlyRelevantRate | ${pct(m.highlyRelevantRate)} | ${n("highlyRelevantRate")} | share of courses graded 3 |`,
+    `| irrelevantRate | ${pct(m.irrelevantRate)} | ${n("irrelevantRate")} | share of courses graded 0 |`,
+    `| NDCG@5 (proxy) | ${fixed(m["ndcg@5"], 3)} | ${n("ndcg@5")} | linear gain, ideal = judge's grades sorted |`,
+    `| NDCG@10 (proxy) | ${fixed(m["ndcg@10"], 3)} | ${n("ndcg@10")} | ${bandText(ndcgBandNow)} |`,
+    `| Precision@5 (proxy) | ${fixed(m["precision@5"], 3)} | ${n("precision@5")} | grade ≥ 2 in the top 5, / 5 |`,
+    `| Precision@10 (proxy) | ${fixed(m["precision@10"], 3)} | ${n("precision@10")} | ${bandText(precisionBandNow)} |`,
+    "",
+    `Cases: ${s.cases} (${s.measured} measured${s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""}${s.casesWithFailedJudgments > 0 ? `; ${s.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision` : ""}).` +
+      (flagged > 0 ? ` ${flagged} case(s) had every course graded 0 (IDCG = 0): their NDCG is set to 0 and flagged.` : ""),
+    "",
+    "### Grade distribution",
+    "",
+    "| Grade | Courses |",
+    "|---|---|",
+    ...Object.entries(s.grades).sort((a, b) => Number(b[0]) - Number(a[0])).map(([g, c]) => `| ${g} | ${c} |`),
+    "",
+    "### Interpretation bands",
+    "",
+    "| NDCG@10 | Level | Verdict |",
+    "|---|---|---|",
+    "| ≥ 0.9 | Excellent | Near-perfect ranking |",
+    "| 0.7–0.9 | Good | Strong ranking quality |",
+    "| 0.5–0.7 | Fair | Acceptable, room for improvement |",
+    "| < 0.5 | Poor | Needs significant work |",
+    "",
+    "| Precision@10 | Level | Verdict |",
+    "|---|---|---|",
+    "| ≥ 0.8 | Excellent | 80% of top 10 are relevant |",
+    "| 0.6–0.8 | Good | Most top results are relevant |",
+    "| 0.4–0.6 | Fair | Mixed relevance in top results |",
+    "| < 0.4 | Poor | Few top results are relevant |",
+    ""
+  ].join("\n")
+}
+
+const lowestSection = (s: GradedSummary) =>
+  s.lowest.length === 0 ? "" : [
+    `## Lowest NDCG@10 (${s.lowest.length})`,
+    "",
+    "| Case | Question | NDCG@10 |",
+    "|---|---|---|",
+    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${fixed(l.value, 3)} |`),
+    ""
+  ].join("\n")
+
+const value = (r: GradedRecord, k: string) => r.metrics?.[k] ?? null
+
+const tableHeader = [
+  "## Per-case results",
+  "",
+  "| # | Case | Skill | Courses | Avg | %3 | %0 | NDCG@5 | NDCG@10 | P@5 | P@10 | NDCG@10 band |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ""
+].join("\n")
+
+const tableRow = (r: GradedRecord) =>
+  r.metrics === null
+    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | — | retrieval failed | | | | | | | |\n`
+    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${fixed(value(r, "averageRelevance"), 2)} | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${fixed(value(r, "ndcg@5"), 3)} | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${fixed(value(r, "precision@5"), 2)} | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
+
+const details = (r: GradedRecord) =>
+  [
+    `### ${r.ordinal + 1}. ${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
+    "",
+    `**Question** (line ${r.line}):`,
+    "",
+    quoteBlock(r.query),
+    "",
+    r.retrieval?.status === "failed"
+      ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
+      : r.hits.length === 0
+      ? "No courses were retrieved."
+      : [
+        "| Rank | Course | Grade | Reason |",
+        "|---|---|---|---|",
+        ...r.hits.map((h) => `| ${h.rank} | ${inline(h.label, 100)} | ${h.grade === null ? "**failed**" : h.grade} | ${inline(h.reason, 400)} |`)
+      ].join("\n"),
+    "",
+    ""
+  ].join("\n")
+
+export const courseReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
+  markdown: (info, summary, records) =>
+    Stream.unwrap(writeQrelsFile(info, records, qrelsLines, (r) => r.iteration).pipe(
+      Effect.map((qrelsNote) =>
+        Stream.make(
+          `# ${options.title}\n\n`,
+          `${info.description}\n\n`,
+          heuristicBanner(info, "a lexical BM25-like overlap of the skill (and the question's other terms) with the course's name and learning outcomes"),
+          proxyNotice + "\n",
+          runParameters(info, summary) + "\n",
+          retrievalSection(info, summary.hits, "courses") + "\n",
+          "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, "relevant = 2 or 3")).join("\n") + "\n",
+          resultsSection(summary) + "\n",
+          latencySection(summary.latency) + "\n",
+          tokensSection(summary.tokens, info) + "\n",
+          lowestSection(summary) + "\n",
+          retrievalFailuresSection(summary.retrievalFailures) + "\n",
+          failures(summary) + "\n",
+          qrelsNote + "\n\n",
+          tableHeader
+        ).pipe(
+          Stream.concat(records.pipe(Stream.map(tableRow))),
+          Stream.concat(Stream.make("\n⚑ = every course graded 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-case details\n\n")),
+          Stream.concat(records.pipe(Stream.map(details)))
+        )
+      )
+    )),
+  csvHeader: () => [
+    "id",
+    "question",
+    "skill",
+    "totalCourses",
+    "averageRelevance",
+    "highlyRelevantRate",
+    "irrelevantRate",
+    "ndcg@5",
+    "ndcg@10",
+    "precision@5",
+    "precision@10",
+    "ndcg@10 band",
+    "precision@10 band",
+    "grades",
+    "failed judgments",
+    "retrieval",
+    "latency ms",
+    "judge input tokens",
+    "judge output tokens"
+  ],
+  csvRow: (_info: RunInfo, r) => {
+    const v = (k: string, digits = 4) => csvMaybeNumber(value(r, k), digits)
+    return [
+      r.caseId,
+      r.query,
+      r.context.skill ?? "",
+      r.metrics === null ? "" : csvNumber(r.hits.length),
+      v("averageRelevance"),
+      v("highlyRelevantRate", 2),
+      v("irrelevantRate", 2),
+      v("ndcg@5"),
+      v("ndcg@10"),
+      v("precision@5"),
+      v("precision@10"),
+      maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "",
+      maybe(value(r, "precision@10"), precisionBand)?.level ?? "",
+      r.hits.map((h) => (h.grade === null ? "failed" : String(h.grade))).join(" "),
+      csvNumber(r.failedJudgments),
+      r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
+      csvMaybeNumber(r.latency.total),
+      csvNumber(r.tokens.input),
+      csvNumber(r.tokens.output)
+    ]
+  }
+})

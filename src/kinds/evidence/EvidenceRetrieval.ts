@@ -1,0 +1,418 @@
+/**
+ * Stages of the evidence-retrieval pipeline (SPEC §2.5): retrieval measured against gold evidence
+ * spans, with no LLM — the judge stage has no tasks (`Stages.noLlm`).
+ *
+ * Input (JSONL, or JSON): `{ id?, query, gold: ["span", …], chunks: [{ id?, text, score? } | "text",
+ * …], latencyMs?, usage? }` — `gold` may also be named `goldEvidence`, `gold_evidence` or
+ * `evidence`; `chunks` may be `retrieved`, `hits` or `contexts`. `latencyMs` is the query's
+ * end-to-end time or an object of spans (`total`, `retrieve`, `rerank`, `generate`…); `usage` the
+ * tokens the system spent on it. With a live retriever (`http`, `bm25`) the chunks come from it.
+ *
+ * Matching and metrics are `metrics/evidence.ts`: a chunk covers a gold span when the normalised
+ * span is a substring of it or their difflib ratio ≥ the fuzzy threshold (default 0.7); Precision@5,
+ * EvidenceRecall@3/@10 (micro), PerQueryCoverage@3/@10 (macro), FullCoverageRate@3/@10, MAP, MRR,
+ * HitRate@10. The aggregate is an online fold of the same sums `summarizeEvidence` computes. A query
+ * whose live retrieval failed is left out of every metric (unknown, not 0) and listed.
+ *
+ * Cost, when the input reports tokens and a price is set: cost = (input + output tokens) / 1000 ×
+ * price per 1K, per query and summed.
+ */
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
+import { InputError } from "../../domain/Errors.js"
+import { checkColumns } from "../../load/CaseMapping.js"
+import { describeJson } from "../../load/Json.js"
+import { readRows, type Row } from "../../load/Rows.js"
+import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
+import { coverageMatrix, type EvidenceMetrics, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
+import { uniqueIds } from "../../retrieval/Params.js"
+import { readEnv } from "../../retrieval/RetrievalSetup.js"
+import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
+import { failer, firstField, readId, readMeasurements, readQuery, readScore } from "../graded-hits/RetrievalInput.js"
+import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummary } from "../graded-hits/RetrievalStats.js"
+
+export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
+export const chunkNames = ["chunks", "retrieved", "hits", "contexts"] as const
+
+export interface EvidenceFields {
+  readonly id: string
+  readonly query: string
+  /** Explicit names (from `--columns`), else the first alias present in each row. */
+  readonly gold: ReadonlyArray<string>
+  readonly chunks: ReadonlyArray<string>
+}
+
+export const fieldsFor = (ctx: LoadContext | undefined): EvidenceFields => ({
+  id: ctx?.columns?.id ?? "id",
+  query: ctx?.columns?.question ?? "query",
+  gold: ctx?.columns?.gold === undefined ? goldNames : [ctx.columns.gold],
+  chunks: ctx?.columns?.fragments === undefined ? chunkNames : [ctx.columns.fragments]
+})
+
+const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+export interface EvidenceLoadOptions {
+  /** Chunks must be present (false when a live retriever supplies them). Default true. */
+  readonly chunksRequired?: boolean | undefined
+}
+
+export const toEvidenceCase = (row: Row, ordinal: number, file: string, f: EvidenceFields, options: EvidenceLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
+  Effect.suspend(() => {
+    const fail = failer(file, row)
+    const v = row.values
+    const id = readId(v[f.id], f.id, fail)
+    if (Either.isLeft(id)) return Effect.fail(id.left)
+    const query = readQuery(v[f.query], f.query, fail)
+    if (Either.isLeft(query)) return Effect.fail(query.left)
+    const goldField = firstField(v, f.gold)
+    const gold = goldField === undefined ? undefined : v[goldField]
+    if (!Array.isArray(gold)) {
+      return Effect.fail(fail(goldField ?? f.gold[0]!, `expected a list of gold evidence spans (texts), found ${gold === undefined ? "nothing" : describeJson(gold)}`))
+    }
+    const badSpan = gold.findIndex((s) => typeof s !== "string")
+    if (badSpan !== -1) return Effect.fail(fail(goldField!, `gold span ${badSpan + 1} is ${describeJson(gold[badSpan])}, expected text`))
+    const chunkField = firstField(v, f.chunks)
+    const raw = chunkField === undefined ? undefined : v[chunkField]
+    const field = chunkField ?? f.chunks[0]!
+    if (!Array.isArray(raw) && ((options.chunksRequired ?? true) || (raw !== undefined && raw !== null))) {
+      return Effect.fail(fail(field, `expected a list of retrieved chunks, found ${raw === undefined ? "nothing" : describeJson(raw)}`))
+    }
+    const chunks: Array<{ id: string | undefined; text: string; score: number | undefined; fields?: Readonly<Record<string, unknown>> }> = []
+    for (const [i, chunk] of ((raw as ReadonlyArray<unknown> | undefined) ?? []).entries()) {
+      if (typeof chunk === "string") {
+        chunks.push({ id: undefined, text: chunk, score: undefined })
+        continue
+      }
+      if (!isObject(chunk)) return Effect.fail(fail(field, `chunk ${i + 1} is ${describeJson(chunk)}, expected an object or a text`))
+      const at = (field: string, p: string) => fail(field, `chunk ${i + 1}: ${p}`)
+      const chunkId = readId(chunk.id, field, at)
+      if (Either.isLeft(chunkId)) return Effect.fail(chunkId.left)
+      const text = chunk.text ?? chunk.content
+      if (typeof text !== "string") return Effect.fail(at(field, `expected "text", found ${text === undefined ? "nothing" : describeJson(text)}`))
+      const score = readScore(chunk.score, field, at)
+      if (Either.isLeft(score)) return Effect.fail(score.left)
+      chunks.push({ id: chunkId.right, text, score: score.right, fields: chunk })
+    }
+    const measurements = readMeasurements(v, fail)
+    if (Either.isLeft(measurements)) return Effect.fail(measurements.left)
+    const ids = uniqueIds(chunks.map((c) => c.id))
+    return Effect.succeed<EvalCase>({
+      id: id.right ?? String(ordinal + 1),
+      ordinal,
+      line: row.line,
+      question: query.right,
+      passages: chunks.map((c, i): Passage => ({
+        id: ids[i]!,
+        rank: i + 1,
+        text: c.text,
+        ...(c.score === undefined ? {} : { score: c.score }),
+        ...(c.fields === undefined ? {} : { fields: c.fields })
+      })),
+      gold: gold as ReadonlyArray<string>,
+      source: v,
+      ...(measurements.right === undefined ? {} : { retrieval: measurements.right })
+    })
+  })
+
+/** Load stage: queries with gold evidence and (unless retrieved live) their ranked chunks. */
+export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage => ({
+  describe: "evidence queries (JSONL/JSON) { id?, query, gold: [spans], chunks: [{ id?, text, score? }], latencyMs?, usage? }",
+  checkColumns: (ctx, columns) => {
+    const f = fieldsFor(ctx)
+    const missing = (names: ReadonlyArray<string>, what: string) =>
+      names.some((n) => columns.includes(n))
+        ? Effect.void
+        : Effect.fail(new InputError({ file: ctx.file, problem: `no ${what} field (${names.map((n) => `"${n}"`).join(" or ")}); available: ${columns.map((c) => `"${c}"`).join(", ") || "none"}` }))
+    return checkColumns(ctx.file, columns, { question: f.query }).pipe(
+      Effect.zipRight(missing(f.gold, "gold evidence")),
+      Effect.zipRight((options.chunksRequired ?? true) ? missing(f.chunks, "retrieved chunks") : Effect.void)
+    )
+  },
+  cases: (ctx) => {
+    const f = fieldsFor(ctx)
+    let ordinal = 0
+    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toEvidenceCase(row, ordinal++, ctx.file, f, options)))
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+export interface EvidenceSettings {
+  /** difflib ratio at or above which a chunk covers a span (default 0.7). */
+  readonly fuzzyThreshold: number
+  /** USD per 1K tokens (input + output) of the system under test; undefined: cost unknown. */
+  readonly pricePer1K?: number | undefined
+}
+
+export const defaultSettings: EvidenceSettings = { fuzzyThreshold: defaultFuzzyThreshold }
+
+/**
+ * Settings from `RAG_EVAL_FUZZY_THRESHOLD` (0 < t ≤ 1, default 0.7) and `RAG_EVAL_PRICE_PER_1K`
+ * (USD ≥ 0). Invalid values: the defaults, and `ready` fails with an `InputError` naming the variable.
+ */
+export const settingsFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): { readonly settings: EvidenceSettings; readonly ready: Effect.Effect<void, InputError> } => {
+  const read = readEnv(Config.all({
+    fuzzyThreshold: Config.withDefault(Config.number("RAG_EVAL_FUZZY_THRESHOLD"), defaultFuzzyThreshold),
+    pricePer1K: Config.option(Config.number("RAG_EVAL_PRICE_PER_1K"))
+  }), env)
+  const invalid = (field: string, problem: string) => ({ settings: defaultSettings, ready: Effect.fail(new InputError({ file: "environment", field, problem })) })
+  if (Either.isLeft(read)) return { settings: defaultSettings, ready: Effect.fail(read.left) }
+  const { fuzzyThreshold, pricePer1K } = read.right
+  if (!(fuzzyThreshold > 0 && fuzzyThreshold <= 1)) return invalid("RAG_EVAL_FUZZY_THRESHOLD", `must be a number in (0, 1] (got ${fuzzyThreshold})`)
+  if (pricePer1K._tag === "Some" && !(pricePer1K.value >= 0)) return invalid("RAG_EVAL_PRICE_PER_1K", `must be a price ≥ 0 (got ${pricePer1K.value})`)
+  return { settings: { fuzzyThreshold, pricePer1K: pricePer1K._tag === "Some" ? pricePer1K.value : undefined }, ready: Effect.void }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Score
+
+export interface EvidenceChunk {
+  readonly id: string
+  readonly rank: number
+  readonly score?: number | undefined
+  /** Covers at least one gold span. */
+  readonly relevant: boolean
+  /** 1-based indices of the gold spans it covers. */
+  readonly covers: ReadonlyArray<number>
+  /** Start of the text, for reports. */
+  readonly excerpt: string
+}
+
+export type EvidenceScores = Omit<EvidenceQueryScores, "id" | "relevance">
+
+export interface EvidenceRecord {
+  readonly caseId: string
+  readonly ordinal: number
+  readonly line: number
+  readonly iteration: number
+  readonly query: string
+  /** Gold spans and the first rank covering each (null: not covered). */
+  readonly gold: ReadonlyArray<{ readonly text: string; readonly firstRank: number | null }>
+  readonly chunks: ReadonlyArray<EvidenceChunk>
+  /** Null when the retrieval failed. */
+  readonly scores: EvidenceScores | null
+  readonly retrieval?: RetrievalInfo | undefined
+  readonly latency: Readonly<Record<string, number>>
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
+  /** USD, when usage and a price are known. */
+  readonly cost: number | null
+}
+
+const excerpt = (text: string) => {
+  const one = text.replace(/\s+/g, " ").trim()
+  return one.length > 100 ? `${one.slice(0, 99)}…` : one
+}
+
+/** cost = (input + output) / 1000 × price per 1K; null when either is unknown. */
+export const queryCost = (usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined, pricePer1K: number | undefined): number | null =>
+  usage === undefined || pricePer1K === undefined ? null : ((usage.inputTokens + usage.outputTokens) / 1000) * pricePer1K
+
+export const evidenceScore = (settings: EvidenceSettings = defaultSettings): ScoreStage<EvidenceRecord> => ({
+  score: (c, _judgments, iteration) => {
+    const gold = c.gold ?? []
+    const failed = c.retrieval?.status === "failed"
+    const matrix = coverageMatrix({ id: c.id, gold, chunks: c.passages.map((p) => p.text) }, { fuzzyThreshold: settings.fuzzyThreshold })
+    const { id: _id, relevance: _relevance, ...scores } = scoreEvidenceQuery(c.id, gold.length, matrix)
+    const usage = c.retrieval?.usage
+    return {
+      caseId: c.id,
+      ordinal: c.ordinal,
+      line: c.line,
+      iteration,
+      query: c.question,
+      gold: gold.map((text, j) => {
+        const i = matrix.findIndex((row) => row[j] === true)
+        return { text, firstRank: i === -1 ? null : c.passages[i]!.rank }
+      }),
+      chunks: c.passages.map((p, i): EvidenceChunk => {
+        const covers = (matrix[i] ?? []).flatMap((cell, j) => (cell ? [j + 1] : []))
+        return { id: p.id, rank: p.rank, ...(p.score === undefined ? {} : { score: p.score }), relevant: covers.length > 0, covers, excerpt: excerpt(p.text) }
+      }),
+      scores: failed ? null : scores,
+      ...(c.retrieval === undefined ? {} : { retrieval: c.retrieval }),
+      latency: caseLatency(c.retrieval),
+      ...(usage === undefined ? {} : { usage }),
+      cost: queryCost(usage, settings.pricePer1K)
+    }
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Aggregate
+
+export interface EvidenceRunSummary {
+  /** Queries in the input (evaluated + failed retrievals). */
+  readonly cases: number
+  /** Queries the metrics are over. */
+  readonly queries: number
+  readonly metrics: EvidenceMetrics
+  readonly goldSpans: number
+  readonly fuzzyThreshold: number
+  readonly withoutGold: { readonly count: number; readonly ids: ReadonlyArray<string> }
+  readonly retrievalFailures: { readonly count: number; readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }> }
+  readonly chunks: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }
+  readonly latency: LatencySummary
+  readonly cost: {
+    /** Queries whose input reported token usage. */
+    readonly queriesWithUsage: number
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly pricePer1K: number | null
+    readonly totalUsd: number | null
+    /** Total / queries with usage. */
+    readonly perQueryUsd: number | null
+  }
+  /** Worst queries by PerQueryCoverage@10 (bounded), lowest first. */
+  readonly lowest: ReadonlyArray<{ readonly caseId: string; readonly query: string; readonly coverageAt10: number; readonly reciprocalRank: number }>
+  /** Judgments are never made here; kept for the shared report helpers. */
+  readonly judgments: { readonly ok: number; readonly failed: number }
+  readonly tokens: { readonly input: number; readonly output: number }
+}
+
+const MAX_LISTED = 50
+
+interface Acc {
+  cases: number
+  queries: number
+  spans: number
+  covered3: number
+  covered10: number
+  sums: { p5: number; cov3: number; cov10: number; full3: number; full10: number; ap: number; rr: number; hit10: number }
+  withoutGold: number
+  withoutGoldIds: Array<string>
+  failures: number
+  failureList: Array<EvidenceRunSummary["retrievalFailures"]["cases"][number]>
+  kept: number
+  belowThreshold: number
+  beyondTopK: number
+  latency: ReturnType<typeof latencyInit>
+  withUsage: number
+  input: number
+  output: number
+  usd: number
+  priced: number
+  lowest: Array<EvidenceRunSummary["lowest"][number]>
+}
+
+export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, options: { readonly lowest?: number } = {}): AggregateStage<EvidenceRecord, EvidenceRunSummary> => {
+  const keep = options.lowest ?? 10
+  return {
+    init: (): Acc => ({
+      cases: 0,
+      queries: 0,
+      spans: 0,
+      covered3: 0,
+      covered10: 0,
+      sums: { p5: 0, cov3: 0, cov10: 0, full3: 0, full10: 0, ap: 0, rr: 0, hit10: 0 },
+      withoutGold: 0,
+      withoutGoldIds: [],
+      failures: 0,
+      failureList: [],
+      kept: 0,
+      belowThreshold: 0,
+      beyondTopK: 0,
+      latency: latencyInit(),
+      withUsage: 0,
+      input: 0,
+      output: 0,
+      usd: 0,
+      priced: 0,
+      lowest: []
+    }),
+    add: (accU, r) => {
+      const acc = accU as Acc
+      acc.cases++
+      acc.latency = latencyAdd(acc.latency, r.latency)
+      if (r.usage !== undefined) {
+        acc.withUsage++
+        acc.input += r.usage.inputTokens
+        acc.output += r.usage.outputTokens
+      }
+      if (r.cost !== null) {
+        acc.usd += r.cost
+        acc.priced++
+      }
+      const s = r.scores
+      if (s === null) {
+        acc.failures++
+        if (acc.failureList.length < MAX_LISTED) acc.failureList.push({ caseId: r.caseId, line: r.line, query: r.query, message: r.retrieval?.error?.message ?? "retrieval failed" })
+        return acc
+      }
+      acc.queries++
+      acc.kept += r.chunks.length
+      acc.belowThreshold += r.retrieval?.belowThreshold ?? 0
+      acc.beyondTopK += r.retrieval?.beyondTopK ?? 0
+      acc.spans += s.goldSpans
+      acc.covered3 += s.coveredAt3
+      acc.covered10 += s.coveredAt10
+      acc.sums.p5 += s.precisionAt5
+      acc.sums.cov3 += s.coverageAt3
+      acc.sums.cov10 += s.coverageAt10
+      acc.sums.full3 += s.fullCoverageAt3
+      acc.sums.full10 += s.fullCoverageAt10
+      acc.sums.ap += s.averagePrecision
+      acc.sums.rr += s.reciprocalRank
+      acc.sums.hit10 += s.hitAt10
+      if (s.goldSpans === 0) {
+        acc.withoutGold++
+        if (acc.withoutGoldIds.length < MAX_LISTED) acc.withoutGoldIds.push(r.caseId)
+      }
+      if (keep > 0) {
+        const entry = { caseId: r.caseId, query: r.query, coverageAt10: s.coverageAt10, reciprocalRank: s.reciprocalRank }
+        const worse = (a: typeof entry, b: typeof entry) => a.coverageAt10 < b.coverageAt10 || (a.coverageAt10 === b.coverageAt10 && a.reciprocalRank < b.reciprocalRank)
+        const list = acc.lowest
+        if (list.length < keep || worse(entry, list[list.length - 1]!)) {
+          let i = list.length
+          while (i > 0 && worse(entry, list[i - 1]!)) i--
+          list.splice(i, 0, entry)
+          if (list.length > keep) list.pop()
+        }
+      }
+      return acc
+    },
+    metrics: (s) => ({ ...s.metrics, retrievalFailures: s.retrievalFailures.count, ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd }) }),
+    lowScores: (s) => ({ lowest: s.lowest, withoutGold: s.withoutGold, retrievalFailures: s.retrievalFailures }),
+    finish: (accU): EvidenceRunSummary => {
+      const acc = accU as Acc
+      const macro = (sum: number) => (acc.queries === 0 ? 0 : sum / acc.queries)
+      const micro = (covered: number) => (acc.spans === 0 ? 0 : covered / acc.spans)
+      return {
+        cases: acc.cases,
+        queries: acc.queries,
+        metrics: {
+          "Precision@5": macro(acc.sums.p5),
+          "EvidenceRecall@3": micro(acc.covered3),
+          "EvidenceRecall@10": micro(acc.covered10),
+          "PerQueryCoverage@3": macro(acc.sums.cov3),
+          "PerQueryCoverage@10": macro(acc.sums.cov10),
+          "FullCoverageRate@3": macro(acc.sums.full3),
+          "FullCoverageRate@10": macro(acc.sums.full10),
+          MAP: macro(acc.sums.ap),
+          MRR: macro(acc.sums.rr),
+          "HitRate@10": macro(acc.sums.hit10)
+        },
+        goldSpans: acc.spans,
+        fuzzyThreshold: settings.fuzzyThreshold,
+        withoutGold: { count: acc.withoutGold, ids: acc.withoutGoldIds },
+        retrievalFailures: { count: acc.failures, cases: acc.failureList },
+        chunks: { kept: acc.kept, belowThreshold: acc.belowThreshold, beyondTopK: acc.beyondTopK },
+        latency: latencyFinish(acc.latency),
+        cost: {
+          queriesWithUsage: acc.withUsage,
+          inputTokens: acc.input,
+          outputTokens: acc.output,
+          pricePer1K: settings.pricePer1K ?? null,
+          totalUsd: acc.priced === 0 ? null : acc.usd,
+          perQueryUsd: acc.priced === 0 ? null : acc.usd / acc.priced
+        },
+        lowest: acc.lowest,
+        judgments: { ok: 0, failed: 0 },
+        tokens: { input: 0, output: 0 }
+      }
+    }
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * The judge, score and aggregate stages shared by the pipelines that grade every retrieved hit
+ * (course-retrieval, search-relevance): one judgment per hit, then per-query ranking metrics over the
+ * judged grades, aggregated online.
+ *
+ * Judge: one task per hit, target `hit:<id>`, with the case's variables (query / skill / question)
+ * and the hit's text under the rubric's variable name. The hit's rank is deliberately not a
+ * variable: the same hit judged at another rank (another top-k, a reranker) keeps its judgment key,
+ * so it is reused from the cache instead of paid for again.
+ *
+ * Listwise (`listwise` option, `--listwise`): the hits of a query are judged together, at most
+ * `LISTWISE_MAX_HITS` a call, with a listwise rubric; each hit still gets its own judgment (and a
+ * share of the call's tokens), so scoring and reports are the same either way.
+ *
+ * Unknowns are never scores: a failed judgment leaves its hit's grade null and the query's ranking
+ * metrics null (a ranking with a hole cannot be measured); a failed retrieval leaves every metric of
+ * the query null. Means skip nulls and say over how many queries they are.
+ */
+import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
+import type { Judgment } from "../../domain/Judgment.js"
+import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
+import {
+  caseLatency,
+  latencyAdd,
+  latencyFinish,
+  latencyInit,
+  type LatencySummary,
+  meanAdd,
+  meanFinish,
+  meanInit,
+  type TokenSummary,
+  tokensAdd,
+  tokensFinish,
+  tokensInit
+} from "./RetrievalStats.js"
+
+/** The judge target of a hit. */
+export const hitTarget = (p: Pick<Passage, "id">): string => `hit:${p.id}`
+
+export interface HitJudgeOptions {
+  readonly rubric: string
+  /** Name of the hit's variable in the rubric template (`course`, `passage`). */
+  readonly hitVar: string
+  /** The case's variables (query, skill, question…). */
+  readonly caseVars: (c: EvalCase) => Readonly<Record<string, string>>
+  /** The hit's text as the judge sees it (default: the passage text). */
+  readonly hitText?: ((p: Passage, c: EvalCase) => string) | undefined
+  /**
+   * Judge a query's hits together with this listwise rubric (one with an `item` template) instead
+   * of one call per hit. Lists longer than `maxHits` (default `LISTWISE_MAX_HITS`) are split into
+   * consecutive, near-equal groups.
+   */
+  readonly listwise?: { readonly rubric: string; readonly maxHits?: number | undefined } | undefined
+}
+
+/** Most hits judged in one listwise call: longer prompts dilute the judge's attention. */
+export const LISTWISE_MAX_HITS = 20
+
+/** `RAG_EVAL_LISTWISE` (set by `--listwise`): judge hits listwise. */
+export const listwiseFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): boolean =>
+  ["1", "true", "yes"].includes((env.RAG_EVAL_LISTWISE ?? "").trim().toLowerCase())
+
+/** Split `n` items into consecutive groups of at most `max`, as equal in size as possible. */
+export const groupSizes = (n: number, max: number): Array<number> => {
+  if (n === 0) return []
+  const groups = Math.ceil(n / Math.max(1, max))
+  return Array.from({ length: groups }, (_, i) => Math.floor(n / groups) + (i < n % groups ? 1 : 0))
+}
+
+/**
+ * The texts of a case's hits as the judge sees them, in rank order: each hit's variable, and — one
+ * array shared by all of the case's tasks — their `pool` (the heuristic judge's corpus statistics;
+ * not a variable, so not part of any judgment key).
+ */
+const hitTexts = (options: HitJudgeOptions, c: EvalCase): ReadonlyArray<string> =>
+  c.passages.map((p) => options.hitText?.(p, c) ?? p.text)
+
+/**
+ * One judgment per retrieved hit: pointwise (one call per hit), or listwise (one call per query,
+ * one verdict per hit). Rank is never a variable, but a listwise grade is given in the context of
+ * the other hits, so its key covers the whole list (see `Runner`).
+ */
+export const judgeHits = (options: HitJudgeOptions): JudgeStage => {
+  const listwise = options.listwise
+  if (listwise !== undefined) {
+    const max = listwise.maxHits ?? LISTWISE_MAX_HITS
+    return {
+      rubrics: [listwise.rubric],
+      tasks: (c) => {
+        const vars = options.caseVars(c)
+        const pool = hitTexts(options, c)
+        const items = c.passages.map((p, i) => ({ target: hitTarget(p), vars: { [options.hitVar]: pool[i]! } }))
+        let start = 0
+        return groupSizes(items.length, max).map((size): ListSpec => {
+          const group = items.slice(start, start += size)
+          return { rubric: listwise.rubric, vars, items: group, pool }
+        })
+      }
+    }
+  }
+  return {
+    rubrics: [options.rubric],
+    tasks: (c) => {
+      const vars = options.caseVars(c)
+      const pool = hitTexts(options, c)
+      return c.passages.map((p, i): TaskSpec => ({
+        rubric: options.rubric,
+        target: hitTarget(p),
+        vars: { ...vars, [options.hitVar]: pool[i]! },
+        pool
+      }))
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Score
+
+export interface HitGrade {
+  readonly id: string
+  readonly rank: number
+  /** One-line label for reports (a course's name and code, a hit's title or start of text). */
+  readonly label: string
+  /** The retriever's score, when it gave one. */
+  readonly retrieverScore?: number | undefined
+  readonly status: "ok" | "failed"
+  /** The judge's grade; null when the judgment failed. */
+  readonly grade: number | null
+  readonly confidence?: number | undefined
+  /** The judge's justification (for a failed judgment: why it failed). */
+  readonly reason: string
+  readonly raw?: string | undefined
+  readonly tokens: { readonly input: number; readonly output: number }
+  readonly latencyMs: number
+}
+
+/** A query's per-query metrics from its grades in rank order (null = failed judgment). */
+export type QueryMetrics = (grades: ReadonlyArray<number | null>) => {
+  readonly values: Readonly<Record<string, number | null>>
+  /** Metrics whose value is a convention (NDCG with IDCG = 0). */
+  readonly flagged: ReadonlyArray<string>
+}
+
+export interface GradedRecord {
+  readonly caseId: string
+  readonly ordinal: number
+  readonly line: number
+  readonly iteration: number
+  /** The query text (question, skill search…). */
+  readonly query: string
+  /** Other case fields shown in reports (e.g. the skill). */
+  readonly context: Readonly<Record<string, string>>
+  readonly hits: ReadonlyArray<HitGrade>
+  /** Retrieval status, counts of pruned hits, latency: undefined for plain precomputed input. */
+  readonly retrieval?: RetrievalInfo | undefined
+  /** Per-query metrics; null when the retrieval failed (unknown, not 0). */
+  readonly metrics: Readonly<Record<string, number | null>> | null
+  readonly flagged: ReadonlyArray<string>
+  readonly failedJudgments: number
+  readonly tokens: { readonly input: number; readonly output: number }
+  /** total / sub-spans / judge, ms (see `RetrievalStats.caseLatency`). */
+  readonly latency: Readonly<Record<string, number>>
+}
+
+export interface GradedScoreOptions {
+  readonly metrics: QueryMetrics
+  readonly label: (p: Passage) => string
+  readonly query: (c: EvalCase) => string
+  readonly context?: ((c: EvalCase) => Readonly<Record<string, string>>) | undefined
+}
+
+/** The grade of every hit from its judgment (target `hit:<id>`), in rank order. */
+export const gradeHits = (c: EvalCase, judgments: ReadonlyArray<Judgment>, label: (p: Passage) => string): Array<HitGrade> => {
+  const byTarget = new Map(judgments.map((j) => [j.target, j]))
+  return c.passages.map((p): HitGrade => {
+    const j = byTarget.get(hitTarget(p))
+    const ok = j !== undefined && j.status === "ok" && j.score !== null
+    return {
+      id: p.id,
+      rank: p.rank,
+      label: label(p),
+      ...(p.score === undefined ? {} : { retrieverScore: p.score }),
+      status: ok ? "ok" : "failed",
+      grade: ok ? j.score : null,
+      ...(j?.confidence === undefined ? {} : { confidence: j.confidence }),
+      reason: j?.reason ?? "no judgment recorded",
+      ...(j?.raw === undefined ? {} : { raw: j.raw }),
+      tokens: { input: j?.usage.inputTokens ?? 0, output: j?.usage.outputTokens ?? 0 },
+      latencyMs: j?.latencyMs ?? 0
+    }
+  })
+}
+
+export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecord> => ({
+  // Agreement across iterations by rank position (one unit per record and rank: the grades contract
+  // has one unit per record, so pooled per-hit agreement is not available).
+  grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.hits.map((h) => [`grade@${h.rank}`, h.grade])) }),
+  score: (c, judgments, iteration) => {
+    const hits = gradeHits(c, judgments, options.label)
+    const failedRetrieval = c.retrieval?.status === "failed"
+    const computed = failedRetrieval ? undefined : options.metrics(hits.map((h) => h.grade))
+    let input = 0
+    let output = 0
+    let judgeMs = 0
+    for (const j of judgments) {
+      input += j.usage.inputTokens
+      output += j.usage.outputTokens
+      judgeMs += j.latencyMs
+    }
+    return {
+      caseId: c.id,
+      ordinal: c.ordinal,
+      line: c.line,
+      iteration,
+      query: options.query(c),
+      context: options.context?.(c) ?? {},
+      hits,
+      ...(c.retrieval === undefined ? {} : { retrieval: c.retrieval }),
+      metrics: computed?.values ?? null,
+      flagged: computed?.flagged ?? [],
+      failedJudgments: hits.filter((h) => h.status === "failed").length,
+      tokens: { input, output },
+      latency: caseLatency(c.retrieval, judgments.length > 0 ? judgeMs : undefined)
+    }
+  }
+})
+
+/** The judged grades of a record as TREC qrels lines (failed judgments left out). */
+export const qrelsLines = (r: GradedRecord): ReadonlyArray<{ readonly qid: string; readonly docid: string; readonly grade: number }> =>
+  r.hits.flatMap((h) => (h.grade === null ? [] : [{ qid: r.caseId, docid: h.id, grade: h.grade }]))
+
+// ---------------------------------------------------------------------------------------------
+// Aggregate
+
+export interface GradedFailure {
+  readonly caseId: string
+  readonly line: number
+  readonly criterion: string
+  readonly target: string
+  readonly reason: string
+  readonly raw?: string | undefined
+}
+
+export interface GradedSummary {
+  readonly cases: number
+  /** Queries whose metrics are known (retrieval ok). */
+  readonly measured: number
+  readonly judgments: { readonly ok: number; readonly failed: number }
+  /** Queries with at least one failed judgment (their ranking metrics are unknown). */
+  readonly casesWithFailedJudgments: number
+  readonly retrievalFailures: {
+    readonly count: number
+    /** Bounded list. */
+    readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }>
+  }
+  /** Metric → mean over the queries where it is known, with that count. */
+  readonly means: Readonly<Record<string, number | null>>
+  readonly counts: Readonly<Record<string, number>>
+  /** Metric → queries where its value is a convention (NDCG with IDCG = 0). */
+  readonly flagged: Readonly<Record<string, number>>
+  /** Grade → judged hits with it (every value of the rubric's scale present). */
+  readonly grades: Readonly<Record<string, number>>
+  /** Hits retrieved (after threshold / top-k) and hits pruned by the parameters. */
+  readonly hits: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }
+  /** Judge tokens: total, per judged hit, per request (a query with at least one judgment). */
+  readonly tokens: TokenSummary
+  readonly latency: LatencySummary
+  /** The worst queries by the key metric (bounded), lowest first. */
+  readonly lowest: ReadonlyArray<{ readonly caseId: string; readonly query: string; readonly value: number }>
+  /** Failed judgments (bounded) with their reasons. */
+  readonly failures: ReadonlyArray<GradedFailure>
+}
+
+export interface GradedSummaryOptions {
+  /** Metric names, in report order. */
+  readonly metrics: ReadonlyArray<string>
+  /** The metric that ranks the worst queries (e.g. `ndcg@10`). */
+  readonly key: string
+  /** How many worst queries to keep (default 10). */
+  readonly lowest?: number | undefined
+}
+
+const MAX_LISTED = 50
+
+interface Acc {
+  cases: number
+  measured: number
+  ok: number
+  failed: number
+  casesWithFailed: number
+  retrievalFailures: number
+  retrievalList: Array<GradedSummary["retrievalFailures"]["cases"][number]>
+  means: ReturnType<typeof meanInit>
+  flagged: Map<string, number>
+  grades: Map<number, number>
+  kept: number
+  belowThreshold: number
+  beyondTopK: number
+  tokens: ReturnType<typeof tokensInit>
+  latency: ReturnType<typeof latencyInit>
+  lowest: Array<{ caseId: string; query: string; value: number }>
+  failures: Array<GradedFailure>
+}
+
+export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<GradedRecord, GradedSummary> => {
+  const keep = options.lowest ?? 10
+  return {
+    init: (info: RunInfo): Acc => ({
+      cases: 0,
+      measured: 0,
+      ok: 0,
+      failed: 0,
+      casesWithFailed: 0,
+      retrievalFailures: 0,
+      retrievalList: [],
+      means: meanInit(options.metrics),
+      flagged: new Map(options.metrics.map((m) => [m, 0])),
+      grades: new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0])),
+      kept: 0,
+      belowThreshold: 0,
+      beyondTopK: 0,
+      tokens: tokensInit(),
+      latency: latencyInit(),
+      lowest: [],
+      failures: []
+    }),
+    add: (accU, r) => {
+      const acc = accU as Acc
+      acc.cases++
+      acc.kept += r.hits.length
+      acc.belowThreshold += r.retrieval?.belowThreshold ?? 0
+      acc.beyondTopK += r.retrieval?.beyondTopK ?? 0
+      for (const h of r.hits) {
+        if (h.grade === null) {
+          acc.failed++
+          if (acc.failures.length < MAX_LISTED) {
+            acc.failures.push({ caseId: r.caseId, line: r.line, criterion: `hit ${h.rank} (${h.id})`, target: `hit:${h.id}`, reason: h.reason, raw: h.raw })
+          }
+        } else {
+          acc.ok++
+          acc.grades.set(h.grade, (acc.grades.get(h.grade) ?? 0) + 1)
+        }
+      }
+      if (r.failedJudgments > 0) acc.casesWithFailed++
+      acc.tokens = tokensAdd(acc.tokens, r.tokens, r.hits.length)
+      acc.latency = latencyAdd(acc.latency, r.latency)
+      if (r.metrics === null) {
+        acc.retrievalFailures++
+        if (acc.retrievalList.length < MAX_LISTED) {
+          acc.retrievalList.push({ caseId: r.caseId, line: r.line, query: r.query, message: r.retrieval?.error?.message ?? "retrieval failed" })
+        }
+        return acc
+      }
+      acc.measured++
+      acc.means = meanAdd(acc.means, r.metrics)
+      for (const f of r.flagged) acc.flagged.set(f, (acc.flagged.get(f) ?? 0) + 1)
+      const value = r.metrics[options.key]
+      if (keep > 0 && value !== null && value !== undefined) {
+        const list = acc.lowest
+        if (list.length < keep || value < list[list.length - 1]!.value) {
+          let i = list.length
+          while (i > 0 && list[i - 1]!.value > value) i--
+          list.splice(i, 0, { caseId: r.caseId, query: r.query, value })
+          if (list.length > keep) list.pop()
+        }
+      }
+      return acc
+    },
+    metrics: (s) => ({ ...s.means, failedJudgments: s.judgments.failed, retrievalFailures: s.retrievalFailures.count }),
+    lowScores: (s) => ({ key: options.key, lowest: s.lowest, failures: s.failures, retrievalFailures: s.retrievalFailures }),
+    finish: (accU): GradedSummary => {
+      const acc = accU as Acc
+      const means = meanFinish(acc.means)
+      return {
+        cases: acc.cases,
+        measured: acc.measured,
+        judgments: { ok: acc.ok, failed: acc.failed },
+        casesWithFailedJudgments: acc.casesWithFailed,
+        retrievalFailures: { count: acc.retrievalFailures, cases: acc.retrievalList },
+        means: means.mean,
+        counts: means.n,
+        flagged: Object.fromEntries(acc.flagged),
+        grades: Object.fromEntries([...acc.grades].sort((a, b) => a[0] - b[0]).map(([g, n]) => [String(g), n])),
+        hits: { kept: acc.kept, belowThreshold: acc.belowThreshold, beyondTopK: acc.beyondTopK },
+        tokens: tokensFinish(acc.tokens),
+        latency: latencyFinish(acc.latency),
+        lowest: acc.lowest,
+        failures: acc.failures
+      }
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Score stage for rubric pipelines (rag-answers, answer-synthesis): one judgment per dimension,
+ * normalised to 0–1 as score / max, combined into a weighted composite with an optional gate.
+ *
+ * composite = Σ wᵢ·(scoreᵢ / maxᵢ) / Σ wᵢ
+ * Gate (rag-answers: harmfulness): a gated score in `zeroAt` forces composite = 0; a score listed
+ * in `weightAt` replaces that dimension's weight for the row (harmfulness 1 → weight 1.5).
+ * A failed judgment leaves its dimension null and the composite null: a failure is never a score.
+ */
+import type { EvalCase } from "../../domain/Case.js"
+import type { Judgment } from "../../domain/Judgment.js"
+import type { Rubric } from "../../domain/Rubric.js"
+import type { ScoreStage } from "../../engine/Pipeline.js"
+
+export interface Dimension {
+  readonly rubric: string
+  readonly weight: number
+}
+
+export interface Gate {
+  readonly rubric: string
+  /** Scores of the gated dimension that force the composite to 0. */
+  readonly zeroAt: ReadonlyArray<number>
+  /** Scores of the gated dimension that change its weight for that row. */
+  readonly weightAt: Readonly<Record<number, number>>
+}
+
+export interface DimensionScore {
+  readonly criterion: string
+  readonly name: string
+  readonly status: "ok" | "failed"
+  readonly score: number | null
+  readonly confidence?: number | undefined
+  readonly min: number
+  readonly max: number
+  readonly normalised: number | null
+  /** The weight applied to this row (after the gate). */
+  readonly weight: number
+  readonly reason: string
+  readonly raw?: string | undefined
+}
+
+export interface RubricRecord {
+  readonly caseId: string
+  readonly ordinal: number
+  readonly line: number
+  readonly iteration: number
+  readonly question: string
+  readonly answer?: string | undefined
+  readonly source: Readonly<Record<string, unknown>>
+  readonly dimensions: ReadonlyArray<DimensionScore>
+  readonly composite: number | null
+  /** "harmful" (composite forced to 0), "reweighted" (gate weight applied), or undefined. */
+  readonly gate?: "zeroed" | "reweighted" | undefined
+  readonly failed: number
+  readonly tokens: { readonly input: number; readonly output: number }
+}
+
+export interface RubricScoreOptions {
+  readonly dimensions: ReadonlyArray<Dimension>
+  readonly gate?: Gate | undefined
+}
+
+/** Pure composite: exported for tests and for `rag-eval report`. */
+export const composite = (
+  scores: ReadonlyArray<{ readonly criterion: string; readonly score: number | null; readonly max: number; readonly weight: number }>,
+  gate: Gate | undefined
+): { value: number | null; gate?: "zeroed" | "reweighted"; weights: ReadonlyArray<number> } => {
+  let gated: "zeroed" | "reweighted" | undefined
+  const weights = scores.map((s) => {
+    if (gate !== undefined && s.criterion === gate.rubric && s.score !== null) {
+      const w = gate.weightAt[s.score]
+      if (w !== undefined) {
+        gated = "reweighted"
+        return w
+      }
+    }
+    return s.weight
+  })
+  if (scores.some((s) => s.score === null)) return { value: null, weights }
+  if (gate !== undefined && scores.some((s) => s.criterion === gate.rubric && gate.zeroAt.includes(s.score as number))) {
+    return { value: 0, gate: "zeroed", weights }
+  }
+  let num = 0
+  let den = 0
+  scores.forEach((s, i) => {
+    num += weights[i]! * ((s.score as number) / s.max)
+    den += weights[i]!
+  })
+  const value = den === 0 ? null : num / den
+  return gated === undefined ? { value, weights } : { value, gate: gated, weights }
+}
+
+export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
+  grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
+  score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
+    const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))
+    const base = options.dimensions.map((d) => {
+      const rubric = rubrics.get(d.rubric)!
+      const j = byCriterion.get(d.rubric)
+      return { d, rubric, j, criterion: d.rubric, score: j?.status === "ok" ? j.score : null, max: rubric.max, weight: d.weight }
+    })
+    const result = composite(base, options.gate)
+    let input = 0
+    let output = 0
+    for (const j of judgments) {
+      input += j.usage.inputTokens
+      output += j.usage.outputTokens
+    }
+    const dimensions = base.map((b, i): DimensionScore => ({
+      criterion: b.criterion,
+      name: b.rubric.name,
+      status: b.j === undefined ? "failed" : b.j.status,
+      score: b.score,
+      confidence: b.j?.confidence,
+      min: b.rubric.min,
+      max: b.rubric.max,
+      normalised: b.score === null ? null : b.score / b.rubric.max,
+      weight: result.weights[i]!,
+      reason: b.j?.reason ?? "no judgment recorded",
+      raw: b.j?.raw
+    }))
+    return {
+      caseId: c.id,
+      ordinal: c.ordinal,
+      line: c.line,
+      iteration,
+      question: c.question,
+      answer: c.answer,
+      source: c.source,
+      dimensions,
+      composite: result.value,
+      gate: result.gate,
+      failed: dimensions.filter((d) => d.status === "failed").length,
+      tokens: { input, output }
+    }
+  }
+})

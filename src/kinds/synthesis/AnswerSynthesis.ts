@@ -1,0 +1,228 @@
+/**
+ * Load and judge stages of the answer-synthesis pipeline (SPEC §2.2).
+ *
+ * A test set holds `{ queryLogId, question, answer, context }` cases — a JSON array, a JSON object
+ * `{ version, name, …, cases: [...] }` or JSONL — where `context` is the list of items the system
+ * retrieved (typically courses `{ name, code, matchedLearningOutcomes: [...] }`, but also plain
+ * strings or arbitrary objects). Each item is rendered as readable text and becomes one passage of
+ * the case, so the judge sees exactly what the answering model saw. The case id is `queryLogId`.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { EvalCase, Passage } from "../../domain/Case.js"
+import { InputError } from "../../domain/Errors.js"
+import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
+import { describeJson } from "../../load/Json.js"
+import { readRows, type Row } from "../../load/Rows.js"
+import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
+
+/**
+ * Default field names. `--columns` renames them with the usual roles: `id` (queryLogId),
+ * `question`, `answer`, `fragments` (the context list).
+ */
+export const testSetFields = {
+  id: "queryLogId",
+  question: "question",
+  answer: "answer",
+  fragments: "context"
+} as const satisfies ColumnMapping
+
+/** The field names in use for a run (defaults with `--columns` renames applied). */
+export interface TestSetFields {
+  readonly id: string | undefined
+  readonly question: string
+  readonly answer: string
+  readonly context: string
+}
+
+export const fieldsFor = (ctx: LoadContext | undefined): TestSetFields => {
+  const m = { ...testSetFields, ...ctx?.columns }
+  return { id: m.id, question: m.question, answer: m.answer ?? testSetFields.answer, context: m.fragments ?? testSetFields.fragments }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Context items as text
+// ---------------------------------------------------------------------------------------------
+
+type JsonObject = Readonly<Record<string, unknown>>
+
+const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Field names recognised on a context item, first match wins (course exports vary). */
+const NAME_KEYS = ["name", "subjectName", "courseName", "title"] as const
+const CODE_KEYS = ["code", "subjectCode", "courseCode"] as const
+const OUTCOME_KEYS = ["matchedLearningOutcomes", "learningOutcomes", "cleanedLearningOutcomes", "outcomes"] as const
+const TEXT_KEYS = ["text", "content", "description"] as const
+/** Text of one learning outcome given as an object. */
+const OUTCOME_TEXT_KEYS = ["text", "outcome", "learningOutcome", "cleanedLearningOutcome", "description", "name"] as const
+
+const firstKey = (item: JsonObject, keys: ReadonlyArray<string>): string | undefined => keys.find((k) => Object.hasOwn(item, k))
+
+const scalarText = (value: unknown): string | undefined =>
+  typeof value === "string" ? value.trim() : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined
+
+const outcomeText = (value: unknown): string => {
+  const scalar = scalarText(value)
+  if (scalar !== undefined) return scalar
+  if (isObject(value)) {
+    const key = firstKey(value, OUTCOME_TEXT_KEYS.filter((k) => typeof value[k] === "string"))
+    if (key !== undefined) return String(value[key]).trim()
+  }
+  return JSON.stringify(value)
+}
+
+const valueText = (value: unknown): string => {
+  const scalar = scalarText(value)
+  if (scalar !== undefined) return scalar
+  if (Array.isArray(value) && value.every((v) => scalarText(v) !== undefined)) return value.map((v) => scalarText(v)).join("; ")
+  return JSON.stringify(value)
+}
+
+/** The recognised parts of a course-like item; undefined when the item has none of them. */
+const courseParts = (item: JsonObject) => {
+  const pick = (keys: ReadonlyArray<string>) => {
+    const key = firstKey(item, keys.filter((k) => scalarText(item[k]) !== undefined && scalarText(item[k]) !== ""))
+    return key === undefined ? undefined : { key, text: scalarText(item[key])! }
+  }
+  const name = pick(NAME_KEYS)
+  const code = pick(CODE_KEYS)
+  const body = pick(TEXT_KEYS)
+  const outcomesKey = firstKey(item, OUTCOME_KEYS.filter((k) => Array.isArray(item[k])))
+  if (name === undefined && code === undefined && body === undefined && outcomesKey === undefined) return undefined
+  const outcomes = outcomesKey === undefined ? [] : (item[outcomesKey] as ReadonlyArray<unknown>).map(outcomeText).filter((t) => t !== "")
+  const used = new Set([name?.key, code?.key, body?.key, outcomesKey].filter((k) => k !== undefined))
+  const others = Object.entries(item).filter(([k, v]) => !used.has(k) && v !== null && v !== undefined && v !== "")
+  return { name: name?.text, code: code?.text, body: body?.text, outcomes, others }
+}
+
+/**
+ * One context item as text for the judge: a course as its name and code, its description and its
+ * matched learning outcomes (one per line), then any other fields as `key: value`; a string as
+ * itself; anything else as JSON.
+ */
+export const renderContextItem = (item: unknown): string => {
+  const scalar = scalarText(item)
+  if (scalar !== undefined) return scalar
+  if (!isObject(item)) return JSON.stringify(item)
+  const parts = courseParts(item)
+  if (parts === undefined) return JSON.stringify(item)
+  const lines: Array<string> = []
+  const title = parts.name !== undefined && parts.code !== undefined ? `${parts.name} (${parts.code})` : parts.name ?? parts.code
+  if (title !== undefined) lines.push(title)
+  if (parts.body !== undefined) lines.push(parts.body)
+  if (parts.outcomes.length > 0) lines.push("Matched learning outcomes:", ...parts.outcomes.map((o) => `- ${o}`))
+  for (const [k, v] of parts.others) lines.push(`${k}: ${valueText(v)}`)
+  return lines.join("\n")
+}
+
+/** A one-line label for an item (reports): the course's name and code, else the start of its text. */
+export const contextLabel = (item: unknown): string => {
+  const parts = isObject(item) ? courseParts(item) : undefined
+  const title = parts === undefined
+    ? undefined
+    : parts.name !== undefined && parts.code !== undefined
+    ? `${parts.name} (${parts.code})`
+    : parts.name ?? parts.code
+  const text = (title ?? renderContextItem(item)).replace(/\s+/g, " ").trim()
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+/** The context as the judge sees it: `[1] item`, items separated by a blank line. */
+export const contextText = (passages: ReadonlyArray<Passage>): string =>
+  passages.length === 0 ? "(no context items were retrieved)" : passages.map((p, i) => `[${i + 1}] ${p.text}`).join("\n\n")
+
+// ---------------------------------------------------------------------------------------------
+// Rows → cases
+// ---------------------------------------------------------------------------------------------
+
+/** A validated test-set row (before it becomes a case). */
+export interface SynthesisRow {
+  readonly queryLogId: string | undefined
+  readonly question: string
+  readonly answer: string
+  readonly context: ReadonlyArray<unknown>
+}
+
+/**
+ * Validates one row: the question is non-empty text, the answer is present text (it may be empty:
+ * an empty answer is a system failure to score, not bad input), the context is a list without
+ * nulls, and the id (when present) is text or a number.
+ */
+export const validateRow = (row: Row, file: string, fields: TestSetFields = fieldsFor(undefined)): Effect.Effect<SynthesisRow, InputError> =>
+  Effect.suspend(() => {
+    const fail = (field: string, problem: string) => Effect.fail(new InputError({ file, line: row.line, field, problem }))
+    const v = row.values
+    const question = v[fields.question]
+    if (question === undefined || question === null) return fail(fields.question, "the question is missing")
+    if (typeof question !== "string") return fail(fields.question, `expected text, found ${describeJson(question)}`)
+    if (question.trim() === "") return fail(fields.question, "the question is empty")
+    const answer = v[fields.answer]
+    if (answer === undefined || answer === null) return fail(fields.answer, "the answer is missing")
+    if (typeof answer !== "string") return fail(fields.answer, `expected text, found ${describeJson(answer)}`)
+    const context = v[fields.context]
+    if (!Array.isArray(context)) {
+      return fail(fields.context, `expected a list of context items, found ${context === undefined ? "nothing" : describeJson(context)}`)
+    }
+    const nullAt = context.findIndex((item) => item === null || item === undefined)
+    if (nullAt !== -1) return fail(fields.context, `context item ${nullAt + 1} is null`)
+    let queryLogId: string | undefined
+    if (fields.id !== undefined) {
+      const id = v[fields.id]
+      if (typeof id === "string") queryLogId = id.trim() === "" ? undefined : id.trim()
+      else if (typeof id === "number" && Number.isFinite(id)) queryLogId = String(id)
+      else if (id !== undefined && id !== null) return fail(fields.id, `expected text or a number, found ${describeJson(id)}`)
+    }
+    return Effect.succeed({ queryLogId, question: question.trim(), answer, context })
+  })
+
+/** The case for a row; `ordinal` is its 0-based position (the id when the row has no queryLogId). */
+export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields: TestSetFields = fieldsFor(undefined)): Effect.Effect<EvalCase, InputError> =>
+  validateRow(row, file, fields).pipe(Effect.map((r): EvalCase => ({
+    id: r.queryLogId ?? String(ordinal + 1),
+    ordinal,
+    line: row.line,
+    question: r.question,
+    answer: r.answer,
+    passages: r.context.map((item, i): Passage => ({
+      id: String(i + 1),
+      rank: i + 1,
+      text: renderContextItem(item),
+      ...(isObject(item) ? { fields: item } : {})
+    })),
+    source: row.values
+  })))
+
+/** Load stage: a JSON / JSONL answer-synthesis test set. */
+export const loadTestSet = (): LoadStage => ({
+  describe: `answer-synthesis test set (JSON array, {cases: [...]} or JSONL) with fields ${Object.values(testSetFields).map((f) => `"${f}"`).join(", ")}`,
+  checkColumns: (ctx, columns) => {
+    const f = fieldsFor(ctx)
+    // queryLogId is optional (cases are then numbered); the others must exist.
+    return checkColumns(ctx.file, columns, { question: f.question, answer: f.answer, fragments: f.context })
+  },
+  cases: (ctx) => {
+    const f = fieldsFor(ctx)
+    let ordinal = 0
+    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f)))
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Judge stage
+// ---------------------------------------------------------------------------------------------
+
+/** The variables the answer-synthesis rubrics use: `question`, `answer`, `context`. */
+export const synthesisVars = (c: EvalCase): Readonly<Record<string, string>> => ({
+  question: c.question,
+  answer: c.answer ?? "",
+  context: contextText(c.passages)
+})
+
+/** One judgment per rubric (faithfulness, completeness), each on the whole answer. */
+export const judgeSynthesis = (rubrics: ReadonlyArray<string>): JudgeStage => ({
+  rubrics,
+  tasks: (c) => {
+    const vars = synthesisVars(c)
+    return rubrics.map((rubric): TaskSpec => ({ rubric, target: "answer", vars }))
+  }
+})

@@ -1,0 +1,87 @@
+/**
+ * Score stage of the answer-synthesis pipeline (SPEC §2.2): two independent 1–5 judgments per case,
+ * faithfulness (safety) and completeness (quality).
+ *
+ * overall = (faithfulness + completeness) / 2, null when either judgment failed.
+ * pass    = faithfulness ≥ passAt AND completeness ≥ passAt (passAt = 4), in three-valued logic:
+ *           true when both are known and reach passAt; false as soon as one known score is below it
+ *           (the other cannot rescue the case); null (unknown) otherwise — a failed judgment is
+ *           neither a pass nor a fail.
+ * The record is a `RubricRecord` (built by `rubricScore`, so `rubricSummary` folds it too; its
+ * composite is the mean of score / 5, i.e. overall / 5) plus these fields.
+ */
+import type { EvalCase } from "../../domain/Case.js"
+import type { Judgment } from "../../domain/Judgment.js"
+import type { Rubric } from "../../domain/Rubric.js"
+import { contextLabel } from "./AnswerSynthesis.js"
+import type { ScoreStage } from "../../engine/Pipeline.js"
+import { type DimensionScore, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
+
+/** Which rubric is which, and the pass threshold. Shared by the score, aggregate and report stages. */
+export interface SynthesisConfig {
+  readonly faithfulness: string
+  readonly completeness: string
+  /** A dimension passes at this score or above (SPEC: 4). */
+  readonly passAt: number
+}
+
+export const defaultConfig: SynthesisConfig = {
+  faithfulness: "answer-synthesis/faithfulness",
+  completeness: "answer-synthesis/completeness",
+  passAt: 4
+}
+
+export interface SynthesisRecord extends RubricRecord {
+  /** Faithfulness score, null when the judgment failed. */
+  readonly faithfulness: number | null
+  readonly completeness: number | null
+  /** (faithfulness + completeness) / 2, null when either is unknown. */
+  readonly overall: number | null
+  /** Both ≥ passAt; null when it cannot be decided (see the module comment). */
+  readonly pass: boolean | null
+  /** The judge's reasons (for a failed judgment: why it failed). */
+  readonly reasons: { readonly faithfulness: string; readonly completeness: string }
+  /** One-line labels of the context items (course name and code), in retrieval order. */
+  readonly context: ReadonlyArray<string>
+}
+
+/** (f + c) / 2, or null when either is unknown. */
+export const overallScore = (faithfulness: number | null, completeness: number | null): number | null =>
+  faithfulness === null || completeness === null ? null : (faithfulness + completeness) / 2
+
+/** Three-valued pass: see the module comment. */
+export const passOf = (faithfulness: number | null, completeness: number | null, passAt: number): boolean | null => {
+  if ((faithfulness !== null && faithfulness < passAt) || (completeness !== null && completeness < passAt)) return false
+  if (faithfulness === null || completeness === null) return null
+  return true
+}
+
+const find = (record: RubricRecord, criterion: string): DimensionScore | undefined =>
+  record.dimensions.find((d) => d.criterion === criterion)
+
+export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreStage<SynthesisRecord> => {
+  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }] })
+  return {
+    // Agreement across iterations on each score and on the verdict (pass 1, fail 0, unknown null).
+    grades: (r) => ({
+      caseId: r.caseId,
+      grades: { [config.faithfulness]: r.faithfulness, [config.completeness]: r.completeness, pass: r.pass === null ? null : r.pass ? 1 : 0 }
+    }),
+    score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
+      const record = base.score(c, judgments, iteration, rubrics)
+      const f = find(record, config.faithfulness)
+      const k = find(record, config.completeness)
+      const faithfulness = f?.score ?? null
+      const completeness = k?.score ?? null
+      return {
+        ...record,
+        faithfulness,
+        completeness,
+        overall: overallScore(faithfulness, completeness),
+        pass: passOf(faithfulness, completeness, config.passAt),
+        reasons: { faithfulness: f?.reason ?? "no judgment recorded", completeness: k?.reason ?? "no judgment recorded" },
+        context: c.passages.map((p) => contextLabel(p.fields ?? p.text))
+      }
+    }
+  }
+}
