@@ -5,12 +5,14 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { createHash } from "node:crypto"
 import { performance } from "node:perf_hooks"
 import type { Judgment } from "../src/domain/Judgment.js"
 import { JudgmentJournal, layerFile } from "../src/store/JudgmentJournal.js"
 
 const judgment = (i: number): Judgment => ({
-  key: i.toString(16).padStart(32, "0"),
+  // Keys as the runner makes them: the first 32 hex digits of a SHA-256.
+  key: createHash("sha256").update(String(i)).digest("hex").slice(0, 32),
   caseId: String(Math.floor(i / 6) + 1),
   ordinal: Math.floor(i / 6),
   iteration: 1,
