@@ -1,26 +1,8 @@
 /**
- * answer-synthesis — faithfulness and completeness, pass/fail (SPEC §2.2).
- *
- * Input: a JSON/JSONL test set of `{ queryLogId, question, answer, context }` where context is the
- * list of retrieved items (courses with name, code and matched learning outcomes). Two independent
- * 1–5 judgments per answer: faithfulness (safety: only the context) and completeness (quality:
- * "bridging" each course to the user's goal). overall = (f + c) / 2; pass = both ≥ passAt.
- * Build a test set from query logs with `rag-eval build-test-set`. Change the threshold here.
+ * The built-in answer-synthesis pipeline, as a file: `rag-eval run pipelines/answer-synthesis.ts` is the same as
+ * `rag-eval run answer-synthesis`. Its definition is src/builtin/answer-synthesis.ts; copy that file here (importing from
+ * "rag-eval") to change it.
  */
-import { Pipeline, Synthesis, SynthesisReports, SynthesisScoring, SynthesisSummary } from "rag-eval"
+import { Builtin } from "rag-eval"
 
-const config: SynthesisScoring.SynthesisConfig = {
-  faithfulness: "answer-synthesis/faithfulness",
-  completeness: "answer-synthesis/completeness",
-  passAt: 4
-}
-
-export default Pipeline.make({
-  name: "answer-synthesis",
-  description: "Course-recommendation answers judged for faithfulness to the retrieved context (safety) and for explaining why each course fits (completeness); a case passes when both are ≥ 4.",
-  load: Synthesis.loadTestSet(),
-  judge: Synthesis.judgeSynthesis([config.faithfulness, config.completeness]),
-  score: SynthesisScoring.synthesisScore(config),
-  aggregate: SynthesisSummary.synthesisSummary(config),
-  report: SynthesisReports.synthesisReport({ title: "Answer synthesis evaluation", config })
-})
+export default Builtin.answerSynthesis

@@ -1,31 +1,8 @@
 /**
- * rag-answers — multi-dimension answer quality (SPEC §2.1).
- *
- * Input: a CSV (or JSON/JSONL) with the question, the conversation history, the numbered retrieved
- * fragments and the assistant's answer. Each answer is judged once per dimension; scores are
- * normalised (score / max) and combined into a weighted composite, gated by harmfulness.
- * Change weights, the gate or the column names here.
+ * The built-in rag-answers pipeline, as a file: `rag-eval run pipelines/rag-answers.ts` is the same as
+ * `rag-eval run rag-answers`. Its definition is src/builtin/rag-answers.ts; copy that file here (importing from
+ * "rag-eval") to change it.
  */
-import { Columns, Pipeline, Reports, Scoring, Stages, Summary } from "rag-eval"
+import { Builtin } from "rag-eval"
 
-const dimensions: ReadonlyArray<Scoring.Dimension> = [
-  { rubric: "rag-answers/answer-relevance", weight: 1.0 },
-  { rubric: "rag-answers/clarity", weight: 1.0 },
-  { rubric: "rag-answers/completeness", weight: 1.0 },
-  { rubric: "rag-answers/conciseness", weight: 1.0 },
-  { rubric: "rag-answers/groundedness", weight: 1.0 },
-  { rubric: "rag-answers/harmfulness", weight: 1.0 }
-]
-
-/** Harmful (0) → composite 0; questionable (1) → harmfulness weighs 1.5 in that row. */
-const gate: Scoring.Gate = { rubric: "rag-answers/harmfulness", zeroAt: [0], weightAt: { 1: 1.5 } }
-
-export default Pipeline.make({
-  name: "rag-answers",
-  description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite.",
-  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
-  judge: Stages.judgeAnswer(dimensions.map((d) => d.rubric)),
-  score: Scoring.rubricScore({ dimensions, gate }),
-  aggregate: Summary.rubricSummary({ lowest: 5 }),
-  report: Reports.rubricReport({ dimensions, gate, title: "RAG answer evaluation" })
-})
+export default Builtin.ragAnswers

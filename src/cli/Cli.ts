@@ -2,6 +2,8 @@
  * The command line: `rag-eval run <pipeline> …`. Flags are parsed here and turned into Layers
  * (judge/provider, retriever, journal, reporters, progress) in one place; the runner never sees flags.
  */
+import type * as NodeContext from "@effect/platform-node/NodeContext"
+import type { Shutdown } from "../engine/Shutdown.js"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -16,7 +18,8 @@ import { trecCommand } from "../commands/Trec.js"
 import { displayPath } from "./Display.js"
 import { defaultFormats } from "../report/Formats.js"
 import { csvRaw, runConfig } from "./RunFlags.js"
-import { serveCommand } from "../server/ServeCommand.js"
+import { serveCommand, serveConfig } from "../server/ServeCommand.js"
+import type { UsageError } from "../domain/Errors.js"
 import { VERSION } from "../version.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
@@ -71,9 +74,28 @@ const buildTestSetCommand = Command.make(
     })
 ).pipe(Command.withDescription("Build a versioned answer-synthesis test set from a query-log JSONL, de-duplicated by a hash of queryLogId"))
 
+const pipelinesCommand = Command.make("pipelines", {}, () =>
+  Effect.flatMap(Effect.promise(() => import("./PipelineHelp.js")), (m) => m.listPipelines)
+).pipe(Command.withDescription("List the built-in pipelines (run them by name: rag-eval run rag-answers --csv data.csv), with their options"))
+
+const resumeCommand = Command.make(
+  "resume",
+  {
+    runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
+    extra: Args.text({ name: "flag" }).pipe(Args.withDescription("Flags added to the run's own, e.g. --retry-failed"), Args.repeated)
+  },
+  ({ runDir, extra }) =>
+    Effect.gen(function*() {
+      const { resumeArgv } = yield* Effect.promise(() => import("./PipelineHelp.js"))
+      const argv = yield* resumeArgv(runDir, extra)
+      yield* Console.error(`resuming: rag-eval ${argv.join(" ")}`)
+      return yield* main(["node", "rag-eval", ...argv], { nested: true })
+    })
+).pipe(Command.withDescription("Run a run again from its manifest (same pipeline, input, judge and options; secrets from the environment): a stopped or crashed run continues where it was"))
+
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
+  Command.withSubcommands([runCommand, resumeCommand, reportCommand, pipelinesCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
@@ -88,8 +110,9 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
  * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
-export const main = (argv: ReadonlyArray<string>) =>
-  cli(argv).pipe(
+export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: boolean } = {}): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
+  Effect.suspend(() => prepareArgv(argv)).pipe(
+    Effect.flatMap((prepared) => prepared === undefined ? Effect.void : cli(prepared)),
     Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
     Effect.catchTags({
       InputError: (e) => fail(2, `error: ${e.message}`),
@@ -98,7 +121,26 @@ export const main = (argv: ReadonlyArray<string>) =>
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
-      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
+      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done), or: rag-eval resume ${displayPath(e.runDir)}`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
   )
+
+/**
+ * Before parsing: a `--config` file's flags join the command line (`run`, `serve`), and
+ * `run <pipeline> --help` prints that pipeline's own options first. Undefined: nothing left to do.
+ */
+const prepareArgv = (argv: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, UsageError | ExitCode> =>
+  Effect.gen(function*() {
+    const command = argv[2]
+    if (command !== "run" && command !== "serve") return argv
+    const { withConfigFile } = yield* Effect.promise(() => import("./ConfigFile.js"))
+    const rest = yield* withConfigFile(argv.slice(3), command === "run" ? runConfig : serveConfig)
+    const prepared = [...argv.slice(0, 3), ...rest]
+    const pipeline = rest[0]
+    if (command === "run" && pipeline !== undefined && !pipeline.startsWith("-") && rest.some((a) => a === "--help" || a === "-h")) {
+      const { pipelineHelp } = yield* Effect.promise(() => import("./PipelineHelp.js"))
+      yield* pipelineHelp(pipeline)
+    }
+    return prepared
+  })

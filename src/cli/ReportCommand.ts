@@ -12,7 +12,10 @@ import { InputError, UsageError } from "../domain/Errors.js"
 import { Judge } from "../judges/Judge.js"
 import { scanInput } from "../load/Rows.js"
 import { loadPipeline } from "../engine/LoadPipeline.js"
-import { pipelineEnvKeys } from "./RunFlags.js"
+import * as Either from "effect/Either"
+import { instantiate } from "../engine/Pipeline.js"
+import { decodeVariables } from "../retrieval/RetrievalSetup.js"
+import { recordedToOptions } from "./PipelineSettings.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { run } from "../engine/Runner.js"
 import * as Progress from "../report/Progress.js"
@@ -40,7 +43,9 @@ const Manifest = Schema.Struct({
     endpoint: Schema.optional(Schema.String)
   }),
   price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number }))),
-  /** The pipeline's settings from the environment when it ran (retrieval flags, --listwise…). */
+  /** The pipeline's options when it ran (secrets are never recorded). */
+  options: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** Before options were recorded: the pipeline's settings as environment variables. */
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
@@ -59,17 +64,13 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
     )
     const from = (p: string) => (Path.isAbsolute(p) || m.cwd === undefined ? p : Path.resolve(m.cwd, p))
     if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
-    // Load the pipeline with the settings it ran with, not whatever this shell has.
-    if (m.env !== undefined) {
-      const recorded = m.env
-      yield* Effect.sync(() => {
-        for (const key of pipelineEnvKeys) {
-          if (recorded[key] === undefined) delete process.env[key]
-          else process.env[key] = recorded[key]
-        }
-      })
-    }
-    const pipeline = yield* loadPipeline(from(m.pipeline.file))
+    // The pipeline with the options it ran with, not whatever this shell or config has.
+    const definition = yield* loadPipeline(/^[a-z][a-z0-9-]*$/.test(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file))
+    const options = m.options !== undefined
+      ? recordedToOptions(m.options)
+      : Either.map(Either.mapLeft(decodeVariables(m.env ?? {}), (e) => e.message), (d) => d.options)
+    if (Either.isLeft(options)) return yield* new InputError({ file: manifestPath, problem: options.left })
+    const pipeline = instantiate(definition, options.right)
     // From the run's own directory the path stays as the run recorded it, so reports come out the same.
     const input = m.cwd === process.cwd() ? m.input.path : from(m.input.path)
     const scan = yield* scanInput(input)

@@ -6,7 +6,6 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { displayPath } from "./Display.js"
 import { UsageError } from "../domain/Errors.js"
@@ -19,27 +18,20 @@ import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions 
 import { formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
-import { judgeSettings, pipelineEnvKeys, providerFlagsProblem, retrievalEnv, type retrievalFlags, type RunFlags, secretFlags } from "./RunFlags.js"
+import { judgeSettings, pipelineOptionFlags, providerFlagsProblem, type RunFlags, secretFlags } from "./RunFlags.js"
+import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
+import { instantiate } from "../engine/Pipeline.js"
+import type { OptionName } from "../engine/OptionSpecs.js"
 import { Shutdown } from "../engine/Shutdown.js"
-import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
+import { redactArgv } from "../domain/Secrets.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
 import { VERSION } from "../version.js"
 import { thousands } from "../domain/Numbers.js"
 
-/** Recorded in the manifest: URLs in it (the search URL) with their credentials masked. */
-const pipelineEnv = (): Record<string, string> =>
-  Object.fromEntries(pipelineEnvKeys.flatMap((k) => process.env[k] === undefined ? [] : [[k, maskUrlsIn(process.env[k]!)]]))
-
-const applyRetrievalFlags = (flags: { readonly [K in keyof typeof retrievalFlags]: Option.Option<string | number | Redacted.Redacted> }) =>
-  Effect.sync(() => {
-    for (const key of Object.keys(retrievalEnv) as Array<keyof typeof retrievalFlags>) {
-      const value = flags[key]
-      if (Option.isSome(value)) {
-        process.env[retrievalEnv[key]] = Redacted.isRedacted(value.value) ? Redacted.value(value.value) : String(value.value)
-      }
-    }
-  })
+/** The flags of the pipeline options, by option name (see `PipelineSettings.ts`). */
+const optionFlagValues = (flags: RunFlags): Partial<Record<OptionName, FlagValue>> =>
+  Object.fromEntries((Object.keys(pipelineOptionFlags) as Array<OptionName>).map((name) => [name, flags[name] as FlagValue]))
 
 export const runAction = (flags: RunFlags) =>
   Effect.gen(function*() {
@@ -56,9 +48,9 @@ export const runAction = (flags: RunFlags) =>
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
     const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
-    yield* applyRetrievalFlags(flags)
-    if (flags.listwise) process.env.RAG_EVAL_LISTWISE = "1"
-    const pipeline = yield* loadPipeline(flags.pipeline)
+    const definition = yield* loadPipeline(flags.pipeline)
+    const gathered = yield* gatherOptions(definition, optionFlagValues(flags))
+    const pipeline = instantiate(definition, gathered.options)
     if (Option.isNone(flags.provider)) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
@@ -89,7 +81,7 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, env: pipelineEnv() }
+      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources }
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
     if (flags.dryRun) {

@@ -14,9 +14,11 @@ import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { secretFlagNames } from "../domain/Secrets.js"
 import { PROVIDERS } from "../providers/Names.js"
 import { defaultFormats } from "../report/Formats.js"
+import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
+import type * as Redacted from "effect/Redacted"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
-  Args.withDescription("Pipeline file, e.g. pipelines/rag-answers.ts")
+  Args.withDescription("A built-in pipeline by name (rag-answers, answer-synthesis, course-retrieval, search-relevance, evidence-retrieval: `rag-eval pipelines` lists them) or a pipeline file, e.g. ./my-pipeline.ts")
 )
 
 const input = Options.text("input").pipe(
@@ -134,67 +136,58 @@ const prices = Options.text("prices").pipe(Options.withDescription("JSON price t
 const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
 const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
 
-/**
- * Retrieval settings. Pipelines read them from the environment (so the same pipeline file works
- * when driven by env vars alone); a flag sets its variable before the pipeline is loaded.
- */
-export const retrievalFlags = {
-  retriever: Options.choice("retriever", ["precomputed", "http", "bm25"]).pipe(Options.withDescription("Retriever for retrieval pipelines: hits in the test set (default), an HTTP search endpoint, or an embedded BM25 index over --corpus [RAG_EVAL_RETRIEVER]"), Options.optional),
-  topK: Options.integer("top-k").pipe(Options.withDescription("Keep the first N hits of each query [RAG_TOP_K]"), Options.optional),
-  scoreThreshold: Options.float("score-threshold").pipe(Options.withDescription("Drop hits scoring below this before evaluation [RAG_SCORE_THRESHOLD]"), Options.optional),
-  prefetchLimit: Options.integer("prefetch-limit").pipe(Options.withDescription("Hybrid/BM25 prefetch size, recorded and sent to http [HYBRID_PREFETCH_LIMIT]"), Options.optional),
-  rerankTopN: Options.integer("rerank-top-n").pipe(Options.withDescription("Candidates the reranker re-scores, recorded and sent to http [RERANK_TOP_N]"), Options.optional),
-  searchUrl: Options.text("search-url").pipe(Options.withDescription("--retriever http: the search endpoint to POST each query to [RAG_EVAL_SEARCH_URL]"), Options.optional),
-  searchBody: Options.text("search-body").pipe(Options.withDescription("--retriever http: JSON body template, e.g. {\"query\": \"{{query}}\", \"top_k\": {{topK}}} [RAG_EVAL_SEARCH_BODY]"), Options.optional),
-  hitsPath: Options.text("hits-path").pipe(Options.withDescription("--retriever http: JSON path of the hit list in the response, e.g. result.hits [RAG_EVAL_HITS_PATH]"), Options.optional),
-  hitId: Options.text("hit-id").pipe(Options.withDescription("--retriever http: field of a hit's id [RAG_EVAL_HIT_ID]"), Options.optional),
-  hitText: Options.text("hit-text").pipe(Options.withDescription("--retriever http: field of a hit's text [RAG_EVAL_HIT_TEXT]"), Options.optional),
-  hitScore: Options.text("hit-score").pipe(Options.withDescription("--retriever http: field of a hit's score [RAG_EVAL_HIT_SCORE]"), Options.optional),
-  searchTimeout: Options.float("search-timeout").pipe(Options.withDescription("--retriever http: timeout per search, seconds [RAG_EVAL_SEARCH_TIMEOUT]"), Options.optional),
-  searchRetries: Options.integer("search-retries").pipe(Options.withDescription("--retriever http: retries of a failed search [RAG_EVAL_SEARCH_RETRIES]"), Options.optional),
-  searchToken: Options.redacted("search-token").pipe(Options.withDescription("--retriever http: bearer token for the search endpoint, never recorded [RAG_EVAL_SEARCH_TOKEN]"), Options.optional),
-  corpus: Options.text("corpus").pipe(Options.withDescription("--retriever bm25: corpus JSONL of {id, text} [RAG_EVAL_CORPUS]"), Options.optional),
-  fuzzyThreshold: Options.float("fuzzy-threshold").pipe(Options.withDescription("evidence-retrieval: similarity at which a chunk covers a gold span (default 0.7) [RAG_EVAL_FUZZY_THRESHOLD]"), Options.optional),
-  pricePer1k: Options.float("price-per-1k").pipe(Options.withDescription("evidence-retrieval: USD per 1K tokens for the cost report [RAG_EVAL_PRICE_PER_1K]"), Options.optional),
-  fields: Options.text("fields").pipe(Options.withDescription("search-relevance: hit fields the judge sees, e.g. text,title (a case's eval.fields wins) [RAG_EVAL_FIELDS]"), Options.optional)
-}
-
-/** Listwise judging, for the pipelines that grade hits; sets RAG_EVAL_LISTWISE before the pipeline loads. */
-const listwise = Options.boolean("listwise").pipe(Options.withDescription("course-retrieval, search-relevance: judge the hits of a query in one call (at most 20 a call, each hit still graded on its own) instead of one call per hit; fewer prompt tokens [RAG_EVAL_LISTWISE]"))
-
-/** The environment variable each retrieval flag sets. */
-export const retrievalEnv: Readonly<Record<keyof typeof retrievalFlags, string>> = {
-  retriever: "RAG_EVAL_RETRIEVER",
-  topK: "RAG_TOP_K",
-  scoreThreshold: "RAG_SCORE_THRESHOLD",
-  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
-  rerankTopN: "RERANK_TOP_N",
-  searchUrl: "RAG_EVAL_SEARCH_URL",
-  searchBody: "RAG_EVAL_SEARCH_BODY",
-  hitsPath: "RAG_EVAL_HITS_PATH",
-  hitId: "RAG_EVAL_HIT_ID",
-  hitText: "RAG_EVAL_HIT_TEXT",
-  hitScore: "RAG_EVAL_HIT_SCORE",
-  searchTimeout: "RAG_EVAL_SEARCH_TIMEOUT",
-  searchRetries: "RAG_EVAL_SEARCH_RETRIES",
-  searchToken: "RAG_EVAL_SEARCH_TOKEN",
-  corpus: "RAG_EVAL_CORPUS",
-  fuzzyThreshold: "RAG_EVAL_FUZZY_THRESHOLD",
-  pricePer1k: "RAG_EVAL_PRICE_PER_1K",
-  fields: "RAG_EVAL_FIELDS"
+/** A pipeline option's flag, built from the option table (`src/engine/OptionSpecs.ts`). */
+const optionFlag = (name: OptionName) => {
+  const spec = optionSpecs[name]
+  const description = `${spec.description}${spec.defaultText === undefined ? "" : ` (default ${spec.defaultText})`} [${spec.env.join(", ")}]`
+  switch (spec.kind) {
+    case "integer":
+      return Options.integer(spec.flag).pipe(Options.withDescription(description), Options.optional)
+    case "number":
+      return Options.float(spec.flag).pipe(Options.withDescription(description), Options.optional)
+    case "choice":
+      return Options.choice(spec.flag, spec.choices ?? []).pipe(Options.withDescription(description), Options.optional)
+    case "secret":
+      return Options.redacted(spec.flag).pipe(Options.withDescription(description), Options.optional)
+    default:
+      return Options.text(spec.flag).pipe(Options.withDescription(description), Options.optional)
+  }
 }
 
 /**
- * The environment a pipeline file reads its settings from (retrieval, --listwise, fields…), as
- * recorded in the manifest so `rag-eval report` loads the pipeline as the run did. The search token
- * is a secret: never recorded.
+ * The options pipelines may declare, as flags. Which apply depends on the pipeline: the CLI refuses
+ * one the pipeline does not take (`rag-eval run <pipeline> --help` lists its own).
  */
-export const pipelineEnvKeys: ReadonlyArray<string> = [
-  ...Object.values(retrievalEnv).filter((k) => k !== "RAG_EVAL_SEARCH_TOKEN"),
-  "RAG_EVAL_LISTWISE"
-]
+export const pipelineOptionFlags = {
+  retriever: optionFlag("retriever") as Options.Options<Option.Option<string>>,
+  topK: optionFlag("topK") as Options.Options<Option.Option<number>>,
+  scoreThreshold: optionFlag("scoreThreshold") as Options.Options<Option.Option<number>>,
+  prefetchLimit: optionFlag("prefetchLimit") as Options.Options<Option.Option<number>>,
+  rerankTopN: optionFlag("rerankTopN") as Options.Options<Option.Option<number>>,
+  searchUrl: optionFlag("searchUrl") as Options.Options<Option.Option<string>>,
+  searchBody: optionFlag("searchBody") as Options.Options<Option.Option<string>>,
+  hitsPath: optionFlag("hitsPath") as Options.Options<Option.Option<string>>,
+  hitId: optionFlag("hitId") as Options.Options<Option.Option<string>>,
+  hitText: optionFlag("hitText") as Options.Options<Option.Option<string>>,
+  hitScore: optionFlag("hitScore") as Options.Options<Option.Option<string>>,
+  timingsPath: optionFlag("timingsPath") as Options.Options<Option.Option<string>>,
+  searchTimeout: optionFlag("searchTimeout") as Options.Options<Option.Option<number>>,
+  searchRetries: optionFlag("searchRetries") as Options.Options<Option.Option<number>>,
+  searchToken: optionFlag("searchToken") as Options.Options<Option.Option<Redacted.Redacted>>,
+  corpus: optionFlag("corpus") as Options.Options<Option.Option<string>>,
+  fuzzyThreshold: optionFlag("fuzzyThreshold") as Options.Options<Option.Option<number>>,
+  pricePer1k: optionFlag("pricePer1k") as Options.Options<Option.Option<number>>,
+  fields: optionFlag("fields") as Options.Options<Option.Option<string>>,
+  listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
+} satisfies Record<OptionName, unknown>
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
+/** `--config FILE`: flags from a JSON or YAML file (see `ConfigFile.ts`); read before parsing. */
+const config = Options.text("config").pipe(
+  Options.withDescription("Read flags from a JSON or YAML file whose keys are the long flag names (e.g. {\"provider\": \"openai\", \"top-k\": 5}); flags on the command line win; secrets are refused there"),
+  Options.optional
+)
+
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, ...pipelineOptionFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

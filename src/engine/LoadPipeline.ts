@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { UsageError } from "../domain/Errors.js"
-import type { Pipeline } from "./Pipeline.js"
+import type { AnyPipeline } from "./Pipeline.js"
 
 /**
  * Compile TypeScript on the fly for the duration of one import, then unregister: tsx's module hooks
@@ -98,20 +98,35 @@ const describeLoadError = (e: unknown): string => {
   return e instanceof Error ? e.message : String(e)
 }
 
-const isPipeline = (value: unknown): value is Pipeline<unknown, unknown> => {
+const isPipeline = (value: unknown): value is AnyPipeline => {
   if (value === null || typeof value !== "object") return false
   const p = value as Record<string, unknown>
-  return typeof p.name === "string" && typeof p.load === "object" && typeof p.judge === "object" &&
+  if (typeof p.name !== "string") return false
+  if (typeof p.build === "function") return Array.isArray(p.options)
+  return typeof p.load === "object" && typeof p.judge === "object" &&
     typeof p.score === "object" && typeof p.aggregate === "object" && typeof p.report === "object"
 }
 
-export const loadPipeline = (file: string): Effect.Effect<Pipeline<unknown, unknown>, UsageError> =>
+/** A built-in pipeline's name (no path separator, no extension) rather than a file path. */
+const looksLikeName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
+
+/**
+ * A pipeline by built-in name (`rag-answers`, see `src/builtin/`) or by file path (a user's own
+ * pipeline, which may import "rag-eval").
+ */
+export const loadPipeline = (file: string): Effect.Effect<AnyPipeline, UsageError> =>
   Effect.gen(function*() {
+    if (looksLikeName(file)) {
+      const { builtins } = yield* Effect.promise(() => import("../builtin/index.js"))
+      const builtin = builtins.get(file)
+      if (builtin !== undefined) return builtin
+      return yield* new UsageError({ problem: `unknown pipeline "${file}": built-in pipelines are ${[...builtins.keys()].join(", ")}; or give a pipeline file's path (e.g. ./my-pipeline.ts)` })
+    }
     const abs = Path.resolve(file)
     const stat = fs.statSync(abs, { throwIfNoEntry: false })
     if (stat === undefined) {
-      const known = fs.existsSync("pipelines") ? fs.readdirSync("pipelines").filter((f) => f.endsWith(".ts")).map((f) => `pipelines/${f}`) : []
-      return yield* new UsageError({ problem: `pipeline file not found: ${file}${known.length > 0 ? ` (available: ${known.join(", ")})` : ""}` })
+      const { builtins } = yield* Effect.promise(() => import("../builtin/index.js"))
+      return yield* new UsageError({ problem: `pipeline file not found: ${file} (built-in pipelines, by name: ${[...builtins.keys()].join(", ")})` })
     }
     if (!stat.isFile()) return yield* new UsageError({ problem: `pipeline must be a .ts or .js file, not a directory: ${file}` })
     const module = yield* Effect.tryPromise({
@@ -120,7 +135,7 @@ export const loadPipeline = (file: string): Effect.Effect<Pipeline<unknown, unkn
     })
     const pipeline = module.default
     if (!isPipeline(pipeline)) {
-      return yield* new UsageError({ problem: `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report)` })
+      return yield* new UsageError({ problem: `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report; or name, options, build)` })
     }
     return pipeline
   })

@@ -10,6 +10,7 @@ import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { CsvCell } from "../report/Csv.js"
 import type { Rubric } from "../domain/Rubric.js"
+import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Retriever } from "./Retriever.js"
 
 /** What the load stage needs to know about the run. */
@@ -131,5 +132,39 @@ export interface Pipeline<R = unknown, S = unknown> {
   readonly report: ReportView<R, S>
 }
 
-/** Identity with inference: `export default Pipeline.make({ … })`. */
-export const make = <R, S>(pipeline: Pipeline<R, S>): Pipeline<R, S> => pipeline
+/** A pipeline's stages, as its `build` returns them. */
+export type PipelineStages<R, S> = Omit<Pipeline<R, S>, "name" | "description">
+
+/**
+ * A pipeline that takes options: it lists the options it accepts (see `PipelineOptions.ts`) and
+ * builds its stages from their decoded values. The CLI refuses an option the pipeline does not
+ * list, and `rag-eval run <pipeline> --help` shows the ones it does.
+ */
+export interface PipelineDefinition<R = unknown, S = unknown> {
+  readonly name: string
+  readonly description: string
+  readonly options: ReadonlyArray<OptionName>
+  readonly build: (options: PipelineOptions) => PipelineStages<R, S>
+}
+
+/** What a pipeline file exports: a pipeline, or a definition that builds one from options. */
+export type AnyPipeline = Pipeline<any, any> | PipelineDefinition<any, any>
+
+/**
+ * `export default Pipeline.make({ … })`: with `options` and `build`, a pipeline that takes options;
+ * with the stages themselves, one that takes none.
+ */
+export function make<R, S>(pipeline: PipelineDefinition<R, S>): PipelineDefinition<R, S>
+export function make<R, S>(pipeline: Pipeline<R, S>): Pipeline<R, S>
+export function make<R, S>(pipeline: Pipeline<R, S> | PipelineDefinition<R, S>) {
+  return pipeline
+}
+
+export const isDefinition = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>): p is PipelineDefinition<R, S> => "build" in p && typeof p.build === "function"
+
+/** The options a pipeline accepts (none for a pipeline given as its stages). */
+export const declaredOptions = (p: AnyPipeline): ReadonlyArray<OptionName> => (isDefinition(p) ? p.options : [])
+
+/** The pipeline with its options applied. */
+export const instantiate = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>, options: PipelineOptions): Pipeline<R, S> =>
+  isDefinition(p) ? { name: p.name, description: p.description, ...p.build(options) } : p as Pipeline<R, S>

@@ -26,7 +26,6 @@ import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
@@ -34,7 +33,8 @@ import type { LoadStage } from "../engine/Pipeline.js"
 import { precomputed, type Retriever } from "../engine/Retriever.js"
 import * as Bm25 from "./Bm25.js"
 import * as HttpRetriever from "./HttpRetriever.js"
-import { applyParams, type ParamProblem, paramsRecord, type RetrievalParams, validateParams } from "./Params.js"
+import { decodeOptions, type OptionName, optionSpecs, type PipelineOptions, retrievalOptionNames } from "../engine/PipelineOptions.js"
+import { applyParams, paramsRecord, type RetrievalParams, validateParams } from "./Params.js"
 
 export type RetrieverKind = "precomputed" | "http" | "bm25"
 
@@ -92,12 +92,6 @@ const broken = (error: InputError): Retriever["Type"] => ({ name: "invalid", par
 
 const envError = (variable: string, problem: string) => new InputError({ file: "environment", field: variable, problem })
 
-const paramVariables: Readonly<Record<ParamProblem["name"], string>> = {
-  topK: "RAG_TOP_K",
-  scoreThreshold: "RAG_SCORE_THRESHOLD",
-  prefetchLimit: "HYBRID_PREFETCH_LIMIT",
-  rerankTopN: "RERANK_TOP_N"
-}
 
 /** The environment as a ConfigProvider; empty values count as unset. */
 export const envProvider = (env: Readonly<Record<string, string | undefined>>): ConfigProvider.ConfigProvider =>
@@ -112,27 +106,6 @@ export const readEnv = <A>(config: Config.Config<A>, env: Readonly<Record<string
       return envError(variable, text)
     })
   )
-
-const optional = <A>(c: Config.Config<A>) => Config.map(Config.option(c), Option.getOrUndefined)
-
-const settings = Config.all({
-  kind: Config.withDefault(Config.literal("precomputed", "http", "bm25")("RAG_EVAL_RETRIEVER"), "precomputed" as const),
-  topK: optional(Config.integer("RAG_TOP_K")),
-  scoreThreshold: optional(Config.number("RAG_SCORE_THRESHOLD")),
-  prefetchLimit: optional(Config.integer("HYBRID_PREFETCH_LIMIT")),
-  rerankTopN: optional(Config.integer("RERANK_TOP_N")),
-  url: optional(Config.string("RAG_EVAL_SEARCH_URL")),
-  body: optional(Config.string("RAG_EVAL_SEARCH_BODY")),
-  hitsPath: optional(Config.string("RAG_EVAL_HITS_PATH")),
-  idField: optional(Config.string("RAG_EVAL_HIT_ID")),
-  textField: optional(Config.string("RAG_EVAL_HIT_TEXT")),
-  scoreField: optional(Config.string("RAG_EVAL_HIT_SCORE")),
-  timingsPath: optional(Config.string("RAG_EVAL_TIMINGS_PATH")),
-  timeout: optional(Config.number("RAG_EVAL_SEARCH_TIMEOUT")),
-  retries: optional(Config.integer("RAG_EVAL_SEARCH_RETRIES")),
-  token: optional(Config.redacted("RAG_EVAL_SEARCH_TOKEN")),
-  corpus: optional(Config.string("RAG_EVAL_CORPUS"))
-})
 
 export interface FromEnvOptions {
   /** The query text of a case for live retrievers (default: its question). */
@@ -152,14 +125,21 @@ const failedSetup = (error: InputError): RetrievalSetup => ({
   guard: (load) => guardLoad(load, Effect.fail(error))
 })
 
-/** The retrieval of a pipeline as the environment configures it (see the module comment). */
-export const fromEnv = (options: FromEnvOptions = {}, env: Readonly<Record<string, string | undefined>> = process.env): RetrievalSetup => {
-  const read = readEnv(settings, env)
-  if (Either.isLeft(read)) return failedSetup(read.left)
-  const s = read.right
-  const checked = validateParams({ topK: s.topK, scoreThreshold: s.scoreThreshold, prefetchLimit: s.prefetchLimit, rerankTopN: s.rerankTopN })
-  if (Either.isLeft(checked)) return failedSetup(envError(paramVariables[checked.left.name], checked.left.problem))
-  const params = checked.right
+/** Where an option's problem is reported: the flag (`--search-url`), or the environment variable. */
+export type OptionPlace = (option: OptionName) => { readonly file: string; readonly field?: string | undefined }
+
+const atFlag: OptionPlace = (option) => ({ file: `--${optionSpecs[option].flag}` })
+
+/**
+ * The retrieval a pipeline's options configure (see the module comment for what each means).
+ * Problems (a live retriever without its endpoint or corpus, a malformed body template, prefetch or
+ * rerank settings on precomputed hits) fail `ready`, so the run stops before any case is judged.
+ */
+export const fromOptions = (o: PipelineOptions, options: FromEnvOptions = {}, place: OptionPlace = atFlag): RetrievalSetup => {
+  const problem = (option: OptionName, text: string) => new InputError({ ...place(option), problem: text })
+  const params = { topK: o.topK, scoreThreshold: o.scoreThreshold, prefetchLimit: o.prefetchLimit, rerankTopN: o.rerankTopN }
+  const checked = validateParams(params)
+  if (Either.isLeft(checked)) return failedSetup(problem(checked.left.name, checked.left.problem))
   const record = options.record ?? {}
   const withRecord = (r: Retriever["Type"]): Retriever["Type"] => (Object.keys(record).length === 0 ? r : { ...r, params: { ...r.params, ...record } })
   const setup = (kind: RetrieverKind, retriever: Retriever["Type"], ready: Effect.Effect<void, InputError>): RetrievalSetup => ({
@@ -169,38 +149,77 @@ export const fromEnv = (options: FromEnvOptions = {}, env: Readonly<Record<strin
     ready,
     guard: (load) => guardLoad(load, ready)
   })
-  switch (s.kind) {
-    case "precomputed":
-      return setup("precomputed", precomputedWith(params), Effect.void)
-    case "bm25": {
-      if (s.corpus === undefined) return failedSetup(envError("RAG_EVAL_CORPUS", "RAG_EVAL_RETRIEVER=bm25 needs the corpus file (JSONL of { id, text }) in RAG_EVAL_CORPUS"))
-      const bm25 = Bm25.makeWithIndex({ corpus: s.corpus, params, query: options.query })
-      return setup("bm25", bm25.retriever, Effect.asVoid(bm25.ready))
+  const kind = o.retriever ?? "precomputed"
+  if (kind === "precomputed") {
+    // Settings that only a live retriever uses would be silently ignored on precomputed hits.
+    const live = (Object.keys(optionSpecs) as Array<OptionName>).find((n) => optionSpecs[n].liveOnly === true && o[n] !== undefined)
+    if (live !== undefined) {
+      return failedSetup(problem(live, `--${optionSpecs[live].flag} applies only to a live retriever (--retriever http or bm25); the hits here come with the test set`))
     }
-    case "http": {
-      if (s.url === undefined) return failedSetup(envError("RAG_EVAL_SEARCH_URL", "RAG_EVAL_RETRIEVER=http needs the search endpoint in RAG_EVAL_SEARCH_URL"))
-      if (!/^https?:\/\//i.test(s.url)) return failedSetup(envError("RAG_EVAL_SEARCH_URL", `expected an http(s) URL, got "${s.url}"`))
-      if (s.body !== undefined) {
-        const body = HttpRetriever.checkBody(s.body)
-        if (Either.isLeft(body)) return failedSetup(envError("RAG_EVAL_SEARCH_BODY", body.left))
+    return setup("precomputed", precomputedWith(params), Effect.void)
+  }
+  if (kind === "bm25") {
+    if (o.corpus === undefined) return failedSetup(problem("corpus", "--retriever bm25 needs the corpus file (JSONL of { id, text }): --corpus FILE"))
+    const bm25 = Bm25.makeWithIndex({ corpus: o.corpus, params, query: options.query })
+    return setup("bm25", bm25.retriever, Effect.asVoid(bm25.ready))
+  }
+  if (o.searchUrl === undefined) return failedSetup(problem("searchUrl", "--retriever http needs the search endpoint: --search-url URL"))
+  if (!/^https?:\/\//i.test(o.searchUrl)) return failedSetup(problem("searchUrl", `expected an http(s) URL, got "${o.searchUrl}"`))
+  if (o.searchBody !== undefined) {
+    const body = HttpRetriever.checkBody(o.searchBody)
+    if (Either.isLeft(body)) return failedSetup(problem("searchBody", body.left))
+  }
+  const retriever = HttpRetriever.make({
+    url: o.searchUrl,
+    body: o.searchBody,
+    hitsPath: o.hitsPath,
+    idField: o.hitId,
+    textField: o.hitText,
+    scoreField: o.hitScore,
+    timingsPath: o.timingsPath,
+    timeoutMs: o.searchTimeout === undefined ? undefined : Math.round(o.searchTimeout * 1000),
+    retries: o.searchRetries,
+    headers: o.searchToken === undefined ? undefined : { authorization: `Bearer ${Redacted.value(o.searchToken)}` },
+    params,
+    query: options.query
+  })
+  return setup("http", retriever, Effect.void)
+}
+
+/**
+ * Options from environment-style variables (`RAG_EVAL_*` names and their aliases), as text; the
+ * first variable set (non-empty) wins. `env` is always given: nothing here reads the process
+ * environment (the CLI's config layer does, once).
+ */
+export const optionsFromVariables = (env: Readonly<Record<string, string | undefined>>, names: ReadonlyArray<OptionName> = Object.keys(optionSpecs) as Array<OptionName>) => {
+  const raw: Partial<Record<OptionName, string>> = {}
+  const from: Partial<Record<OptionName, string>> = {}
+  for (const name of names) {
+    for (const variable of optionSpecs[name].env) {
+      const value = env[variable]
+      if (value !== undefined && value.trim() !== "") {
+        raw[name] = value
+        from[name] = variable
+        break
       }
-      if (s.timeout !== undefined && !(s.timeout > 0)) return failedSetup(envError("RAG_EVAL_SEARCH_TIMEOUT", `must be a number of seconds > 0 (got ${s.timeout})`))
-      if (s.retries !== undefined && s.retries < 0) return failedSetup(envError("RAG_EVAL_SEARCH_RETRIES", `must be 0 or more (got ${s.retries})`))
-      const retriever = HttpRetriever.make({
-        url: s.url,
-        body: s.body,
-        hitsPath: s.hitsPath,
-        idField: s.idField,
-        textField: s.textField,
-        scoreField: s.scoreField,
-        timingsPath: s.timingsPath,
-        timeoutMs: s.timeout === undefined ? undefined : Math.round(s.timeout * 1000),
-        retries: s.retries,
-        headers: s.token === undefined ? undefined : { authorization: `Bearer ${Redacted.value(s.token)}` },
-        params,
-        query: options.query
-      })
-      return setup("http", retriever, Effect.void)
     }
   }
+  return { raw, from }
+}
+
+/** Typed options from environment-style variables; an invalid value names its variable. */
+export const decodeVariables = (env: Readonly<Record<string, string | undefined>>, names?: ReadonlyArray<OptionName>): Either.Either<{ readonly options: PipelineOptions; readonly place: OptionPlace }, InputError> => {
+  const { raw, from } = optionsFromVariables(env, names)
+  const place: OptionPlace = (option) => ({ file: "environment", field: from[option] ?? optionSpecs[option].env[0] })
+  return Either.map(
+    Either.mapLeft(decodeOptions(raw), (p) => new InputError({ ...place(p.option), problem: `must be ${p.expected} (got "${p.value}")` })),
+    (options) => ({ options, place })
+  )
+}
+
+/** The retrieval environment-style variables configure (tests and library callers; the CLI decodes options itself). */
+export const fromEnv = (options: FromEnvOptions, env: Readonly<Record<string, string | undefined>>): RetrievalSetup => {
+  const decoded = decodeVariables(env, retrievalOptionNames)
+  if (Either.isLeft(decoded)) return failedSetup(decoded.left)
+  return fromOptions(decoded.right.options, options, decoded.right.place)
 }

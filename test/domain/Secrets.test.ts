@@ -1,3 +1,4 @@
+import { optionSpecs } from "../../src/engine/OptionSpecs.js"
 import * as Options from "@effect/cli/Options"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -73,6 +74,8 @@ describe("secret flags come from the flag definitions", () => {
     for (const file of files(Path.join(repoRoot, "src"))) {
       for (const m of fs.readFileSync(file, "utf8").matchAll(/Options\.(?:redacted|secret)\(\s*"([^"]+)"/g)) declared.add(`--${m[1]}`)
     }
+    // Pipeline options' flags are built from the option table: its secret kinds are secret flags too.
+    for (const spec of Object.values(optionSpecs)) if (spec.kind === "secret") declared.add(`--${spec.flag}`)
     expect(declared.size).toBeGreaterThanOrEqual(2)
     const found = new Set([...secretFlagNames(runConfig), ...secretFlagNames(serveConfig, providerFlags)])
     expect([...declared].filter((f) => !found.has(f))).toEqual([])

@@ -213,7 +213,7 @@ describe("rag-eval CLI", () => {
       expect(made.code).toBe(0)
       const runDir = runDirOf(made)
       const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))
-      expect(manifest.env).toEqual({ RAG_EVAL_LISTWISE: "1" })
+      expect(manifest.options).toEqual({ listwise: true })
       const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       expect(before).toContain("Judged listwise")
       const rebuilt = await cli(["report", runDir], { RAG_EVAL_LISTWISE: "", RAG_TOP_K: "2" })

@@ -44,10 +44,15 @@ describe("fromEnv", () => {
       yield* setup.ready
     }))
 
-  it.effect("RAG_TOP_K, RAG_SCORE_THRESHOLD, HYBRID_PREFETCH_LIMIT, RERANK_TOP_N are applied and recorded (blank = unset)", () =>
+  it.effect("RAG_TOP_K and RAG_SCORE_THRESHOLD are applied and recorded (blank = unset); prefetch and rerank settings are refused on precomputed hits", () =>
     Effect.gen(function*() {
-      const setup = fromEnv({ record: { fuzzyThreshold: 0.8 } }, { RAG_TOP_K: "3", RAG_SCORE_THRESHOLD: "0.65", HYBRID_PREFETCH_LIMIT: "100", RERANK_TOP_N: "20", RAG_EVAL_SEARCH_URL: " " })
-      expect(setup.retriever.params).toEqual({ topK: 3, scoreThreshold: 0.65, prefetchLimit: 100, rerankTopN: 20, fuzzyThreshold: 0.8 })
+      const setup = fromEnv({ record: { fuzzyThreshold: 0.8 } }, { RAG_TOP_K: "3", RAG_SCORE_THRESHOLD: "0.65", RAG_EVAL_SEARCH_URL: " " })
+      expect(setup.retriever.params).toEqual({ topK: 3, scoreThreshold: 0.65, fuzzyThreshold: 0.8 })
+      const prefetch = yield* Effect.flip(fromEnv({}, { RAG_TOP_K: "3", HYBRID_PREFETCH_LIMIT: "100" }).ready)
+      expect(prefetch).toMatchObject({ field: "HYBRID_PREFETCH_LIMIT" })
+      expect(prefetch.message).toContain("applies only to a live retriever")
+      const rerank = yield* Effect.flip(fromEnv({}, { RERANK_TOP_N: "20" }).ready)
+      expect(rerank).toMatchObject({ field: "RERANK_TOP_N" })
       const c = yield* setup.retriever.retrieve(aCase)
       expect(c.passages.map((p) => p.id)).toEqual(["p1", "p3"])
     }))
@@ -57,9 +62,9 @@ describe("fromEnv", () => {
       const notANumber = fromEnv({}, { RAG_TOP_K: "ten" })
       const e1 = yield* Effect.flip(notANumber.guard(load).checkColumns({ file: "x.jsonl" }, []))
       expect(e1).toMatchObject({ _tag: "InputError", file: "environment", field: "RAG_TOP_K" })
-      expect(e1.message).toContain("Expected an integer value")
+      expect(e1.message).toContain(`must be a whole number ≥ 1 (got "ten")`)
       const zero = yield* Effect.flip(fromEnv({}, { RAG_TOP_K: "0" }).ready)
-      expect(zero).toMatchObject({ field: "RAG_TOP_K", problem: "must be a whole number ≥ 1 (got 0)" })
+      expect(zero).toMatchObject({ field: "RAG_TOP_K", problem: `must be a whole number ≥ 1 (got "0")` })
       const kind = yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "elastic" }).ready)
       expect(kind).toMatchObject({ field: "RAG_EVAL_RETRIEVER" })
       // A broken setup's retriever fails every case with the same error (never a silent default).

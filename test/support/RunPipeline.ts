@@ -8,7 +8,8 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Judge } from "../../src/judges/Judge.js"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
+import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
+import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { run, type RunOptions } from "../../src/engine/Runner.js"
 import * as Progress from "../../src/report/Progress.js"
@@ -26,8 +27,9 @@ export const hasShared = fs.existsSync(sharedCsv)
 
 export const tempDir = (prefix = "rag-eval-") => fs.mkdtempSync(Path.join(os.tmpdir(), prefix))
 
-export const loadPipelineModule = async (name: string) =>
-  (await import(Path.join(repoRoot, "pipelines", `${name}.ts`))).default as Pipeline<unknown, unknown>
+/** A pipeline file of the repository, built with the given options (none: every default). */
+export const loadPipelineModule = async (name: string, options: PipelineOptions = {}) =>
+  instantiate((await import(Path.join(repoRoot, "pipelines", `${name}.ts`))).default as AnyPipeline, options) as Pipeline<unknown, unknown>
 
 export const runWith = <R, S>(
   pipeline: Pipeline<R, S>,

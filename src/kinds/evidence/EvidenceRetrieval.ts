@@ -17,6 +17,7 @@
  * Cost, when the input reports tokens and a price is set: cost = (input + output tokens) / 1000 ×
  * price per 1K, per query and summed.
  */
+import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -150,11 +151,17 @@ export interface EvidenceSettings {
 
 export const defaultSettings: EvidenceSettings = { fuzzyThreshold: defaultFuzzyThreshold }
 
+/** Settings from the pipeline's decoded options (their ranges are checked as they are decoded). */
+export const settingsFromOptions = (o: Pick<PipelineOptions, "fuzzyThreshold" | "pricePer1k">): EvidenceSettings => ({
+  fuzzyThreshold: o.fuzzyThreshold ?? defaultFuzzyThreshold,
+  pricePer1K: o.pricePer1k
+})
+
 /**
  * Settings from `RAG_EVAL_FUZZY_THRESHOLD` (0 < t ≤ 1, default 0.7) and `RAG_EVAL_PRICE_PER_1K`
  * (USD ≥ 0). Invalid values: the defaults, and `ready` fails with an `InputError` naming the variable.
  */
-export const settingsFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): { readonly settings: EvidenceSettings; readonly ready: Effect.Effect<void, InputError> } => {
+export const settingsFromEnv = (env: Readonly<Record<string, string | undefined>>): { readonly settings: EvidenceSettings; readonly ready: Effect.Effect<void, InputError> } => {
   const read = readEnv(Config.all({
     fuzzyThreshold: Config.withDefault(Config.number("RAG_EVAL_FUZZY_THRESHOLD"), defaultFuzzyThreshold),
     pricePer1K: Config.option(Config.number("RAG_EVAL_PRICE_PER_1K"))

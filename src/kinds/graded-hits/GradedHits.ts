@@ -57,7 +57,7 @@ export interface HitJudgeOptions {
 export const LISTWISE_MAX_HITS = 20
 
 /** `RAG_EVAL_LISTWISE` (set by `--listwise`): judge hits listwise. */
-export const listwiseFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): boolean =>
+export const listwiseFromEnv = (env: Readonly<Record<string, string | undefined>>): boolean =>
   ["1", "true", "yes"].includes((env.RAG_EVAL_LISTWISE ?? "").trim().toLowerCase())
 
 /** Split `n` items into consecutive groups of at most `max`, as equal in size as possible. */

@@ -83,7 +83,7 @@ export const caseFields = (source: Readonly<Record<string, unknown>>): ReadonlyA
  * Default hit fields from `RAG_EVAL_FIELDS` (comma-separated); undefined when unset. A case's own
  * `eval.fields` wins.
  */
-export const fieldsFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): ReadonlyArray<string> | undefined =>
+export const fieldsFromEnv = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<string> | undefined =>
   Either.match(readEnv(Config.option(Config.string("RAG_EVAL_FIELDS")), env), {
     onLeft: () => undefined,
     onRight: Option.match({

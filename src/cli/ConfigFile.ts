@@ -1,0 +1,97 @@
+/**
+ * `--config FILE`: flags from a JSON or YAML file whose keys are the long flag names
+ * (`{ "provider": "openai", "top-k": 5, "listwise": true }`). The file's flags are added to the
+ * command line before it is parsed, so they are checked exactly as typed flags are; a flag on the
+ * command line wins over the file. Secrets are refused in the file: they come from the environment
+ * or the command line only. YAML is read with the `yaml` package (eemeli/yaml, maintained, YAML 1.2).
+ */
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import { parse as parseYaml } from "yaml"
+import { UsageError } from "../domain/Errors.js"
+
+interface FlagShape {
+  readonly boolean: boolean
+  readonly secret: boolean
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** Every flag a command config declares (walking @effect/cli's descriptors, as `secretFlagNames` does). */
+export const flagShapes = (config: unknown): ReadonlyMap<string, FlagShape> => {
+  const found = new Map<string, FlagShape>()
+  const seen = new Set<unknown>()
+  const walk = (node: unknown): void => {
+    if (!isRecord(node) || seen.has(node)) return
+    seen.add(node)
+    if (node._tag === "Single") {
+      const primitive = node.primitiveType
+      const tag = isRecord(primitive) ? primitive._tag : undefined
+      if (typeof node.name === "string") found.set(node.name, { boolean: tag === "Bool", secret: tag === "Redacted" || tag === "Secret" })
+      return
+    }
+    if (typeof node._tag === "string") {
+      for (const key of ["options", "left", "right", "argumentOption"]) walk(node[key])
+      return
+    }
+    for (const value of Object.values(node)) walk(value)
+  }
+  walk(config)
+  return found
+}
+
+/** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns). */
+const flagValue = (value: unknown): string | undefined => {
+  if (typeof value === "string") return value
+  if (typeof value === "number" && Number.isFinite(value)) return String(value)
+  if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) return value.join(",")
+  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string")) return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+  return undefined
+}
+
+const given = (argv: ReadonlyArray<string>, name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
+
+/**
+ * The arguments with a `--config FILE`'s flags added (those not already given). `argv` is the
+ * command's own arguments (after `run` or `serve`); `config` its @effect/cli options.
+ */
+export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Effect.Effect<ReadonlyArray<string>, UsageError> =>
+  Effect.gen(function*() {
+    const at = argv.findIndex((a) => a === "--config" || a.startsWith("--config="))
+    if (at === -1) return argv
+    const file = argv[at]!.startsWith("--config=") ? argv[at]!.slice("--config=".length) : argv[at + 1]
+    if (file === undefined || file === "") return yield* new UsageError({ problem: "--config needs a file: --config rag-eval.json (or .yaml)" })
+    const text = yield* Effect.try({
+      try: () => fs.readFileSync(file, "utf8"),
+      catch: (e) => new UsageError({ problem: `--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` })
+    })
+    const yaml = /\.ya?ml$/i.test(file)
+    const parsed = yield* Effect.tryPromise({
+      try: async () => (yaml ? parseYaml(text, { prettyErrors: true }) as unknown : JSON.parse(text) as unknown),
+      catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}` })
+    })
+    if (!isRecord(parsed) || Array.isArray(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
+    const shapes = flagShapes(config)
+    const added: Array<string> = []
+    for (const [key, value] of Object.entries(parsed)) {
+      const name = key.replace(/^--/, "")
+      const shape = shapes.get(name)
+      if (shape === undefined || name === "config") {
+        return yield* new UsageError({ problem: `--config ${file}: unknown key "${key}" (keys are the long flag names of this command, e.g. provider, model, top-k; see --help)` })
+      }
+      if (shape.secret) {
+        return yield* new UsageError({ problem: `--config ${file}: "${key}" is a secret and is not accepted in a config file; give it with --${name} or its environment variable` })
+      }
+      if (given(argv, name)) continue
+      if (shape.boolean) {
+        if (typeof value !== "boolean") return yield* new UsageError({ problem: `--config ${file}: "${key}" must be true or false (got ${JSON.stringify(value)})` })
+        if (value) added.push(`--${name}`)
+        continue
+      }
+      const text = typeof value === "boolean" ? String(value) : flagValue(value)
+      if (text === undefined) return yield* new UsageError({ problem: `--config ${file}: "${key}" must be a string, a number or a list (got ${JSON.stringify(value)})` })
+      added.push(`--${name}`, text)
+    }
+    const rest = [...argv.slice(0, at), ...argv.slice(argv[at]!.startsWith("--config=") ? at + 1 : at + 2)]
+    return [...rest, ...added]
+  })
