@@ -153,6 +153,30 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
 const EXPECTED = /^Expected (.+), actual (.+)$/s
 
 /**
+ * A type as Effect's parser writes it, in words for a client: `string` → `a string`,
+ * `{ readonly … }` → `an object`, `ReadonlyArray<Hit>` → `an array` (messages the schemas already
+ * word themselves, such as `a positive number`, pass as they are).
+ */
+export const typeInWords = (type: string): string => {
+  const t = type.trim()
+  if (t === "string") return "a string"
+  if (t === "number") return "a number"
+  if (t === "boolean") return "true or false"
+  if (t === "null") return "null"
+  if (t.startsWith("{")) return "an object"
+  if (/^(?:Readonly)?Array<|^readonly \[|^\[/.test(t) || /^NonEmptyReadonlyArray/.test(t)) return "an array"
+  if (/^[A-Z][A-Za-z]*$/.test(t)) return "an object"
+  return t
+}
+
+/** One parser message in words: `Expected string, actual 5` → `expected a string, got 5`; `is missing` → `is required`. */
+const inWords = (message: string): string => {
+  if (message === "is missing") return "is required"
+  const m = EXPECTED.exec(message)
+  return m === null ? message : `expected ${typeInWords(m[1]!)}, got ${m[2]}`
+}
+
+/**
  * Every problem of a schema violation, with its path; the members of a union failing at one path
  * are one problem (`Expected "exponential" or "linear", actual "cubic"`).
  */
@@ -169,8 +193,8 @@ export const problemsOf = (error: ParseResult.ParseError): ReadonlyArray<Problem
     const parsed = messages.map((m) => EXPECTED.exec(m))
     const actual = parsed[0]?.[2]
     const merged = messages.length > 1 && parsed.every((m) => m !== null && m[2] === actual)
-      ? `Expected ${parsed.map((m) => m![1]).join(" or ")}, actual ${actual}`
-      : messages.join("; ")
+      ? `expected ${parsed.map((m) => typeInWords(m![1]!)).join(" or ")}, got ${actual}`
+      : messages.map(inWords).join("; ")
     return { path, message: merged }
   })
 }

@@ -19,7 +19,16 @@ export const QueryInputs = Schema.Struct({
 })
 
 /** `{ "inputs": { "text": "…" } }`; other keys (an integrated-inference query's `top_k`…) are ignored. */
-export const Query = Schema.Struct({ inputs: QueryInputs }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export const QueryObject = Schema.Struct({ inputs: QueryInputs }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/** The query: `{ "inputs": { "text": "…" } }`, or its text alone (`"query": "…"`, as `rag-eval run` accepts). */
+export const Query = Schema.Union(
+  Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "the query text is empty")),
+  QueryObject
+).annotations({
+  description: "The query text, or { \"inputs\": { \"text\": \"…\" } }",
+  message: () => ({ message: "expected the query text (a non-empty string) or { \"inputs\": { \"text\": \"…\" } }", override: true })
+})
 
 export const Gain = Schema.Literal("exponential", "linear").annotations({
   description: "NDCG gain: exponential (2^grade − 1, the default) or linear (grade)"
@@ -29,7 +38,7 @@ export type Gain = typeof Gain.Type
 export const defaultFields: ReadonlyArray<string> = ["text"]
 
 export const EvalOptions = Schema.Struct({
-  fields: Schema.optionalWith(Schema.NonEmptyArray(NonEmptyString), { exact: true }).annotations({
+  fields: Schema.optionalWith(Schema.NonEmptyArray(NonEmptyString).annotations({ message: () => ({ message: "expected a non-empty array of field names, e.g. [\"title\", \"text\"]", override: true }) }), { exact: true }).annotations({
     description: "Hit fields the judge reads (default [\"text\"]); one field is shown as its value, several as `field: value` lines"
   }),
   debug: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({
@@ -64,7 +73,7 @@ export const SearchRequest = Schema.Struct({
   }),
   query: Query,
   eval: Schema.optionalWith(EvalOptions, { exact: true }),
-  hits: Schema.Array(Hit).annotations({ description: "The ranked hits, best first" })
+  hits: Schema.Array(Hit).annotations({ description: "The ranked hits, best first", message: () => "expected an array of hits ({ \"id\": \"…\", \"text\": \"…\" })" })
 }).annotations({ identifier: "SearchRequest", parseOptions: { onExcessProperty: "error" } })
 export type SearchRequest = typeof SearchRequest.Type
 

@@ -25,16 +25,19 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { InputError } from "../domain/Errors.js"
-import { type Judgment, type JudgeTask, noUsage, type Usage as TokenUsage, type Verdict } from "../domain/Judgment.js"
+import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Usage as TokenUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Judge } from "../judges/Judge.js"
 import { loadRubric } from "../judges/Prompt.js"
 import { averagePrecision } from "../metrics/averagePrecision.js"
 import { ndcg } from "../metrics/ndcg.js"
 import { reciprocalRank } from "../metrics/reciprocalRank.js"
-import { hitTarget } from "../kinds/graded-hits/GradedHits.js"
+import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
 import { taskKey, toJudgment } from "../engine/Runner.js"
-import { defaultRubric, hitText, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
+import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
+import { listKeys } from "../engine/JudgmentKey.js"
+import type { ListSpec } from "../engine/Pipeline.js"
+import type { EvalCase } from "../domain/Case.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import type { Client, FairShare } from "./FairShare.js"
 import {
@@ -78,8 +81,8 @@ const join = (prefix: string, rest: string) => (prefix === "" ? rest : `${prefix
  * What the schema cannot check: every hit has at least one of the chosen fields. `path` prefixes
  * problem paths (e.g. `requests[2]`).
  */
-export const prepare = (request: SearchRequest, path = ""): Either.Either<PreparedQuery, ReadonlyArray<Problem>> => {
-  const fields = request.eval?.fields ?? defaultFields
+export const prepare = (request: SearchRequest, path = "", serverFields: ReadonlyArray<string> = defaultFields): Either.Either<PreparedQuery, ReadonlyArray<Problem>> => {
+  const fields = request.eval?.fields ?? serverFields
   const problems: Array<Problem> = []
   const passages: Array<string> = []
   request.hits.forEach((hit, i) => {
@@ -96,7 +99,7 @@ export const prepare = (request: SearchRequest, path = ""): Either.Either<Prepar
   if (problems.length > 0) return Either.left(problems)
   return Either.right({
     caseId: request.id ?? defaultCaseId,
-    query: request.query.inputs.text.trim(),
+    query: (typeof request.query === "string" ? request.query : request.query.inputs.text).trim(),
     hits: request.hits,
     passages,
     debug: request.eval?.debug ?? false,
@@ -122,6 +125,8 @@ export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics =>
 export class Evaluator extends Context.Tag("rag-eval/server/Evaluator")<Evaluator, {
   readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly local: boolean }
   readonly rubric: { readonly id: string; readonly hash: string }
+  /** Hit fields the judge reads when a request does not choose them. */
+  readonly fields: ReadonlyArray<string>
   /** Judge and score one query. Fails when a judgment failed (502; 500 for the local judge). */
   readonly evaluate: (query: PreparedQuery) => Effect.Effect<SearchResponse, UpstreamFailed | InternalError>
   /** Several queries, judged concurrently (the judge's gate bounds the calls in flight). */
@@ -136,6 +141,10 @@ interface Judged {
 
 export interface EvaluatorOptions {
   readonly promptsDir?: string | undefined
+  /** Judge a query's hits in one call (at most `LISTWISE_MAX_HITS` a call), as `run --listwise` does: the same keys, so the cache is shared. */
+  readonly listwise?: boolean | undefined
+  /** Hit fields the judge reads when a request does not say (`eval.fields` wins); default ["text"]. */
+  readonly fields?: ReadonlyArray<string> | undefined
   /** Shares the LLM judge's calls fairly between requests (`FairShare.ts`); without it, first come first served. */
   readonly fairShare?: FairShare | undefined
 }
@@ -148,7 +157,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
   Effect.gen(function*() {
     const judge = yield* Judge
     const cache = yield* JudgmentCache
-    const rubric: Rubric = yield* loadRubric(defaultRubric, options.promptsDir)
+    const rubric: Rubric = yield* loadRubric(options.listwise === true ? listwiseRubric : defaultRubric, options.promptsDir)
 
     const task = (q: PreparedQuery, index: number) => {
       const hit = q.hits[index]!
@@ -185,26 +194,81 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
      * Judge every hit of every query; a key asked twice in one request is judged once. Tokens are
      * attributed per query to the first query that needed the judgment (cache hits cost nothing).
      */
+    /**
+     * A query's hits as the CLI's listwise search-relevance judges them: groups of at most
+     * `LISTWISE_MAX_HITS`, each one call, each hit its own judgment under the CLI's key.
+     */
+    const lists = (q: PreparedQuery) => {
+      const items = q.hits.map((hit, i) => ({ target: hitTarget(hit), vars: { passage: q.passages[i]! } }))
+      let start = 0
+      return groupSizes(items.length, LISTWISE_MAX_HITS).map((size) => {
+        const spec: ListSpec = { rubric: rubric.id, vars: { query: q.query }, items: items.slice(start, start += size), pool: q.passages }
+        const keys = listKeys(pipelineName, judge, rubric, { id: q.caseId } as EvalCase, 1, spec)
+        const task: ListJudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, vars: spec.vars, items: spec.items, pool: q.passages }
+        return { keys, task }
+      })
+    }
+
+    /** One list: from the cache when every item is there, else one call; a failure fails each item with its reason. */
+    const judgeList = (keys: ReadonlyArray<string>, t: ListJudgeTask, client: Client | undefined): Effect.Effect<ReadonlyArray<Judged>> =>
+      Effect.gen(function*() {
+        if (!judge.local) {
+          const hits = yield* Effect.forEach(keys, (key) => cache.get(key))
+          if (hits.every(Option.isSome)) return hits.map((h) => ({ judgment: { ...h.value, caseId: t.caseId }, spent: noUsage }))
+        }
+        const started = performance.now()
+        const failedAll = (reason: string, attempts: number) => t.items.map((): Verdict => ({ status: "failed", failure: "transport", score: null, reason, usage: noUsage, attempts }))
+        const verdicts = yield* (client === undefined ? judge.judgeList(t) : client.run(judge.judgeList(t))).pipe(
+          Effect.catchTags({
+            FatalJudgeError: (e) => Effect.succeed(failedAll(e.line, 1)),
+            JudgeStopped: () => Effect.succeed(failedAll("the server is shutting down", 0)),
+            OutputError: (e) => Effect.die(e)
+          })
+        )
+        const latency = performance.now() - started
+        return yield* Effect.forEach(t.items, (item, i) =>
+          Effect.gen(function*() {
+            const v = verdicts[i] ?? { status: "failed" as const, score: null, reason: "the judge returned no verdict for this hit", usage: noUsage, attempts: 0 }
+            const judgment = toJudgment(keys[i]!, { ...t, target: item.target }, v, judge, latency)
+            if (!judge.local) yield* cache.put(judgment)
+            return { judgment, spent: v.usage }
+          }))
+      })
+
     const judgeAll = (queries: ReadonlyArray<PreparedQuery>) =>
       Effect.gen(function*() {
+        // One client per request: its calls take turns with other requests' calls.
+        const client = judge.local ? undefined : options.fairShare?.client()
+        if (options.listwise === true) {
+          const perQuery = queries.map(lists)
+          const unique = new Map<string, { keys: ReadonlyArray<string>; task: ListJudgeTask }>()
+          for (const row of perQuery) for (const l of row) if (!unique.has(l.keys.join(","))) unique.set(l.keys.join(","), l)
+          const judgedLists = yield* Effect.forEach([...unique.values()], (l) => judgeList(l.keys, l.task, client), { concurrency: judge.local ? 1 : "unbounded" })
+          const judged = new Map<string, Judged>()
+          ;[...unique.values()].forEach((l, i) => l.keys.forEach((key, j) => judged.set(key, judgedLists[i]![j]!)))
+          return attribute(perQuery.map((row) => row.flatMap((l) => l.keys)), judged)
+        }
         const tasks = queries.map((q) => q.hits.map((_, i) => task(q, i)))
         const unique = new Map<string, JudgeTask>()
         for (const row of tasks) for (const t of row) if (!unique.has(t.key)) unique.set(t.key, t.task)
-        // One client per request: its calls take turns with other requests' calls.
-        const client = judge.local ? undefined : options.fairShare?.client()
         const judged = new Map(yield* Effect.forEach(
           [...unique],
           ([key, t]) => Effect.map(judgeOne(key, t, client), (j) => [key, j] as const),
           { concurrency: judge.local ? 1 : "unbounded" }
         ))
+        return attribute(tasks.map((row) => row.map((t) => t.key)), judged)
+      })
+
+    /** Each query's judgments, with the tokens it paid for (a judgment shared by queries counts once, for the first). */
+    const attribute = (keysPerQuery: ReadonlyArray<ReadonlyArray<string>>, judged: ReadonlyMap<string, Judged>) => {
         const attributed = new Set<string>()
-        return tasks.map((row) => {
+        return keysPerQuery.map((row) => {
           let inputTokens = 0
           let outputTokens = 0
-          const judgments = row.map((t) => {
-            const j = judged.get(t.key)!
-            if (!attributed.has(t.key)) {
-              attributed.add(t.key)
+          const judgments = row.map((key) => {
+            const j = judged.get(key)!
+            if (!attributed.has(key)) {
+              attributed.add(key)
               inputTokens += j.spent.inputTokens
               outputTokens += j.spent.outputTokens
             }
@@ -212,7 +276,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           })
           return { judgments, usage: { inputTokens, outputTokens } }
         })
-      })
+    }
 
     /** The error when any judgment failed: 502 naming each failed hit (500 if the local judge failed). */
     const failure = (queries: ReadonlyArray<PreparedQuery>, perQuery: ReadonlyArray<{ readonly judgments: ReadonlyArray<Judgment> }>) => {
@@ -268,6 +332,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
     return Evaluator.of({
       judge: { provider: judge.provider, model: judge.model, label: judge.label, local: judge.local },
       rubric: { id: rubric.id, hash: rubric.hash },
+      fields: options.fields ?? defaultFields,
       evaluate: (q) => Effect.map(evaluateBatch([q]), (batch) => batch.results[0]!),
       evaluateBatch
     })

@@ -49,6 +49,10 @@ import { EvaluationSlots, type SlotsStats } from "./Slots.js"
 
 export interface ServerOptions {
   readonly host: string
+  /** `--listwise`: a query's hits judged in one call (see `EvaluatorOptions`). */
+  readonly listwise?: boolean | undefined
+  /** `--fields`: the hit fields the judge reads when a request does not say. */
+  readonly fields?: ReadonlyArray<string> | undefined
   /** 0 = an ephemeral port. */
   readonly port: number
   readonly maxBodyBytes: number
@@ -138,11 +142,11 @@ const hitCount = (json: unknown): number => {
   return Array.isArray(json.requests) ? json.requests.reduce((sum: number, r: unknown) => sum + one(r), 0) : one(json)
 }
 
-const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) => string) => {
+const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) => string, fields: ReadonlyArray<string>) => {
   const problems: Array<Problem> = []
   const queries: Array<Evaluate.PreparedQuery> = []
   requests.forEach((r, i) =>
-    Either.match(Evaluate.prepare(r, prefix(i)), {
+    Either.match(Evaluate.prepare(r, prefix(i), fields), {
       onLeft: (p) => problems.push(...p),
       onRight: (q) => queries.push(q)
     })
@@ -160,7 +164,7 @@ export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
       .handleRaw("search", ({ request }) =>
         Effect.gen(function*() {
           const body = yield* readRequest(request, SearchRequest, config)
-          const [query] = yield* prepared([body], () => "")
+          const [query] = yield* prepared([body], () => "", evaluator.fields)
           return yield* slots.run(evaluator.evaluate(query!))
         }))
       .handleRaw("searchBatch", ({ request }) =>
@@ -170,7 +174,7 @@ export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
             const message = `at most ${config.maxBatch} requests in one batch (got ${body.requests.length}); split it, or start the server with a larger --max-batch`
             return yield* Effect.fail(apiError(400, "invalid_request", message, [{ path: "requests", message }]))
           }
-          const queries = yield* prepared(body.requests, (i) => `requests[${i}]`)
+          const queries = yield* prepared(body.requests, (i) => `requests[${i}]`, evaluator.fields)
           return yield* slots.run(evaluator.evaluateBatch(queries))
         }))
   }))
@@ -320,7 +324,7 @@ export const start = (options: ServerOptions): Effect.Effect<
     })
     const traffic = makeTraffic()
     const slots = yield* Slots.make({ concurrency: options.concurrency, queue: options.queue })
-    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency) })
+    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency), listwise: options.listwise, fields: options.fields })
     const services = Layer.mergeAll(
       Layer.succeed(Evaluator, evaluator),
       Layer.succeed(EvaluationSlots, slots),

@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
 import { judgeLayer } from "../cli/JudgeLayer.js"
-import { judgeSettings, providerFlags } from "../cli/RunFlags.js"
+import { judgeSettings, pipelineOptionFlags, providerFlags } from "../cli/RunFlags.js"
 import { Shutdown } from "../engine/Shutdown.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import { parseSize } from "./Body.js"
@@ -81,7 +81,7 @@ const untilStopRequested = Effect.flatMap(Effect.serviceOption(Shutdown), (shutd
   }))
 
 /** The flags of `serve` (its own and the provider flags it shares with `run`). */
-export const serveConfig = { host, port, maxBody, tokenEnv, queue, maxBatch, maxHits, shutdownGrace, requestTimeout, out, noCache, concurrency, ...providerFlags }
+export const serveConfig = { host, port, maxBody, tokenEnv, queue, maxBatch, maxHits, shutdownGrace, requestTimeout, out, noCache, concurrency, listwise: pipelineOptionFlags.listwise, fields: pipelineOptionFlags.fields, ...providerFlags }
 
 export const serveCommand = Command.make(
   "serve",
@@ -106,6 +106,13 @@ export const serveCommand = Command.make(
       if (Option.isNone(flags.provider)) {
         yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
       }
+      // The search-relevance options serve takes, gathered as `run` gathers a pipeline's (flags, then
+      // the environment, announced).
+      const { gatherOptions } = yield* Effect.promise(() => import("../cli/PipelineSettings.js"))
+      const gathered = yield* gatherOptions(
+        { name: "serve", description: "", options: ["listwise", "fields"], build: () => { throw new Error("not a pipeline") } },
+        { listwise: flags.listwise, fields: flags.fields }
+      )
       const judge = judgeLayer(judgeSettings(flags, flags.concurrency))
       const cache = flags.noCache ? JudgmentCache.layerNone : SharedCache.layerFile(JudgmentCache.cacheDir(flags.out))
       yield* Effect.scoped(
@@ -122,7 +129,9 @@ export const serveCommand = Command.make(
             maxHits: flags.maxHits,
             shutdownGraceMs: Math.round(flags.shutdownGrace * 1000),
             requestTimeoutMs: Math.round(flags.requestTimeout * 1000),
-            token: Option.getOrUndefined(token)
+            token: Option.getOrUndefined(token),
+            listwise: gathered.options.listwise,
+            fields: gathered.options.fields !== undefined && gathered.options.fields.length > 0 ? gathered.options.fields : undefined
           }).pipe(
             Effect.catchTag("ServeError", (e) =>
               Effect.fail(new UsageError({ problem: `cannot listen on ${flags.host}:${flags.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}` })))

@@ -37,8 +37,8 @@ describe("problems", () => {
     const error = Either.getLeft(result)
     expect(error._tag).toBe("Some")
     if (error._tag === "Some") {
-      expect(error.value.error.problems).toEqual([{ path: "eval.gain", message: "Expected \"exponential\" or \"linear\", actual \"cubic\"" }])
-      expect(error.value.error.message).toBe("invalid request (1 problem): eval.gain: Expected \"exponential\" or \"linear\", actual \"cubic\"")
+      expect(error.value.error.problems).toEqual([{ path: "eval.gain", message: "expected \"exponential\" or \"linear\", got \"cubic\"" }])
+      expect(error.value.error.message).toBe("invalid request (1 problem): eval.gain: expected \"exponential\" or \"linear\", got \"cubic\"")
     }
   })
   it("the SPEC §8 request decodes", () => {

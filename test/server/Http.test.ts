@@ -220,9 +220,9 @@ describe("errors: one JSON shape for every status", () => {
         "hits[0].id",
         "hits[1].id",
         "hits[2]",
-        "query.inputs.text"
+        "query"
       ])
-      expect(error.problems.find((p) => p.path === "hits[0].id")!.message).toBe("is missing")
+      expect(error.problems.find((p) => p.path === "hits[0].id")!.message).toBe("is required")
       expect(error.message).toMatch(/^invalid request \(9 problems\)/)
       expectError(yield* post(search(server.url), { hits: [] }), 400, "invalid_request")
       expectError(yield* post(search(server.url), [1, 2]), 400, "invalid_request")

@@ -41,7 +41,9 @@ export const serve = (options: TestServerOptions = {}): Effect.Effect<RunningSer
       maxHits: options.maxHits,
       shutdownGraceMs: options.shutdownGraceMs,
       requestTimeoutMs: options.requestTimeoutMs,
-      token: options.token
+      token: options.token,
+      listwise: options.listwise,
+      fields: options.fields
     }).pipe(Effect.provide(context))
   }).pipe(Effect.orDie)
 
