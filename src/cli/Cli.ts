@@ -29,7 +29,7 @@ const reportCommand = Command.make(
   {
     runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
     format: Options.text("format").pipe(
-      Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+      Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
       Options.withDefault(defaultFormats.join(","))
     ),
     csvRaw

@@ -31,7 +31,7 @@ const out = Options.text("out").pipe(
 )
 const limit = Options.integer("limit").pipe(Options.withDescription("Evaluate only the first N cases"), Options.optional)
 const format = Options.text("format").pipe(
-  Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+  Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
   Options.withDefault(defaultFormats.join(","))
 )
 export const provider = Options.choice("provider", PROVIDERS).pipe(
