@@ -44,9 +44,9 @@ const inspect = async (file: string, screenshot: string) => {
     // Each chart: an SVG whose mark groups hold drawn shapes (bars, cells, text).
     const marks = await page.$$eval("figure.chart", (figures) =>
       figures.map((f) => f.querySelectorAll("svg g.role-mark path, svg g.role-mark rect, svg g.role-mark text").length))
-    const pwned = await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? 0)
+    const pwned = await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned ?? 0)
     // Sort by the line column: descending on the second click.
-    const lines = () => page.$$eval("#cases tbody tr", (rows) => rows.map((r) => Number((r as HTMLTableRowElement).cells[1]!.textContent)))
+    const lines = () => page.$$eval("#cases tbody tr", (rows) => rows.map((r) => Number((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells[1]!.textContent)))
     const before = await lines()
     const header = page.locator("#cases thead th", { hasText: /^line$/ })
     await header.click()
