@@ -14,8 +14,10 @@ import { calibrateCommand } from "../commands/Calibrate.js"
 import { compareCommand } from "../commands/Compare.js"
 import { trecCommand } from "../commands/Trec.js"
 import { displayPath } from "./Display.js"
+import { wizardWithoutTerminal } from "./Colour.js"
+import { UsageError } from "../domain/Errors.js"
 import { defaultFormats } from "../report/Formats.js"
-import { csvRaw, runConfig } from "./RunFlags.js"
+import { csvRaw, details, failUnder, json, runConfig } from "./RunFlags.js"
 import { serveCommand } from "../server/ServeCommand.js"
 import { VERSION } from "../version.js"
 
@@ -32,16 +34,23 @@ const reportCommand = Command.make(
       Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
       Options.withDefault(defaultFormats.join(","))
     ),
-    csvRaw
+    csvRaw,
+    // Reports and CI gates (issue 13).
+    failUnder,
+    details,
+    json,
+    partial: Options.boolean("partial").pipe(Options.withDescription("Render a stopped run: what the journal holds (cases with every judgment), marked as partial on every page"))
   },
-  ({ runDir, format, csvRaw }) =>
+  ({ runDir, format, csvRaw, failUnder, details, json, partial }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
+      const { parseFailUnder } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
-      const outcome = yield* reportRun(runDir, reporters)
-      for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
-      yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+      const thresholds = Option.isSome(failUnder) ? yield* parseFailUnder(failUnder.value) : undefined
+      const outcome = yield* reportRun(runDir, reporters, { partial, details })
+      yield* finishRun(outcome, { json, thresholds, maxFailures: undefined, partial })
     })
 ).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
 
@@ -89,7 +98,12 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
 export const main = (argv: ReadonlyArray<string>) =>
-  cli(argv).pipe(
+  Effect.suspend(() =>
+    // --wizard reads answers from stdin: refuse at once instead of waiting on a pipe forever.
+    wizardWithoutTerminal(argv, process.stdin.isTTY)
+      ? Effect.fail(new UsageError({ problem: "--wizard needs a terminal (stdin is not a TTY); give the command's flags instead (see --help)" }))
+      : cli(argv)
+  ).pipe(
     Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
     Effect.catchTags({
       InputError: (e) => fail(2, `error: ${e.message}`),
@@ -98,6 +112,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
+      GateFailed: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))

@@ -44,7 +44,7 @@ const Manifest = Schema.Struct({
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
-export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
+export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number } = {}) =>
   Effect.gen(function*() {
     const manifestPath = Path.join(runDir, "manifest.json")
     if (!fs.existsSync(manifestPath)) {
@@ -101,7 +101,9 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,
-      replay: true
+      replay: true,
+      partial: options.partial,
+      details: options.details
     }).pipe(Effect.provide(Layer.mergeAll(
       replayJudge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
