@@ -32,7 +32,7 @@ export const headlineMetrics = (runDir: string): Effect.Effect<Record<string, nu
 
 /** The object `run --json` prints: one line of JSON on stdout. */
 export const jsonSummary = <S>(outcome: RunOutcome<S>, metrics: Record<string, number | null>, gate: ReadonlyArray<GateResult> | undefined, options: FinishOptions) => ({
-  runDir: outcome.info.runDir,
+  runDir: Path.resolve(outcome.info.runDir),
   runId: outcome.info.runId,
   pipeline: outcome.info.pipeline,
   judge: outcome.info.judge.label,
@@ -47,7 +47,7 @@ export const jsonSummary = <S>(outcome: RunOutcome<S>, metrics: Record<string, n
     results: gate.map((g) => ({ metric: g.threshold.metric, minimum: g.threshold.minimum, value: g.value, met: g.met }))
   },
   failuresAllowed: options.maxFailures ?? null,
-  files: outcome.files
+  files: outcome.files.map((f) => Path.resolve(f))
 })
 
 export const finishRun = <S>(outcome: RunOutcome<S>, options: FinishOptions) =>

@@ -157,7 +157,8 @@ export const html: Reporter = {
   writeFinal: (info, final, partial) => Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeFinalHtml(info, final, partial))
 }
 
-export const all: ReadonlyArray<Reporter> = [markdown, csv, json, html]
+/** The text formats (what library callers and the test helpers write by default); add `html` for the page with charts. */
+export const all: ReadonlyArray<Reporter> = [markdown, csv, json]
 export { defaultFormats } from "./Formats.js"
 
 /** Parse `--format markdown,csv,json`; `csvRaw` (`--csv-raw`) writes CSV cells without neutralising formulas. */
