@@ -153,3 +153,23 @@ describe("compare as a CI gate", () => {
     expect(mixed.stderr).toContain("run A is rag-answers and run B is course-retrieval")
   }, 90_000)
 })
+
+describe("calibrate on a run directory feeds the HTML report", () => {
+  it("calibrate <run-dir> writes calibration.json into the run; report --format html shows the calibration section", async () => {
+    const out = tempDir("rag-eval-calibrate-html-")
+    expect((await cli(["run", "pipelines/course-retrieval.ts", "--input", "test-sets/course-retrieval/sample.json", "--out", out, "--quiet"])).code).toBe(0)
+    const dir = runDir(out, "course-retrieval")
+    // Human labels: the judge's own grades with every 3 lowered to 2.
+    const labels = Path.join(out, "human.qrels")
+    fs.writeFileSync(labels, fs.readFileSync(Path.join(dir, "qrels.txt"), "utf8").replace(/ 3$/gm, " 2"))
+    const cal = await cli(["calibrate", dir, "--labels", labels, "--resamples", "50"])
+    expect(cal.code).toBe(0)
+    const json = JSON.parse(fs.readFileSync(Path.join(dir, "calibration.json"), "utf8"))
+    expect(json.criteria[0].pairs).toBeGreaterThan(0)
+    const report = await cli(["report", dir, "--format", "html"])
+    expect(report.code).toBe(0)
+    const page = fs.readFileSync(Path.join(dir, "report.html"), "utf8")
+    expect(page).toContain(`id="calibration"`)
+    expect(page).toContain("human × judge grades")
+  }, 60_000)
+})
