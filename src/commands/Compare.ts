@@ -64,10 +64,10 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
     const b = yield* loadRunCases(args.runB, { iteration: args.iteration })
     const gate = args.failIfWorse === undefined ? [] : args.failIfWorse.split(",").map((m) => m.trim()).filter((m) => m !== "")
     if (args.failIfWorse !== undefined && gate.length === 0) return yield* new UsageError({ problem: "--fail-if-worse: give at least one metric name" })
-    // The gated metrics are compared whether or not --metrics lists them.
-    const metrics = args.metrics === undefined || gate.length === 0 ? args.metrics : [args.metrics, ...gate].join(",")
     const comparison = yield* compareRunCases(a, b, {
-      metrics,
+      metrics: args.metrics,
+      // The gated metrics are compared whether or not --metrics (or the default) has them.
+      include: gate,
       alpha: args.alpha,
       seed: args.seed,
       permutations: args.permutations,

@@ -44,6 +44,8 @@ export interface CompareOptions {
   readonly resamples?: number | undefined
   /** Significance level (default 0.05). */
   readonly alpha?: number | undefined
+  /** Metrics compared in addition to the selection (`--fail-if-worse`'s), by full or short name. */
+  readonly include?: ReadonlyArray<string> | undefined
 }
 
 export type Winner = "A" | "B" | "none" | "too-few"
@@ -257,7 +259,9 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
         problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${a.metrics.join(", ") || "none"}; B has: ${b.metrics.join(", ") || "none"}`
       })
     }
-    const selected = yield* selectMetrics(options.metrics, common, headline.length > 0 ? headline : common)
+    const chosen = yield* selectMetrics(options.metrics, common, headline.length > 0 ? headline : common)
+    const extra = options.include === undefined || options.include.length === 0 ? [] : yield* selectMetrics(options.include.join(","), common, [])
+    const selected = [...chosen, ...extra.filter((m) => !chosen.includes(m))]
     const settings = {
       seed: options.seed ?? defaultSeed,
       permutations: options.permutations ?? defaultPermutations,

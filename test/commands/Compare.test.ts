@@ -318,6 +318,10 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
       expect(comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10"])
       const named = yield* compare({ runA: a, runB: b, metrics: "cost" })
       expect(named.comparison.metrics.map((m) => m.metric)).toEqual(["cost"])
+      // A gated metric is compared even when the default leaves it out.
+      const gated = yield* compare({ runA: a, runB: b, failIfWorse: "cost" })
+      expect(gated.comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10", "cost"])
+      expect(gated.worse).toEqual([])
     }))
 
   it.effect("significance is the randomisation test's; the verdict states both p-values and when the t-test or the CI disagrees", () =>

@@ -64,7 +64,11 @@ const inspect = async (file: string, screenshot: string) => {
   }
 }
 
-describe.skipIf(chromiumPath === undefined)("HTML report in headless Chromium (skipped: no chromium — apt-get install chromium, or set RAG_EVAL_CHROMIUM)", () => {
+const title = chromiumPath === undefined
+  ? "HTML report in headless Chromium — SKIPPED: no chromium on this machine (apt-get install chromium, or set RAG_EVAL_CHROMIUM)"
+  : `HTML report in headless Chromium (${chromiumPath})`
+
+describe.skipIf(chromiumPath === undefined)(title, () => {
   it("rag-answers: charts drawn, no request beyond the file, no console error, case text inert, table sorts and filters", async () => {
     const dir = tempDir("html-browser-")
     const csv = fs.readFileSync(Path.resolve("test-sets/rag-answers/sample.csv"), "utf8").split("\n")

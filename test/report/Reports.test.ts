@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { colourOff, stripAnsi, wizardWithoutTerminal } from "../../src/cli/Colour.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { headlineColumn, Lowest, rowFailed, seededRandom } from "../../src/report/CaseRows.js"
+import { valueBars } from "../../src/report/Charts.js"
 import { csvNumber } from "../../src/report/Csv.js"
 import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
@@ -69,6 +70,14 @@ describe("HTML report pieces", () => {
   it("escapes case text for element content and attributes; controls become U+FFFD", () => {
     expect(esc(`<script>alert("x")</script> & 'y' \u001b[31m`)).toBe("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39; \uFFFD[31m")
   })
+
+  it.effect("chart labels made from case text are escaped by the SVG renderer", () =>
+    Effect.gen(function*() {
+      const svg = yield* Effect.promise(() => valueBars([{ label: `<script>alert(1)</script>`, value: 0.5 }], { x: "ndcg@10" }))
+      expect(svg).not.toContain("<script>")
+      expect(svg).toContain("&lt;script&gt;")
+      expect(svg).not.toMatch(/xmlns/)
+    }))
 
   it("distributions: small integer scales count each value (empty ones too); anything else in 10 bins", () => {
     expect(distribution([0, 2, 2, 3])).toEqual([{ label: "0", count: 1 }, { label: "1", count: 0 }, { label: "2", count: 2 }, { label: "3", count: 1 }])
