@@ -163,7 +163,7 @@ table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid var(--line);p
 .case{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:8px 0}.case dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0 0}.case dt{font-weight:600;color:var(--muted)}.case dd{margin:0;white-space:pre-wrap}
 .failed{color:var(--bad);font-weight:600}code{font-size:12px;background:#f3f4f6;padding:1px 3px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
 #cases{font-size:12px}#cases th{cursor:pointer;user-select:none;position:sticky;top:0}#cases th[aria-sort=ascending]::after{content:" ▲"}#cases th[aria-sort=descending]::after{content:" ▼"}
-#cases td.n{text-align:right;white-space:nowrap}.bar{display:inline-block;height:8px;background:var(--accent);margin-right:4px;vertical-align:middle;opacity:.6}
+#cases td.n{text-align:right;white-space:nowrap}#cases td:not(.n){min-width:10em;max-width:32em}.bar{display:inline-block;height:8px;background:var(--accent);margin-right:4px;vertical-align:middle;opacity:.6}
 .tablewrap{max-height:70vh;overflow:auto;border:1px solid var(--line)}#filter{padding:4px 8px;width:320px;margin:6px 0}
 `
 
