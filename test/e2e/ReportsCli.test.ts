@@ -159,6 +159,13 @@ describe("calibrate on a run directory feeds the HTML report", () => {
     const out = tempDir("rag-eval-calibrate-html-")
     expect((await cli(["run", "pipelines/course-retrieval.ts", "--input", "test-sets/course-retrieval/sample.json", "--out", out, "--quiet"])).code).toBe(0)
     const dir = runDir(out, "course-retrieval")
+    // The query with no course (IDCG = 0): NDCG 0, flagged in report.csv's flags column and in report.md.
+    const csvRows = fs.readFileSync(Path.join(dir, "report.csv"), "utf8").trim().split("\r\n")
+    expect(csvRows[0]!.endsWith(",flags")).toBe(true)
+    const flagged = csvRows.filter((r) => r.includes("ndcg@10: IDCG = 0 (no hit graded above 0), set to 0"))
+    expect(flagged).toHaveLength(1)
+    expect(flagged[0]).toMatch(/^v1-006,/)
+    expect(fs.readFileSync(Path.join(dir, "report.md"), "utf8")).toContain("IDCG = 0")
     // Human labels: the judge's own grades with every 3 lowered to 2.
     const labels = Path.join(out, "human.qrels")
     fs.writeFileSync(labels, fs.readFileSync(Path.join(dir, "qrels.txt"), "utf8").replace(/ 3$/gm, " 2"))
