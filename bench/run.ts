@@ -17,6 +17,8 @@
  *     bucket with a burst of 10, with and without --rpm (bench/rate-limits.ts).
  *  7. Resuming a 1,000,000-row heuristic run (6M judgments) killed half-way: start-up, peak RSS
  *     (bench/resume.ts).
+ *  8. Reports people look at, at 100k rows: report.md and report.html time and size, and the CLI's
+ *     `--help` start-up with the charting library in its own chunk (bench/html-report.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -36,6 +38,7 @@ import { benchTempDir, writeCsv } from "./gen.js"
 import { journalFigures } from "./journal.js"
 import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { htmlReportFigures } from "./html-report.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -299,6 +302,17 @@ const main = async () => {
     } finally {
       fs.rmSync(rdir, { recursive: true, force: true })
     }
+    line()
+  }
+
+  {
+    line(`[8] Reports at ${int(HEURISTIC_ROWS)} rows (rag-answers, heuristic judge, in-process): report.md (bounded by --details 100) and report.html (charts rendered by vega, case table sampled)`)
+    const h = await htmlReportFigures(HEURISTIC_ROWS)
+    const mb2 = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MB`
+    line(`    report.md: ${ms(h.markdownMs)}, ${mb2(h.markdownBytes)} · report.html: ${ms(h.htmlMs)}, ${mb2(h.htmlBytes)}`)
+    figure(`report.md size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.markdownBytes), "< 1 MB", h.markdownBytes < 1_000_000)
+    figure(`report.html size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.htmlBytes), "≤ 5 MB", h.htmlBytes <= 5_000_000)
+    line(`    node dist/bin.js --help: ${ms(h.helpMs)} (median of ${h.helpRuns}); the HTML chunk (vega, vega-lite), loaded only by --format html: ${mb2(h.htmlChunkBytes)}`)
     line()
   }
 

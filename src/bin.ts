@@ -11,7 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as v8 from "node:v8"
+import * as Console from "effect/Console"
 import { main } from "./cli/Cli.js"
+import { colourOff, plainConsole } from "./cli/Colour.js"
 import * as Shutdown from "./engine/Shutdown.js"
 
 // Memory: when full collections are cheap (they are here: a run's live heap is ~15-30 MB), V8
@@ -21,7 +23,15 @@ import * as Shutdown from "./engine/Shutdown.js"
 // cases; the collections it adds are incremental and cost a few percent of a heuristic run's time.
 v8.setFlagsFromString("--heap-growing-percent=25")
 
+/** The first stop signal received: a stop by SIGTERM exits 143 (128 + 15), by SIGINT 130 (128 + 2). */
+let stopSignal: NodeJS.Signals | undefined
+
 const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
+  const code = exitCodeOf(exit)
+  return code === 130 && stopSignal === "SIGTERM" ? 143 : code
+}
+
+const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Exit.isSuccess(exit)) return 0
   if (Cause.isInterruptedOnly(exit.cause)) return 130
   const failure = Cause.failureOption(exit.cause)
@@ -33,12 +43,19 @@ const exitCode = (exit: Exit.Exit<unknown, unknown>): number => {
 }
 
 const shutdown = Shutdown.make()
+// NO_COLOR, or output that is not a terminal: no ANSI styles in --help or anywhere else.
+const stdoutPlain = colourOff(process.env, process.stdout.isTTY)
+const stderrPlain = colourOff(process.env, process.stderr.isTTY)
+const program = main(process.argv).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
 const fiber = Effect.runFork(
-  main(process.argv).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
+  stdoutPlain || stderrPlain
+    ? Console.consoleWith((base) => Effect.withConsole(program, plainConsole(base, { stdout: stdoutPlain, stderr: stderrPlain })))
+    : program
 )
 const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
 let signals = 0
-const onSignal = () => {
+const onSignal = (signal: NodeJS.Signals) => {
+  stopSignal ??= signal
   signals++
   if (signals === 1) {
     process.stderr.write("\nstopping: no new judge calls; waiting for the ones in flight (Ctrl+C again to abort them)\n")

@@ -16,10 +16,11 @@ import { calibrateCommand } from "../commands/Calibrate.js"
 import { compareCommand } from "../commands/Compare.js"
 import { trecCommand } from "../commands/Trec.js"
 import { displayPath } from "./Display.js"
+import { wizardWithoutTerminal } from "./Colour.js"
+import { UsageError } from "../domain/Errors.js"
 import { defaultFormats } from "../report/Formats.js"
-import { csvRaw, runConfig } from "./RunFlags.js"
+import { csvRaw, details, failUnder, json, runConfig } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "../server/ServeCommand.js"
-import type { UsageError } from "../domain/Errors.js"
 import { VERSION } from "../version.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
@@ -32,19 +33,26 @@ const reportCommand = Command.make(
   {
     runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
     format: Options.text("format").pipe(
-      Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+      Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
       Options.withDefault(defaultFormats.join(","))
     ),
-    csvRaw
+    csvRaw,
+    // Reports and CI gates (issue 13).
+    failUnder,
+    details,
+    json,
+    partial: Options.boolean("partial").pipe(Options.withDescription("Render a stopped run: what the journal holds (cases with every judgment), marked as partial on every page"))
   },
-  ({ runDir, format, csvRaw }) =>
+  ({ runDir, format, csvRaw, failUnder, details, json, partial }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
+      const { parseFailUnder } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
-      const outcome = yield* reportRun(runDir, reporters)
-      for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
-      yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
+      const thresholds = Option.isSome(failUnder) ? yield* parseFailUnder(failUnder.value) : undefined
+      const outcome = yield* reportRun(runDir, reporters, { partial, details })
+      yield* finishRun(outcome, { json, thresholds, maxFailures: undefined, partial })
     })
 ).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
 
@@ -111,7 +119,12 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
 export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: boolean } = {}): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
-  Effect.suspend(() => prepareArgv(argv)).pipe(
+  Effect.suspend(() =>
+    // --wizard reads answers from stdin: refuse at once instead of waiting on a pipe forever.
+    wizardWithoutTerminal(argv, process.stdin.isTTY)
+      ? Effect.fail(new UsageError({ problem: "--wizard needs a terminal (stdin is not a TTY); give the command's flags instead (see --help)" }))
+      : prepareArgv(argv)
+  ).pipe(
     Effect.flatMap((prepared) => prepared === undefined ? Effect.void : cli(prepared)),
     Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
     Effect.catchTags({
@@ -121,6 +134,7 @@ export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: 
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
+      GateFailed: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done), or: rag-eval resume ${displayPath(e.runDir)}`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))

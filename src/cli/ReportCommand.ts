@@ -49,7 +49,7 @@ const Manifest = Schema.Struct({
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
-export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
+export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number } = {}) =>
   Effect.gen(function*() {
     const manifestPath = Path.join(runDir, "manifest.json")
     if (!fs.existsSync(manifestPath)) {
@@ -66,11 +66,11 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
     if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
     // The pipeline with the options it ran with, not whatever this shell or config has.
     const definition = yield* loadPipeline(/^[a-z][a-z0-9-]*$/.test(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file))
-    const options = m.options !== undefined
+    const pipelineOptions = m.options !== undefined
       ? recordedToOptions(m.options)
       : Either.map(Either.mapLeft(decodeVariables(m.env ?? {}), (e) => e.message), (d) => d.options)
-    if (Either.isLeft(options)) return yield* new InputError({ file: manifestPath, problem: options.left })
-    const pipeline = instantiate(definition, options.right)
+    if (Either.isLeft(pipelineOptions)) return yield* new InputError({ file: manifestPath, problem: pipelineOptions.left })
+    const pipeline = instantiate(definition, pipelineOptions.right)
     // From the run's own directory the path stays as the run recorded it, so reports come out the same.
     const input = m.cwd === process.cwd() ? m.input.path : from(m.input.path)
     const scan = yield* scanInput(input)
@@ -102,7 +102,9 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>) =>
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,
-      replay: true
+      replay: true,
+      partial: options.partial,
+      details: options.details
     }).pipe(Effect.provide(Layer.mergeAll(
       replayJudge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),

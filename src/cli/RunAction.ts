@@ -14,7 +14,9 @@ import { Judge } from "../judges/Judge.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
 import { loadPipeline } from "../engine/LoadPipeline.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
-import { checkFailures, ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
+import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
+import { parseFailUnder } from "../report/Gate.js"
+import { finishRun } from "./RunResult.js"
 import { formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
@@ -47,11 +49,12 @@ export const runAction = (flags: RunFlags) =>
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
     const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
+    const thresholds = Option.isSome(flags.failUnder) ? yield* parseFailUnder(flags.failUnder.value) : undefined
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     const definition = yield* loadPipeline(flags.pipeline)
-    const gathered = yield* gatherOptions(definition, optionFlagValues(flags))
+    const gathered = yield* gatherOptions(definition, optionFlagValues(flags), { announce: !flags.quiet })
     const pipeline = instantiate(definition, gathered.options)
-    if (Option.isNone(flags.provider)) {
+    if (Option.isNone(flags.provider) && !flags.quiet) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
@@ -63,7 +66,7 @@ export const runAction = (flags: RunFlags) =>
       JudgmentJournal.layerFile,
       flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
       reportersLayer(reporters),
-      Progress.layerStderr
+      flags.quiet ? Progress.layerSilent : Progress.layerStderr
     )
     const price = (provider: string, model: string): Price | undefined =>
       priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
@@ -81,7 +84,8 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources }
+      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources },
+      details: flags.details
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
     if (flags.dryRun) {
@@ -100,12 +104,10 @@ export const runAction = (flags: RunFlags) =>
     const outcome = yield* run(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
     const j = outcome.judgments
     const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
-    yield* Console.error(
+    if (!flags.quiet) yield* Console.error(
       `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
     )
-    for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
-    yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
-    yield* checkFailures(outcome, flags.maxFailures)
+    yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
   })
 
 /** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */

@@ -33,7 +33,7 @@ const out = Options.text("out").pipe(
 )
 const limit = Options.integer("limit").pipe(Options.withDescription("Evaluate only the first N cases"), Options.optional)
 const format = Options.text("format").pipe(
-  Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
+  Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
   Options.withDefault(defaultFormats.join(","))
 )
 export const provider = Options.choice("provider", PROVIDERS).pipe(
@@ -181,13 +181,28 @@ export const pipelineOptionFlags = {
   listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
+// ---- Reports and CI gates (issue 13), shared by `run` and `report` ----
+export const failUnder = Options.text("fail-under").pipe(
+  Options.withDescription("CI gate: exit 1 when a metric of final-metrics.json is below its threshold, e.g. composite=0.7,ndcg@10=0.5 (one line per unmet threshold; unknown names: exit 2 listing the valid ones)"),
+  Options.optional
+)
+export const details = Options.integer("details").pipe(
+  Options.withDescription("report.md: per-case details for at most N cases, the failed then the lowest (default 100); every case stays in report.csv / .json / .html"),
+  atLeast("--details", 0),
+  Options.withDefault(100)
+)
+export const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON summary object on stdout (run dir, counts, headline metrics, cost, thresholds met) instead of the `wrote …` lines"))
+export const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("No progress and no notes on stderr; errors only"))
+export const reportingFlags = { failUnder, details, json, quiet }
+// ---- end of reports and CI gates ----
+
 /** `--config FILE`: flags from a JSON or YAML file (see `ConfigFile.ts`); read before parsing. */
 const config = Options.text("config").pipe(
   Options.withDescription("Read flags from a JSON or YAML file whose keys are the long flag names (e.g. {\"provider\": \"openai\", \"top-k\": 5}); flags on the command line win; secrets are refused there"),
   Options.optional
 )
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, ...pipelineOptionFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, ...pipelineOptionFlags, ...reportingFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

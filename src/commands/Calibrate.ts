@@ -11,6 +11,7 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Path from "node:path"
 import { type Calibration, calibrate, defaultCalibrateSeed, defaultRelevantAt, type JudgeGrades, KappaBelowMinimum, kappaGateFailures, type SystemRun } from "../calibrate/Calibration.js"
 import { readGradeFile, readQrelsFile } from "../calibrate/Labels.js"
 import { calibrationJson, calibrationMarkdown, defaultMaxListed, summaryLines } from "../calibrate/Render.js"
@@ -116,12 +117,19 @@ export const calibrateCommandWork = (args: CalibrateArgs): Effect.Effect<Calibra
 
 /**
  * Runs the calibration, prints the report (or writes it to `--output` and prints one summary line
- * per criterion), then fails with `KappaBelowMinimum` (exit 1) when `--min-kappa` is not met — the
+ * per criterion) — and, calibrating a run directory, writes `calibration.json` into it for the HTML
+ * report — then fails with `KappaBelowMinimum` (exit 1) when `--min-kappa` is not met — the
  * report is out first, so a failed gate still shows why.
  */
 export const calibrateAndPrint = (args: CalibrateArgs): Effect.Effect<CalibrateResult, InputError | UsageError | OutputError | KappaBelowMinimum> =>
   Effect.gen(function*() {
     const result = yield* calibrateCommandWork(args)
+    // On a run directory, its calibration.json too (atomically): the run's HTML report shows it.
+    if (args.runDir !== undefined) {
+      const file = Path.join(args.runDir, "calibration.json")
+      yield* writeFileAtomic(file, JSON.stringify(calibrationJson(result.calibration), null, 2) + "\n")
+      yield* Console.error(`wrote ${file} (rag-eval report ${args.runDir} --format html shows it)`)
+    }
     if (args.output === undefined) {
       yield* Console.log(result.report.replace(/\n$/, ""))
     } else {

@@ -10,8 +10,8 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { InputError, OutputError, UsageError } from "../domain/Errors.js"
-import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultSeed } from "../compare/Comparison.js"
+import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, worseLines } from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"
 import { writeFileAtomic } from "../report/Files.js"
 
@@ -30,12 +30,31 @@ export interface CompareArgs {
   readonly iteration?: number | undefined
   readonly permutations?: number | undefined
   readonly resamples?: number | undefined
+  /** `--fail-if-worse m1,m2`: fail (exit 1) when B is significantly worse than A on one of them. */
+  readonly failIfWorse?: string | undefined
+  /** Significance level (default 0.05). */
+  readonly alpha?: number | undefined
 }
 
 export interface CompareResult {
   readonly comparison: Comparison
   /** The report in the chosen format. */
   readonly report: string
+  /** `--fail-if-worse`: one line per gated metric on which B is significantly worse. */
+  readonly worse: ReadonlyArray<string>
+}
+
+/** `--fail-if-worse` names (full, or a criterion's last segment) → compared metric keys. */
+const resolveGate = (names: ReadonlyArray<string>, c: Comparison): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+  const compared = c.metrics.map((m) => m.metric)
+  const out: Array<string> = []
+  for (const name of names) {
+    const lower = name.toLowerCase()
+    const match = compared.find((m) => m.toLowerCase() === lower) ?? compared.find((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === lower)
+    if (match === undefined) return Effect.fail(new UsageError({ problem: `--fail-if-worse: metric "${name}" was not compared; compared: ${compared.join(", ")}` }))
+    out.push(match)
+  }
+  return Effect.succeed(out)
 }
 
 /** The command's work, without printing or writing: load both runs, pair, test, render. */
@@ -43,18 +62,24 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
   Effect.gen(function*() {
     const a = yield* loadRunCases(args.runA, { iteration: args.iteration })
     const b = yield* loadRunCases(args.runB, { iteration: args.iteration })
+    const gate = args.failIfWorse === undefined ? [] : args.failIfWorse.split(",").map((m) => m.trim()).filter((m) => m !== "")
+    if (args.failIfWorse !== undefined && gate.length === 0) return yield* new UsageError({ problem: "--fail-if-worse: give at least one metric name" })
     const comparison = yield* compareRunCases(a, b, {
       metrics: args.metrics,
+      // The gated metrics are compared whether or not --metrics (or the default) has them.
+      include: gate,
+      alpha: args.alpha,
       seed: args.seed,
       permutations: args.permutations,
       resamples: args.resamples
     })
+    const gated = yield* resolveGate(gate, comparison)
     const report = args.format === "json" ? JSON.stringify(comparisonJson(comparison), null, 2) + "\n" : comparisonMarkdown(comparison)
-    return { comparison, report }
+    return { comparison, report, worse: worseLines(comparison, gated) }
   })
 
 /** Runs `compare`, then prints the report, or writes it to `--output` and prints the verdicts. */
-export const compareAndPrint = (args: CompareArgs): Effect.Effect<CompareResult, InputError | UsageError | OutputError> =>
+export const compareAndPrint = (args: CompareArgs): Effect.Effect<CompareResult, InputError | UsageError | OutputError | GateFailed> =>
   Effect.gen(function*() {
     const result = yield* compare(args)
     if (args.output === undefined) {
@@ -64,6 +89,7 @@ export const compareAndPrint = (args: CompareArgs): Effect.Effect<CompareResult,
       for (const m of result.comparison.metrics) yield* Console.log(m.verdict)
       yield* Console.log(`wrote ${args.output}`)
     }
+    if (result.worse.length > 0) return yield* new GateFailed({ failures: [...result.worse] })
     return result
   })
 
@@ -73,7 +99,7 @@ export const compareCommand = Command.make(
     runA: Args.text({ name: "runA" }).pipe(Args.withDescription("Run directory A (the baseline), out/<pipeline>/<run-id>")),
     runB: Args.text({ name: "runB" }).pipe(Args.withDescription("Run directory B (the candidate); deltas are B − A")),
     metrics: Options.text("metrics").pipe(
-      Options.withDescription("Metrics to compare, comma-separated (default: every per-case metric both runs have; `clarity` matches rag-answers/clarity)"),
+      Options.withDescription("Metrics to compare, comma-separated (default: the quality metrics both runs have — not cost, tokens, latency or counts; `clarity` matches rag-answers/clarity)"),
       Options.optional
     ),
     format: Options.choice("format", ["markdown", "json"]).pipe(
@@ -88,7 +114,12 @@ export const compareCommand = Command.make(
     iteration: Options.integer("iteration").pipe(
       Options.withDescription("Compare only this iteration's records (default: each case's mean over all iterations)"),
       Options.optional
-    )
+    ),
+    failIfWorse: Options.text("fail-if-worse").pipe(
+      Options.withDescription("CI gate: exit 1 when B is significantly worse than A (randomisation test at --alpha) on one of these metrics, comma-separated"),
+      Options.optional
+    ),
+    alpha: Options.float("alpha").pipe(Options.withDescription(`Significance level (default ${defaultAlpha})`), Options.withDefault(defaultAlpha))
   },
   (flags) =>
     compareAndPrint({
@@ -98,6 +129,8 @@ export const compareCommand = Command.make(
       format: flags.format,
       output: Option.getOrUndefined(flags.output),
       seed: flags.seed,
-      iteration: Option.getOrUndefined(flags.iteration)
+      iteration: Option.getOrUndefined(flags.iteration),
+      failIfWorse: Option.getOrUndefined(flags.failIfWorse),
+      alpha: flags.alpha
     })
 ).pipe(Command.withDescription("Compare two runs over the same cases: paired t-test, randomisation test, bootstrap CI, wins/ties/losses per metric"))

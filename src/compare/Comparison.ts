@@ -7,8 +7,13 @@
  *   nothing to be paired with.
  * - A case with a null (or missing) value in either run is left out of that metric only; the
  *   number left out is reported.
- * - Significance at α = 0.05, claimed only when the t-test and the randomisation test agree; when
- *   exactly one of them is below α the verdict says the tests disagree.
+ * - Runs of different pipelines are refused (their metrics mean different things: NDCG with linear
+ *   or exponential gain, different grade scales).
+ * - By default the pipeline's quality metrics are compared; bookkeeping numbers (cost, tokens,
+ *   latency, gold-span and course counts) only when `--metrics` names them.
+ * - Significance at α = 0.05 is decided by one test, the randomisation test (no normality
+ *   assumption); the verdict states both p-values, and says so when the paired t-test or the
+ *   bootstrap CI (whether it excludes 0) disagrees with it.
  * - Higher is better, except for metrics whose name says otherwise (irrelevant…, latency, cost,
  *   tokens, duration, error), where the verdict's "better" is reversed.
  * - Randomness is seeded per metric and test from `seed` alone, so a metric's numbers do not
@@ -39,9 +44,11 @@ export interface CompareOptions {
   readonly resamples?: number | undefined
   /** Significance level (default 0.05). */
   readonly alpha?: number | undefined
+  /** Metrics compared in addition to the selection (`--fail-if-worse`'s), by full or short name. */
+  readonly include?: ReadonlyArray<string> | undefined
 }
 
-export type Winner = "A" | "B" | "none" | "disagree" | "too-few"
+export type Winner = "A" | "B" | "none" | "too-few"
 
 export interface MetricComparison {
   readonly metric: string
@@ -111,8 +118,8 @@ export const pairCases = (a: RunCases, b: RunCases): Effect.Effect<ReadonlyArray
 }
 
 /** `--metrics` names → metric keys: exact (case-insensitive), or a criterion's last segment (`clarity`). */
-const selectMetrics = (requested: string | undefined, common: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, UsageError> => {
-  if (requested === undefined || requested.trim() === "") return Effect.succeed(common)
+const selectMetrics = (requested: string | undefined, common: ReadonlyArray<string>, defaults: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+  if (requested === undefined || requested.trim() === "") return Effect.succeed(defaults)
   const chosen: Array<string> = []
   for (const raw of requested.split(",")) {
     const name = raw.trim().toLowerCase()
@@ -127,8 +134,20 @@ const selectMetrics = (requested: string | undefined, common: ReadonlyArray<stri
     }
     if (!chosen.includes(matches[0]!)) chosen.push(matches[0]!)
   }
-  return chosen.length === 0 ? Effect.succeed(common) : Effect.succeed(chosen)
+  return chosen.length === 0 ? Effect.succeed(defaults) : Effect.succeed(chosen)
 }
+
+/** Per-case numbers that are not quality metrics: compared only when `--metrics` names them. */
+const NOT_QUALITY = /cost|tokens|latency|duration|^gold|spans$|^total|^chunks$|^hits$|count$/i
+
+export const notQuality = (metric: string): boolean => NOT_QUALITY.test(metric)
+
+/**
+ * `compare --fail-if-worse m1,m2`: the listed metrics on which B is significantly worse than A
+ * (the randomisation test at α; "worse" follows the metric's direction), one line each.
+ */
+export const worseLines = (c: Comparison, names: ReadonlyArray<string>): ReadonlyArray<string> =>
+  c.metrics.filter((m) => names.includes(m.metric) && m.winner === "A").map((m) => `B is significantly worse than A on ${m.metric}: ${m.verdict}`)
 
 /** p for verdicts: "0.41", "0.003", "< 0.001". */
 export const formatP = (p: number | null): string => {
@@ -139,7 +158,12 @@ export const formatP = (p: number | null): string => {
 }
 
 /** A signed value with 3 decimals: "+0.062", "−0.010" (ASCII minus). */
-export const formatSigned = (x: number | null): string => (x === null ? "n/a" : `${x >= 0 ? "+" : "-"}${Math.abs(x).toFixed(3)}`)
+export const formatSigned = (x: number | null): string => {
+  if (x === null) return "n/a"
+  const digits = Math.abs(x).toFixed(3)
+  // What rounds to zero is printed as 0.000, never -0.000 (nor +0.000).
+  return Number(digits) === 0 ? "0.000" : `${x > 0 ? "+" : "-"}${digits}`
+}
 
 const pClause = (p: number | null) => (p === null || p < 0.001 ? `p ${formatP(p)}` : `p = ${formatP(p)}`)
 
@@ -150,6 +174,7 @@ const verdictOf = (
   delta: number | null,
   t: TTest,
   r: RandomisationTest,
+  ci: BootstrapCi,
   alpha: number,
   lower: boolean,
   allTied: boolean
@@ -160,17 +185,21 @@ const verdictOf = (
   }
   if (allTied) return { winner: "none", verdict: `no difference on ${metric}: equal on all ${n} cases${left}` }
   const ps = `${pClause(t.p)} (t-test), ${formatP(r.p)} (randomisation)`
-  const tSig = t.p < alpha
-  const rSig = r.p < alpha
-  if (tSig && rSig) {
+  // The randomisation test decides; the t-test and the bootstrap CI are reported beside it.
+  const significant = r.p < alpha
+  const ciExcludesZero = ci.lower !== null && ci.upper !== null && (ci.lower > 0 || ci.upper < 0)
+  const notes: Array<string> = []
+  if ((t.p < alpha) !== significant) notes.push(`the t-test ${t.p < alpha ? "finds" : "does not find"} a significant difference`)
+  if (ciExcludesZero !== significant && ci.lower !== null && ci.upper !== null) {
+    notes.push(`the 95% bootstrap CI [${formatSigned(ci.lower)}, ${formatSigned(ci.upper)}] ${ciExcludesZero ? "excludes" : "includes"} 0`)
+  }
+  const disagree = notes.length === 0 ? "" : `; but ${notes.join(" and ")}`
+  if (significant) {
     const bBetter = lower ? delta < 0 : delta > 0
     const winner = bBetter ? "B" : "A"
-    return { winner, verdict: `${winner} is better on ${metric}: ${formatSigned(delta)}, ${ps}${lower ? " (lower is better)" : ""}${left}` }
+    return { winner, verdict: `${winner} is better on ${metric}: ${formatSigned(delta)}, ${ps}${lower ? " (lower is better)" : ""}${disagree}${left}` }
   }
-  if (tSig !== rSig) {
-    return { winner: "disagree", verdict: `inconclusive on ${metric}: ${formatSigned(delta)}, ${ps} — the tests disagree at α = ${alpha}${left}` }
-  }
-  return { winner: "none", verdict: `no significant difference on ${metric}: ${formatSigned(delta)}, ${ps}${left}` }
+  return { winner: "none", verdict: `no significant difference on ${metric} by the randomisation test at α = ${alpha}: ${formatSigned(delta)}, ${ps}${disagree}${left}` }
 }
 
 const mean = (xs: ReadonlyArray<number>): number | null => {
@@ -208,23 +237,31 @@ export const compareMetric = (
   const meanB = mean(ys)
   const delta = meanA === null || meanB === null ? null : meanB - meanA
   const lower = lowerIsBetter(metric)
-  const { verdict, winner } = verdictOf(metric, n, excluded, delta, tTest, randomisation, options.alpha, lower, n > 0 && wtl.ties === n)
+  const { verdict, winner } = verdictOf(metric, n, excluded, delta, tTest, randomisation, bootstrap, options.alpha, lower, n > 0 && wtl.ties === n)
   return { metric, lowerIsBetter: lower, n, excluded, meanA, meanB, delta, tTest, randomisation, bootstrap, ...wtl, winner, verdict }
 }
 
 /** Pairs the runs' cases and compares every selected metric. */
 export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOptions = {}): Effect.Effect<Comparison, UsageError> =>
   Effect.gen(function*() {
+    if (a.run.pipeline !== b.run.pipeline) {
+      return yield* new UsageError({
+        problem: `run A is ${a.run.pipeline} and run B is ${b.run.pipeline}: runs of different pipelines cannot be compared (their metrics are computed differently, e.g. NDCG with linear or exponential gain, on different grade scales)`
+      })
+    }
     const caseIds = yield* pairCases(a, b)
     const inB = new Set(b.metrics)
     const inA = new Set(a.metrics)
     const common = a.metrics.filter((m) => inB.has(m))
+    const headline = common.filter((m) => !notQuality(m))
     if (common.length === 0) {
       return yield* new UsageError({
         problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${a.metrics.join(", ") || "none"}; B has: ${b.metrics.join(", ") || "none"}`
       })
     }
-    const selected = yield* selectMetrics(options.metrics, common)
+    const chosen = yield* selectMetrics(options.metrics, common, headline.length > 0 ? headline : common)
+    const extra = options.include === undefined || options.include.length === 0 ? [] : yield* selectMetrics(options.include.join(","), common, [])
+    const selected = [...chosen, ...extra.filter((m) => !chosen.includes(m))]
     const settings = {
       seed: options.seed ?? defaultSeed,
       permutations: options.permutations ?? defaultPermutations,
@@ -243,7 +280,12 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
     }
   })
 
-const fmt = (x: number | null, digits = 4) => (x === null ? "n/a" : x.toFixed(digits))
+/** A value with `digits` decimals; never -0.0000. */
+const fmt = (x: number | null, digits = 4) => {
+  if (x === null) return "n/a"
+  const text = x.toFixed(digits)
+  return Number(text) === 0 ? (0).toFixed(digits) : text
+}
 
 const describeRun = (label: string, r: RunDescription) =>
   `- **${label}**: ${code(r.dir)} — ${inline(r.pipeline)}, run ${inline(r.runId)}${r.judge === undefined ? "" : `, judge ${inline(r.judge)}`}` +
@@ -261,6 +303,7 @@ export const comparisonMarkdown = (c: Comparison): string => {
     `- Paired t-test (two-sided); sign-flip randomisation test (${thousands(c.permutations)} permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
     `95% percentile bootstrap CI of the mean difference (${thousands(c.resamples)} resamples, seed ${c.seed}); α = ${c.alpha}.`,
     "- W/T/L: cases where B is higher / equal / lower.",
+    "- Significant: randomisation p < α (the verdict says when the t-test or the bootstrap CI disagrees).",
     "",
     "| metric | n | left out | mean A | mean B | Δ (B − A) | 95% CI | p (t-test) | p (randomisation) | W/T/L |",
     "|---|---:|---:|---:|---:|---:|---|---:|---:|---|"

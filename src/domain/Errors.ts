@@ -77,3 +77,15 @@ export class FatalJudgeError extends Schema.TaggedError<FatalJudgeError>()("Fata
     return this.line
   }
 }
+
+/**
+ * A CI gate not met: `--fail-under` thresholds (run, report) or `compare --fail-if-worse` (exit
+ * code 1, one line per unmet condition; every file is written first).
+ */
+export class GateFailed extends Schema.TaggedError<GateFailed>()("GateFailed", {
+  failures: Schema.Array(Schema.String)
+}) {
+  get message(): string {
+    return this.failures.join("\n")
+  }
+}

@@ -119,7 +119,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
   const usable = (state: State | undefined) => state === State.ok || (state === State.judgeFailed && !options.retryFailed)
   const missing = (rubric: Rubric, c: EvalCase, iteration: number) =>
     new UsageError({
-      problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report`
+      problem: `run ${runId} is incomplete: the ${rubric.name} judgment of case ${c.id} (iteration ${iteration}) is not in its journal; resume the run with its original command, then report (or render what the journal holds with report --partial)`
     })
 
   /**
@@ -236,6 +236,8 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
           judged[i] = reused
           continue
         }
+        // report --partial: a case not wholly in the journal is left out (no record).
+        if (options.replay === true && options.partial === true) return Effect.succeed({ tasks: [], finish: Effect.void })
         if (options.replay === true) return Effect.fail(missing(plan.rubric, c, iteration))
         tasks.push(Effect.map(judgePlan(plan, c, state, iterTokens), (js) => {
           judged[i] = js
@@ -254,6 +256,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
         const plan = planSpec(retrieved, iteration, spec)
         const reused = fromJournal(plan, state, iterTokens)
         if (reused !== undefined) return Effect.succeed(reused)
+        if (options.replay === true && options.partial === true) return Effect.succeed(plan.keys.map(() => Option.none<Judgment>()))
         if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
         return judgePlan(plan, retrieved, state, iterTokens)
       }).pipe(Effect.map((judged) => scoreCase(retrieved, iteration, judged))))
@@ -272,6 +275,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
           for (const j of reused) judgments.push(Option.getOrThrow(j))
           continue
         }
+        if (options.replay === true && options.partial === true) return Effect.succeed(Option.none<R>())
         if (options.replay === true) return Effect.fail(missing(plan.rubric, retrieved, iteration))
         if (stopping()) return Effect.succeed(Option.none<R>())
         const started = performance.now()

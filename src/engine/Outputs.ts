@@ -11,6 +11,7 @@ import { cost, type Cost, formatUsd } from "../pricing/Prices.js"
 import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
 import { Reporters } from "../report/Reporter.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
+import { summaryJson } from "./Summary.js"
 import type { Pipeline, RunInfo } from "./Pipeline.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
@@ -110,12 +111,21 @@ export const writeIteration = <R, S>(parts: {
         summary,
         records: () => readJsonLines<R>(recordsPath),
         view: pipeline.report as never,
-        stem
+        stem,
+        metrics: pipeline.aggregate.metrics?.(summary),
+        partial: partialNote(options, info),
+        details: options.details
       })
       files.push(...written)
     }
     return files
   })
+
+/** What every page of a partial report says (`report --partial`); undefined for a complete run. */
+export const partialNote = (options: RunOptions, info: RunInfo): string | undefined =>
+  options.partial === true
+    ? `rendered from what the journal of a stopped run holds: only cases whose every judgment is there are shown (the input has ${thousands(info.input.cases)} cases); metrics cover those cases only`
+    : undefined
 
 /** The run's final files: final metrics (with cost), the final report when iterating, summary.json. Returns the total cost and the paths. */
 export const writeFinal = <R, S>(parts: {
@@ -143,13 +153,13 @@ export const writeFinal = <R, S>(parts: {
       ]))
       files.push(finalReport)
     }
+    if (options.iterations > 1) {
+      for (const reporter of yield* Reporters) {
+        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(options, info)))
+      }
+    }
     const summaryPath = Path.join(info.runDir, "summary.json")
-    yield* writeJsonAtomic(summaryPath, {
-      run: info,
-      judgments: parts.judgments,
-      cost: totalCost,
-      iterations: summaries
-    })
+    yield* writeJsonAtomic(summaryPath, summaryJson({ info, judgments: parts.judgments, cost: totalCost, final, summaries, partial: options.partial === true }))
     files.push(summaryPath)
     return { totalCost, files }
   })

@@ -28,6 +28,13 @@ export interface RunOptions {
   readonly replay?: boolean | undefined
   /** Extra facts for the manifest (tool versions…). */
   readonly manifestExtra?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * `rag-eval report --partial` (with `replay`): a case whose judgments are not all in the journal
+   * is left out instead of failing the report, and every report says it is partial.
+   */
+  readonly partial?: boolean | undefined
+  /** `--details N`: per-case details in report.md for at most N cases (default 100). */
+  readonly details?: number | undefined
 }
 
 export interface RunOutcome<S> {

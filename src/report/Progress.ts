@@ -46,9 +46,19 @@ export const describe = (label: string, state: ProgressState, total: number, ela
   const pct = total === 0 ? 100 : Math.floor((state.done / total) * 100)
   const tail = `${fmt(state.done)}/${fmt(total)} ${pct}% · ${rate.toFixed(1)}/s · ETA ${eta(rate > 0 ? remaining / rate : NaN)} · failed ${fmt(state.failed)}${detail === "" ? "" : ` · ${detail}`}`
   if (width === undefined) return `${label}: ${tail}`
-  const barWidth = Math.max(10, Math.min(40, width - tail.length - label.length - 6))
+  // One line that fits the terminal (a wrapped line cannot be redrawn in place): the bar shrinks,
+  // then goes, then the text is cut — never wider than width − 1 (some terminals wrap at the last column).
+  const room = Math.max(1, width - 1)
+  const barWidth = Math.min(40, room - tail.length - label.length - 4)
+  if (barWidth < 5) return cutTo(`${label}: ${tail}`, room)
   const filled = total === 0 ? barWidth : Math.round((state.done / total) * barWidth)
-  return `${label} [${"█".repeat(filled)}${"░".repeat(barWidth - filled)}] ${tail}`
+  return cutTo(`${label} [${"█".repeat(filled)}${"░".repeat(barWidth - filled)}] ${tail}`, room)
+}
+
+/** At most `width` characters (code points), `…` marking a cut. */
+const cutTo = (text: string, width: number): string => {
+  const chars = [...text]
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join("")}…`
 }
 
 const make = (options: { readonly tty: boolean; readonly intervalMs: number; readonly write: (s: string) => void }) => {

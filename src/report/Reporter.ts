@@ -11,8 +11,13 @@ import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import type { OutputError } from "../domain/Errors.js"
 import type { ReportView, RunInfo } from "../engine/Pipeline.js"
+import type { FinalMetrics } from "../engine/Iterations.js"
+import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "./Files.js"
-import { csvLine, type CsvOptions, safeCsv } from "./Csv.js"
+import { thousands } from "../domain/Numbers.js"
+import { caseOf, cellNumber, headlineColumn, Lowest, rowFailed } from "./CaseRows.js"
+import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
+import { inline } from "./Markdown.js"
 
 export interface ReportInput<R = unknown, S = unknown> {
   readonly info: RunInfo
@@ -22,31 +27,101 @@ export interface ReportInput<R = unknown, S = unknown> {
   readonly view: ReportView<R, S>
   /** File name stem, e.g. `report` or `report-iteration-2`. */
   readonly stem: string
+  /** The iteration's headline metrics (`aggregate.metrics`), when the pipeline has them. */
+  readonly metrics?: Readonly<Record<string, number | null>> | undefined
+  /** Set by `report --partial`: why the report is partial, shown on every page. */
+  readonly partial?: string | undefined
+  /** `--details N`: per-case details in report.md for at most N cases (default 100). */
+  readonly details?: number | undefined
 }
 
 export interface Reporter {
   readonly format: string
   /** Writes its file(s) into `info.runDir`; returns the paths written. */
   readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
+  /** The run's final report across iterations (iterations > 1), for formats that have one. */
+  readonly writeFinal?: (info: RunInfo, final: FinalMetrics, partial?: string) => Effect.Effect<ReadonlyArray<string>, OutputError>
 }
 
 export class Reporters extends Context.Tag("rag-eval/Reporters")<Reporters, ReadonlyArray<Reporter>>() {}
 
+/** `--details` default: per-case details in report.md for at most this many cases. */
+export const DEFAULT_DETAILS = 100
+
+/**
+ * `<stem>.md`. Bounded: the view's per-case sections get at most `--details N` cases (the failed,
+ * then the lowest by the headline metric, in input order); the page ends saying how many were left
+ * out and where they are, so a 100k-row run's report.md stays well under 1 MB.
+ */
 export const markdown: Reporter = {
   format: "markdown",
-  write: (input) => {
-    const path = Path.join(input.info.runDir, `${input.stem}.md`)
-    return writeAtomic(path, input.view.markdown(input.info, input.summary, input.records())).pipe(Effect.as([path]))
-  }
+  write: (input) =>
+    Effect.gen(function*() {
+      const path = Path.join(input.info.runDir, `${input.stem}.md`)
+      const chosen = yield* chooseDetails(input, input.details ?? DEFAULT_DETAILS)
+      const records = chosen.ordinals === undefined
+        ? input.records()
+        : input.records().pipe(Stream.zipWithIndex, Stream.filter(([, i]) => chosen.ordinals!.has(i)), Stream.map(([r]) => r))
+      const banner = input.partial === undefined ? "" : `> **Partial report**: ${inline(input.partial, 1000)}\n\n`
+      const trailer = chosen.ordinals === undefined
+        ? ""
+        : `\n---\n\n**Details for ${thousands(chosen.ordinals.size)} of ${thousands(chosen.total)} cases** (--details ${chosen.limit}: the failed first, then the lowest${chosen.by === undefined ? "" : ` by ${inline(chosen.by)}`}); ` +
+          `the other ${thousands(chosen.total - chosen.ordinals.size)} are left out here. Every case is in ${input.stem}.csv (and ${input.stem}.json / ${input.stem}.html with --format json,html).\n`
+      const content = Stream.make(banner).pipe(
+        Stream.concat(input.view.markdown(input.info, input.summary, records)),
+        Stream.concat(Stream.make(trailer))
+      )
+      yield* writeAtomic(path, content)
+      return [path]
+    })
 }
 
-/** `<stem>.csv`; formula-like text cells neutralised unless `options.raw` (see `Csv.ts`). */
+/** Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed then the lowest. */
+export const chooseDetails = (input: ReportInput, limit: number) =>
+  Effect.suspend(() => {
+    const header = input.view.csvHeader(input.info, input.summary)
+    const headline = headlineColumn(header)
+    const failed: Array<number> = []
+    const lowest = new Lowest<number>(limit)
+    let total = 0
+    return input.records().pipe(
+      Stream.runForEach((record) =>
+        Effect.sync(() => {
+          const ordinal = total++
+          const cells = input.view.csvRow(input.info, record)
+          if (rowFailed(header, cells, headline)) {
+            if (failed.length < limit) failed.push(ordinal)
+            return
+          }
+          const score = headline === -1 ? ordinal : cellNumber(cells[headline]) ?? -Infinity
+          lowest.add(score, ordinal, ordinal)
+        })
+      ),
+      Effect.map(() => {
+        if (total <= limit) return { total, limit, ordinals: undefined, by: undefined }
+        const ordinals = new Set(failed)
+        for (const x of lowest.result()) {
+          if (ordinals.size >= limit) break
+          ordinals.add(x.item)
+        }
+        return { total, limit, ordinals, by: headline === -1 ? undefined : header[headline] }
+      })
+    )
+  })
+
+/**
+ * `<stem>.csv`; formula-like text cells neutralised unless `options.raw` (see `Csv.ts`). Every row
+ * starts with the case id and its line in the input (`case_id`, `line`), whatever the input had.
+ */
 export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
   format: "csv",
   write: (input) => {
     const path = Path.join(input.info.runDir, `${input.stem}.csv`)
-    const content = Stream.make(csvLine(input.view.csvHeader(input.info, input.summary), options)).pipe(
-      Stream.concat(input.records().pipe(Stream.map((r) => csvLine(input.view.csvRow(input.info, r), options))))
+    const content = Stream.make(csvLine(["case_id", "line", ...input.view.csvHeader(input.info, input.summary)], options)).pipe(
+      Stream.concat(input.records().pipe(Stream.map((r) => {
+        const c = caseOf(r)
+        return csvLine([c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, r)], options)
+      })))
     )
     return writeAtomic(path, content).pipe(Effect.as([path]))
   }
@@ -60,7 +135,7 @@ export const json: Reporter = {
   write: (input) => {
     const path = Path.join(input.info.runDir, `${input.stem}.json`)
     let first = true
-    const content = Stream.make(`{\n"run": ${JSON.stringify(input.info)},\n"summary": ${JSON.stringify(input.summary)},\n"records": [\n`).pipe(
+    const content = Stream.make(`{\n${input.partial === undefined ? "" : `"partial": ${JSON.stringify(input.partial)},\n`}"run": ${JSON.stringify(runWithoutPrompts(input.info))},\n"summary": ${JSON.stringify(input.summary)},\n"records": [\n`).pipe(
       Stream.concat(input.records().pipe(Stream.map((r) => {
         const sep = first ? "" : ",\n"
         first = false
@@ -72,17 +147,28 @@ export const json: Reporter = {
   }
 }
 
+/**
+ * `<stem>.html`: one self-contained page with charts (`Html.ts`). Loaded on use, so the CLI's
+ * start-up and the other formats never load the charting library.
+ */
+export const html: Reporter = {
+  format: "html",
+  write: (input) => Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeHtml(input)),
+  writeFinal: (info, final, partial) => Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeFinalHtml(info, final, partial))
+}
+
+/** The text formats (what library callers and the test helpers write by default); add `html` for the page with charts. */
 export const all: ReadonlyArray<Reporter> = [markdown, csv, json]
 export { defaultFormats } from "./Formats.js"
 
 /** Parse `--format markdown,csv,json`; `csvRaw` (`--csv-raw`) writes CSV cells without neutralising formulas. */
 export const parseFormats = (value: string, options: { readonly csvRaw?: boolean } = {}): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {
   const names = value.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
-  const known = new Map([markdown, csvReporter({ raw: options.csvRaw === true }), json].map((r) => [r.format, r]))
+  const known = new Map([markdown, csvReporter({ raw: options.csvRaw === true }), json, html].map((r) => [r.format, r]))
   known.set("md", markdown)
   const unknown = names.filter((n) => !known.has(n))
   if (names.length === 0 || unknown.length > 0) {
-    return Effect.fail(new UsageError({ problem: `--format: unknown format ${unknown.map((u) => `"${u}"`).join(", ") || "(empty)"}; choose from markdown, csv, json` }))
+    return Effect.fail(new UsageError({ problem: `--format: unknown format ${unknown.map((u) => `"${u}"`).join(", ") || "(empty)"}; choose from markdown, csv, json, html` }))
   }
   return Effect.succeed([...new Set(names.map((n) => known.get(n)!))])
 }

@@ -242,7 +242,8 @@ describe("rag-eval compare", () => {
 
   it("formats p-values and deltas for verdicts", () => {
     expect([formatP(0.41), formatP(0.0034), formatP(0.00002), formatP(null)]).toEqual(["0.41", "0.003", "< 0.001", "n/a"])
-    expect([formatSigned(0.0623), formatSigned(-0.01), formatSigned(0)]).toEqual(["+0.062", "-0.010", "+0.000"])
+    // What rounds to zero is 0.000: never -0.000 (nor +0.000).
+    expect([formatSigned(0.0623), formatSigned(-0.01), formatSigned(0), formatSigned(-0.0004), formatSigned(-0), formatSigned(0.0004)]).toEqual(["+0.062", "-0.010", "0.000", "0.000", "0.000", "0.000"])
   })
 
   it.effect("two real rag-answers runs on the same questions: the worse answers lose on groundedness; the Command writes --output", () =>
@@ -292,5 +293,71 @@ describe("rag-eval compare", () => {
       const markdown = fs.readFileSync(report, "utf8")
       expect(markdown).toContain("| rag-answers/groundedness | 12 | 0 |")
       expect(markdown).toContain("seed 3")
+    }))
+})
+
+describe("compare: refusals, default metrics, verdict wording, --fail-if-worse", () => {
+  it.effect("runs of different pipelines are refused, naming both", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const rec = (id: string) => ({ caseId: id, metrics: { "ndcg@10": 0.5 } })
+      const a = writeRun(root, "a", [ids.map(rec)], "course-retrieval")
+      const b = writeRun(root, "b", [ids.map(rec)], "search-relevance")
+      const e = yield* Effect.flip(compare({ runA: a, runB: b }))
+      expect(e._tag).toBe("UsageError")
+      expect(e.message).toContain("run A is course-retrieval and run B is search-relevance")
+    }))
+
+  it.effect("by default only quality metrics: cost, tokens, latency and counts only when --metrics names them", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const rec = (id: string, i: number) => ({ caseId: id, metrics: { "ndcg@10": 0.5 + (i % 3) * 0.1 }, cost: 0.01 * i, goldSpans: 3, totalCourses: 4 })
+      const a = writeRun(root, "a", [ids.map(rec)], "course-retrieval")
+      const b = writeRun(root, "b", [ids.map(rec)], "course-retrieval")
+      const { comparison } = yield* compare({ runA: a, runB: b })
+      expect(comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10"])
+      const named = yield* compare({ runA: a, runB: b, metrics: "cost" })
+      expect(named.comparison.metrics.map((m) => m.metric)).toEqual(["cost"])
+      // A gated metric is compared even when the default leaves it out.
+      const gated = yield* compare({ runA: a, runB: b, failIfWorse: "cost" })
+      expect(gated.comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10", "cost"])
+      expect(gated.worse).toEqual([])
+    }))
+
+  it.effect("significance is the randomisation test's; the verdict states both p-values and when the t-test or the CI disagrees", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      // Small consistent gains plus one large loss: the bootstrap CI and the tests can disagree.
+      const n = 12
+      const cids = Array.from({ length: n }, (_, i) => `q${i + 1}`)
+      const xa = cids.map(() => 0.5)
+      const xb = cids.map((_, i) => (i === 0 ? 0.0 : 0.56))
+      const rec = (id: string, x: number) => ({ caseId: id, metrics: { "ndcg@10": x } })
+      const a = writeRun(root, "a", [cids.map((id, i) => rec(id, xa[i]!))], "course-retrieval")
+      const b = writeRun(root, "b", [cids.map((id, i) => rec(id, xb[i]!))], "course-retrieval")
+      const { comparison } = yield* compare({ runA: a, runB: b })
+      const m = comparison.metrics[0]!
+      expect(m.verdict).toContain("(t-test)")
+      expect(m.verdict).toContain("(randomisation)")
+      const significant = m.randomisation.p! < 0.05
+      expect(m.winner === "none").toBe(!significant)
+      const ciExcludes = m.bootstrap.lower! > 0 || m.bootstrap.upper! < 0
+      if (ciExcludes !== significant) expect(m.verdict).toMatch(/bootstrap CI .* (excludes|includes) 0/)
+      if ((m.tTest.p! < 0.05) !== significant) expect(m.verdict).toContain("the t-test")
+      expect(m.verdict).not.toContain("-0.000")
+    }))
+
+  it.effect("--fail-if-worse: B significantly worse on a listed metric fails with one line; better or unlisted passes", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      const a = writeRun(root, "a", [runB])
+      const b = writeRun(root, "b", [runA])
+      const worse = yield* compare({ runA: a, runB: b, failIfWorse: "groundedness" })
+      expect(worse.worse).toHaveLength(1)
+      expect(worse.worse[0]).toMatch(/^B is significantly worse than A on rag-answers\/groundedness: A is better/)
+      const better = yield* compare({ runA: b, runB: a, failIfWorse: "groundedness" })
+      expect(better.worse).toEqual([])
+      const unknown = yield* Effect.flip(compare({ runA: a, runB: b, failIfWorse: "nosuch" }))
+      expect(unknown.message).toContain("nosuch")
     }))
 })

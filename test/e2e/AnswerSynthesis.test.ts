@@ -80,11 +80,13 @@ describe("answer-synthesis with the heuristic judge", () => {
       expect(md).toMatch(/### Completely false — \d+ cases?/)
       expect(md).toContain("Sustainability and Climate Change (ENV101)")
       const csvText = fs.readFileSync(Path.join(dir, "report.csv"), "utf8")
-      expect(csvText.slice(0, csvText.indexOf("\r\n"))).toBe("queryLogId,question,answer,faithfulness,completeness,overall,pass,faithfulness reason,completeness reason")
+      expect(csvText.slice(0, csvText.indexOf("\r\n"))).toBe("case_id,line,queryLogId,question,answer,faithfulness,completeness,overall,pass,faithfulness reason,completeness reason")
       const rows = yield* Stream.runCollect(readRows(Path.join(dir, "report.csv"))).pipe(Effect.map(Chunk.toReadonlyArray))
       const records = readRecords(dir)
       expect(rows).toHaveLength(CASES)
       expect(rows.map((r) => r.values)).toEqual(records.map((r) => ({
+        case_id: r.caseId,
+        line: String(r.line),
         queryLogId: r.caseId,
         question: r.question,
         answer: r.answer,

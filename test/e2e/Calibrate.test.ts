@@ -150,7 +150,9 @@ describe("rag-eval calibrate on files made here", () => {
     // Labels for 7 of the 8 hits, one label for a doc the run never retrieved, one query unjudged.
     const labels = write(dir, "human.qrels", "q1 0 a 3\nq1 0 b 1\nq1 0 c 0\nq1 0 zz 2\nq2 0 v1 3\nq2 0 v2 0\nq3 0 d1 3\nq3 0 d2 0\nq4 0 x 1\n")
     const r = await cli(["calibrate", runDir, "--labels", labels, "--resamples", "500", "--format", "json"])
-    expect(r.stderr).toBe("")
+    // The only note: the run's calibration.json, for its HTML report.
+    expect(r.stderr).toBe(`wrote ${Path.join(runDir, "calibration.json")} (rag-eval report ${runDir} --format html shows it)\n`)
+    expect(JSON.parse(fs.readFileSync(Path.join(runDir, "calibration.json"), "utf8")).criteria[0].criterion).toBe("relevance")
     expect(r.code).toBe(0)
     const json = JSON.parse(r.stdout)
     expect(json.judge.kind).toBe("run")

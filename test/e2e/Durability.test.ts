@@ -115,7 +115,8 @@ const expectEveryCaseOnce = (runDir: string, cases = CASES) => {
   expect(records.map((r) => r.caseId)).toEqual(Array.from({ length: cases }, (_, i) => String(i + 1)))
   for (const r of records) expect(r.dimensions).toHaveLength(DIMENSIONS)
   const report = parseCsv(fs.readFileSync(Path.join(runDir, "report.csv"), "utf8"))
-  expect(report.slice(1).map((r) => r[0])).toEqual(sampleQuestions().slice(0, cases))
+  // Columns: case_id, line, then the input columns (the question first).
+  expect(report.slice(1).map((r) => r[2])).toEqual(sampleQuestions().slice(0, cases))
 }
 
 /** The result files that must not depend on how the run got there (paths and times excluded). */

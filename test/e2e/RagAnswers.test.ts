@@ -54,11 +54,14 @@ describe("rag-answers with the heuristic judge", () => {
       const dir = outcome.info.runDir
       const csv = parseCsv(fs.readFileSync(Path.join(dir, "report.csv"), "utf8"))
       expect(csv).toHaveLength(26)
-      expect(csv[0]!.slice(0, 4)).toEqual(["Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer"])
+      // The case id and input line first, whatever the input had; then the input's columns.
+      expect(csv[0]!.slice(0, 6)).toEqual(["case_id", "line", "Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer"])
+      expect(csv[1]!.slice(0, 2)).toEqual(["1", "2"])
+      expect(csv[25]![1]).toMatch(/^\d+$/)
       expect(csv[0]).toContain("Composite")
       expect(csv[0]).toContain("Groundedness")
       // The input columns pass through unchanged, in input order.
-      expect(csv[1]![0]).toBe("What are the benefits of using renewable energy?")
+      expect(csv[1]![2]).toBe("What are the benefits of using renewable energy?")
       const md = fs.readFileSync(Path.join(dir, "report.md"), "utf8")
       for (const heading of ["## Run parameters", "## Criteria", "## Results by dimension", "## Lowest composite scores", "## Per-row details"]) {
         expect(md).toContain(heading)

@@ -13,7 +13,7 @@ import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { run, type RunOptions } from "../../src/engine/Runner.js"
 import * as Progress from "../../src/report/Progress.js"
-import { all as allReporters, layer as reportersLayer } from "../../src/report/Reporter.js"
+import { all as allReporters, layer as reportersLayer, type Reporter } from "../../src/report/Reporter.js"
 import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"
 import * as Shutdown from "../../src/engine/Shutdown.js"
@@ -34,7 +34,7 @@ export const loadPipelineModule = async (name: string, options: PipelineOptions 
 export const runWith = <R, S>(
   pipeline: Pipeline<R, S>,
   judge: Layer.Layer<Judge, unknown>,
-  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string; readonly cache?: boolean }
+  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string; readonly cache?: boolean; readonly reporters?: ReadonlyArray<Reporter> }
 ) =>
   run(pipeline, {
     iterations: 1,
@@ -51,7 +51,7 @@ export const runWith = <R, S>(
       JudgmentJournal.layerFile,
       options.cache === true ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
       Shutdown.layerNever,
-      reportersLayer(allReporters),
+      reportersLayer(options.reporters ?? allReporters),
       Progress.layerSilent,
       NodeContext.layer
     ))

@@ -18,6 +18,7 @@ import {
   tokensSection,
   writeQrelsFile
 } from "../graded-hits/RetrievalReport.js"
+import { flagsCell } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { criterionSection, failures, inline, quoteBlock, runParameters } from "../rubric/RubricReport.js"
 
@@ -57,7 +58,7 @@ const resultsSection = (s: GradedSummary) => {
     `| Precision@10 (proxy) | ${fixed(m["precision@10"], 3)} | ${n("precision@10")} | ${bandText(precisionBandNow)} |`,
     "",
     `Cases: ${s.cases} (${s.measured} measured${s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""}${s.casesWithFailedJudgments > 0 ? `; ${s.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision` : ""}).` +
-      (flagged > 0 ? ` ${flagged} case(s) had every course graded 0 (IDCG = 0): their NDCG is set to 0 and flagged.` : ""),
+      (flagged > 0 ? ` ${flagged} case(s) had no course graded above 0, or no course at all (IDCG = 0): their NDCG is set to 0 and flagged ⚑.` : ""),
     "",
     "### Grade distribution",
     "",
@@ -152,7 +153,7 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
           tableHeader
         ).pipe(
           Stream.concat(records.pipe(Stream.map(tableRow))),
-          Stream.concat(Stream.make("\n⚑ = every course graded 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-case details\n\n")),
+          Stream.concat(Stream.make("\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n")),
           Stream.concat(records.pipe(Stream.map(details)))
         )
       )
@@ -176,7 +177,8 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
     "retrieval",
     "latency ms",
     "judge input tokens",
-    "judge output tokens"
+    "judge output tokens",
+    "flags"
   ],
   csvRow: (_info: RunInfo, r) => {
     const v = (k: string, digits = 4) => csvMaybeNumber(value(r, k), digits)
@@ -199,7 +201,8 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
       r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
       csvMaybeNumber(r.latency.total),
       csvNumber(r.tokens.input),
-      csvNumber(r.tokens.output)
+      csvNumber(r.tokens.output),
+      flagsCell(r.flagged)
     ]
   }
 })

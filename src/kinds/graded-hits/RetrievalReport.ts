@@ -155,3 +155,7 @@ export const writeQrelsFile = <R>(
     yield* writeAtomic(Path.join(info.runDir, name), content)
     return `Judged grades written as TREC qrels to \`${name}\` (${thousands(count)} lines${rewritten > 0 ? `; ${rewritten} with whitespace in an id replaced by \`_\`` : ""}), to cross-check with trec_eval.`
   })
+
+/** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
+export const flagsCell = (flagged: ReadonlyArray<string>): string =>
+  flagged.map((m) => `${m}: IDCG = 0 (no hit graded above 0), set to 0`).join("; ")

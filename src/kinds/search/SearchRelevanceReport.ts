@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import { type GradedRecord, type GradedSummary, qrelsLines } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { fixed, heuristicBanner, latencySection, retrievalFailuresSection, retrievalSection, tokensSection, writeQrelsFile } from "../graded-hits/RetrievalReport.js"
+import { flagsCell } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code } from "../../report/Markdown.js"
 import { criterionSection, failures, inline, runParameters } from "../rubric/RubricReport.js"
@@ -119,7 +120,7 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
         )
       )
     )),
-  csvHeader: () => ["id", "query", "hits", "relevant", "ndcg", "ndcg@10", "ap", "rr", "grades", "confidences", "failed judgments", "retrieval", "latency ms", "input tokens", "output tokens"],
+  csvHeader: () => ["id", "query", "hits", "relevant", "ndcg", "ndcg@10", "ap", "rr", "grades", "confidences", "failed judgments", "retrieval", "latency ms", "input tokens", "output tokens", "flags"],
   csvRow: (_info: RunInfo, r) => {
     const v = (k: string) => csvMaybeNumber(value(r, k), 4)
     return [
@@ -137,7 +138,8 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
       r.retrieval?.status === "failed" ? `failed: ${r.retrieval.error?.message ?? ""}` : "ok",
       csvMaybeNumber(r.latency.total),
       csvNumber(r.tokens.input),
-      csvNumber(r.tokens.output)
+      csvNumber(r.tokens.output),
+      flagsCell(r.flagged)
     ]
   }
 })

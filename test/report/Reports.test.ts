@@ -1,0 +1,172 @@
+/**
+ * The pieces of issue 13 that need no child process: the --fail-under gate, the progress line's
+ * width, colour stripping, the HTML page's escaping, distributions and sampling, bounded report.md
+ * (at 100k rows with the heuristic judge), report.csv's case_id and line, the final HTML page.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { colourOff, stripAnsi, wizardWithoutTerminal } from "../../src/cli/Colour.js"
+import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { headlineColumn, Lowest, rowFailed, seededRandom } from "../../src/report/CaseRows.js"
+import { valueBars } from "../../src/report/Charts.js"
+import { csvNumber } from "../../src/report/Csv.js"
+import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
+import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
+import { describe as describeProgress } from "../../src/report/Progress.js"
+import { csv, html, markdown } from "../../src/report/Reporter.js"
+import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
+
+describe("--fail-under", () => {
+  it.effect("parses metric=value lists; bad syntax names the part", () =>
+    Effect.gen(function*() {
+      expect(yield* parseFailUnder("composite=0.7, ndcg@10=0.5")).toEqual([{ metric: "composite", minimum: 0.7 }, { metric: "ndcg@10", minimum: 0.5 }])
+      const bad = yield* Effect.flip(parseFailUnder("composite=0.7,ndcg@10"))
+      expect(bad.message).toContain(`"ndcg@10" is not metric=number`)
+      expect((yield* Effect.flip(parseFailUnder("x=abc"))).message).toContain("not metric=number")
+      expect((yield* Effect.flip(parseFailUnder(" , "))).message).toContain("at least one")
+    }))
+
+  it.effect("checks thresholds: below fails, equal passes, a null value fails, a short criterion name resolves, unknown lists the valid names", () =>
+    Effect.gen(function*() {
+      const metrics = { composite: 0.7, "rag-answers/clarity": 0.5, "ndcg@10": null }
+      const results = yield* evaluateGate([{ metric: "composite", minimum: 0.7 }, { metric: "clarity", minimum: 0.6 }, { metric: "ndcg@10", minimum: 0 }], metrics)
+      expect(results.map((r) => r.met)).toEqual([true, false, false])
+      const failed = yield* Effect.flip(enforceGate(results))
+      expect(failed.failures).toEqual(["--fail-under: clarity = 0.5, below 0.6", "--fail-under: ndcg@10 = no value, below 0"])
+      const unknown = yield* Effect.flip(evaluateGate([{ metric: "map", minimum: 0.1 }], metrics))
+      expect(unknown.message).toContain(`unknown metric "map"`)
+      expect(unknown.message).toContain("composite, rag-answers/clarity, ndcg@10")
+      yield* enforceGate(yield* evaluateGate([{ metric: "composite", minimum: 0.5 }], metrics))
+    }))
+})
+
+describe("terminal", () => {
+  it("the progress line never exceeds the terminal width (a wrapped line cannot be redrawn in place)", () => {
+    const state = { done: 123_456, failed: 12, reused: 100 }
+    for (const width of [1, 10, 20, 40, 60, 80, 120, 200]) {
+      const line = describeProgress("rag-answers 2/3", state, 600_000, 61_000, width, "concurrency 8/8 · 429s 3 · pace 600/min")
+      expect([...line].length).toBeLessThanOrEqual(Math.max(1, width - 1))
+      expect(line).not.toContain("\n")
+    }
+    expect(describeProgress("x", state, 600_000, 61_000, 200)).toContain("█")
+    expect(describeProgress("x", state, 600_000, 61_000)).toMatch(/^x: 123,456\/600,000/)
+  })
+
+  it("colour is off with NO_COLOR or without a TTY; ANSI sequences are stripped; --wizard needs a TTY", () => {
+    expect(colourOff({}, true)).toBe(false)
+    expect(colourOff({ NO_COLOR: "1" }, true)).toBe(true)
+    expect(colourOff({ NO_COLOR: "" }, true)).toBe(false)
+    expect(colourOff({}, undefined)).toBe(true)
+    expect(stripAnsi("\u001b[0;1m\u001b[0;37;1mrag-eval\u001b[0;1m\u001b[0m and \u001b]8;;x\u0007link\u001b]8;;\u0007")).toBe("rag-eval and link")
+    expect(wizardWithoutTerminal(["node", "bin", "--wizard"], undefined)).toBe(true)
+    expect(wizardWithoutTerminal(["node", "bin", "--wizard"], true)).toBe(false)
+    expect(wizardWithoutTerminal(["node", "bin", "run"], undefined)).toBe(false)
+  })
+})
+
+describe("HTML report pieces", () => {
+  it("escapes case text for element content and attributes; controls become U+FFFD", () => {
+    expect(esc(`<script>alert("x")</script> & 'y' \u001b[31m`)).toBe("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39; \uFFFD[31m")
+  })
+
+  it.effect("chart labels made from case text are escaped by the SVG renderer", () =>
+    Effect.gen(function*() {
+      const svg = yield* Effect.promise(() => valueBars([{ label: `<script>alert(1)</script>`, value: 0.5 }], { x: "ndcg@10" }))
+      expect(svg).not.toContain("<script>")
+      expect(svg).toContain("&lt;script&gt;")
+      expect(svg).not.toMatch(/xmlns/)
+    }))
+
+  it("distributions: small integer scales count each value (empty ones too); anything else in 10 bins", () => {
+    expect(distribution([0, 2, 2, 3])).toEqual([{ label: "0", count: 1 }, { label: "1", count: 0 }, { label: "2", count: 2 }, { label: "3", count: 1 }])
+    const bins = distribution([0, 0.05, 0.5, 1, 1])
+    expect(bins).toHaveLength(10)
+    expect(bins[0]).toEqual({ label: "0.0–0.1", count: 2 })
+    expect(bins[9]!.count).toBe(2)
+    expect(distribution([])).toEqual([])
+    expect(distribution([120, 130, 5000]).reduce((s, b) => s + b.count, 0)).toBe(3)
+  })
+
+  it("rows: the headline column, failed rows, the lowest kept in bounded memory, a seeded sample", () => {
+    expect(headlineColumn(["id", "ndcg@5", "ndcg@10"])).toBe(2)
+    expect(headlineColumn(["Question", "Clarity", "Composite"])).toBe(2)
+    expect(headlineColumn(["a", "b"])).toBe(-1)
+    const header = ["id", "Composite", "Clarity reason"]
+    expect(rowFailed(header, ["a", csvNumber(0.5), "ok"], 1)).toBe(false)
+    expect(rowFailed(header, ["a", "", "judge_failed: no JSON"], 1)).toBe(true)
+    expect(rowFailed(header, ["a", "", "ok"], 1)).toBe(true)
+    const lowest = new Lowest<string>(3)
+    for (let i = 0; i < 1000; i++) lowest.add((i * 7919) % 1000, i, `c${i}`)
+    expect(lowest.result().map((x) => x.score)).toEqual([0, 1, 2])
+    const a = seededRandom(7)
+    const b = seededRandom(7)
+    expect([a(), a(), a()]).toEqual([b(), b(), b()])
+  })
+})
+
+describe("reports of a run", () => {
+  it.effect("report.csv: case_id and input line first; report.html and final-report.html self-contained, with 2 iterations' agreement", () =>
+    Effect.gen(function*() {
+      const out = tempDir("rag-eval-reports-")
+      const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
+      const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out, iterations: 2, reporters: [markdown, csv, html] })
+      const dir = outcome.info.runDir
+      const rows = fs.readFileSync(Path.join(dir, "report-iteration-1.csv"), "utf8").split("\r\n")
+      expect(rows[0]!.startsWith("case_id,line,Current User Question,")).toBe(true)
+      expect(rows[1]!.startsWith("1,2,")).toBe(true)
+      const page = fs.readFileSync(Path.join(dir, "report-iteration-1.html"), "utf8")
+      expect(page).not.toMatch(/https?:\/\//)
+      expect(page).not.toMatch(/<(link|img|iframe|object)\b/)
+      expect(page).toContain(`<table id="cases">`)
+      expect(page).toContain("All 12 cases.")
+      const final = fs.readFileSync(Path.join(dir, "final-report.html"), "utf8")
+      expect(final).toContain("Agreement between iterations")
+      expect(final).toContain("<svg")
+      expect(final).not.toMatch(/https?:\/\//)
+      expect(outcome.files).toContain(Path.join(dir, "final-report.html"))
+    }), 60_000)
+
+  it.effect("calibration.json in the run directory adds the calibration section", () =>
+    Effect.gen(function*() {
+      const out = tempDir("rag-eval-reports-")
+      const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
+      const first = yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out })
+      fs.writeFileSync(Path.join(first.info.runDir, "calibration.json"), JSON.stringify({
+        labels: { file: "human<labels>.csv", count: 4 },
+        relevantAt: 2,
+        criteria: [{ criterion: "rag-answers/clarity", pairs: 4, grades: [0, 1], confusion: [[2, 0], [1, 1]], exactAgreement: { value: 0.75 }, cohenKappa: { value: 0.5 } }]
+      }))
+      yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out, reporters: [html] })
+      const page = fs.readFileSync(Path.join(first.info.runDir, "report.html"), "utf8")
+      expect(page).toContain(`id="calibration"`)
+      expect(page).toContain("human&lt;labels&gt;.csv")
+      expect(page).toContain("human × judge grades")
+    }), 60_000)
+
+  it.effect(`100k rows with the heuristic judge: report.md stays under 1 MB, details for --details cases, says what it left out; the HTML table is sampled past ${TABLE_ALL} cases`, () =>
+    Effect.gen(function*() {
+      const dir = tempDir("rag-eval-100k-")
+      const input = Path.join(dir, "cases.csv")
+      const words = "heat pump winter refrigerant compressor water boiling altitude pasta energy solar wind battery grid".split(" ")
+      const lines = ["Current User Question,Conversation History,Fragment Texts,Assistant Answer"]
+      for (let i = 0; i < 100_000; i++) {
+        const w = (k: number) => words[(i * 7 + k * 13) % words.length]
+        lines.push(`${w(1)} ${w(2)} ${w(3)} ${i}?,,1. ${w(4)} ${w(5)} ${w(1)}\\n2. ${w(6)} ${w(2)},${i % 97 === 0 ? "" : `${w(1)} ${w(5)} ${w(7)}.`}`)
+      }
+      fs.writeFileSync(input, lines.join("\n") + "\n")
+      const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
+      const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input, outRoot: Path.join(dir, "out"), reporters: [markdown, html] })
+      const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
+      expect(Buffer.byteLength(md)).toBeLessThan(1_000_000)
+      expect(md).toContain("**Details for 100 of 100,000 cases** (--details 100: the failed first, then the lowest by Composite)")
+      expect(md).toContain("the other 99,900 are left out here")
+      expect((md.match(/^### \d+\. /gm) ?? []).length).toBe(100)
+      const page = fs.readFileSync(Path.join(outcome.info.runDir, "report.html"), "utf8")
+      expect(Buffer.byteLength(page)).toBeLessThan(5_000_000)
+      expect(page).toMatch(/\d+ of 100000 cases: every failed case \(up to 300\), the 300 lowest by Composite and a seeded random sample of 700/)
+      const tableRows = (page.match(/<tr/g) ?? []).length
+      expect(tableRows).toBeLessThan(1400)
+    }), 120_000)
+})
