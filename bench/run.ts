@@ -15,6 +15,7 @@
  *  5. The journal: append cost and resume start-up.
  *  6. A rate-bound run: 1,000 judgments against a server enforcing 600 requests/min as a token
  *     bucket with a burst of 10, with and without --rpm (bench/rate-limits.ts).
+ *  9. The heuristic judge's Cohen's κ against NIST's grades on llmjudge-test (when ../shared is here).
  *  7. Resuming a 1,000,000-row heuristic run (6M judgments) killed half-way: start-up, peak RSS
  *     (bench/resume.ts).
  *  8. Reports people look at, at 100k rows: report.md and report.html time and size, and the CLI's
@@ -38,6 +39,7 @@ import { benchTempDir, writeCsv } from "./gen.js"
 import { journalFigures } from "./journal.js"
 import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
@@ -313,6 +315,21 @@ const main = async () => {
     figure(`report.md size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.markdownBytes), "< 1 MB", h.markdownBytes < 1_000_000)
     figure(`report.html size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.htmlBytes), "≤ 5 MB", h.htmlBytes <= 5_000_000)
     line(`    node dist/bin.js --help: ${ms(h.helpMs)} (median of ${h.helpRuns}); the HTML chunk (vega, vega-lite), loaded only by --format html: ${mb2(h.htmlChunkBytes)}`)
+    line()
+  }
+
+  {
+    // [9] How good the offline judge is: its agreement with NIST's grades on llmjudge-test, where
+    // `../shared` is beside the repository (a user's clone skips it, saying so).
+    line(`[9] The heuristic judge against human relevance labels (llmjudge-test: 25 TREC queries, 4,410 passages graded 0–3 by NIST)`)
+    if (fs.existsSync(Path.join(agreementDir, "qrels.txt"))) {
+      const a = await measureAgreement(agreementDir)
+      figure("heuristic judge, Cohen's κ on the four grades", a.kappa4.toFixed(4), "≥ 0.15 (Llama-3-8B: 0.104)", a.kappa4 >= 0.15)
+      figure("heuristic judge, Cohen's κ relevant (≥ 2) or not", a.kappa2.toFixed(4), "≥ 0.25 (Llama-3-8B: 0.155)", a.kappa2 >= 0.25)
+      line(`    at ${Number.isNaN(a.judgmentsPerSecond) ? "(not measured)" : `${int(Math.round(a.judgmentsPerSecond))} judgments/s`} (single process)`)
+    } else {
+      line(`    skipped: ${agreementDir} is not here (it ships beside the repository in ../shared/data)`)
+    }
     line()
   }
 

@@ -88,6 +88,9 @@ export const runAction = (flags: RunFlags) =>
       details: flags.details
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
+    if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
+      yield* Console.error(`the ${judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"} is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`)
+    }
     if (flags.dryRun) {
       const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
       yield* Console.log([

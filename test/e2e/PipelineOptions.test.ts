@@ -190,7 +190,7 @@ describe("rag-eval resume <run-dir>", () => {
 })
 
 describe("the library never touches the environment", () => {
-  it("no module under src/ reads or writes process.env (settings arrive as options; the CLI reads the environment through Config)", () => {
+  it("no module under src/ reads or writes process.env (settings arrive as options; the CLI reads the environment through Config; the entry point only for NO_COLOR)", () => {
     const offenders: Array<string> = []
     const walk = (d: string) => {
       for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
@@ -203,6 +203,17 @@ describe("the library never touches the environment", () => {
       }
     }
     walk(Path.join(repoRoot, "src"))
-    expect(offenders).toEqual([])
+    // The entry point reads NO_COLOR (a terminal convention, not a setting) before anything runs.
+    expect(offenders).toEqual(["src/bin.ts"])
+    const bin = fs.readFileSync(Path.join(repoRoot, "src/bin.ts"), "utf8")
+    expect([...bin.matchAll(/process\.env\b[^\n]*/g)].map((m) => m[0])).toEqual(["process.env, process.stdout.isTTY)", "process.env, process.stderr.isTTY)"])
+  })
+})
+
+describe("--iterations with a deterministic judge", () => {
+  it("says once on stderr that the heuristic judge's iterations will agree exactly", async () => {
+    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--iterations", "2", "--limit", "3"], { cwd: dir("iterations") })
+    expect(r.code).toBe(0)
+    expect(r.stderr.split("the heuristic judge is deterministic: iterations will agree exactly").length).toBe(2)
   })
 })

@@ -123,9 +123,11 @@ describe("no secret on disk", () => {
     // The secrets were used: the endpoint saw both tokens and the secret query parameter.
     expect(search.received.map((x) => x.authorization)).toEqual(expect.arrayContaining([`Bearer ${secrets[0]}`, `Bearer ${secrets[1]}`]))
     expect(search.received.some((x) => x.url.includes(secrets[3]!))).toBe(true)
-    const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as { command: string; env: Record<string, string> }
+    const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as { command: string; argv: Array<string>; options: Record<string, string> }
     expect(manifest.command).toContain("--search-token <redacted>")
-    expect(manifest.env.RAG_EVAL_SEARCH_URL).toBe(`http://<redacted>@${search.url}/search?token=<redacted>&index=docs`)
+    expect(manifest.argv).toContain("<redacted>")
+    expect(manifest.options.searchToken).toBeUndefined()
+    expect(manifest.options.searchUrl).toBe(`http://<redacted>@${search.url}/search?token=<redacted>&index=docs`)
     const r = await cli(["report", runDirOf(a.stdout)])
     expect(r.code).toBe(0)
     expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr })).toEqual([])
