@@ -192,7 +192,7 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
         note(j.key, stateOf(statusOf(j))!, JSON.stringify(j))
       }
     }
-    const journal: OpenedJournal & { readonly remember: (judgments: ReadonlyArray<Judgment>) => void } = {
+    const journal: OpenedJournal = {
       stats: { ok, judgeFailed, transportFailed, attempts, damagedLines: 0, tornLines: 0 },
       state: (key) => states.get(key),
       judgment: (key) => {
@@ -225,10 +225,6 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
     }
     return journal
   })
-
-/** Judgments a cluster's runners wrote to the store: the coordinator learns of them without writing them again. */
-export const rememberOf = (journal: OpenedJournal): ((judgments: ReadonlyArray<Judgment>) => void) | undefined =>
-  (journal as { readonly remember?: (judgments: ReadonlyArray<Judgment>) => void }).remember
 
 /** The journal on PostgreSQL (needs the store's SqlClient). */
 export const layerJournal = (url: Redacted.Redacted<string>) =>
