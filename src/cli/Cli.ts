@@ -13,9 +13,10 @@ import * as Option from "effect/Option"
 import { calibrateCommand } from "../commands/Calibrate.js"
 import { compareCommand } from "../commands/Compare.js"
 import { trecCommand } from "../commands/Trec.js"
+import { clusterCommands } from "./ClusterCommands.js"
 import { displayPath } from "./Display.js"
 import { defaultFormats } from "../report/Formats.js"
-import { csvRaw, runConfig } from "./RunFlags.js"
+import { csvRaw, runConfig, store } from "./RunFlags.js"
 import { serveCommand } from "../server/ServeCommand.js"
 import { VERSION } from "../version.js"
 
@@ -32,14 +33,17 @@ const reportCommand = Command.make(
       Options.withDescription("Reports to write: markdown, csv, json, comma-separated (default markdown,csv)"),
       Options.withDefault(defaultFormats.join(","))
     ),
-    csvRaw
+    csvRaw,
+    store
   },
-  ({ runDir, format, csvRaw }) =>
+  ({ runDir, format, csvRaw, store }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
-      const outcome = yield* reportRun(runDir, reporters)
+      // --store: the run's journal is in PostgreSQL
+      const journal = Option.isNone(store) ? undefined : yield* Effect.map(Effect.promise(() => import("../cluster/RunSetup.js")), (m) => m.journalLayer(store.value))
+      const outcome = yield* reportRun(runDir, reporters, journal === undefined ? undefined : yield* journal)
       for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
       yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)
     })
@@ -73,7 +77,7 @@ const buildTestSetCommand = Command.make(
 
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
+  Command.withSubcommands([runCommand, reportCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand, ...clusterCommands])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })

@@ -63,13 +63,17 @@ export const runAction = (flags: RunFlags) =>
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
-    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun, stop: shutdown.requested })
+    // --- store / cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
+    if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
+    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(Effect.promise(() => import("../cluster/RunSetup.js")), (m) =>
+      m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
+    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
+    // --- end store / cluster
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     const services = Layer.mergeAll(
       judge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      JudgmentJournal.layerFile,
-      flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
+      stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out))),
       reportersLayer(reporters),
       Progress.layerStderr
     )

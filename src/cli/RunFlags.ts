@@ -133,6 +133,13 @@ const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print th
 const prices = Options.text("prices").pipe(Options.withDescription("JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"), Options.optional)
 const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
 const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
+// --- store / cluster (src/cluster/, src/store/PostgresStore.ts)
+export const store = Options.text("store").pipe(
+  Options.withDescription("Keep the journal and cache in PostgreSQL, postgres://user:password@host:5432/db (default: files in the run directory); `rag-eval store migrate` creates the schema"),
+  Options.optional
+)
+const cluster = Options.boolean("cluster").pipe(Options.withDescription("Send judge calls in batches to the cluster's runners (`rag-eval runner`) through --store"))
+// --- end store / cluster
 
 /**
  * Retrieval settings. Pipelines read them from the environment (so the same pipeline file works
@@ -194,7 +201,7 @@ export const pipelineEnvKeys: ReadonlyArray<string> = [
   "RAG_EVAL_LISTWISE"
 ]
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, store, cluster, ...retrievalFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

@@ -31,17 +31,19 @@ export interface CoordinatorOptions {
   readonly batchSize: number
   /** Batches waiting for replies at once (≈ 8 per runner). */
   readonly batchesInFlight: number
-  /** The journal's state of a key when a batch is sent (part of the batch id). */
-  readonly stateOf?: ((key: string) => string | undefined) | undefined
   /** True once the run is stopping: nothing more is sent. */
   readonly stopping?: (() => boolean) | undefined
   /** How long a batch may gather tasks before it is sent. Default 5 ms. */
   readonly lingerMs?: number | undefined
+  /** Runs once, before a run's first batch is sent (waiting for a killed coordinator's batches). */
+  readonly beforeFirstBatch?: ((runId: string) => Effect.Effect<void>) | undefined
 }
 
 interface Pending {
   readonly runId: string
   readonly task: WireTask
+  /** The journal's states of the task's keys when it was asked (part of the batch id). */
+  readonly states: string
   readonly done: Deferred.Deferred<ReadonlyArray<Judgment> | undefined, FatalJudgeError | OutputError>
 }
 
@@ -65,6 +67,8 @@ export const make = (options: CoordinatorOptions) =>
     const queue = yield* Queue.unbounded<Pending>()
     const inFlight = yield* Effect.makeSemaphore(options.batchesInFlight)
     const stopping = options.stopping ?? (() => false)
+    const started = new Set<string>()
+    const firstBatch = yield* Effect.makeSemaphore(1)
 
     const send = (batch: ReadonlyArray<Pending>) =>
       Effect.gen(function*() {
@@ -73,8 +77,11 @@ export const make = (options: CoordinatorOptions) =>
           return
         }
         const runId = batch[0]!.runId
-        const keys = batch.flatMap((p) => p.task.keys)
-        const batchId = sha256(keys.map((k) => `${k}:${options.stateOf?.(k) ?? "-"}`).join(",")).slice(0, 24)
+        if (options.beforeFirstBatch !== undefined && !started.has(runId)) {
+          started.add(runId)
+          yield* firstBatch.withPermits(1)(options.beforeFirstBatch(runId))
+        } else yield* firstBatch.withPermits(1)(Effect.void)
+        const batchId = sha256(batch.map((p) => `${p.task.keys.join(",")}:${p.states}`).join(";")).slice(0, 24)
         const client = makeClient(shardEntityId(runId, batchId))
         const reply = yield* client.JudgeBatch({ runId, batchId, judge: options.judge, tasks: batch.map((p) => p.task) }).pipe(
           Effect.sandbox,
@@ -133,10 +140,10 @@ export const make = (options: CoordinatorOptions) =>
 
     const remote: RemoteJudging = {
       workers: options.batchSize * options.batchesInFlight,
-      judge: ({ runId, keys, task }) =>
+      judge: ({ runId, keys, task, states }) =>
         Effect.gen(function*() {
           const done = yield* Deferred.make<ReadonlyArray<Judgment> | undefined, FatalJudgeError | OutputError>()
-          yield* Queue.offer(queue, { runId, task: wireTask(keys, task), done })
+          yield* Queue.offer(queue, { runId, task: wireTask(keys, task), states: (states ?? []).map((s) => s ?? "-").join(","), done })
           return yield* Deferred.await(done)
         })
     }

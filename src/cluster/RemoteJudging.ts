@@ -18,6 +18,8 @@ export interface RemoteJudging {
     readonly runId: string
     readonly keys: ReadonlyArray<string>
     readonly task: JudgeTask | ListJudgeTask
+    /** What the journal held for the keys (a failure asked again is a new batch, not its stored reply). */
+    readonly states?: ReadonlyArray<number | undefined> | undefined
   }) => Effect.Effect<ReadonlyArray<Judgment> | undefined, FatalJudgeError | OutputError>
 }
 

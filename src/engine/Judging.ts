@@ -189,7 +189,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
       // where this judgment continues from.
       // --- cluster: a runner makes the call and journals its judgments (src/cluster/Coordinator.ts)
       if (remote !== undefined) {
-        const sent = yield* Effect.either(remote.judge({ runId: `${pipeline.name}/${runId}`, keys: plan.keys, task: plan.task }))
+        const sent = yield* Effect.either(remote.judge({ runId: `${pipeline.name}/${runId}`, keys: plan.keys, task: plan.task, states: plan.keys.map((k) => journal.state(k)) }))
         if (sent._tag === "Left") {
           if (sent.left._tag === "OutputError") return yield* sent.left
           fatal ??= sent.left
