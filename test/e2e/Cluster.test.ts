@@ -1,0 +1,119 @@
+/**
+ * One run across processes, as a user runs it: a private PostgreSQL (Debian's `postgresql`, started
+ * by the test; skipped visibly without it), `rag-eval store migrate`, two `rag-eval runner`
+ * processes, and `rag-eval run … --store … --cluster` over ~2,000 judgments against the fake
+ * OpenAI-compatible server. One runner is killed with SIGKILL mid-run and the coordinator too; the
+ * same command resumes it. The records equal a local run's; every judgment is in the journal once;
+ * the calls made are at most the judgments plus the killed runner's calls in flight.
+ */
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { writeCsv } from "../../bench/gen.js"
+import { cli, type Running, start, waitFor } from "../support/ChildCli.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { postgresAvailable, type PrivatePostgres, startPostgres } from "../support/Postgres.js"
+import { tempDir } from "../support/RunPipeline.js"
+
+const ROWS = 334 // × 6 rubrics = 2,004 judgments
+const JUDGMENTS = ROWS * 6
+const RUNNER_CONCURRENCY = 8
+
+/** Scores that depend on the prompt, so a reply given to the wrong task would show. */
+const varied = (request: FakeOpenAi.RecordedRequest) => {
+  const answer = JSON.parse(FakeOpenAi.defaultAnswer(request)) as { score?: number }
+  if (typeof answer.score === "number") {
+    const text = JSON.stringify(request.body.messages)
+    let h = 0
+    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
+    answer.score = Math.max(1, answer.score - (h % 2))
+  }
+  return JSON.stringify(answer)
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const recordsOf = (out: string) => {
+  const root = Path.join(out, "rag-answers")
+  const [id] = fs.readdirSync(root)
+  return fs.readFileSync(Path.join(root, id!, "records-iteration-1.jsonl"), "utf8").split("\n").filter((l) => l !== "")
+    .map((l) => JSON.parse(l, (k, v) => k === "latencyMs" ? undefined : v))
+}
+
+describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL binaries in /usr/lib/postgresql: skipped without them)", () => {
+  let pg: PrivatePostgres
+  let fake: FakeOpenAi.FakeOpenAi
+  const runners: Array<Running> = []
+  beforeAll(async () => {
+    pg = await startPostgres()
+    fake = await FakeOpenAi.start({ answer: varied, latencyMs: 15, record: false })
+  }, 60_000)
+  afterAll(async () => {
+    for (const r of runners) if (!r.exited()) r.child.kill("SIGKILL")
+    await fake?.close()
+    pg?.stop()
+  })
+
+  it("2,000 judgments on two runners, one runner and the coordinator killed with SIGKILL: the records of a local run, each judgment once", async () => {
+    const dir = tempDir("rag-eval-cluster-")
+    const input = Path.join(dir, "rows.csv")
+    writeCsv(input, ROWS)
+    const llm = (out: string, ...extra: ReadonlyArray<string>) =>
+      ["run", "pipelines/rag-answers.ts", "--csv", input, "--out", out, "--provider", "openai-compatible", "--base-url", fake.url, "--model", "fake", ...extra]
+
+    // The reference: a local run.
+    const localOut = Path.join(dir, "local")
+    const local = await cli(llm(localOut, "--concurrency", "16"))
+    expect(local.code, local.stderr).toBe(0)
+    expect(fake.judgeCalls).toBe(JUDGMENTS)
+
+    const migrated = await cli(["store", "migrate", "--store", pg.url])
+    expect(migrated.code, migrated.stderr).toBe(0)
+    const logs: Array<string> = []
+    for (let i = 0; i < 2; i++) {
+      const port = await freePort()
+      const runner = start(["runner", "--store", pg.url, "--listen", `127.0.0.1:${port}`, "--concurrency", String(RUNNER_CONCURRENCY)], { env: { OPENAI_API_KEY: "runner-key" } })
+      logs.push("")
+      runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
+      runners.push(runner)
+    }
+    await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 30_000)
+
+    fake.reset()
+    const clusterOut = Path.join(dir, "cluster")
+    const args = llm(clusterOut, "--store", pg.url, "--cluster")
+    const first = start(args)
+    await waitFor("a third of the judgments", () => fake.judgeCalls >= JUDGMENTS / 3, 60_000)
+    runners[0]!.child.kill("SIGKILL")
+    await waitFor("two thirds of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 2) / 3 || first.exited(), 60_000)
+    first.child.kill("SIGKILL")
+    // Killed mid-run, not finished before the kill.
+    expect((await first.result).signal).toBe("SIGKILL")
+    // The same command resumes it.
+    const resumed = await cli(args)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toMatch(/resuming run/)
+
+    expect(recordsOf(clusterOut)).toEqual(recordsOf(localOut))
+    // Every judgment once; paid calls: the judgments, plus at most the killed runner's calls in flight.
+    expect(fake.judgeCalls).toBeGreaterThanOrEqual(JUDGMENTS)
+    expect(fake.judgeCalls).toBeLessThanOrEqual(JUDGMENTS + RUNNER_CONCURRENCY)
+
+    // The run's cluster messages go with `store prune`; its judgments stay (report still works).
+    const runDir = Path.join(clusterOut, "rag-answers", fs.readdirSync(Path.join(clusterOut, "rag-answers"))[0]!)
+    const pruned = await cli(["store", "prune", "--store", pg.url, "--run-id", runDir])
+    expect(pruned.code, pruned.stderr).toBe(0)
+    expect(pruned.stdout).toMatch(/removed [1-9]\d* cluster message/)
+    const report = await cli(["report", runDir, "--store", pg.url])
+    expect(report.code, report.stderr).toBe(0)
+    console.log(`cluster e2e: ${fake.judgeCalls} judge calls for ${JUDGMENTS} judgments`)
+  }, 120_000)
+})
