@@ -28,6 +28,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as Path from "node:path"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import type { Judgment, PendingRepair } from "../domain/Judgment.js"
@@ -259,3 +261,31 @@ export const layerCache = Layer.effect(
 
 /** Journal + cache on one store (the SQL client is built once). */
 export const layer = (url: Redacted.Redacted<string>) => Layer.mergeAll(layerJournal(url), layerCache).pipe(Layer.provideMerge(sqlLayer(url)))
+
+/**
+ * `calibrate --store`: a run's journal written out as `judgments.jsonl` lines (in the order they
+ * were written; attempts left out) to a temporary file, for the readers of journal files.
+ */
+export const exportJournal = (store: string, runDir: string): Effect.Effect<string, UsageError | InputError> =>
+  Effect.gen(function*() {
+    const url = parseStoreUrl(store)
+    if (url instanceof UsageError) return yield* url
+    const runKey = runKeyOf(runDir)
+    const rows = yield* Effect.gen(function*() {
+      yield* checkSchema(url)
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ body: string }>`SELECT body FROM ${sql(TABLE)} WHERE run_id = ${runKey} AND status <> 'attempt' ORDER BY seq`
+    }).pipe(
+      Effect.catchTag("SqlError", (e) => Effect.fail(new InputError({ file: displayStore(url), problem: `cannot read run ${runKey}: ${problemOf(e)}` }))),
+      Effect.provide(sqlLayer(url, { maxConnections: 1 })),
+      Effect.catchTag("OutputError", (e) => Effect.fail(new InputError({ file: e.path, problem: e.problem })))
+    )
+    if (rows.length === 0) return yield* new InputError({ file: displayStore(url), problem: `run ${runKey} has no judgments in the store` })
+    const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-journal-"))
+    const path = Path.join(dir, "judgments.jsonl")
+    yield* Effect.try({
+      try: () => fs.writeFileSync(path, rows.map((r) => r.body).join("\n") + "\n"),
+      catch: (e) => new InputError({ file: path, problem: `cannot write the exported journal: ${(e as Error).message}` })
+    })
+    return path
+  })

@@ -92,6 +92,20 @@ describe.skipIf(!postgresAvailable)("PostgreSQL store (needs PostgreSQL binaries
     await run(Effect.flatMap(JudgmentJournal, (j) => j.open(dir, { fresh: false })))
   })
 
+  it("calibrate --store: a run's journal exported as journal lines, in the order written, without attempts", async () => {
+    await run(PostgresStore.migrateJournal)
+    const dir = runDir("r4")
+    await run(Effect.gen(function*() {
+      const j = yield* (yield* JudgmentJournal).open(dir, { fresh: false })
+      yield* j.append([judgment("x"), judgment("y", "failed", "judge")])
+      yield* j.appendAttempt("z", { text: "{", problem: "no JSON", usage: { inputTokens: 5, outputTokens: 1 }, asks: 1, attempts: 1 })
+    }))
+    const path = await Effect.runPromise(PostgresStore.exportJournal(pg.url, dir))
+    expect(fs.readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l).key)).toEqual(["x", "y"])
+    const none = await Effect.runPromiseExit(PostgresStore.exportJournal(pg.url, runDir("never")))
+    expect(JSON.stringify(none)).toContain("has no judgments in the store")
+  })
+
   it("a URL's credentials never appear in a message", async () => {
     const secret = Redacted.make(`postgres://rag:hunter2@127.0.0.1:${pg.port}/nosuchdb`)
     const exit = await Effect.runPromiseExit(Effect.flatMap(JudgmentJournal, (j) => j.open(runDir("r3"), { fresh: false })).pipe(Effect.scoped, Effect.provide(PostgresStore.layer(secret))))
