@@ -19,12 +19,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
-import { type Judgment, noUsage, type PendingRepair, type Verdict } from "../domain/Judgment.js"
+import { type Judgment, noUsage, type PendingRepair, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
 import { toJudgment } from "../engine/JudgmentKey.js"
 import { Judge } from "../judges/Judge.js"
 import * as LlmJudge from "../judges/LlmJudge.js"
 import type { ProviderName } from "../providers/Names.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
+import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import * as RateGate from "../providers/RateGate.js"
 import { type JudgeOptions, JudgeShard, RateLimit, rateLimitEntityId, StoreFailed, type WireTask } from "./Protocol.js"
 
@@ -75,6 +76,11 @@ export interface RunnerSettings {
 
 export class RunnerJudges extends Context.Tag("rag-eval/cluster/RunnerJudges")<RunnerJudges, {
   readonly get: (options: JudgeOptions) => Effect.Effect<Judge["Type"], FatalJudgeError>
+  /**
+   * One of the runner's `--concurrency` permits, held from the call's start until its judgments are
+   * in the journal: a `kill -9` loses at most that many paid calls.
+   */
+  readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>() {}
 
 const statusOf = (j: Judgment) => j.status === "ok" ? "ok" : j.failure === "transport" ? "transport" : "judge"
@@ -91,6 +97,7 @@ export const layerJudges = (settings: RunnerSettings) =>
       const scope = yield* Effect.scope
       const makeRateClient = yield* RateLimit.client
       const built = new Map<string, Deferred.Deferred<Judge["Type"], FatalJudgeError>>()
+      const permits = FifoSemaphore.make(settings.concurrency)
       const build = (options: JudgeOptions) =>
         Effect.gen(function*() {
           const limited = options.rpm !== undefined || options.tpm !== undefined
@@ -138,6 +145,7 @@ export const layerJudges = (settings: RunnerSettings) =>
           return judge
         })
       return {
+        withPermit: (effect) => permits.withPermit(effect),
         get: (options: JudgeOptions) =>
           Effect.suspend(() => {
             const id = JSON.stringify([options.provider, options.model, options.baseUrl, options.temperature, options.seed, options.timeoutMs, options.maxRetries, options.maxWaitMs, options.rpm, options.tpm])
@@ -183,6 +191,10 @@ export const judgeBatch = (payload: { readonly runId: string; readonly judge: Ju
               Effect.mapError((e) => new OutputError({ path: `journal of run ${runId}`, problem: e.problem }))
             )
         }
+        return yield* judges.withPermit(call(t, judge, callKey, repair))
+      })
+    const call = (t: WireTask, judge: Judge["Type"], callKey: string, repair: RepairCheckpoint) =>
+      Effect.gen(function*() {
         const started = performance.now()
         const base = { pipeline: t.pipeline, caseId: t.caseId, ordinal: t.ordinal, iteration: t.iteration, rubric: t.rubric, vars: t.vars }
         const asked = t.items !== undefined
