@@ -231,39 +231,47 @@ export const layerJudgeShard = JudgeShard.toLayer(
 // ---------------------------------------------------------------------------------------------
 // The RateLimit entity
 
+/**
+ * The shared limit's state: token buckets for requests and tokens (rebuilt empty — a cautious start —
+ * when the entity is rebuilt on another runner after its host died) and the pause after a 429.
+ * `reserve` takes the caller's share and says how long to wait; times are the entity host's clock.
+ */
+export const makeSharedLimit = () => {
+  let requests: RateGate.Gcra | undefined
+  let tokens: RateGate.Gcra | undefined
+  let pausedUntil = 0
+  return {
+    reserve: (now: number, limit: { readonly rpm?: number | undefined; readonly tpm?: number | undefined; readonly tokens: number }): number => {
+      let at = Math.max(now, pausedUntil)
+      if (limit.rpm !== undefined) {
+        const perMs = (limit.rpm * RateGate.PACE_MARGIN) / 60_000
+        const capacity = Math.max(1, Math.floor(limit.rpm / 60))
+        if (requests === undefined || requests.perMs !== perMs) requests = new RateGate.Gcra(perMs, capacity, capacity)
+        at = requests.earliest(at, 1)
+        requests.commit(at, 1)
+      }
+      if (limit.tpm !== undefined) {
+        const perMs = (limit.tpm * RateGate.PACE_MARGIN) / 60_000
+        const capacity = Math.max(1, limit.tpm / 60)
+        if (tokens === undefined || tokens.perMs !== perMs) tokens = new RateGate.Gcra(perMs, capacity, capacity)
+        const cost = Math.min(limit.tokens, capacity)
+        at = tokens.earliest(at, cost)
+        tokens.commit(at, cost)
+      }
+      return at - now
+    },
+    pause: (now: number, ms: number) => {
+      pausedUntil = Math.max(pausedUntil, now + ms)
+    }
+  }
+}
+
 export const layerRateLimit = RateLimit.toLayer(
   Effect.sync(() => {
-    let requests: RateGate.Gcra | undefined
-    let tokens: RateGate.Gcra | undefined
-    let pausedUntil = 0
+    const limit = makeSharedLimit()
     return {
-      Reserve: (envelope) =>
-        Effect.sync(() => {
-          const { rpm, tpm } = envelope.payload
-          const now = Date.now()
-          let at = Math.max(now, pausedUntil)
-          if (rpm !== undefined) {
-            const perMs = (rpm * RateGate.PACE_MARGIN) / 60_000
-            const capacity = Math.max(1, Math.floor(rpm / 60))
-            // Rebuilt on another runner (its host died): it starts empty, a cautious start.
-            if (requests === undefined || requests.perMs !== perMs) requests = new RateGate.Gcra(perMs, capacity, capacity)
-            at = requests.earliest(at, 1)
-            requests.commit(at, 1)
-          }
-          if (tpm !== undefined) {
-            const perMs = (tpm * RateGate.PACE_MARGIN) / 60_000
-            const capacity = Math.max(1, tpm / 60)
-            if (tokens === undefined || tokens.perMs !== perMs) tokens = new RateGate.Gcra(perMs, capacity, capacity)
-            const cost = Math.min(envelope.payload.tokens, capacity)
-            at = tokens.earliest(at, cost)
-            tokens.commit(at, cost)
-          }
-          return at - now
-        }),
-      Pause: (envelope) =>
-        Effect.sync(() => {
-          pausedUntil = Math.max(pausedUntil, Date.now() + envelope.payload.ms)
-        })
+      Reserve: (envelope) => Effect.sync(() => limit.reserve(Date.now(), envelope.payload)),
+      Pause: (envelope) => Effect.sync(() => limit.pause(Date.now(), envelope.payload.ms))
     }
   }),
   { maxIdleTime: "10 minutes" }
