@@ -93,7 +93,7 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, env: pipelineEnv() }
+      manifestExtra: { version: VERSION, env: pipelineEnv(), ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) }
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
     if (flags.dryRun) {

@@ -63,6 +63,9 @@ export const runnerAction = (flags: {
     if (flags.advertise === undefined && (listen.host === "0.0.0.0" || listen.host === "::")) {
       return yield* new UsageError({ problem: `--listen ${flags.listen} is every interface: give --advertise host:port, the address other machines reach this runner at` })
     }
+    // pg warns that @effect/sql-pg queues queries on a busy client (deprecated in pg 9): nothing a
+    // user can act on, printed once per runner otherwise.
+    process.noDeprecation = true
     const sql = PostgresStore.sqlLayer(url)
     yield* PostgresStore.checkSchema(url).pipe(Effect.provide(sql))
     const shutdown = yield* Shutdown

@@ -97,6 +97,18 @@ describe("cluster protocol (in-memory test runner)", () => {
     expect(d).toEqual(a)
   })
 
+  it("once the run is stopping (Ctrl+C), calls not yet sent are answered \"not asked\" and nothing is sent", async () => {
+    fake.reset()
+    const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
+    const answers = await Effect.runPromise(Effect.gen(function*() {
+      const remote = yield* Coordinator.make({ judge: judgeOptions(), batchSize: 10, batchesInFlight: 2, stopping: () => true })
+      return yield* Effect.forEach([0, 1, 2], (i) =>
+        remote.judge({ runId: "p/stop", keys: [`s${i}`], task: { pipeline: "p", caseId: `c${i}`, ordinal: i, iteration: 1, rubric, target: "answer", vars: { question: "q", answer: "a", passages: "", history: "" } } }), { concurrency: "unbounded" })
+    }).pipe(Effect.scoped, Effect.provide(cluster())))
+    expect(answers).toEqual([undefined, undefined, undefined])
+    expect(fake.calls).toBe(0)
+  })
+
   it("a runner whose key the provider rejects fails the run with the provider's one-line message (no key in any message)", async () => {
     const strict = await FakeOpenAi.start({ apiKey: "right-key" })
     try {

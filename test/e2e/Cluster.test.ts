@@ -63,6 +63,8 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
   })
 
   it("2,000 judgments on two runners, one runner and the coordinator killed with SIGKILL: the records of a local run, each judgment once", async () => {
+    // Trust authentication ignores the password: it is there to show it never appears anywhere.
+    const store = pg.url.replace("rag@", "rag:hunter2-secret@")
     const dir = tempDir("rag-eval-cluster-")
     const input = Path.join(dir, "rows.csv")
     writeCsv(input, ROWS)
@@ -75,12 +77,12 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     expect(local.code, local.stderr).toBe(0)
     expect(fake.judgeCalls).toBe(JUDGMENTS)
 
-    const migrated = await cli(["store", "migrate", "--store", pg.url])
+    const migrated = await cli(["store", "migrate", "--store", store])
     expect(migrated.code, migrated.stderr).toBe(0)
     const logs: Array<string> = []
     for (let i = 0; i < 2; i++) {
       const port = await freePort()
-      const runner = start(["runner", "--store", pg.url, "--listen", `127.0.0.1:${port}`, "--concurrency", String(RUNNER_CONCURRENCY)], { env: { OPENAI_API_KEY: "runner-key" } })
+      const runner = start(["runner", "--store", store, "--listen", `127.0.0.1:${port}`, "--concurrency", String(RUNNER_CONCURRENCY)], { env: { OPENAI_API_KEY: "runner-key" } })
       logs.push("")
       runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
       runners.push(runner)
@@ -89,7 +91,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
 
     fake.reset()
     const clusterOut = Path.join(dir, "cluster")
-    const args = llm(clusterOut, "--store", pg.url, "--cluster")
+    const args = llm(clusterOut, "--store", store, "--cluster")
     const first = start(args)
     await waitFor("a third of the judgments", () => fake.judgeCalls >= JUDGMENTS / 3, 60_000)
     runners[0]!.child.kill("SIGKILL")
@@ -109,11 +111,17 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
 
     // The run's cluster messages go with `store prune`; its judgments stay (report still works).
     const runDir = Path.join(clusterOut, "rag-answers", fs.readdirSync(Path.join(clusterOut, "rag-answers"))[0]!)
-    const pruned = await cli(["store", "prune", "--store", pg.url, "--run-id", runDir])
+    const pruned = await cli(["store", "prune", "--store", store, "--run-id", runDir])
     expect(pruned.code, pruned.stderr).toBe(0)
     expect(pruned.stdout).toMatch(/removed [1-9]\d* cluster message/)
-    const report = await cli(["report", runDir, "--store", pg.url])
+    const report = await cli(["report", runDir, "--store", store])
     expect(report.code, report.stderr).toBe(0)
+    // The store's password is in no output and no file of the run.
+    for (const r of [migrated, resumed, pruned, report]) expect(r.stdout + r.stderr).not.toContain("hunter2")
+    for (const r of runners) expect(r.stderr()).not.toContain("hunter2")
+    for (const l of logs) expect(l).not.toContain("hunter2")
+    for (const f of fs.readdirSync(runDir)) expect(fs.readFileSync(Path.join(runDir, f), "utf8")).not.toContain("hunter2")
+    expect(JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")).store).toMatch(/^postgres:\/\/<redacted>@/)
     console.log(`cluster e2e: ${fake.judgeCalls} judge calls for ${JUDGMENTS} judgments`)
   }, 120_000)
 })
