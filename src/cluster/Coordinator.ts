@@ -35,6 +35,8 @@ export interface CoordinatorOptions {
   readonly stopping?: (() => boolean) | undefined
   /** How long a batch may gather tasks before it is sent. Default 5 ms. */
   readonly lingerMs?: number | undefined
+  /** Batches in flight as runners come and go: polled every few seconds, the limit follows it. */
+  readonly batchesInFlightNow?: Effect.Effect<number> | undefined
   /** Runs once, before a run's first batch is sent (waiting for a killed coordinator's batches). */
   readonly beforeFirstBatch?: ((runId: string) => Effect.Effect<void>) | undefined
 }
@@ -137,9 +139,18 @@ export const make = (options: CoordinatorOptions) =>
       }
     }).pipe(Effect.forever)
     yield* Effect.forkScoped(loop)
+    if (options.batchesInFlightNow !== undefined) {
+      let limit = options.batchesInFlight
+      yield* Effect.forkScoped(options.batchesInFlightNow.pipe(
+        Effect.flatMap((n) => n === limit || n < 1 ? Effect.void : Effect.zipRight(inFlight.resize(n), Effect.sync(() => void (limit = n)))),
+        Effect.delay("5 seconds"),
+        Effect.forever
+      ))
+    }
 
     const remote: RemoteJudging = {
-      workers: options.batchSize * options.batchesInFlight,
+      // Room for runners that join later (the batches in flight follow them; unsent calls cost nothing).
+      workers: options.batchSize * Math.max(options.batchesInFlight, 32),
       judge: ({ runId, keys, task, states }) =>
         Effect.gen(function*() {
           const done = yield* Deferred.make<ReadonlyArray<Judgment> | undefined, FatalJudgeError | OutputError>()

@@ -94,15 +94,19 @@ export const storeLayers = (setup: StoreSetup) =>
       ClusterJudging,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const runners = yield* sql<{ n: string }>`SELECT count(*) AS n FROM cluster_runners WHERE healthy = TRUE`.pipe(
+        const healthyRunners = sql<{ n: string }>`SELECT count(*) AS n FROM cluster_runners WHERE healthy = TRUE`.pipe(
           Effect.map((rows) => Number(rows[0]?.n ?? 0)),
           Effect.orElseSucceed(() => 0)
         )
+        const perRunner = setup.batchesPerRunner ?? PER_RUNNER
+        const runners = yield* healthyRunners
         if (runners === 0) yield* Console.error(`cluster: no runner is registered in ${PostgresStore.displayStore(url)} yet; batches wait until one starts (rag-eval runner --store … --listen host:port)`)
         return yield* Coordinator.make({
           judge,
           batchSize: setup.batchSize ?? BATCH,
-          batchesInFlight: (setup.batchesPerRunner ?? PER_RUNNER) * Math.max(1, runners),
+          batchesInFlight: perRunner * Math.max(1, runners),
+          // More batches in flight as runners join (fewer as they leave).
+          batchesInFlightNow: Effect.map(healthyRunners, (n) => perRunner * Math.max(1, n)),
           stopping: setup.stopping,
           beforeFirstBatch: waitForLeftBatches(sql)
         })
