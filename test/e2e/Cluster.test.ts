@@ -2,8 +2,8 @@
  * One run across processes, as a user runs it: a private PostgreSQL (Debian's `postgresql`, started
  * by the test; skipped visibly without it), `rag-eval store migrate`, two `rag-eval runner`
  * processes, and `rag-eval run … --store … --cluster` over ~2,000 judgments against the fake
- * OpenAI-compatible server. One runner is killed with SIGKILL mid-run and the coordinator too; the
- * same command resumes it. The records equal a local run's; every judgment is in the journal once;
+ * OpenAI-compatible server. One runner is killed with SIGKILL mid-run, the coordinator is stopped with
+ * Ctrl+C and then, resumed, killed with SIGKILL; the same command resumes it. The records equal a local run's; every judgment is in the journal once;
  * the calls made are at most the judgments plus the killed runner's calls in flight.
  */
 import * as fs from "node:fs"
@@ -62,7 +62,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     pg?.stop()
   })
 
-  it("2,000 judgments on two runners, one runner and the coordinator killed with SIGKILL: the records of a local run, each judgment once", async () => {
+  it("2,000 judgments on two runners, one runner killed with SIGKILL, the coordinator stopped by Ctrl+C and then killed: the records of a local run, each judgment once", async () => {
     // Trust authentication ignores the password: it is there to show it never appears anywhere.
     const store = pg.url.replace("rag@", "rag:hunter2-secret@")
     const dir = tempDir("rag-eval-cluster-")
@@ -93,12 +93,19 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     const clusterOut = Path.join(dir, "cluster")
     const args = llm(clusterOut, "--store", store, "--cluster")
     const first = start(args)
-    await waitFor("a third of the judgments", () => fake.judgeCalls >= JUDGMENTS / 3, 60_000)
+    await waitFor("a quarter of the judgments", () => fake.judgeCalls >= JUDGMENTS / 4, 60_000)
     runners[0]!.child.kill("SIGKILL")
-    await waitFor("two thirds of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 2) / 3 || first.exited(), 60_000)
-    first.child.kill("SIGKILL")
+    // Ctrl+C: nothing new is sent, the batches in flight land, exit 130 as in a local run.
+    await waitFor("half of the judgments", () => fake.judgeCalls >= JUDGMENTS / 2 || first.exited(), 60_000)
+    first.child.kill("SIGINT")
+    const interrupted = await first.result
+    expect(interrupted.code, interrupted.stderr).toBe(130)
+    expect(interrupted.stderr).toContain("run the same command again to resume")
+    const second = start(args)
+    await waitFor("three quarters of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 3) / 4 || second.exited(), 60_000)
+    second.child.kill("SIGKILL")
     // Killed mid-run, not finished before the kill.
-    expect((await first.result).signal).toBe("SIGKILL")
+    expect((await second.result).signal).toBe("SIGKILL")
     // The same command resumes it.
     const resumed = await cli(args)
     expect(resumed.code, resumed.stderr).toBe(0)
@@ -124,4 +131,37 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     expect(JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")).store).toMatch(/^postgres:\/\/<redacted>@/)
     console.log(`cluster e2e: ${fake.judgeCalls} judge calls for ${JUDGMENTS} judgments`)
   }, 120_000)
+
+  it("--rpm holds for the whole cluster: two runners against a server allowing 3,000 requests/min meet hardly any 429", async () => {
+    const store = pg.url
+    const limited = await FakeOpenAi.start({ latencyMs: 10, record: false, limit: { rpm: 3_000, burst: 20 } })
+    const started: Array<Running> = []
+    try {
+      const dir = tempDir("rag-eval-cluster-rpm-")
+      const input = Path.join(dir, "rows.csv")
+      writeCsv(input, 60) // 360 judgments: ~7 s at 3,000/min
+      const migrated = await cli(["store", "migrate", "--store", store])
+      expect(migrated.code, migrated.stderr).toBe(0)
+      const logs: Array<string> = []
+      for (let i = 0; i < 2; i++) {
+        const port = await freePort()
+        const runner = start(["runner", "--store", store, "--listen", `127.0.0.1:${port}`, "--concurrency", "16"], { env: { OPENAI_API_KEY: "runner-key" } })
+        logs.push("")
+        runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
+        started.push(runner)
+      }
+      await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 30_000)
+      const t0 = Date.now()
+      const run = await cli(["run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, "out"), "--provider", "openai-compatible",
+        "--base-url", limited.url, "--model", "fake", "--rpm", "3000", "--store", store, "--cluster"])
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).toContain("360 judgments: 360 ok, 0 failed")
+      // Unpaced, 32 calls in flight at 10 ms would ask ~3,000 a second of a bucket refilling 50 a second.
+      expect(limited.limited).toBeLessThanOrEqual(8)
+      console.log(`cluster --rpm 3000: ${limited.calls} calls, ${limited.limited} met a 429, run ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+    } finally {
+      for (const r of started) r.child.kill("SIGKILL")
+      await limited.close()
+    }
+  }, 90_000)
 })
