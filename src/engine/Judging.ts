@@ -185,8 +185,6 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
         }
       }
       if (!(yield* awaitPreflight)) return plan.keys.map(() => Option.none<Judgment>())
-      // A paid reply awaiting repair is journaled under the call's first key; one a crash left is
-      // where this judgment continues from.
       // --- cluster: a runner makes the call and journals its judgments (src/cluster/Coordinator.ts)
       if (remote !== undefined) {
         const sent = yield* Effect.either(remote.judge({ runId: `${pipeline.name}/${runId}`, keys: plan.keys, task: plan.task, states: plan.keys.map((k) => journal.state(k)) }))
@@ -201,6 +199,8 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
         return landed.map((j) => count(state, iterTokens, j, "judge"))
       }
       // --- end cluster
+      // A paid reply awaiting repair is journaled under the call's first key; one a crash left is
+      // where this judgment continues from.
       const callKey = plan.keys[0]!
       const prior = journal.state(callKey) === State.attempt ? journal.pendingRepair(callKey) : undefined
       const repair: RepairCheckpoint | undefined = judge.local ? undefined : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
