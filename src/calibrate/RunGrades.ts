@@ -112,6 +112,8 @@ const rubricName = (path: string | undefined, cwd: string | undefined): string |
 export interface RunGradesOptions {
   /** 1-based; default 1. */
   readonly iteration?: number | undefined
+  /** The run's journal when it is not `<dir>/judgments.jsonl` (exported from `--store postgres://…`). */
+  readonly journal?: string | undefined
 }
 
 export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effect.Effect<RunGrades, InputError | UsageError> =>
@@ -122,7 +124,7 @@ export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effe
     if (!Number.isInteger(iteration) || iteration < 1 || iteration > iterations) {
       return yield* new UsageError({ problem: `--iteration ${iteration}: run ${manifest.runId} has iteration(s) 1–${iterations}` })
     }
-    const journal = Path.join(dir, "judgments.jsonl")
+    const journal = options.journal ?? Path.join(dir, "judgments.jsonl")
     if (!fs.existsSync(journal)) return yield* new InputError({ file: journal, problem: "the run has no journal (judgments.jsonl)" })
 
     const grades: CriterionGrades = new Map()

@@ -15,11 +15,12 @@ import * as Option from "effect/Option"
 import { calibrateCommand } from "../commands/Calibrate.js"
 import { compareCommand } from "../commands/Compare.js"
 import { trecCommand } from "../commands/Trec.js"
+import { clusterCommands } from "./ClusterCommands.js"
 import { displayPath } from "./Display.js"
 import { wizardWithoutTerminal } from "./Colour.js"
 import { UsageError } from "../domain/Errors.js"
 import { defaultFormats } from "../report/Formats.js"
-import { csvRaw, details, failUnder, json, runConfig } from "./RunFlags.js"
+import { csvRaw, details, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "../server/ServeCommand.js"
 import { VERSION } from "../version.js"
 
@@ -41,9 +42,10 @@ const reportCommand = Command.make(
     failUnder,
     details,
     json,
-    partial: Options.boolean("partial").pipe(Options.withDescription("Render a stopped run: what the journal holds (cases with every judgment), marked as partial on every page"))
+    partial: Options.boolean("partial").pipe(Options.withDescription("Render a stopped run: what the journal holds (cases with every judgment), marked as partial on every page")),
+    store
   },
-  ({ runDir, format, csvRaw, failUnder, details, json, partial }) =>
+  ({ runDir, format, csvRaw, failUnder, details, json, partial, store }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
@@ -51,7 +53,9 @@ const reportCommand = Command.make(
       const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
       const thresholds = Option.isSome(failUnder) ? yield* parseFailUnder(failUnder.value) : undefined
-      const outcome = yield* reportRun(runDir, reporters, { partial, details })
+      // --store: the run's journal is in PostgreSQL
+      const journal = Option.isNone(store) ? undefined : yield* Effect.map(Effect.promise(() => import("../cluster/RunSetup.js")), (m) => m.journalLayer(store.value))
+      const outcome = yield* reportRun(runDir, reporters, { partial, details, journal: journal === undefined ? undefined : yield* journal })
       yield* finishRun(outcome, { json, thresholds, maxFailures: undefined, partial })
     })
 ).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))
@@ -103,7 +107,7 @@ const resumeCommand = Command.make(
 
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, resumeCommand, reportCommand, pipelinesCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand])
+  Command.withSubcommands([runCommand, resumeCommand, reportCommand, pipelinesCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand, ...clusterCommands])
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
@@ -135,6 +139,8 @@ export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: 
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       GateFailed: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
+      // `rag-eval runner --listen host:port`: the address is taken or cannot be bound.
+      SocketServerError: (e) => fail(2, `error: cannot listen (${e.reason}): ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done), or: rag-eval resume ${displayPath(e.runDir)}`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))

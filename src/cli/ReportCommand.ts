@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { InputError, UsageError } from "../domain/Errors.js"
+import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { Judge } from "../judges/Judge.js"
 import { scanInput } from "../load/Rows.js"
 import { loadPipeline } from "../engine/LoadPipeline.js"
@@ -49,7 +49,8 @@ const Manifest = Schema.Struct({
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
-export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number } = {}) =>
+/** `journal`: the run's journal when it is not the run directory's file (`--store postgres://…`). */
+export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number; readonly journal?: Layer.Layer<JudgmentJournal.JudgmentJournal, OutputError> | undefined } = {}) =>
   Effect.gen(function*() {
     const manifestPath = Path.join(runDir, "manifest.json")
     if (!fs.existsSync(manifestPath)) {
@@ -108,7 +109,7 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
     }).pipe(Effect.provide(Layer.mergeAll(
       replayJudge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      JudgmentJournal.layerFile,
+      options.journal ?? JudgmentJournal.layerFile,
       JudgmentCache.layerNone,
       reportersLayer(reporters),
       Progress.layerSilent

@@ -25,7 +25,7 @@ import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
 import { instantiate } from "../engine/Pipeline.js"
 import type { OptionName } from "../engine/OptionSpecs.js"
 import { Shutdown } from "../engine/Shutdown.js"
-import { redactArgv } from "../domain/Secrets.js"
+import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
 import { VERSION } from "../version.js"
@@ -58,13 +58,17 @@ export const runAction = (flags: RunFlags) =>
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
-    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun, stop: shutdown.requested })
+    // --- store / cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
+    if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
+    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(Effect.promise(() => import("../cluster/RunSetup.js")), (m) =>
+      m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
+    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
+    // --- end store / cluster
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     const services = Layer.mergeAll(
       judge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      JudgmentJournal.layerFile,
-      flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)),
+      stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out))),
       reportersLayer(reporters),
       flags.quiet ? Progress.layerSilent : Progress.layerStderr
     )
@@ -84,7 +88,7 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources },
+      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
       details: flags.details
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))

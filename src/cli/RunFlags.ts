@@ -135,6 +135,13 @@ const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print th
 const prices = Options.text("prices").pipe(Options.withDescription("JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"), Options.optional)
 const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
 const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
+// --- store / cluster (src/cluster/, src/store/PostgresStore.ts)
+export const store = Options.text("store").pipe(
+  Options.withDescription("Keep the journal and cache in PostgreSQL, postgres://user:password@host:5432/db (default: files in the run directory); `rag-eval store migrate` creates the schema"),
+  Options.optional
+)
+const cluster = Options.boolean("cluster").pipe(Options.withDescription("Send judge calls in batches to the cluster's runners (`rag-eval runner`) through --store"))
+// --- end store / cluster
 
 /** A pipeline option's flag, built from the option table (`src/engine/OptionSpecs.ts`). */
 const optionFlag = (name: OptionName) => {
@@ -202,7 +209,7 @@ const config = Options.text("config").pipe(
   Options.optional
 )
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, ...pipelineOptionFlags, ...reportingFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, store, cluster, ...pipelineOptionFlags, ...reportingFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

@@ -11,6 +11,7 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import { type Calibration, calibrate, defaultCalibrateSeed, defaultRelevantAt, type JudgeGrades, KappaBelowMinimum, kappaGateFailures, type SystemRun } from "../calibrate/Calibration.js"
 import { readGradeFile, readQrelsFile } from "../calibrate/Labels.js"
@@ -34,6 +35,8 @@ export interface CalibrateArgs {
   readonly relevantAt?: number | undefined
   /** Run directory only; default 1. */
   readonly iteration?: number | undefined
+  /** Run directory only: its journal when it is not the directory's file (`--store`). */
+  readonly journal?: string | undefined
   /** TREC run files of systems to rank. */
   readonly runs?: ReadonlyArray<string> | undefined
   readonly format?: CalibrateFormat | undefined
@@ -71,7 +74,7 @@ const readJudge = (args: CalibrateArgs): Effect.Effect<JudgeGrades, InputError |
     if (args.runDir === undefined) {
       return yield* new UsageError({ problem: "give the judge's grades: a run directory (out/<pipeline>/<run-id>) or --judge FILE (qrels)" })
     }
-    const run = yield* readRunGrades(args.runDir, { iteration: args.iteration })
+    const run = yield* readRunGrades(args.runDir, { iteration: args.iteration, journal: args.journal })
     return {
       source: { kind: "run", run: run.run, order: run.order, tornLastLine: run.tornLastLine, otherLines: run.otherLines },
       kind: run.kind,
@@ -194,10 +197,16 @@ export const calibrateCommand = Command.make(
     minKappa: Options.float("min-kappa").pipe(
       Options.withDescription("CI gate: exit 1, with one line per failing criterion, when Cohen's κ on the exact grades of any criterion is below X (or undefined)"),
       Options.optional
-    )
+    ),
+    store: Options.text("store").pipe(Options.withDescription("The run's journal is in this PostgreSQL store (postgres://…), as run with --store"), Options.optional)
   },
   (flags) =>
-    calibrateAndPrint({
+    // --store: the run's journal is exported from PostgreSQL to a temporary file first
+    Effect.flatMap(Option.isNone(flags.store) || Option.isNone(flags.runDir) ? Effect.succeed(undefined) : Effect.flatMap(
+      Effect.promise(() => import("../store/PostgresStore.js")),
+      (m) => m.exportJournal(flags.store.pipe(Option.getOrThrow), flags.runDir.pipe(Option.getOrThrow))
+    ), (journal) => calibrateAndPrint({
+      journal,
       runDir: Option.getOrUndefined(flags.runDir),
       judge: Option.getOrUndefined(flags.judge),
       labels: flags.labels,
@@ -209,5 +218,5 @@ export const calibrateCommand = Command.make(
       seed: flags.seed,
       resamples: flags.resamples,
       minKappa: Option.getOrUndefined(flags.minKappa)
-    })
+    }).pipe(Effect.ensuring(Effect.sync(() => journal !== undefined && fs.rmSync(Path.dirname(journal), { recursive: true, force: true })))))
 ).pipe(Command.withDescription("Agreement of a judge's grades with human labels: Cohen's κ (exact and binary), weighted κ, Krippendorff's α, confusion matrix, bias, bootstrap CIs, ranking agreement"))

@@ -13,6 +13,7 @@ import type { EvalCase } from "../domain/Case.js"
 import { type FatalJudgeError, type OutputError, UsageError } from "../domain/Errors.js"
 import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import type { RemoteJudging } from "../cluster/RemoteJudging.js"
 import type { Judge, JudgeStopped, PreflightReport } from "../judges/Judge.js"
 import type { ProgressState } from "../report/Progress.js"
 import type { JudgmentCache } from "../store/JudgmentCache.js"
@@ -56,10 +57,12 @@ export interface JudgingContext<R, S> {
   readonly shutdown: Shutdown["Type"]
   /** The preflight under way (see the runner), or undefined when none is sent. */
   readonly preflightFiber: Fiber.Fiber<PreflightReport, FatalJudgeError | JudgeStopped> | undefined
+  /** `run … --cluster`: judge calls go to the cluster's runners (src/cluster/); undefined in a local run. */
+  readonly remote?: RemoteJudging | undefined
 }
 
 export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
-  const { pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber } = ctx
+  const { pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote } = ctx
   let preflight: PreflightReport | undefined
   const tally: Tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
   /** The first fatal provider error: no new call starts, and the run ends with it (exit 2). */
@@ -182,6 +185,20 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
         }
       }
       if (!(yield* awaitPreflight)) return plan.keys.map(() => Option.none<Judgment>())
+      // --- cluster: a runner makes the call and journals its judgments (src/cluster/Coordinator.ts)
+      if (remote !== undefined) {
+        const sent = yield* Effect.either(remote.judge({ runId: `${pipeline.name}/${runId}`, keys: plan.keys, task: plan.task, states: plan.keys.map((k) => journal.state(k)) }))
+        if (sent._tag === "Left") {
+          if (sent.left._tag === "OutputError") return yield* sent.left
+          fatal ??= sent.left
+          return plan.keys.map(() => Option.none<Judgment>())
+        }
+        if (sent.right === undefined) return plan.keys.map(() => Option.none<Judgment>())
+        const landed = sent.right
+        yield* journal.remember === undefined ? journal.append(landed) : Effect.sync(() => journal.remember!(landed))
+        return landed.map((j) => count(state, iterTokens, j, "judge"))
+      }
+      // --- end cluster
       // A paid reply awaiting repair is journaled under the call's first key; one a crash left is
       // where this judgment continues from.
       const callKey = plan.keys[0]!
@@ -292,7 +309,8 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
   // starts, and at most `concurrency` calls can be lost to a crash — over a window of cases wide
   // enough to keep them busy when a slow case at the head holds up the ones behind it (records
   // leave in input order). A window of about twice the workers measured the same at 0 and 100 ms.
-  const window = Math.max(4, options.concurrency * 2)
+  const workers = remote?.workers ?? options.concurrency
+  const window = Math.max(4, workers * 2)
   const liveRetriever = retriever.retrieve !== precomputed.retrieve
   /** Judge one iteration's cases, handing each record to `emit` in input order. */
   const judgeIteration = (iteration: number, state: ProgressState, iterTokens: Tokens, emit: (record: R) => Effect.Effect<void, OutputError>) => {
@@ -310,7 +328,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
       )
     }
     return OrderedPool.run(liveRetriever ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases, {
-      workers: options.concurrency,
+      workers,
       window,
       stopping,
       start: (c) => caseWork(c, iteration, state, iterTokens, emit)

@@ -15,6 +15,7 @@ import { thousands } from "../domain/Numbers.js"
 import { cost, type Cost } from "../pricing/Prices.js"
 import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
+import { ClusterJudging } from "../cluster/RemoteJudging.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { makeJudging } from "./Judging.js"
@@ -65,7 +66,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
     }
 
-    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber })
+    const remote = yield* ClusterJudging // `--cluster`: judge calls go to the runners (undefined in a local run)
+    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote })
     const { tally } = judging
     const manifestPath = Path.join(runDir, "manifest.json")
     const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, judge, startedAt: new Date().toISOString(), preflight: judging.preflight })

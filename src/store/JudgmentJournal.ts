@@ -55,6 +55,11 @@ export interface OpenedJournal {
   readonly pendingRepair: (key: string) => PendingRepair | undefined
   readonly append: (judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
   readonly appendAttempt: (key: string, attempt: PendingRepair) => Effect.Effect<void, OutputError>
+  /**
+   * Stores written by others too (PostgreSQL, a cluster's runners): take note of judgments already
+   * in the store without writing them again. Absent: `append` them.
+   */
+  readonly remember?: ((judgments: ReadonlyArray<Judgment>) => void) | undefined
   readonly path: string
 }
 

@@ -1,0 +1,93 @@
+/**
+ * The cluster's protocol (SPEC §9): what a coordinator (`rag-eval run … --cluster`) and the runners
+ * (`rag-eval runner`) say to each other through @effect/cluster.
+ *
+ * - **`JudgeShard`** entities take `JudgeBatch` messages: 25–50 judgment tasks of consecutive cases
+ *   (their variables, not rendered prompts), with the run's judge options (provider, model,
+ *   parameters, base URL — never a key: a runner uses its own), answered with the tasks'
+ *   judgments. Messages are persisted, with the primary key `runId/batchId`: a batch sent twice
+ *   (a retried send, a coordinator restarted) is one message, and a batch whose runner died is
+ *   delivered again to the runner that takes its shard over. One judgment per message measured
+ *   3–5× slower (client and SQL cost per message).
+ * - **`RateLimit`** entities (one per provider/model/server) hold the token buckets of `--rpm` /
+ *   `--tpm` and the shared pause after a 429, for every runner at once: `Reserve` answers how long
+ *   to wait before a call may start.
+ */
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
+import * as Entity from "@effect/cluster/Entity"
+import * as Rpc from "@effect/rpc/Rpc"
+import * as Schema from "effect/Schema"
+import { FatalJudgeError } from "../domain/Errors.js"
+import { Judgment } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
+
+/** The run's judge, as a runner rebuilds it (its key comes from the runner's own flags or environment). */
+export const JudgeOptions = Schema.Struct({
+  provider: Schema.String,
+  model: Schema.String,
+  baseUrl: Schema.optional(Schema.String),
+  temperature: Schema.optional(Schema.Number),
+  seed: Schema.optional(Schema.Number),
+  timeoutMs: Schema.Number,
+  maxRetries: Schema.Number,
+  maxWaitMs: Schema.Number,
+  /** The run's limits, held for the whole cluster by the `RateLimit` entity. */
+  rpm: Schema.optional(Schema.Number),
+  tpm: Schema.optional(Schema.Number),
+  /** `--retry-failed`: a journaled judge failure is asked again rather than reused. */
+  retryFailed: Schema.Boolean
+})
+export type JudgeOptions = typeof JudgeOptions.Type
+
+const Vars = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/** One judge call: a pointwise task (one key) or a listwise one (a key per item). */
+export const WireTask = Schema.Struct({
+  keys: Schema.Array(Schema.String),
+  pipeline: Schema.String,
+  caseId: Schema.String,
+  ordinal: Schema.Number,
+  iteration: Schema.Number,
+  /** The rubric as loaded by the coordinator (templates and hash travel with the task). */
+  rubric: Schema.Unknown as Schema.Schema<Rubric>,
+  vars: Vars,
+  target: Schema.optional(Schema.String),
+  items: Schema.optional(Schema.Array(Schema.Struct({ target: Schema.String, vars: Vars })))
+})
+export type WireTask = typeof WireTask.Type
+
+/** A runner could not write to the store (its judgments are not saved): the coordinator stops. */
+export class StoreFailed extends Schema.TaggedError<StoreFailed>()("StoreFailed", { problem: Schema.String }) {}
+
+export const JudgeBatch = Rpc.make("JudgeBatch", {
+  payload: {
+    /** `<pipeline>/<run-id>`: where the runner journals the judgments. */
+    runId: Schema.String,
+    batchId: Schema.String,
+    judge: JudgeOptions,
+    tasks: Schema.Array(WireTask)
+  },
+  /** The judgments of every task, in task order (a list task gives one per item). */
+  success: Schema.Array(Judgment),
+  error: Schema.Union(FatalJudgeError, StoreFailed),
+  primaryKey: ({ batchId, runId }) => `${runId}/${batchId}`
+}).annotate(ClusterSchema.Persisted, true)
+
+export const JudgeShard = Entity.make("JudgeShard", [JudgeBatch])
+
+export const Reserve = Rpc.make("Reserve", {
+  payload: { rpm: Schema.optional(Schema.Number), tpm: Schema.optional(Schema.Number), tokens: Schema.Number },
+  /** Milliseconds to wait before the call may start. */
+  success: Schema.Number
+})
+export const Pause = Rpc.make("Pause", { payload: { ms: Schema.Number } })
+
+export const RateLimit = Entity.make("RateLimit", [Reserve, Pause])
+
+/** Entities per run that batches are spread over (by the hash of the batch id). */
+export const SHARDS_PER_RUN = 64
+
+export const shardEntityId = (runId: string, batchId: string) => `${runId}#${Number.parseInt(batchId.slice(0, 6), 16) % SHARDS_PER_RUN}`
+
+/** The rate-limit entity of a judge: every runner calling the same model on the same server shares it. */
+export const rateLimitEntityId = (judge: Pick<JudgeOptions, "provider" | "model" | "baseUrl">) => `${judge.provider}|${judge.model}|${judge.baseUrl ?? ""}`

@@ -1,0 +1,282 @@
+/**
+ * What a cluster runner hosts: the `JudgeShard` entity (judge a batch of tasks) and the `RateLimit`
+ * entity (the cluster-wide `--rpm` / `--tpm` and 429 pause).
+ *
+ * Per task of a batch: a judgment the run's journal already holds is reused (a batch delivered
+ * again after its runner died, or by a restarted coordinator, pays nothing twice); otherwise the
+ * runner's own rate gate gives a permit (its `--concurrency`, adaptive), the shared `RateLimit`
+ * entity paces the start, the judge is asked, and the judgments are appended to the journal before
+ * the batch answers. A paid reply awaiting repair is journaled as an attempt, as in a local run.
+ *
+ * The judge is built from the run's options in the batch (provider, model, parameters, base URL)
+ * with the key from the runner's own `--api-key` or environment — a key never travels in a message —
+ * once per distinct options, with its preflight: a misconfigured provider fails every batch with the
+ * same `FatalJudgeError`, which stops the coordinator.
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import { FatalJudgeError, OutputError } from "../domain/Errors.js"
+import { type Judgment, noUsage, type PendingRepair, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
+import { toJudgment } from "../engine/JudgmentKey.js"
+import { Judge } from "../judges/Judge.js"
+import * as LlmJudge from "../judges/LlmJudge.js"
+import type { ProviderName } from "../providers/Names.js"
+import * as OpenAiProvider from "../providers/OpenAiProvider.js"
+import * as FifoSemaphore from "../providers/FifoSemaphore.js"
+import * as RateGate from "../providers/RateGate.js"
+import { type JudgeOptions, JudgeShard, RateLimit, rateLimitEntityId, StoreFailed, type WireTask } from "./Protocol.js"
+
+// ---------------------------------------------------------------------------------------------
+// Where runners read and write judgments (PostgreSQL in production, memory in protocol tests)
+
+export interface StoredRow {
+  readonly status: string
+  readonly body: string
+}
+
+export class RunnerStore extends Context.Tag("rag-eval/cluster/RunnerStore")<RunnerStore, {
+  /** The rows a run holds for these keys. */
+  readonly rows: (runId: string, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, StoredRow>, StoreFailed>
+  /** Append whole judgments / attempts: a success is never overwritten. */
+  readonly append: (runId: string, rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>) => Effect.Effect<void, StoreFailed>
+}>() {}
+
+/** The store in memory (protocol tests): the same first-success-wins rule as the SQL one. */
+export const layerMemoryStore = Layer.sync(RunnerStore, () => {
+  const runs = new Map<string, Map<string, StoredRow>>()
+  const run = (id: string) => {
+    let m = runs.get(id)
+    if (m === undefined) runs.set(id, m = new Map())
+    return m
+  }
+  return {
+    rows: (runId, keys) => Effect.sync(() => new Map(keys.flatMap((k) => { const r = run(runId).get(k); return r === undefined ? [] : [[k, r] as const] }))),
+    append: (runId, rows) => Effect.sync(() => {
+      const m = run(runId)
+      for (const r of rows) if (m.get(r.key)?.status !== "ok") m.set(r.key, { status: r.status, body: r.body })
+    })
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Judges built from a batch's options
+
+export interface RunnerSettings {
+  /** `--api-key` of the runner (else the provider's environment variable, as for `run`). */
+  readonly apiKey?: Redacted.Redacted | undefined
+  /** Calls in flight on this runner (its rate gate's ceiling). */
+  readonly concurrency: number
+  readonly adaptive?: boolean | undefined
+  /** One minimal request when a judge is first built (default true). */
+  readonly preflight?: boolean | undefined
+}
+
+export class RunnerJudges extends Context.Tag("rag-eval/cluster/RunnerJudges")<RunnerJudges, {
+  readonly get: (options: JudgeOptions) => Effect.Effect<Judge["Type"], FatalJudgeError>
+  /**
+   * One of the runner's `--concurrency` permits, held from the call's start until its judgments are
+   * in the journal: a `kill -9` loses at most that many paid calls.
+   */
+  readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>() {}
+
+const statusOf = (j: Judgment) => j.status === "ok" ? "ok" : j.failure === "transport" ? "transport" : "judge"
+
+/**
+ * The runner's judges: one per distinct judge options, built on first use and kept for the life of
+ * the runner. Every call is paced by the shared `RateLimit` entity when the run sets `--rpm` /
+ * `--tpm`, and a 429 pauses the whole cluster.
+ */
+export const layerJudges = (settings: RunnerSettings) =>
+  Layer.scoped(
+    RunnerJudges,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const makeRateClient = yield* RateLimit.client
+      const built = new Map<string, Deferred.Deferred<Judge["Type"], FatalJudgeError>>()
+      const permits = FifoSemaphore.make(settings.concurrency)
+      const build = (options: JudgeOptions) =>
+        Effect.gen(function*() {
+          const limited = options.rpm !== undefined || options.tpm !== undefined
+          const shared = makeRateClient(rateLimitEntityId(options))
+          const provider = OpenAiProvider.fromFlags({
+            provider: options.provider as Exclude<ProviderName, "heuristic">,
+            model: options.model,
+            baseUrl: options.baseUrl,
+            apiKey: settings.apiKey,
+            timeoutMs: options.timeoutMs,
+            params: { temperature: options.temperature, seed: options.seed },
+            requireKey: true
+          })
+          const gate = Layer.effect(
+            RateGate.RateGate,
+            Effect.map(RateGate.make({ concurrency: settings.concurrency, adaptive: settings.adaptive, maxPauseMs: options.maxWaitMs }), (local) => ({
+              ...local,
+              run: <R>(estimatedTokens: number, attempt: Parameters<typeof local.run<R>>[1]) =>
+                local.run(
+                  estimatedTokens,
+                  Effect.gen(function*() {
+                    if (limited) {
+                      const wait = yield* shared.Reserve({ rpm: options.rpm, tpm: options.tpm, tokens: estimatedTokens }).pipe(Effect.orElseSucceed(() => 0))
+                      if (wait > 0) yield* Effect.sleep(wait)
+                    }
+                    return yield* attempt.pipe(Effect.tapError((e) =>
+                      e.kind === "rate_limited"
+                        ? Effect.ignore(shared.Pause({ ms: Math.min(options.maxWaitMs, e.retryAfterMs ?? 1000) }))
+                        : Effect.void
+                    ))
+                  })
+                )
+            }))
+          )
+          const layer = LlmJudge.layer({ maxRetries: options.maxRetries, maxWaitMs: options.maxWaitMs, preflight: settings.preflight ?? true }).pipe(
+            Layer.provide(Layer.merge(provider, gate))
+          )
+          const context = yield* Layer.buildWithScope(layer, scope).pipe(
+            Effect.mapError((e) => new FatalJudgeError({ line: `runner: ${e.problem}`, kind: "config" }))
+          )
+          const judge = Context.get(context, Judge)
+          if (judge.preflight !== undefined) {
+            yield* judge.preflight.pipe(Effect.catchTag("JudgeStopped", () => Effect.void))
+          }
+          return judge
+        })
+      return {
+        withPermit: (effect) => permits.withPermit(effect),
+        get: (options: JudgeOptions) =>
+          Effect.suspend(() => {
+            const id = JSON.stringify([options.provider, options.model, options.baseUrl, options.temperature, options.seed, options.timeoutMs, options.maxRetries, options.maxWaitMs, options.rpm, options.tpm])
+            let deferred = built.get(id)
+            if (deferred !== undefined) return Deferred.await(deferred)
+            deferred = Deferred.unsafeMake<Judge["Type"], FatalJudgeError>(undefined as never)
+            built.set(id, deferred)
+            const d = deferred
+            return build(options).pipe(Effect.exit, Effect.tap((exit) => Deferred.done(d, exit)), Effect.flatten)
+          })
+      }
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The JudgeShard entity
+
+const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
+
+/** A journaled row this run keeps: a success, or a judge failure unless --retry-failed. */
+const usable = (row: StoredRow | undefined, retryFailed: boolean) => row !== undefined && (row.status === "ok" || (row.status === "judge" && !retryFailed))
+
+export const judgeBatch = (payload: { readonly runId: string; readonly judge: JudgeOptions; readonly tasks: ReadonlyArray<WireTask> }) =>
+  Effect.gen(function*() {
+    const store = yield* RunnerStore
+    const judges = yield* RunnerJudges
+    const { runId, tasks } = payload
+    const held = yield* store.rows(runId, tasks.flatMap((t) => t.keys))
+    const toStoreFailed = (e: OutputError) => new StoreFailed({ problem: e.message })
+    const judgeTask = (t: WireTask): Effect.Effect<ReadonlyArray<Judgment>, FatalJudgeError | StoreFailed> =>
+      Effect.gen(function*() {
+        if (t.keys.every((k) => usable(held.get(k), payload.judge.retryFailed))) {
+          return t.keys.map((k) => JSON.parse(held.get(k)!.body) as Judgment)
+        }
+        const judge = yield* judges.get(payload.judge)
+        const callKey = t.keys[0]!
+        const priorRow = held.get(callKey)
+        const prior = priorRow?.status === "attempt" ? JSON.parse(priorRow.body) as PendingRepair : undefined
+        const repair = {
+          prior: prior === undefined ? undefined : { text: prior.text, problem: prior.problem, usage: prior.usage, asks: prior.asks, attempts: prior.attempts },
+          save: (p: PendingRepair) =>
+            store.append(runId, [{ key: callKey, status: "attempt", body: JSON.stringify({ key: callKey, kind: "attempt", text: p.text, problem: p.problem, usage: p.usage, asks: p.asks, attempts: p.attempts }) }]).pipe(
+              Effect.mapError((e) => new OutputError({ path: `journal of run ${runId}`, problem: e.problem }))
+            )
+        }
+        return yield* judges.withPermit(call(t, judge, callKey, repair))
+      })
+    const call = (t: WireTask, judge: Judge["Type"], callKey: string, repair: RepairCheckpoint) =>
+      Effect.gen(function*() {
+        const started = performance.now()
+        const base = { pipeline: t.pipeline, caseId: t.caseId, ordinal: t.ordinal, iteration: t.iteration, rubric: t.rubric, vars: t.vars }
+        const asked = t.items !== undefined
+          ? judge.judgeList({ ...base, items: t.items, repair })
+          : Effect.map(judge.judge({ ...base, target: t.target ?? "answer", repair }), (v) => [v])
+        const verdicts = yield* asked.pipe(
+          Effect.catchTags({
+            OutputError: (e) => Effect.fail(toStoreFailed(e)),
+            // The runner never stops its judges; should one stop, the batch is left to be delivered again.
+            JudgeStopped: () => Effect.die(new Error("judge stopped"))
+          })
+        )
+        const latency = performance.now() - started
+        const js = t.items !== undefined
+          ? t.items.map((item, i) => toJudgment(t.keys[i]!, { ...base, target: item.target }, verdicts[i] ?? missingVerdict, judge, latency))
+          : [toJudgment(callKey, { ...base, target: t.target ?? "answer" }, verdicts[0] ?? missingVerdict, judge, latency)]
+        yield* store.append(runId, js.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) })))
+        return js
+      })
+    const results = yield* Effect.forEach(tasks, judgeTask, { concurrency: "unbounded" })
+    return results.flat()
+  })
+
+export const layerJudgeShard = JudgeShard.toLayer(
+  Effect.gen(function*() {
+    const context = yield* Effect.context<RunnerStore | RunnerJudges>()
+    return {
+      JudgeBatch: (envelope) => judgeBatch(envelope.payload).pipe(Effect.provide(context))
+    }
+  }),
+  { concurrency: "unbounded", maxIdleTime: "1 minute" }
+)
+
+// ---------------------------------------------------------------------------------------------
+// The RateLimit entity
+
+/**
+ * The shared limit's state: token buckets for requests and tokens (rebuilt empty — a cautious start —
+ * when the entity is rebuilt on another runner after its host died) and the pause after a 429.
+ * `reserve` takes the caller's share and says how long to wait; times are the entity host's clock.
+ */
+export const makeSharedLimit = () => {
+  let requests: RateGate.Gcra | undefined
+  let tokens: RateGate.Gcra | undefined
+  let pausedUntil = 0
+  return {
+    reserve: (now: number, limit: { readonly rpm?: number | undefined; readonly tpm?: number | undefined; readonly tokens: number }): number => {
+      let at = Math.max(now, pausedUntil)
+      if (limit.rpm !== undefined) {
+        const perMs = (limit.rpm * RateGate.PACE_MARGIN) / 60_000
+        const capacity = Math.max(1, Math.floor(limit.rpm / 60))
+        if (requests === undefined || requests.perMs !== perMs) requests = new RateGate.Gcra(perMs, capacity, capacity)
+        at = requests.earliest(at, 1)
+        requests.commit(at, 1)
+      }
+      if (limit.tpm !== undefined) {
+        const perMs = (limit.tpm * RateGate.PACE_MARGIN) / 60_000
+        const capacity = Math.max(1, limit.tpm / 60)
+        if (tokens === undefined || tokens.perMs !== perMs) tokens = new RateGate.Gcra(perMs, capacity, capacity)
+        const cost = Math.min(limit.tokens, capacity)
+        at = tokens.earliest(at, cost)
+        tokens.commit(at, cost)
+      }
+      return at - now
+    },
+    pause: (now: number, ms: number) => {
+      pausedUntil = Math.max(pausedUntil, now + ms)
+    }
+  }
+}
+
+export const layerRateLimit = RateLimit.toLayer(
+  Effect.sync(() => {
+    const limit = makeSharedLimit()
+    return {
+      Reserve: (envelope) => Effect.sync(() => limit.reserve(Date.now(), envelope.payload)),
+      Pause: (envelope) => Effect.sync(() => limit.pause(Date.now(), envelope.payload.ms))
+    }
+  }),
+  { maxIdleTime: "10 minutes" }
+)
+
+/** Both entities of a runner, over its store and judges. */
+export const layerEntities = (settings: RunnerSettings) =>
+  Layer.mergeAll(layerJudgeShard, layerRateLimit).pipe(Layer.provide(layerJudges(settings)))
