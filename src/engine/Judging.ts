@@ -14,6 +14,7 @@ import { type FatalJudgeError, type OutputError, UsageError } from "../domain/Er
 import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { Judge, JudgeStopped, PreflightReport } from "../judges/Judge.js"
+import { addUsageTo, type MutableTokens } from "../pricing/Prices.js"
 import type { ProgressState } from "../report/Progress.js"
 import type { JudgmentCache } from "../store/JudgmentCache.js"
 import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
@@ -94,7 +95,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
     return journal.append(batch)
   })
 
-  const count = (state: ProgressState, iterTokens: { input: number; output: number }, j: Judgment, source: "journal" | "cache" | "judge") => {
+  const count = (state: ProgressState, iterTokens: Tokens, j: Judgment, source: "journal" | "cache" | "judge") => {
     state.done++
     tally.total++
     if (source === "journal") {
@@ -107,8 +108,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
       tally.input += j.usage.inputTokens
       tally.output += j.usage.outputTokens
     }
-    iterTokens.input += j.usage.inputTokens
-    iterTokens.output += j.usage.outputTokens
+    addUsageTo(iterTokens, j.usage, j.via)
     if (j.status === "failed") {
       state.failed++
       tally.failed++
@@ -157,7 +157,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
     return task.items.map((item, i) => toJudgment(plan.keys[i]!, { ...task, target: item.target }, verdicts[i] ?? missingVerdict, judge, latencyMs))
   }
 
-  type Tokens = { input: number; output: number }
+  type Tokens = MutableTokens
   type Judged = ReadonlyArray<Option.Option<Judgment>>
 
   /** The judgments of a plan already in the journal (counted as reused), or undefined. */

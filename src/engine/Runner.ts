@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
-import { cost, type Cost } from "../pricing/Prices.js"
+import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
 import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
@@ -94,7 +94,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
-      const iterTokens = { input: 0, output: 0 }
+      const iterTokens = noTokens()
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
@@ -109,7 +109,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           return folded
         })), gateDetail(judge))
       const summary = pipeline.aggregate.finish(acc, info)
-      const iterationCost = cost(iterTokens, options.price)
+      const iterationCost = cost(compactTokens(iterTokens), options.price)
       summaries.push(summary)
       recordFiles.push(recordsPath)
       costs.push(iterationCost)

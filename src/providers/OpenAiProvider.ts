@@ -243,7 +243,7 @@ const schemaInstruction = (schema: Readonly<Record<string, unknown>>) => `${SCHE
 /** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
 type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number }
 
-const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
+export const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
   const result: Body = { model, messages: messages(request) }
   const format = request.format ?? "json_schema"
   if (format === "json_schema") {
@@ -266,6 +266,29 @@ const body = (provider: OpenAiCompatibleProvider, model: string, params: Samplin
     else result.seed = params.seed
   }
   return result
+}
+
+/**
+ * The text and usage of a chat completion (a synchronous reply, or one line of a batch's output):
+ * with the prompt tokens served from the provider's cache when it says (OpenAI:
+ * `usage.prompt_tokens_details.cached_tokens`; Mistral: the same field, or `usage.prompt_cache_hit_tokens`).
+ */
+export const completionReply = (data: unknown): { readonly text: string; readonly usage: ChatResponse["usage"] } => {
+  const d = data as {
+    choices?: ReadonlyArray<{ message?: { content?: string | null; refusal?: string | null } }>
+    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null; prompt_cache_hit_tokens?: number }
+  }
+  const message = d.choices?.[0]?.message
+  const usage = d.usage
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens
+  return {
+    text: message?.content ?? message?.refusal ?? "",
+    usage: {
+      inputTokens: usage?.prompt_tokens ?? 0,
+      outputTokens: usage?.completion_tokens ?? 0,
+      ...(typeof cached === "number" && cached > 0 ? { cachedInputTokens: cached } : {})
+    }
+  }
 }
 
 export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider["Type"], UsageError> =>
@@ -312,15 +335,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           const rateLimit = parseRateLimitHeaders(response.headers)
           const bad = notACompletion(data, response.headers.get("content-type"), scrub)
           if (bad !== undefined) return Effect.fail(bad)
-          const message = data.choices[0]?.message
-          return Effect.succeed({
-            text: message?.content ?? message?.refusal ?? "",
-            usage: {
-              inputTokens: data.usage?.prompt_tokens ?? 0,
-              outputTokens: data.usage?.completion_tokens ?? 0
-            },
-            rateLimit
-          })
+          return Effect.succeed({ ...completionReply(data), rateLimit })
         })
       )
 
