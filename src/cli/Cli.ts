@@ -98,7 +98,10 @@ export const main = (argv: ReadonlyArray<string>) =>
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
       FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
-      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`)
+      Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done)`),
+      // issue 15: --batch --detach exits 0 once submitted; --max-cost ends like Ctrl+C, exit 1
+      BatchDetached: (e) => Console.log(e.message),
+      BudgetReached: (e) => fail(1, `error: ${e.message}`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
   )

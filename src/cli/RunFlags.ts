@@ -194,7 +194,17 @@ export const pipelineEnvKeys: ReadonlyArray<string> = [
   "RAG_EVAL_LISTWISE"
 ]
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags }
+// --- issue 15: the Batch API and the budget cap
+const batchFlags = {
+  batch: Options.boolean("batch").pipe(Options.withDescription("Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run")),
+  detach: Options.boolean("detach").pipe(Options.withDescription("With --batch: submit the batches and exit; the same command later collects them (and waits if they are not finished)")),
+  batchRepair: Options.choice("batch-repair", ["batch", "sync"]).pipe(Options.withDescription("With --batch: ask a malformed reply again in the next batch (default) or synchronously"), Options.withDefault("batch" as const)),
+  batchPoll: Options.float("batch-poll").pipe(Options.withDescription("With --batch: first wait between status checks, seconds (default 10; doubles up to 5 minutes)"), positive("--batch-poll"), Options.withDefault(10)),
+  maxCost: Options.float("max-cost").pipe(Options.withDescription("Stop starting calls (and batches) once what this invocation spent plus the calls in flight would pass USD; the run stops resumable, exit 1"), positive("--max-cost"), Options.optional)
+}
+// ---
+
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, listwise, ...retrievalFlags, ...batchFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

@@ -10,13 +10,15 @@
  */
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
+import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
 import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
 import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
+import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
+import { make as makeBudget } from "./Budget.js"
 import { makeJudging } from "./Judging.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration } from "./Outputs.js"
 import type { Pipeline } from "./Pipeline.js"
@@ -65,7 +67,11 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
     }
 
-    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber })
+    // --- issue 15: --max-cost (Budget.ts) and the keys --batch collects (counted as judged now)
+    const budget = options.maxCostUsd === undefined || options.price === undefined ? undefined : makeBudget(options.maxCostUsd, options.price)
+    const collected = new Set<string>()
+    // ---
+    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, budget, collected })
     const { tally } = judging
     const manifestPath = Path.join(runDir, "manifest.json")
     const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, judge, startedAt: new Date().toISOString(), preflight: judging.preflight })
@@ -83,9 +89,33 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed },
           ...gate
         })).pipe(
-          Effect.zipRight(Effect.fail<FatalJudgeError | Stopped>(fatal ?? new Stopped({ done: keptOk + keptFailed + tally.total - tally.reused, total, runDir })))
+          Effect.zipRight(Effect.fail<FatalJudgeError | Stopped | BudgetReached>(
+            fatal ??
+              (budget?.reached() === true
+                ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir })
+                : new Stopped({ done: keptOk + keptFailed + tally.total - tally.reused, total, runDir }))
+          ))
         )
       })
+
+    // --- issue 15: --batch (BatchJudging.ts): what is left to judge goes through the provider's Batch
+    // API first; the pass below then finds it in the journal (and judges synchronously only what the
+    // batches left: --batch-repair sync, or what kept going unanswered).
+    let batchPhase: BatchPhase | undefined
+    if (options.batch !== undefined && options.replay !== true && !judge.local) {
+      const phase = yield* runBatchPhase({
+        pipeline, options, batch: options.batch, runId, runDir, judge, retriever, journal, cache, shutdown, progress, judging, budget
+      }).pipe(Effect.catchTag("FatalJudgeError", (e) =>
+        writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
+      batchPhase = phase
+      for (const key of phase.collected) collected.add(key)
+      if (phase.outcome === "stopped") return yield* stopped()
+      if (phase.outcome === "detached") {
+        yield* writeManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
+        return yield* new BatchDetached({ inFlight: phase.inFlight, batches: phase.openBatches, runDir })
+      }
+    }
+    // ---
 
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
@@ -135,10 +165,20 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },
       tokens: outcome.tokens,
       cost: final.totalCost,
+      ...(batchPhase === undefined ? {} : { batch: batchFacts(batchPhase, options.batch!.repair) }),
       files: files.map((f) => Path.relative(runDir, f))
     }))
     return outcome
   })
+
+/** The manifest's record of a --batch run: its batches, and how many judgments this invocation collected from them. */
+const batchFacts = (phase: BatchPhase, repair: "sync" | "batch") => ({
+  repair,
+  judgmentsCollected: phase.collected.size,
+  callsResubmitted: phase.resubmitted,
+  note: "judgment lines made through a batch carry \"via\": \"batch\" in judgments.jsonl",
+  batches: phase.batches
+})
 
 /** Fail with exit code 1 when more judgments failed than allowed (after every file is written). */
 export const checkFailures = <S>(outcome: RunOutcome<S>, maxFailures: number) =>

@@ -72,7 +72,7 @@ export const endpointOf = (provider: string, baseURL: string): string | undefine
 export const keySource = (provider: string): string =>
   provider === "mistral" ? "--api-key or MISTRAL_API_KEY (or API_KEY)" : provider === "ollama" ? "--api-key" : "--api-key or OPENAI_API_KEY"
 
-const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
+export const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
   switch (provider) {
     case "openai":
     case "mistral":
