@@ -106,7 +106,7 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
     const totalAsks = DEFAULT_REPAIR_ATTEMPTS + 1
     const collected = new Set<string>()
     let resubmitted = 0
-    const stopping = () => shutdown.stopping() || judging.fatal() !== undefined
+    const stopping = () => judging.stopping()
 
     // 1. The calls the journal and the cache do not hold, by their first key (the custom_id).
     const plans = new Map<string, Plan>()

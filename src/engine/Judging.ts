@@ -77,7 +77,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
   const tally: Tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
   /** The first fatal provider error: no new call starts, and the run ends with it (exit 2). */
   let fatal: FatalJudgeError | undefined
-  const stopping = () => fatal !== undefined || shutdown.stopping()
+  const stopping = () => fatal !== undefined || shutdown.stopping() || budget?.reached() === true
   /**
    * The preflight's outcome, awaited before the first judge call (not before: a run with nothing
    * left to judge never fails on it, and resumes offline). A fatal finding stops the run as a

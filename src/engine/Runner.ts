@@ -16,6 +16,7 @@ import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
 import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
+import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import { make as makeBudget } from "./Budget.js"
@@ -42,7 +43,9 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
     yield* ensureWritableDir(runDir)
     yield* checkRunDir(runDir, identityHash, options.fresh)
-    const journal = yield* journals.open(runDir, { fresh: options.fresh })
+    const opened = yield* journals.open(runDir, { fresh: options.fresh })
+    // issue 15: --batch journals before the normal pass reads: that pass must see it (JournalOverlay.ts).
+    const journal = options.batch !== undefined && options.replay !== true ? withOverlay(opened) : opened
     const total = input.tasks * options.iterations
     // What the journal holds that this run keeps: successes, and judge failures unless --retry-failed.
     // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
