@@ -17,6 +17,9 @@
  *     bucket with a burst of 10, with and without --rpm (bench/rate-limits.ts).
  *  7. Resuming a 1,000,000-row heuristic run (6M judgments) killed half-way: start-up, peak RSS
  *     (bench/resume.ts).
+ *  8. `--batch` and the prompt cache: the estimated cost of 10,000 judgments synchronous, with
+ *     `--batch`, and with `--batch` at the cache hit rate the fake observed; the wall time of a
+ *     `--batch` run against the fake (bench/batch.ts; `npx tsx bench/batch.ts` runs it alone).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -33,6 +36,7 @@ import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { startChildServer } from "./child.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { benchTempDir, writeCsv } from "./gen.js"
+import { batchFigures, printBatchFigures } from "./batch.js"
 import { journalFigures } from "./journal.js"
 import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
@@ -298,6 +302,17 @@ const main = async () => {
       line(`    first new judgment journaled after ${(r.firstNewJudgmentMs / 1000).toFixed(1)} s (the ${int(r.journaledAtKill)} judgments before it read back and their cases rebuilt, in input order)`)
     } finally {
       fs.rmSync(rdir, { recursive: true, force: true })
+    }
+    line()
+  }
+
+  {
+    line(`[8] --batch and the prompt cache: 10,000 rag-answers judgments`)
+    const bdir = benchTempDir()
+    try {
+      printBatchFigures(await batchFigures(bdir), line)
+    } finally {
+      fs.rmSync(bdir, { recursive: true, force: true })
     }
     line()
   }
