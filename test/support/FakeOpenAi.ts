@@ -134,8 +134,12 @@ export interface FakeBehaviour {
   readonly structuredOutput?: "json_schema" | "json_object" | "none" | undefined
   /** How batches move (see the module comment). */
   readonly batch?: FakeBatchBehaviour | undefined
-  /** Report cached prompt tokens for repeated prefixes. Default false. */
-  readonly promptCache?: boolean | undefined
+  /**
+   * Report cached prompt tokens for repeated prefixes. Default false. `true`: any shared prefix
+   * counts; `{ minTokens, block }`: as OpenAI caches — only a prefix of at least `minTokens` (1024),
+   * counted in whole blocks of `block` (128) tokens.
+   */
+  readonly promptCache?: boolean | { readonly minTokens: number; readonly block: number } | undefined
 }
 
 export interface FakeBatchBehaviour {
@@ -447,7 +451,8 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   /** The prompt tokens a provider's cache would serve: the prefix shared with the last request with the same system message. */
   const lastBySystem = new Map<string, string>()
   const cachedFor = (body: ChatBody): number => {
-    if (behaviour.promptCache !== true) return 0
+    const rule = behaviour.promptCache
+    if (rule === undefined || rule === false) return 0
     const messages = body.messages ?? []
     const text = messages.map((m) => `${m.role}\n${typeof m.content === "string" ? m.content : ""}`).join("\n")
     const system = messages.find((m) => m.role === "system")?.content
@@ -458,7 +463,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     let i = 0
     const n = Math.min(previous.length, text.length)
     while (i < n && previous.charCodeAt(i) === text.charCodeAt(i)) i++
-    return Math.floor(i / 4)
+    const tokens = Math.floor(i / 4)
+    if (rule === true) return tokens
+    return tokens < rule.minTokens ? 0 : Math.floor(tokens / rule.block) * rule.block
   }
 
   const completionObject = (body: ChatBody, content: string) => {
@@ -476,7 +483,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         prompt_tokens: prompt,
         completion_tokens: Math.ceil(content.length / 4),
         total_tokens: prompt + Math.ceil(content.length / 4),
-        ...(behaviour.promptCache === true ? { prompt_tokens_details: { cached_tokens: cached } } : {})
+        ...(behaviour.promptCache === undefined || behaviour.promptCache === false ? {} : { prompt_tokens_details: { cached_tokens: cached } })
       }
     }
   }
