@@ -7,7 +7,9 @@
  * (The first scripted reply goes to the preflight, a synchronous call.)
  */
 import { it } from "@effect/vitest"
-import { Effect, Exit, Layer, Redacted } from "effect"
+import { Effect, Exit, Fiber, Layer, Redacted, TestClock } from "effect"
+import type { Pipeline } from "../../src/engine/Pipeline.js"
+import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
@@ -63,6 +65,15 @@ const verdicts = (runDir: string) =>
     const { tokens: _tokens, ...rest } = JSON.parse(l) as { tokens: unknown }
     return rest
   })
+
+/** Records with every token and latency figure left out (they differ between modes; the grades must not). */
+const grades = (runDir: string) => {
+  const strip = (u: unknown): unknown =>
+    Array.isArray(u) ? u.map(strip) : typeof u === "object" && u !== null
+      ? Object.fromEntries(Object.entries(u).filter(([k]) => k !== "tokens" && k !== "latencyMs" && k !== "latency").map(([k, v]) => [k, strip(v)]))
+      : u
+  return fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => strip(JSON.parse(l)))
+}
 
 const pipeline = () => Effect.promise(() => loadPipelineModule("rag-answers"))
 
@@ -221,6 +232,60 @@ describe("--batch", () => {
       const exit = yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: { ...batchOf(server.url), api } }))
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toMatch(/has no Batch API there; run without --batch.*FatalJudgeError/)
     }))
+})
+
+describe("--batch, listwise and on the Clock", () => {
+  const searches = Path.join(repoRoot, "test-sets", "search-relevance", "sample.jsonl")
+  /** Hits per query in the search-relevance sample (sr-008 retrieved nothing). */
+  const HITS = [5, 4, 4, 3, 3, 3, 3, 0]
+  const searchPipeline = Effect.map(Effect.promise(() => loadPipelineModule("search-relevance")), (p): Pipeline<unknown, unknown> => ({
+    ...p,
+    judge: SearchRelevance.judgeSearchHits("search-relevance/checklist", { listwise: SearchRelevance.listwiseRubric })
+  }))
+
+  it.scopedLive("listwise: one request line per query, one journaled judgment per hit, the same grades as synchronously", () =>
+    Effect.gen(function*() {
+      const p = yield* searchPipeline
+      const server = yield* FakeOpenAi.make()
+      const outcome = yield* runWith(p, llm(server.url), { input: searches, outRoot: tempDir(), batch: batchOf(server.url) })
+      expect(server.batchRequests).toBe(HITS.filter((n) => n > 0).length)
+      expect(outcome.judgments).toMatchObject({ total: 25, ok: 25, failed: 0 })
+      const sync = yield* FakeOpenAi.make()
+      const syncOut = yield* runWith(p, llm(sync.url), { input: searches, outRoot: tempDir() })
+      expect(grades(outcome.info.runDir)).toEqual(grades(syncOut.info.runDir))
+    }))
+
+  it.scoped("polls with backoff on the Effect Clock: a batch in progress for four checks is collected after waits of 1, 2, 4, 8 and 8 minutes of TestClock time", () =>
+    Effect.gen(function*() {
+      const p = yield* pipeline()
+      const server = yield* FakeOpenAi.make({ batch: { steps: 4 } })
+      const fiber = yield* Effect.fork(runWith(p, llm(server.url), {
+        input: sample, outRoot: tempDir(), limit: LIMIT, batch: batchOf(server.url, { pollMs: 60_000, maxPollMs: 8 * 60_000 })
+      }))
+      /** Real time passes for the HTTP round trips (the fake is outside the TestClock). */
+      const realWait = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
+      const checks = () => server.batches[0]?.checks ?? 0
+      const checksReach = (n: number) =>
+        Effect.promise(async () => {
+          while (checks() < n) await new Promise((r) => setTimeout(r, 2))
+        })
+      // Submitted, then a check after each wait of 1, 2, 4, 8 and 8 minutes (the cap) — not a second before.
+      yield* Effect.promise(async () => {
+        while (server.batches.length === 0) await new Promise((r) => setTimeout(r, 2))
+      })
+      for (const [i, minutes] of [1, 2, 4, 8, 8].entries()) {
+        yield* realWait(50)
+        yield* TestClock.adjust(`${minutes * 60 - 1} seconds`)
+        yield* realWait(50)
+        expect(checks()).toBe(i)
+        yield* TestClock.adjust("1 second")
+        yield* checksReach(i + 1)
+      }
+      const outcome = yield* Fiber.join(fiber)
+      expect(outcome.judgments.ok).toBe(JUDGMENTS)
+      expect(checks()).toBe(5)
+      expect(server.batches[0]!.status).toBe("completed")
+    }), 30_000)
 })
 
 describe("the prompt cache", () => {
