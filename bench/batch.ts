@@ -24,6 +24,7 @@ import { llmJudgeLayer, loadRagAnswers } from "./harness.js"
 
 /** gpt-4o-mini's list prices (USD per 1M tokens, 2025): the Batch API at half, cached input at half. */
 export const BENCH_PRICE: Price = { input: 0.15, output: 0.6, batchInput: 0.075, batchOutput: 0.3, cachedInput: 0.075 }
+const MISTRAL_SMALL: Price = { input: 0.1, output: 0.3, batchInput: 0.05, batchOutput: 0.15, cachedInput: 0.01 }
 const DIMENSIONS = 6
 
 export interface BatchFigures {
@@ -34,6 +35,8 @@ export interface BatchFigures {
   readonly cacheHitRate: number
   /** The hit rate under OpenAI's rule (a prefix of ≥ 1024 tokens, in 128-token blocks). */
   readonly openAiHitRate: number
+  /** The hit rate under Mistral's rule (64-token blocks). */
+  readonly mistralHitRate: number
   readonly measuredUsd: number
   readonly measuredListUsd: number
   readonly wallMs: number
@@ -42,6 +45,9 @@ export interface BatchFigures {
   readonly failed: number
   /** Bytes of the request files uploaded. */
   readonly uploadBytes: number
+  /** The dry-run estimate's tokens. */
+  readonly estInput: number
+  readonly estOutput: number
   /** The report's cost row. */
   readonly costRow: string
 }
@@ -91,15 +97,18 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
     clearInterval(watch)
     const wallMs = performance.now() - started
     const hit = server.promptTokens === 0 ? 0 : server.cachedTokens / server.promptTokens
-    // The same prompts under OpenAI's caching rule, synchronously (no cost figures from this one).
-    const strict = await FakeOpenAi.start({ record: false, promptCache: { minTokens: 1024, block: 128 } })
-    let openAiHitRate = 0
-    try {
-      await Effect.runPromise(Effect.scoped(runWith(pipeline, llmJudgeLayer(strict.url, 32), { ...options, outRoot: Path.join(dir, "out-strict"), limit: 300 })))
-      openAiHitRate = strict.promptTokens === 0 ? 0 : strict.cachedTokens / strict.promptTokens
-    } finally {
-      await strict.close()
+    // The same prompts under OpenAI's and Mistral's caching rules, synchronously (300 cases each).
+    const hitRateUnder = async (rule: { minTokens: number; block: number }, name: string) => {
+      const strict = await FakeOpenAi.start({ record: false, promptCache: rule })
+      try {
+        await Effect.runPromise(Effect.scoped(runWith(pipeline, llmJudgeLayer(strict.url, 32), { ...options, outRoot: Path.join(dir, `out-${name}`), limit: 300 })))
+        return strict.promptTokens === 0 ? 0 : strict.cachedTokens / strict.promptTokens
+      } finally {
+        await strict.close()
+      }
     }
+    const openAiHitRate = await hitRateUnder({ minTokens: 1024, block: 128 }, "openai")
+    const mistralHitRate = await hitRateUnder({ minTokens: 64, block: 64 }, "mistral")
     return {
       judgments: e.judgments,
       syncUsd: cost(tokens, BENCH_PRICE).usd!,
@@ -113,12 +122,15 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
       }, BENCH_PRICE).usd!,
       cacheHitRate: hit,
       openAiHitRate,
+      mistralHitRate,
       measuredUsd: outcome.cost.usd!,
       measuredListUsd: outcome.cost.listUsd ?? outcome.cost.usd!,
       wallMs,
       submitMs,
       batches: server.batches.length,
       failed: outcome.judgments.failed,
+      estInput: tokens.input,
+      estOutput: tokens.output,
       uploadBytes: fs.readFileSync(Path.join(outcome.info.runDir, "batches.jsonl"), "utf8").trim().split("\n")
         .map((l) => JSON.parse(l) as { kind: string; bytes?: number }).reduce((n, l) => n + (l.kind === "upload" ? l.bytes ?? 0 : 0), 0),
       costRow: fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8").split("\n").find((l) => l.startsWith("| Cost |")) ?? ""
@@ -135,7 +147,8 @@ export const printBatchFigures = (f: BatchFigures, line: (text: string) => void)
   line(`      synchronous:                     ${formatUsd(f.syncUsd)}`)
   line(`      --batch:                         ${formatUsd(f.batchUsd)} (${(100 * f.batchUsd / f.syncUsd).toFixed(0)}%)`)
   line(`      --batch, ${(100 * f.cacheHitRate).toFixed(1)}% of input cached: ${formatUsd(f.batchCachedUsd)} (${(100 * f.batchCachedUsd / f.syncUsd).toFixed(0)}%) — the hit rate the fake observed for this run's prompts`)
-  line(`    the same prompts under OpenAI's rule (only prefixes of ≥ 1,024 tokens, in 128-token blocks; first 300 cases): ${(100 * f.openAiHitRate).toFixed(1)}% cached — the built-in rubrics' static prefix is 250–600 tokens`)
+  line(`    the same prompts (first 300 cases) under OpenAI's rule (only prefixes of ≥ 1,024 tokens, in 128-token blocks): ${(100 * f.openAiHitRate).toFixed(1)}% cached — the built-in rubrics' static prefix is 250–600 tokens`)
+  line(`    under Mistral's rule (64-token blocks): ${(100 * f.mistralHitRate).toFixed(1)}% cached; at Mistral's 10% cached price (mistral-small $0.10 in / $0.30 out, batch half) the estimate with --batch becomes ${formatUsd(cost({ input: f.estInput, output: f.estOutput, batchInput: f.estInput, batchOutput: f.estOutput, cachedInput: Math.round(f.estInput * f.mistralHitRate), batchCachedInput: Math.round(f.estInput * f.mistralHitRate) }, MISTRAL_SMALL).usd)} against ${formatUsd(cost({ input: f.estInput, output: f.estOutput }, MISTRAL_SMALL).usd)} synchronous`)
   line(`    measured (the fake's token counts): ${formatUsd(f.measuredUsd)}, against ${formatUsd(f.measuredListUsd)} at the list price, synchronous and uncached`)
   line(`    report: ${f.costRow}`)
   line(`    wall time of the --batch run against the fake: ${(f.wallMs / 1000).toFixed(2)} s (${f.batches} batch, ${(f.uploadBytes / 2 ** 20).toFixed(1)} MB uploaded; submitted after ${(f.submitMs / 1000).toFixed(2)} s: planning, rendering, upload, create; the rest: polls, download, journaling, records and reports; ${f.failed} failed)`)

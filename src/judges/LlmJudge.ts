@@ -359,10 +359,13 @@ export interface CallReader<A> {
   readonly verdicts: (o: Outcome<A>) => ReadonlyArray<Verdict>
 }
 
+/** The prompt-cache key of a rubric's requests: they share its static prefix (no data in it). */
+const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
+
 export const pointReader = (task: JudgeTask): CallReader<Answer> => {
   const rubric = task.rubric
   return {
-    request: { ...render(rubric, task.vars), schema: answerSchema(rubric) },
+    request: { ...render(rubric, task.vars), schema: answerSchema(rubric), cacheKey: cacheKeyOf(rubric) },
     decode: (text) => decodeAnswer(rubric, text),
     verdicts: (o) => [
       Either.match(o.answer, {
@@ -388,7 +391,7 @@ export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer
   // it did grade keep their grades and only the others fail.
   let partial: ReadonlyArray<Answer | string> | undefined
   return {
-    request: { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n) },
+    request: { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n), cacheKey: cacheKeyOf(rubric) },
     decode: (text) => {
       const result = decodeListAnswer(rubric, n, text)
       if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items

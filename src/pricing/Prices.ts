@@ -26,7 +26,10 @@ export interface Price {
   readonly cachedInput?: number | undefined
 }
 
-/** A list price with the Batch API at half of it, as OpenAI and Mistral publish (and a cached-input price, when given). */
+/**
+ * A list price with the Batch API at half of it, as OpenAI and Mistral publish, and a cached-input
+ * price: OpenAI's published one per model; Mistral bills cached prompt tokens at 10% of input.
+ */
 const listed = (input: number, output: number, cachedInput?: number): Price => ({
   input,
   output,
@@ -44,11 +47,11 @@ export const builtInPrices: Readonly<Record<string, Price>> = {
   "o3-mini": listed(1.1, 4.4, 0.55),
   "o4-mini": listed(1.1, 4.4, 0.275),
   "o3": listed(2, 8, 0.5),
-  "mistral-small-latest": listed(0.1, 0.3),
-  "mistral-medium-latest": listed(0.4, 2),
-  "mistral-large-latest": listed(2, 6),
-  "ministral-8b-latest": listed(0.1, 0.1),
-  "open-mistral-nemo": listed(0.15, 0.15)
+  "mistral-small-latest": listed(0.1, 0.3, 0.1 / 10),
+  "mistral-medium-latest": listed(0.4, 2, 0.4 / 10),
+  "mistral-large-latest": listed(2, 6, 2 / 10),
+  "ministral-8b-latest": listed(0.1, 0.1, 0.1 / 10),
+  "open-mistral-nemo": listed(0.15, 0.15, 0.15 / 10)
 }
 
 const LOCAL_PROVIDERS = new Set(["heuristic", "ollama"])

@@ -241,7 +241,7 @@ export const SCHEMA_MARKER = "Reply with only a JSON object that matches this JS
 const schemaInstruction = (schema: Readonly<Record<string, unknown>>) => `${SCHEMA_MARKER}\n${JSON.stringify(schema)}`
 
 /** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
-type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number }
+type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number; prompt_cache_key?: string }
 
 export const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
   const result: Body = { model, messages: messages(request) }
@@ -261,6 +261,8 @@ export const body = (provider: OpenAiCompatibleProvider, model: string, params: 
     if (provider === "openai") result.max_completion_tokens = maxTokens
     else result.max_tokens = maxTokens
   }
+  // Only the hosted APIs that document it: a compatible server may refuse an unknown field.
+  if (request.cacheKey !== undefined && (provider === "openai" || provider === "mistral")) result.prompt_cache_key = request.cacheKey
   if (params.seed !== undefined) {
     if (provider === "mistral") result.random_seed = params.seed
     else result.seed = params.seed

@@ -136,8 +136,8 @@ export interface FakeBehaviour {
   readonly batch?: FakeBatchBehaviour | undefined
   /**
    * Report cached prompt tokens for repeated prefixes. Default false. `true`: any shared prefix
-   * counts; `{ minTokens, block }`: as OpenAI caches — only a prefix of at least `minTokens` (1024),
-   * counted in whole blocks of `block` (128) tokens.
+   * counts; `{ minTokens, block }`: only a prefix of at least `minTokens`, counted in whole blocks of
+   * `block` tokens (OpenAI: 1024 and 128; Mistral: 64 and 64).
    */
   readonly promptCache?: boolean | { readonly minTokens: number; readonly block: number } | undefined
 }
