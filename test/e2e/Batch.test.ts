@@ -2,8 +2,8 @@
  * `--batch` as a user runs it: `node dist/bin.js` in a child process against the fake server's
  * Batches endpoints. A run killed (SIGKILL) once its batch is submitted, then the same command:
  * the resumed run polls the same batch, submits nothing twice, and yields the same results as a
- * synchronous run of the same judge. `--detach` exits 0 with how to collect; `--max-cost` exits 1
- * with the budget line; `--dry-run` prints both prices.
+ * synchronous run of the same judge. `--detach` exits 0 with how to collect; Ctrl+C while it waits
+ * exits 130; `--max-cost` exits 1 with the budget line; `--dry-run` prints both prices.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -88,7 +88,7 @@ describe("rag-eval run --batch (child process)", () => {
     }
   })
 
-  it("--detach exits 0 saying how to collect; --dry-run prints both prices; --max-cost exits 1 with the budget line", async () => {
+  it("--detach exits 0 saying how to collect; Ctrl+C while waiting exits 130; --dry-run prints both prices; --max-cost exits 1 with the budget line", async () => {
     const server = await FakeOpenAi.start({ batch: { hold: true } })
     try {
       const out = tempDir()
@@ -98,6 +98,15 @@ describe("rag-eval run --batch (child process)", () => {
       const detached = await cli(args(server, out, "--batch", "--detach", "--batch-poll", "0.02"))
       expect(detached.code).toBe(0)
       expect(detached.stdout).toMatch(/submitted: 72 judgment call\(s\) in 1 batch\(es\) .*run the same command again to collect them/)
+      expect(server.batches).toHaveLength(1)
+
+      // Without --detach it waits for the batch; Ctrl+C while it waits: exit 130, resumable, nothing new submitted.
+      const waiting = start(args(server, out, "--batch", "--batch-poll", "0.02"))
+      await waitFor("the run to be polling", () => waiting.stderr().includes("batches: 1 submitted, 1 in progress"))
+      waiting.child.kill("SIGINT")
+      const interrupted = await waiting.result
+      expect(interrupted.code).toBe(130)
+      expect(interrupted.stderr).toContain("run the same command again to resume")
       expect(server.batches).toHaveLength(1)
 
       const budgetOut = tempDir()
