@@ -253,6 +253,9 @@ describe("--batch, listwise and on the Clock", () => {
       const sync = yield* FakeOpenAi.make()
       const syncOut = yield* runWith(p, llm(sync.url), { input: searches, outRoot: tempDir() })
       expect(grades(outcome.info.runDir)).toEqual(grades(syncOut.info.runDir))
+      // The graded-hits summary keeps the Batch API share too (the report's cost row shows it).
+      const summary = outcome.summaries[0] as { tokens: { input: number; batchInput?: number } }
+      expect(summary.tokens.batchInput).toBe(summary.tokens.input)
     }))
 
   it.scoped("polls with backoff on the Effect Clock: a batch in progress for four checks is collected after waits of 1, 2, 4, 8 and 8 minutes of TestClock time", () =>
