@@ -89,6 +89,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
+          ...(fatal === undefined && budget?.reached() === true ? { stoppedBy: `--max-cost ${budget.capUsd}: the next call would pass the budget` } : {}),
           counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed },
           ...gate
         })).pipe(
@@ -96,7 +97,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
             fatal ??
               (budget?.reached() === true
                 ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir })
-                : new Stopped({ done: keptOk + keptFailed + tally.total - tally.reused, total, runDir }))
+                // (--batch: what the batches brought in counts as saved even when the normal pass has not read it yet)
+                : new Stopped({ done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size), total, runDir }))
           ))
         )
       })

@@ -43,10 +43,11 @@ const verdicts = (runDir: string) =>
 
 describe("rag-eval run --batch (child process)", () => {
   it("killed after submission, the same command resumes the same batch: nothing submitted twice, the results of a synchronous run", async () => {
-    const server = await FakeOpenAi.start({ batch: { hold: true } })
+    const key = "sk-batch-SECRET-4711"
+    const server = await FakeOpenAi.start({ batch: { hold: true }, apiKey: key })
     try {
       const out = tempDir()
-      const first = start(args(server, out, "--batch", "--batch-poll", "0.02"))
+      const first = start(args(server, out, "--batch", "--batch-poll", "0.02"), { env: { OPENAI_API_KEY: key } })
       await waitFor("the batch to be created and journaled", () => {
         if (server.batches.length === 0) return false
         const root = Path.join(out, "rag-answers")
@@ -60,7 +61,7 @@ describe("rag-eval run --batch (child process)", () => {
       expect(server.batches).toHaveLength(1)
 
       server.setBehaviour({ batch: { hold: false } })
-      const resumed = await cli(args(server, out, "--batch", "--batch-poll", "0.02"))
+      const resumed = await cli(args(server, out, "--batch", "--batch-poll", "0.02"), { env: { OPENAI_API_KEY: key } })
       expect(resumed.stderr).toContain(`${JUDGMENTS} judgments: ${JUDGMENTS} ok, 0 failed`)
       expect(resumed.code).toBe(0)
       // One batch, every judgment in it once, no synchronous judge call.
@@ -71,6 +72,9 @@ describe("rag-eval run --batch (child process)", () => {
       const runDir = runDirOf(out)
       const report = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       expect(report).toMatch(/through the Batch API; saved \$/)
+      // The key reached the Files and Batches endpoints (the fake refuses requests without it), and no file.
+      for (const f of fs.readdirSync(runDir)) expect(fs.readFileSync(Path.join(runDir, f), "utf8")).not.toContain(key)
+      expect(resumed.stderr + resumed.stdout).not.toContain(key)
 
       // The same judge, synchronously, against a fresh fake.
       const sync = await FakeOpenAi.start()
