@@ -20,6 +20,9 @@
  *     (bench/resume.ts).
  *  8. Reports people look at, at 100k rows: report.md and report.html time and size, and the CLI's
  *     `--help` start-up with the charting library in its own chunk (bench/html-report.ts).
+ * 10. `--batch` and the prompt cache: the estimated cost of 10,000 judgments synchronous, with
+ *     `--batch`, and with `--batch` at the cache hit rate the fake observed; the wall time of a
+ *     `--batch` run against the fake (bench/batch.ts; `npx tsx bench/batch.ts` runs it alone).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -36,6 +39,7 @@ import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { startChildServer } from "./child.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { benchTempDir, writeCsv } from "./gen.js"
+import { batchFigures, printBatchFigures } from "./batch.js"
 import { journalFigures } from "./journal.js"
 import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
@@ -329,6 +333,17 @@ const main = async () => {
       line(`    at ${Number.isNaN(a.judgmentsPerSecond) ? "(not measured)" : `${int(Math.round(a.judgmentsPerSecond))} judgments/s`} (single process)`)
     } else {
       line(`    skipped: ${agreementDir} is not here (it ships beside the repository in ../shared/data)`)
+    }
+    line()
+  }
+
+  {
+    line(`[10] --batch and the prompt cache: 10,000 rag-answers judgments`)
+    const bdir = benchTempDir()
+    try {
+      printBatchFigures(await batchFigures(bdir), line)
+    } finally {
+      fs.rmSync(bdir, { recursive: true, force: true })
     }
     line()
   }

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { displayPath } from "./Display.js"
 import { UsageError } from "../domain/Errors.js"
+import { batchOptions } from "./BatchFlags.js"
 import { judgeLayer } from "./JudgeLayer.js"
 import { Judge } from "../judges/Judge.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
@@ -17,7 +18,7 @@ import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
 import { parseFailUnder } from "../report/Gate.js"
 import { finishRun } from "./RunResult.js"
-import { formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
+import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
 import { judgeSettings, pipelineOptionFlags, providerFlagsProblem, type RunFlags, secretFlags } from "./RunFlags.js"
@@ -65,6 +66,9 @@ export const runAction = (flags: RunFlags) =>
     const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
     // --- end store / cluster
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
+    // --- issue 15: --batch (the provider's Batch API) and --max-cost
+    const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency))
+    // ---
     const services = Layer.mergeAll(
       judge,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
@@ -89,9 +93,14 @@ export const runAction = (flags: RunFlags) =>
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
       manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
-      details: flags.details
+      details: flags.details,
+      batch,
+      maxCostUsd: Option.getOrUndefined(flags.maxCost)
     })
     const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
+    if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
+      return yield* new UsageError({ problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices` })
+    }
     if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
       yield* Console.error(`the ${judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"} is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`)
     }
@@ -103,7 +112,9 @@ export const runAction = (flags: RunFlags) =>
         ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
         `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
         ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
-        `  estimated cost:    ${formatUsd(e.cost.usd)}`,
+        `  estimated cost:    ${formatUsd(e.cost.usd)}${batch === undefined ? "" : " (synchronous)"}`,
+        // issue 15: both modes
+        `  with --batch:      ${formatUsd(cost({ input: e.inputTokens, output: e.outputTokens, batchInput: e.inputTokens, batchOutput: e.outputTokens }, e.cost.price ?? undefined).usd)}${judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"}`,
         `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
       ].join("\n"))
       return

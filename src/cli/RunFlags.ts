@@ -188,6 +188,16 @@ export const pipelineOptionFlags = {
   listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
+// --- issue 15: the Batch API and the budget cap
+const batchFlags = {
+  batch: Options.boolean("batch").pipe(Options.withDescription("Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run")),
+  detach: Options.boolean("detach").pipe(Options.withDescription("With --batch: submit the batches and exit; the same command later collects them (and waits if they are not finished)")),
+  batchRepair: Options.choice("batch-repair", ["batch", "sync"]).pipe(Options.withDescription("With --batch: ask a malformed reply again in the next batch (default) or synchronously"), Options.withDefault("batch" as const)),
+  batchPoll: Options.float("batch-poll").pipe(Options.withDescription("With --batch: first wait between status checks, seconds (default 10; doubles up to 5 minutes)"), positive("--batch-poll"), Options.withDefault(10)),
+  maxCost: Options.float("max-cost").pipe(Options.withDescription("Stop starting calls (and batches) once what this invocation spent plus the calls in flight would pass USD; the run stops resumable, exit 1"), positive("--max-cost"), Options.optional)
+}
+// ---
+
 // ---- Reports and CI gates (issue 13), shared by `run` and `report` ----
 export const failUnder = Options.text("fail-under").pipe(
   Options.withDescription("CI gate: exit 1 when a metric of final-metrics.json is below its threshold, e.g. composite=0.7,ndcg@10=0.5 (one line per unmet threshold; unknown names: exit 2 listing the valid ones)"),
@@ -209,7 +219,7 @@ const config = Options.text("config").pipe(
   Options.optional
 )
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, store, cluster, ...pipelineOptionFlags, ...reportingFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, store, cluster, ...pipelineOptionFlags, ...reportingFlags, ...batchFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 

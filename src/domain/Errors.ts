@@ -89,3 +89,29 @@ export class GateFailed extends Schema.TaggedError<GateFailed>()("GateFailed", {
     return this.failures.join("\n")
   }
 }
+
+/**
+ * `--batch --detach`: the batches are submitted (or still running) and the run exits 0; the same
+ * command later collects them. `message` says what is in flight and how to collect.
+ */
+export class BatchDetached extends Schema.TaggedError<BatchDetached>()("BatchDetached", {
+  inFlight: Schema.Number,
+  batches: Schema.Number,
+  runDir: Schema.String
+}) {
+  get message(): string {
+    return `submitted: ${thousands(this.inFlight)} judgment call(s) in ${this.batches} batch(es) are with the provider (results within 24 h); run the same command again to collect them (it waits if they are not finished), in ${this.runDir}`
+  }
+}
+
+/** `--max-cost`: the next call would pass the budget; the run stopped like Ctrl+C (resumable). Exit code 1. */
+export class BudgetReached extends Schema.TaggedError<BudgetReached>()("BudgetReached", {
+  budgetUsd: Schema.Number,
+  judgments: Schema.Number,
+  spentUsd: Schema.Number,
+  runDir: Schema.String
+}) {
+  get message(): string {
+    return `budget of $${this.budgetUsd} reached after ${thousands(this.judgments)} judgments ($${this.spentUsd.toFixed(4)} spent); everything finished is saved in ${this.runDir}/judgments.jsonl — run the same command again (with a higher --max-cost) to resume`
+  }
+}

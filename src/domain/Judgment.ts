@@ -81,7 +81,12 @@ export interface ListJudgeTask {
 
 export const Usage = Schema.Struct({
   inputTokens: Schema.Number,
-  outputTokens: Schema.Number
+  outputTokens: Schema.Number,
+  /**
+   * Of `inputTokens`, those the provider served from its prompt cache (OpenAI's
+   * `prompt_tokens_details.cached_tokens`, Mistral's equivalent); absent when it reported none.
+   */
+  cachedInputTokens: Schema.optional(Schema.Number)
 })
 export type Usage = typeof Usage.Type
 export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }
@@ -92,7 +97,24 @@ export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }
  */
 export const splitUsage = (usage: Usage, n: number): Array<Usage> => {
   const share = (total: number, i: number) => Math.floor(total / n) + (i < total % n ? 1 : 0)
-  return Array.from({ length: n }, (_, i) => ({ inputTokens: share(usage.inputTokens, i), outputTokens: share(usage.outputTokens, i) }))
+  const cached = usage.cachedInputTokens
+  return Array.from({ length: n }, (_, i) => ({
+    inputTokens: share(usage.inputTokens, i),
+    outputTokens: share(usage.outputTokens, i),
+    ...(cached === undefined ? {} : { cachedInputTokens: share(cached, i) })
+  }))
+}
+
+/** Two usages added (the cached count only when either has one). */
+export const addUsage = (a: Usage, b: Usage): Usage => {
+  const cached = a.cachedInputTokens === undefined && b.cachedInputTokens === undefined
+    ? undefined
+    : (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0)
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached })
+  }
 }
 
 /**
@@ -123,7 +145,9 @@ export const Judgment = Schema.Struct({
   attempts: Schema.Number,
   latencyMs: Schema.Number,
   provider: Schema.String,
-  model: Schema.String
+  model: Schema.String,
+  /** `batch`: made through the provider's Batch API (`--batch`), priced at the batch price. */
+  via: Schema.optional(Schema.Literal("batch"))
 })
 export type Judgment = typeof Judgment.Type
 

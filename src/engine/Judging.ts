@@ -11,13 +11,16 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import { type FatalJudgeError, type OutputError, UsageError } from "../domain/Errors.js"
-import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
+import { addUsage, type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { RemoteJudging } from "../cluster/RemoteJudging.js"
 import type { Judge, JudgeStopped, PreflightReport } from "../judges/Judge.js"
+import { addUsageTo, type MutableTokens } from "../pricing/Prices.js"
 import type { ProgressState } from "../report/Progress.js"
 import type { JudgmentCache } from "../store/JudgmentCache.js"
 import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
+import { listReader, pointReader } from "../judges/LlmJudge.js"
+import type { Budget } from "./Budget.js"
 import { keyFor, listKeys, toJudgment } from "./JudgmentKey.js"
 import * as OrderedPool from "./OrderedPool.js"
 import { isListSpec, type JudgeSpec, type Pipeline } from "./Pipeline.js"
@@ -27,6 +30,10 @@ import type { Shutdown } from "./Shutdown.js"
 import { limitCases, loadContext } from "./Validate.js"
 
 type JudgeSync = NonNullable<Judge["Type"]["sync"]>
+
+/** The usage of a call's verdicts together. */
+const sumUsage = (verdicts: ReadonlyArray<Verdict>): Verdict["usage"] =>
+  verdicts.reduce((u, v) => addUsage(u, v.usage), noUsage)
 
 /** Stands in when a judge returned fewer verdicts than items (a bug in that judge), so the gap is visible. */
 const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
@@ -59,15 +66,21 @@ export interface JudgingContext<R, S> {
   readonly preflightFiber: Fiber.Fiber<PreflightReport, FatalJudgeError | JudgeStopped> | undefined
   /** `run … --cluster`: judge calls go to the cluster's runners (src/cluster/); undefined in a local run. */
   readonly remote?: RemoteJudging | undefined
+  // --- --batch and --max-cost (see BatchJudging.ts, Budget.ts)
+  /** `--max-cost`: no call starts that would pass it. */
+  readonly budget?: Budget | undefined
+  /** Keys this invocation collected from batches: counted as judged now, not as reused. */
+  readonly collected?: ReadonlySet<string> | undefined
+  // ---
 }
 
 export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
-  const { pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote } = ctx
+  const { pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote, budget } = ctx
   let preflight: PreflightReport | undefined
   const tally: Tally = { total: 0, ok: 0, failed: 0, reused: 0, cached: 0, input: 0, output: 0 }
   /** The first fatal provider error: no new call starts, and the run ends with it (exit 2). */
   let fatal: FatalJudgeError | undefined
-  const stopping = () => fatal !== undefined || shutdown.stopping()
+  const stopping = () => fatal !== undefined || shutdown.stopping() || budget?.reached() === true
   /**
    * The preflight's outcome, awaited before the first judge call (not before: a run with nothing
    * left to judge never fails on it, and resumes offline). A fatal finding stops the run as a
@@ -97,7 +110,9 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
     return journal.append(batch)
   })
 
-  const count = (state: ProgressState, iterTokens: { input: number; output: number }, j: Judgment, source: "journal" | "cache" | "judge") => {
+  const count = (state: ProgressState, iterTokens: Tokens, j: Judgment, asked: "journal" | "cache" | "judge") => {
+    // --batch: what this invocation collected from its batches was judged now (and paid now).
+    const source = asked === "journal" && ctx.collected?.has(j.key) === true ? "judge" : asked
     state.done++
     tally.total++
     if (source === "journal") {
@@ -110,8 +125,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
       tally.input += j.usage.inputTokens
       tally.output += j.usage.outputTokens
     }
-    iterTokens.input += j.usage.inputTokens
-    iterTokens.output += j.usage.outputTokens
+    addUsageTo(iterTokens, j.usage, j.via)
     if (j.status === "failed") {
       state.failed++
       tally.failed++
@@ -160,7 +174,7 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
     return task.items.map((item, i) => toJudgment(plan.keys[i]!, { ...task, target: item.target }, verdicts[i] ?? missingVerdict, judge, latencyMs))
   }
 
-  type Tokens = { input: number; output: number }
+  type Tokens = MutableTokens
   type Judged = ReadonlyArray<Option.Option<Judgment>>
 
   /** The judgments of a plan already in the journal (counted as reused), or undefined. */
@@ -204,8 +218,20 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
       const callKey = plan.keys[0]!
       const prior = journal.state(callKey) === State.attempt ? journal.pendingRepair(callKey) : undefined
       const repair: RepairCheckpoint | undefined = judge.local ? undefined : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
+      // --- --max-cost: the call starts only within the budget; the first that would pass it stops the run.
+      let estimateUsd = 0
+      if (budget !== undefined) {
+        const request = (plan.list ? listReader(plan.task) : pointReader(plan.task)).request
+        estimateUsd = budget.estimate(request.system.length + request.user.length, plan.keys.length, undefined)
+        if (!budget.admit(estimateUsd)) {
+          yield* shutdown.request
+          return plan.keys.map(() => Option.none<Judgment>())
+        }
+      }
+      // ---
       const started = performance.now()
       const asked = yield* Effect.either(ask(plan, repair))
+      if (budget !== undefined) budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
       if (asked._tag === "Left") {
         if (asked.left._tag === "OutputError") return yield* asked.left
         // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
@@ -338,6 +364,14 @@ export const makeJudging = <R, S>(ctx: JudgingContext<R, S>) => {
   return {
     tally,
     judgeIteration,
+    // --- for --batch (BatchJudging.ts): the same plans, verdict-to-judgment step and preflight.
+    planSpec,
+    judgmentsOf,
+    awaitPreflight,
+    usable,
+    /** `--max-cost` stopped the run. */
+    budgetReached: (): boolean => budget?.reached() === true,
+    // ---
     /** Ctrl+C, or a fatal provider error: no new call starts. */
     stopping,
     /** The first fatal provider error, if any. */

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { thousands } from "../domain/Numbers.js"
 import type { Judge, PreflightReport } from "../judges/Judge.js"
-import { cost, type Cost, formatUsd } from "../pricing/Prices.js"
+import { cost, type Cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
 import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
 import { Reporters } from "../report/Reporter.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
@@ -140,7 +140,7 @@ export const writeFinal = <R, S>(parts: {
   Effect.gen(function*() {
     const { pipeline, options, info, summaries, costs } = parts
     const files: Array<string> = []
-    const totalCost = cost(costs.reduce((t, c) => ({ input: t.input + c.inputTokens, output: t.output + c.outputTokens }), { input: 0, output: 0 }), options.price)
+    const totalCost = cost(sumTokens(costs.map(tokensOfCost)), options.price)
     const final = yield* finalMetrics(pipeline, summaries, parts.recordFiles)
     const finalPath = Path.join(info.runDir, "final-metrics.json")
     yield* writeJsonAtomic(finalPath, { ...final, cost: { perIteration: costs, total: totalCost } })

@@ -1,5 +1,6 @@
 /** The runner's shared types (a leaf module: the runner's pieces import it, not each other). */
 import type { Cost, Price } from "../pricing/Prices.js"
+import type { BatchApi } from "../providers/BatchApi.js"
 import type { RunInfo } from "./Pipeline.js"
 
 export interface RunOptions {
@@ -35,6 +36,31 @@ export interface RunOptions {
   readonly partial?: boolean | undefined
   /** `--details N`: per-case details in report.md for at most N cases (default 100). */
   readonly details?: number | undefined
+  // --- issue 15: --batch and --max-cost
+  /** `--batch`: judge through the provider's Batch API (see BatchJudging.ts). */
+  readonly batch?: BatchOptions | undefined
+  /** `--max-cost`: USD this invocation may spend (needs a price). */
+  readonly maxCostUsd?: number | undefined
+  // ---
+}
+
+/** `--batch` settings. */
+export interface BatchOptions {
+  readonly api: BatchApi
+  /** Where a malformed reply is asked again: in the next batch (default) or synchronously. */
+  readonly repair: "sync" | "batch"
+  /** `--detach`: return once batches are submitted; the same command later collects them. */
+  readonly detach: boolean
+  /** First poll interval (ms); doubles up to `maxPollMs`. */
+  readonly pollMs: number
+  readonly maxPollMs: number
+  /** Requests and bytes a request file may hold (OpenAI: 50,000 and 200 MB). */
+  readonly maxRequests: number
+  readonly maxBytes: number
+  /** Submissions of a call no batch answered before it is a transport failure. Default 3. */
+  readonly maxSubmissions?: number | undefined
+  /** Retries of a failed Batch API request (5xx, timeouts, 429s). Default 5. */
+  readonly maxRetries?: number | undefined
 }
 
 export interface RunOutcome<S> {

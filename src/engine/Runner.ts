@@ -10,14 +10,17 @@
  */
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
+import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
-import { cost, type Cost } from "../pricing/Prices.js"
+import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
 import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
 import { ClusterJudging } from "../cluster/RemoteJudging.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
+import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
+import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
+import { make as makeBudget } from "./Budget.js"
 import { makeJudging } from "./Judging.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration } from "./Outputs.js"
 import type { Pipeline } from "./Pipeline.js"
@@ -41,7 +44,9 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
 
     yield* ensureWritableDir(runDir)
     yield* checkRunDir(runDir, identityHash, options.fresh)
-    const journal = yield* journals.open(runDir, { fresh: options.fresh })
+    const opened = yield* journals.open(runDir, { fresh: options.fresh })
+    // issue 15: --batch journals before the normal pass reads: that pass must see it (JournalOverlay.ts).
+    const journal = options.batch !== undefined && options.replay !== true ? withOverlay(opened) : opened
     const total = input.tasks * options.iterations
     // What the journal holds that this run keeps: successes, and judge failures unless --retry-failed.
     // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
@@ -67,7 +72,11 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     }
 
     const remote = yield* ClusterJudging // `--cluster`: judge calls go to the runners (undefined in a local run)
-    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote })
+    // --- issue 15: --max-cost (Budget.ts) and the keys --batch collects (counted as judged now)
+    const budget = options.maxCostUsd === undefined || options.price === undefined ? undefined : makeBudget(options.maxCostUsd, options.price)
+    const collected = new Set<string>()
+    // ---
+    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote, budget, collected })
     const { tally } = judging
     const manifestPath = Path.join(runDir, "manifest.json")
     const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, judge, startedAt: new Date().toISOString(), preflight: judging.preflight })
@@ -82,12 +91,38 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
+          ...(fatal === undefined && budget?.reached() === true ? { stoppedBy: `--max-cost ${budget.capUsd}: the next call would pass the budget` } : {}),
           counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed },
           ...gate
         })).pipe(
-          Effect.zipRight(Effect.fail<FatalJudgeError | Stopped>(fatal ?? new Stopped({ done: keptOk + keptFailed + tally.total - tally.reused, total, runDir })))
+          Effect.zipRight(Effect.fail<FatalJudgeError | Stopped | BudgetReached>(
+            fatal ??
+              (budget?.reached() === true
+                ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir })
+                // (--batch: what the batches brought in counts as saved even when the normal pass has not read it yet)
+                : new Stopped({ done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size), total, runDir }))
+          ))
         )
       })
+
+    // --- issue 15: --batch (BatchJudging.ts): what is left to judge goes through the provider's Batch
+    // API first; the pass below then finds it in the journal (and judges synchronously only what the
+    // batches left: --batch-repair sync, or what kept going unanswered).
+    let batchPhase: BatchPhase | undefined
+    if (options.batch !== undefined && options.replay !== true && !judge.local) {
+      const phase = yield* runBatchPhase({
+        pipeline, options, batch: options.batch, runId, runDir, judge, retriever, journal, cache, shutdown, progress, judging, budget
+      }).pipe(Effect.catchTag("FatalJudgeError", (e) =>
+        writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
+      batchPhase = phase
+      for (const key of phase.collected) collected.add(key)
+      if (phase.outcome === "stopped") return yield* stopped()
+      if (phase.outcome === "detached") {
+        yield* writeManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
+        return yield* new BatchDetached({ inFlight: phase.inFlight, batches: phase.openBatches, runDir })
+      }
+    }
+    // ---
 
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
@@ -96,7 +131,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
-      const iterTokens = { input: 0, output: 0 }
+      const iterTokens = noTokens()
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
@@ -111,7 +146,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           return folded
         })), gateDetail(judge))
       const summary = pipeline.aggregate.finish(acc, info)
-      const iterationCost = cost(iterTokens, options.price)
+      const iterationCost = cost(compactTokens(iterTokens), options.price)
       summaries.push(summary)
       recordFiles.push(recordsPath)
       costs.push(iterationCost)
@@ -137,10 +172,20 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },
       tokens: outcome.tokens,
       cost: final.totalCost,
+      ...(batchPhase === undefined ? {} : { batch: batchFacts(batchPhase, options.batch!.repair) }),
       files: files.map((f) => Path.relative(runDir, f))
     }))
     return outcome
   })
+
+/** The manifest's record of a --batch run: its batches, and how many judgments this invocation collected from them. */
+const batchFacts = (phase: BatchPhase, repair: "sync" | "batch") => ({
+  repair,
+  judgmentsCollected: phase.collected.size,
+  callsResubmitted: phase.resubmitted,
+  note: "judgment lines made through a batch carry \"via\": \"batch\" in judgments.jsonl",
+  batches: phase.batches
+})
 
 /** Fail with exit code 1 when more judgments failed than allowed (after every file is written). */
 export const checkFailures = <S>(outcome: RunOutcome<S>, maxFailures: number) =>

@@ -27,7 +27,7 @@ import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
-import { type FailureClass, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
+import { addUsage, type FailureClass, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type StructuredOutput } from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
@@ -57,6 +57,8 @@ export interface LlmJudgeOptions {
 /** Output tokens assumed for the rate-limit estimate when `maxTokens` is not set. */
 const assumedOutputTokens = 512
 const rawLimit = 2000
+/** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
+export const DEFAULT_REPAIR_ATTEMPTS = 2
 
 /** Estimated tokens of a request: ≈ 4 characters per token, plus the output budget. */
 export const estimateTokens = (request: ChatRequest, maxTokens: number | undefined): number =>
@@ -321,9 +323,99 @@ export const retryAfterFailure = <A, E, R, E2 = never>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The judge
+// One call: its request, how its reply is read, its verdicts. Shared by the synchronous judge below
+// and the batch mode (`engine/BatchJudging.ts`), so both make the same verdicts from the same reply.
 
-const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
+/** The raw text kept with a failed judgment. */
+export const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
+
+/** Why a call has no answer: the failed verdicts' reason and failure class. */
+export interface Failure {
+  readonly reason: string
+  readonly failure: FailureClass
+}
+
+/** What asking a call came to (after repairs): the answer or why there is none, with what it cost. */
+export interface Outcome<A> {
+  readonly answer: Either.Either<A, Failure>
+  readonly usage: Usage
+  readonly attempts: number
+  /** The last reply's text (truncated). */
+  readonly raw: string | undefined
+}
+
+/** The failure of a call whose replies stayed unusable after `asks` asks. */
+export const unusable = (asks: number, problem: string): Failure => ({
+  reason: `unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${problem}`,
+  failure: "judge"
+})
+
+/** How one call is asked and read: the request (without format or repair), its decoder, the verdicts of its outcome. */
+export interface CallReader<A> {
+  readonly request: ChatRequest
+  /** Decode a reply; a listwise reader also learns from it which hits were graded (for `verdicts`). */
+  readonly decode: (text: string) => Either.Either<A, string>
+  /** One verdict per judgment of the call (one for a pointwise task, one per item for a list). */
+  readonly verdicts: (o: Outcome<A>) => ReadonlyArray<Verdict>
+}
+
+/** The prompt-cache key of a rubric's requests: they share its static prefix (no data in it). */
+const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
+
+export const pointReader = (task: JudgeTask): CallReader<Answer> => {
+  const rubric = task.rubric
+  return {
+    request: { ...render(rubric, task.vars), schema: answerSchema(rubric), cacheKey: cacheKeyOf(rubric) },
+    decode: (text) => decodeAnswer(rubric, text),
+    verdicts: (o) => [
+      Either.match(o.answer, {
+        onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+        onRight: (answer): Verdict => ({
+          status: "ok",
+          score: answer.score,
+          confidence: answer.confidence,
+          reason: answer.reasoning,
+          usage: o.usage,
+          attempts: o.attempts
+        })
+      })
+    ]
+  }
+}
+
+/** A listwise call (at least one item): a reply missing some hits keeps the grades it did give. */
+export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer>> => {
+  const rubric = task.rubric
+  const n = task.items.length
+  // A reply missing some hits is re-asked (repair); if the last reply still misses some, the hits
+  // it did grade keep their grades and only the others fail.
+  let partial: ReadonlyArray<Answer | string> | undefined
+  return {
+    request: { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n), cacheKey: cacheKeyOf(rubric) },
+    decode: (text) => {
+      const result = decodeListAnswer(rubric, n, text)
+      if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
+      return Either.mapLeft(result, (e) => e.problem)
+    },
+    verdicts: (o) => {
+      const shares = splitUsage(o.usage, n)
+      const items: ReadonlyArray<Answer | Failure> = Either.match(o.answer, {
+        onRight: (answers) => answers,
+        onLeft: (why) =>
+          partial?.map((a) => typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a) ??
+            task.items.map(() => why)
+      })
+      return items.map((a, i): Verdict =>
+        "failure" in a
+          ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
+          : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
+      )
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The judge
 
 /** The preflight: the smallest request that shows the key, model, URL and answer format work. */
 const PREFLIGHT: Omit<ChatRequest, "format"> = {
@@ -343,7 +435,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
     const provider = yield* LlmProvider
     const gate = yield* RateGate.RateGate
     const maxRetries = Math.max(0, options.maxRetries ?? 3)
-    const repairAttempts = Math.max(0, options.repairAttempts ?? 2)
+    const repairAttempts = Math.max(0, options.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS)
     const fatalAfter = Math.max(1, options.fatalAfter ?? 3)
     const schedule = retrySchedule({
       maxRetries,
@@ -443,10 +535,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
           return call
         }).pipe(
           Effect.flatMap((response) => {
-            usage = {
-              inputTokens: usage.inputTokens + response.usage.inputTokens,
-              outputTokens: usage.outputTokens + response.usage.outputTokens
-            }
+            usage = addUsage(usage, response.usage)
             lastText = response.text
             return Either.match(decode(response.text), {
               onLeft: (problem) => {
@@ -468,7 +557,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
         const asking = asks >= totalAsks && prior !== undefined
           ? Effect.fail(new AnswerError({ text: prior.text, problem: prior.problem }))
           : repairing
-        const outcome = (answer: Either.Either<A, { readonly reason: string; readonly failure: FailureClass }>) => ({
+        const outcome = (answer: Either.Either<A, Failure>): Outcome<A> => ({
           answer,
           usage,
           attempts,
@@ -478,7 +567,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
           Effect.map((a) => outcome(Either.right(a))),
           Effect.catchTags({
             AnswerError: (e) =>
-              Effect.sync(() => outcome(Either.left({ reason: `unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${e.problem}`, failure: "judge" }))),
+              Effect.sync(() => outcome(Either.left(unusable(asks, e.problem)))),
             ProviderError: (e) =>
               Effect.sync(() => {
                 const why = exhausted.get(e) ?? `after ${attempts} attempt${attempts === 1 ? "" : "s"}`
@@ -495,51 +584,14 @@ export const make = (options: LlmJudgeOptions = {}) =>
       })
 
     const judge = (task: JudgeTask): Effect.Effect<Verdict, JudgeStopped | FatalJudgeError | OutputError> => {
-      const rubric = task.rubric
-      return Effect.map(
-        ask({ ...render(rubric, task.vars), schema: answerSchema(rubric) }, (text) => decodeAnswer(rubric, text), task.repair),
-        (o): Verdict =>
-          Either.match(o.answer, {
-            onLeft: ({ failure, reason }) => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
-            onRight: (answer) => ({
-              status: "ok",
-              score: answer.score,
-              confidence: answer.confidence,
-              reason: answer.reasoning,
-              usage: o.usage,
-              attempts: o.attempts
-            })
-          })
-      )
+      const reader = pointReader(task)
+      return Effect.map(ask(reader.request, reader.decode, task.repair), (o) => reader.verdicts(o)[0]!)
     }
 
     const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError> => {
-      const rubric = task.rubric
-      const n = task.items.length
-      if (n === 0) return Effect.succeed([])
-      const request: ChatRequest = { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n) }
-      // A reply missing some hits is re-asked (repair); if the last reply still misses some, the hits
-      // it did grade keep their grades and only the others fail.
-      let partial: ReadonlyArray<Answer | string> | undefined
-      const decode = (text: string) => {
-        const result = decodeListAnswer(rubric, n, text)
-        if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
-        return Either.mapLeft(result, (e) => e.problem)
-      }
-      return Effect.map(ask(request, decode, task.repair), (o) => {
-        const shares = splitUsage(o.usage, n)
-        const items: ReadonlyArray<Answer | { readonly reason: string; readonly failure: FailureClass }> = Either.match(o.answer, {
-          onRight: (answers) => answers,
-          onLeft: (why) =>
-            partial?.map((a) => typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a) ??
-              task.items.map(() => why)
-        })
-        return items.map((a, i): Verdict =>
-          "failure" in a
-            ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
-            : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
-        )
-      })
+      if (task.items.length === 0) return Effect.succeed([])
+      const reader = listReader(task)
+      return Effect.map(ask(reader.request, reader.decode, task.repair), reader.verdicts)
     }
 
     /**

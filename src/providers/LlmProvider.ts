@@ -28,6 +28,11 @@ export interface ChatRequest {
   readonly format?: StructuredOutput | undefined
   /** An upper bound on the reply's tokens (the preflight's tiny request). */
   readonly maxTokens?: number | undefined
+  /**
+   * Requests sharing a prompt prefix (a rubric's): sent as `prompt_cache_key` to OpenAI and Mistral,
+   * which route requests with the same key to the same prompt cache. Not part of any judgment key.
+   */
+  readonly cacheKey?: string | undefined
 }
 
 export interface ChatResponse {

@@ -72,7 +72,7 @@ export const endpointOf = (provider: string, baseURL: string): string | undefine
 export const keySource = (provider: string): string =>
   provider === "mistral" ? "--api-key or MISTRAL_API_KEY (or API_KEY)" : provider === "ollama" ? "--api-key" : "--api-key or OPENAI_API_KEY"
 
-const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
+export const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
   switch (provider) {
     case "openai":
     case "mistral":
@@ -241,9 +241,9 @@ export const SCHEMA_MARKER = "Reply with only a JSON object that matches this JS
 const schemaInstruction = (schema: Readonly<Record<string, unknown>>) => `${SCHEMA_MARKER}\n${JSON.stringify(schema)}`
 
 /** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
-type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number }
+type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number; prompt_cache_key?: string }
 
-const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
+export const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
   const result: Body = { model, messages: messages(request) }
   const format = request.format ?? "json_schema"
   if (format === "json_schema") {
@@ -261,11 +261,36 @@ const body = (provider: OpenAiCompatibleProvider, model: string, params: Samplin
     if (provider === "openai") result.max_completion_tokens = maxTokens
     else result.max_tokens = maxTokens
   }
+  // Only the hosted APIs that document it: a compatible server may refuse an unknown field.
+  if (request.cacheKey !== undefined && (provider === "openai" || provider === "mistral")) result.prompt_cache_key = request.cacheKey
   if (params.seed !== undefined) {
     if (provider === "mistral") result.random_seed = params.seed
     else result.seed = params.seed
   }
   return result
+}
+
+/**
+ * The text and usage of a chat completion (a synchronous reply, or one line of a batch's output):
+ * with the prompt tokens served from the provider's cache when it says (OpenAI:
+ * `usage.prompt_tokens_details.cached_tokens`; Mistral: the same field, or `usage.prompt_cache_hit_tokens`).
+ */
+export const completionReply = (data: unknown): { readonly text: string; readonly usage: ChatResponse["usage"] } => {
+  const d = data as {
+    choices?: ReadonlyArray<{ message?: { content?: string | null; refusal?: string | null } }>
+    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null; prompt_cache_hit_tokens?: number }
+  }
+  const message = d.choices?.[0]?.message
+  const usage = d.usage
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens
+  return {
+    text: message?.content ?? message?.refusal ?? "",
+    usage: {
+      inputTokens: usage?.prompt_tokens ?? 0,
+      outputTokens: usage?.completion_tokens ?? 0,
+      ...(typeof cached === "number" && cached > 0 ? { cachedInputTokens: cached } : {})
+    }
+  }
 }
 
 export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider["Type"], UsageError> =>
@@ -312,15 +337,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           const rateLimit = parseRateLimitHeaders(response.headers)
           const bad = notACompletion(data, response.headers.get("content-type"), scrub)
           if (bad !== undefined) return Effect.fail(bad)
-          const message = data.choices[0]?.message
-          return Effect.succeed({
-            text: message?.content ?? message?.refusal ?? "",
-            usage: {
-              inputTokens: data.usage?.prompt_tokens ?? 0,
-              outputTokens: data.usage?.completion_tokens ?? 0
-            },
-            rateLimit
-          })
+          return Effect.succeed({ ...completionReply(data), rateLimit })
         })
       )
 

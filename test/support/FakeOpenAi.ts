@@ -24,6 +24,19 @@
  * - `structuredOutput`: what `response_format` the server accepts (`json_schema` — the default —
  *   also accepts `json_object`; `json_object` rejects json_schema with a 400; `none` rejects both).
  * Checks run in the order a real API runs them: key, model, rate limit, request format.
+ *
+ * Batch APIs (`--batch`), both shapes: OpenAI's `POST /v1/files` (multipart, purpose batch),
+ * `POST /v1/batches`, `GET /v1/batches[/{id}]`, `GET /v1/files/{id}/content`; Mistral's
+ * `POST /v1/batch/jobs`, `GET /v1/batch/jobs[/{id}]`. A batch moves on each status check:
+ * validating → in_progress (for `batch.steps` checks) → completed (QUEUED → RUNNING → SUCCESS for
+ * Mistral), or stays in progress while `batch.hold`, or ends `batch.outcome` ("expired" or "failed"
+ * — having answered only its first `batch.answerFirst` requests). Each request line is answered as
+ * a synchronous call would be (the same `script`, `faults` and `answer`): "ok" and "malformed" go to
+ * the output file, "bad_request" (400) and the other faults (500) to the error file.
+ *
+ * `promptCache`: report `usage.prompt_tokens_details.cached_tokens` for the prefix a request shares
+ * with the last one that had the same system message (≈ 4 characters a token), as a provider's
+ * prompt cache would; `cachedTokens` / `promptTokens` count what was reported.
  */
 import { Effect } from "effect"
 import { SCHEMA_MARKER } from "../../src/providers/OpenAiProvider.js"
@@ -119,6 +132,39 @@ export interface FakeBehaviour {
   readonly models?: ReadonlyArray<string> | undefined
   /** The most structured `response_format` accepted. Default "json_schema". */
   readonly structuredOutput?: "json_schema" | "json_object" | "none" | undefined
+  /** How batches move (see the module comment). */
+  readonly batch?: FakeBatchBehaviour | undefined
+  /**
+   * Report cached prompt tokens for repeated prefixes. Default false. `true`: any shared prefix
+   * counts; `{ minTokens, block }`: only a prefix of at least `minTokens`, counted in whole blocks of
+   * `block` tokens (OpenAI: 1024 and 128; Mistral: 64 and 64).
+   */
+  readonly promptCache?: boolean | { readonly minTokens: number; readonly block: number } | undefined
+}
+
+export interface FakeBatchBehaviour {
+  /** Status checks a batch spends in progress before it ends. Default 1. */
+  readonly steps?: number
+  /** Keep every batch in progress (until `hold` is turned off). */
+  readonly hold?: boolean
+  /** How a batch ends. Default "completed". */
+  readonly outcome?: "completed" | "expired" | "failed"
+  /** With outcome expired/failed: how many of its requests it answered first. Default 0. */
+  readonly answerFirst?: number
+}
+
+/** A batch as the fake keeps it. */
+export interface FakeBatch {
+  readonly id: string
+  readonly flavour: "openai" | "mistral"
+  readonly inputFileId: string
+  readonly requests: number
+  status: string
+  checks: number
+  outputFileId?: string | undefined
+  errorFileId?: string | undefined
+  completed: number
+  failed: number
 }
 
 export interface FakeOpenAiOptions extends Partial<FakeBehaviour> {
@@ -154,6 +200,17 @@ export interface FakeOpenAi {
   readonly reset: () => void
   /** Stop listening and drop every open connection (hanging ones too). */
   readonly close: () => Promise<void>
+  /** Request files uploaded (`POST /v1/files`). */
+  readonly uploads: number
+  /** Batches created, in order. */
+  readonly batches: ReadonlyArray<FakeBatch>
+  /** Request lines in every batch created (a call submitted twice counts twice). */
+  readonly batchRequests: number
+  /** Custom ids of every request line submitted, in order (duplicates kept). */
+  readonly batchCustomIds: ReadonlyArray<string>
+  /** Prompt tokens reported (synchronous and batch replies), and of those reported as cached. */
+  readonly promptTokens: number
+  readonly cachedTokens: number
 }
 
 /** mulberry32: tiny, fast, good enough to draw fault fractions reproducibly. */
@@ -322,6 +379,13 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   let limited = 0
   let preflights = 0
   let okTimes: Array<number> = []
+  let promptTokens = 0
+  let cachedTokens = 0
+  const files = new Map<string, string>()
+  let batches: Array<FakeBatch> = []
+  let batchCustomIds: Array<string> = []
+  let uploads = 0
+  let nextId = 0
   let requestBucket: Bucket | undefined
   let tokenBucket: Bucket | undefined
   const makeBuckets = () => {
@@ -384,19 +448,47 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
 
   const errorBody = (message: string, type: string) => JSON.stringify({ error: { message, type, param: null, code: null } })
 
-  const completion = (request: RecordedRequest, content: string): string =>
-    JSON.stringify({
+  /** The prompt tokens a provider's cache would serve: the prefix shared with the last request with the same system message. */
+  const lastBySystem = new Map<string, string>()
+  const cachedFor = (body: ChatBody): number => {
+    const rule = behaviour.promptCache
+    if (rule === undefined || rule === false) return 0
+    const messages = body.messages ?? []
+    const text = messages.map((m) => `${m.role}\n${typeof m.content === "string" ? m.content : ""}`).join("\n")
+    const system = messages.find((m) => m.role === "system")?.content
+    const key = typeof system === "string" ? system : ""
+    const previous = lastBySystem.get(key)
+    lastBySystem.set(key, text)
+    if (previous === undefined) return 0
+    let i = 0
+    const n = Math.min(previous.length, text.length)
+    while (i < n && previous.charCodeAt(i) === text.charCodeAt(i)) i++
+    const tokens = Math.floor(i / 4)
+    if (rule === true) return tokens
+    return tokens < rule.minTokens ? 0 : Math.floor(tokens / rule.block) * rule.block
+  }
+
+  const completionObject = (body: ChatBody, content: string) => {
+    const prompt = Math.ceil(messageChars(body) / 4)
+    const cached = Math.min(prompt, cachedFor(body))
+    promptTokens += prompt
+    cachedTokens += cached
+    return {
       id: `chatcmpl-fake-${++completionId}`,
       object: "chat.completion",
       created: 1_700_000_000,
-      model: request.body.model ?? "fake",
+      model: body.model ?? "fake",
       choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: "stop", logprobs: null }],
       usage: {
-        prompt_tokens: Math.ceil(messageChars(request.body) / 4),
+        prompt_tokens: prompt,
         completion_tokens: Math.ceil(content.length / 4),
-        total_tokens: Math.ceil(messageChars(request.body) / 4) + Math.ceil(content.length / 4)
+        total_tokens: prompt + Math.ceil(content.length / 4),
+        ...(behaviour.promptCache === undefined || behaviour.promptCache === false ? {} : { prompt_tokens_details: { cached_tokens: cached } })
       }
-    })
+    }
+  }
+
+  const completion = (request: RecordedRequest, content: string): string => JSON.stringify(completionObject(request.body, content))
 
   const reply = (res: Http.ServerResponse, request: RecordedRequest, kind: FakeReply) => {
     replies[kind]++
@@ -434,8 +526,190 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     }
   }
 
+  // --- Batch APIs
+  const readBody = (req: Http.IncomingMessage, done: (body: Buffer) => void) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => done(Buffer.concat(chunks)))
+  }
+
+  /** The `file` part of a multipart upload. */
+  const filePart = (body: Buffer, contentType: string): string | undefined => {
+    const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType)
+    if (boundary === null) return undefined
+    const text = body.toString("utf8")
+    const delimiter = `--${boundary[1] ?? boundary[2]}`
+    for (const part of text.split(delimiter)) {
+      const headerEnd = part.indexOf("\r\n\r\n")
+      if (headerEnd === -1 || !/name="file"/.test(part.slice(0, headerEnd))) continue
+      return part.slice(headerEnd + 4).replace(/\r\n$/, "")
+    }
+    return undefined
+  }
+
+  const batchJson = (b: FakeBatch) =>
+    b.flavour === "mistral"
+      ? {
+        id: b.id,
+        object: "batch",
+        input_files: [b.inputFileId],
+        status: b.status,
+        output_file: b.outputFileId ?? null,
+        error_file: b.errorFileId ?? null,
+        total_requests: b.requests,
+        succeeded_requests: b.completed,
+        failed_requests: b.failed
+      }
+      : {
+        id: b.id,
+        object: "batch",
+        endpoint: "/v1/chat/completions",
+        input_file_id: b.inputFileId,
+        completion_window: "24h",
+        status: b.status,
+        output_file_id: b.outputFileId ?? null,
+        error_file_id: b.errorFileId ?? null,
+        request_counts: { total: b.requests, completed: b.completed, failed: b.failed }
+      }
+
+  /** Answer a batch's requests (the first `limit` of them) as synchronous calls would be answered. */
+  const runBatch = (b: FakeBatch, limit: number) => {
+    const lines = (files.get(b.inputFileId) ?? "").split("\n").filter((l) => l.trim() !== "")
+    const out: Array<string> = []
+    const errors: Array<string> = []
+    for (const raw of lines.slice(0, limit)) {
+      const line = JSON.parse(raw) as { custom_id: string; body: ChatBody }
+      const body = b.flavour === "mistral" ? { ...line.body, model: "fake" } : line.body
+      const request: RecordedRequest = { path: "/v1/batch", headers: {}, body }
+      const kind = choose()
+      replies[kind]++
+      const id = `batch_req_${++nextId}`
+      if (kind === "ok" || kind === "malformed") {
+        const content = kind === "ok" ? behaviour.answer(request) : behaviour.malformedText
+        out.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: 200, request_id: id, body: completionObject(body, content) }, error: null }))
+        b.completed++
+      } else {
+        const status = kind === "bad_request" ? 400 : 500
+        const message = kind === "bad_request" ? behaviour.badRequestMessage : "The server had an error while processing your request."
+        errors.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: status, request_id: id, body: { error: { message, type: "server_error" } } }, error: null }))
+        b.failed++
+      }
+    }
+    if (out.length > 0) {
+      b.outputFileId = `file-out-${++nextId}`
+      files.set(b.outputFileId, out.join("\n") + "\n")
+    }
+    if (errors.length > 0) {
+      b.errorFileId = `file-err-${++nextId}`
+      files.set(b.errorFileId, errors.join("\n") + "\n")
+    }
+  }
+
+  /** A status check moves a batch on (unless held). */
+  const advance = (b: FakeBatch) => {
+    const settings = behaviour.batch ?? {}
+    const mistral = b.flavour === "mistral"
+    const ended = mistral ? ["SUCCESS", "FAILED", "TIMEOUT_EXCEEDED"] : ["completed", "failed", "expired"]
+    if (ended.includes(b.status)) return
+    b.checks++
+    if (settings.hold === true) {
+      b.status = mistral ? "RUNNING" : "in_progress"
+      return
+    }
+    if (b.checks <= (settings.steps ?? 1)) {
+      b.status = mistral ? "RUNNING" : "in_progress"
+      return
+    }
+    const outcome = settings.outcome ?? "completed"
+    if (outcome === "completed") {
+      runBatch(b, Infinity)
+      b.status = mistral ? "SUCCESS" : "completed"
+    } else {
+      runBatch(b, settings.answerFirst ?? 0)
+      b.status = outcome === "expired" ? (mistral ? "TIMEOUT_EXCEEDED" : "expired") : (mistral ? "FAILED" : "failed")
+    }
+  }
+
+  /** Files and batches; false when the path is not one of theirs. */
+  const batchRoute = (req: Http.IncomingMessage, res: Http.ServerResponse, path: string): boolean => {
+    const method = req.method ?? "GET"
+    if (behaviour.apiKey !== undefined && (path.startsWith("/v1/files") || path.startsWith("/v1/batch")) && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) {
+      req.resume()
+      send(res, 401, errorBody("Incorrect API key provided", "invalid_request_error"))
+      return true
+    }
+    if (method === "POST" && path === "/v1/files") {
+      readBody(req, (body) => {
+        const content = filePart(body, String(req.headers["content-type"] ?? ""))
+        if (content === undefined) return send(res, 400, errorBody("no file part", "invalid_request_error"))
+        const id = `file-${++nextId}`
+        files.set(id, content)
+        uploads++
+        send(res, 200, JSON.stringify({ id, object: "file", purpose: "batch", bytes: Buffer.byteLength(content), filename: "batch.jsonl" }))
+      })
+      return true
+    }
+    const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path)
+    if (method === "GET" && content !== null) {
+      req.resume()
+      const text = files.get(decodeURIComponent(content[1]!))
+      if (text === undefined) send(res, 404, errorBody("No such file", "not_found"))
+      else send(res, 200, text, {}, "application/octet-stream")
+      return true
+    }
+    const collection = path === "/v1/batches" ? "openai" : path === "/v1/batch/jobs" ? "mistral" : undefined
+    if (collection !== undefined && method === "POST") {
+      readBody(req, (raw) => {
+        let body: Record<string, unknown>
+        try {
+          body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>
+        } catch {
+          return send(res, 400, errorBody("request body is not JSON", "invalid_request_error"))
+        }
+        const fileId = collection === "mistral" ? (body.input_files as Array<string> | undefined)?.[0] : body.input_file_id as string | undefined
+        const text = fileId === undefined ? undefined : files.get(fileId)
+        if (fileId === undefined || text === undefined) return send(res, 400, errorBody(`no such input file ${String(fileId)}`, "invalid_request_error"))
+        const lines = text.split("\n").filter((l) => l.trim() !== "")
+        for (const l of lines) batchCustomIds.push((JSON.parse(l) as { custom_id: string }).custom_id)
+        const b: FakeBatch = {
+          id: `batch_${++nextId}`,
+          flavour: collection,
+          inputFileId: fileId,
+          requests: lines.length,
+          status: collection === "mistral" ? "QUEUED" : "validating",
+          checks: 0,
+          completed: 0,
+          failed: 0
+        }
+        batches.push(b)
+        send(res, 200, JSON.stringify(batchJson(b)))
+      })
+      return true
+    }
+    if (collection !== undefined && method === "GET") {
+      req.resume()
+      send(res, 200, JSON.stringify({ object: "list", data: batches.filter((b) => b.flavour === collection).reverse().map(batchJson), has_more: false }))
+      return true
+    }
+    const one = /^\/v1\/(batches|batch\/jobs)\/([^/]+)$/.exec(path)
+    if (one !== null && method === "GET") {
+      req.resume()
+      const b = batches.find((x) => x.id === decodeURIComponent(one[2]!))
+      if (b === undefined) {
+        send(res, 404, errorBody("No such batch", "not_found"))
+        return true
+      }
+      advance(b)
+      send(res, 200, JSON.stringify(batchJson(b)))
+      return true
+    }
+    return false
+  }
+  // ---
+
   const server = Http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
+    if (batchRoute(req, res, path)) return
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
       req.resume()
       return send(res, 404, errorBody(`no route ${req.method ?? "?"} ${path}`, "not_found"))
@@ -541,9 +815,32 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
           limited = 0
           preflights = 0
           okTimes = []
+          promptTokens = 0
+          cachedTokens = 0
+          batches = []
+          batchCustomIds = []
+          uploads = 0
           replies = emptyReplies()
           requests = []
           makeBuckets()
+        },
+        get uploads() {
+          return uploads
+        },
+        get batches() {
+          return batches
+        },
+        get batchRequests() {
+          return batches.reduce((n, b) => n + b.requests, 0)
+        },
+        get batchCustomIds() {
+          return batchCustomIds
+        },
+        get promptTokens() {
+          return promptTokens
+        },
+        get cachedTokens() {
+          return cachedTokens
         },
         close: () =>
           new Promise<void>((done) => {

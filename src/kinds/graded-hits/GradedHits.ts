@@ -18,6 +18,7 @@
  */
 import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
+import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
 import {
   caseLatency,
@@ -157,7 +158,8 @@ export interface GradedRecord {
   readonly metrics: Readonly<Record<string, number | null>> | null
   readonly flagged: ReadonlyArray<string>
   readonly failedJudgments: number
-  readonly tokens: { readonly input: number; readonly output: number }
+  /** The case's judge tokens (with the cached and Batch API parts when there are any). */
+  readonly tokens: Tokens
   /** total / sub-spans / judge, ms (see `RetrievalStats.caseLatency`). */
   readonly latency: Readonly<Record<string, number>>
 }
@@ -199,12 +201,10 @@ export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecor
     const hits = gradeHits(c, judgments, options.label)
     const failedRetrieval = c.retrieval?.status === "failed"
     const computed = failedRetrieval ? undefined : options.metrics(hits.map((h) => h.grade))
-    let input = 0
-    let output = 0
+    const tokens = noTokens()
     let judgeMs = 0
     for (const j of judgments) {
-      input += j.usage.inputTokens
-      output += j.usage.outputTokens
+      addUsageTo(tokens, j.usage, j.via)
       judgeMs += j.latencyMs
     }
     return {
@@ -219,7 +219,7 @@ export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecor
       metrics: computed?.values ?? null,
       flagged: computed?.flagged ?? [],
       failedJudgments: hits.filter((h) => h.status === "failed").length,
-      tokens: { input, output },
+      tokens: compactTokens(tokens),
       latency: caseLatency(c.retrieval, judgments.length > 0 ? judgeMs : undefined)
     }
   }

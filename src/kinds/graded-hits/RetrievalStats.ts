@@ -3,6 +3,7 @@
  * unknown values, latency percentiles per span, and token usage per judged hit and per request.
  */
 import type { RetrievalInfo } from "../../domain/Case.js"
+import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 
 // ---------------------------------------------------------------------------------------------
 // Means of possibly unknown values
@@ -128,13 +129,15 @@ export const caseLatency = (retrieval: RetrievalInfo | undefined, judgeMs?: numb
 export interface TokenAcc {
   input: number
   output: number
+  /** The cached and Batch API parts (see `Tokens` in pricing/Prices.ts), when some record has them. */
+  parts?: MutableTokens | undefined
   /** Judged hits (ok or failed) whose tokens are counted. */
   hits: number
   /** Requests (queries with at least one judgment). */
   requests: number
 }
 
-export interface TokenSummary {
+export interface TokenSummary extends Tokens {
   readonly input: number
   readonly output: number
   readonly perJudgedHit: { readonly input: number; readonly output: number } | null
@@ -143,15 +146,23 @@ export interface TokenSummary {
 
 export const tokensInit = (): TokenAcc => ({ input: 0, output: 0, hits: 0, requests: 0 })
 
-export const tokensAdd = (acc: TokenAcc, tokens: { readonly input: number; readonly output: number }, hits: number): TokenAcc => {
+export const tokensAdd = (acc: TokenAcc, tokens: Tokens, hits: number): TokenAcc => {
   acc.input += tokens.input
   acc.output += tokens.output
+  if (tokens.cachedInput !== undefined || tokens.batchInput !== undefined) {
+    const parts = acc.parts ??= noTokens()
+    parts.cachedInput += tokens.cachedInput ?? 0
+    parts.batchInput += tokens.batchInput ?? 0
+    parts.batchOutput += tokens.batchOutput ?? 0
+    parts.batchCachedInput += tokens.batchCachedInput ?? 0
+  }
   acc.hits += hits
   if (hits > 0) acc.requests++
   return acc
 }
 
 export const tokensFinish = (acc: TokenAcc): TokenSummary => ({
+  ...(acc.parts === undefined ? {} : compactTokens({ ...acc.parts, input: acc.input, output: acc.output })),
   input: acc.input,
   output: acc.output,
   perJudgedHit: acc.hits === 0 ? null : { input: acc.input / acc.hits, output: acc.output / acc.hits },

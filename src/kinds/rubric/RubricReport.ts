@@ -5,7 +5,7 @@
  * composite + one reason column per dimension.
  */
 import * as Stream from "effect/Stream"
-import { cost, formatUsd } from "../../pricing/Prices.js"
+import { type Cost, cost, formatUsd, savingNote } from "../../pricing/Prices.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "./RubricScore.js"
@@ -27,6 +27,12 @@ const dimensionTable = (r: RubricRecord) =>
     ...r.dimensions.map((d) => `| ${d.name} | ${scoreCell(d)} | ${d.weight} | ${inline(d.reason)} |`)
   ].join("\n")
 
+/** The cost row, with the cached share and the saving of the Batch API and the prompt cache when there is one. */
+const costRow = (c: Cost) => {
+  const note = savingNote(c)
+  return `| Cost | ${formatUsd(c.usd)}${note === "" ? "" : ` (${note})`} |`
+}
+
 export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgments" | "tokens">) => {
   const params = inline(Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", "))
   return [
@@ -44,7 +50,7 @@ export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgm
     `| Iterations | ${info.iterations} |`,
     `| Judgments | ${summary.judgments.ok} ok, ${summary.judgments.failed} failed |`,
     `| Tokens | ${thousands(summary.tokens.input)} in, ${thousands(summary.tokens.output)} out |`,
-    `| Cost | ${formatUsd(cost(summary.tokens, info.price ?? undefined).usd)} |`,
+    costRow(cost(summary.tokens, info.price ?? undefined)),
     ""
   ].join("\n")
 }

@@ -8,6 +8,7 @@
  * A failed judgment leaves its dimension null and the composite null: a failure is never a score.
  */
 import type { EvalCase } from "../../domain/Case.js"
+import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import type { ScoreStage } from "../../engine/Pipeline.js"
@@ -53,7 +54,8 @@ export interface RubricRecord {
   /** "harmful" (composite forced to 0), "reweighted" (gate weight applied), or undefined. */
   readonly gate?: "zeroed" | "reweighted" | undefined
   readonly failed: number
-  readonly tokens: { readonly input: number; readonly output: number }
+  /** Tokens of the case's judgments (with the cached and Batch API parts when there are any). */
+  readonly tokens: Tokens
 }
 
 export interface RubricScoreOptions {
@@ -101,12 +103,8 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       return { d, rubric, j, criterion: d.rubric, score: j?.status === "ok" ? j.score : null, max: rubric.max, weight: d.weight }
     })
     const result = composite(base, options.gate)
-    let input = 0
-    let output = 0
-    for (const j of judgments) {
-      input += j.usage.inputTokens
-      output += j.usage.outputTokens
-    }
+    const tokens = noTokens()
+    for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const dimensions = base.map((b, i): DimensionScore => ({
       criterion: b.criterion,
       name: b.rubric.name,
@@ -132,7 +130,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       composite: result.value,
       gate: result.gate,
       failed: dimensions.filter((d) => d.status === "failed").length,
-      tokens: { input, output }
+      tokens: compactTokens(tokens)
     }
   }
 })

@@ -4,6 +4,7 @@
  * the lowest-composite rows (a bounded list) with the judge's reasons.
  */
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
+import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { RubricRecord } from "./RubricScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 
@@ -41,7 +42,7 @@ export interface RubricSummary {
   readonly lowest: ReadonlyArray<RubricRecord>
   /** Failed judgments (bounded list) with their reasons. */
   readonly failures: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly criterion: string; readonly reason: string; readonly raw?: string | undefined }>
-  readonly tokens: { readonly input: number; readonly output: number }
+  readonly tokens: Tokens
 }
 
 
@@ -61,6 +62,8 @@ interface Acc {
   failures: RubricSummary["failures"][number][]
   input: number
   output: number
+  /** The cached and Batch API parts of the tokens, when some case has them. */
+  parts: MutableTokens | undefined
 }
 
 const MAX_FAILURES_LISTED = 50
@@ -71,13 +74,20 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
     for (const r of info.rubrics) {
       dims.set(r.id, { name: r.name, min: r.min, max: r.max, w: empty(), norm: empty(), failed: 0, dist: new Map(r.scale.map((v) => [v.score, 0])) })
     }
-    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0 }
+    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0, parts: undefined }
   },
   add: (accU, record) => {
     const acc = accU as Acc
     acc.cases++
     acc.input += record.tokens.input
     acc.output += record.tokens.output
+    if (record.tokens.cachedInput !== undefined || record.tokens.batchInput !== undefined) {
+      const parts = acc.parts ??= noTokens()
+      parts.cachedInput += record.tokens.cachedInput ?? 0
+      parts.batchInput += record.tokens.batchInput ?? 0
+      parts.batchOutput += record.tokens.batchOutput ?? 0
+      parts.batchCachedInput += record.tokens.batchCachedInput ?? 0
+    }
     for (const d of record.dimensions) {
       const dim = acc.dims.get(d.criterion)
       if (dim === undefined) continue
@@ -151,7 +161,7 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
       gated: { zeroed: acc.zeroed, reweighted: acc.reweighted },
       lowest: acc.lowest,
       failures: acc.failures,
-      tokens: { input: acc.input, output: acc.output }
+      tokens: acc.parts === undefined ? { input: acc.input, output: acc.output } : compactTokens({ ...acc.parts, input: acc.input, output: acc.output })
     }
   }
 })
