@@ -1,5 +1,5 @@
 /**
- * Bench [8] — `--batch` and the prompt cache: for about 10,000 rag-answers judgments at a stated
+ * Bench [10] — `--batch` and the prompt cache: for about 10,000 rag-answers judgments at a stated
  * list price, the estimated cost synchronous, with `--batch`, and with `--batch` at the prompt-cache
  * hit rate the fake server observed; then the wall time of a real `--batch` run against the fake
  * (in this process: Files + Batches endpoints, the batch completing at its second status check),
@@ -157,7 +157,7 @@ export const printBatchFigures = (f: BatchFigures, line: (text: string) => void)
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dir = benchTempDir()
   try {
-    console.log("[8] --batch and the prompt cache: 10,000 rag-answers judgments")
+    console.log("[10] --batch and the prompt cache: 10,000 rag-answers judgments")
     printBatchFigures(await batchFigures(dir), console.log)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
