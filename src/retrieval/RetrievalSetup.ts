@@ -22,8 +22,6 @@
  * An invalid setting is an `InputError` (file "environment", field = the variable) raised by the
  * guarded load stage's column check — before anything is judged or written.
  */
-import * as Config from "effect/Config"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
@@ -89,23 +87,6 @@ export const precomputedWith = (params: RetrievalParams, extra: Readonly<Record<
 
 /** Every case fails with `error`: the retriever of a setup whose configuration is invalid. */
 const broken = (error: InputError): Retriever["Type"] => ({ name: "invalid", params: { error: error.message }, retrieve: () => Effect.fail(error) })
-
-const envError = (variable: string, problem: string) => new InputError({ file: "environment", field: variable, problem })
-
-
-/** The environment as a ConfigProvider; empty values count as unset. */
-export const envProvider = (env: Readonly<Record<string, string | undefined>>): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromMap(new Map(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1].trim() !== "")))
-
-/** Reads a Config from `env`; a ConfigError becomes an `InputError` naming the variable. */
-export const readEnv = <A>(config: Config.Config<A>, env: Readonly<Record<string, string | undefined>>): Either.Either<A, InputError> =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(config, envProvider(env)))).pipe(
-    Either.mapLeft((e) => {
-      const text = String(e).replace(/^\(|\)$/g, "")
-      const variable = /at ([A-Z0-9_]+)/.exec(text)?.[1] ?? "environment"
-      return envError(variable, text)
-    })
-  )
 
 export interface FromEnvOptions {
   /** The query text of a case for live retrievers (default: its question). */

@@ -16,7 +16,11 @@ import { Judge } from "../../src/judges/Judge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import { decodeListAnswer } from "../../src/judges/LlmJudge.js"
 import { defaultPromptsDir, listAnswerSchema, loadRubric, parseRubric, render } from "../../src/judges/Prompt.js"
-import { groupSizes, judgeHits, listwiseFromEnv } from "../../src/kinds/graded-hits/GradedHits.js"
+import { groupSizes, judgeHits } from "../../src/kinds/graded-hits/GradedHits.js"
+import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
+
+/** `--listwise` as the pipelines read it from RAG_EVAL_LISTWISE (the option decoded, off unless true). */
+const listwiseFromEnv = (env: Readonly<Record<string, string>>) => Either.getOrThrow(decodeVariables(env)).options.listwise === true
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -166,7 +170,7 @@ describe("listwise helpers", () => {
     expect(groupSizes(45, 20)).toEqual([15, 15, 15])
   })
 
-  it("listwiseFromEnv reads RAG_EVAL_LISTWISE", () => {
+  it("RAG_EVAL_LISTWISE decodes to the listwise option", () => {
     expect(listwiseFromEnv({})).toBe(false)
     expect(listwiseFromEnv({ RAG_EVAL_LISTWISE: "1" })).toBe(true)
     expect(listwiseFromEnv({ RAG_EVAL_LISTWISE: "true" })).toBe(true)

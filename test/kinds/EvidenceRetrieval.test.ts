@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
+import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import type { EvalCase } from "../../src/domain/Case.js"
 import { evaluateEvidence } from "../../src/metrics/evidence.js"
-import { type EvidenceRecord, evidenceScore, evidenceSummary, loadQueries, queryCost, settingsFromEnv } from "../../src/kinds/evidence/EvidenceRetrieval.js"
+import { type EvidenceRecord, evidenceScore, evidenceSummary, loadQueries, queryCost, settingsFromOptions } from "../../src/kinds/evidence/EvidenceRetrieval.js"
 import { precomputedWith } from "../../src/retrieval/RetrievalSetup.js"
 import { runInfo, writeInput } from "../support/Retrieval.js"
 
@@ -46,12 +47,12 @@ describe("evidence queries", () => {
 describe("settings", () => {
   it.effect("RAG_EVAL_FUZZY_THRESHOLD and RAG_EVAL_PRICE_PER_1K", () =>
     Effect.gen(function*() {
-      expect(settingsFromEnv({}).settings).toEqual({ fuzzyThreshold: 0.7 })
-      const set = settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "0.9", RAG_EVAL_PRICE_PER_1K: "0.002" })
-      expect(set.settings).toEqual({ fuzzyThreshold: 0.9, pricePer1K: 0.002 })
-      yield* set.ready
-      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "1.5" }).ready)).toMatchObject({ field: "RAG_EVAL_FUZZY_THRESHOLD" })
-      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_PRICE_PER_1K: "cheap" }).ready)).toMatchObject({ field: "RAG_EVAL_PRICE_PER_1K" })
+      // As the pipeline gets them: the variables decoded into options, then its settings.
+      const settingsFromEnv = (env: Readonly<Record<string, string>>) => Effect.map(decodeVariables(env, ["fuzzyThreshold", "pricePer1k"]), (d) => settingsFromOptions(d.options))
+      expect(yield* settingsFromEnv({})).toEqual({ fuzzyThreshold: 0.7 })
+      expect(yield* settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "0.9", RAG_EVAL_PRICE_PER_1K: "0.002" })).toEqual({ fuzzyThreshold: 0.9, pricePer1K: 0.002 })
+      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "1.5" }))).toMatchObject({ field: "RAG_EVAL_FUZZY_THRESHOLD" })
+      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_PRICE_PER_1K: "cheap" }))).toMatchObject({ field: "RAG_EVAL_PRICE_PER_1K" })
     }))
 
   it("cost = (input + output) / 1000 × price per 1K; unknown without usage or price", () => {

@@ -3,9 +3,10 @@
  * the judge's tasks, and NDCG (exponential gain) / MAP / MRR hand-computed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Either, Stream } from "effect"
+import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import type { EvalCase } from "../../src/domain/Case.js"
-import { fieldsFromEnv, hitText, judgeSearchHits, loadRequests, searchMetrics, searchScore } from "../../src/kinds/search/SearchRelevance.js"
+import { hitText, judgeSearchHits, loadRequests, searchMetrics, searchScore } from "../../src/kinds/search/SearchRelevance.js"
 import { judgment, writeInput } from "../support/Retrieval.js"
 
 const load = (file: string, options?: Parameters<typeof loadRequests>[0]) =>
@@ -56,6 +57,7 @@ describe("search requests", () => {
     }))
 
   it("RAG_EVAL_FIELDS", () => {
+    const fieldsFromEnv = (env: Readonly<Record<string, string>>) => Either.getOrThrow(decodeVariables(env)).options.fields
     expect(fieldsFromEnv({ RAG_EVAL_FIELDS: "title, text," })).toEqual(["title", "text"])
     expect(fieldsFromEnv({})).toBeUndefined()
   })

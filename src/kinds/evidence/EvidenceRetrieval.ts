@@ -18,7 +18,6 @@
  * price per 1K, per query and summed.
  */
 import type { PipelineOptions } from "../../engine/PipelineOptions.js"
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
@@ -30,7 +29,6 @@ import { readRows, type Row } from "../../load/Rows.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
 import { coverageMatrix, type EvidenceMetrics, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
 import { uniqueIds } from "../../retrieval/Params.js"
-import { readEnv } from "../../retrieval/RetrievalSetup.js"
 import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { failer, firstField, readId, readMeasurements, readQuery, readScore } from "../graded-hits/RetrievalInput.js"
 import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummary } from "../graded-hits/RetrievalStats.js"
@@ -156,23 +154,6 @@ export const settingsFromOptions = (o: Pick<PipelineOptions, "fuzzyThreshold" | 
   fuzzyThreshold: o.fuzzyThreshold ?? defaultFuzzyThreshold,
   pricePer1K: o.pricePer1k
 })
-
-/**
- * Settings from `RAG_EVAL_FUZZY_THRESHOLD` (0 < t ≤ 1, default 0.7) and `RAG_EVAL_PRICE_PER_1K`
- * (USD ≥ 0). Invalid values: the defaults, and `ready` fails with an `InputError` naming the variable.
- */
-export const settingsFromEnv = (env: Readonly<Record<string, string | undefined>>): { readonly settings: EvidenceSettings; readonly ready: Effect.Effect<void, InputError> } => {
-  const read = readEnv(Config.all({
-    fuzzyThreshold: Config.withDefault(Config.number("RAG_EVAL_FUZZY_THRESHOLD"), defaultFuzzyThreshold),
-    pricePer1K: Config.option(Config.number("RAG_EVAL_PRICE_PER_1K"))
-  }), env)
-  const invalid = (field: string, problem: string) => ({ settings: defaultSettings, ready: Effect.fail(new InputError({ file: "environment", field, problem })) })
-  if (Either.isLeft(read)) return { settings: defaultSettings, ready: Effect.fail(read.left) }
-  const { fuzzyThreshold, pricePer1K } = read.right
-  if (!(fuzzyThreshold > 0 && fuzzyThreshold <= 1)) return invalid("RAG_EVAL_FUZZY_THRESHOLD", `must be a number in (0, 1] (got ${fuzzyThreshold})`)
-  if (pricePer1K._tag === "Some" && !(pricePer1K.value >= 0)) return invalid("RAG_EVAL_PRICE_PER_1K", `must be a price ≥ 0 (got ${pricePer1K.value})`)
-  return { settings: { fuzzyThreshold, pricePer1K: pricePer1K._tag === "Some" ? pricePer1K.value : undefined }, ready: Effect.void }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Score

@@ -57,10 +57,6 @@ export interface HitJudgeOptions {
 /** Most hits judged in one listwise call: longer prompts dilute the judge's attention. */
 export const LISTWISE_MAX_HITS = 20
 
-/** `RAG_EVAL_LISTWISE` (set by `--listwise`): judge hits listwise. */
-export const listwiseFromEnv = (env: Readonly<Record<string, string | undefined>>): boolean =>
-  ["1", "true", "yes"].includes((env.RAG_EVAL_LISTWISE ?? "").trim().toLowerCase())
-
 /** Split `n` items into consecutive groups of at most `max`, as equal in size as possible. */
 export const groupSizes = (n: number, max: number): Array<number> => {
   if (n === 0) return []

@@ -16,10 +16,8 @@
  *   RR      = 1 / rank of the first relevant hit, 0 if none → MRR
  * A failed judgment makes the query's metrics unknown; a query without hits scores 0 (NDCG flagged).
  */
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
@@ -30,7 +28,6 @@ import { averagePrecision } from "../../metrics/averagePrecision.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { reciprocalRank } from "../../metrics/reciprocalRank.js"
 import { uniqueIds } from "../../retrieval/Params.js"
-import { readEnv } from "../../retrieval/RetrievalSetup.js"
 import { gradedScore, type GradedRecord, gradedSummary, type GradedSummary, judgeHits, type QueryMetrics } from "../graded-hits/GradedHits.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { failer, readId, readMeasurements, readQuery, readScore } from "../graded-hits/RetrievalInput.js"
@@ -78,22 +75,6 @@ export const caseFields = (source: Readonly<Record<string, unknown>>): ReadonlyA
   const fields = evalOptions.fields.filter((f): f is string => typeof f === "string" && f !== "")
   return fields.length === 0 ? undefined : fields
 }
-
-/**
- * Default hit fields from `RAG_EVAL_FIELDS` (comma-separated); undefined when unset. A case's own
- * `eval.fields` wins.
- */
-export const fieldsFromEnv = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<string> | undefined =>
-  Either.match(readEnv(Config.option(Config.string("RAG_EVAL_FIELDS")), env), {
-    onLeft: () => undefined,
-    onRight: Option.match({
-      onNone: () => undefined,
-      onSome: (text) => {
-        const fields = text.split(",").map((f) => f.trim()).filter((f) => f !== "")
-        return fields.length === 0 ? undefined : fields
-      }
-    })
-  })
 
 export interface SearchLoadOptions {
   /** Hits must be present (false when a live retriever supplies them). Default true. */
