@@ -70,17 +70,17 @@ export interface OptionProblem {
  * returned as a problem in words (the caller names where it came from).
  */
 export const decodeOptions = (raw: Readonly<Partial<Record<OptionName, string>>>): Either.Either<PipelineOptions, OptionProblem> => {
+  const decoded: Record<string, unknown> = {}
   for (const name of allOptionNames) {
     const value = raw[name]
     if (value === undefined) continue
+    // One option at a time, with its field of the struct's schema, so a problem names its option.
     const field = PipelineOptionsSchema.fields[name] as unknown as Schema.Schema<unknown, unknown>
     const one = ParseResult.decodeUnknownEither(Schema.Struct({ v: field }))({ v: name === "searchToken" ? value : value.trim() })
     if (Either.isLeft(one)) return Either.left({ option: name, value, expected: optionSpecs[name].expected })
+    decoded[name] = (one.right as { readonly v: unknown }).v
   }
-  const decoded = ParseResult.decodeUnknownEither(PipelineOptionsSchema)(
-    Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k === "searchToken" ? v : (v as string).trim()]))
-  )
-  return Either.mapLeft(decoded, () => ({ option: "retriever" as const, value: "", expected: "valid options" }))
+  return Either.right(decoded as PipelineOptions)
 }
 
 /** The options as recorded (manifest) and shown: secrets left out, lists and booleans as text. */
