@@ -9,36 +9,9 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { parse as parseYaml } from "yaml"
 import { UsageError } from "../domain/Errors.js"
-
-interface FlagShape {
-  readonly boolean: boolean
-  readonly secret: boolean
-}
+import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
-
-/** Every flag a command config declares (walking @effect/cli's descriptors, as `secretFlagNames` does). */
-export const flagShapes = (config: unknown): ReadonlyMap<string, FlagShape> => {
-  const found = new Map<string, FlagShape>()
-  const seen = new Set<unknown>()
-  const walk = (node: unknown): void => {
-    if (!isRecord(node) || seen.has(node)) return
-    seen.add(node)
-    if (node._tag === "Single") {
-      const primitive = node.primitiveType
-      const tag = isRecord(primitive) ? primitive._tag : undefined
-      if (typeof node.name === "string") found.set(node.name, { boolean: tag === "Bool", secret: tag === "Redacted" || tag === "Secret" })
-      return
-    }
-    if (typeof node._tag === "string") {
-      for (const key of ["options", "left", "right", "argumentOption"]) walk(node[key])
-      return
-    }
-    for (const value of Object.values(node)) walk(value)
-  }
-  walk(config)
-  return found
-}
 
 /** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns). */
 const flagValue = (value: unknown): string | undefined => {
@@ -71,7 +44,7 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
       catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}` })
     })
     if (!isRecord(parsed) || Array.isArray(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
-    const shapes = flagShapes(config)
+    const shapes = new Map(flagDescriptors(config).map((f) => [f.name, { boolean: f.primitive === "Bool", secret: isSecretFlag(f) }]))
     const added: Array<string> = []
     for (const [key, value] of Object.entries(parsed)) {
       const name = key.replace(/^--/, "")

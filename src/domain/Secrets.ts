@@ -94,25 +94,34 @@ const fullName = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`
 /** Primitive types of @effect/cli whose value is a secret: `Options.redacted` and the older `Options.secret`. */
 const SECRET_PRIMITIVES: ReadonlySet<string> = new Set(["Redacted", "Secret"])
 
+/** One flag as @effect/cli declares it: its name, aliases and primitive type's tag (`Bool`, `Redacted`, `Text`…). */
+export interface FlagDescriptor {
+  readonly name: string
+  readonly aliases: ReadonlyArray<string>
+  readonly primitive: string | undefined
+}
+
 /**
- * The full names (and aliases) of every secret flag among `options`: each value is an @effect/cli
- * `Options` (or a record of them, as a command's config), walked through its combinators
- * (optional, withDefault, map, both, orElse…) down to the single flags, keeping those declared with
- * `Options.redacted` / `Options.secret`. The walk reads the descriptors' data fields (`_tag`,
- * `name`, `aliases`, `primitiveType`); `test/domain/Secrets.test.ts` checks that it finds every
+ * Every single flag among `configs`: each value is an @effect/cli `Options` (or a record of them,
+ * as a command's config), walked through its combinators (optional, withDefault, map, both,
+ * orElse…) down to the single flags. The walk reads the descriptors' data fields (`_tag`, `name`,
+ * `aliases`, `primitiveType`); `test/domain/Secrets.test.ts` checks that it finds every
  * `Options.redacted` declared in `src/`, so a change of that shape cannot go unnoticed.
  */
-export const secretFlagNames = (...configs: ReadonlyArray<unknown>): Array<string> => {
-  const found = new Set<string>()
+export const flagDescriptors = (...configs: ReadonlyArray<unknown>): Array<FlagDescriptor> => {
+  const found: Array<FlagDescriptor> = []
   const seen = new Set<unknown>()
   const walk = (node: unknown): void => {
     if (!isRecord(node) || seen.has(node)) return
     seen.add(node)
     if (node._tag === "Single") {
       const primitive = node.primitiveType
-      if (isRecord(primitive) && typeof primitive._tag === "string" && SECRET_PRIMITIVES.has(primitive._tag) && typeof node.name === "string") {
-        found.add(fullName(node.name))
-        if (Array.isArray(node.aliases)) for (const alias of node.aliases) if (typeof alias === "string") found.add(fullName(alias))
+      if (typeof node.name === "string") {
+        found.push({
+          name: node.name,
+          aliases: Array.isArray(node.aliases) ? node.aliases.filter((a): a is string => typeof a === "string") : [],
+          primitive: isRecord(primitive) && typeof primitive._tag === "string" ? primitive._tag : undefined
+        })
       }
       return
     }
@@ -124,5 +133,12 @@ export const secretFlagNames = (...configs: ReadonlyArray<unknown>): Array<strin
     for (const value of Object.values(node)) walk(value)
   }
   for (const config of configs) walk(config)
-  return [...found].sort()
+  return found
 }
+
+/** Whether a flag's value is a secret: declared with `Options.redacted` (or the older `Options.secret`). */
+export const isSecretFlag = (flag: FlagDescriptor): boolean => flag.primitive !== undefined && SECRET_PRIMITIVES.has(flag.primitive)
+
+/** The full names (and aliases) of every secret flag among `configs` (see `flagDescriptors`). */
+export const secretFlagNames = (...configs: ReadonlyArray<unknown>): Array<string> =>
+  [...new Set(flagDescriptors(...configs).filter(isSecretFlag).flatMap((f) => [f.name, ...f.aliases].map(fullName)))].sort()

@@ -108,7 +108,7 @@ const isPipeline = (value: unknown): value is AnyPipeline => {
 }
 
 /** A built-in pipeline's name (no path separator, no extension) rather than a file path. */
-const looksLikeName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
+export const isPipelineName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
 
 /**
  * A pipeline by built-in name (`rag-answers`, see `src/builtin/`) or by file path (a user's own
@@ -116,7 +116,7 @@ const looksLikeName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
  */
 export const loadPipeline = (file: string): Effect.Effect<AnyPipeline, UsageError> =>
   Effect.gen(function*() {
-    if (looksLikeName(file)) {
+    if (isPipelineName(file)) {
       const { builtins } = yield* Effect.promise(() => import("../builtin/index.js"))
       const builtin = builtins.get(file)
       if (builtin !== undefined) return builtin
