@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { fileReadProblem } from "../commands/Trec.js"
 import { InputError } from "../domain/Errors.js"
 import { readRows } from "../load/Rows.js"
 import { readLines } from "../report/Files.js"
@@ -53,7 +54,7 @@ export const gradeFileFormat = (file: string): GradeFileFormat => {
   }
 }
 
-/** Fails like `readTextFile` in src/commands/Trec.ts when the path is not a readable file. */
+/** Fails as `readTextFile` does (src/commands/Trec.ts) when the path is not a readable file. */
 const checkReadable = (file: string): Effect.Effect<void, InputError> =>
   Effect.try({
     try: () => {
@@ -61,17 +62,7 @@ const checkReadable = (file: string): Effect.Effect<void, InputError> =>
       if (stat.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" })
       fs.accessSync(file, fs.constants.R_OK)
     },
-    catch: (error) => {
-      const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
-      const problem = code === "ENOENT" || code === "ENOTDIR"
-        ? "file not found"
-        : code === "EISDIR"
-        ? "is a directory, expected a file"
-        : code === "EACCES" || code === "EPERM"
-        ? "permission denied: the file cannot be read"
-        : `cannot read the file: ${error instanceof Error ? error.message : String(error)}`
-      return new InputError({ file, problem })
-    }
+    catch: (error) => new InputError({ file, problem: fileReadProblem(error) })
   })
 
 const integerPattern = /^[+-]?\d+$/

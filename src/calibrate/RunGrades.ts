@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, UsageError } from "../domain/Errors.js"
+import { readRunManifest } from "../compare/RunCases.js"
 import { readJsonLines, readLines } from "../report/Files.js"
 import { type CriterionGrades, type Graded, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
 
@@ -61,24 +62,7 @@ export interface RunGrades {
   readonly order: "records" | "journal"
 }
 
-const readManifest = (dir: string) =>
-  Effect.gen(function*() {
-    if (!fs.existsSync(dir)) return yield* new InputError({ file: dir, problem: "no such run directory" })
-    if (!fs.statSync(dir).isDirectory()) {
-      return yield* new UsageError({ problem: `${dir} is a file; give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE` })
-    }
-    const path = Path.join(dir, "manifest.json")
-    if (!fs.existsSync(path)) {
-      return yield* new UsageError({ problem: `${dir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
-    }
-    const json = yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as unknown,
-      catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
-    })
-    return yield* Schema.decodeUnknown(Manifest)(json).pipe(
-      Effect.mapError((e) => new InputError({ file: path, problem: `not a rag-eval manifest: ${e.message}` }))
-    )
-  })
+const readManifest = (dir: string) => readRunManifest(dir, Manifest, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
 
 const isRecord = (x: unknown): x is Readonly<Record<string, unknown>> => typeof x === "object" && x !== null && !Array.isArray(x)
 

@@ -35,21 +35,23 @@ export interface TrecResult {
   readonly notes: ReadonlyArray<string>
 }
 
+/** Why a file could not be read, in words (file not found, a directory, permission denied…). */
+export const fileReadProblem = (error: unknown): string => {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
+  return code === "ENOENT" || code === "ENOTDIR"
+    ? "file not found"
+    : code === "EISDIR"
+    ? "is a directory, expected a file"
+    : code === "EACCES" || code === "EPERM"
+    ? "permission denied: the file cannot be read"
+    : `cannot read the file: ${error instanceof Error ? error.message : String(error)}`
+}
+
 /** Reads a whole text file; a missing, unreadable or directory path is an InputError naming it. */
 export const readTextFile = (path: string): Effect.Effect<string, InputError> =>
   Effect.try({
     try: () => fs.readFileSync(path, "utf8"),
-    catch: (error) => {
-      const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
-      const problem = code === "ENOENT" || code === "ENOTDIR"
-        ? "file not found"
-        : code === "EISDIR"
-        ? "is a directory, expected a file"
-        : code === "EACCES" || code === "EPERM"
-        ? "permission denied: the file cannot be read"
-        : `cannot read the file: ${error instanceof Error ? error.message : String(error)}`
-      return new InputError({ file: path, problem })
-    }
+    catch: (error) => new InputError({ file: path, problem: fileReadProblem(error) })
   })
 
 const sample = (ids: ReadonlyArray<string>, max = 5) =>

@@ -91,11 +91,16 @@ export const recordMetrics = (record: Readonly<Record<string, unknown>>): Record
   return out
 }
 
-const readManifest = (dir: string) =>
+/**
+ * A run directory's manifest decoded with `schema`: a missing directory, a file given instead, no
+ * manifest, bad JSON or another shape each fail naming the path. `fileHint` is what to say when a
+ * file is given (calibrate also takes a judge's qrels file).
+ */
+export const readRunManifest = <A, I>(dir: string, schema: Schema.Schema<A, I>, fileHint = "give a run directory, out/<pipeline>/<run-id>") =>
   Effect.gen(function*() {
     if (!fs.existsSync(dir)) return yield* new InputError({ file: dir, problem: "no such run directory" })
     if (!fs.statSync(dir).isDirectory()) {
-      return yield* new UsageError({ problem: `${dir} is a file; give a run directory, out/<pipeline>/<run-id>` })
+      return yield* new UsageError({ problem: `${dir} is a file; ${fileHint}` })
     }
     const path = Path.join(dir, "manifest.json")
     if (!fs.existsSync(path)) {
@@ -105,10 +110,12 @@ const readManifest = (dir: string) =>
       try: () => JSON.parse(fs.readFileSync(path, "utf8")) as unknown,
       catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
     })
-    return yield* Schema.decodeUnknown(Manifest)(json).pipe(
+    return yield* Schema.decodeUnknown(schema)(json).pipe(
       Effect.mapError((e) => new InputError({ file: path, problem: `not a rag-eval manifest: ${e.message}` }))
     )
   })
+
+const readManifest = (dir: string) => readRunManifest(dir, Manifest)
 
 interface Accumulator {
   /** caseId → metric → [sum, non-null count]. */
