@@ -4,23 +4,12 @@
  * distribution, latency, judge usage, the worst queries, failures, a per-query table and per-query
  * details with the judge's reasons. The CSV has one row per case. Writes `qrels.txt` too.
  */
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
-import { type GradedRecord, type GradedSummary, qrelsLines } from "../graded-hits/GradedHits.js"
+import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import {
-  fixed,
-  heuristicBanner,
-  latencySection,
-  retrievalFailuresSection,
-  retrievalSection,
-  tokensSection,
-  writeQrelsFile
-} from "../graded-hits/RetrievalReport.js"
-import { flagsCell } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradedHitsMarkdown } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { criterionSection, failures, inline, quoteBlock, runParameters } from "../rubric/RubricReport.js"
+import { inline, quoteBlock } from "../rubric/RubricReport.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — no ground truth.** Relevance is the judge's grade, not a human label. NDCG's ideal",
@@ -132,32 +121,19 @@ const details = (r: GradedRecord) =>
   ].join("\n")
 
 export const courseReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
-  markdown: (info, summary, records) =>
-    Stream.unwrap(writeQrelsFile(info, records, qrelsLines, (r) => r.iteration).pipe(
-      Effect.map((qrelsNote) =>
-        Stream.make(
-          `# ${options.title}\n\n`,
-          `${info.description}\n\n`,
-          heuristicBanner(info, "a lexical BM25-like overlap of the skill (and the question's other terms) with the course's name and learning outcomes"),
-          proxyNotice + "\n",
-          runParameters(info, summary) + "\n",
-          retrievalSection(info, summary.hits, "courses") + "\n",
-          "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, "relevant = 2 or 3")).join("\n") + "\n",
-          resultsSection(summary) + "\n",
-          latencySection(summary.latency) + "\n",
-          tokensSection(summary.tokens, info) + "\n",
-          lowestSection(summary) + "\n",
-          retrievalFailuresSection(summary.retrievalFailures) + "\n",
-          failures(summary) + "\n",
-          qrelsNote + "\n\n",
-          tableHeader
-        ).pipe(
-          Stream.concat(records.pipe(Stream.map(tableRow))),
-          Stream.concat(Stream.make("\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n")),
-          Stream.concat(records.pipe(Stream.map(details)))
-        )
-      )
-    )),
+  markdown: gradedHitsMarkdown({
+    title: options.title,
+    heuristic: "a lexical BM25-like overlap of the skill (and the question's other terms) with the course's name and learning outcomes",
+    proxyNotice,
+    itemName: "courses",
+    criterionNote: "relevant = 2 or 3",
+    resultsSection,
+    lowestSection,
+    tableHeader,
+    tableRow,
+    afterTable: "\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n",
+    details
+  }),
   csvHeader: () => [
     "id",
     "question",

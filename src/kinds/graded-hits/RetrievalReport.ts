@@ -8,7 +8,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { OutputError } from "../../domain/Errors.js"
-import { LISTWISE_MAX_HITS } from "./GradedHits.js"
+import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
+import { criterionSection, failures, runParameters } from "../rubric/RubricReport.js"
 import type { RunInfo } from "../../engine/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
 import { writeAtomic } from "../../report/Files.js"
@@ -159,3 +160,50 @@ export const writeQrelsFile = <R>(
 /** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
 export const flagsCell = (flagged: ReadonlyArray<string>): string =>
   flagged.map((m) => `${m}: IDCG = 0 (no hit graded above 0), set to 0`).join("; ")
+
+/** What differs between the markdown reports of the graded-hits kinds (course-retrieval, search-relevance). */
+export interface GradedHitsMarkdown {
+  readonly title: string
+  /** What the heuristic judge does here, for its banner. */
+  readonly heuristic: string
+  readonly proxyNotice: string
+  /** What a hit is called in the retrieval section ("hits", "courses"). */
+  readonly itemName?: string | undefined
+  /** Added to each criterion's description (what counts as relevant…). */
+  readonly criterionNote: string
+  readonly resultsSection: (summary: GradedSummary) => string
+  readonly lowestSection: (summary: GradedSummary) => string
+  readonly tableHeader: string
+  readonly tableRow: (record: GradedRecord) => string
+  /** After the per-case table: what ⚑ means, and the heading of the details. */
+  readonly afterTable: string
+  readonly details: (record: GradedRecord) => string
+}
+
+/** The markdown report of a graded-hits kind: its sections in the one order both kinds use, then the per-case table and details streamed from the records. */
+export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => (info: RunInfo, summary: GradedSummary, records: Stream.Stream<GradedRecord, OutputError>) =>
+  Stream.unwrap(writeQrelsFile(info, records, qrelsLines, (r) => r.iteration).pipe(
+    Effect.map((qrelsNote) =>
+      Stream.make(
+        `# ${v.title}\n\n`,
+        `${info.description}\n\n`,
+        heuristicBanner(info, v.heuristic),
+        v.proxyNotice + "\n",
+        runParameters(info, summary) + "\n",
+        retrievalSection(info, summary.hits, v.itemName) + "\n",
+        "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, v.criterionNote)).join("\n") + "\n",
+        v.resultsSection(summary) + "\n",
+        latencySection(summary.latency) + "\n",
+        tokensSection(summary.tokens, info) + "\n",
+        v.lowestSection(summary) + "\n",
+        retrievalFailuresSection(summary.retrievalFailures) + "\n",
+        failures(summary) + "\n",
+        qrelsNote + "\n\n",
+        v.tableHeader
+      ).pipe(
+        Stream.concat(records.pipe(Stream.map(v.tableRow))),
+        Stream.concat(Stream.make(v.afterTable)),
+        Stream.concat(records.pipe(Stream.map(v.details)))
+      )
+    )
+  ))

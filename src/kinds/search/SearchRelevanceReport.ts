@@ -5,15 +5,12 @@
  * per-query table and per-hit judgments with confidence and justification. CSV: one row per query.
  * Writes `qrels.txt` too.
  */
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
-import { type GradedRecord, type GradedSummary, qrelsLines } from "../graded-hits/GradedHits.js"
+import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, heuristicBanner, latencySection, retrievalFailuresSection, retrievalSection, tokensSection, writeQrelsFile } from "../graded-hits/RetrievalReport.js"
-import { flagsCell } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradedHitsMarkdown } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code } from "../../report/Markdown.js"
-import { criterionSection, failures, inline, runParameters } from "../rubric/RubricReport.js"
+import { inline } from "../rubric/RubricReport.js"
 import { thousands } from "../../domain/Numbers.js"
 
 const proxyNotice = [
@@ -94,32 +91,18 @@ const details = (r: GradedRecord) =>
   ].join("\n")
 
 export const searchReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
-  markdown: (info, summary, records) =>
-    Stream.unwrap(writeQrelsFile(info, records, qrelsLines, (r) => r.iteration).pipe(
-      Effect.map((qrelsNote) =>
-        Stream.make(
-          `# ${options.title}\n\n`,
-          `${info.description}\n\n`,
-          heuristicBanner(info, "a lexical BM25-like overlap of the query's terms with the hit's text, with a margin-based confidence"),
-          proxyNotice + "\n",
-          runParameters(info, summary) + "\n",
-          retrievalSection(info, summary.hits) + "\n",
-          "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, "relevant = 2 or 3; confidence 1–5")).join("\n") + "\n",
-          resultsSection(summary) + "\n",
-          latencySection(summary.latency) + "\n",
-          tokensSection(summary.tokens, info) + "\n",
-          lowestSection(summary) + "\n",
-          retrievalFailuresSection(summary.retrievalFailures) + "\n",
-          failures(summary) + "\n",
-          qrelsNote + "\n\n",
-          tableHeader
-        ).pipe(
-          Stream.concat(records.pipe(Stream.map(tableRow))),
-          Stream.concat(Stream.make("\n⚑ = no hit graded above 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-hit judgments\n\n")),
-          Stream.concat(records.pipe(Stream.map(details)))
-        )
-      )
-    )),
+  markdown: gradedHitsMarkdown({
+    title: options.title,
+    heuristic: "a lexical BM25-like overlap of the query's terms with the hit's text, with a margin-based confidence",
+    proxyNotice,
+    criterionNote: "relevant = 2 or 3; confidence 1–5",
+    resultsSection,
+    lowestSection,
+    tableHeader,
+    tableRow,
+    afterTable: "\n⚑ = no hit graded above 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-hit judgments\n\n",
+    details
+  }),
   csvHeader: () => ["id", "query", "hits", "relevant", "ndcg", "ndcg@10", "ap", "rr", "grades", "confidences", "failed judgments", "retrieval", "latency ms", "input tokens", "output tokens", "flags"],
   csvRow: (_info: RunInfo, r) => {
     const v = (k: string) => csvMaybeNumber(value(r, k), 4)
