@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { parse as parseYaml } from "yaml"
 import { UsageError } from "../domain/Errors.js"
+import { fileReadProblem } from "../report/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
@@ -36,7 +37,7 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
     if (file === undefined || file === "") return yield* new UsageError({ problem: "--config needs a file: --config rag-eval.json (or .yaml)" })
     const text = yield* Effect.try({
       try: () => fs.readFileSync(file, "utf8"),
-      catch: (e) => new UsageError({ problem: `--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` })
+      catch: (e) => new UsageError({ problem: `--config ${file}: ${fileReadProblem(e)}` })
     })
     const yaml = /\.ya?ml$/i.test(file)
     const parsed = yield* Effect.tryPromise({

@@ -9,6 +9,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { InputError, type UsageError } from "../domain/Errors.js"
+import { fileReadProblem } from "../report/Files.js"
 import { parseMetrics } from "../metrics/registry.js"
 import { evaluateTrec, formatTrec, parseQrels, parseRun, type TrecEvaluation, trecToJson } from "../metrics/trec.js"
 
@@ -33,18 +34,6 @@ export interface TrecResult {
   readonly output: string
   /** Notes for stderr (ignored or missing queries). */
   readonly notes: ReadonlyArray<string>
-}
-
-/** Why a file could not be read, in words (file not found, a directory, permission denied…). */
-export const fileReadProblem = (error: unknown): string => {
-  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
-  return code === "ENOENT" || code === "ENOTDIR"
-    ? "file not found"
-    : code === "EISDIR"
-    ? "is a directory, expected a file"
-    : code === "EACCES" || code === "EPERM"
-    ? "permission denied: the file cannot be read"
-    : `cannot read the file: ${error instanceof Error ? error.message : String(error)}`
 }
 
 /** Reads a whole text file; a missing, unreadable or directory path is an InputError naming it. */

@@ -15,6 +15,18 @@ const TMP_SUFFIX = /\.tmp-(\d+)$/
 
 const FULL = new Set(["ENOSPC", "EDQUOT", "EFBIG"])
 
+/** Why a file could not be read, in words (file not found, a directory, permission denied…). */
+export const fileReadProblem = (error: unknown): string => {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined
+  return code === "ENOENT" || code === "ENOTDIR"
+    ? "file not found"
+    : code === "EISDIR"
+    ? "is a directory, expected a file"
+    : code === "EACCES" || code === "EPERM"
+    ? "permission denied: the file cannot be read"
+    : `cannot read the file: ${error instanceof Error ? error.message : String(error)}`
+}
+
 /**
  * The error of a failed write, for the user: a full disk (or quota, or file-size limit) says what to
  * do; anything else says what the system said.
