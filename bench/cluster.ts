@@ -14,12 +14,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { postgresAvailable, startPostgres } from "../test/support/Postgres.js"
 import { startChildServer } from "./child.js"
 import { benchTempDir, writeCsv } from "./gen.js"
+import { freePort } from "../test/support/Ports.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = Path.join(repo, "dist", "bin.js")
@@ -29,14 +29,6 @@ const LATENCY_MS = 50
 const PER_RUNNER = 16
 const RUNNERS = [1, 2, 3]
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const startRunner = async (store: string): Promise<ChildProcess> => {
   const port = await freePort()

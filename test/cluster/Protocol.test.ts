@@ -22,21 +22,10 @@ import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPi
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const SAMPLE_JUDGMENTS = 72
 
-/** Scores that depend on the prompt (max, or one less), so a mixed-up reply would show. */
-const varied = (request: FakeOpenAi.RecordedRequest) => {
-  const answer = JSON.parse(FakeOpenAi.defaultAnswer(request)) as { score?: number }
-  if (typeof answer.score === "number") {
-    const text = JSON.stringify(request.body.messages)
-    let h = 0
-    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-    answer.score = Math.max(1, answer.score - (h % 2))
-  }
-  return JSON.stringify(answer)
-}
 
 let fake: FakeOpenAi.FakeOpenAi
 beforeAll(async () => {
-  fake = await FakeOpenAi.start({ answer: varied })
+  fake = await FakeOpenAi.start({ answer: FakeOpenAi.variedAnswer })
 })
 afterAll(() => fake.close())
 

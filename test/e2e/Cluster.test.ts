@@ -7,7 +7,6 @@
  * the calls made are at most the judgments plus the killed runner's calls in flight.
  */
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeCsv } from "../../bench/gen.js"
@@ -15,31 +14,13 @@ import { cli, type Running, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { postgresAvailable, type PrivatePostgres, startPostgres } from "../support/Postgres.js"
 import { tempDir } from "../support/RunPipeline.js"
+import { freePort } from "../support/Ports.js"
 
 const ROWS = 334 // × 6 rubrics = 2,004 judgments
 const JUDGMENTS = ROWS * 6
 const RUNNER_CONCURRENCY = 8
 
-/** Scores that depend on the prompt, so a reply given to the wrong task would show. */
-const varied = (request: FakeOpenAi.RecordedRequest) => {
-  const answer = JSON.parse(FakeOpenAi.defaultAnswer(request)) as { score?: number }
-  if (typeof answer.score === "number") {
-    const text = JSON.stringify(request.body.messages)
-    let h = 0
-    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-    answer.score = Math.max(1, answer.score - (h % 2))
-  }
-  return JSON.stringify(answer)
-}
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const recordsOf = (out: string) => {
   const root = Path.join(out, "rag-answers")
@@ -54,7 +35,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
   const runners: Array<Running> = []
   beforeAll(async () => {
     pg = await startPostgres()
-    fake = await FakeOpenAi.start({ answer: varied, latencyMs: 15, record: false })
+    fake = await FakeOpenAi.start({ answer: FakeOpenAi.variedAnswer, latencyMs: 15, record: false })
   }, 60_000)
   afterAll(async () => {
     for (const r of runners) if (!r.exited()) r.child.kill("SIGKILL")

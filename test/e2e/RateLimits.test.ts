@@ -14,13 +14,13 @@
  * Speed figures (wall time against the rate limit's ideal) are `npm run bench`'s, not assertions here.
  */
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import { writeCsv } from "../../bench/gen.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { freePort } from "../support/Ports.js"
 
 const pipeline = "pipelines/rag-answers.ts"
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
@@ -52,15 +52,6 @@ const journalLines = (runDir: string) => {
 
 const manifestOf = (runDir: string) => JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as Record<string, any>
 
-/** A port nothing listens on. */
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 describe.concurrent("a rate-limited server (600 requests/min as a token bucket, burst 10)", { timeout: 120_000 }, () => {
   const limit = { rpm: 600, burst: 10 }
@@ -197,7 +188,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
     })
 
     it(`a dead host (connection refused), ${which}`, async () => {
-      const port = await closedPort()
+      const port = await freePort()
       const out = tempDir()
       const r = await fatalRun(llm(`http://127.0.0.1:${port}/v1`, sample, out, ...flags))
       expect(r.code).toBe(2)
@@ -221,7 +212,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
   })
 
   it("an Ollama that is not running", async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const out = tempDir()
     const r = await fatalRun(["run", pipeline, "--csv", sample, "--out", out, "--provider", "ollama"], undefined, { OLLAMA_HOST: `127.0.0.1:${port}` })
     expect(r.code).toBe(2)

@@ -860,3 +860,18 @@ export const make = (options: FakeOpenAiOptions = {}): Effect.Effect<FakeOpenAi,
     Effect.promise(() => start(options)),
     (fake) => Effect.promise(() => fake.close())
   )
+
+/**
+ * `defaultAnswer` with scores that depend on the prompt (the maximum, or one less), so a reply given
+ * to the wrong task shows in the results.
+ */
+export const variedAnswer = (request: RecordedRequest) => {
+  const answer = JSON.parse(defaultAnswer(request)) as { score?: number }
+  if (typeof answer.score === "number") {
+    const text = JSON.stringify(request.body.messages)
+    let h = 0
+    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
+    answer.score = Math.max(1, answer.score - (h % 2))
+  }
+  return JSON.stringify(answer)
+}

@@ -7,9 +7,9 @@
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { freePort } from "./Ports.js"
 
 const binDir = (): string | undefined => {
   const root = "/usr/lib/postgresql"
@@ -25,15 +25,6 @@ export const postgresBin = binDir()
 /** Whether a private cluster can be started here (binaries, and a non-root user to run them). */
 export const postgresAvailable = postgresBin !== undefined && (!isRoot || hasPostgresUser())
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
 
 export interface PrivatePostgres {
   readonly url: string
