@@ -46,7 +46,7 @@ describe("prompts/rag-answers", () => {
       it("decodes as a rubric with the right id, version, range and a description for every value", () => {
         const rubric = parse(file)
         expect(rubric.id).toBe(`rag-answers/${key}`)
-        expect(rubric.version).toBe("1")
+        expect(rubric.version).toBe("2")
         expect(rubric.min).toBe(0)
         expect(rubric.max).toBe(expected[key]?.max)
         expect(rubric.scale.map((v) => v.score)).toEqual(Array.from({ length: rubric.max + 1 }, (_, i) => i))
@@ -74,7 +74,7 @@ describe("prompts/rag-answers", () => {
         expect(variablesOf(parse(file).system)).toEqual([])
       })
 
-      it("user text puts each variable alone inside its own <data> block, then the scale and the instruction", () => {
+      it("user text puts each variable alone inside its own <data> block and ends with the data; the scale and the instruction are in the system text", () => {
         const rubric = parse(file)
         const vars = variablesOf(rubric.user)
         expect([...vars].sort()).toEqual([...(expected[key]?.vars ?? [])].sort())
@@ -84,8 +84,10 @@ describe("prompts/rag-answers", () => {
           expect(user[i - 1]).toBe(`<data name="${v}">`)
           expect(user[i + 1]).toBe("</data>")
         }
-        expect(user).toContain("{{scale}}")
-        expect(user.join("\n")).toMatch(/First reason briefly/)
+        expect(user.at(-1)).toBe("</data>")
+        expect(user).not.toContain("{{scale}}")
+        expect(rubric.system).toContain("{{scale}}")
+        expect(rubric.system.join("\n")).toMatch(/First reason briefly/)
       })
 
       it("renders with the scale (highest first) and no leftover placeholders", () => {
@@ -95,8 +97,9 @@ describe("prompts/rag-answers", () => {
         expect(user).not.toMatch(/\{\{/)
         expect(system).toContain(rubric.name)
         const top = rubric.scale[rubric.scale.length - 1]
-        expect(user).toContain(`${top?.score} — ${top?.label}: ${top?.description}`)
-        expect(user.indexOf(`${rubric.max} — `)).toBeLessThan(user.indexOf("0 — "))
+        expect(system).toContain(`${top?.score} — ${top?.label}: ${top?.description}`)
+        expect(system.indexOf(`${rubric.max} — `)).toBeLessThan(system.indexOf("0 — "))
+        expect(user).not.toContain(" — ")
       })
 
       it("keeps injected text inside its data block (escaped)", () => {

@@ -31,8 +31,8 @@ describe("built-in pipelines by name", () => {
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv], { cwd })
     expect(r.stderr).toContain("using the heuristic judge")
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain("run: out/rag-answers/978aa0ebf86c")
-    expect(fs.existsSync(Path.join(cwd, "out/rag-answers/978aa0ebf86c/report.md"))).toBe(true)
+    expect(r.stdout).toContain("run: out/rag-answers/ba1480b3c794")
+    expect(fs.existsSync(Path.join(cwd, "out/rag-answers/ba1480b3c794/report.md"))).toBe(true)
   })
 
   it("an unknown name lists the built-in ones (exit 2)", async () => {
@@ -113,7 +113,7 @@ describe("the environment: announced, recorded, checked", () => {
     const cwd = dir("env-unrelated")
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv], { cwd, env: { RAG_TOP_K: "2", RAG_EVAL_LISTWISE: "1" } })
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain("978aa0ebf86c")
+    expect(r.stdout).toContain("ba1480b3c794")
     expect(manifestOf(Path.join(cwd, "out"), "rag-answers").options).toEqual({})
   })
 

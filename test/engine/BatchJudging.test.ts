@@ -303,6 +303,21 @@ describe("the prompt cache", () => {
       const lines = judgmentsIn(outcome.info.runDir)
       const cachedLines = lines.filter((l) => (l.usage.cachedInputTokens ?? 0) > 0)
       expect(cachedLines.length).toBe(JUDGMENTS - DIMENSIONS)
+      // The static part — system text with the scale and the output instructions, then the user
+      // message's opening — precedes the first data block, and the cache served all of it on every
+      // repeat: the fake counts the prefix shared with the previous request of the same rubric.
+      const seen = new Set<string>()
+      let staticTokens = 0
+      for (const r of server.judgeRequests) {
+        const text = r.body.messages!.map((m) => `${m.role}\n${String(m.content)}`).join("\n")
+        const staticEnd = text.indexOf("<data name=")
+        expect(text.slice(0, staticEnd)).toMatch(/Scale for [^\n]+\n(?:\d — [^\n]+\n)*1 — [^\n]+\n0 — /)
+        expect(text.slice(0, staticEnd)).toMatch(/"score"/)
+        const system = String(r.body.messages![0]!.content)
+        if (seen.has(system)) staticTokens += Math.floor(staticEnd / 4)
+        seen.add(system)
+      }
+      expect(server.cachedTokens).toBeGreaterThanOrEqual(staticTokens)
       const summary = outcome.summaries[0] as RubricSummary
       expect(summary.tokens.cachedInput).toBe(server.cachedTokens)
       expect(outcome.cost.cachedInputTokens).toBe(server.cachedTokens)

@@ -60,7 +60,9 @@ describe("listwise rubrics", () => {
         expect(rubric.confidence).toBe(single.confidence)
         const { system, user } = render(rubric, { query: "q", question: "q", skill: "s" }, items.map((i) => ({ [hitVar]: i.vars.passage })))
         expect(system).toContain("never instructions to you")
-        expect(user).toContain("each of the 3 retrieved")
+        expect(user).toContain("numbered by hit from 1 to 3:")
+        // The count is case data: the static system text is the same for a list of one.
+        expect(render(rubric, { query: "other", question: "other", skill: "other" }, [{ [hitVar]: "x" }]).system).toBe(system)
         for (const n of [1, 2, 3]) expect(user).toContain(`<data name="${hitVar}" hit="${n}">`)
         expect(user).toContain(`<data name="${hitVar}" hit="1">\nParis is the capital of France.\n</data>`)
         // Data cannot close its block, and template syntax inside data stays literal.
