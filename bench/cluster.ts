@@ -3,11 +3,12 @@
  *
  * A private PostgreSQL (Debian's `postgresql`; the bench says so and stops when it is absent),
  * `rag-eval store migrate`, the fake OpenAI-compatible server in a child process at 50 ms latency,
- * N `rag-eval runner` processes at a fixed `--concurrency` each, and `rag-eval run … --store …
+ * N `rag-eval runner` processes at a fixed `--concurrency` each (default 4), and `rag-eval run … --store …
  * --cluster` over BENCH_CLUSTER_ROWS generated rows (default 500 = 3,000 judgments; `--no-cache`
  * and a run id per N, so nothing is reused). Judgments/s = judgments ÷ the coordinator's wall time
  * (start-up, validation and reports included); the ideal is N × concurrency ÷ 50 ms. A local run
- * (no cluster, the same concurrency as one runner) is measured first as the baseline.
+ * (no cluster, the same concurrency as one runner) is measured first as the baseline; then the same
+ * runs against a server enforcing 9,000 requests/min, given as `--rpm`: the ideal is then capped at 150/s.
  *
  * Every process shares this machine's cores: the figures show how the protocol scales until the CPU
  * (or, on real APIs, the rate limit) binds, not what N machines would do.
@@ -26,8 +27,17 @@ const bin = Path.join(repo, "dist", "bin.js")
 const ROWS = Number(process.env.BENCH_CLUSTER_ROWS ?? 500)
 const JUDGMENTS = ROWS * 6
 const LATENCY_MS = 50
-const PER_RUNNER = 16
-const RUNNERS = [1, 2, 3]
+/**
+ * Calls in flight per runner. Small enough that one runner is bound by the server's latency, not by
+ * this machine's two cores (4 × 20/s = 80/s a runner; three runners' 240/s still fit), so adding
+ * runners shows the protocol scaling; `BENCH_CLUSTER_CONCURRENCY` changes it.
+ */
+const PER_RUNNER = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 4)
+const RUNNERS = (process.env.BENCH_CLUSTER_RUNNERS ?? "1,2,3").split(",").map(Number)
+/** More flags for every run (e.g. `--adaptive false`, to see what asking the shared limit costs). */
+const RUN_ARGS = (process.env.BENCH_CLUSTER_RUN_ARGS ?? "").split(" ").filter((a) => a !== "")
+/** The second series: the server enforces this many requests/min (a token bucket), and the run says so. */
+const LIMIT_RPM = 9_000
 
 
 const startRunner = async (store: string): Promise<ChildProcess> => {
@@ -81,22 +91,30 @@ const main = async () => {
     const localSeconds = (performance.now() - localStart) / 1000
     if (local.status !== 0) throw new Error(`local run failed: ${local.stderr}`)
     console.log(`  local    : ${(JUDGMENTS / localSeconds).toFixed(0).padStart(5)} judgments/s (${localSeconds.toFixed(1)} s; ideal ${(PER_RUNNER * 1000 / LATENCY_MS).toFixed(0)}/s; no cluster, --concurrency ${PER_RUNNER})`)
-    for (const n of RUNNERS) {
-      const runners: Array<ChildProcess> = []
-      for (let i = 0; i < n; i++) runners.push(await startRunner(pg.url))
-      await server.reset()
-      const started = performance.now()
-      const run = spawnSync(process.execPath, [
-        bin, "run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, `out-${n}`), "--provider", "openai-compatible",
-        "--base-url", server.url, "--model", "fake", "--store", pg.url, "--cluster", "--no-cache", "--run-id", `bench-${n}-runners`
-      ], { cwd: repo, encoding: "utf8" })
-      const seconds = (performance.now() - started) / 1000
-      const stats = await server.stats()
-      await Promise.all(runners.map(stop))
-      if (run.status !== 0) throw new Error(`run with ${n} runner(s) failed: ${run.stderr}`)
-      const ideal = (n * PER_RUNNER * 1000) / LATENCY_MS
-      console.log(`  ${n} runner${n === 1 ? " " : "s"}: ${(JUDGMENTS / seconds).toFixed(0).padStart(5)} judgments/s (${seconds.toFixed(1)} s; ideal ${ideal.toFixed(0)}/s; ${stats.calls} calls incl. preflights)`)
+    const series = async (limited: boolean) => {
+      for (const n of RUNNERS) {
+        const runners: Array<ChildProcess> = []
+        for (let i = 0; i < n; i++) runners.push(await startRunner(pg.url))
+        await server.setLimit(LATENCY_MS, limited ? { rpm: LIMIT_RPM, burst: LIMIT_RPM / 60 } : undefined)
+        await server.reset()
+        const started = performance.now()
+        const run = spawnSync(process.execPath, [
+          bin, "run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, `out-${n}-${limited}`), "--provider", "openai-compatible",
+          "--base-url", server.url, "--model", "fake", "--store", pg.url, "--cluster", "--no-cache", "--run-id", `bench-${n}-runners${limited ? "-limited" : ""}`,
+          ...(limited ? ["--rpm", String(LIMIT_RPM)] : []),
+          ...RUN_ARGS
+        ], { cwd: repo, encoding: "utf8" })
+        const seconds = (performance.now() - started) / 1000
+        const stats = await server.stats()
+        await Promise.all(runners.map(stop))
+        if (run.status !== 0) throw new Error(`run with ${n} runner(s) failed: ${run.stderr}`)
+        const ideal = Math.min((n * PER_RUNNER * 1000) / LATENCY_MS, limited ? LIMIT_RPM / 60 : Number.POSITIVE_INFINITY)
+        console.log(`  ${n} runner${n === 1 ? " " : "s"}: ${(JUDGMENTS / seconds).toFixed(0).padStart(5)} judgments/s (${seconds.toFixed(1)} s; ideal ${ideal.toFixed(0)}/s; ${stats.calls} calls incl. preflights, ${stats.limited} met a 429)`)
+      }
     }
+    await series(false)
+    console.log(`  the server allowing ${LIMIT_RPM.toLocaleString("en")} requests/min (${LIMIT_RPM / 60}/s) and the run given --rpm ${LIMIT_RPM}: runners add throughput until the limit binds`)
+    await series(true)
   } finally {
     await server.close()
     pg.stop()

@@ -10,8 +10,9 @@
  *   delivered again to the runner that takes its shard over. One judgment per message measured
  *   3–5× slower (client and SQL cost per message).
  * - **`RateLimit`** entities (one per provider/model/server) hold the token buckets of `--rpm` /
- *   `--tpm` and the shared pause after a 429, for every runner at once: `Reserve` answers how long
- *   to wait before a call may start.
+ *   `--tpm` / `--burst`, the shared pause after a 429 and the server's rate learned from 429s, for
+ *   every runner at once (`SharedLimit.ts`): `Reserve` answers how long to wait before a call may
+ *   start, `Limited` reports a 429.
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
@@ -34,6 +35,9 @@ export const JudgeOptions = Schema.Struct({
   /** The run's limits, held for the whole cluster by the `RateLimit` entity. */
   rpm: Schema.optional(Schema.Number),
   tpm: Schema.optional(Schema.Number),
+  burst: Schema.optional(Schema.Number),
+  /** The run's `--adaptive` (default true): the cluster learns the server's rate from 429s. */
+  adaptive: Schema.optional(Schema.Boolean),
   /** `--retry-failed`: a journaled judge failure is asked again rather than reused. */
   retryFailed: Schema.Boolean
 })
@@ -76,13 +80,22 @@ export const JudgeBatch = Rpc.make("JudgeBatch", {
 export const JudgeShard = Entity.make("JudgeShard", [JudgeBatch])
 
 export const Reserve = Rpc.make("Reserve", {
-  payload: { rpm: Schema.optional(Schema.Number), tpm: Schema.optional(Schema.Number), tokens: Schema.Number },
-  /** Milliseconds to wait before the call may start. */
-  success: Schema.Number
+  payload: {
+    rpm: Schema.optional(Schema.Number),
+    tpm: Schema.optional(Schema.Number),
+    burst: Schema.optional(Schema.Number),
+    tokens: Schema.Number,
+    adaptive: Schema.optional(Schema.Boolean)
+  },
+  /** Milliseconds to wait before the call may start, and the ticket a 429 report gives back. */
+  success: Schema.Struct({ waitMs: Schema.Number, ticket: Schema.Number })
 })
-export const Pause = Rpc.make("Pause", { payload: { ms: Schema.Number } })
+/** A call got a 429: pause every runner and (adaptive) learn the server's rate (`SharedLimit.ts`). */
+export const Limited = Rpc.make("Limited", {
+  payload: { ticket: Schema.Number, retryAfterMs: Schema.optional(Schema.Number), maxPauseMs: Schema.Number, adaptive: Schema.optional(Schema.Boolean) }
+})
 
-export const RateLimit = Entity.make("RateLimit", [Reserve, Pause])
+export const RateLimit = Entity.make("RateLimit", [Reserve, Limited])
 
 /** Entities per run that batches are spread over (by the hash of the batch id). */
 export const SHARDS_PER_RUN = 64

@@ -56,6 +56,8 @@ export const judgeOptionsOf = (judge: JudgeFlags, retryFailed: boolean): JudgeOp
     maxWaitMs: judge.maxWaitMs ?? 10 * 60_000,
     rpm: judge.rpm,
     tpm: judge.tpm,
+    burst: judge.burst,
+    adaptive: judge.adaptive,
     retryFailed
   }
 }

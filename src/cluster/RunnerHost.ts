@@ -5,7 +5,8 @@
  * Per task of a batch: a judgment the run's journal already holds is reused (a batch delivered
  * again after its runner died, or by a restarted coordinator, pays nothing twice); otherwise the
  * runner's own rate gate gives a permit (its `--concurrency`, adaptive), the shared `RateLimit`
- * entity paces the start, the judge is asked, and the judgments are appended to the journal before
+ * entity paces the start (the run's `--rpm`/`--tpm`/`--burst` and the rate learned from 429s, for the
+ * whole cluster), the judge is asked, and the judgments are appended to the journal before
  * the batch answers. A paid reply awaiting repair is journaled as an attempt, as in a local run.
  *
  * The judge is built from the run's options in the batch (provider, model, parameters, base URL)
@@ -15,8 +16,10 @@
  */
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
 import { type Judgment, noUsage, type PendingRepair, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
@@ -28,6 +31,7 @@ import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import * as RateGate from "../providers/RateGate.js"
 import { type JudgeOptions, JudgeShard, RateLimit, rateLimitEntityId, StoreFailed, type WireTask } from "./Protocol.js"
+import { makeSharedLimit } from "./SharedLimit.js"
 
 // ---------------------------------------------------------------------------------------------
 // Where runners read and write judgments (PostgreSQL in production, memory in protocol tests)
@@ -83,12 +87,15 @@ export class RunnerJudges extends Context.Tag("rag-eval/cluster/RunnerJudges")<R
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>() {}
 
+/** The longest a call waits for the shared limit's answer before going ahead on the runner's own gate. */
+const RESERVE_TIMEOUT = Duration.seconds(10)
+
 const statusOf = (j: Judgment) => j.status === "ok" ? "ok" : j.failure === "transport" ? "transport" : "judge"
 
 /**
  * The runner's judges: one per distinct judge options, built on first use and kept for the life of
  * the runner. Every call is paced by the shared `RateLimit` entity when the run sets `--rpm` /
- * `--tpm`, and a 429 pauses the whole cluster.
+ * `--tpm` or is adaptive (the default), and a 429 pauses the whole cluster.
  */
 export const layerJudges = (settings: RunnerSettings) =>
   Layer.scoped(
@@ -100,8 +107,9 @@ export const layerJudges = (settings: RunnerSettings) =>
       const permits = FifoSemaphore.make(settings.concurrency)
       const build = (options: JudgeOptions) =>
         Effect.gen(function*() {
-          const limited = options.rpm !== undefined || options.tpm !== undefined
-          const shared = makeRateClient(rateLimitEntityId(options))
+          const adaptive = options.adaptive ?? true
+          // Every call asks the shared limit when the run sets a limit or learns one (the default).
+          const shared = options.rpm !== undefined || options.tpm !== undefined || adaptive ? makeRateClient(rateLimitEntityId(options)) : undefined
           const provider = OpenAiProvider.fromFlags({
             provider: options.provider as Exclude<ProviderName, "heuristic">,
             model: options.model,
@@ -111,21 +119,28 @@ export const layerJudges = (settings: RunnerSettings) =>
             params: { temperature: options.temperature, seed: options.seed },
             requireKey: true
           })
+          // The runner's gate: its own AIMD concurrency (the runner's --adaptive and the run's), no
+          // rate of its own — the shared limit paces and learns for the whole cluster.
+          const local = RateGate.make({ concurrency: settings.concurrency, adaptive: (settings.adaptive ?? true) && adaptive, learnRate: false, maxPauseMs: options.maxWaitMs })
           const gate = Layer.effect(
             RateGate.RateGate,
-            Effect.map(RateGate.make({ concurrency: settings.concurrency, adaptive: settings.adaptive, maxPauseMs: options.maxWaitMs }), (local) => ({
+            Effect.map(local, (local) => ({
               ...local,
               run: <R>(estimatedTokens: number, attempt: Parameters<typeof local.run<R>>[1]) =>
                 local.run(
                   estimatedTokens,
-                  Effect.gen(function*() {
-                    if (limited) {
-                      const wait = yield* shared.Reserve({ rpm: options.rpm, tpm: options.tpm, tokens: estimatedTokens }).pipe(Effect.orElseSucceed(() => 0))
-                      if (wait > 0) yield* Effect.sleep(wait)
-                    }
+                  shared === undefined ? attempt : Effect.gen(function*() {
+                    // An entity whose host just died answers once its shard has moved (seconds); past
+                    // RESERVE_TIMEOUT the call goes ahead on the runner's own gate rather than wait on.
+                    const reservation = yield* shared.Reserve({ rpm: options.rpm, tpm: options.tpm, burst: options.burst, tokens: estimatedTokens, adaptive }).pipe(
+                      Effect.timeoutOption(RESERVE_TIMEOUT),
+                      Effect.map(Option.getOrUndefined),
+                      Effect.orElseSucceed(() => undefined)
+                    )
+                    if (reservation !== undefined && reservation.waitMs > 0) yield* Effect.sleep(reservation.waitMs)
                     return yield* attempt.pipe(Effect.tapError((e) =>
-                      e.kind === "rate_limited"
-                        ? Effect.ignore(shared.Pause({ ms: Math.min(options.maxWaitMs, e.retryAfterMs ?? 1000) }))
+                      e.kind === "rate_limited" && reservation !== undefined
+                        ? Effect.ignore(shared.Limited({ ticket: reservation.ticket, retryAfterMs: e.retryAfterMs, maxPauseMs: options.maxWaitMs, adaptive }))
                         : Effect.void
                     ))
                   })
@@ -148,7 +163,7 @@ export const layerJudges = (settings: RunnerSettings) =>
         withPermit: (effect) => permits.withPermit(effect),
         get: (options: JudgeOptions) =>
           Effect.suspend(() => {
-            const id = JSON.stringify([options.provider, options.model, options.baseUrl, options.temperature, options.seed, options.timeoutMs, options.maxRetries, options.maxWaitMs, options.rpm, options.tpm])
+            const id = JSON.stringify([options.provider, options.model, options.baseUrl, options.temperature, options.seed, options.timeoutMs, options.maxRetries, options.maxWaitMs, options.rpm, options.tpm, options.burst, options.adaptive])
             let deferred = built.get(id)
             if (deferred !== undefined) return Deferred.await(deferred)
             deferred = Deferred.unsafeMake<Judge["Type"], FatalJudgeError>(undefined as never)
@@ -229,49 +244,14 @@ export const layerJudgeShard = JudgeShard.toLayer(
 )
 
 // ---------------------------------------------------------------------------------------------
-// The RateLimit entity
-
-/**
- * The shared limit's state: token buckets for requests and tokens (rebuilt empty — a cautious start —
- * when the entity is rebuilt on another runner after its host died) and the pause after a 429.
- * `reserve` takes the caller's share and says how long to wait; times are the entity host's clock.
- */
-export const makeSharedLimit = () => {
-  let requests: RateGate.Gcra | undefined
-  let tokens: RateGate.Gcra | undefined
-  let pausedUntil = 0
-  return {
-    reserve: (now: number, limit: { readonly rpm?: number | undefined; readonly tpm?: number | undefined; readonly tokens: number }): number => {
-      let at = Math.max(now, pausedUntil)
-      if (limit.rpm !== undefined) {
-        const perMs = (limit.rpm * RateGate.PACE_MARGIN) / 60_000
-        const capacity = Math.max(1, Math.floor(limit.rpm / 60))
-        if (requests === undefined || requests.perMs !== perMs) requests = new RateGate.Gcra(perMs, capacity, capacity)
-        at = requests.earliest(at, 1)
-        requests.commit(at, 1)
-      }
-      if (limit.tpm !== undefined) {
-        const perMs = (limit.tpm * RateGate.PACE_MARGIN) / 60_000
-        const capacity = Math.max(1, limit.tpm / 60)
-        if (tokens === undefined || tokens.perMs !== perMs) tokens = new RateGate.Gcra(perMs, capacity, capacity)
-        const cost = Math.min(limit.tokens, capacity)
-        at = tokens.earliest(at, cost)
-        tokens.commit(at, cost)
-      }
-      return at - now
-    },
-    pause: (now: number, ms: number) => {
-      pausedUntil = Math.max(pausedUntil, now + ms)
-    }
-  }
-}
+// The RateLimit entity (its state: SharedLimit.ts)
 
 export const layerRateLimit = RateLimit.toLayer(
   Effect.sync(() => {
     const limit = makeSharedLimit()
     return {
       Reserve: (envelope) => Effect.sync(() => limit.reserve(Date.now(), envelope.payload)),
-      Pause: (envelope) => Effect.sync(() => limit.pause(Date.now(), envelope.payload.ms))
+      Limited: (envelope) => Effect.sync(() => limit.limited(Date.now(), envelope.payload))
     }
   }),
   { maxIdleTime: "10 minutes" }

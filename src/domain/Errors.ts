@@ -56,10 +56,12 @@ export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooM
 export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
   done: Schema.Number,
   total: Schema.Number,
-  runDir: Schema.String
+  runDir: Schema.String,
+  /** Where the judgments are: the journal file, or the store (`--store`, credentials masked). Default `<runDir>/judgments.jsonl`. */
+  savedIn: Schema.optional(Schema.String)
 }) {
   get message(): string {
-    return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${this.runDir}/judgments.jsonl`
+    return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${this.savedIn ?? `${this.runDir}/judgments.jsonl`}`
   }
 }
 
@@ -109,9 +111,11 @@ export class BudgetReached extends Schema.TaggedError<BudgetReached>()("BudgetRe
   budgetUsd: Schema.Number,
   judgments: Schema.Number,
   spentUsd: Schema.Number,
-  runDir: Schema.String
+  runDir: Schema.String,
+  /** As `Stopped.savedIn`. */
+  savedIn: Schema.optional(Schema.String)
 }) {
   get message(): string {
-    return `budget of $${this.budgetUsd} reached after ${thousands(this.judgments)} judgments ($${this.spentUsd.toFixed(4)} spent); everything finished is saved in ${this.runDir}/judgments.jsonl — run the same command again (with a higher --max-cost) to resume`
+    return `budget of $${this.budgetUsd} reached after ${thousands(this.judgments)} judgments ($${this.spentUsd.toFixed(4)} spent); everything finished is saved in ${this.savedIn ?? `${this.runDir}/judgments.jsonl`} — run the same command again (with a higher --max-cost) to resume`
   }
 }

@@ -98,9 +98,9 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
           Effect.zipRight(Effect.fail<FatalJudgeError | Stopped | BudgetReached>(
             fatal ??
               (budget?.reached() === true
-                ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir })
+                ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir, savedIn: journal.path })
                 // (--batch: what the batches brought in counts as saved even when the normal pass has not read it yet)
-                : new Stopped({ done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size), total, runDir }))
+                : new Stopped({ done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size), total, runDir, savedIn: journal.path }))
           ))
         )
       })

@@ -52,6 +52,12 @@ export interface RateGateOptions {
   readonly tpm?: number | undefined
   /** Requests that may start at once under `rpm`. Default one second's worth (at least 1). */
   readonly burst?: number | undefined
+  /**
+   * With `adaptive`: also learn the server's rate from 429s and rate-limit headers and pace at it.
+   * Default true. A cluster runner turns it off: the rate is learned once for the whole cluster
+   * (`cluster/SharedLimit.ts`), as each runner's own share would add up to too much.
+   */
+  readonly learnRate?: boolean | undefined
   /** The longest single pause a Retry-After may impose. Default 10 minutes. */
   readonly maxPauseMs?: number | undefined
   /** Completes when the run stops (the first Ctrl+C): waiting calls end with `GateStopped`. */
@@ -125,7 +131,7 @@ export class Gcra {
 }
 
 /** Starts of successful calls (Clock millis) over the last `windowMs`, for the observed rate. */
-class RecentStarts {
+export class RecentStarts {
   private times: Array<number> = []
   private headIndex = 0
   constructor(readonly windowMs: number) {}
@@ -155,22 +161,22 @@ class RecentStarts {
 /** Safety margin on a requested rate: the server's bucket gains 5% slack against jitter. */
 export const PACE_MARGIN = 0.95
 /** A learned rate starts 10% under what the server let through when it said no. */
-const LEARN_DECREASE = 0.9
+export const LEARN_DECREASE = 0.9
 /** A learned rate is probed upward by 1% per second without a 429 … */
-const PROBE_PER_MS = 0.01 / 1000
+export const PROBE_PER_MS = 0.01 / 1000
 /** … by 10% per second while it is well under the rate the server last allowed … */
-const FAST_PROBE_PER_MS = 0.1 / 1000
+export const FAST_PROBE_PER_MS = 0.1 / 1000
 /** … and by 50% per second while that rate is not known yet (the first guess may be far off). */
-const DISCOVERY_PROBE_PER_MS = 0.5 / 1000
+export const DISCOVERY_PROBE_PER_MS = 0.5 / 1000
 /** Successes needed in the window before they are taken for a rate. */
-const MIN_SUCCESSES = 5
+export const MIN_SUCCESSES = 5
 /** After this long without a 429, the slow probe speeds up by 1% per second each second. */
-const ACCELERATE_AFTER_MS = 5000
+export const ACCELERATE_AFTER_MS = 5000
 /** The window over which successful starts are counted to learn a rate. */
-const OBSERVE_MS = 5000
+export const OBSERVE_MS = 5000
 /** A 429 without Retry-After pauses 1 s, doubling while 429s follow each other (capped at 30 s). */
-const DEFAULT_PAUSE_MS = 1000
-const MAX_DEFAULT_PAUSE_MS = 30_000
+export const DEFAULT_PAUSE_MS = 1000
+export const MAX_DEFAULT_PAUSE_MS = 30_000
 /** Restarts after a pause spread over at most this long. */
 const MAX_JITTER_MS = 1000
 
@@ -178,6 +184,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
   Effect.gen(function*() {
     const max = Math.max(1, Math.floor(options.concurrency ?? 8))
     const adaptive = options.adaptive ?? true
+    const learn = adaptive && (options.learnRate ?? true)
     const maxPauseMs = options.maxPauseMs ?? 10 * 60_000
     const permits = FifoSemaphore.make<GateStopped>(max)
     /** Completed when the run stops or the gate is halted: every wait races it. */
@@ -325,7 +332,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         if (observed > 0 && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = observed
         const current = pacePerMs()
         const base = current === undefined ? (observed > 0 ? observed : undefined) : observed > 0 ? Math.min(current, observed) : current
-        if (base !== undefined) {
+        if (base !== undefined && learn) {
           learnedPerMs = Math.max(base * LEARN_DECREASE, 1 / 60_000)
           lastProbeAt = now
           applyPace()
@@ -351,7 +358,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
       if (info === undefined || !adaptive) return
       const requestsState = info.requests
       const perMs = requestsState === undefined ? undefined : refillMs(requestsState, 1)
-      if (perMs !== undefined && requestsState!.remaining! <= requestsState!.limit! / 2) {
+      if (learn && perMs !== undefined && requestsState!.remaining! <= requestsState!.limit! / 2) {
         ceilingPerMs = 1 / perMs
         learnedPerMs = ceilingPerMs * PACE_MARGIN
         lastProbeAt = now

@@ -82,6 +82,9 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     const interrupted = await first.result
     expect(interrupted.code, interrupted.stderr).toBe(130)
     expect(interrupted.stderr).toContain("run the same command again to resume")
+    // The judgments are in the store, not in a judgments.jsonl (and the URL's password is masked).
+    expect(interrupted.stderr).toMatch(/judgments are saved in postgres:\/\/\S+ \(run /)
+    expect(interrupted.stderr).not.toContain("judgments.jsonl")
     const second = start(args)
     await waitFor("three quarters of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 3) / 4 || second.exited(), 60_000)
     second.child.kill("SIGKILL")
