@@ -52,7 +52,6 @@ export interface SharedLimitStats {
 
 export const makeSharedLimit = () => {
   let requests: RateGate.Gcra | undefined
-  let requestsKey = ""
   let tokens: RateGate.Gcra | undefined
   let pausedUntil = 0
   // Learning (as RateGate's; see there)
@@ -86,15 +85,7 @@ export const makeSharedLimit = () => {
   /** The learned rate's probe upward, as time passes without a 429. */
   const probe = (now: number) => {
     if (learnedPerMs === undefined || now <= lastProbeAt) return
-    const below = ceilingPerMs === undefined || learnedPerMs < ceilingPerMs * 0.97
-    const quiet = Math.max(0, now - lastCutAt - RateGate.ACCELERATE_AFTER_MS)
-    const step = ceilingPerMs === undefined
-      ? RateGate.DISCOVERY_PROBE_PER_MS
-      : below
-      ? RateGate.FAST_PROBE_PER_MS
-      : Math.min(RateGate.FAST_PROBE_PER_MS, RateGate.PROBE_PER_MS * (1 + quiet / 1000))
-    const cap = below && ceilingPerMs !== undefined ? ceilingPerMs * 0.97 : Number.POSITIVE_INFINITY
-    learnedPerMs = Math.max(learnedPerMs, Math.min(learnedPerMs * (1 + step * (now - lastProbeAt)), cap))
+    learnedPerMs = RateGate.probedRate(learnedPerMs, ceilingPerMs, now, lastProbeAt, lastCutAt)
     lastProbeAt = now
   }
 
@@ -106,13 +97,11 @@ export const makeSharedLimit = () => {
     const pace = pacePerMs()
     if (pace !== undefined) {
       const burst = Math.max(1, limit.burst ?? (limit.rpm !== undefined ? limit.rpm / 60 : 1))
-      const key = `${burst}`
-      if (requests === undefined || requestsKey !== key) {
+      if (requests === undefined || requests.capacity !== burst) {
         // A --burst given says the server takes that many at once: start one short of it. Without
         // one, start with a single request (the bucket fills while the cluster is idle): runners
         // joining a run must not open with a wave the server's bucket may be smaller than.
         requests = new RateGate.Gcra(pace, burst, limit.burst !== undefined ? 1 : burst)
-        requestsKey = key
       }
       requests.perMs = pace
       at = requests.earliest(at, 1)
@@ -150,9 +139,7 @@ export const makeSharedLimit = () => {
         lastCutAt = now
         cuts++
         if (observed > 0 && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = observed
-        const current = pacePerMs()
-        const base = current === undefined ? (observed > 0 ? observed : undefined) : observed > 0 ? Math.min(current, observed) : current
-        if (base !== undefined) learnedPerMs = Math.max(base * RateGate.LEARN_DECREASE, 1 / 60_000)
+        learnedPerMs = RateGate.cutRate(pacePerMs(), observed) ?? learnedPerMs
       } else if (learnedPerMs !== undefined && observed > 0 && observed * RateGate.LEARN_DECREASE < learnedPerMs) {
         // The same episode's other 429s arrive after the cut (their calls were in flight): each one
         // the cut counted as getting through lowers the estimate to what really did.
@@ -160,11 +147,9 @@ export const makeSharedLimit = () => {
         if (ceilingPerMs !== undefined && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = Math.min(ceilingPerMs, observed)
       }
       lastProbeAt = now
-      if (requests !== undefined && pacePerMs() !== undefined) requests.perMs = pacePerMs()!
     }
-    const pace = pacePerMs()
-    const fallback = Math.min(RateGate.MAX_DEFAULT_PAUSE_MS, RateGate.DEFAULT_PAUSE_MS * 2 ** Math.min(5, consecutive429 - 1))
-    const ms = Math.min(report.maxPauseMs, report.retryAfterMs ?? (pace !== undefined ? Math.max(1 / pace, 50) : fallback))
+    // (The request bucket takes the new pace at the next reservation.)
+    const ms = Math.min(report.maxPauseMs, report.retryAfterMs ?? RateGate.pauseAfter429(pacePerMs(), consecutive429))
     lastPauseAt = now
     pausedUntil = Math.max(pausedUntil, now + ms)
   }

@@ -163,22 +163,56 @@ export const PACE_MARGIN = 0.95
 /** A learned rate starts 10% under what the server let through when it said no. */
 export const LEARN_DECREASE = 0.9
 /** A learned rate is probed upward by 1% per second without a 429 … */
-export const PROBE_PER_MS = 0.01 / 1000
+const PROBE_PER_MS = 0.01 / 1000
 /** … by 10% per second while it is well under the rate the server last allowed … */
-export const FAST_PROBE_PER_MS = 0.1 / 1000
+const FAST_PROBE_PER_MS = 0.1 / 1000
 /** … and by 50% per second while that rate is not known yet (the first guess may be far off). */
-export const DISCOVERY_PROBE_PER_MS = 0.5 / 1000
+const DISCOVERY_PROBE_PER_MS = 0.5 / 1000
 /** Successes needed in the window before they are taken for a rate. */
 export const MIN_SUCCESSES = 5
 /** After this long without a 429, the slow probe speeds up by 1% per second each second. */
-export const ACCELERATE_AFTER_MS = 5000
+const ACCELERATE_AFTER_MS = 5000
 /** The window over which successful starts are counted to learn a rate. */
 export const OBSERVE_MS = 5000
 /** A 429 without Retry-After pauses 1 s, doubling while 429s follow each other (capped at 30 s). */
 export const DEFAULT_PAUSE_MS = 1000
-export const MAX_DEFAULT_PAUSE_MS = 30_000
+const MAX_DEFAULT_PAUSE_MS = 30_000
 /** Restarts after a pause spread over at most this long. */
 const MAX_JITTER_MS = 1000
+
+/**
+ * A learned rate probed upward from `lastProbeAt` to `now`: quickly back to just under the rate the
+ * server last allowed (`ceilingPerMs`), or up to where it says no when that is not known yet; then
+ * creeping above it, faster the longer no 429 came since `lastCutAt` (the estimate may have been low).
+ */
+export const probedRate = (learnedPerMs: number, ceilingPerMs: number | undefined, now: number, lastProbeAt: number, lastCutAt: number): number => {
+  const below = ceilingPerMs === undefined || learnedPerMs < ceilingPerMs * 0.97
+  const quiet = Math.max(0, now - lastCutAt - ACCELERATE_AFTER_MS)
+  const step = ceilingPerMs === undefined
+    ? DISCOVERY_PROBE_PER_MS
+    : below
+    ? FAST_PROBE_PER_MS
+    : Math.min(FAST_PROBE_PER_MS, PROBE_PER_MS * (1 + quiet / 1000))
+  const cap = below && ceilingPerMs !== undefined ? ceilingPerMs * 0.97 : Number.POSITIVE_INFINITY
+  return Math.max(learnedPerMs, Math.min(learnedPerMs * (1 + step * (now - lastProbeAt)), cap))
+}
+
+/**
+ * The rate to learn at a 429 (per ms): 10% under the lower of the current pace and the rate observed
+ * getting through (0: not enough seen); undefined when neither is known.
+ */
+export const cutRate = (currentPerMs: number | undefined, observedPerMs: number): number | undefined => {
+  const base = currentPerMs === undefined
+    ? (observedPerMs > 0 ? observedPerMs : undefined)
+    : observedPerMs > 0 ? Math.min(currentPerMs, observedPerMs) : currentPerMs
+  return base === undefined ? undefined : Math.max(base * LEARN_DECREASE, 1 / 60_000)
+}
+
+/** The pause after a 429 without Retry-After: one start's worth at the pace, else 1 s doubling per consecutive pause (capped). */
+export const pauseAfter429 = (pacePerMs: number | undefined, consecutive429: number): number =>
+  pacePerMs !== undefined
+    ? Math.max(1 / pacePerMs, 50)
+    : Math.min(MAX_DEFAULT_PAUSE_MS, DEFAULT_PAUSE_MS * 2 ** Math.min(5, consecutive429 - 1))
 
 export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Type"]> =>
   Effect.gen(function*() {
@@ -296,15 +330,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         // Quickly back to just under the rate the server last allowed (or up to where it says no,
         // when that is not known yet); then creep above it, faster the longer no 429 comes (the
         // estimate may have been low).
-        const below = ceilingPerMs === undefined || learnedPerMs < ceilingPerMs * 0.97
-        const quiet = Math.max(0, now - lastCutAt - ACCELERATE_AFTER_MS)
-        const step = ceilingPerMs === undefined
-          ? DISCOVERY_PROBE_PER_MS
-          : below
-          ? FAST_PROBE_PER_MS
-          : Math.min(FAST_PROBE_PER_MS, PROBE_PER_MS * (1 + quiet / 1000))
-        const cap = below && ceilingPerMs !== undefined ? ceilingPerMs * 0.97 : Number.POSITIVE_INFINITY
-        learnedPerMs = Math.max(learnedPerMs, Math.min(learnedPerMs * (1 + step * (now - lastProbeAt)), cap))
+        learnedPerMs = probedRate(learnedPerMs, ceilingPerMs, now, lastProbeAt, lastCutAt)
         lastProbeAt = now
         applyPace()
       }
@@ -330,10 +356,9 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         const seen = successes.count(now)
         const observed = seen >= MIN_SUCCESSES ? successes.rate(now, firstStartAt ?? now, 1000) : 0
         if (observed > 0 && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = observed
-        const current = pacePerMs()
-        const base = current === undefined ? (observed > 0 ? observed : undefined) : observed > 0 ? Math.min(current, observed) : current
-        if (base !== undefined && learn) {
-          learnedPerMs = Math.max(base * LEARN_DECREASE, 1 / 60_000)
+        const cut = cutRate(pacePerMs(), observed)
+        if (cut !== undefined && learn) {
+          learnedPerMs = cut
           lastProbeAt = now
           applyPace()
         }
@@ -342,9 +367,7 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         const needed = pace !== undefined && latencyMs !== undefined ? Math.ceil(pace * latencyMs * 1.25) : 1
         setLimit(Math.max(1, Math.min(permits.limit(), Math.max(needed, Math.floor(permits.limit() / 2)))))
       }
-      const pace = pacePerMs()
-      const fallback = Math.min(MAX_DEFAULT_PAUSE_MS, DEFAULT_PAUSE_MS * 2 ** Math.min(5, consecutive429 - 1))
-      setPause(now, error.retryAfterMs ?? (pace !== undefined ? Math.max(1 / pace, 50) : fallback))
+      setPause(now, error.retryAfterMs ?? pauseAfter429(pacePerMs(), consecutive429))
     }
 
     /**
