@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
-import { Judge } from "../judges/Judge.js"
+import * as Judgments from "../engine/Judgments.js"
 import { scanInput } from "../load/Rows.js"
 import { isPipelineName, loadPipeline } from "../engine/LoadPipeline.js"
 import * as Either from "effect/Either"
@@ -20,7 +20,6 @@ import { precomputed, Retriever } from "../engine/Retriever.js"
 import { run } from "../engine/Runner.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, type Reporter } from "../report/Reporter.js"
-import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
 
 const Manifest = Schema.Struct({
@@ -78,17 +77,15 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
     if (scan.sha256 !== m.input.sha256) {
       return yield* new InputError({ file: input, problem: `changed since run ${m.runId} was made (sha256 differs); its judgments no longer describe this file` })
     }
-    // Stands in for the run's judge so keys and identity match; it is never called.
-    const replayJudge = Layer.succeed(Judge, {
+    // The run's judge, as far as keys and the run's identity go: nothing is called, the journal answers.
+    const replay = Judgments.layerReplay({
       provider: m.judge.provider,
       model: m.judge.model,
       label: m.judge.label,
       params: m.judge.params,
       endpoint: m.judge.endpoint,
-      local: false,
-      judge: () => Effect.dieMessage("report must not call a judge"),
-      judgeList: () => Effect.dieMessage("report must not call a judge")
-    })
+      local: m.judge.provider === "heuristic"
+    }, { partial: options.partial })
     return yield* run(pipeline, {
       input,
       outRoot: Path.dirname(Path.dirname(runDir)),
@@ -103,14 +100,11 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,
-      replay: true,
-      partial: options.partial,
       details: options.details
     }).pipe(Effect.provide(Layer.mergeAll(
-      replayJudge,
+      replay,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       options.journal ?? JudgmentJournal.layerFile,
-      JudgmentCache.layerNone,
       reportersLayer(reporters),
       Progress.layerSilent
     )))

@@ -6,7 +6,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { thousands } from "../domain/Numbers.js"
-import type { Judge, PreflightReport } from "../judges/Judge.js"
+import type { PreflightReport } from "../judges/Judge.js"
+import type { StructuredOutput } from "../providers/LlmProvider.js"
+import type { RateGateStats } from "../providers/RateGate.js"
 import { cost, type Cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
 import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
 import { Reporters } from "../report/Reporter.js"
@@ -24,12 +26,12 @@ export const manifestOf = <R, S>(parts: {
   readonly identityHash: string
   readonly input: Validated
   readonly rubricList: ReadonlyArray<Rubric>
-  readonly judge: Judge["Type"]
+  readonly structuredOutput?: (() => StructuredOutput) | undefined
   readonly startedAt: string
   readonly preflight: () => PreflightReport | undefined
 }) =>
 (extra: Record<string, unknown>) => {
-  const { pipeline, options, info, judge } = parts
+  const { pipeline, options, info } = parts
   const preflight = parts.preflight()
   return {
     tool: "rag-eval",
@@ -52,15 +54,15 @@ export const manifestOf = <R, S>(parts: {
     price: options.price ?? null,
     prompts: parts.rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
     ...(preflight === undefined ? {} : { preflight }),
-    ...(judge.structuredOutput === undefined ? {} : { structuredOutput: judge.structuredOutput() }),
+    ...(parts.structuredOutput === undefined ? {} : { structuredOutput: parts.structuredOutput() }),
     startedAt: parts.startedAt,
     ...extra
   }
 }
 
 /** The progress line's view of the gate: the concurrency level, 429s met, the pace, a pause under way. */
-export const gateDetail = (judge: Judge["Type"]) =>
-  judge.gate === undefined ? undefined : Effect.flatMap(judge.gate, (g) =>
+export const gateDetail = (gate: Effect.Effect<RateGateStats> | undefined) =>
+  gate === undefined ? undefined : Effect.flatMap(gate, (g) =>
     Effect.map(Clock.currentTimeMillis, (now) =>
       [
         `concurrency ${g.concurrency.current}/${g.concurrency.max}`,
@@ -70,8 +72,8 @@ export const gateDetail = (judge: Judge["Type"]) =>
       ].join(" · ")))
 
 /** What the rate gate did (remote judges): the concurrency it settled on, the 429s it met, the pace. */
-export const gateFigures = (judge: Judge["Type"]) =>
-  judge.gate === undefined ? Effect.succeed({}) : Effect.map(judge.gate, (g) => ({
+export const gateFigures = (gate: Effect.Effect<RateGateStats> | undefined) =>
+  gate === undefined ? Effect.succeed({}) : Effect.map(gate, (g) => ({
     rateControl: {
       concurrency: { max: g.concurrency.max, min: g.concurrency.min, final: g.concurrency.current },
       rateLimited: g.rateLimited,
@@ -84,14 +86,16 @@ export const writeIteration = <R, S>(parts: {
   readonly pipeline: Pipeline<R, S>
   readonly options: RunOptions
   readonly info: RunInfo
-  readonly judge: Judge["Type"]
   readonly iteration: number
   readonly summary: S
   readonly recordsPath: string
   readonly cost: Cost
+  /** `report --partial`: the reports say they cover only the cases the journal holds whole. */
+  readonly partial: boolean
 }) =>
   Effect.gen(function*() {
-    const { pipeline, options, info, judge, iteration, summary, recordsPath } = parts
+    const { pipeline, options, info, iteration, summary, recordsPath } = parts
+    const judge = info.judge
     const reporters = yield* Reporters
     const files: Array<string> = []
     const metricsPath = Path.join(info.runDir, `metrics-iteration-${iteration}.json`)
@@ -113,7 +117,7 @@ export const writeIteration = <R, S>(parts: {
         view: pipeline.report as never,
         stem,
         metrics: pipeline.aggregate.metrics?.(summary),
-        partial: partialNote(options, info),
+        partial: partialNote(parts.partial, info),
         details: options.details
       })
       files.push(...written)
@@ -122,8 +126,8 @@ export const writeIteration = <R, S>(parts: {
   })
 
 /** What every page of a partial report says (`report --partial`); undefined for a complete run. */
-export const partialNote = (options: RunOptions, info: RunInfo): string | undefined =>
-  options.partial === true
+export const partialNote = (partial: boolean, info: RunInfo): string | undefined =>
+  partial
     ? `rendered from what the journal of a stopped run holds: only cases whose every judgment is there are shown (the input has ${thousands(info.input.cases)} cases); metrics cover those cases only`
     : undefined
 
@@ -136,6 +140,7 @@ export const writeFinal = <R, S>(parts: {
   readonly recordFiles: ReadonlyArray<string>
   readonly costs: ReadonlyArray<Cost>
   readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number }
+  readonly partial: boolean
 }) =>
   Effect.gen(function*() {
     const { pipeline, options, info, summaries, costs } = parts
@@ -155,11 +160,11 @@ export const writeFinal = <R, S>(parts: {
     }
     if (options.iterations > 1) {
       for (const reporter of yield* Reporters) {
-        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(options, info)))
+        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(parts.partial, info)))
       }
     }
     const summaryPath = Path.join(info.runDir, "summary.json")
-    yield* writeJsonAtomic(summaryPath, summaryJson({ info, judgments: parts.judgments, cost: totalCost, final, summaries, partial: options.partial === true }))
+    yield* writeJsonAtomic(summaryPath, summaryJson({ info, judgments: parts.judgments, cost: totalCost, final, summaries, partial: parts.partial }))
     files.push(summaryPath)
     return { totalCost, files }
   })

@@ -59,12 +59,35 @@ export const isListSpec = (spec: JudgeSpec): spec is ListSpec => "items" in spec
 /** Judgments a spec stands for. */
 export const specJudgments = (spec: JudgeSpec): number => isListSpec(spec) ? spec.items.length : 1
 
-/** The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM. */
+/**
+ * The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM.
+ *
+ * A chained stage builds later judgments from the results of earlier ones of the same case (claims
+ * extracted, then checked): `tasks` gives the first round, `next` each following round from every
+ * judgment made so far, until it returns none. Every judgment of every round is keyed by its own
+ * inputs, so the journal, the cache, resume, `--batch` (a round per batch) and `--cluster` treat it
+ * like any other; the engine needs nothing else from the stage.
+ */
 export interface JudgeStage {
   /** Rubric ids used; loaded (and hashed) before the run starts. */
   readonly rubrics: ReadonlyArray<string>
+  /** The first round of judgments. */
   readonly tasks: (c: EvalCase) => ReadonlyArray<JudgeSpec>
+  /**
+   * The next round, from the judgments made so far (in the order of their specs, round by round);
+   * empty when the case needs no more. Deterministic: a resume replays the same rounds.
+   */
+  readonly next?: ((c: EvalCase, earlier: ReadonlyArray<Judgment>) => ReadonlyArray<JudgeSpec>) | undefined
+  /**
+   * Every spec of every round, with stand-in inputs for the rounds that depend on results (e.g. the
+   * text to decompose standing in for its claims): what progress counts and `--dry-run` prices
+   * before anything is judged. Defaults to `tasks` (a stage without `next`).
+   */
+  readonly planned?: ((c: EvalCase) => ReadonlyArray<JudgeSpec>) | undefined
 }
+
+/** Every spec a case is expected to need, across rounds (see `JudgeStage.planned`). */
+export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> => (stage.planned ?? stage.tasks)(c)
 
 /**
  * Everything known about the run that scoring and reports may show. Deliberately holds no clock

@@ -11,12 +11,12 @@ import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
-import { Judge } from "../judges/Judge.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
-import { isListSpec, type Pipeline, type RunInfo, specJudgments } from "./Pipeline.js"
+import { Judgments } from "./Judgments.js"
+import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
@@ -40,7 +40,8 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
           return Effect.flatMap(line, (first) =>
             Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${first})` })))
         }
-        const specs = pipeline.judge.tasks(c)
+        // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
+        const specs = plannedSpecs(pipeline.judge, c)
         for (const spec of specs) {
           const rubric = rubrics.get(spec.rubric)
           if (rubric === undefined) {
@@ -100,7 +101,7 @@ const validatedBefore = (runDir: string, identityHash: string, sha: string): Val
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
 export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    const judge = yield* Judge
+    const judge = (yield* Judgments).identity
     const retriever = yield* Retriever
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
