@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import * as Judgments from "../engine/Judgments.js"
 import { scanInput } from "../load/Rows.js"
-import { isPipelineName, loadPipeline } from "../engine/LoadPipeline.js"
+import { isPipelineName, loadPipeline, promptDirsFor } from "../engine/LoadPipeline.js"
 import * as Either from "effect/Either"
 import { instantiate } from "../engine/Pipeline.js"
 import { decodeVariables } from "../retrieval/RetrievalSetup.js"
@@ -65,7 +65,8 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
     const from = (p: string) => (Path.isAbsolute(p) || m.cwd === undefined ? p : Path.resolve(m.cwd, p))
     if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
     // The pipeline with the options it ran with, not whatever this shell or config has.
-    const definition = yield* loadPipeline(isPipelineName(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file))
+    const pipelineFile = isPipelineName(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file)
+    const definition = yield* loadPipeline(pipelineFile)
     const pipelineOptions = m.options !== undefined
       ? recordedToOptions(m.options)
       : Either.map(Either.mapLeft(decodeVariables(m.env ?? {}), (e) => e.message), (d) => d.options)
@@ -96,6 +97,7 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       maxFailures: m.maxFailures ?? 0,
       command: m.command,
       pipelineFile: m.pipeline.file,
+      promptDirs: promptDirsFor(pipelineFile),
       columns: m.columns,
       price: m.price ?? undefined,
       fresh: false,

@@ -13,7 +13,7 @@ import { batchOptions } from "./BatchFlags.js"
 import { judgeLayer } from "./JudgeLayer.js"
 import * as Judgments from "../engine/Judgments.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
-import { loadPipeline } from "../engine/LoadPipeline.js"
+import { loadPipeline, promptDirsFor } from "../engine/LoadPipeline.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
 import { parseFailUnder } from "../report/Gate.js"
@@ -86,6 +86,7 @@ export const runAction = (flags: RunFlags) =>
       maxFailures: flags.maxFailures,
       command: commandLine(),
       pipelineFile: flags.pipeline,
+      promptDirs: promptDirsFor(flags.pipeline),
       runId: Option.getOrUndefined(flags.runId),
       fresh: flags.fresh,
       retryFailed: flags.retryFailed,

@@ -17,7 +17,8 @@ export interface RunOptions {
   readonly runId?: string | undefined
   readonly fresh: boolean
   readonly retryFailed: boolean
-  readonly promptsDir?: string | undefined
+  /** Where rubric files are looked for, in order (default: the package's `prompts/`). */
+  readonly promptDirs?: ReadonlyArray<string> | undefined
   /** Column/field renames from `--columns`. */
   readonly columns?: Readonly<Record<string, string>> | undefined
   /** Price of the judge's model (undefined: unknown, reported as such). */

@@ -106,7 +106,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
-    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptsDir))
+    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,

@@ -67,19 +67,29 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
     })
   )
 
-/** Load `prompts/<id>.json`, e.g. `rag-answers/groundedness`. */
-export const loadRubric = (id: string, promptsDir: string = defaultPromptsDir) =>
+/**
+ * Load `<dir>/<id>.json` (e.g. `rag-answers/groundedness`) from the first of `dirs` that has it: a
+ * user's pipeline looks in the `prompts/` beside its file, then in the package's.
+ */
+export const loadRubric = (id: string, dirs: string | ReadonlyArray<string> = defaultPromptsDir) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const path = Path.join(promptsDir, `${id}.json`)
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError(() => new InputError({ file: path, problem: `prompt file not found for rubric "${id}"` }))
-    )
-    const rubric = yield* parseRubric(text, path)
-    if (rubric.id !== id) {
-      return yield* new InputError({ file: path, field: "id", problem: `expected "${id}", found "${rubric.id}"` })
+    const candidates = (typeof dirs === "string" ? [dirs] : dirs).map((dir) => Path.join(dir, `${id}.json`))
+    for (const path of candidates) {
+      if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) continue
+      const text = yield* fs.readFileString(path).pipe(
+        Effect.mapError((e) => new InputError({ file: path, problem: `cannot read the prompt file of rubric "${id}": ${e.message}` }))
+      )
+      const rubric = yield* parseRubric(text, path)
+      if (rubric.id !== id) {
+        return yield* new InputError({ file: path, field: "id", problem: `expected "${id}", found "${rubric.id}"` })
+      }
+      return rubric
     }
-    return rubric
+    return yield* new InputError({
+      file: candidates[0]!,
+      problem: `prompt file not found for rubric "${id}"${candidates.length > 1 ? ` (looked for ${candidates.join(", ")})` : ""}`
+    })
   })
 
 /** Tags the templates use as data delimiters (`<data name="…">…</data>`); a test checks `prompts/` uses no other. */
