@@ -14,7 +14,7 @@ import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFai
 import { thousands } from "../domain/Numbers.js"
 import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
 import { spentBefore } from "./Spent.js"
-import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
+import { removeLeftovers } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
 import { ClusterJudging } from "./RemoteJudging.js"
 import { withOverlay } from "../store/JournalOverlay.js"
@@ -22,7 +22,9 @@ import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
-import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration } from "./Outputs.js"
+import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
+import { CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
+import * as Schema from "effect/Schema"
 import type { Pipeline } from "./Pipeline.js"
 import { recordsWriter } from "./Records.js"
 import type { RunOptions, RunOutcome } from "./RunTypes.js"
@@ -86,14 +88,14 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const replay = core.mode === "replay"
     const manifestPath = Path.join(runDir, "manifest.json")
     const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, structuredOutput: judgments.structuredOutput, startedAt: new Date().toISOString(), preflight: core.preflight })
-    const writeManifest = (value: unknown) => replay ? Effect.void : writeJsonAtomic(manifestPath, value)
-    yield* writeManifest(manifest({ status: "running" }))
+    const saveManifest = (value: Manifest) => replay ? Effect.void : writeManifest(manifestPath, value)
+    yield* saveManifest(manifest({ status: "running" }))
 
     /** Stopped by Ctrl+C, or by a fatal provider error: the manifest says so; the journal holds what finished. */
     const stopped = () =>
       Effect.flatMap(gateFigures(judgments.gate), (gate) => {
         const fatal = core.fatal()
-        return writeManifest(manifest({
+        return saveManifest(manifest({
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
@@ -120,17 +122,24 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       const phase = yield* runBatchPhase({
         pipeline, options, batch: options.batch, runId, runDir, retriever, journal, progress, core, calls: judgments.calls
       }).pipe(Effect.catchTag("FatalJudgeError", (e) =>
-        writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
+        saveManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
       batchPhase = phase
       for (const key of phase.collected) collected.add(key)
       if (phase.outcome === "stopped") return yield* stopped()
       if (phase.outcome === "detached") {
-        yield* writeManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
+        yield* saveManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
         return yield* new BatchDetached({ inFlight: phase.inFlight, batches: phase.openBatches, runDir })
       }
     }
 
     const scheduling = { pipeline, options, retriever, rubrics, core, workers: remote?.workers ?? options.concurrency }
+    const perCase = pipeline.score.perCase
+    const encodeCase = Schema.encodeSync(CaseMetrics)
+    /** A record's `case-metrics-iteration-N.jsonl` line. */
+    const caseLine = (record: R, iteration: number) => {
+      const { caseId, line, metrics, failed } = perCase!.of(record)
+      return JSON.stringify(encodeCase({ caseId, line, iteration, metrics, failed }))
+    }
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
     const costs: Array<Cost> = []
@@ -138,18 +147,26 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
+      const casesPath = Path.join(runDir, caseMetricsFile(iteration))
       const tokens = noTokens()
+      const judged = { judgments: { ok: 0, failed: 0 }, tokens: { input: 0, output: 0 } }
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
+          // Each record's per-case metrics (`compare` pairs cases by them), when the pipeline declares them.
+          const cases = perCase === undefined ? undefined : yield* recordsWriter(casesPath)
           let folded = pipeline.aggregate.init(info)
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record) =>
-            Effect.map(writer.write(JSON.stringify(record)), () => {
+            Effect.gen(function*() {
+              yield* writer.write(JSON.stringify(record))
+              if (cases !== undefined) yield* cases.write(caseLine(record, iteration))
               folded = pipeline.aggregate.add(folded, record)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
           if (core.stopping()) return yield* stopped()
           yield* writer.close
+          if (cases !== undefined) yield* cases.close
+          judged.judgments = { ok: state.done - state.failed, failed: state.failed }
           return folded
         })), gateDetail(judgments.gate))
       const summary = pipeline.aggregate.finish(acc, info)
@@ -158,7 +175,8 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       recordFiles.push(recordsPath)
       costs.push(iterationCost)
       files.push(recordsPath)
-      files.push(...yield* writeIteration({ pipeline, options, info, iteration, summary, recordsPath, cost: iterationCost, partial: core.partial }))
+      if (perCase !== undefined) files.push(casesPath)
+      files.push(...yield* writeIteration({ pipeline, options, info, iteration, summary, recordsPath, cost: iterationCost, partial: core.partial, judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } } }))
     }
 
     const counts = { total: tally.total, ok: tally.ok, failed: tally.failed }
@@ -172,7 +190,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       cost: final.totalCost,
       files
     }
-    yield* writeManifest(manifest({
+    yield* saveManifest(manifest({
       ...(yield* gateFigures(judgments.gate)),
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),

@@ -9,8 +9,8 @@
  * Per case (grades g_1..g_n in rank order, 0–3):
  *   totalCourses       = n
  *   averageRelevance   = Σ g_i / n
- *   highlyRelevantRate = 100 · |{ g_i = 3 }| / n      (percent)
- *   irrelevantRate     = 100 · |{ g_i = 0 }| / n      (percent)
+ *   highlyRelevantRate = |{ g_i = 3 }| / n      (a fraction, 0–1; reports print it as a percentage)
+ *   irrelevantRate     = |{ g_i = 0 }| / n      (a fraction; lower is better)
  *   NDCG@k             = DCG@k / IDCG@k, linear gain: DCG@k = Σ_{i≤k} g_i / log2(i + 1), IDCG from the
  *                        judge's own grades sorted descending (proxy: no ground truth); IDCG = 0 → 0, flagged
  *   Precision@k        = |{ i ≤ k : g_i ≥ 2 }| / k    (k in the denominator, even for shorter lists)
@@ -24,6 +24,8 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
@@ -201,16 +203,19 @@ export const courseLabel = (p: Passage): string => {
 // ---------------------------------------------------------------------------------------------
 // Score and aggregate
 
-export const courseMetricNames = [
-  "totalCourses",
-  "averageRelevance",
-  "highlyRelevantRate",
-  "irrelevantRate",
-  "ndcg@5",
-  "ndcg@10",
-  "precision@5",
-  "precision@10"
-] as const
+/** The SPEC §2.3 per-case metrics, in report order. */
+export const courseMetricSpecs: ReadonlyArray<MetricSpec> = [
+  Metric.count("totalCourses", "courses retrieved", "none"),
+  Metric.score("averageRelevance", "mean grade of the courses (0–3)", 0, 3),
+  Metric.fraction("highlyRelevantRate", "share of courses graded 3 (highly relevant)"),
+  Metric.fraction("irrelevantRate", "share of courses graded 0 (irrelevant)", "lower"),
+  Metric.fraction("ndcg@5", "NDCG@5, linear gain, ideal = the judge's grades sorted (proxy)"),
+  Metric.fraction("ndcg@10", "NDCG@10, linear gain, ideal = the judge's grades sorted (proxy)"),
+  Metric.fraction("precision@5", "courses graded ≥ 2 in the top 5, / 5"),
+  Metric.fraction("precision@10", "courses graded ≥ 2 in the top 10, / 10")
+]
+
+export const courseMetricNames = courseMetricSpecs.map((m) => m.name)
 
 /** Relevant ⇔ grade ≥ 2 (fairly or highly relevant). */
 export const RELEVANT_AT = 2
@@ -219,7 +224,7 @@ export const RELEVANT_AT = 2
 export const courseMetrics: QueryMetrics = (grades) => {
   const known = grades.filter((g): g is number => g !== null)
   const n = known.length
-  const share = (pred: (g: number) => boolean) => (n === 0 ? null : (100 * known.filter(pred).length) / n)
+  const share = (pred: (g: number) => boolean) => (n === 0 ? null : known.filter(pred).length / n)
   const complete = known.length === grades.length
   const flagged: Array<string> = []
   const cut = (k: number) => {
@@ -246,10 +251,10 @@ export const courseMetrics: QueryMetrics = (grades) => {
 }
 
 export const courseScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: courseMetrics, label: courseLabel, query: (c) => c.question, context: (c) => ({ skill: skillOf(c) }) })
+  gradedScore({ metrics: courseMetrics, declared: courseMetricSpecs, label: courseLabel, query: (c) => c.question, context: (c) => ({ skill: skillOf(c) }) })
 
 export const courseSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: courseMetricNames, key: "ndcg@10" })
+  gradedSummary({ metrics: courseMetricSpecs, key: "ndcg@10" })
 
 // ---------------------------------------------------------------------------------------------
 // Interpretation bands

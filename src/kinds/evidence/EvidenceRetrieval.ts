@@ -23,6 +23,8 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
@@ -199,7 +201,40 @@ const excerpt = (text: string) => {
 export const queryCost = (usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined, pricePer1K: number | undefined): number | null =>
   usage === undefined || pricePer1K === undefined ? null : ((usage.inputTokens + usage.outputTokens) / 1000) * pricePer1K
 
+/**
+ * The per-query evidence metrics, under the names of their means (the macro metrics): a query's
+ * Precision@5, coverage, full coverage, AP, RR and hit. EvidenceRecall@k is micro (covered spans over
+ * all spans of the run), so it has no per-query value of its own.
+ */
+export const evidenceCaseMetrics: ReadonlyArray<MetricSpec> = [
+  Metric.fraction("Precision@5", "chunks covering ≥ 1 gold span in the top 5, / 5"),
+  Metric.fraction("PerQueryCoverage@3", "gold spans covered by the top 3 / the query's gold spans"),
+  Metric.fraction("PerQueryCoverage@10", "gold spans covered by the top 10 / the query's gold spans"),
+  Metric.fraction("FullCoverageRate@3", "1 when every gold span is covered in the top 3"),
+  Metric.fraction("FullCoverageRate@10", "1 when every gold span is covered in the top 10"),
+  Metric.fraction("MAP", "average precision over all ranks (R = relevant chunks in the list)"),
+  Metric.fraction("MRR", "1 / rank of the first relevant chunk (0 if none)"),
+  Metric.fraction("HitRate@10", "1 when a relevant chunk is in the top 10")
+]
+
+const caseValues = (s: EvidenceScores | null): Record<string, number | null> => ({
+  "Precision@5": s?.precisionAt5 ?? null,
+  "PerQueryCoverage@3": s?.coverageAt3 ?? null,
+  "PerQueryCoverage@10": s?.coverageAt10 ?? null,
+  "FullCoverageRate@3": s?.fullCoverageAt3 ?? null,
+  "FullCoverageRate@10": s?.fullCoverageAt10 ?? null,
+  MAP: s?.averagePrecision ?? null,
+  MRR: s?.reciprocalRank ?? null,
+  "HitRate@10": s?.hitAt10 ?? null
+})
+
 export const evidenceScore = (settings: EvidenceSettings = defaultSettings): ScoreStage<EvidenceRecord> => ({
+  perCase: {
+    declared: () => evidenceCaseMetrics,
+    of: (r) => ({
+      caseId: r.caseId,
+      line: r.line, metrics: caseValues(r.scores), failed: r.scores === null })
+  },
   score: (c, _judgments, iteration) => {
     const gold = c.gold ?? []
     const failed = c.retrieval?.status === "failed"
@@ -363,6 +398,13 @@ export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, op
       return acc
     },
     metrics: (s) => ({ ...s.metrics, retrievalFailures: s.retrievalFailures.count, ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd }) }),
+    headline: () => [
+      ...evidenceCaseMetrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
+      Metric.fraction("EvidenceRecall@3", "gold spans covered by the top 3 / all gold spans of the run (micro)"),
+      Metric.fraction("EvidenceRecall@10", "gold spans covered by the top 10 / all gold spans of the run (micro)"),
+      Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)"),
+      Metric.usd("costUsd", "the queries' retrieval cost, from their reported tokens (when priced)")
+    ],
     lowScores: (s) => ({ lowest: s.lowest, withoutGold: s.withoutGold, retrievalFailures: s.retrievalFailures }),
     finish: (accU): EvidenceRunSummary => {
       const acc = accU as Acc

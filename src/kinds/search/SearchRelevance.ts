@@ -21,6 +21,8 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
@@ -182,7 +184,15 @@ export const hitLabel = (p: Passage): string => {
   return one.length > 80 ? `${one.slice(0, 79)}…` : one
 }
 
-export const searchMetricNames = ["ndcg", "ndcg@10", "map", "mrr"] as const
+/** The per-query metrics (exponential gain; relevant ⇔ grade ≥ 2), in report order. */
+export const searchMetricSpecs: ReadonlyArray<MetricSpec> = [
+  Metric.fraction("ndcg", "NDCG over every hit, gain 2^grade − 1, ideal = the judged grades sorted (proxy)"),
+  Metric.fraction("ndcg@10", "NDCG@10, gain 2^grade − 1 (proxy)"),
+  Metric.fraction("map", "average precision (relevant ⇔ grade ≥ 2; R = relevant hits in the list)"),
+  Metric.fraction("mrr", "1 / rank of the first relevant hit (0 if none)")
+]
+
+export const searchMetricNames = searchMetricSpecs.map((m) => m.name)
 
 /** Relevant ⇔ grade ≥ 2. */
 export const RELEVANT_AT = 2
@@ -204,7 +214,7 @@ export const searchMetrics: QueryMetrics = (grades) => {
 }
 
 export const searchScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: searchMetrics, label: hitLabel, query: (c) => c.question })
+  gradedScore({ metrics: searchMetrics, declared: searchMetricSpecs, label: hitLabel, query: (c) => c.question })
 
 export const searchSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: searchMetricNames, key: "ndcg" })
+  gradedSummary({ metrics: searchMetricSpecs, key: "ndcg" })
