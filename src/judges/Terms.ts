@@ -112,7 +112,9 @@ export const tokensOf = (lower: string): Tokens => {
 /** Content terms of a text (lower-cased, stopwords removed, light-stemmed), in order. */
 export const terms = (text: string): ReadonlyArray<string> => tokensOf(normalise(text).toLowerCase()).terms
 
-const PREFIX = 6
+/** Letters two terms must share at the start to match softly (see `termsMatch`). */
+export const SOFT_MATCH_PREFIX = 6
+const PREFIX = SOFT_MATCH_PREFIX
 
 const sharesStem = (a: string, b: string): boolean => {
   const n = Math.min(a.length, b.length)
@@ -160,10 +162,11 @@ export class TermBag {
 export const EMPTY_BAG = new TermBag([])
 
 /**
- * A sentence ends at . ! ? (or CJK equivalents) followed by white space, or at a line break — but not
- * after a single-letter abbreviation ("U.S.", "e.g.") or a common title ("Dr.", "vs.").
+ * A sentence ends at . ! ? (or CJK equivalents), with any closing quotes or brackets after it,
+ * followed by white space, or at a line break — but not after a single-letter abbreviation ("U.S.",
+ * "e.g.") or a common title ("Dr.", "vs.").
  */
-export const SENTENCE_BREAK = /(?<=[.!?。！？])(?<!(?:^|[\s.])\p{L}\.)(?<!\b(?:mr|mrs|ms|dr|vs|st|prof|fig|approx|no)\.)\s+|\n+/iu
+export const SENTENCE_BREAK = /(?<=[.!?。！？]["'”’)\]]*)(?<!(?:^|[\s.])\p{L}\.)(?<!\b(?:mr|mrs|ms|dr|vs|st|prof|fig|approx|no)\.)\s+|\n+/iu
 
 const ESCAPED_BREAK = /\\r\\n|\\n|\\r/g
 const CURLY_APOSTROPHE = /[\u2018\u2019\u02bc]/g
