@@ -15,7 +15,7 @@
  * as "(no previous conversation)" counts as empty.
  */
 
-import { EMPTY_BAG, hasDigit, normalise, SENTENCE_BREAK, TermBag, termsMatch, tokensOf } from "./Terms.js"
+import { EMPTY_BAG, hasDigit, normalise, splitSentences, TermBag, termsMatch, tokensOf } from "./Terms.js"
 import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
 
 /** The rubric's score range; each heuristic computes on its native range and maps onto this one. */
@@ -75,7 +75,7 @@ class Analysis {
     if (this.sentenceList === undefined) {
       const prose = this.text.includes("```") ? this.text.replace(CODE_FENCE, "\n") : this.text
       const list: Array<Sentence> = []
-      for (const part of prose.split(SENTENCE_BREAK)) {
+      for (const part of splitSentences(prose)) {
         const text = part.trim()
         if (text.length === 0) continue
         const tokens = tokensOf(text.toLowerCase())

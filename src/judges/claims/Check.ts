@@ -47,7 +47,7 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { hasDigit, normalise, SENTENCE_BREAK, SOFT_MATCH_PREFIX, termsMatch, tokensOf } from "../Terms.js"
+import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, tokensOf } from "../Terms.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -188,7 +188,7 @@ class Reading {
     const text = clean(raw)
     const sentences: Array<Sentence> = []
     const postings = new Map<string, Array<number>>()
-    for (const part of text.split(SENTENCE_BREAK)) {
+    for (const part of splitSentences(text)) {
       const t = part.trim()
       if (t.length === 0) continue
       const tokens = termsOf(t, t.toLowerCase())
@@ -215,9 +215,9 @@ class Reading {
     return this.numberSet
   }
 
-  /** The distinct terms of the text with the number of its sentences holding each. */
-  *sentenceCounts(): Iterable<readonly [string, number]> {
-    for (const [term, list] of this.postings) yield [term, list.length]
+  /** How many sentences hold `term` (exact match). */
+  sentencesHolding(term: string): number {
+    return this.postings.get(term)?.length ?? 0
   }
 
   /** The sentences holding a word (stopwords included, exact), for claims without content terms; null when none. */
@@ -330,8 +330,8 @@ interface CaseStats {
   /** Term weights already computed, per model. */
   readonly weights: WeakMap<ClaimModel, Map<string, number>>
   readonly question: Reading
-  /** Sentences of the case holding each term. */
-  readonly df: ReadonlyMap<string, number>
+  /** The case's texts, read. */
+  readonly texts: ReadonlyArray<Reading>
   /** N: the case's sentences. */
   readonly sentences: number
 }
@@ -341,23 +341,21 @@ const caseStats = new WeakMap<CaseTexts, CaseStats>()
 const statsOf = (texts: CaseTexts): CaseStats => {
   let stats = caseStats.get(texts)
   if (stats === undefined) {
-    const df = new Map<string, number>()
+    const raw = [texts.question, texts.answer, texts.reference, ...(texts.contexts ?? []), ...(texts.nuggets ?? [])]
+    const readings = raw.filter((t): t is string => t !== undefined).map(readText)
     let sentences = 0
-    const count = (raw: string | undefined) => {
-      if (raw === undefined) return
-      const reading = readText(raw)
-      sentences += reading.sentences.length
-      for (const [t, n] of reading.sentenceCounts()) df.set(t, (df.get(t) ?? 0) + n)
-    }
-    count(texts.question)
-    count(texts.answer)
-    count(texts.reference)
-    for (const c of texts.contexts ?? []) count(c)
-    for (const n of texts.nuggets ?? []) count(n)
-    stats = { weights: new WeakMap(), question: readText(texts.question ?? ""), df, sentences }
+    for (const r of readings) sentences += r.sentences.length
+    stats = { weights: new WeakMap(), question: readText(texts.question ?? ""), texts: readings, sentences }
     caseStats.set(texts, stats)
   }
   return stats
+}
+
+/** df_t: the case's sentences holding `term` (exact), counted when a claim first needs it. */
+const documentFrequency = (term: string, stats: CaseStats): number => {
+  let df = 0
+  for (const r of stats.texts) df += r.sentencesHolding(term)
+  return df
 }
 
 const weightOf = (term: string, stats: CaseStats | undefined, model: ClaimModel): number => {
@@ -366,7 +364,7 @@ const weightOf = (term: string, stats: CaseStats | undefined, model: ClaimModel)
   if (cache === undefined) stats.weights.set(model, cache = new Map())
   let w = cache.get(term)
   if (w === undefined) {
-    w = model.caseWeights ? Math.log(1 + (stats.sentences + 1) / ((stats.df.get(term) ?? 0) + 1)) : 1
+    w = model.caseWeights ? Math.log(1 + (stats.sentences + 1) / (documentFrequency(term, stats) + 1)) : 1
     if (stats.question.has(term)) w *= model.questionWeight
     if (hasDigit(term)) w *= NUMBER_WEIGHT
     cache.set(term, w)
@@ -377,9 +375,17 @@ const weightOf = (term: string, stats: CaseStats | undefined, model: ClaimModel)
 // ---------------------------------------------------------------------------------------------
 // Checking
 
+/** Per-sentence weights of one check: one buffer, zeroed for each check (checks allocate nothing per sentence). */
+let scratch = new Float64Array(64)
+const heldBuffer = (n: number): Float64Array => {
+  if (scratch.length < n) scratch = new Float64Array(Math.max(n, 2 * scratch.length))
+  scratch.fill(0, 0, n)
+  return scratch
+}
+
 const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, model: ClaimModel): ClaimCheck => {
   const { terms } = claim
-  const held = new Float64Array(text.sentences.length)
+  const held = heldBuffer(text.sentences.length)
   let total = 0
   let inText = 0
   for (const term of terms) {
@@ -393,7 +399,7 @@ const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefin
   if (total === 0) return { verdict: "neutral", support: 0, evidence: null }
   let best: Sentence | undefined
   let bestHeld = 0
-  for (let i = 0; i < held.length; i++) {
+  for (let i = 0; i < text.sentences.length; i++) {
     if (held[i]! > bestHeld) {
       bestHeld = held[i]!
       best = text.sentences[i]

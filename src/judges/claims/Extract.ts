@@ -30,7 +30,7 @@
  *
  * Nuggets are claims already: they are not passed through here.
  */
-import { normalise, SENTENCE_BREAK, tokensOf } from "../Terms.js"
+import { normalise, splitSentences, tokensOf } from "../Terms.js"
 
 /** A line of at most this many words that ends in ":" introduces the list below it. */
 export const LEAD_IN_WORDS = 12
@@ -56,7 +56,7 @@ const termCount = (text: string): number => tokensOf(text.toLowerCase()).terms.l
 /** A line's sentences, lower-case starts merged back into the sentence before. */
 const sentencesOf = (line: string): Array<string> => {
   const out: Array<string> = []
-  for (const raw of line.split(SENTENCE_BREAK)) {
+  for (const raw of splitSentences(line)) {
     const piece = raw.trim()
     if (piece.length === 0) continue
     if (out.length > 0 && LOWER_START.test(piece)) out[out.length - 1] = `${out[out.length - 1]} ${piece}`
