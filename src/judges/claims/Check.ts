@@ -177,8 +177,8 @@ class Reading {
   private numberSet: ReadonlySet<string> | undefined
   /** Exact term → indexes of the sentences holding it, ascending, distinct. */
   private readonly postings: Map<string, Array<number>>
-  /** Six-letter prefix → the text's terms starting with it (candidates of the soft match). */
-  private prefixes: Map<string, Array<string>> | undefined
+  /** `prefixKey` → the text's terms with that prefix (candidates of the soft match). */
+  private prefixes: Map<number, Array<string>> | undefined
   /** Every word → the sentences holding it; built only for a claim without content terms. */
   private wordPostings: Map<string, Array<number>> | undefined
   /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
@@ -243,31 +243,30 @@ class Reading {
 
   /** The sentences holding a term that matches `term` (soft match), ascending; null when none. */
   sentencesWith(term: string): ReadonlyArray<number> | null {
+    // A term shorter than the soft-match prefix matches only itself.
+    if (term.length < SOFT_MATCH_PREFIX) return this.postings.get(term) ?? null
     const memo = this.found.get(term)
     if (memo !== undefined) return memo
     let result: ReadonlyArray<number> | null = this.postings.get(term) ?? null
-    if (term.length >= SOFT_MATCH_PREFIX) {
-      const candidates = this.prefixIndex().get(term.slice(0, SOFT_MATCH_PREFIX))
-      if (candidates !== undefined) {
-        let merged: Set<number> | undefined
-        for (const c of candidates) {
-          if (c === term || !termsMatch(term, c)) continue
-          merged ??= new Set(result ?? [])
-          for (const i of this.postings.get(c)!) merged.add(i)
-        }
-        if (merged !== undefined) result = [...merged].sort((a, b) => a - b)
+    const candidates = this.prefixIndex().get(prefixKey(term))
+    if (candidates !== undefined) {
+      for (const c of candidates) {
+        if (c === term || !termsMatch(term, c)) continue
+        const more = this.postings.get(c)!
+        result = result === null ? more : [...new Set([...result, ...more])].sort((a, b) => a - b)
       }
     }
     this.found.set(term, result)
     return result
   }
 
-  private prefixIndex(): Map<string, Array<string>> {
+  /** The text's terms by `prefixKey` (the candidates of the soft match), built when first needed. */
+  private prefixIndex(): Map<number, Array<string>> {
     if (this.prefixes === undefined) {
-      const prefixes = new Map<string, Array<string>>()
+      const prefixes = new Map<number, Array<string>>()
       for (const t of this.postings.keys()) {
         if (t.length < SOFT_MATCH_PREFIX) continue
-        const key = t.slice(0, SOFT_MATCH_PREFIX)
+        const key = prefixKey(t)
         const list = prefixes.get(key)
         if (list === undefined) prefixes.set(key, [t])
         else list.push(t)
@@ -276,6 +275,16 @@ class Reading {
     }
     return this.prefixes
   }
+}
+
+/**
+ * A number for a term's first `SOFT_MATCH_PREFIX` characters (no substring allocated); terms with
+ * the same prefix share it, and `termsMatch` settles the rare other collisions.
+ */
+const prefixKey = (t: string): number => {
+  let h = 0
+  for (let i = 0; i < SOFT_MATCH_PREFIX; i++) h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0
+  return h
 }
 
 /** A claim read once: its distinct terms, numbers, names (as terms) and polarity. */
@@ -358,10 +367,15 @@ const documentFrequency = (term: string, stats: CaseStats): number => {
   return df
 }
 
-const weightOf = (term: string, stats: CaseStats | undefined, model: ClaimModel): number => {
-  if (stats === undefined) return hasDigit(term) ? NUMBER_WEIGHT : 1
+/** The weight cache of a case for a model (see the module comment for the weights). */
+const weightsFor = (stats: CaseStats, model: ClaimModel): Map<string, number> => {
   let cache = stats.weights.get(model)
   if (cache === undefined) stats.weights.set(model, cache = new Map())
+  return cache
+}
+
+const weightOf = (term: string, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): number => {
+  if (stats === undefined || cache === undefined) return hasDigit(term) ? NUMBER_WEIGHT : 1
   let w = cache.get(term)
   if (w === undefined) {
     w = model.caseWeights ? Math.log(1 + (stats.sentences + 1) / (documentFrequency(term, stats) + 1)) : 1
@@ -372,9 +386,6 @@ const weightOf = (term: string, stats: CaseStats | undefined, model: ClaimModel)
   return w
 }
 
-// ---------------------------------------------------------------------------------------------
-// Checking
-
 /** Per-sentence weights of one check: one buffer, zeroed for each check (checks allocate nothing per sentence). */
 let scratch = new Float64Array(64)
 const heldBuffer = (n: number): Float64Array => {
@@ -383,13 +394,13 @@ const heldBuffer = (n: number): Float64Array => {
   return scratch
 }
 
-const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, model: ClaimModel): ClaimCheck => {
+const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, weights: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
   const { terms } = claim
   const held = heldBuffer(text.sentences.length)
   let total = 0
   let inText = 0
   for (const term of terms) {
-    const w = weightOf(term, stats, model)
+    const w = weightOf(term, stats, weights, model)
     total += w
     const where = claim.plain ? text.sentencesWithWord(term) : text.sentencesWith(term)
     if (where === null) continue
@@ -437,7 +448,8 @@ export const checkClaims = (
 ): ReadonlyArray<ClaimCheck> => {
   const reading = readText(text)
   const stats = context === undefined ? undefined : statsOf(context)
-  return claims.map((claim) => checkOne(readClaim(claim), reading, stats, model))
+  const weights = stats === undefined ? undefined : weightsFor(stats, model)
+  return claims.map((claim) => checkOne(readClaim(claim), reading, stats, weights, model))
 }
 
 /** Support at or above which a nugget the answer does not entail is partly supported: half the entailment threshold. */
