@@ -109,6 +109,26 @@ export const tokensOf = (lower: string): Tokens => {
   return { words: found.length, terms }
 }
 
+let recentPieces = new Map<string, Tokens>()
+const RECENT_PIECES = 512
+
+/**
+ * `tokensOf` for short pieces of text that are tokenised twice — a claim's terms are counted by the
+ * claim extractor and read again by the claim checker: the extractor `rememberTokens` what it
+ * counted, and the checker finds it here. A small cache, replaced when full (see `stemCache`).
+ */
+export const tokensOfPiece = (lower: string): Tokens => {
+  let tokens = recentPieces.get(lower)
+  if (tokens === undefined) rememberTokens(lower, tokens = tokensOf(lower))
+  return tokens
+}
+
+/** Remember the tokens of a lower-cased piece (they must be `tokensOf(lower)`), for `tokensOfPiece`. */
+export const rememberTokens = (lower: string, tokens: Tokens): void => {
+  if (recentPieces.size >= RECENT_PIECES) recentPieces = new Map()
+  recentPieces.set(lower, tokens)
+}
+
 /** Content terms of a text (lower-cased, stopwords removed, light-stemmed), in order. */
 export const terms = (text: string): ReadonlyArray<string> => tokensOf(normalise(text).toLowerCase()).terms
 

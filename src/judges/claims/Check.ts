@@ -31,9 +31,10 @@
  * - **numbers** (`7,000` = `7000`, `3.5`, `30-day` → 30): each number of the claim must occur in the
  *   text. One missing while the evidence sentence states other numbers is a **conflict** (the text
  *   gives a different figure); missing otherwise, the claim cannot be entailed.
- * - **names**: capitalised words after a sentence's first word, and acronyms (`GPT`, `FICA`), must
- *   occur in the text (as terms, soft match); a missing name means the claim speaks of someone or
- *   something the text does not, so it cannot be entailed.
+ * - **names**: words with two capitals or more (`FICA`, `GPT-3`) and capitalised words inside a
+ *   sentence (not its first word, nor after ". " or an opening bracket) must occur in the text (as
+ *   terms, soft match); a missing name means the claim speaks of someone or something the text does
+ *   not, so it cannot be entailed.
  * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
  *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
  *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
@@ -47,7 +48,7 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, tokensOf } from "../Terms.js"
+import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -118,8 +119,35 @@ const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
 const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
-/** A capitalised word that does not open the text, or an acronym anywhere. */
-const NAME = /(?<=[\p{L}\p{N},;:)'"”’]\s+)\p{Lu}[\p{L}\p{N}'-]*|\b\p{Lu}{2,}\b/gu
+/** A word holding a capital letter. */
+const CAPITAL_WORD = /(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*/gu
+const CAPITAL = /\p{Lu}/gu
+const UPPER_START = /^\p{Lu}/u
+/** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
+const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
+
+/**
+ * The names of a claim, as words: a word with two capitals or more ("FICA", "GPT-3", "AoR") anywhere,
+ * and a capitalised word inside a sentence — after white space that follows a letter, a digit, a
+ * comma, a semicolon, a colon or a closing quote or bracket, not at the start or after ". " or "(",
+ * where a capital only opens a sentence.
+ */
+const namesOf = (text: string): Array<string> => {
+  const names: Array<string> = []
+  for (const m of text.matchAll(CAPITAL_WORD)) {
+    const word = m[0]
+    let name = (word.match(CAPITAL)?.length ?? 0) >= 2
+    if (!name && UPPER_START.test(word)) {
+      let i = m.index - 1
+      if (i >= 0 && /\s/.test(text[i]!)) {
+        while (i >= 0 && /\s/.test(text[i]!)) i--
+        name = i >= 0 && INSIDE_SENTENCE.test(text[i]!)
+      }
+    }
+    if (name) names.push(word)
+  }
+  return names
+}
 
 const clean = (text: string): string => normalise(text).replace(CITATION, "").replace(LIST_NUMBER, "")
 
@@ -145,8 +173,7 @@ const PLAIN_WORD = /[\p{L}\p{N}]+/gu
  * "3.5" into are replaced by the numbers themselves ("7000", "3.5"), so a figure matches however it
  * is written. Terms mixing digits and letters ("1st", "mp3") stay as they are.
  */
-const termsOf = (text: string, lower: string): { readonly terms: Array<string>; readonly words: number } => {
-  const tokens = tokensOf(lower)
+const termsOf = (text: string, lower: string, tokens: Tokens = tokensOf(lower)): { readonly terms: Array<string>; readonly words: number } => {
   if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words }
   const terms = tokens.terms.filter((t) => !DIGITS.test(t))
   for (const n of numbersOf(text)) terms.push(n)
@@ -320,12 +347,12 @@ const readClaim = (raw: string): ClaimReading => {
   if (hit !== undefined) return hit
   const text = clean(raw).trim()
   const lower = text.toLowerCase()
-  let terms = [...new Set(termsOf(text, lower).terms)]
+  let terms = [...new Set(termsOf(text, lower, tokensOfPiece(lower)).terms)]
   // A claim of stopwords only ("Yes.", "No, it is not.") is checked on its words.
   const plain = terms.length === 0
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
   const names = new Set<string>()
-  for (const m of text.matchAll(NAME)) for (const t of tokensOf(m[0].toLowerCase()).terms) names.add(t)
+  for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
   const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower) }
   if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
   claimReadings.set(raw, reading)

@@ -30,7 +30,7 @@
  *
  * Nuggets are claims already: they are not passed through here.
  */
-import { normalise, splitSentences, tokensOf } from "../Terms.js"
+import { normalise, rememberTokens, splitSentences, type Tokens, tokensOf } from "../Terms.js"
 
 /** A line of at most this many words that ends in ":" introduces the list below it. */
 export const LEAD_IN_WORDS = 12
@@ -51,7 +51,9 @@ const ATTRIBUTION = /^(?:according to|based on|as (?:stated|noted|mentioned|desc
 const HAS_WORD = /[\p{L}\p{N}]/u
 
 /** Content terms of a piece of text. */
-const termCount = (text: string): number => tokensOf(text.toLowerCase()).terms.length
+const tokensOfText = (text: string): Tokens => tokensOf(text.toLowerCase())
+/** The tokens of two pieces of text joined by white space or punctuation (no word is cut). */
+const joined = (a: Tokens, b: Tokens): Tokens => ({ words: a.words + b.words, terms: [...a.terms, ...b.terms] })
 
 /** A line's sentences, lower-case starts merged back into the sentence before. */
 const sentencesOf = (line: string): Array<string> => {
@@ -74,30 +76,29 @@ const sentencesOf = (line: string): Array<string> => {
  */
 interface Piece {
   readonly text: string
-  /** Its content terms. */
-  readonly terms: number
+  readonly tokens: Tokens
 }
 
 const clausesOf = (sentence: string): Array<Piece> => {
-  const spans: Array<{ from: number; to: number; terms: number }> = []
+  const spans: Array<{ from: number; to: number; tokens: Tokens }> = []
   let last = 0
-  const add = (from: number, to: number) => spans.push({ from, to, terms: termCount(sentence.slice(from, to)) })
+  const add = (from: number, to: number) => spans.push({ from, to, tokens: tokensOfText(sentence.slice(from, to)) })
   for (const m of sentence.matchAll(CLAUSE_BREAK)) {
     if (m.index > last) add(last, m.index)
     last = m.index + m[0].length
   }
-  if (spans.length === 0) return [{ text: sentence, terms: termCount(sentence) }]
+  if (spans.length === 0) return [{ text: sentence, tokens: tokensOfText(sentence) }]
   if (last < sentence.length) add(last, sentence.length)
   const merged: typeof spans = []
   for (const span of spans) {
     const prev = merged[merged.length - 1]
     const framing = prev !== undefined && merged.length === 1 && ATTRIBUTION.test(sentence.slice(prev.from, prev.to))
-    if (prev !== undefined && (framing || span.terms < MIN_CLAUSE_TERMS || prev.terms < MIN_CLAUSE_TERMS)) {
+    if (prev !== undefined && (framing || span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)) {
       prev.to = span.to
-      prev.terms += span.terms
+      prev.tokens = joined(prev.tokens, span.tokens)
     } else merged.push({ ...span })
   }
-  return merged.map((m) => ({ text: sentence.slice(m.from, m.to).trim(), terms: m.terms }))
+  return merged.map((m) => ({ text: sentence.slice(m.from, m.to).trim(), tokens: m.tokens }))
 }
 
 /** Is this line a lead-in to a list ("… include:")? */
@@ -136,9 +137,13 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
     for (const sentence of sentencesOf(line)) {
       // A question asks; it claims nothing.
       if (sentence.endsWith("?")) continue
-      for (const clause of clauses ? clausesOf(sentence) : [{ text: sentence, terms: termCount(sentence) }]) {
-        if (clause.terms === 0) continue
-        claims.push(leadIns && intro !== undefined && first ? `${intro} ${clause.text}` : clause.text)
+      for (const clause of clauses ? clausesOf(sentence) : [{ text: sentence, tokens: tokensOfText(sentence) }]) {
+        if (clause.tokens.terms.length === 0) continue
+        const withIntro = leadIns && intro !== undefined && first
+        const claim = withIntro ? `${intro} ${clause.text}` : clause.text
+        // The checker reads each claim's terms again: it finds them remembered.
+        rememberTokens(claim.toLowerCase(), withIntro ? joined(tokensOfText(intro!), clause.tokens) : clause.tokens)
+        claims.push(claim)
         first = false
       }
     }
