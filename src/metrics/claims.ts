@@ -20,8 +20,10 @@
  * **Null, never 0, for what a case cannot have.** RAGChecker's code writes 0 when a denominator is
  * empty; here a metric is `null` when its inputs are missing (no reference, no contexts, no
  * nuggets) or its denominator is empty (no answer claims, no reference claims, no recalled claim,
- * no vital nugget), so an average over cases is not pulled down by cases that say nothing. Each
- * function's comment lists its null cases; `claimMetrics` computes them all.
+ * no vital nugget), so an average over cases is not pulled down by cases that say nothing. One
+ * exception, deliberate: F1 is 0 when precision or recall is 0, even if the other is null (it is 0
+ * for every value the other could take). Each function's comment lists its null cases;
+ * `claimMetrics` computes them all.
  */
 
 /** RAGChecker's three verdicts of a claim checked against a text. */
