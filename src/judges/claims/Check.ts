@@ -149,7 +149,16 @@ const namesOf = (text: string): Array<string> => {
   return names
 }
 
-const clean = (text: string): string => normalise(text).replace(CITATION, "").replace(LIST_NUMBER, "")
+/** A digit opening a line, perhaps after "(": the only place list numbering can be. */
+const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
+
+const clean = (text: string): string => {
+  let t = normalise(text)
+  // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
+  if (t.includes("[")) t = t.replace(CITATION, "")
+  if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
+  return t
+}
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
@@ -196,25 +205,38 @@ class Sentence {
 }
 
 /**
+ * The sentences holding a term, by index: one number when it is one sentence (most terms), else the
+ * ascending list — so indexing a text allocates a list only for terms it repeats.
+ */
+type Postings = number | Array<number>
+
+const union = (a: Postings, b: Postings): Postings => {
+  const all = new Set<number>(typeof a === "number" ? [a] : a)
+  if (typeof b === "number") all.add(b)
+  else for (const i of b) all.add(i)
+  return [...all].sort((x, y) => x - y)
+}
+
+/**
  * A text read once: its sentences, and for each of its terms the sentences holding it — so a claim
  * is checked against every sentence at once, by walking its terms' postings, not the sentences.
  */
 class Reading {
   readonly sentences: ReadonlyArray<Sentence>
   private numberSet: ReadonlySet<string> | undefined
-  /** Exact term → indexes of the sentences holding it, ascending, distinct. */
-  private readonly postings: Map<string, Array<number>>
+  /** Exact term → the sentences holding it (see `Postings`). */
+  private readonly postings: Map<string, Postings>
   /** `prefixKey` → the text's terms with that prefix (candidates of the soft match). */
   private prefixes: Map<number, Array<string>> | undefined
   /** Every word → the sentences holding it; built only for a claim without content terms. */
   private wordPostings: Map<string, Array<number>> | undefined
   /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
-  private readonly found = new Map<string, ReadonlyArray<number> | null>()
+  private found: Map<string, Postings | null> | undefined
 
   constructor(raw: string) {
     const text = clean(raw)
     const sentences: Array<Sentence> = []
-    const postings = new Map<string, Array<number>>()
+    const postings = new Map<string, Postings>()
     for (const part of splitSentences(text)) {
       const t = part.trim()
       if (t.length === 0) continue
@@ -222,9 +244,11 @@ class Reading {
       if (tokens.words === 0) continue
       const index = sentences.length
       for (const term of tokens.terms) {
-        const list = postings.get(term)
-        if (list === undefined) postings.set(term, [index])
-        else if (list[list.length - 1] !== index) list.push(index)
+        const held = postings.get(term)
+        if (held === undefined) postings.set(term, index)
+        else if (typeof held === "number") {
+          if (held !== index) postings.set(term, [held, index])
+        } else if (held[held.length - 1] !== index) held.push(index)
       }
       sentences.push(new Sentence(t))
     }
@@ -244,11 +268,12 @@ class Reading {
 
   /** How many sentences hold `term` (exact match). */
   sentencesHolding(term: string): number {
-    return this.postings.get(term)?.length ?? 0
+    const held = this.postings.get(term)
+    return held === undefined ? 0 : typeof held === "number" ? 1 : held.length
   }
 
   /** The sentences holding a word (stopwords included, exact), for claims without content terms; null when none. */
-  sentencesWithWord(word: string): ReadonlyArray<number> | null {
+  sentencesWithWord(word: string): Postings | null {
     if (this.wordPostings === undefined) {
       const postings = new Map<string, Array<number>>()
       this.sentences.forEach((s, i) => {
@@ -268,22 +293,23 @@ class Reading {
     return this.sentencesWith(term) !== null
   }
 
-  /** The sentences holding a term that matches `term` (soft match), ascending; null when none. */
-  sentencesWith(term: string): ReadonlyArray<number> | null {
+  /** The sentences holding a term that matches `term` (soft match); null when none. */
+  sentencesWith(term: string): Postings | null {
     // A term shorter than the soft-match prefix matches only itself.
     if (term.length < SOFT_MATCH_PREFIX) return this.postings.get(term) ?? null
-    const memo = this.found.get(term)
+    const found = (this.found ??= new Map())
+    const memo = found.get(term)
     if (memo !== undefined) return memo
-    let result: ReadonlyArray<number> | null = this.postings.get(term) ?? null
+    let result: Postings | null = this.postings.get(term) ?? null
     const candidates = this.prefixIndex().get(prefixKey(term))
     if (candidates !== undefined) {
       for (const c of candidates) {
         if (c === term || !termsMatch(term, c)) continue
         const more = this.postings.get(c)!
-        result = result === null ? more : [...new Set([...result, ...more])].sort((a, b) => a - b)
+        result = result === null ? more : union(result, more)
       }
     }
-    this.found.set(term, result)
+    found.set(term, result)
     return result
   }
 
@@ -432,7 +458,8 @@ const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefin
     const where = claim.plain ? text.sentencesWithWord(term) : text.sentencesWith(term)
     if (where === null) continue
     inText += w
-    for (const i of where) held[i]! += w
+    if (typeof where === "number") held[where]! += w
+    else for (const i of where) held[i]! += w
   }
   if (total === 0) return { verdict: "neutral", support: 0, evidence: null }
   let best: Sentence | undefined

@@ -121,7 +121,8 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
   const leadIns = options.leadIns ?? true
   let clean = normalise(text)
   if (clean.includes("```")) clean = clean.replace(CODE_FENCE, "\n")
-  clean = clean.replace(CITATION, "").replace(EMPHASIS, "")
+  if (clean.includes("[")) clean = clean.replace(CITATION, "")
+  if (clean.includes("**") || clean.includes("__")) clean = clean.replace(EMPHASIS, "")
   const claims: Array<string> = []
   let intro: string | undefined
   for (const rawLine of clean.split(/\r?\n/)) {
