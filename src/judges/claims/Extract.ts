@@ -23,7 +23,7 @@
  *    neighbour, so lists of nouns ("gloves, goggles and a lab coat") and short asides are not cut
  *    off; an opening attribution ("According to X,") stays with the clause it frames. Claims are
  *    the original text of their pieces. Measured (README): one claim per sentence instead loses
- *    0.09 r on claim precision and 0.07–0.09 on recall and F1 — finer claims make finer metrics.
+ *    about 0.09 r on claim precision, recall and F1 alike — finer claims make finer metrics.
  * 5. **Keep** the pieces with at least one content term (`Terms.tokensOf`: not only stopwords). A text
  *    with words but no content term at all ("Yes.") is one claim, so a one-word answer is still
  *    checked; an empty text has none.

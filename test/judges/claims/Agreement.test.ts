@@ -45,7 +45,7 @@ describe("the meta-evaluation protocol (RAGChecker's meta_eval.py)", () => {
 
 // A user's clone has no ../shared: these blocks are skipped there, visibly (their titles say why).
 describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (skipped when ../shared/data/ragchecker-dev is absent)", () => {
-  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.405 / 0.593 / 0.579)", () => {
+  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.406 / 0.593 / 0.578)", () => {
     const data = readRagChecker()
     const r = correlations(data, ragCheckerMetrics(data))
     expect(r.precision).toBeGreaterThanOrEqual(0.38)
@@ -55,7 +55,7 @@ describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (sk
 })
 
 describe.skipIf(!expertQaPresent())("ExpertQA claim support, 926 claims (skipped when ../shared/data/expertqa-dev is absent)", () => {
-  it("faithfulness ≥ 0.5 against the experts' \"Complete\" (measured balanced accuracy 0.525; on claims with passage text 0.55)", () => {
+  it("faithfulness ≥ 0.5 against the experts' \"Complete\" (measured balanced accuracy 0.524; on claims with passage text 0.546)", () => {
     const f = expertQaFigures(readExpertQa())
     expect(f.all.claims).toBe(926)
     expect(f.all.balancedAccuracy).toBeGreaterThanOrEqual(0.51)
