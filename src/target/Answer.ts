@@ -9,7 +9,8 @@
  *   full message last): then the last event carrying it is the answer.
  * - **Without one** (generic): the answer is the one at the answer path in the *last* event that
  *   carries it (servers that stream progress and then a final `{"answer": …, "sources": […]}`).
- * - Passages: from the last event carrying the contexts path.
+ * - Passages: from the last event with something at the contexts path (other events carry none;
+ *   when no event has any, there are none, with a note).
  * - `data: [DONE]` and events whose data is not JSON are skipped (counted); an event with an `error`
  *   field and no answer is the server failing mid-stream (retryable, like a 5xx).
  *
@@ -165,9 +166,15 @@ export class StreamReading {
     if (Either.isRight(whole)) this.#whole = whole.right
     else this.#lastMiss = whole.left.detail
     if (this.paths.contexts !== undefined) {
-      const found = contextsIn(this.paths.contexts, json, what)
-      if (Either.isLeft(found)) return this.#failure = found.left
-      if ("contexts" in found.right || this.#contexts === undefined) this.#contexts = found.right
+      // Only an event that has something at the contexts path is held to it: the others (deltas,
+      // progress) simply carry no passages.
+      if (JsonPath.select(this.paths.contexts, json, what).matches.length > 0) {
+        const found = contextsIn(this.paths.contexts, json, what)
+        if (Either.isLeft(found)) return this.#failure = found.left
+        this.#contexts = found.right
+      } else {
+        this.#contexts ??= { note: `no event of the stream has passages at ${this.paths.contexts.text}` }
+      }
     }
     const error = errorMessage(json)
     if (error !== undefined && Either.isLeft(whole)) return this.#failure = { kind: "server", detail: `the stream sent an error at ${what}: ${excerpt(error, 300)}` }

@@ -52,7 +52,7 @@ export const retrySchedule = (options: RetryOptions = {}): Schedule.Schedule<Tar
   const cap = options.maxDelayMs ?? defaults.maxDelayMs
   const maxWait = options.maxWaitMs ?? defaults.maxWaitMs
   const done = (state: RetryState, error: TargetError) => Effect.succeed([state, error, ScheduleDecision.done] as const)
-  const after = (state: RetryState, error: TargetError, at: number) => [state, error, ScheduleDecision.continueWith(Interval.after(at))] as const
+  const after = (state: RetryState, error: TargetError, at: number) => [state, error, ScheduleDecision.continueWith(Interval.after(Math.round(at)))] as const
   return Schedule.makeWithState<RetryState, TargetError, TargetError>(
     { transient: 0, limited: 0, firstLimitedAt: undefined },
     (now, error, state) => {

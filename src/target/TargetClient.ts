@@ -145,6 +145,75 @@ export const statusKind = (status: number): TargetErrorKind => {
   return "server"
 }
 
+/** The bytes of a body, up to `limit` (then `over`, and the rest is not read), with the Clock time of the first. */
+export const readBytes = <E>(body: Stream.Stream<Uint8Array, E>, limit: number) =>
+  Effect.gen(function*() {
+    const acc = { chunks: [] as Array<Uint8Array>, size: 0, firstByteAt: undefined as bigint | undefined, over: false }
+    yield* Stream.runForEachWhile(body, (chunk) =>
+      Effect.map(acc.firstByteAt === undefined ? Clock.currentTimeNanos : Effect.succeed(acc.firstByteAt), (at) => {
+        acc.firstByteAt = at
+        if (acc.size + chunk.length > limit) {
+          acc.over = true
+          return false
+        }
+        acc.chunks.push(chunk)
+        acc.size += chunk.length
+        return true
+      }))
+    return acc
+  })
+
+/** A 2xx body read to its end (or to the first failure): what it said, and when its first byte and its end came (Clock). */
+export interface BodyRead {
+  readonly reading: Either.Either<Reading, Unreadable>
+  readonly streamed: boolean
+  readonly firstByteAt: bigint | undefined
+  readonly endedAt: bigint
+}
+
+const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`
+
+/**
+ * Reads a 2xx body: an event stream (`text/event-stream`) event by event as it arrives, anything
+ * else as one JSON document (see `Answer.ts`). Stops at `limit` bytes, or at the first event that
+ * settles the outcome (an error event, a passage that is not text).
+ */
+export const readBody = <E>(paths: AnswerPaths, contentType: string, body: Stream.Stream<Uint8Array, E>, limit = maxBodyBytes): Effect.Effect<BodyRead, E> =>
+  Effect.gen(function*() {
+    const streamed = /^\s*text\/event-stream\b/i.test(contentType)
+    if (!streamed) {
+      const bytes = yield* readBytes(body, limit)
+      const reading: Either.Either<Reading, Unreadable> = bytes.over
+        ? Either.left({ kind: "malformed", detail: `the response is larger than ${MiB(limit)}` })
+        : readJson(paths, Buffer.concat(bytes.chunks).toString("utf8"))
+      return { reading, streamed, firstByteAt: bytes.firstByteAt, endedAt: yield* Clock.currentTimeNanos }
+    }
+    const parser = new SseParser()
+    const decoder = new TextDecoder("utf-8")
+    const fold = new StreamReading(paths)
+    let size = 0
+    let firstByteAt: bigint | undefined
+    let stop: Unreadable | undefined
+    yield* Stream.runForEachWhile(body, (chunk) =>
+      Effect.map(firstByteAt === undefined ? Clock.currentTimeNanos : Effect.succeed(firstByteAt), (at) => {
+        firstByteAt = at
+        size += chunk.length
+        if (size > limit) {
+          stop = { kind: "malformed", detail: `the event stream is larger than ${MiB(limit)}` }
+          return false
+        }
+        for (const event of parser.feed(decoder.decode(chunk, { stream: true }))) {
+          stop = fold.add(event)
+          if (stop !== undefined) return false
+        }
+        return true
+      }))
+    if (stop === undefined) {
+      for (const event of [...parser.feed(decoder.decode()), ...parser.end()]) stop ??= fold.add(event)
+    }
+    return { reading: stop === undefined ? fold.finish() : Either.left(stop), streamed, firstByteAt, endedAt: yield* Clock.currentTimeNanos }
+  })
+
 export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = (yield* HttpClient.HttpClient).pipe(
@@ -175,28 +244,12 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
       return fail("network", `the connection broke${e._tag === "ResponseError" ? " while reading the response" : ""}${code === undefined ? "" : ` (${code})`}${message === "" ? "" : `: ${message}`}`)
     }
 
-    /** The body's bytes, with the time of the first one; stops past `limit` bytes. */
-    const readBytes = (response: HttpClientResponse.HttpClientResponse, limit: number) =>
-      Stream.runFoldEffect(
-        response.stream,
-        { chunks: [] as Array<Uint8Array>, size: 0, first: undefined as bigint | undefined, over: false },
-        (acc, chunk) =>
-          Effect.map(acc.first === undefined ? Clock.currentTimeNanos : Effect.succeed(acc.first), (first) => {
-            if (acc.size + chunk.length > limit) return { ...acc, first, over: true }
-            acc.chunks.push(chunk)
-            return { ...acc, size: acc.size + chunk.length, first }
-          })
-      ).pipe(
-        // `runFoldWhile` would also stop, but a refused body must not be read to its end either.
-        Effect.mapError(transportError)
-      )
-
     /** An error status: a short excerpt of its body for the message. */
     const statusError = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, TargetError> =>
       Effect.gen(function*() {
         const status = response.status
         const kind = statusKind(status)
-        const body = yield* readBytes(response, errorBodyBytes).pipe(
+        const body = yield* readBytes(response.stream, errorBodyBytes).pipe(
           Effect.map((r) => Buffer.concat(r.chunks).toString("utf8")),
           Effect.orElseSucceed(() => "")
         )
@@ -224,52 +277,15 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
     const readResponse = (response: HttpClientResponse.HttpClientResponse, started: bigint): Effect.Effect<TargetResponse, TargetError> =>
       Effect.gen(function*() {
         const headersAt = yield* Clock.currentTimeNanos
-        const status = response.status
-        const contentType = response.headers["content-type"] ?? ""
-        const streamed = /^\s*text\/event-stream\b/i.test(contentType)
-        let reading: Either.Either<Reading, Unreadable>
-        let first: bigint | undefined
-        if (streamed) {
-          const parser = new SseParser()
-          const decoder = new TextDecoder("utf-8")
-          const fold = new StreamReading(paths)
-          let size = 0
-          let stop: Unreadable | undefined
-          yield* Stream.runForEachWhile(response.stream, (chunk) =>
-            Effect.map(first === undefined ? Clock.currentTimeNanos : Effect.succeed(first), (at) => {
-              first = at
-              size += chunk.length
-              if (size > maxBodyBytes) {
-                stop = { kind: "malformed", detail: `the event stream is larger than ${maxBodyBytes / 1024 / 1024} MiB` }
-                return false
-              }
-              for (const event of parser.feed(decoder.decode(chunk, { stream: true }))) {
-                stop = fold.add(event)
-                if (stop !== undefined) return false
-              }
-              return true
-            })).pipe(Effect.mapError(transportError))
-          if (stop === undefined) {
-            for (const event of parser.feed(decoder.decode())) stop ??= fold.add(event)
-            for (const event of parser.end()) stop ??= fold.add(event)
-          }
-          reading = stop === undefined ? fold.finish() : Either.left(stop)
-        } else {
-          const body = yield* readBytes(response, maxBodyBytes)
-          first = body.first
-          reading = body.over
-            ? Either.left({ kind: "malformed", detail: `the response is larger than ${maxBodyBytes / 1024 / 1024} MiB` })
-            : readJson(paths, Buffer.concat(body.chunks).toString("utf8"))
-        }
-        const ended = yield* Clock.currentTimeNanos
-        if (Either.isLeft(reading)) return yield* unreadable(reading.left, status)
+        const body = yield* readBody(paths, response.headers["content-type"] ?? "", response.stream).pipe(Effect.mapError(transportError))
+        if (Either.isLeft(body.reading)) return yield* unreadable(body.reading.left, response.status)
         const ms = (t: bigint) => Math.round(Number(t - started) / 1000) / 1000
         return {
-          ...reading.right,
-          latencyMs: ms(ended),
-          ttfbMs: ms(first ?? headersAt),
-          streamed,
-          status
+          ...body.reading.right,
+          latencyMs: ms(body.endedAt),
+          ttfbMs: ms(body.firstByteAt ?? headersAt),
+          streamed: body.streamed,
+          status: response.status
         }
       })
 

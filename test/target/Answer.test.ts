@@ -93,3 +93,16 @@ describe("reading a streamed answer", () => {
     expect(left(r.finish())).toEqual({ kind: "malformed", detail: "none of the stream's 2 event(s) holds JSON; the first is \"hello\"" })
   })
 })
+
+describe("passages in a stream", () => {
+  it("events without passages (deltas, a bare number) are not held to the contexts path; a passage that is not text is", () => {
+    const r = new StreamReading(generic)
+    expect(events(r, ["{\"delta\": \"a\"}", "7", "{\"answer\": \"a\", \"sources\": [{\"text\": \"s\"}]}"])).toBeUndefined()
+    expect(right(r.finish())).toEqual({ answer: "a", contexts: ["s"], events: 3 })
+    const none = new StreamReading(generic)
+    events(none, ["{\"answer\": \"a\"}"])
+    expect(right(none.finish())).toEqual({ answer: "a", contexts: [], contextsNote: "no event of the stream has passages at $.sources[*].text", events: 1 })
+    const bad = new StreamReading(generic)
+    expect(events(bad, ["{\"answer\": \"a\", \"sources\": [{\"text\": {\"x\": 1}}]}"])?.kind).toBe("shape")
+  })
+})
