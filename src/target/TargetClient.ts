@@ -258,7 +258,7 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
         switch (kind) {
           case "rate_limited": {
             const headers = response.headers
-            const retryAfterMs = parseRetryAfter({ get: (name) => headers[name.toLowerCase()] ?? null }, Date.now())
+            const retryAfterMs = parseRetryAfter({ get: (name) => headers[name.toLowerCase()] ?? null }, yield* Clock.currentTimeMillis)
             return yield* fail(kind, `too many requests${retryAfterMs === undefined ? "" : ` (Retry-After ${Math.round(retryAfterMs)} ms)`}${tail}`, { status, retryAfterMs })
           }
           case "unauthorized":

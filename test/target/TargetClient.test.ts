@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Exit, Fiber, TestClock } from "effect"
+import { ConfigProvider, Effect, Exit, Fiber, Schema, TestClock } from "effect"
 import * as util from "node:util"
 import { type TargetInput } from "../../src/target/Request.js"
 import { withRetries } from "../../src/target/Retry.js"
 import * as TargetClient from "../../src/target/TargetClient.js"
 import { resolve, type TargetSettings } from "../../src/target/TargetConfig.js"
-import type { TargetError } from "../../src/target/TargetError.js"
+import { TargetError } from "../../src/target/TargetError.js"
 import * as FakeRag from "../support/FakeRag.js"
 import { freePort } from "../support/Ports.js"
 
@@ -56,6 +56,8 @@ describe("TargetClient against a fake RAG service", () => {
       expect(sent.headers.b3).toBeUndefined()
       expect(fake.asked.get("What is a heat pump?")).toBe(1)
       expect(target.identity).not.toContain(TOKEN)
+      // What the journal keeps: a response and a failure both go through their Schemas and back.
+      expect(Schema.decodeUnknownSync(TargetClient.TargetResponse)(JSON.parse(JSON.stringify(Schema.encodeSync(TargetClient.TargetResponse)(r))))).toEqual(r)
     }))
 
   it.scopedLive("generic SSE: read to the end; the answer and passages of the final event; TTFB recorded", () =>
@@ -128,6 +130,8 @@ describe("TargetClient: every failure classified", () => {
         expect({ retryable: e.retryable, fatal: e.fatal, case: e.caseFailure }).toEqual({ retryable: c.class === "retryable", fatal: c.class === "fatal", case: c.class === "case" })
         expect(e.message.startsWith(`target ${fake.url}: `)).toBe(true)
         if (c.reply === "rate_limit") expect(e.retryAfterMs).toBe(2000)
+        const back = Schema.decodeUnknownSync(TargetError)(JSON.parse(JSON.stringify(Schema.encodeSync(TargetError)(e))))
+        expect(back.message).toBe(e.message)
         expectNoSecret(e)
       }))
   }
