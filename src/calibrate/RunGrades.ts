@@ -16,6 +16,7 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -64,7 +65,6 @@ export interface RunGrades {
 
 const readManifest = (dir: string) => readRunManifest(dir, Manifest, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
 
-const isRecord = (x: unknown): x is Readonly<Record<string, unknown>> => typeof x === "object" && x !== null && !Array.isArray(x)
 
 /** The judgment fields calibrate needs, or undefined when the line is not a judgment. */
 const judgmentOf = (x: unknown) => {

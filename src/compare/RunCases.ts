@@ -22,6 +22,7 @@
  * iterations (null when null in all), which damps judge noise; `iteration` picks one file instead.
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
@@ -60,7 +61,6 @@ export interface RunCases {
 const bookkeeping: ReadonlySet<string> = new Set(["ordinal", "line", "iteration"])
 const containers: ReadonlyArray<string> = ["metrics", "values", "scores"]
 const isBookkeeping = (key: string) => bookkeeping.has(key) || key.startsWith("failed") || containers.includes(key)
-const isRecord = (x: unknown): x is Readonly<Record<string, unknown>> => typeof x === "object" && x !== null && !Array.isArray(x)
 const isMetricValue = (x: unknown): x is number | null => x === null || (typeof x === "number" && Number.isFinite(x))
 
 /** The numeric per-case metrics of one record (see the module comment for the rules). */
