@@ -80,8 +80,12 @@ export const wordsOf = (ast: AST.AST): string => {
   }
 }
 
-/** "nothing" for an absent value, else its JSON kind: "a string", "an array", "null"… */
-export const found = (actual: unknown): string => (actual === undefined ? "nothing" : describeJson(actual))
+/**
+ * "nothing" for an absent value, else its JSON kind: "a string", "an array", "null"… A number too
+ * large for a double (JSON's `1e999`) reads as Infinity, which is no number a field takes.
+ */
+export const found = (actual: unknown): string =>
+  actual === undefined ? "nothing" : typeof actual === "number" && !Number.isFinite(actual) ? String(actual) : describeJson(actual)
 
 const pathOf = (path: ParseResult.Path): ReadonlyArray<PropertyKey> => (Array.isArray(path) ? path : [path as PropertyKey])
 
