@@ -9,6 +9,7 @@
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { type FailureClass, type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
@@ -40,7 +41,6 @@ const tryParse = (text: string): unknown => {
   }
 }
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside strings. */
 const balancedEnd = (text: string, start: number): number | undefined => {
@@ -72,13 +72,13 @@ const balancedEnd = (text: string, start: number): number | undefined => {
  */
 export const jsonObjects = (text: string): Array<Record<string, unknown>> => {
   const whole = tryParse(text.trim())
-  if (isObject(whole)) return [whole]
+  if (isRecord(whole)) return [whole]
   const found: Array<Record<string, unknown>> = []
   for (let start = text.indexOf("{"); start !== -1;) {
     const end = balancedEnd(text, start)
     if (end === undefined) break
     const candidate = tryParse(text.slice(start, end))
-    if (isObject(candidate)) {
+    if (isRecord(candidate)) {
       found.push(candidate)
       start = text.indexOf("{", end)
     } else {
@@ -168,7 +168,7 @@ const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown
   const seen = new Set<number>()
   const problems: Array<string> = []
   grades.forEach((entry: unknown, index) => {
-    const number = isObject(entry) ? Number(entry[key]) : NaN
+    const number = isRecord(entry) ? Number(entry[key]) : NaN
     if (!Number.isInteger(number) || number < 1 || number > n) {
       problems.push(`grades.${index}.${key}: expected a ${key} number from 1 to ${n}`)
       return
