@@ -16,6 +16,7 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -53,7 +54,6 @@ export interface RunGrades {
 
 const readManifest = (dir: string) => readRunManifest(dir, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
 
-const isRecord = (x: unknown): x is Readonly<Record<string, unknown>> => typeof x === "object" && x !== null && !Array.isArray(x)
 
 /** The judgment fields calibrate needs, or undefined when the line is not a judgment. */
 const judgmentOf = (x: unknown) => {

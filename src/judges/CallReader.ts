@@ -9,11 +9,12 @@
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { type FailureClass, type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ChatRequest } from "../providers/LlmProvider.js"
-import { answerSchema, listAnswerSchema, render } from "./Prompt.js"
+import { answerSchema, claimsSchema, listAnswerSchema, render } from "./Prompt.js"
 
 /** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
 export const DEFAULT_REPAIR_ATTEMPTS = 2
@@ -28,6 +29,8 @@ export interface Answer {
   readonly reasoning: string
   readonly score: number
   readonly confidence?: number | undefined
+  /** The sentence quoted as deciding the verdict (rubrics with `evidence`); empty when none. */
+  readonly evidence?: string | undefined
 }
 
 const tryParse = (text: string): unknown => {
@@ -38,7 +41,6 @@ const tryParse = (text: string): unknown => {
   }
 }
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside strings. */
 const balancedEnd = (text: string, start: number): number | undefined => {
@@ -70,13 +72,13 @@ const balancedEnd = (text: string, start: number): number | undefined => {
  */
 export const jsonObjects = (text: string): Array<Record<string, unknown>> => {
   const whole = tryParse(text.trim())
-  if (isObject(whole)) return [whole]
+  if (isRecord(whole)) return [whole]
   const found: Array<Record<string, unknown>> = []
   for (let start = text.indexOf("{"); start !== -1;) {
     const end = balancedEnd(text, start)
     if (end === undefined) break
     const candidate = tryParse(text.slice(start, end))
-    if (isObject(candidate)) {
+    if (isRecord(candidate)) {
       found.push(candidate)
       start = text.indexOf("{", end)
     } else {
@@ -100,7 +102,8 @@ const answerDecoder = (rubric: Rubric) => {
     score: Schema.Union(Schema.Number, Schema.NumberFromString).pipe(
       Schema.filter((n) => scores.includes(n) || `score ${n} is not on the scale (${scores.join(", ")})`)
     ),
-    confidence: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 5)))
+    confidence: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 5))),
+    ...(rubric.evidence ? { evidence: Schema.String } : {})
   }))
   answerDecoders.set(rubric, decoder)
   return decoder
@@ -156,39 +159,59 @@ export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Eithe
   return Either.left(fallback!)
 }
 
-/** One object as a listwise answer (see `decodeListAnswer`). */
+/** One object as a listwise answer (see `decodeListAnswer`): every item, by the rubric's item key (`hit`, `claim`…), graded once. */
 const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown>): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
+  const key = rubric.itemKey
   const grades = json.grades
-  if (!Array.isArray(grades)) return Either.left({ problem: "grades: expected an array with one entry per hit" })
-  const items: Array<Answer | string> = Array.from({ length: n }, () => "no grade was given for this hit")
+  if (!Array.isArray(grades)) return Either.left({ problem: `grades: expected an array with one entry per ${key}` })
+  const items: Array<Answer | string> = Array.from({ length: n }, () => `no grade was given for this ${key}`)
   const seen = new Set<number>()
   const problems: Array<string> = []
   grades.forEach((entry: unknown, index) => {
-    const hit = isObject(entry) ? Number(entry.hit) : NaN
-    if (!Number.isInteger(hit) || hit < 1 || hit > n) {
-      problems.push(`grades.${index}.hit: expected a hit number from 1 to ${n}`)
+    const number = isRecord(entry) ? Number(entry[key]) : NaN
+    if (!Number.isInteger(number) || number < 1 || number > n) {
+      problems.push(`grades.${index}.${key}: expected a ${key} number from 1 to ${n}`)
       return
     }
-    if (seen.has(hit)) {
-      problems.push(`hit ${hit} is graded more than once`)
-      items[hit - 1] = `hit ${hit} was graded more than once`
+    if (seen.has(number)) {
+      problems.push(`${key} ${number} is graded more than once`)
+      items[number - 1] = `${key} ${number} was graded more than once`
       return
     }
-    seen.add(hit)
+    seen.add(number)
     Either.match(answerDecoder(rubric)(entry), {
       onLeft: (e) => {
         const problem = formatIssues(e)
-        problems.push(`hit ${hit}: ${problem}`)
-        items[hit - 1] = problem
+        problems.push(`${key} ${number}: ${problem}`)
+        items[number - 1] = problem
       },
       onRight: (answer) => {
-        items[hit - 1] = answer
+        items[number - 1] = answer
       }
     })
   })
   const missing = items.flatMap((a, i) => (typeof a === "string" && !seen.has(i + 1) ? [i + 1] : []))
-  if (missing.length > 0) problems.push(`no grade for hit${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
+  if (missing.length > 0) problems.push(`no grade for ${key}${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
   return problems.length === 0 ? Either.right(items as Array<Answer>) : Either.left({ problem: problems.join("; "), items })
+}
+
+const decodeClaimList = Schema.decodeUnknownEither(Schema.Struct({ claims: Schema.Array(Schema.String) }))
+
+/**
+ * Decode a `claims` rubric's reply `{ claims: [...] }`: the last JSON object that is one; each claim
+ * trimmed, empty ones dropped. An empty list is an answer (a text that makes no factual claim).
+ */
+export const decodeClaims = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+  if (text.trim() === "") return Either.left("the reply was empty")
+  const objects = jsonObjects(text)
+  if (objects.length === 0) return Either.left("the reply contains no valid JSON object")
+  let last: string | undefined
+  for (let i = objects.length - 1; i >= 0; i--) {
+    const result = decodeClaimList(objects[i])
+    if (Either.isRight(result)) return Either.right(result.right.claims.map((c) => c.trim()).filter((c) => c !== ""))
+    last ??= formatIssues(result.left)
+  }
+  return Either.left(last!)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,7 +253,42 @@ export interface CallReader<A> {
 /** The prompt-cache key of a rubric's requests: they share its static prefix (no data in it). */
 const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
 
-export const pointReader = (task: JudgeTask): CallReader<Answer> => {
+/** A `claims` rubric's call: the claims of the text, as the judgment's value (its score is how many). */
+const claimsReader = (task: JudgeTask): CallReader<ReadonlyArray<string>> => {
+  const rubric = task.rubric
+  return {
+    request: { ...render(rubric, task.vars), schema: claimsSchema(rubric), cacheKey: cacheKeyOf(rubric) },
+    decode: decodeClaims,
+    verdicts: (o) => [
+      Either.match(o.answer, {
+        onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+        onRight: (claims): Verdict => ({
+          status: "ok",
+          score: claims.length,
+          reason: `${claims.length} claim${claims.length === 1 ? "" : "s"}`,
+          value: claims,
+          usage: o.usage,
+          attempts: o.attempts
+        })
+      })
+    ]
+  }
+}
+
+const answerVerdict = (answer: Answer, usage: Usage, attempts: number): Verdict => ({
+  status: "ok",
+  score: answer.score,
+  confidence: answer.confidence,
+  reason: answer.reasoning,
+  ...(answer.evidence === undefined || answer.evidence.trim() === "" ? {} : { evidence: answer.evidence.trim() }),
+  usage,
+  attempts
+})
+
+export const pointReader = (task: JudgeTask): CallReader<unknown> =>
+  task.rubric.output === "claims" ? claimsReader(task) as CallReader<unknown> : scoreReader(task) as CallReader<unknown>
+
+const scoreReader = (task: JudgeTask): CallReader<Answer> => {
   const rubric = task.rubric
   return {
     request: { ...render(rubric, task.vars), schema: answerSchema(rubric), cacheKey: cacheKeyOf(rubric) },
@@ -238,14 +296,7 @@ export const pointReader = (task: JudgeTask): CallReader<Answer> => {
     verdicts: (o) => [
       Either.match(o.answer, {
         onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
-        onRight: (answer): Verdict => ({
-          status: "ok",
-          score: answer.score,
-          confidence: answer.confidence,
-          reason: answer.reasoning,
-          usage: o.usage,
-          attempts: o.attempts
-        })
+        onRight: (answer): Verdict => answerVerdict(answer, o.usage, o.attempts)
       })
     ]
   }
@@ -276,7 +327,7 @@ export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer
       return items.map((a, i): Verdict =>
         "failure" in a
           ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
-          : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
+          : answerVerdict(a, shares[i]!, o.attempts)
       )
     }
   }

@@ -51,6 +51,12 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
     ),
     Effect.flatMap((file) => {
       const scores = file.scale.map((v) => v.score)
+      if (file.output === "score" && scores.length < 2) {
+        return Effect.fail(new InputError({ file: path, field: "scale", problem: "a rubric that asks for a score needs a scale of at least two values" }))
+      }
+      if (file.output === "claims" && (scores.length > 0 || file.item !== undefined)) {
+        return Effect.fail(new InputError({ file: path, field: file.item !== undefined ? "item" : "scale", problem: "a rubric that asks for claims has no scale and no item template" }))
+      }
       if (new Set(scores).size !== scores.length) {
         return Effect.fail(new InputError({ file: path, problem: "scale has duplicate scores" }))
       }
@@ -61,8 +67,8 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
         ...file,
         hash: sha256(text).slice(0, 16),
         path,
-        min: Math.min(...scores),
-        max: Math.max(...scores)
+        min: scores.length === 0 ? 0 : Math.min(...scores),
+        max: scores.length === 0 ? 0 : Math.max(...scores)
       })
     })
   )
@@ -194,6 +200,7 @@ const templates = (rubric: Rubric) => {
  */
 export const listAnswerSchema = (rubric: Rubric, n: number) => {
   const single = answerSchema(rubric).schema
+  const key = rubric.itemKey
   return {
     name: `${rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_list`,
     schema: {
@@ -201,14 +208,14 @@ export const listAnswerSchema = (rubric: Rubric, n: number) => {
       properties: {
         grades: {
           type: "array",
-          description: `One entry for each of the ${n} hits, in hit order.`,
+          description: `One entry for each of the ${n} ${key}s, in ${key} order.`,
           items: {
             type: "object",
             properties: {
-              hit: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: "The hit's number" },
+              [key]: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: `The ${key}'s number` },
               ...single.properties
             },
-            required: ["hit", ...single.required],
+            required: [key, ...single.required],
             additionalProperties: false
           }
         }
@@ -238,8 +245,25 @@ const makeAnswerSchema = (rubric: Rubric) => {
     properties.confidence = { type: "integer", enum: [1, 2, 3, 4, 5], description: "Certainty, 1 (low) to 5 (high)" }
     required.push("confidence")
   }
+  if (rubric.evidence) {
+    properties.evidence = { type: "string", description: "The sentence of the data that decides the verdict, quoted exactly; empty when there is none." }
+    required.push("evidence")
+  }
   return {
     name: rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
     schema: { type: "object", properties, required, additionalProperties: false }
   }
 }
+
+/** JSON schema of a `claims` rubric's answer: the atomic claims of the text, in order. */
+export const claimsSchema = (rubric: Rubric) => ({
+  name: rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
+  schema: {
+    type: "object",
+    properties: {
+      claims: { type: "array", items: { type: "string" }, description: "Each atomic claim of the text, in the order the text makes them; none when it makes no factual claim." }
+    },
+    required: ["claims"],
+    additionalProperties: false
+  }
+})

@@ -29,6 +29,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { checkJsonTemplate, renderJsonTemplate } from "../domain/JsonTemplate.js"
@@ -86,7 +87,6 @@ export const checkBody = (template: string): Either.Either<string, string> =>
 // ---------------------------------------------------------------------------------------------
 // Reading the answer
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The value at a dot path (`result.hits`, `hits.0.id`); the root for an empty path. */
 export const atPath = (value: unknown, path: string): unknown => {
@@ -94,7 +94,7 @@ export const atPath = (value: unknown, path: string): unknown => {
   let current: unknown = value
   for (const key of path.split(".")) {
     if (Array.isArray(current) && /^\d+$/.test(key)) current = current[Number(key)]
-    else if (isObject(current) && Object.hasOwn(current, key)) current = current[key]
+    else if (isRecord(current) && Object.hasOwn(current, key)) current = current[key]
     else return undefined
   }
   return current
@@ -127,7 +127,7 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
   const partial: Array<{ text: string; score: number | undefined; fields: Readonly<Record<string, unknown>> }> = []
   for (let i = 0; i < list.length; i++) {
     const hit: unknown = list[i]
-    if (!isObject(hit)) return Either.left(`hit ${i + 1} is ${describe(hit)}, expected an object`)
+    if (!isRecord(hit)) return Either.left(`hit ${i + 1} is ${describe(hit)}, expected an object`)
     const id = firstAt(hit, idPaths)
     const text = firstAt(hit, textPaths)
     if (typeof text !== "string" && typeof text !== "number") {
@@ -142,7 +142,7 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
   let timings: Record<string, number> | undefined
   if (options.timingsPath !== undefined) {
     const t = atPath(answer, options.timingsPath)
-    if (isObject(t)) {
+    if (isRecord(t)) {
       timings = {}
       for (const [k, v] of Object.entries(t)) if (typeof v === "number" && Number.isFinite(v)) timings[k] = v
     }

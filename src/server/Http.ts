@@ -28,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { isRecord } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -135,7 +136,6 @@ const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema:
     return yield* Either.match(decode(schema, json), { onLeft: Effect.fail, onRight: Effect.succeed })
   })
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Hits in a request body as sent (before validation): `hits`, or the sum over a batch's `requests`. */
 const hitCount = (json: unknown): number => {

@@ -19,6 +19,7 @@
  * absent, the list empty) gives no passages, with the reason in `contextsNote`; a passage that is not
  * text is a `shape` failure, like an answer that is missing or not text.
  */
+import { isRecord } from "effect/Predicate"
 import * as Either from "effect/Either"
 import * as JsonPath from "./JsonPath.js"
 import type { SseEvent } from "./Sse.js"
@@ -114,14 +115,13 @@ export const readJson = (paths: AnswerPaths, text: string): Either.Either<Readin
   return Either.map(contextsIn(paths.contexts, json, "the response"), (found) => withContexts(answer.right, found))
 }
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The message of an `error` field in a stream's event (OpenAI: `{"error": {"message": …}}`). */
 const errorMessage = (json: unknown): string | undefined => {
-  if (!isObject(json) || !("error" in json) || json.error === null || json.error === undefined) return undefined
+  if (!isRecord(json) || !("error" in json) || json.error === null || json.error === undefined) return undefined
   const e = json.error
   if (typeof e === "string") return e
-  if (isObject(e) && typeof e.message === "string") return e.message
+  if (isRecord(e) && typeof e.message === "string") return e.message
   return JSON.stringify(e)
 }
 

@@ -10,6 +10,7 @@
  * response mapping needs, and the one thing worth having is the explanation: "the response has no
  * $.answer: it has keys answer_text, sources".
  */
+import { isRecord } from "effect/Predicate"
 import * as Either from "effect/Either"
 
 export type Step =
@@ -104,7 +105,6 @@ export const parse = (input: string): Either.Either<JsonPath, string> => {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** What a value is, for messages: "a list of 3", "an object", "a string (\"…\")", "null". */
 export const describeValue = (u: unknown): string => {
@@ -170,7 +170,7 @@ export const select = (path: JsonPath, value: unknown, what = "the response"): S
     if (current === null) return miss(true, "is null")
     switch (step._tag) {
       case "Key": {
-        if (isObject(current)) {
+        if (isRecord(current)) {
           if (Object.hasOwn(current, step.name)) return walk(current[step.name], depth + 1, [...at, step])
           return miss(true, `has ${keyList(current)}`)
         }
@@ -182,14 +182,14 @@ export const select = (path: JsonPath, value: unknown, what = "the response"): S
           if (i >= 0 && i < current.length) return walk(current[i], depth + 1, [...at, { _tag: "Index", index: i }])
           return miss(true, `is ${describeValue(current)}`)
         }
-        return miss(false, `is ${describeValue(current)}, not a list${isObject(current) ? ` (it has ${keyList(current)})` : ""}`)
+        return miss(false, `is ${describeValue(current)}, not a list${isRecord(current) ? ` (it has ${keyList(current)})` : ""}`)
       }
       case "Wildcard": {
         if (Array.isArray(current)) {
           current.forEach((item, i) => walk(item, depth + 1, [...at, { _tag: "Index", index: i }]))
           return
         }
-        if (isObject(current)) {
+        if (isRecord(current)) {
           for (const [key, item] of Object.entries(current)) walk(item, depth + 1, [...at, { _tag: "Key", name: key }])
           return
         }

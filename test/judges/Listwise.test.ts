@@ -95,7 +95,7 @@ describe("listwise rubrics", () => {
       const rubric = yield* load("search-relevance/checklist-listwise")
       const { schema } = listAnswerSchema(rubric, 3)
       const entry = schema.properties.grades.items
-      expect(entry.properties.hit.enum).toEqual([1, 2, 3])
+      expect((entry.properties as Record<string, { enum?: unknown }>)["hit"]!.enum).toEqual([1, 2, 3])
       expect((entry.properties as Record<string, unknown>).score).toMatchObject({ enum: [0, 1, 2, 3] })
       expect(entry.required).toEqual(["hit", "reasoning", "score", "confidence"])
       expect(entry.additionalProperties).toBe(false)

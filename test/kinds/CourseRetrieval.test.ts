@@ -49,9 +49,9 @@ describe("course-retrieval test set", () => {
       const notList = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: "CS101" }))
       expect(yield* Effect.flip(load(notList))).toMatchObject({ field: "retrievedCourses", problem: "expected a list of retrieved courses, found a string" })
       const nameless = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ cleanedLearningOutcomes: ["x"] }] }))
-      expect(yield* Effect.flip(load(nameless))).toMatchObject({ problem: "course 1 has neither a subjectName nor a subjectCode" })
+      expect(yield* Effect.flip(load(nameless))).toMatchObject({ field: "retrievedCourses[0]", problem: "the course has neither a subjectName nor a subjectCode" })
       const badOutcome = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ subjectCode: "A", cleanedLearningOutcomes: [3] }] }))
-      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({ problem: "course 1: a learning outcome is a number, expected text" })
+      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({ field: "retrievedCourses[0].cleanedLearningOutcomes[0]", problem: "expected text, found a number" })
     }))
 
   it.effect("with a live retriever the course list may be absent", () =>
