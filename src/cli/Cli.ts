@@ -38,7 +38,7 @@ const reportCommand = Command.make(
       Options.withDefault(defaultFormats.join(","))
     ),
     csvRaw,
-    // Reports and CI gates (issue 13).
+    // Reports and CI gates.
     failUnder,
     details,
     json,
@@ -142,7 +142,7 @@ export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: 
       // `rag-eval runner --listen host:port`: the address is taken or cannot be bound.
       SocketServerError: (e) => fail(2, `error: cannot listen (${e.reason}): ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done), or: rag-eval resume ${displayPath(e.runDir)}`),
-      // issue 15: --batch --detach exits 0 once submitted; --max-cost ends like Ctrl+C, exit 1
+      // --batch --detach exits 0 once submitted; --max-cost ends like Ctrl+C, exit 1
       BatchDetached: (e) => Console.log(e.message),
       BudgetReached: (e) => fail(1, `error: ${e.message}`)
     }),

@@ -188,7 +188,7 @@ export const pipelineOptionFlags = {
   listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
-// --- issue 15: the Batch API and the budget cap
+// The Batch API and the budget cap
 const batchFlags = {
   batch: Options.boolean("batch").pipe(Options.withDescription("Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run")),
   detach: Options.boolean("detach").pipe(Options.withDescription("With --batch: submit the batches and exit; the same command later collects them (and waits if they are not finished)")),
@@ -198,7 +198,7 @@ const batchFlags = {
 }
 // ---
 
-// ---- Reports and CI gates (issue 13), shared by `run` and `report` ----
+// Reports and CI gates, shared by `run` and `report`
 export const failUnder = Options.text("fail-under").pipe(
   Options.withDescription("CI gate: exit 1 when a metric of final-metrics.json is below its threshold, e.g. composite=0.7,ndcg@10=0.5 (one line per unmet threshold; unknown names: exit 2 listing the valid ones)"),
   Options.optional

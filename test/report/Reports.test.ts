@@ -1,5 +1,5 @@
 /**
- * The pieces of issue 13 that need no child process: the --fail-under gate, the progress line's
+ * Reports and CI gates, the pieces that need no child process: the --fail-under gate, the progress line's
  * width, colour stripping, the HTML page's escaping, distributions and sampling, bounded report.md
  * (at 100k rows with the heuristic judge), report.csv's case_id and line, the final HTML page.
  */
