@@ -18,11 +18,14 @@ afterAll(() => {
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 })
 
-/** A temp directory with the repository's samples linked in and `rag-eval` on its PATH. */
+/**
+ * A temp directory with a copy of the repository's samples (a copy: an example that writes beside
+ * them must not write into the repository) and `rag-eval` on its PATH.
+ */
 const pageDir = () => {
   const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "rag-eval-docs-")))
   dirs.push(dir)
-  for (const name of ["test-sets", "pipelines", "prompts"]) Fs.symlinkSync(Path.join(repoRoot, name), Path.join(dir, name))
+  for (const name of ["test-sets", "pipelines", "prompts"]) Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
   const binDir = Path.join(dir, ".bin")
   Fs.mkdirSync(binDir)
   Fs.writeFileSync(Path.join(binDir, "rag-eval"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 })
@@ -132,28 +135,47 @@ describe("the examples' conventions", () => {
 
 const all = pages(repoRoot).flatMap((page) => examples(page, Fs.readFileSync(Path.join(repoRoot, page), "utf8")))
 
-describe("the docs' examples", () => {
+/**
+ * Pages run side by side, each in its own directory; a page's examples run in order, each after the
+ * one before it on its page has finished (an example may read what an earlier one wrote). Tests are
+ * declared a page at a time round-robin, so the first ones started belong to different pages.
+ */
+describe.concurrent("the docs' examples", () => {
   it("are found: the quick start among them", () => {
     expect(all.filter((e) => e.skip === undefined).length).toBeGreaterThanOrEqual(15)
     expect(all.some((e) => e.file === "README.md" && e.skip === undefined && e.expected !== undefined && /run rag-answers/.test(e.script))).toBe(true)
   })
 
-  for (const page of pages(repoRoot)) {
-    const list = all.filter((e) => e.file === page)
-    if (list.length === 0) continue
-    describe.sequential(page, () => {
-      let where: { dir: string; binDir: string } | undefined
-      for (const example of list) {
-        const title = `${page}:${example.line} ${example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""}`
-        if (example.skip !== undefined) {
-          it.skip(`${title} — not run: ${example.skip}`, () => {})
-          continue
-        }
-        it.skipIf(!built)(built ? title : `${title} — dist/bin.js is not built (npm run build)`, async () => {
-          where ??= pageDir()
-          await runExample(example, where.dir, where.binDir)
-        })
+  const byPage = pages(repoRoot).map((page) => {
+    const state: { where?: { dir: string; binDir: string }; last: Promise<void> } = { last: Promise.resolve() }
+    /**
+     * Runs `example` after the page's example started before it has finished (passed or not). Tests
+     * start in the order they are declared, so that is the one above it on the page — or, when that
+     * one was filtered out, the one before it.
+     */
+    const inTurn = async (example: Example) => {
+      const before = state.last
+      let finished!: () => void
+      state.last = new Promise<void>((resolve) => (finished = resolve))
+      try {
+        await before
+        state.where ??= pageDir()
+        await runExample(example, state.where.dir, state.where.binDir)
+      } finally {
+        finished()
       }
-    })
+    }
+    return all.filter((e) => e.file === page).map((example) => ({ page, example, inTurn }))
+  })
+  const rounds = Math.max(0, ...byPage.map((list) => list.length))
+  for (let i = 0; i < rounds; i++) {
+    for (const list of byPage) {
+      const entry = list[i]
+      if (entry === undefined) continue
+      const { example, inTurn, page } = entry
+      const title = `${page}:${example.line} ${example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""}`
+      if (example.skip !== undefined) it.skip(`${title} — not run: ${example.skip}`, () => {})
+      else it.skipIf(!built)(built ? title : `${title} — dist/bin.js is not built (npm run build)`, () => inTurn(example))
+    }
   }
 })
