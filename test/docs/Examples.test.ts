@@ -13,6 +13,11 @@ import { repoRoot } from "../support/RunPipeline.js"
 import { asCli, type Example, examples, matches, normalise, pages } from "./DocExamples.js"
 
 const built = Fs.existsSync(bin)
+/**
+ * One example's limit: a CLI run takes about a second of CPU, but the suite shares the machine with
+ * its other files (a load average of 20 on two cores has made one run take 25 s).
+ */
+const exampleTimeout = 120_000
 const dirs: Array<string> = []
 afterAll(() => {
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
@@ -44,7 +49,7 @@ const run = (script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outco
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    const guard = setTimeout(() => child.kill("SIGKILL"), 25_000)
+    const guard = setTimeout(() => child.kill("SIGKILL"), exampleTimeout - 5_000)
     child.on("close", (code) => {
       clearTimeout(guard)
       resolve({ code, output: stderr + stdout })
@@ -64,7 +69,7 @@ const serve = (cwd: string, env: NodeJS.ProcessEnv) =>
     const guard = setTimeout(() => {
       child.kill("SIGKILL")
       reject(new Error(`serve did not start: ${stdout}`))
-    }, 15_000)
+    }, exampleTimeout / 2)
     child.stdout.on("data", (d: Buffer) => {
       stdout += d.toString()
       const url = /listening on (http:\/\/\S+)/.exec(stdout)
@@ -136,46 +141,32 @@ describe("the examples' conventions", () => {
 const all = pages(repoRoot).flatMap((page) => examples(page, Fs.readFileSync(Path.join(repoRoot, page), "utf8")))
 
 /**
- * Pages run side by side, each in its own directory; a page's examples run in order, each after the
- * one before it on its page has finished (an example may read what an earlier one wrote). Tests are
- * declared a page at a time round-robin, so the first ones started belong to different pages.
+ * One page after another, a page's examples in order in the page's own directory (an example may
+ * read what an earlier one wrote). Run side by side, pages gained nothing on a loaded machine and
+ * made each example's time include its wait for the one before it.
  */
-describe.concurrent("the docs' examples", () => {
+describe("the docs' examples", () => {
   it("are found: the quick start among them", () => {
     expect(all.filter((e) => e.skip === undefined).length).toBeGreaterThanOrEqual(15)
     expect(all.some((e) => e.file === "README.md" && e.skip === undefined && e.expected !== undefined && /run rag-answers/.test(e.script))).toBe(true)
   })
 
-  const byPage = pages(repoRoot).map((page) => {
-    const state: { where?: { dir: string; binDir: string }; last: Promise<void> } = { last: Promise.resolve() }
-    /**
-     * Runs `example` after the page's example started before it has finished (passed or not). Tests
-     * start in the order they are declared, so that is the one above it on the page — or, when that
-     * one was filtered out, the one before it.
-     */
-    const inTurn = async (example: Example) => {
-      const before = state.last
-      let finished!: () => void
-      state.last = new Promise<void>((resolve) => (finished = resolve))
-      try {
-        await before
-        state.where ??= pageDir()
-        await runExample(example, state.where.dir, state.where.binDir)
-      } finally {
-        finished()
+  for (const page of pages(repoRoot)) {
+    const list = all.filter((e) => e.file === page)
+    if (list.length === 0) continue
+    describe.sequential(page, () => {
+      let where: { dir: string; binDir: string } | undefined
+      for (const example of list) {
+        const title = `${page}:${example.line} ${example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""}`
+        if (example.skip !== undefined) {
+          it.skip(`${title} — not run: ${example.skip}`, () => {})
+          continue
+        }
+        it.skipIf(!built)(built ? title : `${title} — dist/bin.js is not built (npm run build)`, async () => {
+          where ??= pageDir()
+          await runExample(example, where.dir, where.binDir)
+        }, exampleTimeout)
       }
-    }
-    return all.filter((e) => e.file === page).map((example) => ({ page, example, inTurn }))
-  })
-  const rounds = Math.max(0, ...byPage.map((list) => list.length))
-  for (let i = 0; i < rounds; i++) {
-    for (const list of byPage) {
-      const entry = list[i]
-      if (entry === undefined) continue
-      const { example, inTurn, page } = entry
-      const title = `${page}:${example.line} ${example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""}`
-      if (example.skip !== undefined) it.skip(`${title} — not run: ${example.skip}`, () => {})
-      else it.skipIf(!built)(built ? title : `${title} — dist/bin.js is not built (npm run build)`, () => inTurn(example))
-    }
+    })
   }
 })
