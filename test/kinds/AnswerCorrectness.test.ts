@@ -377,3 +377,55 @@ describe("answer-correctness runs", () => {
     expect(fs.existsSync(Path.join(out, "answer-correctness"))).toBe(false)
   })
 })
+
+describe("claims beside the rubric dimensions", () => {
+  const ragCsv = [
+    "Current User Question,Conversation History,Fragment Texts,Assistant Answer,Reference Answer",
+    "What is a heat pump?,,\"1. A heat pump moves heat from a cold place to a warm place.\",A heat pump moves heat from a cold place to a warm place.,A heat pump moves heat from a cold place to a warm place.",
+    "When was the tower built?,,\"1. The tower was completed in 1889.\",The tower was completed in 1925.,The tower was completed in 1889.",
+    "Who wrote it?,,\"1. Jane Austen wrote it.\",Jane Austen wrote it.,"
+  ].join("\n") + "\n"
+
+  it.effect("rag-answers with --columns reference=…: claim precision, recall and F1 per case, in the summary, reports and case metrics; a blank reference has none", () =>
+    Effect.gen(function*() {
+      const input = write("rag.csv", ragCsv)
+      const ragAnswers = (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as Pipeline<unknown, unknown>
+      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "Reference Answer" } })
+      const rs = fs.readFileSync(Path.join(result.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; dimensions: unknown[]; claims?: { precision: number | null; recall: number | null; f1: number | null } })
+      expect(rs.map((r) => r.dimensions.length)).toEqual([6, 6, 6])
+      expect(rs[0]!.claims).toMatchObject({ precision: 1, recall: 1, f1: 1 })
+      // 1925 against 1889: the number must agree.
+      expect(rs[1]!.claims).toMatchObject({ precision: 0, recall: 0, f1: 0 })
+      expect(rs[2]!.claims).toBeUndefined()
+      const summary = JSON.parse(fs.readFileSync(Path.join(result.info.runDir, "summary.json"), "utf8")) as { iterations: ReadonlyArray<{ metrics: Record<string, number | null> }> }
+      expect(JSON.stringify(summary)).toContain("\"f1\"")
+      const report = fs.readFileSync(Path.join(result.info.runDir, "report.md"), "utf8")
+      expect(report).toContain("**Claims against the reference**")
+      const csv = fs.readFileSync(Path.join(result.info.runDir, "report.csv"), "utf8")
+      expect(csv.split("\n")[0]).toContain("Claim precision,Claim recall,Claim F1")
+      expect(result.info.rubrics.map((r) => r.id)).toContain(R.check)
+    }))
+
+  it.effect("rag-answers without a reference column is the run it was: no claim rubric in its identity or prompts", () =>
+    Effect.gen(function*() {
+      const ragAnswers = (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as Pipeline<unknown, unknown>
+      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input: Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"), outRoot: tempDir() })
+      // The quick start's run id (README) is unchanged by claims existing.
+      expect(result.info.runId).toBe("ba1480b3c794")
+      expect(result.info.rubrics.map((r) => r.id).some((id) => id.startsWith("answer-correctness/"))).toBe(false)
+    }))
+
+  it.effect("answer-synthesis with a reference field: claim precision, recall and F1 beside faithfulness and completeness", () =>
+    Effect.gen(function*() {
+      const input = write("s.jsonl", [
+        JSON.stringify({ queryLogId: "a", question: "Which course teaches statistics?", answer: "STAT101 teaches statistics.", context: [{ name: "Statistics", code: "STAT101" }], gold: "STAT101 teaches statistics." }),
+        JSON.stringify({ queryLogId: "b", question: "Which course teaches art?", answer: "ART200 teaches art.", context: ["ART200: art"] })
+      ].join("\n") + "\n")
+      const synthesis = (yield* Effect.promise(() => import("../../src/builtin/answer-synthesis.js"))).default as Pipeline<unknown, unknown>
+      const result = yield* runWith(synthesis, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "gold" } })
+      const cm = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
+      expect(cm[0]!.metrics).toMatchObject({ precision: 1, recall: 1, f1: 1 })
+      expect(cm[1]!.metrics["f1"] ?? null).toBeNull()
+      expect(cm[0]!.metrics["faithfulness"]).not.toBeNull()
+    }))
+})

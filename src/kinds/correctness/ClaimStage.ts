@@ -18,13 +18,16 @@ export const claimStage = (rubrics: ClaimRubrics, sources: ClaimSources = allSou
 /**
  * A stage's judgments plus claim precision, recall and F1 for the cases with a reference: the
  * stage's own specs and the claim extraction go in the first round; the checks follow. The stage
- * must be single-round (no `next` of its own).
+ * must be single-round (no `next` of its own). Cases have a reference only when the run names its
+ * column (`--columns reference=…`), and only then does the run use (and name in its identity) the
+ * claim rubrics: a run without one is the run it was before claims existed.
  */
 export const withClaims = (stage: JudgeStage, rubrics: ClaimRubrics): JudgeStage => {
   const sources: ClaimSources = { contexts: false, nuggets: false }
   const claims = (c: EvalCase) => c.reference !== undefined
   return {
     rubrics: [...stage.rubrics, ...rubricIds(rubrics)],
+    rubricsFor: (columns) => (columns?.["reference"] === undefined ? stage.rubrics : [...stage.rubrics, ...rubricIds(rubrics)]),
     tasks: (c) => [...stage.tasks(c), ...(claims(c) ? extractionRound(c, rubrics, sources) : [])],
     next: (c: EvalCase, earlier: ReadonlyArray<Judgment>): ReadonlyArray<JudgeSpec> => (claims(c) ? nextRound(c, earlier, rubrics, sources) : []),
     planned: (c) => [...stage.tasks(c), ...(claims(c) ? plannedRounds(c, rubrics, sources) : [])]

@@ -31,7 +31,7 @@ const entailingContexts = (claim: CheckedClaim) => {
 const evidenceOf = (claim: CheckedClaim): string | undefined =>
   claim.against?.evidence ?? claim.contexts.find((k) => k.verdict === "entailed")?.evidence ?? claim.contexts.find((k) => k.evidence !== undefined)?.evidence
 
-const claimTable = (list: ClaimList, against: string | undefined) => {
+export const claimTable = (list: ClaimList, against: string | undefined) => {
   if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
   if (list.claims.length === 0) return "*No claims.*\n"
   const hasContexts = list.claims[0]!.contexts.length > 0
@@ -150,7 +150,7 @@ const claimLine = (c: CheckedClaim) => {
   return `${c.n}. [${marks.join("; ")}] ${c.text}${evidence === undefined ? "" : ` — "${evidence}"`}`
 }
 
-const claimCell = (list: ClaimList | undefined) =>
+export const claimCell = (list: ClaimList | undefined) =>
   list === undefined ? "" : list.status === "failed" ? `extraction failed: ${list.reason}` : list.claims.map(claimLine).join("\n")
 
 const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
