@@ -1,7 +1,7 @@
 /**
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
  * (RAGChecker's three verdicts)? A lexical support model, deterministic and cheap, measured against
- * human judgments in the README ("The heuristic claim model").
+ * human judgments in docs/judge-quality.md ("The heuristic claim model").
  *
  * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
  * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
@@ -44,7 +44,7 @@
  * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise.
  *
  * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
- * domain held out in turn (README); the features exist because they are what a claim checker must
+ * domain held out in turn (docs/judge-quality.md); the features exist because they are what a claim checker must
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
@@ -85,7 +85,7 @@ const NUMBER_WEIGHT = 2
 
 /**
  * The model's features, each of which can be switched off — for the ablation in `bench/claims.ts`
- * and the README. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
+ * and docs/judge-quality.md. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
  */
 export interface ClaimModel {
   readonly entailAt: number
