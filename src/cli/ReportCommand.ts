@@ -62,7 +62,7 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       command: m.command,
       pipelineFile: m.pipeline.file,
       promptDirs: promptDirsFor(pipelineFile),
-      columns: m.columns,
+      columns: m.columns === undefined ? undefined : Object.fromEntries(Object.entries(m.columns).map(([role, column]) => [role, column ?? undefined])),
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,

@@ -80,7 +80,8 @@ export const Manifest = Schema.Struct({
   /** sha256 of everything that makes the run this run (pipeline, input, judge, prompts, settings). */
   identity: Schema.String,
   input: InputFields,
-  columns: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  /** `--columns` renames; null for a role unmapped with `role=` (e.g. `history=`). */
+  columns: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.String) })),
   limit: Schema.optional(Schema.Number),
   iterations: Schema.Number,
   judgmentsPerIteration: Schema.Number,

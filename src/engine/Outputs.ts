@@ -47,7 +47,7 @@ export const manifestOf = <R, S>(parts: {
     runId: info.runId,
     identity: parts.identityHash,
     input: info.input,
-    columns: options.columns,
+    columns: options.columns === undefined ? undefined : Object.fromEntries(Object.entries(options.columns).map(([role, column]) => [role, column ?? null])),
     limit: options.limit,
     iterations: options.iterations,
     judgmentsPerIteration: parts.input.tasks,

@@ -18,7 +18,7 @@ import type { Retriever } from "./Retriever.js"
 export interface LoadContext {
   readonly file: string
   /** Column/field renames from `--columns` (e.g. `{ question: "Query" }`). */
-  readonly columns?: Readonly<Record<string, string>> | undefined
+  readonly columns?: Readonly<Record<string, string | undefined>> | undefined
 }
 
 /** The load stage: a validating pre-pass (run before any judge call) and the case stream. */

@@ -19,8 +19,9 @@ export interface RunOptions {
   readonly retryFailed: boolean
   /** Where rubric files are looked for, in order (default: the package's `prompts/`). */
   readonly promptDirs?: ReadonlyArray<string> | undefined
-  /** Column/field renames from `--columns`. */
-  readonly columns?: Readonly<Record<string, string>> | undefined
+  /** Column/field renames from `--columns`; a role given as `role=` is unmapped (undefined). */
+  readonly columns?: Readonly<Record<string, string | undefined>> | undefined
+
   /** Price of the judge's model (undefined: unknown, reported as such). */
   readonly price?: Price | undefined
   /** Extra facts for the manifest (tool versions…). */

@@ -1,0 +1,1 @@
+export const dims: Array<string> = ["rag-answers/groundedness"]
