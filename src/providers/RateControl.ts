@@ -116,6 +116,11 @@ const CREEP_PER_START = 0.002
 const CREEP_DOUBLING = 200
 /** When no bucket fits the answers since the last change, the last this long are tried alone. */
 const RECENT_FIT_MS = 5000
+/**
+ * Starts further ahead than this (or two starts at the pace) are not handed out to a caller that
+ * cannot be told they went stale (the cluster's runners): a 429 meanwhile cannot recall them.
+ */
+const HORIZON_MS = 100
 /** A reservation started this late (a stalled process) takes a new slot instead. */
 const LATE_MS = 50
 /** The grid of rates (per ms) tried against the server's answers: 0.1 to 60,000 a minute, 2% apart. */
@@ -275,9 +280,9 @@ export class StartLog {
    * must be (the accepted starts' E, and −min F so that D₀ ≥ 0 fits), every refused start has
    * E_k > B, or F_k under the accepted starts' least F (D₀ explains it). `slackMs` of refill is
    * allowed for timing noise. D falls as r rises: the rates that fit form a range, found on a grid;
-   * both charging rules are tried and the widest answer kept.
+   * both charging rules are tried (or the one `rules` names) and the rates either allows kept.
    */
-  fittingRates(to: number, from: number, maxStarts: number, slackMs: number): { readonly low: number; readonly high: number } | undefined {
+  fittingRates(to: number, from: number, maxStarts: number, slackMs: number, rules: "either" | "free" | "charged" = "either"): { readonly low: number; readonly high: number } | undefined {
     let first = this.times.length
     while (first > this.head && this.times[first - 1]! >= from && this.times.length - first < maxStarts) first--
     let last = this.times.length
@@ -334,14 +339,11 @@ export class StartLog {
       return true
     }
     // Coarse cells first; then the lowest and the highest that fit, finely.
-    let low: number | undefined
-    let high: number | undefined
-    for (const charged of [false, true]) {
+    const range = (charged: boolean): { readonly low: number; readonly high: number } | undefined => {
       const cells: Array<number> = []
       for (let coarse = RATE_GRID_MIN; coarse <= RATE_GRID_MAX; coarse *= RATE_GRID_COARSE) {
         if (fits(coarse, RATE_GRID_COARSE, charged)) cells.push(coarse)
       }
-      if (cells.length === 0) continue
       const fine = (cell: number, fromTop: boolean): number | undefined => {
         const rates: Array<number> = []
         for (let rate = cell; rate < cell * RATE_GRID_COARSE; rate *= RATE_GRID_STEP) rates.push(rate)
@@ -349,12 +351,20 @@ export class StartLog {
         return rates.find((rate) => fits(rate, RATE_GRID_STEP, charged))
       }
       // (A coarse cell may fit where none of its fine ones does: then the next one in.)
-      let lo: number | undefined
-      for (let i = 0; lo === undefined && i < cells.length; i++) lo = fine(cells[i]!, false)
-      let hi: number | undefined
-      for (let i = cells.length - 1; hi === undefined && i >= 0; i--) hi = fine(cells[i]!, true)
-      if (lo !== undefined && (low === undefined || lo < low)) low = lo
-      if (hi !== undefined && (high === undefined || hi > high)) high = hi
+      let low: number | undefined
+      for (let i = 0; low === undefined && i < cells.length; i++) low = fine(cells[i]!, false)
+      let high: number | undefined
+      for (let i = cells.length - 1; high === undefined && i >= 0; i--) high = fine(cells[i]!, true)
+      return low === undefined || high === undefined ? undefined : { low, high }
+    }
+    // Which rule the server follows is not known: the rates either reading allows.
+    let low: number | undefined
+    let high: number | undefined
+    for (const charged of rules === "either" ? [false, true] : [rules === "charged"]) {
+      const r = range(charged)
+      if (r === undefined) continue
+      low = Math.min(low ?? r.low, r.low)
+      high = Math.max(high ?? r.high, r.high)
     }
     return low === undefined || high === undefined ? undefined : { low, high }
   }
@@ -369,11 +379,12 @@ export class StartLog {
   }
 }
 
-/** The pause after a 429 without Retry-After: one start's worth at the pace, else 1 s doubling per consecutive pause (capped). */
+/**
+ * The pause after a 429 without Retry-After: one start's worth at the pace (at least 50 ms), else
+ * 1 s; doubling with every pause that follows another without a success between (capped at 30 s).
+ */
 export const pauseAfter429 = (pacePerMs: number | undefined, consecutive: number): number =>
-  pacePerMs !== undefined
-    ? Math.max(1 / pacePerMs, 50)
-    : Math.min(MAX_DEFAULT_PAUSE_MS, DEFAULT_PAUSE_MS * 2 ** Math.min(5, consecutive - 1))
+  Math.min(MAX_DEFAULT_PAUSE_MS, (pacePerMs !== undefined ? Math.max(1 / pacePerMs, 50) : DEFAULT_PAUSE_MS) * 2 ** Math.min(10, Math.max(0, consecutive - 1)))
 
 // ---------------------------------------------------------------------------------------------
 // The controller
@@ -505,12 +516,25 @@ export class RateController {
       }
       case "hold": {
         if (now - this.phaseSince >= this.holdMs && this.phaseStarts >= HOLD_STARTS) {
+          if (this.headerPerMs !== undefined && cap > rate) {
+            // The server's headers say it refills faster than the pace held since the 429: trust
+            // them again (a refused probe doubles the next hold, as any).
+            this.setLearned(now, cap)
+            this.enter("hold", now)
+            return
+          }
           this.creepFrom = rate
           this.enter("creep", now)
         }
         return
       }
       case "creep": {
+        if (this.headerPerMs !== undefined && cap > rate) {
+          // Probing, with the server's headers saying how far: there at once.
+          this.setLearned(now, cap)
+          this.enter("hold", now)
+          return
+        }
         // Faster the longer it goes without a 429; once well above where it began, the limit was
         // raised: the next probe comes soon again.
         const next = rate * (1 + CREEP_PER_START * (1 + this.phaseStarts / CREEP_DOUBLING))
@@ -538,13 +562,13 @@ export class RateController {
 
   /**
    * `reserve` for a caller that cannot be told a slot went stale (the cluster's runners, over a
-   * message): a start further ahead than `horizonMs` (default: a second, or four starts at the
+   * message): a start further ahead than `horizonMs` (default: HORIZON_MS, or two starts at the
    * pace) is not handed out — `committed` false, the caller asks again at `at` — so a pace that
    * rises meanwhile applies to it.
    */
   reserveWithin(now: number, cost: number, random: number, horizonMs?: number): Reservation & { readonly committed: boolean } {
     const pace = this.pacePerMs()
-    const horizon = horizonMs ?? Math.max(1000, pace === undefined ? 0 : 4 / pace)
+    const horizon = horizonMs ?? Math.max(HORIZON_MS, pace === undefined ? 0 : 2 / pace)
     const reservation = this.reserve(now, cost, random)
     if (reservation.at <= now + horizon) return { ...reservation, committed: true }
     this.cancel(now, reservation)

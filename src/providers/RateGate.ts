@@ -133,15 +133,26 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
       Effect.suspend(() => {
         waiting++
         let started = false
+        /**
+         * Wait for a permit or the pacer — no longer than the call's --max-wait once its judgment
+         * has met a 429 (a call queued behind a pause has: it waits that pause out too).
+         */
+        const take = (semaphore: FifoSemaphore.FifoSemaphore<GateStopped>) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<void, GateStopped | ProviderError> => {
+            if (wait !== undefined && control.pausedUntil > now) wait.since ??= now
+            if (wait?.since === undefined) return semaphore.take
+            const left = wait.since + wait.maxWaitMs - now
+            return Effect.raceFirst(semaphore.take, Effect.zipRight(sleepUnlessStopped(left), Effect.fail(waitSpent(wait))))
+          })
         /** A permit, then (paced) the pacer, then a confirmed start; released again on failure. */
         const admit = Effect.uninterruptibleMask((restore) =>
-          Effect.zipRight(restore(permits.take), Effect.suspend(() => {
+          Effect.zipRight(restore(take(permits)), Effect.suspend(() => {
             const loop: Effect.Effect<{ readonly reservation: Reservation; readonly startedAt: number }, GateStopped | ProviderError> = Effect.flatMap(
               startOnce(estimatedTokens, wait, restore),
               (s) => s === undefined ? loop : Effect.succeed(s)
             )
             const paced = control.pacePerMs() !== undefined
-            const start = paced ? Effect.zipRight(restore(pacer.take), Effect.ensuring(loop, Effect.sync(() => pacer.release()))) : loop
+            const start = paced ? Effect.zipRight(restore(take(pacer)), Effect.ensuring(loop, Effect.sync(() => pacer.release()))) : loop
             return Effect.onError(start, () => Effect.sync(() => permits.release()))
           }))
         )
