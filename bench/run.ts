@@ -23,6 +23,9 @@
  * 10. `--batch` and the prompt cache: the estimated cost of 10,000 judgments synchronous, with
  *     `--batch`, and with `--batch` at the cache hit rate the fake observed; the wall time of a
  *     `--batch` run against the fake (bench/batch.ts; `npx tsx bench/batch.ts` runs it alone).
+ * 11. The heuristic claim model (answer-correctness): Pearson r against RAGChecker's human labels,
+ *     balanced accuracy against ExpertQA's experts (when ../shared is here), the ablation, and
+ *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -45,6 +48,7 @@ import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
+import { printClaimFigures } from "./claims.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -345,6 +349,12 @@ const main = async () => {
     } finally {
       fs.rmSync(bdir, { recursive: true, force: true })
     }
+    line()
+  }
+
+  {
+    line(`[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`)
+    printClaimFigures(undefined, { line, figure })
     line()
   }
 
