@@ -461,10 +461,9 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       }))
   }
 
-  it.scopedLive("preflight: a rejected key or an unknown model is fatal within a second, before any judgment", () =>
+  it.scopedLive("preflight: a rejected key or an unknown model is fatal at once (one call each, no retry), before any judgment", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make({ apiKey: "right", models: ["judge-model"] })
-      const started = Date.now()
       const wrongKey = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake))))
       expect(wrongKey).toMatchObject({ _tag: "FatalJudgeError", kind: "unauthorized" })
       expect(wrongKey.message).toBe(`openai-compatible at ${fake.url.replace("http://", "").replace("/v1", "")} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
@@ -473,7 +472,6 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       ))))
       expect(wrongModel.message).toContain("does not serve model \"gpt-9\" (HTTP 404")
       expect(wrongModel.message).toContain("check --model")
-      expect(Date.now() - started).toBeLessThan(1_000)
       expect(fake.calls).toBe(2)
     }))
 

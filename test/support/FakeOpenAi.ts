@@ -199,6 +199,10 @@ export interface FakeOpenAi {
   readonly limited: number
   /** Arrival times (performance.now()) of the calls that got an "ok" answer. */
   readonly okTimes: ReadonlyArray<number>
+  /** Chat-completion calls for judgments (not preflights) answered "ok": the calls a user pays for. */
+  readonly paidJudgeCalls: number
+  /** The most chat-completion calls open at once (counted exactly, from arrival to the response's end). */
+  readonly peakInFlight: number
   readonly requests: ReadonlyArray<RecordedRequest>
   /** `requests` less the preflights. */
   readonly judgeRequests: ReadonlyArray<RecordedRequest>
@@ -391,6 +395,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   let limited = 0
   let preflights = 0
   let okTimes: Array<number> = []
+  let paidJudgeCalls = 0
+  let inFlight = 0
+  let peakInFlight = 0
   let promptTokens = 0
   let cachedTokens = 0
   const files = new Map<string, string>()
@@ -511,6 +518,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     switch (kind) {
       case "ok": {
         okTimes.push(performance.now())
+        if (!isPreflight(request.body)) paidJudgeCalls++
         const content = behaviour.answer(request)
         // The token bucket was charged the prompt's estimate; the reply's tokens count too.
         tokenBucket?.adjust(performance.now(), Math.ceil(content.length / 4))
@@ -742,6 +750,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       if (!isRecord(body)) return send(res, 400, errorBody("request body is not an object", "invalid_request_error"))
       const request: RecordedRequest = { path, headers: req.headers, body: body as ChatBody }
       calls++
+      inFlight++
+      peakInFlight = Math.max(peakInFlight, inFlight)
+      res.once("close", () => inFlight--)
       if (isPreflight(request.body)) preflights++
       if (record) requests.push(request)
       if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) return reply(res, request, "unauthorized")
@@ -816,6 +827,12 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         get okTimes() {
           return okTimes
         },
+        get paidJudgeCalls() {
+          return paidJudgeCalls
+        },
+        get peakInFlight() {
+          return peakInFlight
+        },
         get requests() {
           return requests
         },
@@ -834,6 +851,8 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
           limited = 0
           preflights = 0
           okTimes = []
+          paidJudgeCalls = 0
+          peakInFlight = inFlight
           promptTokens = 0
           cachedTokens = 0
           batches = []
