@@ -33,7 +33,7 @@ export interface JudgeFlags {
   readonly concurrency: number
   readonly rpm?: number | undefined
   readonly tpm?: number | undefined
-  /** Requests that may start at once under --rpm (default one second's worth). */
+  /** Requests that may start at once under --rpm (default 1: starts evenly spread). */
   readonly burst?: number | undefined
   /** AIMD concurrency and learning the server's limit (default true). */
   readonly adaptive?: boolean | undefined

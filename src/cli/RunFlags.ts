@@ -87,7 +87,7 @@ export const tpm = Options.integer("tpm").pipe(
   Options.optional
 )
 export const burst = Options.integer("burst").pipe(
-  Options.withDescription("Requests that may start at once under --rpm (default: one second's worth)"),
+  Options.withDescription("Requests that may start at once under --rpm (default 1: starts evenly spread; a larger burst lets a stalled process release several at once)"),
   positive("--burst"),
   Options.optional
 )
@@ -96,7 +96,7 @@ export const adaptive = Options.choiceWithValue("adaptive", [["true", true], ["f
   Options.withDefault(true)
 )
 export const maxWait = Options.text("max-wait").pipe(
-  Options.withDescription("How long one judgment may wait out rate limits (429s) before it is recorded as failed, e.g. 90s, 10m, 1h (default 10m); also caps any Retry-After"),
+  Options.withDescription("How long each judgment may wait out rate limits, counted from when it first met a 429 or the pause one set, before it is recorded as failed, e.g. 90s, 10m, 1h (default 10m); also caps any Retry-After"),
   checked((text: string) => parseWait(text) === undefined ? `--max-wait must be a duration greater than 0 such as 90s, 10m or 1h (got "${text}")` : undefined),
   Options.withDefault("10m")
 )

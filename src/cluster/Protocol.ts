@@ -9,10 +9,10 @@
  *   (a retried send, a coordinator restarted) is one message, and a batch whose runner died is
  *   delivered again to the runner that takes its shard over. One judgment per message measured
  *   3–5× slower (client and SQL cost per message).
- * - **`RateLimit`** entities (one per provider/model/server) hold the token buckets of `--rpm` /
- *   `--tpm` / `--burst`, the shared pause after a 429 and the server's rate learned from 429s, for
- *   every runner at once (`SharedLimit.ts`): `Reserve` answers how long to wait before a call may
- *   start, `Limited` reports a 429.
+ * - **`RateLimit`** entities (one per provider/model/server) run the rate-control policy for every
+ *   runner at once (`SharedLimit.ts`: `--rpm` / `--tpm` / `--burst`, the shared pause after a 429,
+ *   the server's rate learned from every runner's 429s and headers): `Reserve` answers how long to
+ *   wait before a call may start, `Report` tells it a 429 or a success with rate-limit headers.
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
@@ -79,23 +79,40 @@ export const JudgeBatch = Rpc.make("JudgeBatch", {
 
 export const JudgeShard = Entity.make("JudgeShard", [JudgeBatch])
 
+/** The run's limits, carried by every rate-limit message (the entity is shared by the runs on one server). */
+const Limits = {
+  rpm: Schema.optional(Schema.Number),
+  tpm: Schema.optional(Schema.Number),
+  burst: Schema.optional(Schema.Number),
+  adaptive: Schema.optional(Schema.Boolean),
+  /** The run's `--max-wait`: the longest pause a Retry-After may impose. */
+  maxPauseMs: Schema.optional(Schema.Number)
+}
+
 export const Reserve = Rpc.make("Reserve", {
-  payload: {
-    rpm: Schema.optional(Schema.Number),
-    tpm: Schema.optional(Schema.Number),
-    burst: Schema.optional(Schema.Number),
-    tokens: Schema.Number,
-    adaptive: Schema.optional(Schema.Boolean)
-  },
-  /** Milliseconds to wait before the call may start, and the ticket a 429 report gives back. */
-  success: Schema.Struct({ waitMs: Schema.Number, ticket: Schema.Number })
-})
-/** A call got a 429: pause every runner and (adaptive) learn the server's rate (`SharedLimit.ts`). */
-export const Limited = Rpc.make("Limited", {
-  payload: { ticket: Schema.Number, retryAfterMs: Schema.optional(Schema.Number), maxPauseMs: Schema.Number, adaptive: Schema.optional(Schema.Boolean) }
+  payload: { ...Limits, tokens: Schema.Number },
+  /**
+   * Milliseconds to wait, then start (`committed`) or ask again; the ticket a report gives back;
+   * whether the wait is a 429's pause.
+   */
+  success: Schema.Struct({ waitMs: Schema.Number, ticket: Schema.Number, committed: Schema.Boolean, paused: Schema.Boolean })
 })
 
-export const RateLimit = Entity.make("RateLimit", [Reserve, Limited])
+/** A bucket's state as rate-limit headers reported it. */
+const Bucket = Schema.Struct({ limit: Schema.optional(Schema.Number), remaining: Schema.optional(Schema.Number), resetMs: Schema.optional(Schema.Number) })
+
+/** A call's outcome the shared limit learns from: a 429, or a success with rate-limit headers. */
+export const Report = Rpc.make("Report", {
+  payload: {
+    ...Limits,
+    ticket: Schema.Number,
+    outcome: Schema.Literal("ok", "rate_limited"),
+    retryAfterMs: Schema.optional(Schema.Number),
+    rateLimit: Schema.optional(Schema.Struct({ requests: Schema.optional(Bucket), tokens: Schema.optional(Bucket) }))
+  }
+})
+
+export const RateLimit = Entity.make("RateLimit", [Reserve, Report])
 
 /** Entities per run that batches are spread over (by the hash of the batch id). */
 export const SHARDS_PER_RUN = 64

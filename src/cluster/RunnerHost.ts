@@ -15,12 +15,14 @@
  * once per distinct options, with its preflight: a misconfigured provider fails every batch with the
  * same `FatalJudgeError`, which stops the coordinator.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
 import type { Judgment, PendingRepair } from "../domain/Judgment.js"
@@ -36,6 +38,8 @@ import * as LlmJudge from "../judges/LlmJudge.js"
 import type { ProviderName } from "../providers/Names.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
+import type { ChatResponse, ProviderError } from "../providers/LlmProvider.js"
+import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
 import * as RateGate from "../providers/RateGate.js"
 import { type JudgeOptions, JudgeShard, RateLimit, rateLimitEntityId, StoreFailed, type WireTask } from "./Protocol.js"
 import { makeSharedLimit } from "./SharedLimit.js"
@@ -99,6 +103,51 @@ const RESERVE_TIMEOUT = Duration.seconds(10)
 
 const statusOf = (j: Judgment) => j.status === "ok" ? "ok" : j.failure === "transport" ? "transport" : "judge"
 
+type RateClient = Effect.Effect.Success<typeof RateLimit.client> extends (id: string) => infer C ? C : never
+
+/**
+ * A call started by the shared limit: it asks for a start (again while the start it gets is not
+ * committed), waits it out — within the judgment's `--max-wait` once it has met a 429 — calls, and
+ * reports a 429 or a success with rate-limit headers. An entity whose host just died answers once
+ * its shard has moved (seconds): past RESERVE_TIMEOUT the call goes ahead on the runner's own gate
+ * rather than wait on.
+ */
+const sharedStart = <R>(
+  shared: RateClient,
+  limits: { readonly rpm?: number | undefined; readonly tpm?: number | undefined; readonly burst?: number | undefined; readonly adaptive: boolean; readonly maxPauseMs: number },
+  estimatedTokens: number,
+  attempt: Effect.Effect<ChatResponse, ProviderError, R>,
+  wait: RateGate.WaitBudget | undefined
+): Effect.Effect<ChatResponse, ProviderError, R> =>
+  Effect.gen(function*() {
+    let ticket: number | undefined
+    for (;;) {
+      const reservation = yield* shared.Reserve({ ...limits, tokens: estimatedTokens }).pipe(
+        Effect.timeoutOption(RESERVE_TIMEOUT),
+        Effect.map(Option.getOrUndefined),
+        Effect.orElseSucceed(() => undefined)
+      )
+      if (reservation === undefined) break
+      const now = yield* Clock.currentTimeMillis
+      if (wait !== undefined && reservation.paused) wait.since ??= now
+      if (wait?.since !== undefined && now + reservation.waitMs > wait.since + wait.maxWaitMs) {
+        yield* Effect.sleep(Math.max(0, wait.since + wait.maxWaitMs - now))
+        return yield* Effect.fail(RateGate.waitSpent(wait))
+      }
+      if (reservation.waitMs > 0) yield* Effect.sleep(reservation.waitMs)
+      if (reservation.committed) {
+        ticket = reservation.ticket
+        break
+      }
+    }
+    const report = (outcome: "ok" | "rate_limited", retryAfterMs?: number, rateLimit?: RateLimitInfo) =>
+      ticket === undefined ? Effect.void : Effect.ignore(shared.Report({ ...limits, ticket, outcome, retryAfterMs, rateLimit }))
+    return yield* attempt.pipe(
+      Effect.tap((reply) => reply.rateLimit === undefined ? Effect.void : report("ok", undefined, reply.rateLimit)),
+      Effect.tapError((e) => e.kind === "rate_limited" ? report("rate_limited", e.retryAfterMs, e.limits) : Effect.void)
+    )
+  })
+
 /**
  * The runner's judges: one per distinct judge options, built on first use and kept for the life of
  * the runner. Every call is paced by the shared `RateLimit` entity when the run sets `--rpm` /
@@ -129,29 +178,13 @@ export const layerJudges = (settings: RunnerSettings) =>
           // The runner's gate: its own AIMD concurrency (the runner's --adaptive and the run's), no
           // rate of its own — the shared limit paces and learns for the whole cluster.
           const local = RateGate.make({ concurrency: settings.concurrency, adaptive: (settings.adaptive ?? true) && adaptive, learnRate: false, maxPauseMs: options.maxWaitMs })
-          const gate = Layer.effect(
+          const limits = { rpm: options.rpm, tpm: options.tpm, burst: options.burst, adaptive, maxPauseMs: options.maxWaitMs }
+          const gate = Layer.scoped(
             RateGate.RateGate,
             Effect.map(local, (local) => ({
               ...local,
-              run: <R>(estimatedTokens: number, attempt: Parameters<typeof local.run<R>>[1]) =>
-                local.run(
-                  estimatedTokens,
-                  shared === undefined ? attempt : Effect.gen(function*() {
-                    // An entity whose host just died answers once its shard has moved (seconds); past
-                    // RESERVE_TIMEOUT the call goes ahead on the runner's own gate rather than wait on.
-                    const reservation = yield* shared.Reserve({ rpm: options.rpm, tpm: options.tpm, burst: options.burst, tokens: estimatedTokens, adaptive }).pipe(
-                      Effect.timeoutOption(RESERVE_TIMEOUT),
-                      Effect.map(Option.getOrUndefined),
-                      Effect.orElseSucceed(() => undefined)
-                    )
-                    if (reservation !== undefined && reservation.waitMs > 0) yield* Effect.sleep(reservation.waitMs)
-                    return yield* attempt.pipe(Effect.tapError((e) =>
-                      e.kind === "rate_limited" && reservation !== undefined
-                        ? Effect.ignore(shared.Limited({ ticket: reservation.ticket, retryAfterMs: e.retryAfterMs, maxPauseMs: options.maxWaitMs, adaptive }))
-                        : Effect.void
-                    ))
-                  })
-                )
+              run: <R>(estimatedTokens: number, attempt: Parameters<typeof local.run<R>>[1], wait?: RateGate.WaitBudget) =>
+                local.run(estimatedTokens, shared === undefined ? attempt : sharedStart(shared, limits, estimatedTokens, attempt, wait), wait)
             }))
           )
           const layer = LlmJudge.layer({ maxRetries: options.maxRetries, maxWaitMs: options.maxWaitMs, preflight: settings.preflight ?? true }).pipe(
@@ -305,8 +338,9 @@ export const layerRateLimit = RateLimit.toLayer(
   Effect.sync(() => {
     const limit = makeSharedLimit()
     return {
-      Reserve: (envelope) => Effect.sync(() => limit.reserve(Date.now(), envelope.payload)),
-      Limited: (envelope) => Effect.sync(() => limit.limited(Date.now(), envelope.payload))
+      // Time is the entity's Clock (TestClock in tests); the tickets it hands out are on it.
+      Reserve: (envelope) => Effect.map(Effect.zip(Clock.currentTimeMillis, Random.next), ([now, random]) => limit.reserve(now, envelope.payload, random)),
+      Report: (envelope) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => limit.report(now, envelope.payload)))
     }
   }),
   { maxIdleTime: "10 minutes" }

@@ -1,169 +1,86 @@
 /**
  * The state behind the cluster's `RateLimit` entity: one per provider/model/server, asked by every
- * runner before each call. It does for the whole cluster what `providers/RateGate.ts` does for one
- * process, and uses the same rules and constants:
+ * runner before each call. It runs the same rate-control state machine as a local run's gate
+ * (`providers/RateControl.ts`), fed by every runner's events, so the cluster follows one policy:
+ * `--rpm` / `--tpm` / `--burst`, one shared pause after a 429 (Retry-After as a floor, capped at the
+ * run's `--max-wait`), and — with `--adaptive` (the default) — the server's rate learned from every
+ * runner's 429s and rate-limit headers. Each runner's own gate keeps its AIMD concurrency and learns
+ * no rate of its own: three runners each pacing at their share plus a margin would overshoot.
  *
- * - **`--rpm` / `--tpm`** are token buckets (GCRA) paced at 95% of the rate; `--burst` requests may
- *   start at once (default one second's worth), the bucket starting one request short of a `--burst`
- *   given, and with a single request without one (a cautious start).
- * - **One shared pause**: a 429 anywhere pauses every runner's starts (Retry-After, capped at the
- *   run's `--max-wait`; 1 s doubling while 429s follow each other when the server gives none).
- * - **Learning the server's rate** (the run's `--adaptive`, default on): the entity sees every start
- *   in the cluster, so on a 429 it takes the rate the cluster's calls got through over the last
- *   seconds (starts less 429s), less 10%, as the cluster's pace — once per episode: a 429 for a call
- *   that started before the last cut says nothing new — and probes it upward as the local gate does
- *   (50%/s while the server's rate is unknown, 10%/s back up to just under it, then 1%/s, faster the
- *   longer no 429 comes). Each runner's gate keeps its own AIMD concurrency but learns no rate of its
- *   own: three runners each pacing at their share plus a margin would not add up to the server's.
- *
- * A reservation returns how long to wait and a ticket (the instant it was asked for, on the
- * entity's clock) that a 429 report carries back, so the entity can tell an old call's 429 from a new one
- * whatever the runners' clocks say. Rebuilt on another runner after its host died, the state starts
- * empty: a cautious start (the buckets one request short of full, nothing learned yet).
+ * A reservation is a start the entity hands out (on its own clock: time comes from the caller, the
+ * entity's `Clock`); the runner waits `waitMs` and starts. A start further ahead than the controller's
+ * horizon is not handed out (`committed` false): the runner asks again then, so a pace that rises
+ * meanwhile applies to it. The start instant is the ticket a report carries back, so the entity can
+ * tell which start a 429 answered whatever the runners' clocks say. Rebuilt on another runner after
+ * its host died, or asked with other limits (another run), the state starts afresh.
  */
-import * as RateGate from "../providers/RateGate.js"
+import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
+import { RateController, type RateControlStats } from "../providers/RateControl.js"
 
-export interface ReserveRequest {
+/** The run's limits, as every message carries them. */
+export interface SharedLimitOptions {
   readonly rpm?: number | undefined
   readonly tpm?: number | undefined
   readonly burst?: number | undefined
+  /** Learn the server's rate (the run's `--adaptive`). Default true. */
+  readonly adaptive?: boolean | undefined
+  /** The longest pause a Retry-After may impose (the run's `--max-wait`). */
+  readonly maxPauseMs?: number | undefined
+}
+
+export interface ReserveRequest extends SharedLimitOptions {
   /** Estimated tokens of the call (for `tpm`). */
   readonly tokens: number
-  /** Learn the server's rate from 429s (the run's `--adaptive`). Default true. */
-  readonly adaptive?: boolean | undefined
 }
 
 export interface Reservation {
-  /** Milliseconds to wait before the call may start. */
+  /** Milliseconds to wait: then start (committed), or ask again (not committed). */
   readonly waitMs: number
-  /** The instant the reservation was asked for (the entity's clock), for a later 429 report. */
+  /** The start instant handed out (the entity's clock), for a later report. */
   readonly ticket: number
+  readonly committed: boolean
+  /** True when the wait is a 429's pause (it counts against the judgment's `--max-wait`). */
+  readonly paused: boolean
 }
 
-export interface SharedLimitStats {
-  /** The pace the cluster starts calls at (requests per minute), when one applies. */
-  readonly rpm: number | undefined
-  /** The rate learned from 429s (requests per minute), when one was. */
-  readonly learnedRpm: number | undefined
-  readonly pausedUntil: number
-  readonly cuts: number
-  readonly rateLimited: number
+export interface OutcomeReport extends SharedLimitOptions {
+  readonly ticket: number
+  readonly outcome: "ok" | "rate_limited"
+  readonly retryAfterMs?: number | undefined
+  readonly rateLimit?: RateLimitInfo | undefined
 }
+
+export type SharedLimitStats = RateControlStats
 
 export const makeSharedLimit = () => {
-  let requests: RateGate.Gcra | undefined
-  let tokens: RateGate.Gcra | undefined
-  let pausedUntil = 0
-  // Learning (as RateGate's; see there)
-  let learnedPerMs: number | undefined
-  let ceilingPerMs: number | undefined
-  let lastCutAt = Number.NEGATIVE_INFINITY
-  let lastProbeAt = 0
-  let firstStartAt: number | undefined
-  let consecutive429 = 0
-  let lastPauseAt = Number.NEGATIVE_INFINITY
-  let cuts = 0
-  let rateLimited = 0
-  let userPerMs: number | undefined
-  /** Start instants given out (nondecreasing but for `tpm`'s waits); some lie ahead of now. */
-  let starts: Array<number> = []
-  const refused = new RateGate.RecentStarts(RateGate.OBSERVE_MS)
-
-  /** Starts over the last window that have begun by now (a start given for later has not). */
-  const startedInWindow = (now: number): number => {
-    let head = 0
-    while (head < starts.length && starts[head]! <= now - RateGate.OBSERVE_MS) head++
-    if (head > 0) starts = starts.slice(head)
-    let ahead = 0
-    for (let i = starts.length - 1; i >= 0 && starts[i]! > now; i--) ahead++
-    return starts.length - ahead
-  }
-
-  const pacePerMs = (): number | undefined =>
-    learnedPerMs === undefined ? userPerMs : userPerMs === undefined ? learnedPerMs : Math.min(userPerMs, learnedPerMs)
-
-  /** The learned rate's probe upward, as time passes without a 429. */
-  const probe = (now: number) => {
-    if (learnedPerMs === undefined || now <= lastProbeAt) return
-    learnedPerMs = RateGate.probedRate(learnedPerMs, ceilingPerMs, now, lastProbeAt, lastCutAt)
-    lastProbeAt = now
-  }
-
-  const reserve = (now: number, limit: ReserveRequest): Reservation => {
-    userPerMs = limit.rpm !== undefined && limit.rpm > 0 ? (limit.rpm * RateGate.PACE_MARGIN) / 60_000 : undefined
-    if (limit.adaptive === false) learnedPerMs = undefined
-    probe(now)
-    let at = Math.max(now, pausedUntil)
-    const pace = pacePerMs()
-    if (pace !== undefined) {
-      const burst = Math.max(1, limit.burst ?? (limit.rpm !== undefined ? limit.rpm / 60 : 1))
-      if (requests === undefined || requests.capacity !== burst) {
-        // A --burst given says the server takes that many at once: start one short of it. Without
-        // one, start with a single request (the bucket fills while the cluster is idle): runners
-        // joining a run must not open with a wave the server's bucket may be smaller than.
-        requests = new RateGate.Gcra(pace, burst, limit.burst !== undefined ? 1 : burst)
-      }
-      requests.perMs = pace
-      at = requests.earliest(at, 1)
-      requests.commit(at, 1)
+  let control: RateController | undefined
+  let key = ""
+  /** The controller for these limits (a new one when they change: another run). */
+  const controllerFor = (now: number, options: SharedLimitOptions): RateController => {
+    const k = JSON.stringify([options.rpm, options.tpm, options.burst, options.adaptive, options.maxPauseMs])
+    if (control === undefined || k !== key) {
+      key = k
+      // Its concurrency is no decision here: each runner's gate holds its own.
+      control = new RateController({ ...options, concurrency: Number.MAX_SAFE_INTEGER }, now)
     }
-    if (limit.tpm !== undefined && limit.tpm > 0) {
-      const perMs = (limit.tpm * RateGate.PACE_MARGIN) / 60_000
-      const capacity = Math.max(1, limit.tpm / 60)
-      if (tokens === undefined || tokens.perMs !== perMs) tokens = new RateGate.Gcra(perMs, capacity, capacity)
-      const cost = Math.min(limit.tokens, capacity)
-      at = tokens.earliest(at, cost)
-      tokens.commit(at, cost)
-    }
-    firstStartAt ??= at
-    starts.push(at)
-    if (starts.length > 4096 && starts[0]! <= now - RateGate.OBSERVE_MS) startedInWindow(now)
-    return { waitMs: at - now, ticket: now }
+    return control
   }
 
-  /**
-   * A runner's call got a 429: pause every start, and (adaptive, once per episode) cut the
-   * cluster's pace to what got through lately, less 10%.
-   */
-  const limited = (now: number, report: { readonly ticket: number; readonly retryAfterMs?: number | undefined; readonly maxPauseMs: number; readonly adaptive?: boolean | undefined }) => {
-    rateLimited++
-    refused.add(now)
-    // Consecutive pauses, not 429s (one wave's calls all meet the same empty bucket); a quiet spell resets.
-    if (now - lastPauseAt > 10 * RateGate.DEFAULT_PAUSE_MS) consecutive429 = 0
-    if (report.ticket >= lastPauseAt) consecutive429++
-    if (report.adaptive !== false) {
-      const span = Math.max(1000, Math.min(RateGate.OBSERVE_MS, now - (firstStartAt ?? now)))
-      const through = Math.max(0, startedInWindow(now) - refused.count(now))
-      const observed = through >= RateGate.MIN_SUCCESSES ? through / span : 0
-      if (report.ticket > lastCutAt) {
-        lastCutAt = now
-        cuts++
-        if (observed > 0 && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = observed
-        learnedPerMs = RateGate.cutRate(pacePerMs(), observed) ?? learnedPerMs
-      } else if (learnedPerMs !== undefined && observed > 0 && observed * RateGate.LEARN_DECREASE < learnedPerMs) {
-        // The same episode's other 429s arrive after the cut (their calls were in flight): each one
-        // the cut counted as getting through lowers the estimate to what really did.
-        learnedPerMs = Math.max(observed * RateGate.LEARN_DECREASE, 1 / 60_000)
-        if (ceilingPerMs !== undefined && now - (firstStartAt ?? now) >= 2000) ceilingPerMs = Math.min(ceilingPerMs, observed)
-      }
-      lastProbeAt = now
-    }
-    // (The request bucket takes the new pace at the next reservation.)
-    const ms = Math.min(report.maxPauseMs, report.retryAfterMs ?? RateGate.pauseAfter429(pacePerMs(), consecutive429))
-    lastPauseAt = now
-    pausedUntil = Math.max(pausedUntil, now + ms)
+  const reserve = (now: number, request: ReserveRequest, random: number): Reservation => {
+    const c = controllerFor(now, request)
+    const r = c.reserveWithin(now, request.tokens, random)
+    if (r.committed) c.start(r.at)
+    return { waitMs: Math.max(0, r.at - now), ticket: r.at, committed: r.committed, paused: c.pausedUntil > now }
   }
 
-  const stats = (): SharedLimitStats => {
-    const pace = pacePerMs()
-    return {
-      rpm: pace === undefined ? undefined : pace * 60_000,
-      learnedRpm: learnedPerMs === undefined ? undefined : learnedPerMs * 60_000,
-      pausedUntil,
-      cuts,
-      rateLimited
-    }
+  /** A runner's call answered: a 429 (pause everyone, learn), or a success with rate-limit headers. */
+  const report = (now: number, report: OutcomeReport) => {
+    const c = controllerFor(now, report)
+    if (report.outcome === "rate_limited") c.rateLimited(now, report.ticket, { retryAfterMs: report.retryAfterMs, rateLimit: report.rateLimit })
+    else c.succeeded(now, report.ticket, { rateLimit: report.rateLimit })
   }
 
-  return { reserve, limited, stats }
+  const stats = (): SharedLimitStats | undefined => control?.stats()
+
+  return { reserve, report, stats }
 }

@@ -5,7 +5,8 @@
  * - every HTTP attempt goes through the shared `RateGate` (pace, adaptive concurrency, the shared
  *   429 pause);
  * - 429 → never a failure: the gate pauses everyone, the call waits and is asked again, until the
- *   judgment has waited `maxWaitMs` (then it fails as a transport failure, asked again on resume);
+ *   judgment has waited `maxWaitMs` since it first met a 429 — its own, or the shared pause one set
+ *   (then it fails as a transport failure, asked again on resume);
  * - server errors, timeouts and network errors → exponential backoff with jitter, `maxRetries` times;
  * - a rejected request (a 4xx about this request) → no retry;
  * - a misconfigured provider (key, model, URL, unsupported request, unreachable) →
@@ -82,19 +83,22 @@ const exhausted = new WeakMap<ProviderError, string>()
  * The retry schedule over provider errors:
  * - a 429 is never a failure by itself: the gate has already paused everyone (Retry-After, capped),
  *   so the call is asked again at once and waits there — until this judgment has waited `maxWaitMs`
- *   since its first 429;
+ *   since it first met a 429 (`wait.since`, which the gate also sets when the judgment first waits
+ *   out the shared pause; the gate ends a wait that would run past it);
  * - server errors, timeouts and network errors back off exponentially with jitter, `maxRetries`
  *   times (fatal-class errors that did not stop the run count here too: a flaky gateway);
  * - a rejected request is not asked again.
  */
 export const retrySchedule = (
-  options: { readonly maxRetries: number; readonly maxWaitMs: number; readonly baseDelayMs: number; readonly maxDelayMs: number }
+  options: { readonly maxRetries: number; readonly maxWaitMs: number; readonly baseDelayMs: number; readonly maxDelayMs: number },
+  wait?: RateGate.WaitBudget
 ): Schedule.Schedule<ProviderError, ProviderError> =>
   Schedule.makeWithState<RetryState, ProviderError, ProviderError>(
     { transient: 0, firstLimitedAt: undefined },
     (now, error, state) => {
       if (error.kind === "rate_limited") {
-        const since = state.firstLimitedAt ?? now
+        const since = Math.min(state.firstLimitedAt ?? now, wait?.since ?? now)
+        if (wait !== undefined) wait.since = since
         if (now - since >= options.maxWaitMs) {
           exhausted.set(error, `still rate-limited after waiting ${formatWait(now - since)} (--max-wait ${formatWait(options.maxWaitMs)})`)
           return Effect.succeed([state, error, ScheduleDecision.done])
@@ -169,12 +173,17 @@ export const make = (options: LlmJudgeOptions = {}) =>
     const maxRetries = Math.max(0, options.maxRetries ?? 3)
     const repairAttempts = Math.max(0, options.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS)
     const fatalAfter = Math.max(1, options.fatalAfter ?? 3)
-    const schedule = retrySchedule({
+    const scheduleOptions = {
       maxRetries,
       maxWaitMs: options.maxWaitMs ?? 10 * 60_000,
       baseDelayMs: options.baseDelayMs ?? 500,
       maxDelayMs: options.maxDelayMs ?? 30_000
-    })
+    }
+    /** A call's retries with its own --max-wait budget (shared with the gate, which ends a wait past it). */
+    const retries = () => {
+      const wait: RateGate.WaitBudget = { maxWaitMs: scheduleOptions.maxWaitMs, since: undefined }
+      return { wait, schedule: retrySchedule(scheduleOptions, wait) }
+    }
     const stopped: Effect.Effect<never, GateStopped> = Effect.zipRight(options.stop ?? RateGate.never, Effect.fail(new GateStopped()))
     const { maxTokens, seed, temperature } = provider.params
     const params: Record<string, unknown> = {}
@@ -220,8 +229,8 @@ export const make = (options: LlmJudgeOptions = {}) =>
     }
 
     /** One attempt through the gate; a success resets the streak of fatal-class errors. */
-    const attempt = (request: ChatRequest, estimated: number) =>
-      gate.run(estimated, provider.complete(request)).pipe(
+    const attempt = (request: ChatRequest, estimated: number, wait: RateGate.WaitBudget) =>
+      gate.run(estimated, provider.complete(request), wait).pipe(
         Effect.tap(() => Effect.sync(() => {
           answeredOnce = true
           fatalStreak = 0
@@ -231,11 +240,14 @@ export const make = (options: LlmJudgeOptions = {}) =>
 
     /** Attempts with retries (429s wait, transient errors back off); stops and fatal errors end it. */
     const send = (request: () => ChatRequest, estimated: number): Effect.Effect<ChatResponse, ProviderError | FatalJudgeError | JudgeStopped> =>
-      retryAfterFailure(
-        Effect.suspend(() => attempt(request(), estimated)),
-        schedule as Schedule.Schedule<unknown, ProviderError | FatalJudgeError | GateStopped>,
-        { retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal), interrupt: stopped }
-      ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
+      Effect.suspend(() => {
+        const { wait, schedule } = retries()
+        return retryAfterFailure(
+          Effect.suspend(() => attempt(request(), estimated, wait)),
+          schedule as Schedule.Schedule<unknown, ProviderError | FatalJudgeError | GateStopped>,
+          { retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal), interrupt: stopped }
+        ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
+      })
 
     /**
      * Ask until the reply decodes (repairing). The decoded answer, or why there is none (with the
@@ -335,9 +347,10 @@ export const make = (options: LlmJudgeOptions = {}) =>
       const started = performance.now()
       const estimated = estimateTokens({ ...PREFLIGHT, format: "json_schema" }, 50)
       for (const mode of FORMATS) {
+        const { wait, schedule } = retries()
         const result = yield* Effect.either(
           retryAfterFailure(
-            gate.run(estimated, provider.complete({ ...PREFLIGHT, format: mode })),
+            gate.run(estimated, provider.complete({ ...PREFLIGHT, format: mode }), wait),
             schedule as Schedule.Schedule<unknown, ProviderError | GateStopped>,
             { retryable: (e) => e._tag === "ProviderError" && e.retryable, interrupt: stopped }
           ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))

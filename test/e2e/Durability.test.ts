@@ -250,8 +250,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     const server = await FakeOpenAi.start({ faults: { hang: 1 } })
     try {
       const out = tempDir()
-      // No preflight: it would hang too, and judging waits for it.
-      const args = llmArgs(server, sample, out, "--limit", "2", "--timeout", "60", "--no-preflight")
+      // No preflight: it would hang too, and judging waits for it. A 10-minute timeout: a run the
+      // second Ctrl+C did not abort would wait past the test's own timeout (no real-clock bound here).
+      const args = llmArgs(server, sample, out, "--limit", "2", "--timeout", "600", "--no-preflight")
       const first = start(args)
       await waitFor(`${CONCURRENCY} hanging calls`, () => server.judgeCalls >= CONCURRENCY || first.exited())
       first.child.kill("SIGINT")
@@ -260,10 +261,8 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       // The first Ctrl+C waits for the calls in flight and starts no new one.
       expect(first.exited()).toBe(false)
       expect(server.judgeCalls).toBe(CONCURRENCY)
-      const signalledAt = Date.now()
       first.child.kill("SIGINT")
       const aborted = await first.result
-      expect(Date.now() - signalledAt).toBeLessThan(10_000)
       expect(aborted.code).toBe(130)
       expect(aborted.stderr).toContain("stopping: no new judge calls")
       expect(server.judgeCalls).toBe(CONCURRENCY)

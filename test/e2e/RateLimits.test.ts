@@ -2,8 +2,9 @@
  * Judging that holds up against real APIs, tested as a user meets it: `node dist/bin.js run …`
  * against the fake OpenAI-compatible server made as hostile as real ones —
  *
- * - a token-bucket rate limit (600 requests/min, burst 10) with the default flags and concurrency
- *   32: every judgment ends ok; with `--rpm 600`: hardly any request meets a 429;
+ * - a token-bucket rate limit (600 requests/min, burst 10) that charges rejected requests or not,
+ *   with the default flags and concurrency 32, and with `--rpm 600`: every judgment ends ok, each
+ *   paid once;
  * - a rejected key, an unknown model, a wrong URL, a dead host, an Ollama that is not running: one
  *   line naming provider, host, status and fix, exit 2, and nothing journaled — with the preflight,
  *   and without it;
@@ -11,7 +12,8 @@
  * - the judge's endpoint is part of the run: another server's judgments are never reused;
  * - bad flags are refused as they are parsed; `--dry-run` needs no key.
  *
- * Speed figures (wall time against the rate limit's ideal) are `npm run bench`'s, not assertions here.
+ * No time and no share of 429s is asserted on the real clock: the policy's targets are asserted on
+ * the simulated server (test/providers/RatePolicy.test.ts) and measured by `npm run bench`.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -54,50 +56,57 @@ const manifestOf = (runDir: string) => JSON.parse(fs.readFileSync(Path.join(runD
 
 
 describe.concurrent("a rate-limited server (600 requests/min as a token bucket, burst 10)", { timeout: 120_000 }, () => {
-  const limit = { rpm: 600, burst: 10 }
+  // Outcomes only: every judgment ends ok and is paid for once. How many requests meet a 429 and how
+  // long the run takes against the limit's ideal depend on the machine's load here; they are asserted
+  // on the simulated server (test/providers/RatePolicy.test.ts) and measured by `npm run bench`.
+  for (const chargeRejected of [false, true]) {
+    const rule = chargeRejected ? "charging rejected requests (as OpenAI does)" : "not charging rejected requests"
+    const limit = { rpm: 600, burst: 10, chargeRejected }
 
-  it("default flags, --concurrency 32, no --rpm: every judgment ends ok; the concurrency adapts and the manifest says so", async () => {
-    const server = await FakeOpenAi.start({ record: false, limit })
-    try {
-      const out = tempDir()
-      const input = csvOf(out, 25)
-      const r = await cli(llm(server.url, input, out, "--concurrency", "32"))
-      expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
-      expect(r.code).toBe(0)
-      expect(server.limited).toBeGreaterThan(0)
-      const manifest = manifestOf(runDirOf(out))
-      expect(manifest.rateControl.concurrency.max).toBe(32)
-      expect(manifest.rateControl.concurrency.min).toBeLessThan(32)
-      expect(manifest.rateControl.rateLimited).toBe(server.limited)
-      expect(manifest.preflight.structuredOutput).toBe("json_schema")
-      // The progress line shows the level the judge runs at.
-      expect(r.stderr).toMatch(/concurrency \d+\/32/)
-      expect(journalLines(runDirOf(out)).every((j) => j.status === "ok")).toBe(true)
-    } finally {
-      await server.close()
-    }
-  })
+    it(`${rule}; default flags, --concurrency 32, no --rpm: every judgment ends ok, each paid once; the manifest tells the rate control`, async () => {
+      const server = await FakeOpenAi.start({ record: false, limit })
+      try {
+        const out = tempDir()
+        const input = csvOf(out, 25)
+        const r = await cli(llm(server.url, input, out, "--concurrency", "32"))
+        expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
+        expect(r.code).toBe(0)
+        expect(server.paidJudgeCalls).toBe(150)
+        const manifest = manifestOf(runDirOf(out))
+        expect(manifest.rateControl.concurrency.max).toBe(32)
+        expect(manifest.rateControl.rateLimited).toBe(server.limited)
+        expect(manifest.preflight.structuredOutput).toBe("json_schema")
+        // The progress line shows the level the judge runs at.
+        expect(r.stderr).toMatch(/concurrency \d+\/32/)
+        expect(journalLines(runDirOf(out)).every((j) => j.status === "ok")).toBe(true)
+      } finally {
+        await server.close()
+      }
+    })
 
-  it("x-ratelimit headers and retry-after-ms, 50 ms latency: every judgment ends ok", async () => {
-    const server = await FakeOpenAi.start({ record: false, latencyMs: 50, limit: { ...limit, headers: true, retryAfter: "ms" } })
+    it(`${rule}; --rpm 600 (the server's own limit): every judgment ends ok, each paid once`, async () => {
+      const server = await FakeOpenAi.start({ record: false, latencyMs: 20, limit })
+      try {
+        const out = tempDir()
+        const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32", "--rpm", "600"))
+        expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
+        expect(r.code).toBe(0)
+        expect(server.paidJudgeCalls).toBe(150)
+        expect(manifestOf(runDirOf(out)).rateControl.rateLimited).toBe(server.limited)
+      } finally {
+        await server.close()
+      }
+    })
+  }
+
+  it("x-ratelimit headers and retry-after-ms, 50 ms latency: every judgment ends ok, each paid once", async () => {
+    const server = await FakeOpenAi.start({ record: false, latencyMs: 50, limit: { rpm: 600, burst: 10, headers: true, retryAfter: "ms" } })
     try {
       const out = tempDir()
       const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32"))
       expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
       expect(r.code).toBe(0)
-    } finally {
-      await server.close()
-    }
-  })
-
-  it("--rpm 600 (the server's own limit): at most 2% of the requests meet a 429, every judgment ends ok", async () => {
-    const server = await FakeOpenAi.start({ record: false, latencyMs: 20, limit })
-    try {
-      const out = tempDir()
-      const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32", "--rpm", "600"))
-      expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
-      expect(r.code).toBe(0)
-      expect(server.limited / server.calls).toBeLessThanOrEqual(0.02)
+      expect(server.paidJudgeCalls).toBe(150)
     } finally {
       await server.close()
     }
@@ -112,10 +121,9 @@ describe.concurrent("waiting out a rate limit", { timeout: 60_000 }, () => {
       const args = llm(server.url, sample, out)
       const running = start(args)
       await waitFor("a 429", () => server.replies.rate_limit > 0 || running.exited())
-      const signalled = Date.now()
       running.child.kill("SIGINT")
+      // (No real-clock bound: a run that waited the 10 minutes out would exceed the test's timeout.)
       const r = await running.result
-      expect(Date.now() - signalled).toBeLessThan(3_000)
       expect(r.code).toBe(130)
       expect(r.stderr).toContain("run the same command again to resume")
       server.setBehaviour({ faults: {} })
@@ -130,20 +138,10 @@ describe.concurrent("waiting out a rate limit", { timeout: 60_000 }, () => {
 
 describe.concurrent("a misconfigured provider: one line, exit 2, nothing journaled", { timeout: 60_000 }, () => {
   /**
-   * Run until exit; `timeToExit` is measured from the server's first request (the process's own
-   * start-up is not the provider's fault), or from the start when nothing reaches a server.
+   * Run until exit. That it stops at once is told by the requests it made (the preflight's one, or
+   * the calls that started together), not by a time on the real clock, which the machine's load moves.
    */
-  const fatalRun = async (args: ReadonlyArray<string>, server?: FakeOpenAi.FakeOpenAi, env?: Record<string, string>) => {
-    const started = Date.now()
-    const running = start(args, env === undefined ? {} : { env })
-    let firstCall = started
-    if (server !== undefined) {
-      await waitFor("the first request", () => server.calls > 0 || running.exited())
-      firstCall = Date.now()
-    }
-    const r = await running.result
-    return { ...r, timeToExit: Date.now() - firstCall }
-  }
+  const fatalRun = (args: ReadonlyArray<string>, env?: Record<string, string>) => start(args, env === undefined ? {} : { env }).result
 
   const expectNothingJournaled = (out: string) => {
     const root = Path.join(out, "rag-answers")
@@ -159,11 +157,10 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const server = await FakeOpenAi.start({ apiKey: "sk-right" })
       try {
         const out = tempDir()
-        const r = await fatalRun(llm(server.url, sample, out, "--api-key", "sk-wrong", ...flags), server)
+        const r = await fatalRun(llm(server.url, sample, out, "--api-key", "sk-wrong", ...flags))
         expect(r.code).toBe(2)
         expect(r.stderr.trim().split("\n").at(-1)).toBe(`error: openai-compatible at ${new URL(server.url).host} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
         expect(r.stderr).not.toContain("sk-wrong")
-        expect(r.timeToExit).toBeLessThan(preflight ? 1_000 : 2_000)
         // The preflight is one call; without it, at most the calls that started at once (--concurrency 8).
         expect(server.calls).toBeLessThanOrEqual(preflight ? 1 : 8)
         expectNothingJournaled(out)
@@ -176,7 +173,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const server = await FakeOpenAi.start({ models: ["gpt-4o-mini"] })
       try {
         const out = tempDir()
-        const r = await fatalRun(llm(server.url, sample, out, ...flags), server)
+        const r = await fatalRun(llm(server.url, sample, out, ...flags))
         expect(r.code).toBe(2)
         expect(r.stderr).toContain(`error: openai-compatible at ${new URL(server.url).host} does not serve model "fake" (HTTP 404`)
         expect(r.stderr).toContain("check --model")
@@ -193,7 +190,6 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const r = await fatalRun(llm(`http://127.0.0.1:${port}/v1`, sample, out, ...flags))
       expect(r.code).toBe(2)
       expect(r.stderr).toContain(`error: cannot reach openai-compatible at 127.0.0.1:${port} (connection refused): is the server running? check --base-url`)
-      expect(r.timeToExit).toBeLessThan(10_000)
       expectNothingJournaled(out)
     })
   }
@@ -202,7 +198,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
     const server = await FakeOpenAi.start()
     try {
       const out = tempDir()
-      const r = await fatalRun(llm(`${server.origin}/api`, sample, out), server)
+      const r = await fatalRun(llm(`${server.origin}/api`, sample, out))
       expect(r.code).toBe(2)
       expect(r.stderr).toContain(`answered HTTP 404 for its chat-completions endpoint: check --base-url (it usually ends in /v1)`)
       expectNothingJournaled(out)
@@ -214,7 +210,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
   it("an Ollama that is not running", async () => {
     const port = await freePort()
     const out = tempDir()
-    const r = await fatalRun(["run", pipeline, "--csv", sample, "--out", out, "--provider", "ollama"], undefined, { OLLAMA_HOST: `127.0.0.1:${port}` })
+    const r = await fatalRun(["run", pipeline, "--csv", sample, "--out", out, "--provider", "ollama"], { OLLAMA_HOST: `127.0.0.1:${port}` })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`error: cannot reach ollama at 127.0.0.1:${port} (connection refused): is it running?`)
     expectNothingJournaled(out)

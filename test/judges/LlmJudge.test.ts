@@ -169,13 +169,37 @@ describe("LlmJudge retries on TestClock", () => {
       yield* TestClock.adjust("1 millis")
       // No Retry-After: the gate pauses a second anyway.
       expect((yield* gate.stats).pausedUntil).toBe(1_000)
-      for (let i = 0; i < 200; i++) yield* TestClock.adjust("1 second")
+      for (let i = 0; i < 14; i++) yield* TestClock.adjust("5 seconds")
       const verdict = yield* Fiber.join(fiber)
       expect(verdict).toMatchObject({ status: "failed", failure: "transport", score: null })
       expect(verdict.reason).toContain("still rate-limited after waiting")
       expect(verdict.reason).toContain("--max-wait 1 min")
     }).pipe(
       Effect.provide(LlmJudge.layer({ maxRetries: 1, maxWaitMs: 60_000 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ maxPauseMs: 60_000 })))))
+    )
+  })
+
+  it.effect("--max-wait bounds each judgment's own wait: twelve judgments behind a 1-hour Retry-After with --max-wait 20 s all end by ~20 s", () => {
+    const stub = stubProvider(() => fail("rate_limited", { status: 429, retryAfterMs: 3_600_000, detail: "slow down" }))
+    return Effect.gen(function*() {
+      const judge = yield* Judge
+      const ended: Array<number> = []
+      const fiber = yield* Effect.fork(Effect.forEach(
+        Array.from({ length: 12 }, (_, i) => task(`c${i}`)),
+        (t) => Effect.tap(judge.judge(t), () => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => ended.push(now)))),
+        { concurrency: 12 }
+      ))
+      yield* TestClock.adjust("21 seconds")
+      const verdicts = yield* Fiber.join(fiber)
+      expect(verdicts.every((v) => v.status === "failed" && v.failure === "transport")).toBe(true)
+      expect(verdicts.every((v) => v.reason?.includes("--max-wait 20 s") === true)).toBe(true)
+      // Every one counted from when it first met the 429 or its pause (~0 s), not one after another.
+      expect(ended.length).toBe(12)
+      expect(Math.max(...ended)).toBeLessThanOrEqual(21_000)
+      // The first four were sent (4 in flight); the rest never: each one's wait ran out in the gate.
+      expect(stub.calls.length).toBeLessThanOrEqual(8)
+    }).pipe(
+      Effect.provide(LlmJudge.layer({ maxRetries: 1, maxWaitMs: 20_000 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ concurrency: 4, maxPauseMs: 20_000 })))))
     )
   })
 
@@ -437,10 +461,9 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       }))
   }
 
-  it.scopedLive("preflight: a rejected key or an unknown model is fatal within a second, before any judgment", () =>
+  it.scopedLive("preflight: a rejected key or an unknown model is fatal at once (one call each, no retry), before any judgment", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make({ apiKey: "right", models: ["judge-model"] })
-      const started = Date.now()
       const wrongKey = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake))))
       expect(wrongKey).toMatchObject({ _tag: "FatalJudgeError", kind: "unauthorized" })
       expect(wrongKey.message).toBe(`openai-compatible at ${fake.url.replace("http://", "").replace("/v1", "")} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
@@ -449,7 +472,6 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       ))))
       expect(wrongModel.message).toContain("does not serve model \"gpt-9\" (HTTP 404")
       expect(wrongModel.message).toContain("check --model")
-      expect(Date.now() - started).toBeLessThan(1_000)
       expect(fake.calls).toBe(2)
     }))
 

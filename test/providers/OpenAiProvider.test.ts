@@ -301,9 +301,8 @@ describe("OpenAiProvider over HTTP", () => {
       )
       const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
       const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL, timeoutMs: 200 })
-      const started = Date.now()
+      // (That it ends is the test: a read that never timed out would run into the test's timeout.)
       expect(failure(yield* Effect.exit(provider.complete(request)))).toMatchObject({ kind: "timeout" })
-      expect(Date.now() - started).toBeLessThan(5_000)
       mode = "gzip"
       const ok = yield* provider.complete(request)
       expect(ok.text).toBe("{\"score\": 1}")

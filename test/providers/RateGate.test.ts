@@ -21,7 +21,7 @@ const recorder = (answer: (n: number) => Effect.Effect<ChatResponse, ProviderErr
 const runAll = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>) => Effect.fork(Effect.all(effects.map(Effect.either), { concurrency: "unbounded" }))
 
 describe("RateGate: concurrency", () => {
-  it.effect("caps calls in flight at `concurrency`", () =>
+  it.scoped("caps calls in flight at `concurrency`", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 3 })
       let running = 0
@@ -43,9 +43,10 @@ describe("RateGate: concurrency", () => {
       expect((yield* gate.stats).inFlight).toBe(0)
     }))
 
-  it.effect("AIMD: a 429 halves the limit once per episode; a window of successes adds one back", () =>
+  it.scoped("AIMD: a 429 halves the limit once per episode; a window of successes adds one back", () =>
     Effect.gen(function*() {
-      const gate = yield* RateGate.make({ concurrency: 16 })
+      // (No rate learned: this is the concurrency alone, as a cluster runner's own gate runs it.)
+      const gate = yield* RateGate.make({ concurrency: 16, learnRate: false })
       // A wave of 8 calls that all meet the same empty bucket: one cut, not eight.
       const wave = yield* runAll(Array.from({ length: 8 }, () => gate.run(1, Effect.fail(limited(0)))))
       yield* TestClock.adjust("1 millis")
@@ -62,7 +63,7 @@ describe("RateGate: concurrency", () => {
       expect((yield* gate.stats).concurrency).toEqual({ current: 4, min: 4, max: 16 })
     }))
 
-  it.effect("--adaptive false pins the limit", () =>
+  it.scoped("--adaptive false pins the limit", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 16, adaptive: false })
       yield* Effect.either(gate.run(1, Effect.fail(limited(0))))
@@ -74,9 +75,9 @@ describe("RateGate: concurrency", () => {
 })
 
 describe("RateGate: pacing is a token bucket (GCRA)", () => {
-  it.effect("rpm 600, burst 10: nine starts at once (one kept as slack), then one every 60 s / (600 × 0.95)", () =>
+  it.scoped("rpm 600, burst 10: nine starts at once (one kept as slack), then one every 60 s / (600 × 0.95)", () =>
     Effect.gen(function*() {
-      const gate = yield* RateGate.make({ concurrency: 100, rpm: 600 })
+      const gate = yield* RateGate.make({ concurrency: 100, rpm: 600, burst: 10 })
       const { call, starts } = recorder()
       const fiber = yield* runAll(Array.from({ length: 30 }, () => gate.run(1, call)))
       yield* TestClock.adjust("10 seconds")
@@ -86,9 +87,20 @@ describe("RateGate: pacing is a token bucket (GCRA)", () => {
       for (let i = 9; i < 30; i++) expect(starts[i]).toBeCloseTo((i - 8) * interval, -1)
     }))
 
-  it.effect("after a quiet spell the bucket is full again: a whole burst may start at once", () =>
+  it.scoped("without --burst, starts are spread evenly from the first one: one every 60 s / (600 × 0.95)", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 100, rpm: 600 })
+      const { call, starts } = recorder()
+      const fiber = yield* runAll(Array.from({ length: 12 }, () => gate.run(1, call)))
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(fiber)
+      const interval = 60_000 / (600 * RateGate.PACE_MARGIN)
+      for (let i = 0; i < 12; i++) expect(starts[i]).toBeCloseTo(i * interval, -1)
+    }))
+
+  it.scoped("after a quiet spell the bucket is full again: a whole burst may start at once", () =>
+    Effect.gen(function*() {
+      const gate = yield* RateGate.make({ concurrency: 100, rpm: 600, burst: 10 })
       const { call, starts } = recorder()
       yield* gate.run(1, call)
       yield* TestClock.adjust("5 seconds")
@@ -99,7 +111,7 @@ describe("RateGate: pacing is a token bucket (GCRA)", () => {
       yield* Fiber.join(fiber)
     }))
 
-  it.effect("never more than burst + rate × t starts in any window, for any arrival pattern", () =>
+  it.scoped("never more than burst + rate × t starts in any window, for any arrival pattern", () =>
     Effect.gen(function*() {
       const rpm = 120
       const burst = 3
@@ -121,7 +133,7 @@ describe("RateGate: pacing is a token bucket (GCRA)", () => {
       }
     }))
 
-  it.effect("tpm: estimated tokens are the cost; a call larger than the bucket waits for a full one", () =>
+  it.scoped("tpm: estimated tokens are the cost; a call larger than the bucket waits for a full one", () =>
     Effect.gen(function*() {
       // 6,000 tpm: 100 tokens a second, a bucket of 100 (one second's worth); paced at 95%.
       const gate = yield* RateGate.make({ concurrency: 10, tpm: 6_000 })
@@ -138,20 +150,22 @@ describe("RateGate: pacing is a token bucket (GCRA)", () => {
       expect(starts[3]).toBeCloseTo(120 / perMs, 0)
     }))
 
-  it.effect("a 429'd attempt gives its start back", () =>
+  it.scoped("a 429 empties the bucket: after its pause one start goes at once, the rest at the pace (no burst, no slot handed back)", () =>
     Effect.gen(function*() {
-      const gate = yield* RateGate.make({ concurrency: 10, rpm: 60, burst: 1, adaptive: false })
-      const { call, starts } = recorder((n) => n === 1 ? Effect.fail(limited(0)) : Effect.succeed(reply()))
+      const gate = yield* RateGate.make({ concurrency: 10, rpm: 60, burst: 5, adaptive: false })
+      const { call, starts } = recorder((n) => n === 1 ? Effect.fail(limited(2_000)) : Effect.succeed(reply()))
       const first = yield* Effect.either(gate.run(1, call))
       expect(Either.isLeft(first)).toBe(true)
-      // Its token came back: the next call starts at once, not a second later.
-      yield* gate.run(1, call)
-      expect(starts).toEqual([0, 0])
+      const fiber = yield* runAll(Array.from({ length: 3 }, () => gate.run(1, call)))
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(fiber)
+      const interval = 60_000 / (60 * RateGate.PACE_MARGIN)
+      expect(starts.slice(1)).toEqual([2_000, 2_000 + interval, 2_000 + 2 * interval].map((t) => expect.closeTo(t, 0)))
     }))
 })
 
 describe("RateGate: the shared pause", () => {
-  it.effect("after a 429 nobody starts before Retry-After; then the waiting calls restart spread out, not in one tick", () =>
+  it.scoped("after a 429 nobody starts before Retry-After; then the waiting calls restart spread out, not in one tick", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 20, adaptive: false })
       const { call, starts } = recorder((n) => n === 1 ? Effect.fail(limited(2_000)) : Effect.succeed(reply()))
@@ -172,7 +186,7 @@ describe("RateGate: the shared pause", () => {
       expect(new Set(restarts).size).toBeGreaterThan(5)
     }))
 
-  it.effect("a 429 without Retry-After pauses 1 s, doubling while pauses follow each other", () =>
+  it.scoped("a 429 without Retry-After pauses 1 s, doubling while pauses follow each other", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 4, adaptive: false })
       yield* Effect.either(gate.run(1, Effect.fail(limited())))
@@ -183,7 +197,7 @@ describe("RateGate: the shared pause", () => {
       expect((yield* gate.stats).pausedUntil).toBe(now + 2_000)
     }))
 
-  it.effect("Retry-After is capped (--max-wait), and a shorter pause never shortens the current one", () =>
+  it.scoped("Retry-After is capped (--max-wait), and a shorter pause never shortens the current one", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 4, adaptive: false, maxPauseMs: 60_000 })
       yield* Effect.either(gate.run(1, Effect.fail(limited(3_600_000))))
@@ -192,7 +206,7 @@ describe("RateGate: the shared pause", () => {
       expect((yield* gate.stats).pausedUntil).toBe(60_000)
     }))
 
-  it.effect("a 429 arriving while a call waits for the pace holds it back too", () =>
+  it.scoped("a 429 arriving while a call waits for the pace holds it back too", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 4, rpm: 60, burst: 1, adaptive: false })
       const { call, starts } = recorder()
@@ -208,58 +222,78 @@ describe("RateGate: the shared pause", () => {
     }))
 })
 
-describe("RateGate: learning the server's limit", () => {
-  it.effect("a server that says no without being asked for a rate gets one: what it let through, less 10%", () =>
+describe("RateGate: learning the server's limit (the policy itself: RatePolicy.test.ts)", () => {
+  it.scoped("no limit, no pace: until a 429 nothing is paced; after the first (unpaced) one the pace is discovered from one a second", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 8 })
+      for (let i = 0; i < 10; i++) yield* gate.run(1, Effect.succeed(reply()))
       expect((yield* gate.stats).rpm).toBeUndefined()
-      // 10 successes in the first second, then a 429.
-      for (let i = 0; i < 10; i++) {
-        yield* gate.run(1, Effect.succeed(reply()))
-        yield* TestClock.adjust("100 millis")
-      }
       yield* Effect.either(gate.run(1, Effect.fail(limited(0))))
-      // 10 successful starts over the (minimum) one-second window: 600/min, less 10%.
-      expect((yield* gate.stats).rpm).toBeCloseTo(540, 0)
+      expect((yield* gate.stats).rpm).toBeCloseTo(60, 6)
     }))
 
-  it.effect("x-ratelimit headers: when the server's bucket is about to run dry, new starts wait for it to refill", () =>
+  it.scoped("x-ratelimit headers set the pace before any 429: (capacity − remaining) ÷ reset, 3% under", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 8 })
-      const { call, starts } = recorder(() =>
-        Effect.succeed(reply({ requests: { limit: 10, remaining: 0, resetMs: 1_000 } })))
-      // The reply says: nothing left, full again in 1 s (10 requests), so one is back after 100 ms.
-      yield* gate.run(1, call)
-      expect((yield* gate.stats).pausedUntil).toBe(100)
-      const next = yield* Effect.fork(gate.run(1, call))
-      yield* TestClock.adjust("99 millis")
-      expect(starts.length).toBe(1)
-      yield* TestClock.adjust("1 second")
-      yield* Fiber.join(next)
-      expect(starts[1]).toBeGreaterThanOrEqual(100)
-      expect((yield* gate.stats).rateLimited).toBe(0)
+      // A bucket of 10 with 9 left, full again in 100 ms: one request per 100 ms.
+      yield* gate.run(1, Effect.succeed(reply({ requests: { limit: 10, remaining: 9, resetMs: 100 } })))
+      expect((yield* gate.stats).rpm).toBeCloseTo(600 * 0.97, 6)
     }))
 
-  it.effect("headers count the calls the server had not seen yet", () =>
+  it.scoped("a server announcing a per-minute limit larger than the bucket it refills: the capacity is never taken above the highest remaining seen plus one", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 8 })
-      const slow = Effect.zipRight(Effect.sleep("1 second"), Effect.succeed(reply()))
-      // Three calls in flight, started after the one that answers with 2 remaining.
+      // Announces 600 a minute, refills 10 a second into a bucket of 10: read as 600 − 4 tokens
+      // short it would claim ~1,000 a second; read by the bucket it has shown (≤ 10), 10 a second.
+      yield* gate.run(1, Effect.succeed(reply({ requests: { limit: 600, remaining: 9, resetMs: 100 } })))
+      yield* gate.run(1, Effect.succeed(reply({ requests: { limit: 600, remaining: 4, resetMs: 600 } })))
+      expect((yield* gate.stats).rpm).toBeCloseTo(600 * 0.97, 6)
+    }))
+
+  it.scoped("headers: new starts wait for the level the server reported, less the calls it had not counted yet", () =>
+    Effect.gen(function*() {
+      const gate = yield* RateGate.make({ concurrency: 8 })
+      const { call, starts } = recorder()
+      // A first reply: a bucket of 10 with 9 left, one back every 100 ms (paced 3% under).
+      yield* gate.run(1, Effect.succeed(reply({ requests: { limit: 10, remaining: 9, resetMs: 100 } })))
+      // A call at 0 that answers at 10 ms "2 left"; three more started at 1 ms, still in flight then.
       const first = yield* Effect.fork(gate.run(1, Effect.zipRight(Effect.sleep("10 millis"), Effect.succeed(reply({ requests: { limit: 10, remaining: 2, resetMs: 800 } })))))
       yield* TestClock.adjust("1 millis")
+      const slow = Effect.zipLeft(call, Effect.sleep("1 second"))
       const others = yield* runAll([gate.run(1, slow), gate.run(1, slow), gate.run(1, slow)])
-      yield* TestClock.adjust("20 millis")
+      yield* TestClock.adjust("9 millis")
       yield* Fiber.join(first)
-      // 2 remaining − 3 unseen = 1 short, plus the next call: 2 × (800 ms / 8) = 200 ms.
-      const stats = yield* gate.stats
-      expect(stats.pausedUntil).toBe(10 + 200)
-      yield* TestClock.adjust("2 seconds")
+      const next = yield* Effect.fork(gate.run(1, call))
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(next)
       yield* Fiber.join(others)
+      // At 10 ms: 2 reported − 3 not counted + 10 ms of refill; the next start waits for one token.
+      const interval = 60_000 / (600 * 0.97)
+      const level = 2 - 3 + 10 / interval
+      expect(starts.slice(0, 3)).toEqual([1, 1, 1])
+      expect(starts[3]).toBeCloseTo(10 + (1 - level) * interval, 3)
+      expect((yield* gate.stats).rateLimited).toBe(0)
+    }))
+})
+
+describe("RateGate: --max-wait", () => {
+  it.scoped("a call whose judgment met a 429 never waits past its budget: it ends with rate_limited when the pause outlasts it", () =>
+    Effect.gen(function*() {
+      const gate = yield* RateGate.make({ concurrency: 4, adaptive: false, maxPauseMs: 3_600_000 })
+      yield* Effect.either(gate.run(1, Effect.fail(limited(3_600_000))))
+      const wait: RateGate.WaitBudget = { maxWaitMs: 20_000, since: undefined }
+      const fiber = yield* Effect.fork(Effect.either(gate.run(1, Effect.succeed(reply()), wait)))
+      yield* TestClock.adjust("19999 millis")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
+      const result = yield* Fiber.join(fiber)
+      expect(Either.isLeft(result) && result.left._tag === "ProviderError" && result.left.kind).toBe("rate_limited")
+      expect(wait.since).toBe(0)
     }))
 })
 
 describe("RateGate: stopping", () => {
-  it.effect("when the run stops, calls still waiting end at once with GateStopped; calls in flight finish", () =>
+  it.scoped("when the run stops, calls still waiting end at once with GateStopped; calls in flight finish", () =>
     Effect.gen(function*() {
       const stop = yield* Deferred.make<void>()
       const gate = yield* RateGate.make({ concurrency: 2, stop: Deferred.await(stop) })
@@ -283,7 +317,7 @@ describe("RateGate: stopping", () => {
       expect(Either.isLeft(after)).toBe(true)
     }))
 
-  it.effect("halt (a fatal error) does the same", () =>
+  it.scoped("halt (a fatal error) does the same", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 1 })
       const fiber = yield* runAll(Array.from({ length: 3 }, () => gate.run(1, Effect.zipRight(Effect.sleep("1 second"), Effect.succeed(reply())))))

@@ -128,25 +128,23 @@ describe("--max-hits", () => {
 })
 
 describe("fair judge calls between requests", () => {
-  it.scopedLive("a 1-hit request answers quickly while a 400-hit request holds the LLM judge (20 ms a call)", () =>
+  it.scopedLive("a 1-hit request is judged at the next free slot while a 400-hit request holds the LLM judge (20 ms a call)", () =>
     Effect.gen(function*() {
-      const fake = yield* FakeOpenAi.make({ latencyMs: 20, record: false })
+      const fake = yield* FakeOpenAi.make({ latencyMs: 20 })
       const server = yield* serve({ judge: fakeJudge(fake, { concurrency: 8 }), concurrency: 8, cacheDir: false })
       const big = { query: { inputs: { text: "capital of france" } }, hits: Array.from({ length: 400 }, (_, i) => ({ id: `b${i}`, text: `passage number ${i}` })) }
-      const started = performance.now()
       const bigReply = yield* Effect.fork(post(search(server.url), big))
       // Wait until the big request holds the judge.
       while (fake.calls < 16) yield* Effect.sleep("5 millis")
-      const t0 = performance.now()
       const small = yield* post(search(server.url), { query: { inputs: { text: "capital of france" } }, hits: [{ id: "s", text: "Paris is the capital of France." }] })
-      const smallMs = performance.now() - t0
       expect(small.status).toBe(200)
       expect((small.body as SearchReply).hits).toHaveLength(1)
       const bigDone = yield* bigReply.await
-      const bigMs = performance.now() - started
       expect(bigDone._tag).toBe("Success")
-      // 400 calls at 8 in flight and 20 ms each take ≥ 1 s; the small one waits for one free slot (≈ 20 ms), not for them.
-      expect(bigMs).toBeGreaterThan(900)
-      expect(smallMs).toBeLessThan(250)
+      // Told by the order the LLM was called in, not by times on a clock the machine's load moves:
+      // first come, first served would have judged the small one after all 400; it went before most.
+      const order = fake.judgeRequests.map((r) => JSON.stringify(r.body.messages).includes("Paris is the capital of France."))
+      expect(order.filter((isSmall) => isSmall)).toHaveLength(1)
+      expect(order.length - 1 - order.indexOf(true)).toBeGreaterThan(200)
     }), 60_000)
 })

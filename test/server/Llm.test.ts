@@ -134,23 +134,23 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
       const fake = yield* FakeOpenAi.make({ script: ["hang"] })
       // A short provider timeout (--timeout) so the test is quick.
       const server = yield* serve({ judge: fakeJudge(fake, { timeoutMs: 300 }) })
-      const started = Date.now()
+      // (A hung request would run into the test's timeout; no real-clock bound is asserted.)
       const reply = yield* post(search(server.url), { ...specExample, hits: specExample.hits.slice(0, 1) })
       const error = expectError(reply, 502, "upstream_failed")
       expect(error.problems[0]!.path).toBe("hits[0]")
-      expect(Date.now() - started).toBeLessThan(3000)
     }))
 
   it.scopedLive("429 with Retry-After when every evaluation slot is busy (queue 0), at once", () =>
     Effect.gen(function*() {
-      const fake = yield* FakeOpenAi.make({ latencyMs: 300 })
+      const fake = yield* FakeOpenAi.make({ latencyMs: 2_000 })
       const server = yield* serve({ judge: fakeJudge(fake), concurrency: 1, queue: 0 })
       const one = { ...specExample, hits: specExample.hits.slice(0, 1) }
       const slow = yield* Effect.fork(post(search(server.url), one))
       expect(yield* Effect.promise(() => waitFor(() => server.stats().running === 1))).toBe(true)
-      const started = Date.now()
       const refused = yield* post(search(server.url), { ...one, query: { inputs: { text: "another query" } } })
-      expect(Date.now() - started).toBeLessThan(250)
+      // At once: refused while the slot's evaluation still waits for its answer, without a call of its own.
+      expect(server.stats().running).toBe(1)
+      expect(fake.calls).toBe(1)
       const error = expectError(refused, 429, "too_many_requests")
       expect(error.message).toMatch(/busy \(1 evaluation running\)/)
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
@@ -164,13 +164,9 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make({ latencyMs: 20, answer: gradeByMarker, record: false })
       const server = yield* serve({ judge: fakeJudge(fake, { concurrency: 8 }), concurrency: 8, queue: 200 })
+      // Sampled: it can miss a peak, never see one that was not (a bound from above only).
       let maxRunning = 0
-      let maxWaiting = 0
-      const sampler = setInterval(() => {
-        const s = server.stats()
-        maxRunning = Math.max(maxRunning, s.running)
-        maxWaiting = Math.max(maxWaiting, s.waiting)
-      }, 1)
+      const sampler = setInterval(() => (maxRunning = Math.max(maxRunning, server.stats().running)), 1)
       const requests = Array.from({ length: 200 }, (_, i) => ({
         query: { inputs: { text: `query number ${i}` } },
         hits: [
@@ -191,8 +187,11 @@ describe("serve with an LLM judge (fake OpenAI server)", () => {
       })
       expect(fake.calls).toBe(600)
       expect(maxRunning).toBeLessThanOrEqual(8)
-      expect(maxRunning).toBeGreaterThan(1)
-      expect(maxWaiting).toBeGreaterThan(0)
+      // Judged in parallel, at most 8 calls at once: counted exactly at the LLM's end, not sampled on
+      // a clock the machine's load can stall. (200 requests at once, 8 slots, every one answered 200:
+      // the rest waited in the queue — with queue 0 they would have met a 429, as above.)
+      expect(fake.peakInFlight).toBeGreaterThan(1)
+      expect(fake.peakInFlight).toBeLessThanOrEqual(8)
     }))
 })
 

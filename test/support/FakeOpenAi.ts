@@ -17,8 +17,11 @@
  * - `limit`: a token bucket per server (continuous refill at `rpm`/60 a second, `burst` capacity,
  *   optionally a `tpm` bucket too), as OpenAI, Mistral and most gateways limit. A request that finds
  *   the bucket empty gets a 429 (`Retry-After` in whole seconds, rounded up, and/or `retry-after-ms`)
- *   and consumes nothing. With `headers`, every answer carries OpenAI's `x-ratelimit-*` headers:
- *   `limit` = the bucket's capacity, `remaining` = whole tokens left, `reset` = time until full
+ *   and consumes nothing — or, with `chargeRejected`, one request's worth like an accepted one (the
+ *   bucket goes into debt), as OpenAI counts "unsuccessful requests" against the limit. With
+ *   `headers`, every answer carries OpenAI's `x-ratelimit-*` headers as the buckets were when the
+ *   request was counted: `limit` = the bucket's capacity (`"minute"`: the per-minute figure, larger
+ *   than the bucket it refills), `remaining` = whole tokens left, `reset` = time until full
  *   ("1s", "120ms", "6m0s").
  * - `apiKey`: requests without `Authorization: Bearer <apiKey>` get OpenAI's 401.
  * - `models`: a model not in the list gets OpenAI's 404 `model_not_found`.
@@ -83,8 +86,10 @@ export interface FakeRateLimit {
   readonly burst?: number
   /** Tokens per minute (prompt ≈ characters / 4, plus the reply's tokens); capacity one second's worth. */
   readonly tpm?: number
-  /** Send `x-ratelimit-*` headers on every reply. Default false. */
-  readonly headers?: boolean
+  /** Send `x-ratelimit-*` headers on every reply (`"minute"`: announcing rpm as the limit). Default false. */
+  readonly headers?: boolean | "minute"
+  /** A refused request costs a request's worth too (the bucket goes into debt). Default false. */
+  readonly chargeRejected?: boolean
   /** How a 429 says when to come back. Default "seconds" (`Retry-After`, whole seconds, rounded up). */
   readonly retryAfter?: "seconds" | "ms" | "both" | "none"
 }
@@ -194,6 +199,10 @@ export interface FakeOpenAi {
   readonly limited: number
   /** Arrival times (performance.now()) of the calls that got an "ok" answer. */
   readonly okTimes: ReadonlyArray<number>
+  /** Chat-completion calls for judgments (not preflights) answered "ok": the calls a user pays for. */
+  readonly paidJudgeCalls: number
+  /** The most chat-completion calls open at once (counted exactly, from arrival to the response's end). */
+  readonly peakInFlight: number
   readonly requests: ReadonlyArray<RecordedRequest>
   /** `requests` less the preflights. */
   readonly judgeRequests: ReadonlyArray<RecordedRequest>
@@ -330,15 +339,19 @@ class Bucket {
     this.level = Math.min(this.capacity, this.level + (now - this.at) * this.rate)
     this.at = now
   }
-  /** Take `cost` units if they are there; else the milliseconds until they will be. */
-  take(now: number, cost: number): number {
+  /**
+   * Take `cost` units if they are there; else the milliseconds until they will be (`charge`: the
+   * units are taken anyway, into debt, and counted in that wait).
+   */
+  take(now: number, cost: number, charge = false): number {
     this.refill(now)
     const need = Math.min(cost, this.capacity)
     if (this.level >= need) {
       this.level -= cost
       return 0
     }
-    return (need - this.level) / this.rate
+    if (charge) this.level -= cost
+    return (need - this.level + (charge ? cost : 0)) / this.rate
   }
   /** Add back (the reply used fewer tokens than charged) or charge more. */
   adjust(now: number, delta: number) {
@@ -395,6 +408,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   let limited = 0
   let preflights = 0
   let okTimes: Array<number> = []
+  let paidJudgeCalls = 0
+  let inFlight = 0
+  let peakInFlight = 0
   let promptTokens = 0
   let cachedTokens = 0
   const files = new Map<string, string>()
@@ -429,11 +445,12 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
 
   /** OpenAI's `x-ratelimit-*` headers for the buckets' state now, when `limit.headers` is on. */
   const limitHeaders = (): Record<string, string> => {
-    if (behaviour.limit?.headers !== true) return {}
+    const mode = behaviour.limit?.headers
+    if (mode === undefined || mode === false) return {}
     const now = performance.now()
     const out: Record<string, string> = {}
     if (requestBucket !== undefined) {
-      out["x-ratelimit-limit-requests"] = String(Math.floor(requestBucket.capacity))
+      out["x-ratelimit-limit-requests"] = String(mode === "minute" ? behaviour.limit!.rpm : Math.floor(requestBucket.capacity))
       out["x-ratelimit-remaining-requests"] = String(requestBucket.remaining(now))
       out["x-ratelimit-reset-requests"] = openAiDuration(requestBucket.resetMs(now))
     }
@@ -445,11 +462,11 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     return out
   }
 
-  const send = (res: Http.ServerResponse, status: number, payload: string, headers: Record<string, string> = {}, contentType = "application/json") => {
+  const send = (res: Http.ServerResponse, status: number, payload: string, headers: Record<string, string> = {}, contentType = "application/json", limits = limitHeaders()) => {
     res.writeHead(status, {
       "content-type": contentType,
       "content-length": Buffer.byteLength(payload),
-      ...limitHeaders(),
+      ...limits,
       ...headers
     })
     res.end(payload)
@@ -508,15 +525,17 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
 
   const completion = (request: RecordedRequest, content: string): string => JSON.stringify(completionObject(request.body, content))
 
-  const reply = (res: Http.ServerResponse, request: RecordedRequest, kind: FakeReply) => {
+  /** `limits`: the rate-limit headers as the request was counted (when it arrived). */
+  const reply = (res: Http.ServerResponse, request: RecordedRequest, kind: FakeReply, limits?: Record<string, string>) => {
     replies[kind]++
     switch (kind) {
       case "ok": {
         okTimes.push(performance.now())
+        if (!isPreflight(request.body)) paidJudgeCalls++
         const content = behaviour.answer(request)
         // The token bucket was charged the prompt's estimate; the reply's tokens count too.
         tokenBucket?.adjust(performance.now(), Math.ceil(content.length / 4))
-        return send(res, 200, completion(request, content))
+        return send(res, 200, completion(request, content), {}, "application/json", limits)
       }
       case "malformed":
         return send(res, 200, completion(request, behaviour.malformedText))
@@ -744,6 +763,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       if (!isRecord(body)) return send(res, 400, errorBody("request body is not an object", "invalid_request_error"))
       const request: RecordedRequest = { path, headers: req.headers, body: body as ChatBody }
       calls++
+      inFlight++
+      peakInFlight = Math.max(peakInFlight, inFlight)
+      res.once("close", () => inFlight--)
       if (isPreflight(request.body)) preflights++
       if (record) requests.push(request)
       if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) return reply(res, request, "unauthorized")
@@ -752,12 +774,15 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         replies.not_found++
         return send(res, 404, JSON.stringify({ error: { message: `The model \`${String(model)}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } }))
       }
+      let limits: Record<string, string> | undefined
       if (requestBucket !== undefined) {
         const now = performance.now()
         const estimate = Math.ceil(messageChars(request.body) / 4)
-        const waitRequests = requestBucket.take(now, 1)
+        const charge = behaviour.limit?.chargeRejected === true
+        const waitRequests = requestBucket.take(now, 1, charge)
         const waitTokens = waitRequests > 0 || tokenBucket === undefined ? 0 : tokenBucket.take(now, estimate)
-        if (waitTokens > 0) requestBucket.adjust(now, -1)
+        if (waitTokens > 0 && !charge) requestBucket.adjust(now, -1)
+        limits = limitHeaders()
         if (waitRequests > 0 || waitTokens > 0) {
           limited++
           replies.rate_limit++
@@ -773,10 +798,10 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       const kind = choose(request)
       if (behaviour.latencyMs > 0 && kind !== "hang") {
         setTimeout(() => {
-          if (!res.destroyed) reply(res, request, kind)
+          if (!res.destroyed) reply(res, request, kind, limits)
         }, behaviour.latencyMs)
       } else {
-        reply(res, request, kind)
+        reply(res, request, kind, limits)
       }
     })
   })
@@ -815,6 +840,12 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         get okTimes() {
           return okTimes
         },
+        get paidJudgeCalls() {
+          return paidJudgeCalls
+        },
+        get peakInFlight() {
+          return peakInFlight
+        },
         get requests() {
           return requests
         },
@@ -833,6 +864,8 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
           limited = 0
           preflights = 0
           okTimes = []
+          paidJudgeCalls = 0
+          peakInFlight = inFlight
           promptTokens = 0
           cachedTokens = 0
           batches = []

@@ -1,1 +1,0 @@
-export const dims: Array<string> = ["rag-answers/groundedness"]
