@@ -204,6 +204,12 @@ export interface ReportView<R, S> {
    */
   caseFlags?(record: R): ReadonlyArray<string>
   /**
+   * The pipeline's own verdict on the case, when it has one (answer-synthesis: both scores ≥ 4), and
+   * why: the HTML page colours the case (red / green) and "only failing" keeps the failed. Undefined
+   * when undecided. A failed judgment or retrieval is failing whatever the verdict.
+   */
+  caseVerdict?(record: R): { readonly pass: boolean; readonly why: string } | undefined
+  /**
    * What the HTML page shows of the case in its folded block (per-hit text, grade and reason; claims
    * and verdicts…), as data the page escapes. Without it the block shows the case's metrics and the
    * CSV's text cells.

@@ -65,13 +65,21 @@ interface Row {
   readonly failed: boolean
   /** What is set by convention for this case, one sentence each (the view's `caseFlags`). */
   readonly flags: ReadonlyArray<string>
+  /** The pipeline's own pass/fail verdict (the view's `caseVerdict`), when it has one. */
+  readonly verdict: { readonly pass: boolean; readonly why: string } | undefined
 }
 
-/** Failing (a failed judgment or retrieval, no score), flagged (a metric set by convention), or neither. */
-const statusOf = (row: Row): Status => (row.failed ? "fail" : row.flags.length > 0 ? "warn" : "none")
+/**
+ * Failing (a failed judgment or retrieval, no score, or the pipeline's verdict says fail), flagged (a
+ * metric set by convention), passing (the pipeline's verdict), or none of these.
+ */
+const statusOf = (row: Row): Status =>
+  row.failed || row.verdict?.pass === false ? "fail" : row.flags.length > 0 ? "warn" : row.verdict?.pass === true ? "pass" : "none"
 
 const whyOf = (row: Row): string =>
-  row.failed ? "a judgment or the retrieval failed, or the case has no score" : row.flags.length > 0 ? row.flags.join("; ") : ""
+  row.failed
+    ? "a judgment or the retrieval failed, or the case has no score"
+    : [...(row.verdict === undefined ? [] : [row.verdict.why]), ...row.flags].join("; ")
 
 interface Collected {
   readonly metrics: ReadonlyArray<MetricSpec>
@@ -124,7 +132,8 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
             values: known,
             texts: textColumns.map((i) => cellText(cells[i])),
             failed: of?.failed === true,
-            flags: input.view.caseFlags?.(record) ?? []
+            flags: input.view.caseFlags?.(record) ?? [],
+            verdict: input.view.caseVerdict?.(record)
           }
           total++
           if (row.failed) {
@@ -223,7 +232,7 @@ const barred = (m: MetricSpec) => m.min === 0 && m.max === 1
 /** Sorting by the status column puts the failing first. */
 const STATUS_ORDER: Readonly<Record<Status, number>> = { fail: 0, warn: 1, pass: 2, none: 3 }
 
-const caseTable = (c: Collected) => {
+const caseTable = (input: ReportInput, c: Collected) => {
   const head = ["case_id", "line", "status", ...c.metrics.map((m) => m.max === null ? m.name : `${m.name} (${rangeText(m)})`), ...c.textHeader]
   const rows = c.rows.map((r) => {
     const metricCells = c.metrics.map((m, i) => {
@@ -232,7 +241,8 @@ const caseTable = (c: Collected) => {
       const bar = barred(m) ? `<span class="bar" style="width:${Math.round(v * 40)}px"></span>` : ""
       return `<td class="n" data-v="${v}">${bar}${fmt(v)}</td>`
     })
-    const textCells = r.texts.map((t) => `<td>${esc(cut(t))}</td>`)
+    // Three lines of each text at most: the row stays one glance high; its case block has the text in full.
+    const textCells = r.texts.map((t) => `<td><div class="clip">${esc(cut(t))}</div></td>`)
     const status = statusOf(r)
     return `<tr${statusAttr(status)}><td>${caseLink(r.ordinal, cut(r.caseId))}</td><td class="n"${r.line === undefined ? "" : ` data-v="${r.line}"`}>${r.line ?? ""}</td>` +
       `<td class="st" data-v="${STATUS_ORDER[status]}">${statusBadge(status, whyOf(r))}</td>${metricCells.join("")}${textCells.join("")}</tr>`
@@ -240,11 +250,15 @@ const caseTable = (c: Collected) => {
   const sampled = c.complete
     ? `All ${c.total} cases.`
     : `${c.rows.length} of ${c.total} cases: every failed case (up to ${TABLE_FAILED}), the ${TABLE_LOWEST} lowest${c.headline === -1 ? "" : ` by ${esc(c.metrics[c.headline]!.name)}`} and a seeded random sample of ${TABLE_SAMPLE} (the same on every render), in input order. Every case is in report.csv and report.json.`
-  const failing = c.rows.filter((r) => statusOf(r) !== "none").length
+  const failing = c.rows.filter((r) => statusOf(r) === "fail" || statusOf(r) === "warn").length
   return [
     `<h2 id="case-table">Cases</h2>`,
     `<p class="note" id="sampling">${sampled} Text longer than ${CELL_MAX} characters is cut here (full text in report.csv). Click a column to sort; type to filter; click a case id for its details.</p>`,
-    legend({ fail: "failing: a judgment or the retrieval failed, or no score", warn: "flagged ⚑: a metric set by convention" }),
+    legend({
+      fail: `failing: a judgment or the retrieval failed, or no score${input.view.caseVerdict === undefined ? "" : ", or the pipeline's verdict is fail"}`,
+      warn: "flagged ⚑: a metric set by convention",
+      pass: input.view.caseVerdict === undefined ? undefined : "passing: the pipeline's verdict is pass"
+    }),
     filterControls(c.rows.length, failing),
     `<div class="tablewrap"><table id="cases"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
     rows.join("\n"),
@@ -387,7 +401,7 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
           lowestTable(c),
           failuresSection(input, c.failedTotal),
           await calibrationSection(info.runDir),
-          caseTable(c),
+          caseTable(input, c),
           blocks
         ]
         return page(`${info.pipeline} ${info.runId}`, body)

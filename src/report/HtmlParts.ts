@@ -119,7 +119,7 @@ table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid var(--line);p
 tr[data-status=fail]>td:first-child{box-shadow:inset 4px 0 var(--bad)}tr[data-status=warn]>td:first-child{box-shadow:inset 4px 0 #f59e0b}tr[data-status=pass]>td:first-child{box-shadow:inset 4px 0 var(--good)}
 .badge{display:inline-block;font-size:11px;font-weight:600;border-radius:9px;padding:0 7px;color:#fff;vertical-align:1px}.badge.fail{background:var(--bad)}.badge.warn{background:#d97706}.badge.pass{background:var(--good)}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-left:8px}.swatch.fail{background:var(--bad)}.swatch.warn{background:#f59e0b}.swatch.pass{background:var(--good)}
-td.value{white-space:nowrap}td.value.fail{color:var(--bad);font-weight:600}td.value.pass{color:var(--good)}
+.value{white-space:nowrap}.value.fail{color:var(--bad);font-weight:600}.value.pass{color:var(--good)}.clip{max-height:4.4em;overflow:hidden}
 details.casedetail{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:#fff}details.casedetail[data-status=fail]{border-left:4px solid var(--bad)}details.casedetail[data-status=warn]{border-left:4px solid #f59e0b}details.casedetail[data-status=pass]{border-left:4px solid var(--good)}
 details.casedetail>summary{cursor:pointer;padding:6px 10px;overflow-wrap:anywhere}details.casedetail>.body{padding:4px 12px 10px;background:#fff}details.casedetail:target>summary{outline:2px solid var(--accent)}
 .casedetail .num{color:var(--muted)}.casedetail .why{color:var(--muted);font-size:12px}.problem{color:var(--bad);font-weight:600}
