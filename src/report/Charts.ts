@@ -132,7 +132,9 @@ export const valueBars = (rows: ReadonlyArray<{ readonly label: string; readonly
     mark: { type: "bar", tooltip: true },
     encoding: {
       y: { field: "label", type: "nominal", sort: null, title: null },
-      x: { field: "value", type: "quantitative", title: options.x, ...(options.domain === undefined ? {} : { scale: { domain: [...options.domain] } }) }
+      x: { field: "value", type: "quantitative", title: options.x, ...(options.domain === undefined ? {} : { scale: { domain: [...options.domain] } }) },
+      // Bars start at the scale's low end (1 on a 1–5 scale): from 0 they would reach left over the labels.
+      ...(options.domain === undefined ? {} : { x2: { datum: options.domain[0] } })
     }
   })
 

@@ -314,7 +314,7 @@ const caseBlocks = (input: ReportInput, c: Collected): Effect.Effect<string, Out
     })
     return [
       `<h2 id="case-details">Case details</h2>`,
-      `<p class="note">Every case of the table above, in input order, folded: click one to open it${detailOf === undefined ? "" : " (what was retrieved, each hit's text, grade and the judge's reason)"}. Red: failing; amber: flagged. "Only failing" above hides the others here too.</p>`,
+      `<p class="note">Every case of the table above, in input order, folded: click one to open it${detailOf === undefined ? " (its metrics and text in full)" : ""}. Red: failing; amber: flagged${input.view.caseVerdict === undefined ? "" : "; green: passing"}. "Only failing" above hides the others here too.</p>`,
       ...blocks
     ].join("\n")
   })
