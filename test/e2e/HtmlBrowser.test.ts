@@ -184,10 +184,11 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
   }, 90_000)
 })
 
-/** The five built-in pipelines on their samples, and what each page's case blocks must show. */
+/** The built-in pipelines on their samples, and what each page's case blocks must show. */
 const SAMPLES = [
   { name: "rag-answers", input: "test-sets/rag-answers/sample.csv", detail: undefined },
   { name: "answer-synthesis", input: "test-sets/answer-synthesis/sample.json", detail: undefined, failing: true },
+  { name: "answer-correctness", input: "test-sets/answer-correctness/sample.jsonl", detail: undefined },
   { name: "course-retrieval", failing: true, input: "test-sets/course-retrieval/sample.json", detail: { columns: ["Rank", "Hit", "Text", "Grade", "Judge's reason"], text: "Connect a web application to a relational database" } },
   { name: "search-relevance", input: "test-sets/search-relevance/sample.jsonl", detail: { columns: ["Rank", "Hit", "Text", "Retriever score", "Grade", "Confidence", "Judge's reason"], text: "Paris is the capital and largest city of France" } },
   { name: "evidence-retrieval", input: "test-sets/evidence-retrieval/sample.jsonl", detail: { columns: ["Rank", "Chunk", "Covers spans", "Text"], text: "" } }
