@@ -110,7 +110,7 @@ h1{font-size:22px;margin:8px 0;overflow-wrap:anywhere}h2{font-size:18px;margin:2
 table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}th{background:#f9fafb}
 .note{color:var(--muted)}.banner{background:var(--warn);border:1px solid #f59e0b;padding:8px 12px;border-radius:6px;margin:8px 0}
 .judge{background:#eef2ff;border-left:4px solid var(--accent);padding:6px 10px}
-.charts{display:flex;flex-wrap:wrap;gap:16px}figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px;max-width:100%}figure.chart figcaption{font-weight:600;margin-bottom:4px}figure.chart svg{max-width:100%;height:auto}
+.charts{display:flex;flex-wrap:wrap;gap:16px}figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px;max-width:100%}figure.chart figcaption{font-weight:600;margin-bottom:4px;max-width:320px;overflow-wrap:anywhere}figure.chart svg{max-width:100%;height:auto}
 .failed{color:var(--bad);font-weight:600}code{font-size:12px;background:#f3f4f6;padding:1px 3px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
 #cases{font-size:12px}#cases th{cursor:pointer;user-select:none;position:sticky;top:0;z-index:1}#cases th[aria-sort=ascending]::after{content:" ▲"}#cases th[aria-sort=descending]::after{content:" ▼"}
 #cases td.n{text-align:right;white-space:nowrap}#cases td:not(.n):not(.st){min-width:8em;max-width:32em}.bar{display:inline-block;height:8px;background:var(--accent);margin-right:4px;vertical-align:middle;opacity:.6}
