@@ -210,5 +210,5 @@ describe("reports of a run", () => {
       expect(blocks).toHaveLength(tableRows - 1)
       const links = [...caseTable.matchAll(/<a class="caselink" href="#(case-\d+)"/g)].map((m) => m[1])
       expect(links).toEqual(blocks)
-    }), 120_000)
+    }), 300_000)
 })
