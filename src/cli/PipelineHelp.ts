@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { MASK } from "../domain/Secrets.js"
 import { builtins } from "../builtin/index.js"
-import { loadPipeline } from "../engine/LoadPipeline.js"
+import { loadPipeline } from "./LoadPipeline.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
 import { type AnyPipeline, declaredOptions } from "../engine/Pipeline.js"
 

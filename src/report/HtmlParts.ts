@@ -6,7 +6,7 @@
  * case goes through `esc`, and the page makes no request when opened (inline CSS and script, a CSP
  * that forbids loading anything).
  */
-import type { CaseDetail, DetailCell, DetailTable, Status } from "./CaseDetail.js"
+import type { CaseDetail, DetailCell, DetailTable, Status } from "../domain/CaseDetail.js"
 
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
 

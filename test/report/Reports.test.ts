@@ -14,7 +14,7 @@ import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { valueBars } from "../../src/report/Charts.js"
 import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
-import { describe as describeProgress } from "../../src/report/Progress.js"
+import { describe as describeProgress } from "../../src/engine/Progress.js"
 import { csv, html, markdown } from "../../src/report/Reporter.js"
 import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
 

@@ -7,7 +7,7 @@ import { Command } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect, Exit } from "effect"
 import * as Shutdown from "../../src/engine/Shutdown.js"
-import { serveCommand } from "../../src/server/ServeCommand.js"
+import { serveCommand } from "../../src/cli/ServeCommand.js"
 
 const root = Command.make("rag-eval").pipe(Command.withSubcommands([serveCommand]))
 const cli = Command.run(root, { name: "rag-eval", version: "test" })

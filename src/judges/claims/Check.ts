@@ -152,8 +152,20 @@ const namesOf = (text: string): Array<string> => {
 /** A digit opening a line, perhaps after "(": the only place list numbering can be. */
 const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
 
+/**
+ * Cardinal number words read as their figures ("two moons" is "2 moons"), so a figure written in
+ * words must agree with one written in digits like any other number. "one" stays a word (it is as
+ * often a pronoun), and a word inside a hyphenated compound ("twenty-five", "three-quarters") too.
+ */
+const NUMBER_WORDS: Readonly<Record<string, string>> = {
+  two: "2", three: "3", four: "4", five: "5", six: "6", seven: "7", eight: "8", nine: "9", ten: "10", eleven: "11", twelve: "12",
+  twenty: "20", thirty: "30", forty: "40", fifty: "50", sixty: "60", seventy: "70", eighty: "80", ninety: "90"
+}
+const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
+
 const clean = (text: string): string => {
   let t = normalise(text)
+  t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")
   if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")

@@ -8,7 +8,7 @@
 import * as Stream from "effect/Stream"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { code, inline, quoteBlock } from "../../report/Markdown.js"
+import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { failures, num, runParameters } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
 import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"

@@ -10,7 +10,7 @@ import { criterionSection, failures, num, runParameters } from "../../report/Sec
 import { checksClaims, type Dimension, type DimensionScore, type Gate, type RubricRecord } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { code, inline, quoteBlock } from "../../report/Markdown.js"
+import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`

@@ -14,9 +14,9 @@ import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 import { checksClaims } from "../rubric/RubricScore.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { code } from "../../report/Markdown.js"
+import { code } from "../../domain/Markdown.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { inline, quoteBlock } from "../../report/Markdown.js"
+import { inline, quoteBlock } from "../../domain/Markdown.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
 

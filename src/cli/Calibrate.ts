@@ -19,7 +19,7 @@ import { calibrationJson, calibrationMarkdown, defaultMaxListed, summaryLines } 
 import { readRunGrades } from "../calibrate/RunGrades.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { parseRun } from "../metrics/trec.js"
-import { writeFileAtomic } from "../report/Files.js"
+import { writeFileAtomic } from "../io/Files.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
 import { readTextFile } from "./Trec.js"
 

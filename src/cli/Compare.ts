@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, worseLines } from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"
-import { writeFileAtomic } from "../report/Files.js"
+import { writeFileAtomic } from "../io/Files.js"
 
 export type CompareFormat = "markdown" | "json"
 
