@@ -41,3 +41,28 @@ export const rangeText = (m: MetricSpec): string => (m.max === null ? `≥ ${m.m
 
 /** "higher is better" / "lower is better" / "" */
 export const directionText = (m: MetricSpec): string => (m.direction === "none" ? "" : `${m.direction} is better`)
+
+const digitsOf = (m: MetricSpec, x: number): number =>
+  Number.isInteger(x) ? 0 : m.unit === "fraction" ? 3 : m.unit === "usd" ? 4 : m.unit === "ms" ? (x < 100 ? 1 : 0) : 2
+
+/**
+ * A value with its unit and range, as every page that prints a headline value shows it: a
+ * fraction `0.620 (0–1)`, a score `2.40 (0–3)`, a count `6.50 (count, ≥ 0)`, `$0.0120 (USD)`,
+ * `812 ms`. Null is `—` (unknown, never 0). A fraction is never printed as a percentage here: a
+ * gate takes the value as printed.
+ */
+export const valueText = (m: MetricSpec, x: number | null | undefined): string => {
+  if (x === null || x === undefined || !Number.isFinite(x)) return "—"
+  const v = x.toFixed(digitsOf(m, x))
+  switch (m.unit) {
+    case "fraction":
+    case "score":
+      return `${v} (${rangeText(m)})`
+    case "count":
+      return `${v} (count, ${rangeText(m)})`
+    case "usd":
+      return `$${v} (USD)`
+    case "ms":
+      return `${v} ms`
+  }
+}

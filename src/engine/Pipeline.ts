@@ -8,6 +8,7 @@ import type * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
+import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
@@ -205,6 +206,23 @@ export interface ReportView<R, S> {
   failures?(summary: S): { readonly judgments: ReadonlyArray<ListedFailure>; readonly retrievals: ReadonlyArray<ListedFailure> }
   /** Metrics set by convention for some cases (NDCG with IDCG = 0), with how many. */
   flagged?(summary: S): Readonly<Record<string, number>>
+  /**
+   * What is set by convention for the case, one sentence each (`ndcg@10: IDCG = 0 (no hit graded
+   * above 0), set to 0`): the HTML page marks the case flagged (amber) and says why.
+   */
+  caseFlags?(record: R): ReadonlyArray<string>
+  /**
+   * The pipeline's own verdict on the case, when it has one (answer-synthesis: both scores ≥ 4), and
+   * why: the HTML page colours the case (red / green) and "only failing" keeps the failed. Undefined
+   * when undecided. A failed judgment or retrieval is failing whatever the verdict.
+   */
+  caseVerdict?(record: R): { readonly pass: boolean; readonly why: string } | undefined
+  /**
+   * What the HTML page shows of the case in its folded block (per-hit text, grade and reason; claims
+   * and verdicts…), as data the page escapes. Without it the block shows the case's metrics and the
+   * CSV's text cells.
+   */
+  caseDetail?(record: R): CaseDetail
   /**
    * Data files written from every record of the run, whatever the formats chosen (`qrels.txt`): a
    * name and a stream of its text. Named in the manifest.

@@ -3,7 +3,12 @@
  * inline SVG charts (see `Charts.ts`), a few KB of inline script for the case table, and no request
  * of any kind when opened. Works for every pipeline from what it declares — its per-case metrics
  * (range, direction) and headline metric, its headline metrics, its failures and flags, the text
- * cells of its CSV — so a new pipeline gets it for free. Case text is escaped everywhere.
+ * cells of its CSV, and its `caseDetail` (per-hit text, grade and reason…) — so a new pipeline gets
+ * it for free. Case text is escaped everywhere (the building blocks are in `HtmlParts.ts`).
+ *
+ * Triage: failing cases (a failed judgment or retrieval, no score) are red and flagged ones (a metric
+ * set by convention) amber, in the case table and in the folded case blocks; "only failing" hides the
+ * rest; each table row links to its case's block, which holds what the view shows of the case.
  *
  * Size: the case table holds every case up to `TABLE_ALL`; beyond that the failed cases, the lowest
  * by the headline metric and a seeded random sample (the page says so) — a 100k-row run stays a few
@@ -15,15 +20,20 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as Either from "effect/Either"
 import { OutputError } from "../domain/Errors.js"
-import { type MetricSpec, rangeText } from "../domain/Metric.js"
+import { type MetricSpec, rangeText, valueText } from "../domain/Metric.js"
 import { CalibrationFile, readJsonFile } from "../domain/RunFiles.js"
 import { parameterRows } from "./Sections.js"
 import type { FinalMetrics } from "../engine/Iterations.js"
 import type { RunInfo } from "../engine/Pipeline.js"
 import { caseOf, cellText, Lowest, seededRandom } from "./CaseRows.js"
-import { confusionHeatmap, countBars, groupedBars, valueBars } from "./Charts.js"
+import type { CaseDetail, Status } from "../domain/CaseDetail.js"
+import { confusionHeatmap, distribution, groupedBars, histogram, valueBars } from "./Charts.js"
 import { writeFileAtomic } from "../io/Files.js"
+import { caseBlock, caseLink, cut as cutTo, esc, figure, filterControls, fmt, legend, page, statusAttr, statusBadge, table } from "./HtmlParts.js"
 import type { ReportInput } from "../engine/ReportInput.js"
+
+export { distribution } from "./Charts.js"
+export { esc } from "./HtmlParts.js"
 
 /** Cases shown all when there are at most this many; beyond, a sample (see the module comment). */
 export const TABLE_ALL = 2000
@@ -35,16 +45,14 @@ const CELL_MAX = 200
 const LOWEST_SHOWN = 10
 const BARS_SHOWN = 30
 const CHARTS_MAX = 24
+/**
+ * The case blocks' HTML stops growing past this many characters: later blocks keep their summary
+ * line (id, status, headline value) and say where the rest is, so a run of long hits stays a page a
+ * browser opens quickly (2,000 cases of 10 hits with 1,000-character texts would be ~25 MB).
+ */
+export const DETAILS_BUDGET = 6_000_000
 
-const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
-
-/** Case text as HTML text (element content or a quoted attribute value). */
-export const esc = (text: string): string =>
-  text.replace(CONTROLS, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
-
-const cut = (text: string, max = CELL_MAX) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
-
-const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : Number.isInteger(x) ? String(x) : x.toFixed(digits))
+const cut = (text: string, max = CELL_MAX) => cutTo(text, max)
 
 interface Row {
   readonly ordinal: number
@@ -55,7 +63,23 @@ interface Row {
   /** The view's text cells (its CSV's text columns). */
   readonly texts: ReadonlyArray<string>
   readonly failed: boolean
+  /** What is set by convention for this case, one sentence each (the view's `caseFlags`). */
+  readonly flags: ReadonlyArray<string>
+  /** The pipeline's own pass/fail verdict (the view's `caseVerdict`), when it has one. */
+  readonly verdict: { readonly pass: boolean; readonly why: string } | undefined
 }
+
+/**
+ * Failing (a failed judgment or retrieval, no score, or the pipeline's verdict says fail), flagged (a
+ * metric set by convention), passing (the pipeline's verdict), or none of these.
+ */
+const statusOf = (row: Row): Status =>
+  row.failed || row.verdict?.pass === false ? "fail" : row.flags.length > 0 ? "warn" : row.verdict?.pass === true ? "pass" : "none"
+
+const whyOf = (row: Row): string =>
+  row.failed
+    ? "a judgment or the retrieval failed, or the case has no score"
+    : [...(row.verdict === undefined ? [] : [row.verdict.why]), ...row.flags].join("; ")
 
 interface Collected {
   readonly metrics: ReadonlyArray<MetricSpec>
@@ -101,7 +125,16 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
           known.forEach((v, i) => {
             if (v !== null) values[i]!.push(v)
           })
-          const row: Row = { ordinal: total, caseId, line, values: known, texts: textColumns.map((i) => cellText(cells[i])), failed: of?.failed === true }
+          const row: Row = {
+            ordinal: total,
+            caseId,
+            line,
+            values: known,
+            texts: textColumns.map((i) => cellText(cells[i])),
+            failed: of?.failed === true,
+            flags: input.view.caseFlags?.(record) ?? [],
+            verdict: input.view.caseVerdict?.(record)
+          }
           total++
           if (row.failed) {
             failedTotal++
@@ -135,72 +168,6 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
     )
   })
 
-/** Counts of each value (small integer scales) or 10 bins (anything else), for a distribution chart. */
-export const distribution = (values: ReadonlyArray<number>): Array<{ label: string; count: number }> => {
-  if (values.length === 0) return []
-  let min = Infinity
-  let max = -Infinity
-  let integers = true
-  for (const v of values) {
-    if (v < min) min = v
-    if (v > max) max = v
-    if (integers && !Number.isInteger(v)) integers = false
-  }
-  if (integers && max - min <= 12) {
-    const counts = new Map<number, number>()
-    for (let v = min; v <= max; v++) counts.set(v, 0)
-    for (const v of values) counts.set(v, counts.get(v)! + 1)
-    return [...counts].map(([v, count]) => ({ label: String(v), count }))
-  }
-  const [lo, hi] = min >= 0 && max <= 1 ? [0, 1] : [min, max === min ? min + 1 : max]
-  const bins = Array<number>(10).fill(0)
-  const width = (hi - lo) / 10
-  for (const v of values) bins[Math.min(9, Math.floor((v - lo) / width))]!++
-  const digits = hi - lo >= 10 ? 0 : hi - lo >= 1 ? 1 : 2
-  return bins.map((count, i) => ({ label: `${(lo + i * width).toFixed(digits)}–${(lo + (i + 1) * width).toFixed(digits)}`, count }))
-}
-
-const STYLE = `
-:root{--fg:#1f2937;--muted:#6b7280;--line:#e5e7eb;--accent:#4f6bed;--bad:#b91c1c;--warn:#fef3c7}
-*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);margin:0 auto;max-width:1200px;padding:16px 24px 48px}
-h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}th{background:#f9fafb}
-.note{color:var(--muted)}.banner{background:var(--warn);border:1px solid #f59e0b;padding:8px 12px;border-radius:6px;margin:8px 0}
-.judge{background:#eef2ff;border-left:4px solid var(--accent);padding:6px 10px}
-.charts{display:flex;flex-wrap:wrap;gap:16px}figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px}figure.chart figcaption{font-weight:600;margin-bottom:4px}
-.case{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:8px 0}.case dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0 0}.case dt{font-weight:600;color:var(--muted)}.case dd{margin:0;white-space:pre-wrap}
-.failed{color:var(--bad);font-weight:600}code{font-size:12px;background:#f3f4f6;padding:1px 3px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
-#cases{font-size:12px}#cases th{cursor:pointer;user-select:none;position:sticky;top:0}#cases th[aria-sort=ascending]::after{content:" ▲"}#cases th[aria-sort=descending]::after{content:" ▼"}
-#cases td.n{text-align:right;white-space:nowrap}#cases td:not(.n){min-width:10em;max-width:32em}.bar{display:inline-block;height:8px;background:var(--accent);margin-right:4px;vertical-align:middle;opacity:.6}
-.tablewrap{max-height:70vh;overflow:auto;border:1px solid var(--line)}#filter{padding:4px 8px;width:320px;margin:6px 0}
-`
-
-/** Sort (click a header; numbers by value) and filter (text box) the case table; no framework. */
-const SCRIPT = `
-(function(){
-var table=document.getElementById("cases");if(!table)return;
-var body=table.tBodies[0];var heads=table.tHead.rows[0].cells;
-function key(cell){var v=cell.getAttribute("data-v");return v===null?null:Number(v)}
-Array.prototype.forEach.call(heads,function(th,col){th.addEventListener("click",function(){
-var dir=th.getAttribute("aria-sort")==="ascending"?"descending":"ascending";
-Array.prototype.forEach.call(heads,function(h){h.removeAttribute("aria-sort")});th.setAttribute("aria-sort",dir);
-var rows=Array.prototype.slice.call(body.rows);var sign=dir==="ascending"?1:-1;
-rows.sort(function(a,b){var x=a.cells[col],y=b.cells[col];var kx=key(x),ky=key(y);
-if(kx!==null||ky!==null){if(kx===null)return 1;if(ky===null)return -1;return (kx-ky)*sign}
-return x.textContent.localeCompare(y.textContent)*sign});
-rows.forEach(function(r){body.appendChild(r)})})});
-var box=document.getElementById("filter");var count=document.getElementById("shown");
-box.addEventListener("input",function(){var q=box.value.toLowerCase();var n=0;
-Array.prototype.forEach.call(body.rows,function(r){var show=q===""||r.textContent.toLowerCase().indexOf(q)!==-1;r.hidden=!show;if(show)n++});
-count.textContent=String(n)});
-})();
-`
-
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
-  `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n")}</tbody></table>`
-
-const figure = (caption: string, svg: string) => `<figure class="chart"><figcaption>${esc(caption)}</figcaption>${svg}</figure>`
-
 const parameters = (input: ReportInput) =>
   table(["Parameter", "Value"], parameterRows(input.info, input.judged, input.view.parameters?.(input.info, input.summary)).map(([k, v]) => [esc(k), esc(v)]))
 
@@ -227,15 +194,6 @@ const failuresSection = (input: ReportInput, failedRows: number) => {
     )
   }
   return parts.join("\n")
-}
-
-const caseCard = (c: Collected, row: Row) => {
-  const score = c.headline === -1 ? null : row.values[c.headline]
-  const fields = [
-    ...c.metrics.map((m, i) => (row.values[i] === null ? "" : `<dt>${esc(m.name)}</dt><dd>${fmt(row.values[i])}</dd>`)),
-    ...c.textHeader.map((h, i) => (row.texts[i] === "" ? "" : `<dt>${esc(h)}</dt><dd>${esc(cut(row.texts[i]!, 2000))}</dd>`))
-  ].join("")
-  return `<div class="case"><strong>${esc(row.caseId)}</strong>${row.line === undefined ? "" : ` <span class="note">line ${row.line}</span>`}${score === null || score === undefined ? "" : ` — ${esc(c.metrics[c.headline]!.name)} ${fmt(score)}`}${row.failed ? ` <span class="failed">failed</span>` : ""}<dl>${fields}</dl></div>`
 }
 
 /** The calibration written by `rag-eval calibrate <run-dir>` (`calibration.json`, decoded through its schema), when present. */
@@ -271,8 +229,11 @@ const calibrationSection = async (runDir: string): Promise<string> => {
 /** A 0–1 metric's cells get a bar. */
 const barred = (m: MetricSpec) => m.min === 0 && m.max === 1
 
-const caseTable = (c: Collected) => {
-  const head = ["case_id", "line", ...c.metrics.map((m) => m.name), ...c.textHeader]
+/** Sorting by the status column puts the failing first. */
+const STATUS_ORDER: Readonly<Record<Status, number>> = { fail: 0, warn: 1, pass: 2, none: 3 }
+
+const caseTable = (input: ReportInput, c: Collected) => {
+  const head = ["case_id", "line", "status", ...c.metrics.map((m) => m.max === null ? m.name : `${m.name} (${rangeText(m)})`), ...c.textHeader]
   const rows = c.rows.map((r) => {
     const metricCells = c.metrics.map((m, i) => {
       const v = r.values[i]
@@ -280,26 +241,84 @@ const caseTable = (c: Collected) => {
       const bar = barred(m) ? `<span class="bar" style="width:${Math.round(v * 40)}px"></span>` : ""
       return `<td class="n" data-v="${v}">${bar}${fmt(v)}</td>`
     })
-    const textCells = r.texts.map((t) => `<td>${esc(cut(t))}</td>`)
-    return `<tr${r.failed ? ` class="failed-row"` : ""}><td>${esc(cut(r.caseId))}</td><td class="n"${r.line === undefined ? "" : ` data-v="${r.line}"`}>${r.line ?? ""}</td>${metricCells.join("")}${textCells.join("")}</tr>`
+    // Three lines of each text at most: the row stays one glance high; its case block has the text in full.
+    const textCells = r.texts.map((t) => `<td><div class="clip">${esc(cut(t))}</div></td>`)
+    const status = statusOf(r)
+    return `<tr${statusAttr(status)}><td>${caseLink(r.ordinal, cut(r.caseId))}</td><td class="n"${r.line === undefined ? "" : ` data-v="${r.line}"`}>${r.line ?? ""}</td>` +
+      `<td class="st" data-v="${STATUS_ORDER[status]}">${statusBadge(status, whyOf(r))}</td>${metricCells.join("")}${textCells.join("")}</tr>`
   })
   const sampled = c.complete
     ? `All ${c.total} cases.`
     : `${c.rows.length} of ${c.total} cases: every failed case (up to ${TABLE_FAILED}), the ${TABLE_LOWEST} lowest${c.headline === -1 ? "" : ` by ${esc(c.metrics[c.headline]!.name)}`} and a seeded random sample of ${TABLE_SAMPLE} (the same on every render), in input order. Every case is in report.csv and report.json.`
+  const failing = c.rows.filter((r) => statusOf(r) === "fail" || statusOf(r) === "warn").length
   return [
     `<h2 id="case-table">Cases</h2>`,
-    `<p class="note" id="sampling">${sampled} Text longer than ${CELL_MAX} characters is cut here (full text in report.csv). Click a column to sort; type to filter.</p>`,
-    `<input id="filter" type="search" placeholder="filter cases" aria-label="filter cases"> <span class="note"><span id="shown">${c.rows.length}</span> shown</span>`,
+    `<p class="note" id="sampling">${sampled} Text longer than ${CELL_MAX} characters is cut here (full text in report.csv). Click a column to sort; type to filter; click a case id for its details.</p>`,
+    legend({
+      fail: `failing: a judgment or the retrieval failed, or no score${input.view.caseVerdict === undefined ? "" : ", or the pipeline's verdict is fail"}`,
+      warn: "flagged ⚑: a metric set by convention",
+      pass: input.view.caseVerdict === undefined ? undefined : "passing: the pipeline's verdict is pass"
+    }),
+    filterControls(c.rows.length, failing),
     `<div class="tablewrap"><table id="cases"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
     rows.join("\n"),
     `</tbody></table></div>`
   ].join("\n")
 }
 
-const page = (title: string, body: ReadonlyArray<string>) =>
-  `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-  `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">` +
-  `<title>${esc(title)}</title><style>${STYLE}</style></head><body>\n${body.filter((b) => b !== "").join("\n")}\n<script>${SCRIPT}</script></body></html>\n`
+/** The case's block when the view shows nothing of its own: its metrics and its CSV text cells. */
+const fallbackDetail = (c: Collected, row: Row): CaseDetail => ({
+  fields: [
+    ...c.metrics.flatMap((m, i) => (row.values[i] === null ? [] : [[m.name, valueText(m, row.values[i])] as const])),
+    ...c.textHeader.map((h, i) => [h, row.texts[i] ?? ""] as const)
+  ]
+})
+
+/**
+ * A folded block per case of the table (every case up to `TABLE_ALL`), in input order, each with the
+ * anchor its table row links to. The view's `caseDetail` is read in a second pass over the records,
+ * for the table's cases only (memory stays bounded by the table).
+ */
+const caseBlocks = (input: ReportInput, c: Collected): Effect.Effect<string, OutputError> => {
+  const wanted = new Map(c.rows.map((r) => [r.ordinal, r]))
+  const detailOf = input.view.caseDetail
+  const details = new Map<number, CaseDetail>()
+  const read: Effect.Effect<void, OutputError> = detailOf === undefined
+    ? Effect.void
+    : input.records().pipe(
+      Stream.zipWithIndex,
+      Stream.runForEach(([record, i]) =>
+        Effect.sync(() => {
+          if (wanted.has(i)) details.set(i, detailOf(record))
+        })
+      )
+    )
+  return Effect.map(read, () => {
+    let size = 0
+    const blocks = c.rows.map((r) => {
+      const score = c.headline === -1 ? null : r.values[c.headline]
+      const block = {
+        ordinal: r.ordinal,
+        caseId: r.caseId,
+        line: r.line,
+        status: statusOf(r),
+        why: whyOf(r),
+        headline: score === null || score === undefined ? undefined : `${c.metrics[c.headline]!.name} ${fmt(score)}`,
+        detail: details.get(r.ordinal) ?? fallbackDetail(c, r)
+      }
+      const html = size > DETAILS_BUDGET
+        ? caseBlock({ ...block, detail: { fields: [] }, omitted: `Left out to keep this page small (its case blocks passed ${(DETAILS_BUDGET / 1e6).toFixed(0)} MB): this case is in report.json and report.md.` })
+        : caseBlock(block)
+      size += html.length
+      return html
+    })
+    return [
+      `<h2 id="case-details">Case details</h2>`,
+      `<p class="note">Every case of the table above, in input order, folded: click one to open it${detailOf === undefined ? " (its metrics and text in full)" : ""}. Red: failing; amber: flagged${input.view.caseVerdict === undefined ? "" : "; green: passing"}. "Only failing" above hides the others here too.</p>`,
+      ...blocks
+    ].join("\n")
+  })
+}
 
 const judgeNote = (info: RunInfo) =>
   info.judge.provider === "heuristic"
@@ -315,30 +334,40 @@ const flaggedNote = (input: ReportInput): string => {
 
 const partialBanner = (partial: string | undefined) => partial === undefined ? "" : `<p class="banner" id="partial"><strong>Partial report</strong>: ${esc(partial)}</p>`
 
-/** The headline metrics with what each is: range, direction. */
+/** The headline metrics, each value with its range and unit (`0.620 (0–1)`), which way is better and what it is. */
 const headlineTable = (input: ReportInput) => {
   const metrics = Object.entries(input.metrics ?? {})
   if (metrics.length === 0) return ""
   const specs = new Map((input.metricSpecs ?? []).map((m) => [m.name, m]))
-  return `<h2 id="metrics">Headline metrics</h2>` + table(["Metric", "Value", "Range", "Better", "What it is"], metrics.map(([k, v]) => {
+  return `<h2 id="metrics">Headline metrics</h2>` + table(["Metric", "Value (range)", "Better", "What it is"], metrics.map(([k, v]) => {
     const m = specs.get(k)
-    return [esc(k), fmt(v, 4), m === undefined ? "" : esc(rangeText(m)), m === undefined || m.direction === "none" ? "" : m.direction, esc(m?.description ?? "")]
+    return [esc(k), `<span class="value">${esc(m === undefined ? fmt(v, 4) : valueText(m, v))}</span>`, m === undefined || m.direction === "none" ? "" : m.direction, esc(m?.description ?? "")]
   }))
 }
 
+/** The lowest cases by the headline metric, each linking to its block. */
+const lowestTable = (c: Collected) =>
+  c.lowest.length === 0 || c.headline === -1 ? "" : [
+    `<h2 id="lowest">Lowest ${esc(c.metrics[c.headline]!.name)} (${c.lowest.length})</h2>`,
+    `<p class="note">Click a case for its details.</p>`,
+    `<table class="lowest"><thead><tr><th>Case</th><th>Line</th><th>${esc(c.metrics[c.headline]!.name)}</th><th>Status</th></tr></thead><tbody>`,
+    ...c.lowest.map((r) => `<tr${statusAttr(statusOf(r))}><td>${caseLink(r.ordinal, cut(r.caseId))}</td><td class="n">${r.line ?? ""}</td><td class="n">${fmt(r.values[c.headline])}</td><td>${statusBadge(statusOf(r), whyOf(r))}</td></tr>`),
+    `</tbody></table>`
+  ].join("\n")
+
 /** The HTML page of one report (an iteration's, or the run's). */
 export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputError> =>
-  Effect.flatMap(collect(input), (c) =>
+  Effect.flatMap(collect(input), (c) => Effect.flatMap(caseBlocks(input, c), (blocks) =>
     Effect.tryPromise({
       try: async () => {
         const { info } = input
         const charts: Array<string> = []
         for (let i = 0; i < c.metrics.length && charts.length < CHARTS_MAX; i++) {
           const values = c.values[i]!
-          // A metric every case has the same value of says nothing as a chart (its value is in the table).
-          if (values.length === 0 || values.every((v) => v === values[0])) continue
+          // A metric every case has the same value of (or one case has) says nothing as a chart: it is in the table.
+          if (values.length < 2 || values.every((v) => v === values[0])) continue
           const m = c.metrics[i]!
-          charts.push(figure(`${m.name} (${values.length} cases; ${rangeText(m)}${m.direction === "none" ? "" : `, ${m.direction} is better`})`, await countBars(distribution(values), { x: m.name })))
+          charts.push(figure(`${m.name} (${values.length} cases; ${rangeText(m)}${m.direction === "none" ? "" : `, ${m.direction} is better`})`, await histogram(distribution(values, m), { x: m.name })))
         }
         const headline = c.headline === -1 ? undefined : c.metrics[c.headline]!
         let perCase = ""
@@ -353,11 +382,10 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
             figure(`${headline.name} per case`, await valueBars(bars.map((r) => ({ label: r.caseId, value: r.values[c.headline]! })), { x: headline.name, ...(domain === undefined ? {} : { domain }) }))
           ].join("\n")
         }
-        const lowestCases = c.lowest.length === 0 ? "" : [
-          `<h2 id="lowest">Lowest ${esc(headline?.name ?? "")} (${c.lowest.length})</h2>`,
-          `<p class="note">With the judge's reasons.</p>`,
-          ...c.lowest.map((r) => caseCard(c, r))
-        ].join("\n")
+        const constant = c.metrics.flatMap((m, i) => {
+          const values = c.values[i]!
+          return values.length > 0 && values.every((v) => v === values[0]) ? [`${m.name} = ${fmt(values[0])}`] : []
+        })
         const body = [
           `<h1>${esc(info.pipeline)} — ${esc(info.runId)}${input.stem === "report" ? "" : ` (${esc(input.stem)})`}</h1>`,
           partialBanner(input.partial),
@@ -368,16 +396,18 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
           headlineTable(input),
           flaggedNote(input),
           charts.length === 0 ? "" : `<h2 id="distributions">Distributions</h2><div class="charts">${charts.join("\n")}</div>`,
+          constant.length === 0 ? "" : `<p class="note" id="constant">The same for every case (no chart): ${esc(constant.join(", "))}.</p>`,
           perCase,
-          lowestCases,
+          lowestTable(c),
           failuresSection(input, c.failedTotal),
           await calibrationSection(info.runDir),
-          caseTable(c)
+          caseTable(input, c),
+          blocks
         ]
         return page(`${info.pipeline} ${info.runId}`, body)
       },
       catch: (e) => new OutputError({ path: Path.join(input.info.runDir, `${input.stem}.html`), problem: `cannot render the HTML report: ${e instanceof Error ? e.message : String(e)}` })
-    }))
+    })))
 
 export const writeHtml = (input: ReportInput): Effect.Effect<ReadonlyArray<string>, OutputError> => {
   const path = Path.join(input.info.runDir, `${input.stem}.html`)

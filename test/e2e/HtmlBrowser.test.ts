@@ -1,17 +1,23 @@
 /**
  * The HTML report in a real browser: Debian's `chromium` driven by `playwright-core`. Runs the
- * installed CLI (`dist/bin.js`) with `--format html` on a rubric and a retrieval pipeline, with a
- * hostile case text, opens each page from disk and checks: no console error, no request but the file
- * itself, every chart has drawn marks, the case table sorts on a click and filters. A screenshot of
- * each page is saved in the test's temp dir. Without chromium the test is skipped, visibly.
+ * installed CLI (`dist/bin.js`) with `--format html` on every built-in pipeline's sample (heuristic
+ * judge), with a hostile case text, opens each page from disk and checks: no console error, no
+ * request but the file itself, every chart has drawn marks, the case table sorts on a click and
+ * filters ("only failing", text), every row links to its case's folded block, the retrieval pages
+ * show each hit's text, grade and reason, and — at 800 and 1,400 px — no two axis labels of any chart
+ * overlap (their bounding boxes measured in the rendered SVG). A screenshot of each page at both
+ * widths is kept in `test-artifacts/html/` (gitignored) for a person to look at. Without chromium
+ * the test is skipped, visibly.
  *
  * Enable: `apt-get install chromium` (or set RAG_EVAL_CHROMIUM to a Chromium binary).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
+import { renderSvg } from "../../src/report/Charts.js"
 import { cli } from "../support/ChildCli.js"
-import { tempDir } from "../support/RunPipeline.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => p !== undefined && p !== "" && fs.existsSync(p))
 
@@ -22,12 +28,69 @@ const runDirOf = (out: string, pipeline: string) => {
   return Path.join(dir, fs.readdirSync(dir)[0]!)
 }
 
-const inspect = async (file: string, screenshot: string) => {
+/** Where the screenshots are kept for a person to look at (gitignored). */
+const ARTIFACTS = Path.join(repoRoot, "test-artifacts", "html")
+
+const launch = async () => {
   const { chromium } = await import("playwright-core")
-  const browser = await chromium.launch({
+  return chromium.launch({
     executablePath: chromiumPath!,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
   })
+}
+
+interface Box {
+  readonly text: string
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+}
+
+/** Pairs of boxes that overlap (touching edges do not), with a tolerance for subpixel rounding. */
+export const overlapping = (boxes: ReadonlyArray<Box>, tolerance = 0.5): Array<readonly [string, string]> => {
+  const out: Array<readonly [string, string]> = []
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i]!
+      const b = boxes[j]!
+      const x = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x)
+      const y = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y)
+      if (x > tolerance && y > tolerance) out.push([a.text, b.text])
+    }
+  }
+  return out
+}
+
+/**
+ * The visible axis labels of every chart on the page, as the browser laid them out: per axis (a
+ * vega `role-axis` group), the bounding box of each label it shows (vega hides thinned-out labels
+ * with opacity 0).
+ */
+const axisLabels = (page: Page): Promise<Array<Array<Box>>> =>
+  page.$$eval("svg g.role-axis", (axes) =>
+    axes.map((axis) =>
+      Array.from((axis as unknown as DomNode).querySelectorAll("g.role-axis-label text")).flatMap((t) => {
+        const r = t.getBoundingClientRect()
+        const hidden = t.getAttribute("opacity") === "0" || (globalThis as unknown as { getComputedStyle(e: DomNode): { opacity: string } }).getComputedStyle(t).opacity === "0" || r.width === 0
+        return hidden ? [] : [{ text: t.textContent ?? "", x: r.x, y: r.y, width: r.width, height: r.height }]
+      })
+    ))
+
+/** The little of the DOM these checks use (the project's TypeScript has no DOM library). */
+interface DomNode {
+  querySelectorAll(selector: string): ArrayLike<DomNode>
+  getBoundingClientRect(): { x: number; y: number; width: number; height: number }
+  getAttribute(name: string): string | null
+  readonly textContent: string | null
+  readonly open?: boolean
+}
+
+/** Overlapping axis labels of the page's charts, as "a / b" pairs. */
+const labelOverlaps = async (page: Page) => (await axisLabels(page)).flatMap((boxes) => overlapping(boxes).map(([a, b]) => `${a} / ${b}`))
+
+const inspect = async (file: string, screenshot: string) => {
+  const browser = await launch()
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors: Array<string> = []
@@ -119,4 +182,104 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     for (const n of seen.marks) expect(n).toBeGreaterThan(0)
     expect(seen.descending).toEqual([...seen.before].sort((a, b) => b - a))
   }, 90_000)
+})
+
+/** The built-in pipelines on their samples, and what each page's case blocks must show. */
+const SAMPLES = [
+  { name: "rag-answers", input: "test-sets/rag-answers/sample.csv", detail: undefined },
+  { name: "answer-synthesis", input: "test-sets/answer-synthesis/sample.json", detail: undefined, failing: true },
+  { name: "answer-correctness", input: "test-sets/answer-correctness/sample.jsonl", detail: undefined },
+  { name: "course-retrieval", failing: true, input: "test-sets/course-retrieval/sample.json", detail: { columns: ["Rank", "Hit", "Text", "Grade", "Judge's reason"], text: "Connect a web application to a relational database" } },
+  { name: "search-relevance", input: "test-sets/search-relevance/sample.jsonl", detail: { columns: ["Rank", "Hit", "Text", "Retriever score", "Grade", "Confidence", "Judge's reason"], text: "Paris is the capital and largest city of France" } },
+  { name: "evidence-retrieval", input: "test-sets/evidence-retrieval/sample.jsonl", detail: { columns: ["Rank", "Chunk", "Covers spans", "Text"], text: "" } }
+] as const
+
+describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's page at 800 and 1,400 px`, () => {
+  it("the overlap check finds overlapping labels when there are some (a chart drawn without thinning its labels)", async () => {
+    const svg = await renderSvg({
+      width: 200,
+      height: 100,
+      data: { values: Array.from({ length: 10 }, (_, i) => ({ label: `${(i / 10).toFixed(2)}–${((i + 1) / 10).toFixed(2)}`, count: i })) },
+      mark: "bar",
+      encoding: { x: { field: "label", type: "ordinal", sort: null, axis: { labelAngle: 0, labelOverlap: false } }, y: { field: "count", type: "quantitative" } }
+    })
+    const browser = await launch()
+    try {
+      const page = await browser.newPage({ viewport: { width: 800, height: 400 } })
+      await page.setContent(`<!doctype html><body>${svg}</body>`)
+      expect((await labelOverlaps(page)).length).toBeGreaterThan(3)
+    } finally {
+      await browser.close()
+    }
+  }, 60_000)
+
+  for (const sample of SAMPLES) {
+    it(`${sample.name}: labels never overlap, rows link to their case, "only failing" filters, case blocks show what was judged; screenshots kept`, async () => {
+      const out = Path.join(tempDir("html-pages-"), "out")
+      const r = await cli(["run", sample.name, "--input", sample.input, "--out", out, "--format", "html"])
+      expect(r.stderr).not.toContain("internal error")
+      expect(r.code).toBe(0)
+      const file = Path.join(runDirOf(out, sample.name), "report.html")
+      fs.mkdirSync(ARTIFACTS, { recursive: true })
+      const browser = await launch()
+      try {
+        for (const width of [800, 1400]) {
+          const page = await browser.newPage({ viewport: { width, height: 900 } })
+          const errors: Array<string> = []
+          const requests: Array<string> = []
+          page.on("console", (m) => {
+            if (m.type() === "error") errors.push(m.text())
+          })
+          page.on("pageerror", (e) => errors.push(String(e)))
+          page.on("request", (q) => requests.push(q.url()))
+          await page.goto(`file://${file}`, { waitUntil: "load" })
+          expect(errors).toEqual([])
+          expect(requests).toEqual([`file://${file}`])
+
+          // Every chart's axis labels, as laid out at this width: some shown on each axis, none overlapping.
+          // (vega-lite draws a grid as an axis of its own, without labels: those are left out.)
+          const axes = (await axisLabels(page)).filter((labels) => labels.length > 0)
+          expect(axes.length).toBeGreaterThan(1)
+          for (const labels of axes) expect(labels.length).toBeGreaterThan(1)
+          expect(await labelOverlaps(page)).toEqual([])
+          // The page itself does not scroll sideways (wide tables scroll inside their frame).
+          expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+
+          // Each row links to its own case block, and the blocks are the table's cases.
+          const links = await page.$$eval("#cases tbody tr a.caselink", (as) => as.map((a) => a.getAttribute("href")))
+          const blocks = await page.$$eval("details.casedetail", (ds) => ds.map((d) => `#${d.id}`))
+          expect(links.length).toBeGreaterThan(0)
+          expect(links).toEqual(blocks)
+
+          // "Only failing": exactly the failing and flagged rows and blocks stay; unticked, all are back.
+          const rows = links.length
+          const failing = await page.locator(`#cases tbody tr[data-status="fail"], #cases tbody tr[data-status="warn"]`).count()
+          // (the verdict fails some answer-synthesis cases; course-retrieval has a query with IDCG = 0)
+          if ("failing" in sample) expect(failing).toBeGreaterThan(0)
+          expect(failing).toBeLessThan(rows)
+          await page.check("#only-failing")
+          expect(await page.locator("#cases tbody tr:not([hidden])").count()).toBe(failing)
+          expect(await page.locator("details.casedetail:not([hidden])").count()).toBe(failing)
+          expect(await page.textContent("#shown")).toBe(String(failing))
+          await page.uncheck("#only-failing")
+          expect(await page.locator("#cases tbody tr:not([hidden])").count()).toBe(rows)
+
+          // Following a row's link opens its case.
+          const target = links[0]!
+          await page.click(`#cases tbody tr a.caselink[href="${target}"]`)
+          expect(await page.$eval(target, (d) => (d as unknown as DomNode).open)).toBe(true)
+          if (sample.detail !== undefined) {
+            const headers = await page.$$eval(`${target} table.detail th`, (ths) => ths.map((th) => th.textContent))
+            for (const column of sample.detail.columns) expect(headers).toContain(column)
+            if (sample.detail.text !== "") expect(await page.textContent(target)).toContain(sample.detail.text)
+          }
+          await page.screenshot({ path: Path.join(ARTIFACTS, `${sample.name}-${width}.png`), fullPage: true })
+          await page.close()
+        }
+      } finally {
+        await browser.close()
+      }
+      for (const width of [800, 1400]) expect(fs.statSync(Path.join(ARTIFACTS, `${sample.name}-${width}.png`)).size).toBeGreaterThan(20_000)
+    }, 120_000)
+  }
 })

@@ -79,11 +79,17 @@ describe("HTML report pieces", () => {
       expect(svg).not.toMatch(/xmlns/)
     }))
 
-  it("distributions: small integer scales count each value (empty ones too); anything else in 10 bins", () => {
+  it("distributions: small integer scales count each value (empty ones too, over the declared range); anything else in 10 bins over the declared range", () => {
     expect(distribution([0, 2, 2, 3])).toEqual([{ label: "0", count: 1 }, { label: "1", count: 0 }, { label: "2", count: 2 }, { label: "3", count: 1 }])
+    expect(distribution([2, 3], { min: 1, max: 5 }).map((b) => b.label)).toEqual(["1", "2", "3", "4", "5"])
     const bins = distribution([0, 0.05, 0.5, 1, 1])
     expect(bins).toHaveLength(10)
-    expect(bins[0]).toEqual({ label: "0.0–0.1", count: 2 })
+    expect(bins[0]).toEqual({ label: "0.0–0.1", count: 2, start: 0, end: 0.1 })
+    // A mean grade on 0–3 is binned over 0–3 (its declared range), not over 0–1 where its values happen to be.
+    const graded = distribution([0.2, 0.6, 0.9], { min: 0, max: 3 })
+    expect(graded[0]).toMatchObject({ start: 0, count: 1 })
+    expect(graded[9]!.end).toBeCloseTo(3)
+    expect(graded.reduce((s, b) => s + b.count, 0)).toBe(3)
     expect(bins[9]!.count).toBe(2)
     expect(distribution([])).toEqual([])
     expect(distribution([120, 130, 5000]).reduce((s, b) => s + b.count, 0)).toBe(3)
@@ -196,7 +202,13 @@ describe("reports of a run", () => {
       const page = fs.readFileSync(Path.join(outcome.info.runDir, "report.html"), "utf8")
       expect(Buffer.byteLength(page)).toBeLessThan(5_000_000)
       expect(page).toMatch(/\d+ of 100000 cases: every failed case \(up to 300\), the 300 lowest by composite and a seeded random sample of 700/)
-      const tableRows = (page.match(/<tr/g) ?? []).length
+      const caseTable = page.slice(page.indexOf(`<table id="cases">`), page.indexOf("</table>", page.indexOf(`<table id="cases">`)))
+      const tableRows = (caseTable.match(/<tr/g) ?? []).length
       expect(tableRows).toBeLessThan(1400)
-    }), 120_000)
+      // A folded block for each case of the table, each row linking to its own.
+      const blocks = [...page.matchAll(/<details class="casedetail" id="(case-\d+)"/g)].map((m) => m[1])
+      expect(blocks).toHaveLength(tableRows - 1)
+      const links = [...caseTable.matchAll(/<a class="caselink" href="#(case-\d+)"/g)].map((m) => m[1])
+      expect(links).toEqual(blocks)
+    }), 300_000)
 })

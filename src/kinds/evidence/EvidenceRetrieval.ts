@@ -182,6 +182,8 @@ export interface EvidenceChunk {
   readonly covers: ReadonlyArray<number>
   /** Start of the text, for reports. */
   readonly excerpt: string
+  /** The text (cut at `CHUNK_TEXT_MAX`), for the HTML report's case blocks; absent in older records. */
+  readonly text?: string | undefined
 }
 
 export type EvidenceScores = Omit<EvidenceQueryScores, "id" | "relevance">
@@ -203,6 +205,11 @@ export interface EvidenceRecord {
   /** USD, when usage and a price are known. */
   readonly cost: number | null
 }
+
+/** A chunk's text is kept in its record up to this many characters, for the HTML report's case blocks. */
+export const CHUNK_TEXT_MAX = 1000
+
+const keptText = (text: string) => (text.length > CHUNK_TEXT_MAX ? `${text.slice(0, CHUNK_TEXT_MAX - 1)}…` : text)
 
 const excerpt = (text: string) => {
   const one = text.replace(/\s+/g, " ").trim()
@@ -265,7 +272,7 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
       }),
       chunks: c.passages.map((p, i): EvidenceChunk => {
         const covers = (matrix[i] ?? []).flatMap((cell, j) => (cell ? [j + 1] : []))
-        return { id: p.id, rank: p.rank, ...(p.score === undefined ? {} : { score: p.score }), relevant: covers.length > 0, covers, excerpt: excerpt(p.text) }
+        return { id: p.id, rank: p.rank, ...(p.score === undefined ? {} : { score: p.score }), relevant: covers.length > 0, covers, excerpt: excerpt(p.text), text: keptText(p.text) }
       }),
       scores: failed ? null : scores,
       ...(c.retrieval === undefined ? {} : { retrieval: c.retrieval }),

@@ -14,6 +14,7 @@ import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code, inline } from "../../domain/Markdown.js"
 import { parameterRows, parametersMarkdown } from "../../report/Sections.js"
 import { thousands } from "../../domain/Numbers.js"
+import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
 
 const notice = (threshold: number) => [
   "> **Measured against gold evidence — no LLM.** A retrieved chunk covers a gold span when, after lowercasing",
@@ -125,8 +126,33 @@ const details = (r: EvidenceRecord) =>
 export const evidenceQrels = (r: EvidenceRecord) =>
   r.scores === null ? [] : r.chunks.map((c) => ({ qid: r.caseId, docid: c.id, grade: c.relevant ? 1 : 0 }))
 
+/** An evidence case in the HTML page: the query, each gold span with the first rank covering it, then every chunk with its text and the spans it covers. */
+export const evidenceDetail = (r: EvidenceRecord): CaseDetail => ({
+  fields: [["Query", r.query]],
+  ...(r.retrieval?.status === "failed" ? { problem: `Retrieval failed: ${r.retrieval.error?.message ?? ""}` } : {}),
+  tables: [
+    {
+      caption: r.gold.length === 0 ? "No gold spans: this query's coverage counts as 0" : `Gold spans (${r.gold.length}): the first rank whose chunk covers each`,
+      columns: ["#", "Gold span", "First covering rank"],
+      textColumns: [1],
+      rows: r.gold.map((g, i): DetailRow => ({ cells: [i + 1, g.text, g.firstRank === null ? "not covered" : g.firstRank], status: g.firstRank === null ? "fail" : "pass" }))
+    },
+    {
+      caption: r.chunks.length === 0 ? "No chunks retrieved" : `Chunks (${r.chunks.length}): green covers a gold span`,
+      columns: ["Rank", "Chunk", "Score", "Covers spans", "Text"],
+      textColumns: [4],
+      rows: r.chunks.map((c): DetailRow => ({
+        cells: [c.rank, c.id, c.score ?? null, c.covers.length === 0 ? "—" : c.covers.join(", "), c.text ?? c.excerpt],
+        status: c.relevant ? "pass" : "none"
+      }))
+    }
+  ]
+})
+
 export const evidenceReport = (options: { readonly title: string }): ReportView<EvidenceRecord, EvidenceRunSummary> => ({
   headline: "PerQueryCoverage@10",
+  caseFlags: (r) => (r.scores !== null && r.gold.length === 0 ? ["no gold spans: the query's coverage and recall count as 0"] : []),
+  caseDetail: evidenceDetail,
   parameters: (_info, summary) => ownParameters(summary),
   failures: (summary) => ({
     judgments: [],

@@ -120,6 +120,11 @@ export interface HitGrade {
   readonly rank: number
   /** One-line label for reports (a course's name and code, a hit's title or start of text). */
   readonly label: string
+  /**
+   * The hit's text, for the HTML report's case blocks (cut at `HIT_TEXT_MAX`: a record holds what a
+   * reader needs to check the grade, not the corpus). Absent in records written before it was kept.
+   */
+  readonly text?: string | undefined
   /** The retriever's score, when it gave one. */
   readonly retrieverScore?: number | undefined
   readonly status: "ok" | "failed"
@@ -172,6 +177,11 @@ export interface GradedScoreOptions {
 }
 
 /** The grade of every hit from its judgment (target `hit:<id>`), in rank order. */
+/** A hit's text is kept in its record up to this many characters (the rest is in the input). */
+export const HIT_TEXT_MAX = 1000
+
+const keptText = (text: string) => (text.length > HIT_TEXT_MAX ? `${text.slice(0, HIT_TEXT_MAX - 1)}…` : text)
+
 export const gradeHits = (c: EvalCase, judgments: ReadonlyArray<Judgment>, label: (p: Passage) => string): Array<HitGrade> => {
   const byTarget = new Map(judgments.map((j) => [j.target, j]))
   return c.passages.map((p): HitGrade => {
@@ -181,6 +191,7 @@ export const gradeHits = (c: EvalCase, judgments: ReadonlyArray<Judgment>, label
       id: p.id,
       rank: p.rank,
       label: label(p),
+      text: keptText(p.text),
       ...(p.score === undefined ? {} : { retrieverScore: p.score }),
       status: ok ? "ok" : "failed",
       grade: ok ? j.score : null,

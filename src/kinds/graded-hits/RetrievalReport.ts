@@ -10,6 +10,7 @@ import { criterionSection, failures, runParameters } from "../../report/Sections
 import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
 import { inline } from "../../domain/Markdown.js"
+import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
 import { thousands } from "../../domain/Numbers.js"
 
 /** `0.8235`, `—` for unknown. */
@@ -188,8 +189,25 @@ export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => (info: RunInfo, sum
         Stream.concat(records.pipe(Stream.map(v.details)))
       )
 
-/** What every graded-hits view shares besides its markdown: failures, flags, the qrels data file. */
+/** A graded-hits case in the HTML page: the query (and context), then every hit with its text, grade and the judge's reason. */
+export const gradedHitsDetail = (r: GradedRecord): CaseDetail => ({
+  fields: [["Query", r.query], ...Object.entries(r.context)],
+  ...(r.retrieval?.status === "failed" ? { problem: `Retrieval failed: ${r.retrieval.error?.message ?? ""}` } : {}),
+  tables: [{
+    caption: r.hits.length === 0 ? "No hits retrieved" : `Hits (${r.hits.length}): the judge's grade (relevant at ≥ 2) and reason${r.failedJudgments > 0 ? `; ${r.failedJudgments} judgment(s) failed` : ""}`,
+    columns: ["Rank", "Hit", "Text", "Retriever score", "Grade", "Confidence", "Judge's reason"],
+    textColumns: [2, 6],
+    rows: r.hits.map((h): DetailRow => ({
+      cells: [h.rank, h.label, h.text ?? "", h.retrieverScore ?? null, h.grade === null ? "failed" : h.grade, h.confidence ?? null, h.reason],
+      status: h.grade === null ? "fail" : h.grade >= 2 ? "pass" : "none"
+    }))
+  }]
+})
+
+/** What every graded-hits view shares besides its markdown: failures, flags, the qrels data file, the HTML case blocks. */
 export const gradedHitsView = (headline: string) => ({
+  caseFlags: (r: GradedRecord) => r.flagged.length === 0 ? [] : [flagsCell(r.flagged)],
+  caseDetail: gradedHitsDetail,
   headline,
   failures: (summary: GradedSummary) => ({
     judgments: summary.failures.map((f) => ({ caseId: f.caseId, line: f.line, criterion: f.target, reason: f.reason, raw: f.raw })),

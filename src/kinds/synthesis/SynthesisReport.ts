@@ -177,6 +177,11 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
   return {
     headline: "overall",
     failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
+    caseVerdict: (r) =>
+      r.pass === null ? undefined : {
+        pass: r.pass,
+        why: `faithfulness ${r.faithfulness ?? "—"}, completeness ${r.completeness ?? "—"}: ${r.pass ? "both" : "not both"} ≥ ${config.passAt}`
+      },
     markdown: (info, summary, records) =>
       Stream.make(
         `# ${options.title}\n\n`,
