@@ -30,6 +30,8 @@ export default Pipeline.make({
   name: "rag-answers",
   description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite.",
   load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
+  // `--target`: the answer (and, with --target-contexts, the fragments) from the live system.
+  generate: Stages.generatesAnswer,
   judge: Stages.judgeAnswer(dimensions.map((d) => d.rubric)),
   score: Scoring.rubricScore({ dimensions, gate }),
   aggregate: Summary.rubricSummary({ lowest: 5 }),
