@@ -14,8 +14,11 @@ import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "./Pipeline.js
 
 const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...base, ...ctx.columns }) as ColumnMapping
 
-/** The columns the input must have: with answers from a target, the answer and the passages may be absent. */
-const required = (m: ColumnMapping, ctx: LoadContext): ColumnMapping => ctx.generated === true ? { ...m, answer: undefined, fragments: undefined } : m
+/**
+ * The columns the input must have: with answers from a target, only the question (a list of
+ * questions is enough); a history, an answer or passages the input has are read as usual.
+ */
+const required = (m: ColumnMapping, ctx: LoadContext): ColumnMapping => ctx.generated === true ? { ...m, answer: undefined, fragments: undefined, history: undefined } : m
 
 /** A target fills the answer and the retrieved passages (`--target`, `--target-contexts`). */
 export const generatesAnswer: Generates = { answer: true, contexts: true }
