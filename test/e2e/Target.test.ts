@@ -10,7 +10,9 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeRag from "../support/FakeRag.js"
-import { tempDir } from "../support/RunPipeline.js"
+import { freePort } from "../support/Ports.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import * as ChildProcess from "node:child_process"
 
 const QUESTIONS = [
   "How do heat pumps heat a house in winter?",
@@ -212,6 +214,12 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect((await cli(runArgs(input, out, fake))).code).toBe(0)
       expect(fake.calls).toBe(6)
       expect(runDirs(out)).toHaveLength(2)
+      // compare of the two systems pairs their latencies case by case, beside the quality metrics.
+      const compared = await cli(["compare", ...dirs, "--format", "json"])
+      expect(compared.code).toBe(0)
+      const metrics = (JSON.parse(compared.stdout) as { metrics: Array<{ metric: string; n: number; lowerIsBetter: boolean }> }).metrics
+      expect(metrics.find((m) => m.metric === "targetLatencyMs")).toMatchObject({ n: 3, lowerIsBetter: true })
+      expect(metrics.map((m) => m.metric)).toContain("composite")
     } finally {
       await fake.close()
     }
@@ -348,6 +356,76 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(fake.calls).toBe(5)
     } finally {
       await fake.close()
+    }
+  })
+
+  it("a target block in --config: the same settings, a credential header read from the environment", async () => {
+    const token = "cfg-token-91d3e0c2"
+    const fake = await FakeRag.start({ token })
+    try {
+      const dir = tempDir()
+      const input = writeCsv(dir, QUESTIONS.slice(0, 2))
+      const config = Path.join(dir, "rag-eval.yaml")
+      fs.writeFileSync(config, [
+        "target:",
+        `  url: ${fake.url}`,
+        "  body: { question: \"{{question}}\", case: \"{{id}}\" }",
+        "  headers:",
+        "    Authorization: \"Bearer ${RAG_TOKEN}\"",
+        "  contexts: \"$.sources[*].text\"",
+        "  concurrency: 1",
+        ""
+      ].join("\n"))
+      const out = Path.join(dir, "out")
+      const r = await cli(["run", "rag-answers", "--input", input, "--out", out, "--quiet", "--config", config], { env: { RAG_TOKEN: token } })
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      expect(fake.requests.map((q) => JSON.parse(q.body))).toEqual([{ question: QUESTIONS[0], case: "1" }, { question: QUESTIONS[1], case: "2" }])
+      const manifest = readJson(Path.join(onlyRunDir(out), "manifest.json"))
+      expect(manifest.target).toMatchObject({ concurrency: 1, config: { url: fake.url, headers: { Authorization: "<redacted>" }, contexts: "$.sources[*].text" } })
+      for (const file of filesUnder(out)) expect(fs.readFileSync(file, "utf8")).not.toContain(token)
+      // A credential written into the file itself is refused, naming the fix.
+      fs.writeFileSync(config, `target:\n  url: ${fake.url}\n  headers:\n    Authorization: Bearer ${token}\n`)
+      const refused = await cli(["run", "rag-answers", "--input", input, "--out", Path.join(dir, "out2"), "--config", config])
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain("target.headers: Authorization holds a credential as text")
+      expect(refused.stderr).not.toContain(token)
+    } finally {
+      await fake.close()
+    }
+  })
+
+  it("the worked example of docs/target.md: the tiny RAG service in examples/, evaluated end to end", async () => {
+    const port = await freePort()
+    const token = "dev-token"
+    const server = ChildProcess.spawn(process.execPath, [Path.join(repoRoot, "examples", "tiny-rag-server.mjs")], { env: { ...process.env, PORT: String(port), RAG_TOKEN: token }, stdio: ["ignore", "pipe", "inherit"] })
+    try {
+      await new Promise<void>((ready, failed) => {
+        server.stdout!.on("data", (d: Buffer) => {
+          if (d.toString().includes("tiny RAG service on")) ready()
+        })
+        server.once("exit", (code) => failed(new Error(`tiny-rag-server exited with ${code}`)))
+      })
+      const out = Path.join(tempDir(), "out")
+      // The documented command, with --out for the test.
+      const r = await cli([
+        "run", "rag-answers", "--csv", "test-sets/rag-answers/sample.csv", "--provider", "heuristic",
+        "--target", `http://127.0.0.1:${port}/ask`,
+        "--target-header", "Authorization: Bearer ${RAG_TOKEN}",
+        "--target-contexts", "$.sources[*].text",
+        "--regenerate", "--out", out
+      ], { env: { RAG_TOKEN: token } })
+      expect(r.code).toBe(0)
+      expect(r.stderr).toContain("72 judgments: 72 ok, 0 failed")
+      const run = onlyRunDir(out)
+      const summary = readJson(Path.join(run, "summary.json"))
+      expect(summary.iterations[0].target.answers).toEqual({ generated: 12, failed: 0, fromInput: 0 })
+      expect(summary.metrics.targetLatencyP99Ms).toBeGreaterThanOrEqual(summary.metrics.targetLatencyP50Ms)
+      const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
+      expect(records[0]!.answer).toMatch(/^From my documents: A heat pump moves heat/)
+      expect(fs.readFileSync(Path.join(run, "report.md"), "utf8")).toContain("12 generated, 0 failed, 0 from the input")
+    } finally {
+      server.kill()
     }
   })
 
