@@ -26,6 +26,8 @@
  * 11. The heuristic claim model (answer-correctness): Pearson r against RAGChecker's human labels,
  *     balanced accuracy against ExpertQA's experts (when ../shared is here), the ablation, and
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
+ * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
+ *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -49,6 +51,7 @@ import { resumeFigures } from "./resume.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
 import { printClaimFigures } from "./claims.js"
+import { printCorrectnessFigures } from "./correctness.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -355,6 +358,12 @@ const main = async () => {
   {
     line(`[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`)
     printClaimFigures(undefined, { line, figure })
+    line()
+  }
+
+  {
+    line(`[12] answer-correctness on the heuristic judge through the CLI: cases/s and peak RSS as the input grows (bench/correctness.ts)`)
+    printCorrectnessFigures({ line, figure })
     line()
   }
 

@@ -120,7 +120,7 @@ export const temperature = Options.float("temperature").pipe(
 /** Shared by `run` and `report`. */
 export const csvRaw = Options.boolean("csv-raw").pipe(Options.withDescription("Write report.csv cells as they are: do not prefix cells starting with = + - @ tab or CR with ' (spreadsheet formula protection)"))
 const columns = Options.text("columns").pipe(
-  Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
+  Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments or contexts, id, reference, nuggets)"),
   Options.optional
 )
 const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times, to measure stability (default 1)"), Options.withDefault(1))

@@ -78,6 +78,12 @@ export const specJudgments = (spec: JudgeSpec): number => isListSpec(spec) ? spe
 export interface JudgeStage {
   /** Rubric ids used; loaded (and hashed) before the run starts. */
   readonly rubrics: ReadonlyArray<string>
+  /**
+   * The rubrics a run with these `--columns` renames uses, when that depends on them (claim rubrics
+   * only when a reference column is named): what the run loads, hashes and names in its identity.
+   * Default: all of `rubrics`.
+   */
+  readonly rubricsFor?: ((columns: LoadContext["columns"]) => ReadonlyArray<string>) | undefined
   /** The first round of judgments. */
   readonly tasks: (c: EvalCase) => ReadonlyArray<JudgeSpec>
   /**
@@ -93,7 +99,9 @@ export interface JudgeStage {
   readonly planned?: ((c: EvalCase) => ReadonlyArray<JudgeSpec>) | undefined
 }
 
-/** Every spec a case is expected to need, across rounds (see `JudgeStage.planned`). */
+/** The rubrics a run uses (see `JudgeStage.rubricsFor`). */
+export const runRubrics = (stage: JudgeStage, columns: LoadContext["columns"]): ReadonlyArray<string> => stage.rubricsFor?.(columns) ?? stage.rubrics
+
 export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> => (stage.planned ?? stage.tasks)(c)
 
 /**

@@ -17,7 +17,7 @@ import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
-import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, specJudgments } from "./Pipeline.js"
+import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Generator } from "./Generate.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
@@ -108,7 +108,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
-    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptDirs))
+    const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) => loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,

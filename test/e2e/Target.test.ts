@@ -429,6 +429,28 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     }
   })
 
+  it("answer-correctness opts in with one declaration: the service's answer checked claim by claim against the reference", async () => {
+    const fake = await FakeRag.start()
+    try {
+      const dir = tempDir()
+      const input = Path.join(dir, "cases.jsonl")
+      fs.writeFileSync(input, QUESTIONS.slice(0, 3).map((q, i) => JSON.stringify({ id: `c${i + 1}`, question: q, reference: `The answer to "${q}" is in the handbook.` })).join("\n") + "\n")
+      const out = Path.join(dir, "out")
+      const r = await cli(["run", "answer-correctness", "--input", input, "--out", out, "--quiet", "--target", fake.url, "--target-contexts", "$.sources[*].text"])
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      expect(fake.calls).toBe(3)
+      const run = Path.join(out, "answer-correctness", fs.readdirSync(Path.join(out, "answer-correctness"))[0]!)
+      const summary = readJson(Path.join(run, "summary.json"))
+      expect(summary.iterations[0].target.answers).toEqual({ generated: 3, failed: 0, fromInput: 0 })
+      expect(typeof summary.metrics.targetLatencyP50Ms).toBe("number")
+      const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
+      expect(records.map((x) => x.generated.status)).toEqual(["ok", "ok", "ok"])
+    } finally {
+      await fake.close()
+    }
+  })
+
   it("refuses --target-* flags without --target, and a pipeline that judges no answers", async () => {
     const dir = tempDir()
     const input = writeCsv(dir, QUESTIONS.slice(0, 2))

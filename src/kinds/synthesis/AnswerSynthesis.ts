@@ -16,7 +16,7 @@ import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
 import { readRows, type Row } from "../../load/Rows.js"
-import { decodeFields, expecting, idText, issueDecoder, OptionalId, requiredText, rowError } from "../../load/RowSchema.js"
+import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText, rowError } from "../../load/RowSchema.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 
 /**
@@ -36,11 +36,19 @@ export interface TestSetFields {
   readonly question: string
   readonly answer: string
   readonly context: string
+  /** The reference (gold) answer's field, when `--columns reference=…` names one: claim precision, recall and F1. */
+  readonly reference?: string | undefined
 }
 
 export const fieldsFor = (ctx: LoadContext | undefined): TestSetFields => {
-  const m = { ...testSetFields, ...ctx?.columns }
-  return { id: m.id, question: m.question, answer: m.answer ?? testSetFields.answer, context: m.fragments ?? testSetFields.fragments }
+  const m: Readonly<Record<string, string | undefined>> = { ...testSetFields, ...ctx?.columns }
+  return {
+    id: m["id"],
+    question: m["question"] ?? testSetFields.question,
+    answer: m["answer"] ?? testSetFields.answer,
+    context: m["fragments"] ?? testSetFields.fragments,
+    ...(m["reference"] === undefined ? {} : { reference: m["reference"] })
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,7 +155,8 @@ export const SynthesisInput = Schema.Struct({
   question: requiredText("question", expecting("text", "the question is missing")),
   answer: Schema.String.annotations(expecting("text", "the answer is missing")),
   context: Schema.Array(Schema.Unknown.pipe(Schema.filter((item) => item !== null || "the context item is null")))
-    .annotations(expecting("a list of context items"))
+    .annotations(expecting("a list of context items")),
+  reference: optionalOrNull(Schema.String.annotations(expecting("text (the reference answer)")))
 })
 
 /**
@@ -167,6 +176,8 @@ export interface SynthesisRow {
   /** Empty when a target gives the answers and the row has none. */
   readonly answer: string
   readonly context: ReadonlyArray<unknown>
+  /** Blank or absent: none. */
+  readonly reference: string | undefined
 }
 
 const decodeInput = issueDecoder(SynthesisInput)
@@ -179,12 +190,20 @@ export const validateRow = (row: Row, file: string, fields: TestSetFields = fiel
       ...(fields.id === undefined ? {} : { queryLogId: fields.id }),
       question: fields.question,
       answer: fields.answer,
-      context: fields.context
+      context: fields.context,
+      ...(fields.reference === undefined ? {} : { reference: fields.reference })
     }
     const decoded = generated ? decodeFields(decodeGenerated, names, row.values) : decodeFields(decodeInput, names, row.values)
     return Either.match(decoded, {
       onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
-      onRight: (r) => Effect.succeed({ queryLogId: idText(r.queryLogId), question: r.question, answer: r.answer ?? "", context: r.context ?? [] })
+      onRight: (r) =>
+        Effect.succeed({
+          queryLogId: idText(r.queryLogId),
+          question: r.question,
+          answer: r.answer ?? "",
+          context: r.context ?? [],
+          reference: r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
+        })
     })
   })
 
@@ -196,6 +215,7 @@ export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields:
     line: row.line,
     question: r.question,
     answer: r.answer,
+    ...(r.reference === undefined ? {} : { reference: r.reference }),
     passages: r.context.map((item, i): Passage => ({
       id: String(i + 1),
       rank: i + 1,
@@ -211,7 +231,9 @@ export const loadTestSet = (): LoadStage => ({
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
     // queryLogId is optional (cases are then numbered); the others must exist, unless a target fills them.
-    return checkColumns(ctx.file, columns, ctx.generated === true ? { question: f.question } : { question: f.question, answer: f.answer, fragments: f.context })
+    return checkColumns(ctx.file, columns, ctx.generated === true
+      ? { question: f.question, reference: f.reference }
+      : { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference })
   },
   cases: (ctx) => {
     const f = fieldsFor(ctx)

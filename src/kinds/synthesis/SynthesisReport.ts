@@ -11,6 +11,8 @@ import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
+import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
+import { checksClaims } from "../rubric/RubricScore.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code } from "../../report/Markdown.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
@@ -153,7 +155,17 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
     "|---|---|---|",
     `| ${f?.name ?? "Faithfulness"} | ${scoreLabel(f, r.faithfulness)} | ${inline(r.reasons.faithfulness)} |`,
     `| ${c?.name ?? "Completeness"} | ${scoreLabel(c, r.completeness)} | ${inline(r.reasons.completeness)} |`,
-    ""
+    "",
+    ...(r.claims === undefined ? [] : [
+      `**Claims against the reference** — precision ${num(r.claims.precision)} · recall ${num(r.claims.recall)} · F1 ${num(r.claims.f1)}`,
+      "",
+      "Answer claims:",
+      "",
+      claimTable(r.claims.answer, "reference"),
+      "Reference claims:",
+      "",
+      claimTable(r.claims.reference, "answer")
+    ])
   ].join("\n")
 }
 
@@ -177,8 +189,11 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
         failures(summary) + "\n",
         "## Per-case details\n\n"
       ).pipe(Stream.concat(records.pipe(Stream.map((r) => caseBlock(info, config, r) + "\n")))),
-    csvHeader: () => ["queryLogId", "question", "answer", "faithfulness", "completeness", "overall", "pass", "faithfulness reason", "completeness reason"],
-    csvRow: (_info, r) => [
+    csvHeader: (info) => [
+      "queryLogId", "question", "answer", "faithfulness", "completeness", "overall", "pass", "faithfulness reason", "completeness reason",
+      ...(checksClaims(info) ? ["claim precision", "claim recall", "claim F1", "answer claims", "reference claims"] : [])
+    ],
+    csvRow: (info, r) => [
       r.caseId,
       r.question,
       r.answer ?? "",
@@ -187,7 +202,8 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
       csvMaybeNumber(r.overall),
       passText(r.pass),
       reasonCell(r, config.faithfulness, r.reasons.faithfulness),
-      reasonCell(r, config.completeness, r.reasons.completeness)
+      reasonCell(r, config.completeness, r.reasons.completeness),
+      ...(checksClaims(info) ? [csvMaybeNumber(r.claims?.precision, 4), csvMaybeNumber(r.claims?.recall, 4), csvMaybeNumber(r.claims?.f1, 4), claimCell(r.claims?.answer), claimCell(r.claims?.reference)] : [])
     ]
   }
 }

@@ -16,7 +16,8 @@ import type { Rubric } from "../../domain/Rubric.js"
 import { contextLabel } from "./AnswerSynthesis.js"
 import type { ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
-import { type DimensionScore, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
+import type { ClaimRubrics } from "../correctness/Claims.js"
+import { checksClaims, type DimensionScore, referenceClaimSpecs, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
 
 /** Which rubric is which, and the pass threshold. Shared by the score, aggregate and report stages. */
 export interface SynthesisConfig {
@@ -60,21 +61,28 @@ export const passOf = (faithfulness: number | null, completeness: number | null,
 const find = (record: RubricRecord, criterion: string): DimensionScore | undefined =>
   record.dimensions.find((d) => d.criterion === criterion)
 
-export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreStage<SynthesisRecord> => {
-  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }] })
+export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?: ClaimRubrics): ScoreStage<SynthesisRecord> => {
+  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }], claims })
   return {
     // Faithfulness, completeness and overall on their 1–5 scale, and the verdict (1 pass, 0 fail).
     perCase: {
-      declared: () => [
+      declared: (info) => [
         Metric.score("faithfulness", "faithfulness (safety): supported by the context, nothing invented", 1, 5),
         Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
-        Metric.fraction("pass", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below`)
+        Metric.fraction("pass", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below`),
+        ...(checksClaims(info) ? referenceClaimSpecs : [])
       ],
       of: (r) => ({
-      caseId: r.caseId,
-      line: r.line,
-        metrics: { faithfulness: r.faithfulness, completeness: r.completeness, overall: r.overall, pass: r.pass === null ? null : r.pass ? 1 : 0 },
+        caseId: r.caseId,
+        line: r.line,
+        metrics: {
+          faithfulness: r.faithfulness,
+          completeness: r.completeness,
+          overall: r.overall,
+          pass: r.pass === null ? null : r.pass ? 1 : 0,
+          ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 })
+        },
         failed: r.failed > 0 || r.overall === null
       })
     },

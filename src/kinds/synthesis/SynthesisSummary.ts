@@ -12,6 +12,7 @@
 import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import { checksClaims, referenceClaimSpecs } from "../rubric/RubricScore.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
@@ -54,6 +55,8 @@ export interface SynthesisSummary {
   /** Failed judgments (bounded list) with their reasons. */
   readonly failures: RubricSummary["failures"]
   readonly tokens: RubricSummary["tokens"]
+  /** Claim precision, recall and F1 against reference answers (`--columns reference=…`). */
+  readonly claims?: RubricSummary["claims"]
 }
 
 const rate = (k: number, n: number) => (n === 0 ? null : k / n)
@@ -107,9 +110,10 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       completenessPassRate: s.metrics.completeness.passRate,
       overallPassRate: s.metrics.overall.passRate,
       undecided: s.metrics.overall.unknown,
-      failedJudgments: s.judgments.failed
+      failedJudgments: s.judgments.failed,
+      ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean]))
     }),
-    headline: () => [
+    headline: (info) => [
       Metric.score("faithfulness", "mean faithfulness (1–5)", 1, 5),
       Metric.score("completeness", "mean completeness (1–5)", 1, 5),
       Metric.score("overall", "mean overall score (1–5)", 1, 5),
@@ -117,7 +121,8 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       Metric.fraction("completenessPassRate", `share of cases with completeness ≥ ${config.passAt}`),
       Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
       Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
-      Metric.count("failedJudgments", "judgments recorded as failed (never scored)")
+      Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
+      ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : [])
     ],
     lowScores: (s) => s.lowScores,
     finish: (accU, info): SynthesisSummary => {
@@ -148,7 +153,8 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
         lowScores: low.finish(acc.low),
         judgments: base.judgments,
         failures: base.failures,
-        tokens: base.tokens
+        tokens: base.tokens,
+        ...(base.claims === undefined ? {} : { claims: base.claims })
       }
     }
   }
