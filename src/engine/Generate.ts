@@ -154,6 +154,11 @@ export interface GenerateContext {
   readonly retryFailed: boolean
   /** `report --partial`: a case the journal lacks is left out instead of failing the replay. */
   readonly partial?: boolean | undefined
+  /**
+   * Later iterations will ask for the same cases: keep this invocation's answers in memory (the
+   * journal's index holds what it held when opened, not what is appended since).
+   */
+  readonly remember?: boolean | undefined
 }
 
 /** The stage, opened for one run. */
@@ -186,11 +191,17 @@ const opener = (
   Effect.sync(() => {
     const counts = { asked: 0, reused: 0, failed: 0 }
     const journal = run.journal
-    const record = (j: Judgment) => journal === undefined ? Effect.void : journal.append([j])
+    const made = run.remember === true ? new Map<string, Judgment>() : undefined
+    const record = (j: Judgment) => {
+      made?.set(j.key, j)
+      return journal === undefined ? Effect.void : journal.append([j])
+    }
     const generate = (c: EvalCase, fills: Generates): Effect.Effect<EvalCase, OutputError | UsageError> =>
       Effect.suspend((): Effect.Effect<EvalCase, OutputError | UsageError> => {
         if (!needsAnswer(c, description.regenerate)) return Effect.succeed(c)
         const key = targetKey(description.identity, c.id)
+        const now = made?.get(key)
+        if (now !== undefined && (now.status === "ok" || now.failure === "judge")) return Effect.succeed(fromLine(c, fills, now))
         if (journal !== undefined && keeps(journal.state(key), run.retryFailed)) {
           const line = journal.judgment(key)
           if (line !== undefined) {

@@ -95,7 +95,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
     const targetDir = Path.join(runDir, TARGET_JOURNAL_DIR)
     if (fills !== undefined && core.mode !== "replay") yield* ensureWritableDir(targetDir)
     const targetJournal = fills === undefined ? undefined : yield* journals.open(targetDir, { fresh: options.fresh })
-    const target = targetJournal === undefined ? undefined : yield* generator!.open({ journal: targetJournal, retryFailed: options.retryFailed, partial: core.partial })
+    const target = targetJournal === undefined ? undefined : yield* generator!.open({ journal: targetJournal, retryFailed: options.retryFailed, partial: core.partial, remember: options.iterations > 1 })
     if (targetJournal !== undefined && targetJournal.stats.ok + targetJournal.stats.judgeFailed > 0 && core.mode !== "replay") {
       yield* progress.note(`resuming the target's answers: ${thousands(targetJournal.stats.ok)} answered${targetJournal.stats.judgeFailed > 0 ? `, ${thousands(targetJournal.stats.judgeFailed)} failed (kept; --retry-failed asks again)` : ""} — not asked again`)
     }

@@ -451,6 +451,23 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     }
   })
 
+  it("--iterations 2 judges the same answers twice and asks the service once per case", async () => {
+    const fake = await FakeRag.start()
+    try {
+      const dir = tempDir()
+      const input = writeCsv(dir, QUESTIONS.slice(0, 3))
+      const out = Path.join(dir, "out")
+      const r = await cli(runArgs(input, out, fake, ["--iterations", "2"]))
+      expect(r.code).toBe(0)
+      expect(fake.calls).toBe(3)
+      const run = onlyRunDir(out)
+      expect(jsonLines(Path.join(run, "records-iteration-2.jsonl")).map((x) => x.answer)).toEqual(jsonLines(Path.join(run, "records-iteration-1.jsonl")).map((x) => x.answer))
+      expect(jsonLines(Path.join(run, "target", "judgments.jsonl"))).toHaveLength(3)
+    } finally {
+      await fake.close()
+    }
+  })
+
   it("refuses --target-* flags without --target, and a pipeline that judges no answers", async () => {
     const dir = tempDir()
     const input = writeCsv(dir, QUESTIONS.slice(0, 2))
