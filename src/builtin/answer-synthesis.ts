@@ -27,6 +27,8 @@ export default Pipeline.make({
   name: "answer-synthesis",
   description: "Course-recommendation answers judged for faithfulness to the retrieved context (safety) and for explaining why each course fits (completeness); a case passes when both are ≥ 4.",
   load: Synthesis.loadTestSet(),
+  // `--target`: the answer (and, with --target-contexts, the context items) from the live system.
+  generate: { answer: true, contexts: true },
   // With a reference answer field (--columns reference=…): claim precision, recall and F1 too.
   judge: withClaims(Synthesis.judgeSynthesis([config.faithfulness, config.completeness]), claimRubrics),
   score: SynthesisScoring.synthesisScore(config, claimRubrics),

@@ -34,6 +34,8 @@ export default Pipeline.make({
   name: "rag-answers",
   description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite.",
   load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
+  // `--target`: the answer (and, with --target-contexts, the fragments) from the live system.
+  generate: Stages.generatesAnswer,
   // With a reference column (--columns reference=…): claim precision, recall and F1 too.
   judge: withClaims(Stages.judgeAnswer(dimensions.map((d) => d.rubric)), claimRubrics),
   score: Scoring.rubricScore({ dimensions, gate, claims: claimRubrics }),

@@ -23,6 +23,67 @@ const flagValue = (value: unknown): string | undefined => {
   return undefined
 }
 
+/** The `target` object's keys and the flags they stand for. */
+const TARGET_KEYS: Readonly<Record<string, string>> = {
+  url: "target",
+  preset: "target-preset",
+  body: "target-body",
+  headers: "target-header",
+  answer: "target-answer",
+  contexts: "target-contexts",
+  delta: "target-delta",
+  model: "target-model",
+  timeoutMs: "target-timeout",
+  rpm: "target-rpm",
+  concurrency: "target-concurrency",
+  regenerate: "regenerate"
+}
+
+/** A header value that holds a credential as text rather than a `${NAME}` read from the environment. */
+const literalCredential = (name: string, value: string) =>
+  /authorization|token|key|secret|cookie|password/i.test(name) && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value)
+
+/**
+ * A config file's `target` object as flags (`{ url, preset, body, headers, answer, contexts, delta,
+ * model, timeoutMs, rpm, concurrency, regenerate }`; `body` may be a JSON object, `headers` a list
+ * of "Name: value" or an object). A credential header must read its value from the environment
+ * (`"Authorization": "Bearer ${RAG_TOKEN}"`): a config file is not the place for a secret.
+ */
+const targetFlags = (file: string, target: Readonly<Record<string, unknown>>, argv: ReadonlyArray<string>): Effect.Effect<Array<string>, UsageError> =>
+  Effect.gen(function*() {
+    const out: Array<string> = []
+    const bad = (problem: string) => new UsageError({ problem: `--config ${file}: target.${problem}` })
+    if (given(argv, "target")) return out
+    for (const [key, value] of Object.entries(target)) {
+      const flag = TARGET_KEYS[key]
+      if (flag === undefined) return yield* bad(`${key} is not a target setting (${Object.keys(TARGET_KEYS).join(", ")})`)
+      if (key === "regenerate") {
+        if (typeof value !== "boolean") return yield* bad(`regenerate must be true or false`)
+        if (value && !given(argv, flag)) out.push(`--${flag}`)
+        continue
+      }
+      if (key === "headers") {
+        const pairs = Array.isArray(value)
+          ? value.map((h) => typeof h === "string" ? h : undefined)
+          : isRecord(value) ? Object.entries(value).map(([n, v]) => typeof v === "string" ? `${n}: ${v}` : undefined) : [undefined]
+        for (const h of pairs) {
+          if (h === undefined) return yield* bad(`headers must be a list of "Name: value" or an object of texts`)
+          const colon = h.indexOf(":")
+          if (colon > 0 && literalCredential(h.slice(0, colon), h.slice(colon + 1))) {
+            return yield* bad(`headers: ${h.slice(0, colon).trim()} holds a credential as text; read it from the environment instead, e.g. "${h.slice(0, colon).trim()}: Bearer \${RAG_TOKEN}"`)
+          }
+          if (!given(argv, flag)) out.push(`--${flag}`, h)
+        }
+        continue
+      }
+      if (given(argv, flag)) continue
+      const text = key === "body" && isRecord(value) ? JSON.stringify(value) : typeof value === "string" ? value : typeof value === "number" && Number.isFinite(value) ? String(value) : undefined
+      if (text === undefined) return yield* bad(`${key} must be ${key === "body" ? "a JSON template (text) or an object" : "text or a number"} (got ${JSON.stringify(value)})`)
+      out.push(`--${flag}`, text)
+    }
+    return out
+  })
+
 const given = (argv: ReadonlyArray<string>, name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
 
 /**
@@ -49,6 +110,10 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
     const added: Array<string> = []
     for (const [key, value] of Object.entries(parsed)) {
       const name = key.replace(/^--/, "")
+      if (name === "target" && isRecord(value) && shapes.has("target")) {
+        added.push(...yield* targetFlags(file, value, argv))
+        continue
+      }
       const shape = shapes.get(name)
       if (shape === undefined || name === "config") {
         return yield* new UsageError({ problem: `--config ${file}: unknown key "${key}" (keys are the long flag names of this command, e.g. provider, model, top-k; see --help)` })

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { readManifest } from "../domain/RunFiles.js"
+import * as Generate from "../engine/Generate.js"
 import * as Judgments from "../engine/Judgments.js"
 import { scanInput } from "../load/Rows.js"
 import { isPipelineName, loadPipeline, promptDirsFor } from "./LoadPipeline.js"
@@ -51,6 +52,8 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       endpoint: m.judge.endpoint,
       local: m.judge.provider === "heuristic"
     }, { partial: options.partial })
+    // A run that asked a live system (--target): its answers from the run's target journal, never asked again.
+    const target = m.target === undefined ? Layer.empty : Generate.layerReplay(m.target as Generate.TargetDescription)
     return yield* run(pipeline, {
       input,
       outRoot: Path.dirname(Path.dirname(runDir)),
@@ -69,6 +72,7 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       details: options.details
     }).pipe(Effect.provide(Layer.mergeAll(
       replay,
+      target,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       options.journal ?? JudgmentJournal.layerFile,
       reportersLayer(reporters),

@@ -21,7 +21,7 @@ import { finishRun } from "./RunResult.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../engine/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
-import { judgeSettings, pipelineOptionFlags, providerFlagsProblem, type RunFlags, secretFlags } from "./RunFlags.js"
+import { judgeSettings, parseWait, pipelineOptionFlags, providerFlagsProblem, type RunFlags, secretFlags } from "./RunFlags.js"
 import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
 import { instantiate } from "../engine/Pipeline.js"
 import type { OptionName } from "../engine/OptionSpecs.js"
@@ -67,13 +67,16 @@ export const runAction = (flags: RunFlags) =>
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     // --batch (the provider's Batch API)
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency))
+    // --target: the live system answers the cases before they are judged (engine/Generate.ts)
+    const generator = yield* targetLayer(flags, batch !== undefined)
     const storage = stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)))
     // One judge (one rate gate) for the whole command: the core judges with it, or prices a dry run.
     const services = Layer.mergeAll(
       (flags.dryRun ? Judgments.layerEstimate : Judgments.layer).pipe(Layer.provide(judge)),
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       reportersLayer(reporters),
-      flags.quiet ? Progress.layerSilent : Progress.layerStderr
+      flags.quiet ? Progress.layerSilent : Progress.layerStderr,
+      generator ?? Layer.empty
     ).pipe(Layer.provideMerge(storage))
     const price = (provider: string, model: string): Price | undefined =>
       priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
@@ -109,6 +112,7 @@ export const runAction = (flags: RunFlags) =>
         const e = yield* estimate(pipeline, runOptions(judgeInfo))
         yield* Console.log([
           `dry run: ${pipeline.name} with ${judgeInfo.label}`,
+          ...(e.targetCalls === undefined ? [] : [`  target calls:      ${thousands(e.targetCalls)} (to ${maskUrlsIn(Option.getOrElse(flags.target, () => ""))}; answers already in the run's journal are not asked again)`]),
           `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
           ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
           `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
@@ -127,6 +131,58 @@ export const runAction = (flags: RunFlags) =>
       )
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
     }).pipe(Effect.provide(services))
+  })
+
+/** The `--target-*` flags given without `--target`. */
+const orphanTargetFlags = (flags: RunFlags): Array<string> => [
+  ...(Option.isSome(flags.targetPreset) ? ["--target-preset"] : []),
+  ...(Option.isSome(flags.targetBody) ? ["--target-body"] : []),
+  ...(flags.targetHeader.length > 0 ? ["--target-header"] : []),
+  ...(Option.isSome(flags.targetAnswer) ? ["--target-answer"] : []),
+  ...(Option.isSome(flags.targetContexts) ? ["--target-contexts"] : []),
+  ...(Option.isSome(flags.targetDelta) ? ["--target-delta"] : []),
+  ...(Option.isSome(flags.targetModel) ? ["--target-model"] : []),
+  ...(Option.isSome(flags.targetTimeout) ? ["--target-timeout"] : []),
+  ...(Option.isSome(flags.targetRpm) ? ["--target-rpm"] : []),
+  ...(flags.regenerate ? ["--regenerate"] : [])
+]
+
+/**
+ * The generate stage's layer for `--target` (undefined without it): the target resolved (its
+ * headers' `${NAME}`s read from the environment), asked live, or counted for `--dry-run`.
+ */
+const targetLayer = (flags: RunFlags, batch: boolean) =>
+  Effect.gen(function*() {
+    if (Option.isNone(flags.target)) {
+      const orphans = orphanTargetFlags(flags)
+      if (orphans.length > 0) return yield* new UsageError({ problem: `${orphans.join(", ")} ${orphans.length === 1 ? "needs" : "need"} --target URL (the live system to ask for answers)` })
+      return undefined
+    }
+    if (batch) return yield* new UsageError({ problem: "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)" })
+    const { resolve } = yield* Effect.promise(() => import("../target/TargetConfig.js"))
+    const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
+    const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
+    const config = yield* resolve({
+      url: flags.target.value,
+      preset: Option.getOrUndefined(flags.targetPreset),
+      body: Option.getOrUndefined(flags.targetBody),
+      headers: flags.targetHeader.length === 0 ? undefined : flags.targetHeader,
+      answer: Option.getOrUndefined(flags.targetAnswer),
+      contexts: Option.getOrUndefined(flags.targetContexts),
+      delta: Option.getOrUndefined(flags.targetDelta),
+      model: Option.getOrUndefined(flags.targetModel),
+      timeoutMs: Option.getOrUndefined(flags.targetTimeout)
+    })
+    const settings = {
+      regenerate: flags.regenerate,
+      concurrency: flags.targetConcurrency,
+      rpm: Option.getOrUndefined(flags.targetRpm),
+      maxRetries: flags.maxRetries,
+      maxWaitMs: parseWait(flags.maxWait) ?? 10 * 60_000
+    }
+    return flags.dryRun
+      ? Generate.layerEstimate(config, settings)
+      : Generate.layerLive(config, settings).pipe(Layer.provide(TargetClient.layer(config)))
   })
 
 /** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */

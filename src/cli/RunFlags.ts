@@ -10,6 +10,7 @@ import type * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { baseUrlProblem } from "../providers/Endpoint.js"
+import { urlProblem } from "../target/TargetConfig.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { secretFlagNames } from "../domain/Secrets.js"
 import { PROVIDERS } from "../providers/Names.js"
@@ -135,6 +136,33 @@ const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Print th
 const prices = Options.text("prices").pipe(Options.withDescription("JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"), Options.optional)
 const priceIn = Options.float("price-in").pipe(Options.withDescription("Price of the judge model's input tokens, USD per 1M"), Options.optional)
 const priceOut = Options.float("price-out").pipe(Options.withDescription("Price of the judge model's output tokens, USD per 1M"), Options.optional)
+// --- the live system under test (src/target/, src/engine/Generate.ts)
+const targetFlags = {
+  target: Options.text("target").pipe(
+    Options.withDescription("Ask this live RAG endpoint (http(s) URL) for each case's answer before judging it: POST a body from --target-body, read the answer at --target-answer (rag-answers, answer-synthesis; docs/target.md)"),
+    checked((url: string) => urlProblem(url.trim())),
+    Options.optional
+  ),
+  targetPreset: Options.choice("target-preset", ["generic", "openai-chat"]).pipe(
+    Options.withDescription("Defaults for --target's body and answer path: generic ({\"question\": …} → $.answer) or openai-chat (an OpenAI-compatible chat endpoint, streamed)"),
+    Options.optional
+  ),
+  targetBody: Options.text("target-body").pipe(Options.withDescription("The request body: a JSON template with {{question}}, {{history}}, {{id}}, {{messages}}, {{model}} or any input field (default {\"question\": \"{{question}}\"})"), Options.optional),
+  targetHeader: Options.text("target-header").pipe(
+    Options.withDescription("A header sent to --target, \"Name: value\" (repeatable); ${NAME} in the value is read from the environment — put tokens there: 'Authorization: Bearer ${RAG_TOKEN}'"),
+    Options.repeated
+  ),
+  targetAnswer: Options.text("target-answer").pipe(Options.withDescription("JSON path of the answer in --target's response (default $.answer; openai-chat: $.choices[0].message.content)"), Options.optional),
+  targetContexts: Options.text("target-contexts").pipe(Options.withDescription("JSON path of the retrieved passages' texts in --target's response, e.g. $.sources[*].text (they replace the input's)"), Options.optional),
+  targetDelta: Options.text("target-delta").pipe(Options.withDescription("In a streamed (SSE) answer, the JSON path of each event's piece (openai-chat: $.choices[0].delta.content)"), Options.optional),
+  targetModel: Options.text("target-model").pipe(Options.withDescription("`model` in the openai-chat preset's body, and {{model}} in any template"), Options.optional),
+  targetTimeout: Options.integer("target-timeout").pipe(Options.withDescription("Milliseconds one call to --target may take, a streamed answer read to its end included (default 120000)"), positive("--target-timeout"), Options.optional),
+  targetRpm: Options.integer("target-rpm").pipe(Options.withDescription("Requests per minute to --target (its own pace, apart from the judge's --rpm)"), positive("--target-rpm"), Options.optional),
+  targetConcurrency: Options.integer("target-concurrency").pipe(Options.withDescription("Calls to --target in flight at once (default 4)"), atLeast("--target-concurrency", 1), Options.withDefault(4)),
+  regenerate: Options.boolean("regenerate").pipe(Options.withDescription("With --target: ask the live system for every case, also those whose input already has an answer"))
+}
+// --- end of the live system under test
+
 // --- store / cluster (src/cluster/, src/store/PostgresStore.ts)
 export const store = Options.text("store").pipe(
   Options.withDescription("Keep the journal and cache in PostgreSQL, postgres://user:password@host:5432/db (default: files in the run directory); `rag-eval store migrate` creates the schema"),
@@ -219,12 +247,15 @@ const config = Options.text("config").pipe(
   Options.optional
 )
 
-export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, store, cluster, ...pipelineOptionFlags, ...reportingFlags, ...batchFlags }
+export const runConfig = { pipeline: pipelineArg, input, csv, out, limit, format, csvRaw, provider, model, baseUrl, apiKey, concurrency, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, maxFailures, seed, temperature, columns, iterations, fresh, runId, retryFailed, noCache, dryRun, prices, priceIn, priceOut, config, store, cluster, ...pipelineOptionFlags, ...reportingFlags, ...batchFlags, ...targetFlags }
 
 export type RunFlags = Command.Command.ParseConfig<typeof runConfig>
 
-/** Flags of `run` whose value is a secret (every `Options.redacted` above): masked in the recorded command. */
-export const secretFlags: ReadonlyArray<string> = secretFlagNames(runConfig)
+/**
+ * Flags of `run` whose value is a secret (every `Options.redacted` above): masked in the recorded
+ * command. So is every `--target-header` value: it should say `${NAME}`, but may hold a token as typed.
+ */
+export const secretFlags: ReadonlyArray<string> = [...secretFlagNames(runConfig), "--target-header"]
 
 /** The provider flags `run` and `serve` share (same names, defaults and meaning). */
 export const providerFlags = { provider, model, baseUrl, apiKey, rpm, tpm, burst, adaptive, maxWait, noPreflight, timeout, maxRetries, seed, temperature }

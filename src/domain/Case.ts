@@ -42,6 +42,25 @@ export interface EvalCase {
   readonly gold?: ReadonlyArray<string> | undefined
   /** How the retrieve stage went: latency, usage, what the parameters dropped, or why it failed. */
   readonly retrieval?: RetrievalInfo | undefined
+  /** The answer (and passages) came from the live system under test (`--target`): how that call went. */
+  readonly generated?: Generated | undefined
+}
+
+/**
+ * A case's answer asked of the live system (`--target`): `ok` (the answer, and the passages when
+ * the target gives them, replaced the input's), `failed` (no answer: the reason is every judgment's
+ * reason), or `skipped` (the run stopped before asking: the case has no record).
+ */
+export interface Generated {
+  readonly status: "ok" | "failed" | "skipped"
+  readonly reason?: string | undefined
+  /** Request sent → end of the body, ms. */
+  readonly latencyMs?: number | undefined
+  /** Request sent → first byte of the body, ms (meaningful for a streamed answer). */
+  readonly ttfbMs?: number | undefined
+  readonly streamed?: boolean | undefined
+  /** Why the target gave no passages although a contexts path is set. */
+  readonly contextsNote?: string | undefined
 }
 
 /** Why a live retrieval failed (see `retrieval/RetrievalError.ts`). */

@@ -42,6 +42,9 @@ export const rangeText = (m: MetricSpec): string => (m.max === null ? `≥ ${m.m
 /** "higher is better" / "lower is better" / "" */
 export const directionText = (m: MetricSpec): string => (m.direction === "none" ? "" : `${m.direction} is better`)
 
+/** A duration in milliseconds (a latency): lower is better, unbounded. */
+export const ms = (name: string, description: string): MetricSpec => ({ name, description, min: 0, max: null, direction: "lower", unit: "ms" })
+
 const digitsOf = (m: MetricSpec, x: number): number =>
   Number.isInteger(x) ? 0 : m.unit === "fraction" ? 3 : m.unit === "usd" ? 4 : m.unit === "ms" ? (x < 100 ? 1 : 0) : 2
 

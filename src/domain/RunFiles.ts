@@ -62,6 +62,33 @@ export const InputFields = Schema.Struct({
 export const RunStatus = Schema.Literal("running", "stopped", "submitted", "complete", "failed")
 export type RunStatus = typeof RunStatus.Type
 
+/**
+ * The live system a run asked for its answers (`--target`), as recorded: the URL with its
+ * credentials and secret query values masked, header names with `<redacted>` values — never a
+ * secret. `identity` is the hash the answers are keyed by (`engine/Generate.ts`).
+ */
+export const TargetFields = Schema.Struct({
+  config: Schema.Struct({
+    url: Schema.String,
+    preset: Schema.String,
+    body: Schema.String,
+    headers: Schema.Record({ key: Schema.String, value: Schema.String }),
+    answer: Schema.String,
+    contexts: Schema.optional(Schema.String),
+    delta: Schema.optional(Schema.String),
+    model: Schema.optional(Schema.String),
+    timeoutMs: Schema.Number
+  }),
+  identity: Schema.String,
+  regenerate: Schema.Boolean,
+  concurrency: Schema.Number,
+  rpm: Schema.optional(Schema.Number),
+  /** This invocation's calls: made, answers reused from the journal, cases that failed. */
+  calls: Schema.optional(Schema.Struct({ asked: Schema.Number, reused: Schema.Number, failed: Schema.Number })),
+  /** The target's rate gate over this invocation. */
+  rateLimited: Schema.optional(Schema.Number)
+})
+
 export const Manifest = Schema.Struct({
   tool: Schema.Literal("rag-eval"),
   version: Schema.optional(Schema.String),
@@ -89,6 +116,7 @@ export const Manifest = Schema.Struct({
   maxFailures: Schema.optional(Schema.Number),
   judge: JudgeFields,
   retriever: Schema.Struct({ name: Schema.String, params: Params }),
+  target: Schema.optional(TargetFields),
   price: Schema.optional(Schema.NullOr(PriceFields)),
   prompts: Schema.Array(Schema.Struct({ id: Schema.String, version: Schema.String, hash: Schema.String, path: Schema.String })),
   preflight: Schema.optional(Schema.Struct({ structuredOutput: Schema.String, inputTokens: Schema.Number, outputTokens: Schema.Number, latencyMs: Schema.Number })),

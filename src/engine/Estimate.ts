@@ -8,6 +8,7 @@ import type { ProgressState } from "./Progress.js"
 import { noTokens } from "../pricing/Prices.js"
 import { readOnly } from "../store/JudgmentJournal.js"
 import { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
+import { TARGET_JOURNAL_DIR } from "./Generate.js"
 import { CaseRounds, Judgments, type RunJudging, type Sink } from "./Judgments.js"
 import { type Pipeline, plannedSpecs } from "./Pipeline.js"
 import type { Estimate, RunOptions } from "./RunTypes.js"
@@ -43,7 +44,9 @@ const estimateCase = <R, S>(pipeline: Pipeline<R, S>, core: RunJudging, c: EvalC
 /** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
 export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.scoped(Effect.gen(function*() {
-    const { retriever, rubrics, info } = yield* prepare(pipeline, options)
+    const prepared = yield* prepare(pipeline, options)
+    const { retriever, rubrics, info, generator } = prepared
+    options = prepared.options
     const judgments = yield* Judgments
     const local = judgments.identity.local
     // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
@@ -51,8 +54,15 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const core = yield* judgments.open({ pipeline: pipeline.name, runId: info.runId, rubrics, journal, retryFailed: options.retryFailed })
     const state: ProgressState = { done: 0, failed: 0, reused: 0 }
     const sink: Sink = { state, tokens: noTokens() }
+    // --target: the answers the target journal holds are judged as they are; each other case is a
+    // target call counted (and its judge calls priced on the answer it has, if any).
+    const target = generator === undefined || pipeline.generate === undefined
+      ? undefined
+      : yield* generator.open({ journal: options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, TARGET_JOURNAL_DIR, "judgments.jsonl")), retryFailed: options.retryFailed })
+    const fills = pipeline.generate
     yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
       Stream.mapEffect((c) => retriever.retrieve(c)),
+      Stream.mapEffect((c) => target === undefined || fills === undefined ? Effect.succeed(c) : target.generate(c, fills)),
       Stream.runForEach((c) =>
         Effect.gen(function*() {
           for (let iteration = 1; iteration <= options.iterations; iteration++) yield* estimateCase(pipeline, core, c, iteration, sink)
@@ -67,6 +77,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       inputTokens: tokens.input,
       outputTokens: tokens.output,
       cost: cost(tokens, options.price),
-      runDir: info.runDir
+      runDir: info.runDir,
+      ...(target === undefined ? {} : { targetCalls: target.counts.asked })
     } satisfies Estimate
   }))

@@ -15,6 +15,7 @@ import type { EvalCase } from "../domain/Case.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import type { Generates, RunGenerating } from "./Generate.js"
 import { CaseRounds, type RunJudging, type Sink } from "./Judgments.js"
 import * as OrderedPool from "./OrderedPool.js"
 import type { Pipeline } from "./Pipeline.js"
@@ -33,6 +34,13 @@ export interface Scheduling<R, S> {
   readonly core: RunJudging
   /** Calls kept in flight: `--concurrency`, or the cluster's batches in flight × batch size. */
   readonly workers: number
+  /** `--target`: each case's answer is asked of the live system before it is judged (`Generate.ts`). */
+  readonly generate?: {
+    readonly stage: RunGenerating
+    readonly fills: Generates
+    /** Cases asked at once. */
+    readonly concurrency: number
+  } | undefined
 }
 
 type Failure = OutputError | UsageError
@@ -49,12 +57,25 @@ export const judgeIteration = <R, S>(
 ): Effect.Effect<void, Failure | InputError> => {
   const { pipeline, options, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) => pipeline.score.score(c, judgments, iteration, rubrics)
-  const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+  const loaded = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+  // --target: each case retrieved, then answered by the live system (journaled there before it is
+  // judged), `concurrency` cases at a time and in input order; then judged as any case.
+  const generate = ctx.generate
+  const cases = generate === undefined ? loaded : loaded.pipe(
+    Stream.mapEffect((c) => Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)), { concurrency: generate.concurrency })
+  )
+  const retrieve = generate === undefined ? retriever.retrieve : Effect.succeed<EvalCase>
+  /** A case the target gave no answer: its judgments fail with the reason (not asked of the judge). */
+  const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) => {
+    for (let specs = rounds.current(); specs.length > 0;) specs = rounds.advance(specs.map((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason)))
+  }
 
   if (core.sync) {
     /** A case in place, round after round; none when a plan was not judged (stopping, partial replay). */
     const caseSync = (c: EvalCase): Effect.Effect<Option.Option<R>, Failure> => {
+      if (c.generated?.status === "skipped") return Effect.succeed(Option.none())
       const rounds = new CaseRounds(pipeline.judge, c)
+      if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
       for (let specs = rounds.current(); specs.length > 0;) {
         const judged: Array<ReadonlyArray<Judgment>> = []
         for (const spec of specs) {
@@ -72,7 +93,7 @@ export const judgeIteration = <R, S>(
     return cases.pipe(
       Stream.grouped(LOCAL_BATCH),
       Stream.runForEach((chunk) =>
-        Effect.forEach(chunk, (c) => Effect.flatMap(retriever.retrieve(c), caseSync)).pipe(
+        Effect.forEach(chunk, (c) => Effect.flatMap(retrieve(c), caseSync)).pipe(
           Effect.zipLeft(core.flush),
           Effect.flatMap((records) => Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value) : Effect.void, { discard: true }))
         ))
@@ -86,7 +107,10 @@ export const judgeIteration = <R, S>(
   const caseWork = (c: EvalCase): Effect.Effect<OrderedPool.Work<Failure, never>> =>
     Effect.sync(() => {
       const rounds = new CaseRounds(pipeline.judge, c)
-      let incomplete = false
+      // A case the run stopped before asking the target has no record.
+      let incomplete = c.generated?.status === "skipped"
+      if (incomplete) return { tasks: [], finish: Effect.void }
+      if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
       /** The calls of the round under way (planning on past rounds the journal holds whole). */
       const startRound = (): ReadonlyArray<OrderedPool.Task<Failure, never>> => {
         for (let specs = rounds.current(); specs.length > 0;) {
@@ -126,7 +150,7 @@ export const judgeIteration = <R, S>(
   // enough to keep them busy when a slow case at the head holds up the ones behind it (records
   // leave in input order). A window of about twice the workers measured the same at 0 and 100 ms.
   const window = Math.max(4, ctx.workers * 2)
-  const live = retriever.retrieve !== precomputed.retrieve
+  const live = generate === undefined && retriever.retrieve !== precomputed.retrieve
   return OrderedPool.run(live ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases, {
     workers: ctx.workers,
     window,

@@ -164,6 +164,12 @@ export interface RunJudging {
   readonly record: (plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number, via?: "batch") => Effect.Effect<ReadonlyArray<Judgment>, OutputError>
   /** Whether a journal state is one this run keeps. */
   readonly kept: (state: State | undefined) => boolean
+  /**
+   * A case the live system gave no answer (`--target`, see `Generate.ts`): every judgment of the plan
+   * failed with that reason, counted, not journaled (the target's journal holds the failure) and
+   * never asked of the judge.
+   */
+  readonly unanswered: (plan: Plan, c: CaseRef, sink: Sink, reason: string) => ReadonlyArray<Judgment>
 }
 
 export class Judgments extends Context.Tag("rag-eval/Judgments")<Judgments, {
@@ -247,6 +253,13 @@ const makeCounter = (collected?: ReadonlySet<string>) => {
   }
   return { tally, count }
 }
+
+/** See `RunJudging.unanswered`: the same in every layer. */
+const unansweredBy = (identity: JudgeIdentity, count: (sink: Sink, j: Judgment, s: Source) => Judgment) =>
+  (plan: Plan, c: CaseRef, sink: Sink, reason: string): ReadonlyArray<Judgment> => {
+    const verdict: Verdict = { status: "failed", failure: "judge", score: null, reason: `no answer to judge: ${reason}`, usage: noUsage, attempts: 0 }
+    return judgmentsOf(identity, plan, plan.keys.map(() => verdict), 0).map((j) => count(sink, { ...j, caseId: c.id, ordinal: c.ordinal }, "judge"))
+  }
 
 /** The journal part of the rule, the same in every layer. */
 const journalReader = (run: RunContext, count: (sink: Sink, j: Judgment, s: Source) => Judgment) => {
@@ -453,7 +466,8 @@ export const make = Effect.gen(function*() {
         tally,
         calls: { count: 0, judgments: 0, inputTokens: 0 },
         record,
-        kept
+        kept,
+        unanswered: unansweredBy(identity, count)
       } satisfies RunJudging
     })
   return { identity, open, gate: judge.gate, structuredOutput: judge.structuredOutput, calls: judge.calls }
@@ -501,7 +515,8 @@ export const layerReplay = (identity: JudgeIdentity, options: { readonly partial
           tally,
           calls: { count: 0, judgments: 0, inputTokens: 0 },
           record: noWrites("report"),
-          kept
+          kept,
+          unanswered: unansweredBy(identity, count)
         } satisfies RunJudging
       })
   })
@@ -563,7 +578,8 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
             calls,
             countCall,
             record: noWrites("--dry-run"),
-            kept
+            kept,
+            unanswered: unansweredBy(identity, count)
           } satisfies RunJudging
         })
     }

@@ -20,7 +20,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
 /** What changes in the manifest as the run goes: its status and, once known, its counts, cost and files. */
-export type ManifestProgress = Pick<Manifest, "status"> & Partial<Pick<Manifest, "stoppedAt" | "stoppedBy" | "endedAt" | "counts" | "tokens" | "cost" | "rateControl" | "batch" | "files">>
+export type ManifestProgress = Pick<Manifest, "status"> & Partial<Pick<Manifest, "stoppedAt" | "stoppedBy" | "endedAt" | "counts" | "tokens" | "cost" | "rateControl" | "batch" | "files" | "target">>
 
 /** The manifest of a run, given what is known so far (its status, counts, files…), typed by `RunFiles.Manifest`. */
 export const manifestOf = <R, S>(parts: {

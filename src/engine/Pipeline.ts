@@ -13,6 +13,7 @@ import type { CsvCell } from "../domain/CsvCell.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
+import type { Generates } from "./Generate.js"
 import type { Retriever } from "./Retriever.js"
 
 /** What the load stage needs to know about the run. */
@@ -20,6 +21,11 @@ export interface LoadContext {
   readonly file: string
   /** Column/field renames from `--columns` (e.g. `{ question: "Query" }`). */
   readonly columns?: Readonly<Record<string, string | undefined>> | undefined
+  /**
+   * The answers come from a target (`--target`): the input need not hold the fields the pipeline's
+   * `generate` declares (the answer, the passages); a case may leave them out.
+   */
+  readonly generated?: boolean | undefined
 }
 
 /** The load stage: a validating pre-pass (run before any judge call) and the case stream. */
@@ -236,6 +242,12 @@ export interface Pipeline<R = unknown, S = unknown> {
   readonly load: LoadStage
   /** Defaults to the precomputed retriever (passages that came with the case). */
   readonly retrieve?: Retriever["Type"] | undefined
+  /**
+   * The case fields the live system under test may fill (`--target`): its answer, and its retrieved
+   * passages when `contexts` is set. Absent: the pipeline judges only what its input holds, and
+   * `--target` is refused. See `Generate.ts`.
+   */
+  readonly generate?: Generates | undefined
   readonly judge: JudgeStage
   readonly score: ScoreStage<R>
   readonly aggregate: AggregateStage<R, S>

@@ -32,6 +32,8 @@ export interface RunOptions {
   readonly batch?: BatchOptions | undefined
   /** `--max-cost`: USD the run may spend, over every invocation (needs a price). */
   readonly maxCostUsd?: number | undefined
+  /** Set by the run when a target answers the cases (`--target`): the input may lack the answer. */
+  readonly generated?: boolean | undefined
 }
 
 /** `--batch` settings. */
@@ -76,6 +78,8 @@ export interface Validated {
 
 export interface Estimate {
   readonly calls: number
+  /** `--target`: the calls to the live system the run would make (undefined without a target). */
+  readonly targetCalls?: number | undefined
   /** Judgments those calls make (more than the calls when hits are judged listwise). */
   readonly judgments: number
   readonly alreadyDone: number

@@ -20,6 +20,8 @@ import { ClusterJudging } from "./RemoteJudging.js"
 import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
+import { TARGET_JOURNAL_DIR } from "./Generate.js"
+import { withGenerated } from "./GeneratedView.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
@@ -35,10 +37,15 @@ export { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey, toJudgm
 export { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
 export { estimate } from "./Estimate.js"
 
-export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
+export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    const { retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
+    const prepared = yield* prepare(given, options)
+    const { retriever, rubrics, rubricList, input, identityHash, info, generator } = prepared
+    options = prepared.options
     const { runId, runDir } = info
+    // --target: the pipeline's records, metrics and reports also tell how the live system answered.
+    const fills = generator === undefined ? undefined : given.generate
+    const pipeline = (fills === undefined ? given : withGenerated(given, generator!.description)) as Pipeline<R, S>
     const judgments = yield* Judgments
     const journals = yield* JudgmentJournal
     const progress = yield* Progress
@@ -84,18 +91,34 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       collected
     })
     const { tally, budget } = core
+    // --target: its answers' journal (target/judgments.jsonl: the same store), opened beside the judgments'.
+    const targetDir = Path.join(runDir, TARGET_JOURNAL_DIR)
+    if (fills !== undefined && core.mode !== "replay") yield* ensureWritableDir(targetDir)
+    const targetJournal = fills === undefined ? undefined : yield* journals.open(targetDir, { fresh: options.fresh })
+    const target = targetJournal === undefined ? undefined : yield* generator!.open({ journal: targetJournal, retryFailed: options.retryFailed, partial: core.partial, remember: options.iterations > 1 })
+    if (targetJournal !== undefined && targetJournal.stats.ok + targetJournal.stats.judgeFailed > 0 && core.mode !== "replay") {
+      yield* progress.note(`resuming the target's answers: ${thousands(targetJournal.stats.ok)} answered${targetJournal.stats.judgeFailed > 0 ? `, ${thousands(targetJournal.stats.judgeFailed)} failed (kept; --retry-failed asks again)` : ""} — not asked again`)
+    }
+    const fatalOf = () => target?.fatal() ?? core.fatal()
+    const targetFacts = () =>
+      generator === undefined || target === undefined ? Effect.succeed({}) : Effect.map(generator.gate ?? Effect.succeed(undefined), (g) => ({
+        target: { ...generator.description, calls: { ...target.counts }, ...(g === undefined ? {} : { rateLimited: g.rateLimited }) }
+      }))
     // `rag-eval report`: the journal is read, never written; so is the manifest.
     const replay = core.mode === "replay"
     const manifestPath = Path.join(runDir, "manifest.json")
-    const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, structuredOutput: judgments.structuredOutput, startedAt: new Date().toISOString(), preflight: core.preflight })
+    const manifestBase = manifestOf({ pipeline, options, info, identityHash, input, rubricList, structuredOutput: judgments.structuredOutput, startedAt: new Date().toISOString(), preflight: core.preflight })
+    const manifest = (progress: Parameters<typeof manifestBase>[0]): Manifest =>
+      manifestBase(generator === undefined || fills === undefined ? progress : { target: { ...generator.description }, ...progress })
     const saveManifest = (value: Manifest) => replay ? Effect.void : writeManifest(manifestPath, value)
     yield* saveManifest(manifest({ status: "running" }))
 
     /** Stopped by Ctrl+C, or by a fatal provider error: the manifest says so; the journal holds what finished. */
     const stopped = () =>
-      Effect.flatMap(gateFigures(judgments.gate), (gate) => {
-        const fatal = core.fatal()
+      Effect.flatMap(Effect.zip(gateFigures(judgments.gate), targetFacts()), ([gate, targetPart]) => {
+        const fatal = fatalOf()
         return saveManifest(manifest({
+          ...targetPart,
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
@@ -132,7 +155,15 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       }
     }
 
-    const scheduling = { pipeline, options, retriever, rubrics, core, workers: remote?.workers ?? options.concurrency }
+    const scheduling = {
+      pipeline,
+      options,
+      retriever,
+      rubrics,
+      core,
+      workers: remote?.workers ?? options.concurrency,
+      generate: target === undefined || fills === undefined ? undefined : { stage: target, fills, concurrency: generator!.concurrency }
+    }
     const perCase = pipeline.score.perCase
     const encodeCase = Schema.encodeSync(CaseMetrics)
     /** A record's `case-metrics-iteration-N.jsonl` line. */
@@ -192,6 +223,7 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     }
     yield* saveManifest(manifest({
       ...(yield* gateFigures(judgments.gate)),
+      ...(yield* targetFacts()),
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),
       counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },

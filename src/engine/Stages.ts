@@ -9,9 +9,19 @@ import { InputError } from "../domain/Errors.js"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { caseOf, checkColumns, type ColumnMapping } from "../load/CaseMapping.js"
 import { readRows } from "../load/Rows.js"
+import type { Generates } from "./Generate.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "./Pipeline.js"
 
 const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...base, ...ctx.columns }) as ColumnMapping
+
+/**
+ * The columns the input must have: with answers from a target, only the question (a list of
+ * questions is enough); a history, an answer or passages the input has are read as usual.
+ */
+const required = (m: ColumnMapping, ctx: LoadContext): ColumnMapping => ctx.generated === true ? { ...m, answer: undefined, fragments: undefined, history: undefined } : m
+
+/** A target fills the answer and the retrieved passages (`--target`, `--target-contexts`). */
+export const generatesAnswer: Generates = { answer: true, contexts: true }
 
 /**
  * Load rows (CSV, JSON or JSONL by extension) and map columns to a case. Numbered fragments in the
@@ -19,7 +29,7 @@ const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...
  */
 export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStage => ({
   describe: `rows (CSV/JSON/JSONL) with columns ${Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")}`,
-  checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, mapping(options.columns, ctx)),
+  checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, required(mapping(options.columns, ctx), ctx)),
   cases: (ctx) =>
     Stream.suspend(() => {
       const m = mapping(options.columns, ctx)

@@ -18,10 +18,11 @@ import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
+import { Generator } from "./Generate.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
-export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns })
+export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns, generated: options.generated })
 
 /** Validate everything about the input before any judge is called. */
 const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: ReadonlyMap<string, Rubric>) =>
@@ -97,6 +98,13 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
     const judge = (yield* Judgments).identity
     const retriever = yield* Retriever
+    // --target: the live system answers the cases (Generate.ts), if the pipeline says what it fills.
+    const generator = Option.getOrUndefined(yield* Effect.serviceOption(Generator))
+    if (generator !== undefined && pipeline.generate === undefined) {
+      return yield* new UsageError({ problem: `pipeline ${pipeline.name} does not take its answers from a live system: --target applies to pipelines that judge answers (rag-answers, answer-synthesis, or a pipeline declaring generate)` })
+    }
+    const target = generator?.description
+    if (target !== undefined) options = { ...options, generated: true }
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
@@ -113,7 +121,9 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       endpoint: judge.endpoint,
       prompts: rubricList.map((r) => [r.id, r.hash]),
       retriever: { name: retriever.name, params: retriever.params },
-      columns: options.columns
+      columns: options.columns,
+      // Another system (URL, template, paths, model), or asking every case: another run.
+      ...(target === undefined ? {} : { target: { identity: target.identity, regenerate: target.regenerate } })
     }))
     // The CLI checks --run-id as it parses it; a library caller gets the same check.
     if (options.runId !== undefined && !isRunId(options.runId)) return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
@@ -140,7 +150,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       retriever: { name: retriever.name, params: retriever.params },
       price: options.price ?? null
     }
-    return { judge, retriever, rubrics, rubricList, input, identityHash, info }
+    return { judge, retriever, rubrics, rubricList, input, identityHash, info, options, generator }
   })
 
 /** A run directory belongs to one run: refuse to mix another run's journal into it. */

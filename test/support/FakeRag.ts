@@ -167,7 +167,7 @@ const pieces = (text: string): Array<string> => text.match(/\S+\s*/g) ?? [text]
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
-const start = (options: Partial<FakeRagBehaviour>): Promise<FakeRag> =>
+export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag> =>
   new Promise((resolve) => {
     let behaviour: FakeRagBehaviour = { ...defaults, ...options }
     let script = [...behaviour.script]

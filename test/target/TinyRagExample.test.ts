@@ -1,5 +1,5 @@
 /**
- * The worked example of the target docs (docs-draft/target.md): the tiny RAG service it ships, asked
+ * The worked example of the target docs (docs/target.md): the tiny RAG service it ships, asked
  * by the target client as the documented flags configure it.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -10,7 +10,7 @@ import * as TargetClient from "../../src/target/TargetClient.js"
 import { resolve, type TargetSettings } from "../../src/target/TargetConfig.js"
 import { freePort } from "../support/Ports.js"
 
-const script = fileURLToPath(new URL("../../docs-draft/tiny-rag-server.mjs", import.meta.url))
+const script = fileURLToPath(new URL("../../examples/tiny-rag-server.mjs", import.meta.url))
 const TOKEN = "dev-token-for-the-example"
 
 /** The example service on a free port, with RAG_TOKEN set, for the life of the scope. */

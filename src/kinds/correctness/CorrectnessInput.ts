@@ -72,7 +72,11 @@ export const CorrectnessRow = Schema.Struct({
 })
 type CorrectnessRow = typeof CorrectnessRow.Type
 
+/** The same row when a target gives the answers (`--target`): the answer may be absent. */
+export const CorrectnessRowGenerated = Schema.Struct({ ...CorrectnessRow.fields, answer: Schema.optional(CorrectnessRow.fields.answer) })
+
 const decodeRow = issueDecoder(CorrectnessRow)
+const decodeGenerated = issueDecoder(CorrectnessRowGenerated)
 
 const passage = (text: string, i: number, fields?: Readonly<Record<string, unknown>>): Passage => ({
   id: String(i + 1),
@@ -125,15 +129,16 @@ const nuggetsOf = (value: CorrectnessRow["nuggets"], field: string): ReadonlyArr
 }
 
 /** The case for a row; `ordinal` is its 0-based position (the id when the row has none). */
-export const correctnessCase = (row: Row, ordinal: number, file: string, fields: Readonly<Record<CorrectnessRole, string>>): EvalCase | InputError => {
-  const decoded = decodeFields(decodeRow, fields, row.values)
+export const correctnessCase = (row: Row, ordinal: number, file: string, fields: Readonly<Record<CorrectnessRole, string>>, generated = false): EvalCase | InputError => {
+  const decoded = generated ? decodeFields(decodeGenerated, fields, row.values) : decodeFields(decodeRow, fields, row.values)
   if (Either.isLeft(decoded)) return rowError(file, row, decoded.left)
   const r = decoded.right
   const nuggets = nuggetsOf(r.nuggets, fields.nuggets)
   if (!Array.isArray(nuggets)) return rowError(file, row, nuggets as { path: ReadonlyArray<PropertyKey>; problem: string })
   const reference = r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
   const passages = contextsOf(r.contexts)
-  if (reference === undefined && passages.length === 0 && nuggets.length === 0) {
+  // With a target, its retrieved passages may be what the answer is checked against.
+  if (reference === undefined && passages.length === 0 && nuggets.length === 0 && !generated) {
     return new InputError({
       file,
       line: row.line,
@@ -146,7 +151,7 @@ export const correctnessCase = (row: Row, ordinal: number, file: string, fields:
     ordinal,
     line: row.line,
     question: r.question,
-    answer: r.answer,
+    answer: r.answer ?? "",
     ...(reference === undefined ? {} : { reference }),
     ...(nuggets.length === 0 ? {} : { nuggets: nuggets as ReadonlyArray<Nugget> }),
     passages,
@@ -160,9 +165,11 @@ export const loadCorrectness = (): LoadStage => ({
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
     const present = new Set(columns)
-    const needed = [f.question, f.answer].filter((name) => !present.has(name))
-    if (needed.length > 0) return checkColumns(ctx.file, columns, { question: f.question, answer: f.answer })
-    if (![f.reference, f.contexts, f.nuggets].some((name) => present.has(name))) {
+    // With a target (`--target`), the answer and the passages may come from it.
+    const generated = ctx.generated === true
+    const needed = [f.question, ...(generated ? [] : [f.answer])].filter((name) => !present.has(name))
+    if (needed.length > 0) return checkColumns(ctx.file, columns, generated ? { question: f.question } : { question: f.question, answer: f.answer })
+    if (!generated && ![f.reference, f.contexts, f.nuggets].some((name) => present.has(name))) {
       return Effect.fail(new InputError({
         file: ctx.file,
         problem: `no "${f.reference}", "${f.contexts}" or "${f.nuggets}" column: an answer is checked against a reference answer, the retrieved passages or nuggets; available: ${columns.map((c) => JSON.stringify(c)).join(", ")}`
@@ -175,7 +182,7 @@ export const loadCorrectness = (): LoadStage => ({
       const f = fieldsFor(ctx)
       let ordinal = 0
       return readRows(ctx.file).pipe(Stream.mapEffect((row) => {
-        const c = correctnessCase(row, ordinal++, ctx.file, f)
+        const c = correctnessCase(row, ordinal++, ctx.file, f, ctx.generated === true)
         return c instanceof InputError ? Effect.fail(c) : Effect.succeed(c)
       }))
     })

@@ -159,10 +159,21 @@ export const SynthesisInput = Schema.Struct({
   reference: optionalOrNull(Schema.String.annotations(expecting("text (the reference answer)")))
 })
 
+/**
+ * The same row when a target gives the answers (`--target`): the answer and the context may be
+ * absent (the target fills them); when present they are held to the same rules.
+ */
+export const SynthesisInputGenerated = Schema.Struct({
+  ...SynthesisInput.fields,
+  answer: Schema.optional(SynthesisInput.fields.answer),
+  context: Schema.optional(SynthesisInput.fields.context)
+})
+
 /** A decoded test-set row (before it becomes a case). */
 export interface SynthesisRow {
   readonly queryLogId: string | undefined
   readonly question: string
+  /** Empty when a target gives the answers and the row has none. */
   readonly answer: string
   readonly context: ReadonlyArray<unknown>
   /** Blank or absent: none. */
@@ -170,9 +181,10 @@ export interface SynthesisRow {
 }
 
 const decodeInput = issueDecoder(SynthesisInput)
+const decodeGenerated = issueDecoder(SynthesisInputGenerated)
 
 /** Decodes one row; the error names the file, the line and the field. */
-export const validateRow = (row: Row, file: string, fields: TestSetFields = fieldsFor(undefined)): Effect.Effect<SynthesisRow, InputError> =>
+export const validateRow = (row: Row, file: string, fields: TestSetFields = fieldsFor(undefined), generated = false): Effect.Effect<SynthesisRow, InputError> =>
   Effect.suspend(() => {
     const names = {
       ...(fields.id === undefined ? {} : { queryLogId: fields.id }),
@@ -181,22 +193,23 @@ export const validateRow = (row: Row, file: string, fields: TestSetFields = fiel
       context: fields.context,
       ...(fields.reference === undefined ? {} : { reference: fields.reference })
     }
-    return Either.match(decodeFields(decodeInput, names, row.values), {
+    const decoded = generated ? decodeFields(decodeGenerated, names, row.values) : decodeFields(decodeInput, names, row.values)
+    return Either.match(decoded, {
       onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
       onRight: (r) =>
         Effect.succeed({
           queryLogId: idText(r.queryLogId),
           question: r.question,
-          answer: r.answer,
-          context: r.context,
+          answer: r.answer ?? "",
+          context: r.context ?? [],
           reference: r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
         })
     })
   })
 
 /** The case for a row; `ordinal` is its 0-based position (the id when the row has no queryLogId). */
-export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields: TestSetFields = fieldsFor(undefined)): Effect.Effect<EvalCase, InputError> =>
-  validateRow(row, file, fields).pipe(Effect.map((r): EvalCase => ({
+export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields: TestSetFields = fieldsFor(undefined), generated = false): Effect.Effect<EvalCase, InputError> =>
+  validateRow(row, file, fields, generated).pipe(Effect.map((r): EvalCase => ({
     id: r.queryLogId ?? String(ordinal + 1),
     ordinal,
     line: row.line,
@@ -217,13 +230,15 @@ export const loadTestSet = (): LoadStage => ({
   describe: `answer-synthesis test set (JSON array, {cases: [...]} or JSONL) with fields ${Object.values(testSetFields).map((f) => `"${f}"`).join(", ")}`,
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
-    // queryLogId is optional (cases are then numbered); the others must exist.
-    return checkColumns(ctx.file, columns, { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference })
+    // queryLogId is optional (cases are then numbered); the others must exist, unless a target fills them.
+    return checkColumns(ctx.file, columns, ctx.generated === true
+      ? { question: f.question, reference: f.reference }
+      : { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference })
   },
   cases: (ctx) => {
     const f = fieldsFor(ctx)
     let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f)))
+    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f, ctx.generated === true)))
   }
 })
 
