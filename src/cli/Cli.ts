@@ -19,6 +19,7 @@ import { clusterCommands } from "./ClusterCommands.js"
 import { displayPath } from "./Display.js"
 import { wizardWithoutTerminal } from "./Colour.js"
 import { UsageError } from "../domain/Errors.js"
+import { RecordedArgv } from "./Resume.js"
 import { defaultFormats } from "../report/Formats.js"
 import { csvRaw, details, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "../server/ServeCommand.js"
@@ -94,14 +95,15 @@ const resumeCommand = Command.make(
   "resume",
   {
     runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
-    extra: Args.text({ name: "flag" }).pipe(Args.withDescription("Flags added to the run's own, e.g. --retry-failed"), Args.repeated)
+    extra: Args.text({ name: "flag" }).pipe(Args.withDescription("Flags for this resume only, added to the run's own or replacing them, e.g. --retry-failed or --concurrency 2"), Args.repeated)
   },
   ({ runDir, extra }) =>
     Effect.gen(function*() {
-      const { resumeArgv } = yield* Effect.promise(() => import("./PipelineHelp.js"))
-      const argv = yield* resumeArgv(runDir, extra)
-      yield* Console.error(`resuming: rag-eval ${argv.join(" ")}`)
-      return yield* main(["node", "rag-eval", ...argv], { nested: true })
+      const { resumeArgv } = yield* Effect.promise(() => import("./Resume.js"))
+      const replay = yield* resumeArgv(runDir, extra)
+      yield* Console.error(`resuming: rag-eval ${replay.argv.join(" ")}`)
+      // The run records its original arguments again, not `resume <dir>`: any number of resumes replay the same run.
+      return yield* main(["node", "rag-eval", ...replay.argv], { record: replay.recorded })
     })
 ).pipe(Command.withDescription("Run a run again from its manifest (same pipeline, input, judge and options; secrets from the environment): a stopped or crashed run continues where it was"))
 
@@ -122,7 +124,7 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
  * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
-export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: boolean } = {}): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
+export const main = (argv: ReadonlyArray<string>, context: { readonly record?: ReadonlyArray<string> } = {}): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
   Effect.suspend(() =>
     // --wizard reads answers from stdin: refuse at once instead of waiting on a pipe forever.
     wizardWithoutTerminal(argv, process.stdin.isTTY)
@@ -146,7 +148,8 @@ export const main = (argv: ReadonlyArray<string>, _context: { readonly nested?: 
       BatchDetached: (e) => Console.log(e.message),
       BudgetReached: (e) => fail(1, `error: ${e.message}`)
     }),
-    Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`))
+    Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`)),
+    Effect.provideService(RecordedArgv, context.record ?? argv.slice(2))
   )
 
 /**

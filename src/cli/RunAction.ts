@@ -18,6 +18,7 @@ import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
 import { parseFailUnder } from "../report/Gate.js"
 import { finishRun } from "./RunResult.js"
+import { RecordedArgv } from "./Resume.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
@@ -59,6 +60,8 @@ export const runAction = (flags: RunFlags) =>
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
+    // The arguments as typed, or a resumed run's own: secrets masked, they never reach a file.
+    const recordedArgv = redactArgv(yield* RecordedArgv, secretFlags)
     // --- store / cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
     if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
     const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(Effect.promise(() => import("../cluster/RunSetup.js")), (m) =>
@@ -85,14 +88,14 @@ export const runAction = (flags: RunFlags) =>
       iterations: flags.iterations,
       concurrency: flags.concurrency,
       maxFailures: flags.maxFailures,
-      command: commandLine(),
+      command: ["rag-eval", ...recordedArgv].join(" "),
       pipelineFile: flags.pipeline,
       runId: Option.getOrUndefined(flags.runId),
       fresh: flags.fresh,
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
+      manifestExtra: { version: VERSION, argv: recordedArgv, options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
       details: flags.details,
       batch,
       maxCostUsd: Option.getOrUndefined(flags.maxCost)
@@ -127,6 +130,3 @@ export const runAction = (flags: RunFlags) =>
     )
     yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
   })
-
-/** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */
-const commandLine = () => ["rag-eval", ...redactArgv(process.argv.slice(2), secretFlags)].join(" ")
