@@ -152,6 +152,27 @@ describe("compare as a CI gate", () => {
     expect(mixed.code).toBe(2)
     expect(mixed.stderr).toContain("run A is rag-answers and run B is course-retrieval")
   }, 90_000)
+
+  it("--fail-if-worse on 5 paired cases cannot fail: exit 2 naming the minimum (6) and the count; on 6, all worse: exit 1", async () => {
+    const root = tempDir("rag-eval-compare-min-")
+    /** A run directory of n rag-answers records (composite only): the candidate's are all 0. */
+    const writeRun = (name: string, n: number, worse: boolean) => {
+      const dir = Path.join(root, name, "rag-answers", "run")
+      fs.mkdirSync(dir, { recursive: true })
+      fs.writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({ tool: "rag-eval", runId: "run", pipeline: { name: "rag-answers" }, iterations: 1, status: "complete" }))
+      const records = Array.from({ length: n }, (_, i) => JSON.stringify({ caseId: `c${i + 1}`, iteration: 1, composite: worse ? 0 : 0.9 - i * 0.05 }))
+      fs.writeFileSync(Path.join(dir, "records-iteration-1.jsonl"), records.join("\n") + "\n")
+      return dir
+    }
+    const five = await cli(["compare", writeRun("a5", 5, false), writeRun("b5", 5, true), "--fail-if-worse", "composite"])
+    expect(five.code).toBe(2)
+    expect(five.stderr).toContain("error: --fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5")
+    expect(five.stdout).toBe("")
+    const six = await cli(["compare", writeRun("a6", 6, false), writeRun("b6", 6, true), "--fail-if-worse", "composite"])
+    expect(six.code).toBe(1)
+    expect(six.stderr).toContain("error: B is significantly worse than A on composite")
+    expect(six.stdout).toContain("0/0/6")
+  }, 60_000)
 })
 
 describe("calibrate on a run directory feeds the HTML report", () => {
