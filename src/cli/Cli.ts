@@ -5,12 +5,17 @@
 import type * as NodeContext from "@effect/platform-node/NodeContext"
 import type { Shutdown } from "../engine/Shutdown.js"
 import * as Args from "@effect/cli/Args"
+import * as BuiltInOptions from "@effect/cli/BuiltInOptions"
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
+import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import * as CommandDirective from "@effect/cli/CommandDirective"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { calibrateCommand } from "../commands/Calibrate.js"
 import { compareCommand } from "../commands/Compare.js"
@@ -20,6 +25,8 @@ import { displayPath } from "./Display.js"
 import { wizardWithoutTerminal } from "./Colour.js"
 import { UsageError } from "../domain/Errors.js"
 import { RecordedArgv } from "./Resume.js"
+import { type CommandNode, commandAt, commandHelp, commandTree, HelpWidth, rootHelp, usageParts } from "./Help.js"
+import { parseErrorMessage } from "./ParseErrors.js"
 import { defaultFormats } from "../report/Formats.js"
 import { csvRaw, details, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "../server/ServeCommand.js"
@@ -89,7 +96,7 @@ const buildTestSetCommand = Command.make(
 
 const pipelinesCommand = Command.make("pipelines", {}, () =>
   Effect.flatMap(Effect.promise(() => import("./PipelineHelp.js")), (m) => m.listPipelines)
-).pipe(Command.withDescription("List the built-in pipelines (run them by name: rag-eval run rag-answers --csv data.csv), with their options"))
+).pipe(Command.withDescription("List the built-in pipelines (run them by name: rag-eval run rag-answers --csv data.csv), with the input each reads and its options"))
 
 const resumeCommand = Command.make(
   "resume",
@@ -107,12 +114,17 @@ const resumeCommand = Command.make(
     })
 ).pipe(Command.withDescription("Run a run again from its manifest (same pipeline, input, judge and options; secrets from the environment): a stopped or crashed run continues where it was"))
 
+const subcommands = [runCommand, resumeCommand, reportCommand, pipelinesCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand, ...clusterCommands] as const
+
 export const root = Command.make("rag-eval").pipe(
   Command.withDescription("Evaluate RAG answers and retrieval with LLM judges or the offline heuristic judge"),
-  Command.withSubcommands([runCommand, resumeCommand, reportCommand, pipelinesCommand, buildTestSetCommand, trecCommand, compareCommand, calibrateCommand, serveCommand, ...clusterCommands])
+  Command.withSubcommands(subcommands)
 )
 
 export const cli = Command.run(root, { name: "rag-eval", version: VERSION })
+
+/** Every command, for help and for parse errors (see `Help.ts`). */
+export const tree: CommandNode = commandTree(root, subcommands)
 
 /** How the process ends: the code `bin.ts` exits with, after the message is printed. */
 export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
@@ -124,14 +136,22 @@ const fail = (code: number, message: string) => Console.error(message).pipe(Effe
  * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
  */
-export const main = (argv: ReadonlyArray<string>, context: { readonly record?: ReadonlyArray<string> } = {}): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
+export const main = (
+  argv: ReadonlyArray<string>,
+  context: {
+    /** The arguments the run records (`resume`: the original run's); default `argv` after `rag-eval`. */
+    readonly record?: ReadonlyArray<string>
+    /** Columns help is laid out at (`bin.ts`: the terminal's); default the caller's, else 80. */
+    readonly width?: number
+  } = {}
+): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
   Effect.suspend(() =>
     // --wizard reads answers from stdin: refuse at once instead of waiting on a pipe forever.
     wizardWithoutTerminal(argv, process.stdin.isTTY)
       ? Effect.fail(new UsageError({ problem: "--wizard needs a terminal (stdin is not a TTY); give the command's flags instead (see --help)" }))
       : prepareArgv(argv)
   ).pipe(
-    Effect.flatMap((prepared) => prepared === undefined ? Effect.void : cli(prepared)),
+    Effect.flatMap((prepared) => prepared === undefined ? Effect.void : parseThenRun(prepared)),
     Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
     Effect.catchTags({
       InputError: (e) => fail(2, `error: ${e.message}`),
@@ -149,24 +169,68 @@ export const main = (argv: ReadonlyArray<string>, context: { readonly record?: R
       BudgetReached: (e) => fail(1, `error: ${e.message}`)
     }),
     Effect.catchAllDefect((defect) => fail(1, `internal error: ${defect instanceof Error ? defect.stack ?? defect.message : String(defect)}`)),
-    Effect.provideService(RecordedArgv, context.record ?? argv.slice(2))
+    Effect.provideService(RecordedArgv, context.record ?? argv.slice(2)),
+    (self) => context.width === undefined ? self : Effect.provideService(self, HelpWidth, context.width)
   )
 
-/**
- * Before parsing: a `--config` file's flags join the command line (`run`, `serve`), and
- * `run <pipeline> --help` prints that pipeline's own options first. Undefined: nothing left to do.
- */
+/** Before parsing: a `--config` file's flags join the command line (`run`, `serve`). Undefined: nothing left to do. */
 const prepareArgv = (argv: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, UsageError | ExitCode> =>
   Effect.gen(function*() {
     const command = argv[2]
     if (command !== "run" && command !== "serve") return argv
     const { withConfigFile } = yield* Effect.promise(() => import("./ConfigFile.js"))
     const rest = yield* withConfigFile(argv.slice(3), command === "run" ? runConfig : serveConfig)
-    const prepared = [...argv.slice(0, 3), ...rest]
-    const pipeline = rest[0]
-    if (command === "run" && pipeline !== undefined && !pipeline.startsWith("-") && rest.some((a) => a === "--help" || a === "-h")) {
-      const { pipelineHelp } = yield* Effect.promise(() => import("./PipelineHelp.js"))
-      yield* pipelineHelp(pipeline)
-    }
-    return prepared
+    return [...argv.slice(0, 3), ...rest]
   })
+
+/**
+ * Parse first, with the library's parser and the same command descriptor `cli` runs: help and
+ * parse errors are printed here (`Help.ts`, `ParseErrors.ts` say why not by the library); anything
+ * else — a command to run, `--version`, `--completions`, `--wizard` — goes to `cli`, which parses
+ * again (a millisecond) and runs it.
+ */
+const parseThenRun = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const args = argv.slice(2)
+    const node = commandAt(tree, args)
+    const parsed = yield* CommandDescriptor.parse(root.descriptor, ["rag-eval", ...args], CliConfig.defaultConfig).pipe(Effect.either)
+    if (Either.isLeft(parsed)) return yield* usageFailure(node, args, parsed.left)
+    const directive = parsed.right
+    if (CommandDirective.isBuiltIn(directive) && BuiltInOptions.isShowHelp(directive.option)) return yield* showHelp(node, args)
+    if (CommandDirective.isUserDefined(directive)) {
+      if (directive.leftover.length > 0) return yield* usageFailure(node, args, undefined)
+      // A command with subcommands and none named (`rag-eval`, `rag-eval store`): its help.
+      if (node.children.length > 0) return yield* showHelp(node, args)
+    }
+    return yield* cli(argv)
+  })
+
+const usageFailure = (node: CommandNode, args: ReadonlyArray<string>, error: ValidationError.ValidationError | undefined) =>
+  Effect.flatMap(parseErrorMessage(node, args, error), (message) => fail(2, message))
+
+/** `--help`: the root's, a command's, or for `run <pipeline>` that pipeline's input and options first. */
+const showHelp = (node: CommandNode, args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const width = yield* HelpWidth
+    if (node.path.length === 0) return yield* Console.log(rootHelp(tree, VERSION, width))
+    if (node.path.length === 1 && node.path[0] === "run") {
+      const { runHelp } = yield* Effect.promise(() => import("./PipelineHelp.js"))
+      return yield* runHelp(node, pipelineNamed(node, args), width)
+    }
+    return yield* Console.log(commandHelp(node, width))
+  })
+
+/** The pipeline `run` names: its first positional argument (a flag's value is not one). */
+const pipelineNamed = (node: CommandNode, args: ReadonlyArray<string>): string | undefined => {
+  const valued = new Set(usageParts(node.descriptor).flags.filter((f) => f.value !== undefined).flatMap((f) => f.names))
+  const rest = args.slice(node.path.length)
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!
+    if (a.startsWith("-")) {
+      if (valued.has(a)) i++
+      continue
+    }
+    return a
+  }
+  return undefined
+}

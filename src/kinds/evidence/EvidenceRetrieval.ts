@@ -26,6 +26,7 @@ import { InputError } from "../../domain/Errors.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
 import { coverageMatrix, type EvidenceMetrics, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
 import { uniqueIds } from "../../retrieval/Params.js"
@@ -35,6 +36,25 @@ import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummar
 
 export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
 export const chunkNames = ["chunks", "retrieved", "hits", "contexts"] as const
+
+/** evidence-retrieval's input, for help (see `InputFields.ts`). */
+export const evidenceInput: InputDoc = {
+  format: "JSONL or a JSON array, one query each; --columns renames id, question (= query) and fragments (= chunks)",
+  fields: [
+    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
+    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    { name: "gold", required: true, holds: "the gold evidence spans, texts (also read as goldEvidence, gold_evidence, evidence)" },
+    { name: "chunks", required: true, holds: "the retrieved chunks in rank order, texts or { id?, text, score? } (also read as retrieved, hits, contexts; not read with --retriever http|bm25)" },
+    { name: "latencyMs", required: false, holds: "the retrieval's time in ms, or { span: ms }" },
+    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the retrieval spent" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"query":"leave?","gold":["25 days"],"chunks":[{"text":"25 days a year"}]}`,
+    `{"id":"q2","query":"pay day?","gold":["the 25th"],"chunks":["On the 25th."]}`
+  ],
+  minimal: `{"query":"leave?","gold":["25 days"],"chunks":["25 days a year"]}\n`
+}
 
 export interface EvidenceFields {
   readonly id: string

@@ -24,6 +24,7 @@ import type { InputError } from "../../domain/Errors.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import { averagePrecision } from "../../metrics/averagePrecision.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { reciprocalRank } from "../../metrics/reciprocalRank.js"
@@ -35,6 +36,25 @@ import { failer, readId, readMeasurements, readQuery, readScore } from "../grade
 export const defaultRubric = "search-relevance/checklist"
 
 export const searchFields = { id: "id", query: "query", hits: "hits" } as const
+
+/** search-relevance's input, for help (see `InputFields.ts`). */
+export const searchInput: InputDoc = {
+  format: "JSONL or a JSON array, one search request each (the HTTP API's body); --columns renames id, question (= query) and fragments (= hits)",
+  fields: [
+    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
+    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    { name: "hits", required: true, holds: "the ranked hits, { id?, text (or other fields), score? } (not read with --retriever http|bm25)" },
+    { name: "eval", required: false, holds: "{ fields: [...] }: the hit fields the judge reads (default: text)" },
+    { name: "latencyMs", required: false, holds: "the search's time in ms, or { span: ms }" },
+    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the search spent" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"query":"heat pump","hits":[{"id":"d1","text":"A heat pump moves heat."}]}`,
+    `{"id":"q2","query":"tea","hits":[{"t":"Tea"}],"eval":{"fields":["t"]}}`
+  ],
+  minimal: `{"query":"tea","hits":[{"text":"Tea is a drink."}]}\n`
+}
 
 export interface SearchFields {
   readonly id: string
