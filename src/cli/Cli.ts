@@ -24,6 +24,7 @@ import { clusterCommands } from "./ClusterCommands.js"
 import { displayPath } from "./Display.js"
 import { wizardWithoutTerminal } from "./Colour.js"
 import { UsageError } from "../domain/Errors.js"
+import { loadStoreModule } from "../cluster/Peers.js"
 import { RecordedArgv } from "./Resume.js"
 import { type CommandNode, commandAt, commandHelp, commandTree, HelpWidth, rootHelp, usageParts } from "./Help.js"
 import { parseErrorMessage } from "./ParseErrors.js"
@@ -62,7 +63,7 @@ const reportCommand = Command.make(
       const reporters = yield* parseFormats(format, { csvRaw })
       const thresholds = Option.isSome(failUnder) ? yield* parseFailUnder(failUnder.value) : undefined
       // --store: the run's journal is in PostgreSQL
-      const journal = Option.isNone(store) ? undefined : yield* Effect.map(Effect.promise(() => import("../cluster/RunSetup.js")), (m) => m.journalLayer(store.value))
+      const journal = Option.isNone(store) ? undefined : yield* Effect.map(loadStoreModule("--store", () => import("../cluster/RunSetup.js")), (m) => m.journalLayer(store.value))
       const outcome = yield* reportRun(runDir, reporters, { partial, details, journal: journal === undefined ? undefined : yield* journal })
       yield* finishRun(outcome, { json, thresholds, maxFailures: undefined, partial })
     })

@@ -18,6 +18,7 @@ import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
 import { parseFailUnder } from "../report/Gate.js"
 import { finishRun } from "./RunResult.js"
+import { loadStoreModule } from "../cluster/Peers.js"
 import { RecordedArgv } from "./Resume.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../report/Progress.js"
@@ -64,7 +65,7 @@ export const runAction = (flags: RunFlags) =>
     const recordedArgv = redactArgv(yield* RecordedArgv, secretFlags)
     // --- store / cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
     if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
-    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(Effect.promise(() => import("../cluster/RunSetup.js")), (m) =>
+    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(loadStoreModule(flags.cluster ? "--cluster" : "--store", () => import("../cluster/RunSetup.js")), (m) =>
       m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
     const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
     // --- end store / cluster
