@@ -96,7 +96,11 @@ export const findProblem = (node: CommandNode, args: ReadonlyArray<string>): Eff
         }
         if (seen.has(flag)) return `${name} is given twice`
         seen.add(flag)
-        if (flag.value === undefined) continue
+        if (flag.value === undefined) {
+          // A boolean flag may be followed by its value, as the parser reads it: `--listwise false`.
+          if (eq === -1 && (rest[i + 1] === "true" || rest[i + 1] === "false")) i++
+          continue
+        }
         const value = eq === -1 ? rest[i + 1] : arg.slice(eq + 1)
         if (eq === -1) i++
         if (value === undefined) return `${name} needs ${kindOf(flag.value)}`

@@ -159,7 +159,10 @@ describe("parse errors: error:, the flag, the nearest flag, exit 2", () => {
     [["build-test-set", "--name", "x"], "error: rag-eval build-test-set needs --logs"],
     [["runn"], `error: unknown command "runn" for rag-eval; did you mean run?`],
     [["store", "migrat"], `error: unknown command "migrat" for rag-eval store; did you mean migrate?`],
-    [["--versio"], "error: unknown flag --versio for rag-eval; did you mean --version?"]
+    [["--versio"], "error: unknown flag --versio for rag-eval; did you mean --version?"],
+    // A boolean flag's own value is not an argument too many; the real mistake is named.
+    [["compare", "a", "b", "--seed", "x"], `error: --seed takes a whole number, not "x"`],
+    [["run", "rag-answers", "--dry-run", "false", "--limit", "many"], `error: --limit takes a whole number, not "many"`]
   ]
   it("each mistake: one line starting with error:, naming the flag, exit 2, nothing on stdout", async () => {
     for (const [args, message] of cases) {
