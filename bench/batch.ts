@@ -13,6 +13,7 @@ import { performance } from "node:perf_hooks"
 import * as fs from "node:fs"
 import { defaultPromptsDir, parseRubric, render } from "../src/judges/Prompt.js"
 import { estimate } from "../src/engine/Runner.js"
+import * as Judgments from "../src/engine/Judgments.js"
 import { precomputed, Retriever } from "../src/engine/Retriever.js"
 import type { BatchOptions } from "../src/engine/RunTypes.js"
 import { cost, formatUsd, type Price } from "../src/pricing/Prices.js"
@@ -87,11 +88,10 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
     }
     // The dry run's estimate (≈ 4 characters a token, 150 output tokens a judgment).
     const e = await Effect.runPromise(estimate(pipeline, options).pipe(Effect.provide(Layer.mergeAll(
-      judge,
+      Judgments.layerEstimate.pipe(Layer.provide(judge)),
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      JudgmentCache.layerNone,
       NodeContext.layer
-    ))))
+    ).pipe(Layer.provideMerge(JudgmentCache.layerNone)))))
     const tokens = { input: e.inputTokens, output: e.outputTokens }
     const batch: BatchOptions = {
       api: BatchApi.make({ flavour: "openai", baseURL: server.url, apiKey: Redacted.make("bench"), model: "fake-judge" }),

@@ -12,6 +12,7 @@ import { Effect, Layer, Redacted } from "effect"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { performance } from "node:perf_hooks"
 import { Judge } from "../src/judges/Judge.js"
+import * as Judgments from "../src/engine/Judgments.js"
 import * as LlmJudge from "../src/judges/LlmJudge.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import type { Pipeline } from "../src/engine/Pipeline.js"
@@ -140,15 +141,16 @@ export const timedRun = (
   const t0 = () => start
   const reporters = (options.reporters ?? [markdown, csv]).map((r) => timedReporter(r, times, t0))
   const layers = Layer.mergeAll(
-    timedJudge(times, t0).pipe(Layer.provide(judge)),
+    Judgments.layer.pipe(Layer.provide(timedJudge(times, t0).pipe(Layer.provide(judge)))),
     Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
     JudgmentJournal.layerFile,
-    options.cache === "file" ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
-    Shutdown.layerNever,
     Layer.succeed(Reporters, reporters),
     Progress.layerSilent,
     NodeContext.layer
-  )
+  ).pipe(Layer.provideMerge(Layer.merge(
+    options.cache === "file" ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
+    Shutdown.layerNever
+  )))
   const program = Effect.suspend(() => {
     start = performance.now()
     return run(pipeline, {

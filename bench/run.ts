@@ -23,6 +23,9 @@
  * 10. `--batch` and the prompt cache: the estimated cost of 10,000 judgments synchronous, with
  *     `--batch`, and with `--batch` at the cache hit rate the fake observed; the wall time of a
  *     `--batch` run against the fake (bench/batch.ts; `npx tsx bench/batch.ts` runs it alone).
+ * 11. The heuristic claim model (answer-correctness): Pearson r against RAGChecker's human labels,
+ *     balanced accuracy against ExpertQA's experts (when ../shared is here), the ablation, and
+ *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -47,6 +50,7 @@ import { RATE_LIMIT, rateLimitScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
+import { printClaimFigures } from "./claims.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -351,8 +355,14 @@ const main = async () => {
   }
 
   {
+    line(`[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`)
+    printClaimFigures(undefined, { line, figure })
+    line()
+  }
+
+  {
     // A CPU figure measured here, not asserted in a unit test (a shared machine's clock is no test).
-    line(`[11] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`)
+    line(`[12] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`)
     const human = Array.from({ length: 4410 }, (_, i) => (i * 7) % 4)
     const judge = human.map((h, i) => (i % 5 === 0 ? (h + 2) % 4 : h))
     const table = tableOf(human, judge)

@@ -49,15 +49,13 @@ import {
 import { kendallTauB, spearmanRho } from "../stats/RankCorrelation.js"
 import { type CriterionGrades, foldName, type GradeKind, type GroupGrades, lastSegment, relevanceCriterion } from "./Grades.js"
 import type { GradeFile } from "./Labels.js"
-import type { RunSource } from "./RunGrades.js"
+import type * as RunFiles from "../domain/RunFiles.js"
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
 /** Where the judge's grades came from. */
-export type JudgeSource =
-  | { readonly kind: "run"; readonly run: RunSource; readonly order: "records" | "journal"; readonly tornLastLine: boolean; readonly otherLines: number }
-  | { readonly kind: "qrels"; readonly file: string; readonly negative: number }
+export type JudgeSource = RunFiles.Calibration["judge"]
 
 export interface JudgeGrades {
   readonly source: JudgeSource
@@ -91,143 +89,22 @@ export const defaultRelevantAt = (pipeline: string | undefined): number => (pipe
 // ---------------------------------------------------------------------------------------------
 // Result
 
+// The result's types are those of `calibration.json` (`domain/RunFiles.ts`): what calibrate
+// computes is exactly what it writes and what the HTML page reads back.
+
 /** A statistic with its bootstrap CI. */
-export interface Estimate {
-  readonly value: number | null
-  /** Why `value` is null. */
-  readonly reason?: string
-  /** Percentile bootstrap CI; null when the value is null. */
-  readonly ci: Interval | null
-  /** Resamples where the statistic was undefined (left out of the CI). */
-  readonly undefinedResamples: number
-}
-
+export type Estimate = typeof RunFiles.Estimate.Type
 /** One graded item that did not make a pair. */
-export interface UnpairedItem {
-  /** Query id (retrieval) or case id (rubric). */
-  readonly id: string
-  /** Doc id (retrieval); absent for a case-level judgment. */
-  readonly item?: string
-  /** The grade this side gave (null: the judgment failed). */
-  readonly grade: number | null
-  /** For a failed judgment: the human label of the item, if any. */
-  readonly label?: number | null
-  /** Line in the file it came from (the labels file, or the judge's qrels / journal). */
-  readonly line: number
-}
-
-export interface UnpairedList {
-  readonly count: number
-  readonly items: ReadonlyArray<UnpairedItem>
-}
-
-export interface GradeRow {
-  readonly grade: number
-  /** Items the judge gave this grade (column sum). */
-  readonly judge: number
-  /** Items the humans gave this grade (row sum). */
-  readonly human: number
-  readonly precision: Estimate
-  readonly recall: Estimate
-}
-
-export interface CriterionCalibration {
-  /** The judge's criterion ("relevance", or a rubric id); for labels matching none, the labels' name. */
-  readonly criterion: string
-  /** The names the labels used for it. */
-  readonly labelNames: ReadonlyArray<string>
-  /** Rubric ids behind the judge's criterion (empty when the labels match no judged criterion). */
-  readonly rubrics: ReadonlyArray<string>
-  readonly pairs: number
-  readonly labelsWithoutJudgment: UnpairedList
-  readonly judgmentsWithoutLabel: UnpairedList
-  /** Judgments that failed; `withLabel` of them had a human label. */
-  readonly judgeFailed: UnpairedList & { readonly withLabel: number }
-  readonly relevantAt: number
-  /** The grade values of the confusion matrix (ascending). */
-  readonly grades: ReadonlyArray<number>
-  /** confusion[h][j]: items the humans graded grades[h] and the judge grades[j]. */
-  readonly confusion: ReadonlyArray<ReadonlyArray<number>>
-  readonly exactAgreement: Estimate
-  readonly cohenKappa: Estimate
-  readonly binaryKappa: Estimate
-  readonly quadraticKappa: Estimate
-  readonly krippendorffAlpha: Estimate
-  /** Judge mean − human mean. */
-  readonly bias: Estimate
-  readonly meanJudge: number | null
-  readonly meanHuman: number | null
-  readonly perGrade: ReadonlyArray<GradeRow>
-  /** When the labels name a criterion the judge did not judge. */
-  readonly note?: string
-}
-
-export interface Correlation {
-  readonly n: number
-  readonly kendallTauB: Value
-  readonly spearmanRho: Value
-}
-
-export interface QueryNdcg {
-  readonly id: string
-  /** Items in the query's ranking (the judge input's items). */
-  readonly items: number
-  readonly human: number
-  readonly judge: number
-}
-
-export interface QueryRankingAgreement {
-  readonly metric: string
-  /** How the ranking of each query was obtained. */
-  readonly order: string
-  readonly queries: ReadonlyArray<QueryNdcg>
-  readonly meanHuman: number | null
-  readonly meanJudge: number | null
-  /** Queries whose NDCG is 0 by convention (nothing relevant to rank: IDCG = 0), per side. */
-  readonly zeroIdealHuman: number
-  readonly zeroIdealJudge: number
-  readonly correlation: Correlation
-  /** Judged queries without any label, and labelled queries the judge did not grade. */
-  readonly judgeOnlyQueries: number
-  readonly labelOnlyQueries: number
-}
-
-export interface SystemScores {
-  readonly file: string
-  /** The run's tag (trec_eval `runid`), or the file name. */
-  readonly name: string
-  /** Metric → mean under the human labels / the judge's grades. */
-  readonly human: Readonly<Record<string, number>>
-  readonly judge: Readonly<Record<string, number>>
-  /** Queries averaged over (trec_eval num_q), per side. */
-  readonly queriesHuman: number
-  readonly queriesJudge: number
-}
-
-export interface SystemRankingAgreement {
-  readonly metrics: ReadonlyArray<string>
-  readonly relevantAt: number
-  /** Queries with both labels and judge grades, to which both qrels were restricted. */
-  readonly queries: number
-  readonly systems: ReadonlyArray<SystemScores>
-  /** Metric → correlation of the systems' means under the two label sets. */
-  readonly correlation: Readonly<Record<string, Correlation>>
-}
-
-export interface Calibration {
-  readonly judge: JudgeSource
-  readonly labels: { readonly file: string; readonly format: GradeFile["format"]; readonly count: number; readonly negative: number }
-  readonly kind: GradeKind
-  readonly relevantAt: number
-  readonly bootstrap: { readonly resamples: number; readonly seed: number; readonly level: number; readonly unit: "pair" }
-  readonly criteria: ReadonlyArray<CriterionCalibration>
-  /** Judged criteria no label names (not calibrated), with their judgment counts. */
-  readonly unlabelledCriteria: ReadonlyArray<{ readonly criterion: string; readonly judgments: number }>
-  /** Retrieval only. */
-  readonly queryRanking: QueryRankingAgreement | null
-  /** With `runs` only. */
-  readonly systemRanking: SystemRankingAgreement | null
-}
+export type UnpairedItem = typeof RunFiles.UnpairedItem.Type
+export type UnpairedList = typeof RunFiles.UnpairedList.Type
+export type GradeRow = typeof RunFiles.GradeRow.Type
+export type CriterionCalibration = typeof RunFiles.CriterionCalibration.Type
+export type Correlation = typeof RunFiles.Correlation.Type
+export type QueryNdcg = typeof RunFiles.QueryNdcg.Type
+export type QueryRankingAgreement = typeof RunFiles.QueryRankingAgreement.Type
+export type SystemScores = typeof RunFiles.SystemScores.Type
+export type SystemRankingAgreement = typeof RunFiles.SystemRankingAgreement.Type
+export type Calibration = RunFiles.Calibration
 
 // ---------------------------------------------------------------------------------------------
 // Matching label criteria to judged criteria

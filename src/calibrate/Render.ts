@@ -4,6 +4,7 @@
  * Ids and criterion names come from users' files, so every one is escaped before it enters markdown.
  */
 import { thousands } from "../domain/Numbers.js"
+import { CalibrationFile, encodeJson } from "../domain/RunFiles.js"
 import type { Calibration, Correlation, CriterionCalibration, Estimate, JudgeSource, UnpairedList } from "./Calibration.js"
 
 export const defaultMaxListed = 20
@@ -232,8 +233,8 @@ export const calibrationMarkdown = (calibration: Calibration, maxListed = defaul
   return lines.join("\n").replace(/\n+$/, "") + "\n"
 }
 
-/** The calibration as JSON-ready data: the whole object (every unpaired item) and the methods used. */
-export const calibrationJson = (calibration: Calibration) => ({
+/** `calibration.json`: the whole calibration (every unpaired item) and the methods used, encoded through its schema. */
+export const calibrationJson = (calibration: Calibration): string => encodeJson(CalibrationFile, {
   ...calibration,
   methods: {
     cohenKappa: "(p_o − p_e) / (1 − p_e) on the exact grades; binaryKappa the same on grade ≥ relevantAt",
@@ -246,4 +247,4 @@ export const calibrationJson = (calibration: Calibration) => ({
     spearmanRho: "Pearson correlation of average ranks (scipy.stats.spearmanr)",
     ndcg: "trec_eval ndcg_cut_10, linear gain"
   }
-})
+}, 2) + "\n"

@@ -16,24 +16,14 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import { isRecord } from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, UsageError } from "../domain/Errors.js"
-import { readRunManifest } from "../compare/RunCases.js"
+import { readManifest as readRunManifest } from "../domain/RunFiles.js"
 import { readJsonLines, readLines } from "../report/Files.js"
 import { type CriterionGrades, type Graded, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
-
-const Manifest = Schema.Struct({
-  runId: Schema.String,
-  pipeline: Schema.Struct({ name: Schema.String }),
-  iterations: Schema.Number,
-  status: Schema.optional(Schema.String),
-  cwd: Schema.optional(Schema.String),
-  judge: Schema.optional(Schema.Struct({ label: Schema.optional(Schema.String), provider: Schema.optional(Schema.String), model: Schema.optional(Schema.String) })),
-  prompts: Schema.optional(Schema.Array(Schema.Struct({ id: Schema.String, path: Schema.optional(Schema.String) })))
-})
 
 export interface RunSource {
   readonly dir: string
@@ -62,9 +52,8 @@ export interface RunGrades {
   readonly order: "records" | "journal"
 }
 
-const readManifest = (dir: string) => readRunManifest(dir, Manifest, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
+const readManifest = (dir: string) => readRunManifest(dir, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
 
-const isRecord = (x: unknown): x is Readonly<Record<string, unknown>> => typeof x === "object" && x !== null && !Array.isArray(x)
 
 /** The judgment fields calibrate needs, or undefined when the line is not a judgment. */
 const judgmentOf = (x: unknown) => {
@@ -201,7 +190,7 @@ export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effe
         dir,
         runId: manifest.runId,
         pipeline: manifest.pipeline.name,
-        judge: manifest.judge?.label,
+        judge: manifest.judge.label,
         status: manifest.status,
         iteration,
         iterations

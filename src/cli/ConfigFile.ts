@@ -6,13 +6,13 @@
  * or the command line only. YAML is read with the `yaml` package (eemeli/yaml, maintained, YAML 1.2).
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
 import { parse as parseYaml } from "yaml"
 import { UsageError } from "../domain/Errors.js"
 import { fileReadProblem } from "../report/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
 /** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns). */
 const flagValue = (value: unknown): string | undefined => {
@@ -44,7 +44,7 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
       try: async () => (yaml ? parseYaml(text, { prettyErrors: true }) as unknown : JSON.parse(text) as unknown),
       catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}` })
     })
-    if (!isRecord(parsed) || Array.isArray(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
+    if (!isRecord(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
     const shapes = new Map(flagDescriptors(config).map((f) => [f.name, { boolean: f.primitive === "Bool", secret: isSecretFlag(f) }]))
     const added: Array<string> = []
     for (const [key, value] of Object.entries(parsed)) {

@@ -5,13 +5,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
-import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
-import { Judge } from "../judges/Judge.js"
+import { readManifest } from "../domain/RunFiles.js"
+import * as Judgments from "../engine/Judgments.js"
 import { scanInput } from "../load/Rows.js"
-import { isPipelineName, loadPipeline } from "../engine/LoadPipeline.js"
+import { isPipelineName, loadPipeline, promptDirsFor } from "../engine/LoadPipeline.js"
 import * as Either from "effect/Either"
 import { instantiate } from "../engine/Pipeline.js"
 import { decodeVariables } from "../retrieval/RetrievalSetup.js"
@@ -20,53 +19,18 @@ import { precomputed, Retriever } from "../engine/Retriever.js"
 import { run } from "../engine/Runner.js"
 import * as Progress from "../report/Progress.js"
 import { layer as reportersLayer, type Reporter } from "../report/Reporter.js"
-import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
-
-const Manifest = Schema.Struct({
-  runId: Schema.String,
-  cwd: Schema.optional(Schema.String),
-  command: Schema.String,
-  pipeline: Schema.Struct({ name: Schema.String, file: Schema.optional(Schema.String) }),
-  input: Schema.Struct({ path: Schema.String, sha256: Schema.String }),
-  columns: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  limit: Schema.optional(Schema.Number),
-  iterations: Schema.Number,
-  concurrency: Schema.Number,
-  maxFailures: Schema.optional(Schema.Number),
-  judge: Schema.Struct({
-    provider: Schema.String,
-    model: Schema.String,
-    label: Schema.String,
-    params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-    /** Part of every judgment key when the judge's server is not the provider's public API. */
-    endpoint: Schema.optional(Schema.String)
-  }),
-  price: Schema.optional(Schema.NullOr(Schema.Struct({ input: Schema.Number, output: Schema.Number }))),
-  /** The pipeline's options when it ran (secrets are never recorded). */
-  options: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  /** Before options were recorded: the pipeline's settings as environment variables. */
-  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
-})
 
 /** `journal`: the run's journal when it is not the run directory's file (`--store postgres://…`). */
 export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number; readonly journal?: Layer.Layer<JudgmentJournal.JudgmentJournal, OutputError> | undefined } = {}) =>
   Effect.gen(function*() {
+    const m = yield* readManifest(runDir)
     const manifestPath = Path.join(runDir, "manifest.json")
-    if (!fs.existsSync(manifestPath)) {
-      return yield* new UsageError({ problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
-    }
-    const json = yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(manifestPath, "utf8")) as unknown,
-      catch: (e) => new InputError({ file: manifestPath, problem: `not valid JSON: ${(e as Error).message}` })
-    })
-    const m = yield* Schema.decodeUnknown(Manifest)(json).pipe(
-      Effect.mapError((e) => new InputError({ file: manifestPath, problem: `not a rag-eval manifest: ${e.message}` }))
-    )
     const from = (p: string) => (Path.isAbsolute(p) || m.cwd === undefined ? p : Path.resolve(m.cwd, p))
     if (m.pipeline.file === undefined) return yield* new UsageError({ problem: `${manifestPath} does not name its pipeline file` })
     // The pipeline with the options it ran with, not whatever this shell or config has.
-    const definition = yield* loadPipeline(isPipelineName(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file))
+    const pipelineFile = isPipelineName(m.pipeline.file) ? m.pipeline.file : from(m.pipeline.file)
+    const definition = yield* loadPipeline(pipelineFile)
     const pipelineOptions = m.options !== undefined
       ? recordedToOptions(m.options)
       : Either.map(Either.mapLeft(decodeVariables(m.env ?? {}), (e) => e.message), (d) => d.options)
@@ -78,17 +42,15 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
     if (scan.sha256 !== m.input.sha256) {
       return yield* new InputError({ file: input, problem: `changed since run ${m.runId} was made (sha256 differs); its judgments no longer describe this file` })
     }
-    // Stands in for the run's judge so keys and identity match; it is never called.
-    const replayJudge = Layer.succeed(Judge, {
+    // The run's judge, as far as keys and the run's identity go: nothing is called, the journal answers.
+    const replay = Judgments.layerReplay({
       provider: m.judge.provider,
       model: m.judge.model,
       label: m.judge.label,
       params: m.judge.params,
       endpoint: m.judge.endpoint,
-      local: false,
-      judge: () => Effect.dieMessage("report must not call a judge"),
-      judgeList: () => Effect.dieMessage("report must not call a judge")
-    })
+      local: m.judge.provider === "heuristic"
+    }, { partial: options.partial })
     return yield* run(pipeline, {
       input,
       outRoot: Path.dirname(Path.dirname(runDir)),
@@ -99,18 +61,16 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       maxFailures: m.maxFailures ?? 0,
       command: m.command,
       pipelineFile: m.pipeline.file,
+      promptDirs: promptDirsFor(pipelineFile),
       columns: m.columns,
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,
-      replay: true,
-      partial: options.partial,
       details: options.details
     }).pipe(Effect.provide(Layer.mergeAll(
-      replayJudge,
+      replay,
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       options.journal ?? JudgmentJournal.layerFile,
-      JudgmentCache.layerNone,
       reportersLayer(reporters),
       Progress.layerSilent
     )))

@@ -11,9 +11,9 @@ import { displayPath } from "./Display.js"
 import { UsageError } from "../domain/Errors.js"
 import { batchOptions } from "./BatchFlags.js"
 import { judgeLayer } from "./JudgeLayer.js"
-import { Judge } from "../judges/Judge.js"
+import * as Judgments from "../engine/Judgments.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
-import { loadPipeline } from "../engine/LoadPipeline.js"
+import { loadPipeline, promptDirsFor } from "../engine/LoadPipeline.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
 import { parseFailUnder } from "../report/Gate.js"
@@ -63,23 +63,22 @@ export const runAction = (flags: RunFlags) =>
     const shutdown = yield* Shutdown
     // The arguments as typed, or a resumed run's own: secrets masked, they never reach a file.
     const recordedArgv = redactArgv(yield* RecordedArgv, secretFlags)
-    // --- store / cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
+    // --store / --cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
     if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
     const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(loadStoreModule(flags.cluster ? "--cluster" : "--store", () => import("../cluster/RunSetup.js")), (m) =>
       m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
     const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
-    // --- end store / cluster
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
-    // --- issue 15: --batch (the provider's Batch API) and --max-cost
+    // --batch (the provider's Batch API)
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency))
-    // ---
+    const storage = stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)))
+    // One judge (one rate gate) for the whole command: the core judges with it, or prices a dry run.
     const services = Layer.mergeAll(
-      judge,
+      (flags.dryRun ? Judgments.layerEstimate : Judgments.layer).pipe(Layer.provide(judge)),
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out))),
       reportersLayer(reporters),
       flags.quiet ? Progress.layerSilent : Progress.layerStderr
-    )
+    ).pipe(Layer.provideMerge(storage))
     const price = (provider: string, model: string): Price | undefined =>
       priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
     const runOptions = (judgeInfo: { provider: string; model: string }): RunOptions => ({
@@ -91,6 +90,7 @@ export const runAction = (flags: RunFlags) =>
       maxFailures: flags.maxFailures,
       command: ["rag-eval", ...recordedArgv].join(" "),
       pipelineFile: flags.pipeline,
+      promptDirs: promptDirsFor(flags.pipeline),
       runId: Option.getOrUndefined(flags.runId),
       fresh: flags.fresh,
       retryFailed: flags.retryFailed,
@@ -101,33 +101,34 @@ export const runAction = (flags: RunFlags) =>
       batch,
       maxCostUsd: Option.getOrUndefined(flags.maxCost)
     })
-    const judgeInfo = yield* Judge.pipe(Effect.provide(judge))
-    if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
-      return yield* new UsageError({ problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices` })
-    }
-    if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
-      yield* Console.error(`the ${judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"} is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`)
-    }
-    if (flags.dryRun) {
-      const e = yield* estimate(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
-      yield* Console.log([
-        `dry run: ${pipeline.name} with ${judgeInfo.label}`,
-        `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
-        ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
-        `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
-        ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
-        `  estimated cost:    ${formatUsd(e.cost.usd)}${batch === undefined ? "" : " (synchronous)"}`,
-        // issue 15: both modes
-        `  with --batch:      ${formatUsd(cost({ input: e.inputTokens, output: e.outputTokens, batchInput: e.inputTokens, batchOutput: e.outputTokens }, e.cost.price ?? undefined).usd)}${judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"}`,
-        `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
-      ].join("\n"))
-      return
-    }
-    const outcome = yield* run(pipeline, runOptions(judgeInfo)).pipe(Effect.provide(services))
-    const j = outcome.judgments
-    const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
-    if (!flags.quiet) yield* Console.error(
-      `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
-    )
-    yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
+    return yield* Effect.gen(function*() {
+      const judgeInfo = (yield* Judgments.Judgments).identity
+      if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
+        return yield* new UsageError({ problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices` })
+      }
+      if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
+        yield* Console.error(`the ${judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"} is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`)
+      }
+      if (flags.dryRun) {
+        const e = yield* estimate(pipeline, runOptions(judgeInfo))
+        yield* Console.log([
+          `dry run: ${pipeline.name} with ${judgeInfo.label}`,
+          `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
+          ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
+          `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
+          ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
+          `  estimated cost:    ${formatUsd(e.cost.usd)}${batch === undefined ? "" : " (synchronous)"}`,
+          `  with --batch:      ${formatUsd(cost({ input: e.inputTokens, output: e.outputTokens, batchInput: e.inputTokens, batchOutput: e.outputTokens }, e.cost.price ?? undefined).usd)}${judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"}`,
+          `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
+        ].join("\n"))
+        return
+      }
+      const outcome = yield* run(pipeline, runOptions(judgeInfo))
+      const j = outcome.judgments
+      const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
+      if (!flags.quiet) yield* Console.error(
+        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
+      )
+      yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
+    }).pipe(Effect.provide(services))
   })

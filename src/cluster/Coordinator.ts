@@ -23,7 +23,7 @@ import { type FatalJudgeError, OutputError } from "../domain/Errors.js"
 import type { Judgment, JudgeTask, ListJudgeTask } from "../domain/Judgment.js"
 import { sha256 } from "../judges/Prompt.js"
 import { type JudgeOptions, JudgeShard, shardEntityId, type WireTask } from "./Protocol.js"
-import type { RemoteJudging } from "./RemoteJudging.js"
+import type { RemoteJudging } from "../engine/RemoteJudging.js"
 
 export interface CoordinatorOptions {
   readonly judge: JudgeOptions

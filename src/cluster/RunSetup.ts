@@ -17,7 +17,7 @@ import * as PostgresStore from "../store/PostgresStore.js"
 import { clientLayer, unfinishedBatches } from "./ClusterLayers.js"
 import * as Coordinator from "./Coordinator.js"
 import type { JudgeOptions } from "./Protocol.js"
-import { ClusterJudging } from "./RemoteJudging.js"
+import { ClusterJudging } from "../engine/RemoteJudging.js"
 
 export interface StoreSetup {
   readonly store: string

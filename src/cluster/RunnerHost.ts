@@ -2,12 +2,13 @@
  * What a cluster runner hosts: the `JudgeShard` entity (judge a batch of tasks) and the `RateLimit`
  * entity (the cluster-wide `--rpm` / `--tpm` and 429 pause).
  *
- * Per task of a batch: a judgment the run's journal already holds is reused (a batch delivered
- * again after its runner died, or by a restarted coordinator, pays nothing twice); otherwise the
- * runner's own rate gate gives a permit (its `--concurrency`, adaptive), the shared `RateLimit`
- * entity paces the start (the run's `--rpm`/`--tpm`/`--burst` and the rate learned from 429s, for the
- * whole cluster), the judge is asked, and the judgments are appended to the journal before
- * the batch answers. A paid reply awaiting repair is journaled as an attempt, as in a local run.
+ * Per task of a batch, through the judging core (`engine/Judgments.ts`) over the store: a judgment
+ * the run's journal already holds is reused (a batch delivered again after its runner died, or by a
+ * restarted coordinator, pays nothing twice); otherwise the runner's own rate gate gives a permit
+ * (its `--concurrency`, adaptive), the shared `RateLimit` entity paces the start (the run's
+ * `--rpm`/`--tpm`/`--burst` and the rate learned from 429s, for the whole cluster), the judge is
+ * asked, and the judgments are appended to the journal before the batch answers. A paid reply
+ * awaiting repair is journaled as an attempt, as in a local run.
  *
  * The judge is built from the run's options in the batch (provider, model, parameters, base URL)
  * with the key from the runner's own `--api-key` or environment — a key never travels in a message —
@@ -22,8 +23,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
-import { type Judgment, noUsage, type PendingRepair, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
-import { toJudgment } from "../engine/JudgmentKey.js"
+import type { Judgment, PendingRepair } from "../domain/Judgment.js"
+import * as Judgments from "../engine/Judgments.js"
+import type { Plan, Sink } from "../engine/Judgments.js"
+import { ClusterJudging } from "../engine/RemoteJudging.js"
+import * as Shutdown from "../engine/Shutdown.js"
+import { noTokens } from "../pricing/Prices.js"
+import * as JudgmentCache from "../store/JudgmentCache.js"
+import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
 import { Judge } from "../judges/Judge.js"
 import * as LlmJudge from "../judges/LlmJudge.js"
 import type { ProviderName } from "../providers/Names.js"
@@ -178,57 +185,105 @@ export const layerJudges = (settings: RunnerSettings) =>
 // ---------------------------------------------------------------------------------------------
 // The JudgeShard entity
 
-const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
+/** A row's state, as the journal index states it. */
+const stateOfRow = (row: StoredRow | undefined): State | undefined => {
+  switch (row?.status) {
+    case "ok":
+      return State.ok
+    case "judge":
+      return State.judgeFailed
+    case "transport":
+      return State.transportFailed
+    case "attempt":
+      return State.attempt
+    default:
+      return undefined
+  }
+}
 
-/** A journaled row this run keeps: a success, or a judge failure unless --retry-failed. */
-const usable = (row: StoredRow | undefined, retryFailed: boolean) => row !== undefined && (row.status === "ok" || (row.status === "judge" && !retryFailed))
+/**
+ * A batch's view of the run's journal in the store, for the judging core: what the store held for
+ * the batch's keys when it arrived, and appends that go to the store (a failed write is the
+ * coordinator's `StoreFailed`).
+ */
+const storeJournal = (store: RunnerStore["Type"], runId: string, held: ReadonlyMap<string, StoredRow>): OpenedJournal => {
+  const path = `journal of run ${runId}`
+  const write = (rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>) =>
+    store.append(runId, rows).pipe(Effect.mapError((e) => new OutputError({ path, problem: e.problem })))
+  return {
+    stats: { ok: 0, judgeFailed: 0, transportFailed: 0, attempts: 0, damagedLines: 0, tornLines: 0 },
+    state: (key) => stateOfRow(held.get(key)),
+    judgment: (key) => {
+      const row = held.get(key)
+      return row === undefined || row.status === "attempt" ? undefined : JSON.parse(row.body) as Judgment
+    },
+    pendingRepair: (key) => {
+      const row = held.get(key)
+      if (row?.status !== "attempt") return undefined
+      const a = JSON.parse(row.body) as PendingRepair
+      return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+    },
+    append: (js) => write(js.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) }))),
+    appendAttempt: (key, p) =>
+      write([{ key, status: "attempt", body: JSON.stringify({ key, kind: "attempt", text: p.text, problem: p.problem, usage: p.usage, asks: p.asks, attempts: p.attempts }) }]),
+    path
+  }
+}
 
+/** A wire task as the core plans it: the keys the coordinator computed, the task it sent. */
+const planOf = (t: WireTask): Plan => {
+  const base = { pipeline: t.pipeline, caseId: t.caseId, ordinal: t.ordinal, iteration: t.iteration, rubric: t.rubric, vars: t.vars }
+  return t.items !== undefined
+    ? { list: true, rubric: t.rubric, keys: t.keys, task: { ...base, items: t.items } }
+    : { list: false, rubric: t.rubric, keys: t.keys, task: { ...base, target: t.target ?? "answer" } }
+}
+
+/**
+ * A batch's tasks through the judging core, over the store's journal: a judgment the store holds
+ * and the run keeps is reused (a batch delivered again pays nothing twice); the rest are judged
+ * within one of the runner's permits and appended to the store before the batch answers.
+ */
 export const judgeBatch = (payload: { readonly runId: string; readonly judge: JudgeOptions; readonly tasks: ReadonlyArray<WireTask> }) =>
   Effect.gen(function*() {
     const store = yield* RunnerStore
     const judges = yield* RunnerJudges
     const { runId, tasks } = payload
     const held = yield* store.rows(runId, tasks.flatMap((t) => t.keys))
-    const toStoreFailed = (e: OutputError) => new StoreFailed({ problem: e.message })
-    const judgeTask = (t: WireTask): Effect.Effect<ReadonlyArray<Judgment>, FatalJudgeError | StoreFailed> =>
-      Effect.gen(function*() {
-        if (t.keys.every((k) => usable(held.get(k), payload.judge.retryFailed))) {
-          return t.keys.map((k) => JSON.parse(held.get(k)!.body) as Judgment)
-        }
-        const judge = yield* judges.get(payload.judge)
-        const callKey = t.keys[0]!
-        const priorRow = held.get(callKey)
-        const prior = priorRow?.status === "attempt" ? JSON.parse(priorRow.body) as PendingRepair : undefined
-        const repair = {
-          prior: prior === undefined ? undefined : { text: prior.text, problem: prior.problem, usage: prior.usage, asks: prior.asks, attempts: prior.attempts },
-          save: (p: PendingRepair) =>
-            store.append(runId, [{ key: callKey, status: "attempt", body: JSON.stringify({ key: callKey, kind: "attempt", text: p.text, problem: p.problem, usage: p.usage, asks: p.asks, attempts: p.attempts }) }]).pipe(
-              Effect.mapError((e) => new OutputError({ path: `journal of run ${runId}`, problem: e.problem }))
-            )
-        }
-        return yield* judges.withPermit(call(t, judge, callKey, repair))
-      })
-    const call = (t: WireTask, judge: Judge["Type"], callKey: string, repair: RepairCheckpoint) =>
-      Effect.gen(function*() {
-        const started = performance.now()
-        const base = { pipeline: t.pipeline, caseId: t.caseId, ordinal: t.ordinal, iteration: t.iteration, rubric: t.rubric, vars: t.vars }
-        const asked = t.items !== undefined
-          ? judge.judgeList({ ...base, items: t.items, repair })
-          : Effect.map(judge.judge({ ...base, target: t.target ?? "answer", repair }), (v) => [v])
-        const verdicts = yield* asked.pipe(
-          Effect.catchTags({
-            OutputError: (e) => Effect.fail(toStoreFailed(e)),
-            // The runner never stops its judges; should one stop, the batch is left to be delivered again.
-            JudgeStopped: () => Effect.die(new Error("judge stopped"))
-          })
-        )
-        const latency = performance.now() - started
-        const js = t.items !== undefined
-          ? t.items.map((item, i) => toJudgment(t.keys[i]!, { ...base, target: item.target }, verdicts[i] ?? missingVerdict, judge, latency))
-          : [toJudgment(callKey, { ...base, target: t.target ?? "answer" }, verdicts[0] ?? missingVerdict, judge, latency)]
-        yield* store.append(runId, js.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) })))
-        return js
-      })
+    const judge = yield* judges.get(payload.judge)
+    // The coordinator looked in the cache before sending; the runner never stops its judges; and it
+    // makes its calls itself (never back through a cluster).
+    const judgments = yield* Judgments.make.pipe(
+      Effect.provideService(Judge, judge),
+      Effect.provideService(ClusterJudging, undefined),
+      Effect.provide(Layer.merge(JudgmentCache.layerNone, Shutdown.layerNever))
+    )
+    const core = yield* judgments.open({
+      pipeline: tasks[0]?.pipeline ?? "",
+      runId,
+      rubrics: new Map(),
+      journal: storeJournal(store, runId, held),
+      retryFailed: payload.judge.retryFailed,
+      around: judges.withPermit
+    })
+    const sink: Sink = { state: { done: 0, failed: 0, reused: 0 }, tokens: noTokens() }
+    const judgeTask = (t: WireTask): Effect.Effect<ReadonlyArray<Judgment>, FatalJudgeError | StoreFailed> => {
+      const plan = planOf(t)
+      const kept = core.fromJournal(plan, sink)
+      if (kept !== undefined) return Effect.succeed(kept)
+      return core.judge(plan, { id: t.caseId, ordinal: t.ordinal }, sink).pipe(
+        Effect.catchTags({
+          OutputError: (e) => Effect.fail(new StoreFailed({ problem: e.message })),
+          UsageError: (e) => Effect.die(e)
+        }),
+        Effect.flatMap((js) => {
+          if (js !== undefined) return Effect.succeed(js)
+          // Not judged: a misconfigured provider fails the batch (the coordinator stops); a stopped
+          // judge leaves the batch to be delivered again.
+          const fatal = core.fatal()
+          return fatal !== undefined ? Effect.fail(fatal) : Effect.die(new Error("judge stopped"))
+        })
+      )
+    }
     const results = yield* Effect.forEach(tasks, judgeTask, { concurrency: "unbounded" })
     return results.flat()
   })

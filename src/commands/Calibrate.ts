@@ -113,7 +113,7 @@ export const calibrateCommandWork = (args: CalibrateArgs): Effect.Effect<Calibra
       runs
     })
     const report = args.format === "json"
-      ? JSON.stringify(calibrationJson(calibration), null, 2) + "\n"
+      ? calibrationJson(calibration)
       : calibrationMarkdown(calibration, args.maxListed ?? defaultMaxListed)
     const gateFailures = args.minKappa === undefined ? [] : kappaGateFailures(calibration, args.minKappa)
     return { calibration, report, gateFailures }
@@ -131,7 +131,7 @@ export const calibrateAndPrint = (args: CalibrateArgs): Effect.Effect<CalibrateR
     // On a run directory, its calibration.json too (atomically): the run's HTML report shows it.
     if (args.runDir !== undefined) {
       const file = Path.join(args.runDir, "calibration.json")
-      yield* writeFileAtomic(file, JSON.stringify(calibrationJson(result.calibration), null, 2) + "\n")
+      yield* writeFileAtomic(file, calibrationJson(result.calibration))
       yield* Console.error(`wrote ${file} (rag-eval report ${args.runDir} --format html shows it)`)
     }
     if (args.output === undefined) {

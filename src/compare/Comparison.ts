@@ -9,13 +9,13 @@
  *   number left out is reported.
  * - Runs of different pipelines are refused (their metrics mean different things: NDCG with linear
  *   or exponential gain, different grade scales).
- * - By default the pipeline's quality metrics are compared; bookkeeping numbers (cost, tokens,
- *   latency, gold-span and course counts) only when `--metrics` names them.
+ * - By default the pipeline's quality metrics are compared (its per-case metrics with a direction);
+ *   counts that are neither better nor worse (courses retrieved) only when `--metrics` names them.
  * - Significance at α = 0.05 is decided by one test, the randomisation test (no normality
  *   assumption); the verdict states both p-values, and says so when the paired t-test or the
  *   bootstrap CI (whether it excludes 0) disagrees with it.
- * - Higher is better, except for metrics whose name says otherwise (irrelevant…, latency, cost,
- *   tokens, duration, error), where the verdict's "better" is reversed.
+ * - Which way is better is each metric's declared direction (`irrelevantRate`: lower), as the run's
+ *   manifest records it.
  * - Randomness is seeded per metric and test from `seed` alone, so a metric's numbers do not
  *   depend on which other metrics are compared.
  */
@@ -89,11 +89,6 @@ export interface Comparison {
 export const defaultSeed = 42
 export const defaultAlpha = 0.05
 
-const lowerIsBetterPattern = /irrelevant|latency|cost|tokens|duration|error/i
-
-/** Whether a smaller value of this metric is the better one (by name; see the module comment). */
-export const lowerIsBetter = (metric: string): boolean => lowerIsBetterPattern.test(metric)
-
 const listSome = (ids: ReadonlyArray<string>, max = 5) =>
   ids.length <= max ? ids.join(", ") : `${ids.slice(0, max).join(", ")}, … (${ids.length - max} more)`
 
@@ -137,10 +132,8 @@ const selectMetrics = (requested: string | undefined, common: ReadonlyArray<stri
   return chosen.length === 0 ? Effect.succeed(defaults) : Effect.succeed(chosen)
 }
 
-/** Per-case numbers that are not quality metrics: compared only when `--metrics` names them. */
-const NOT_QUALITY = /cost|tokens|latency|duration|^gold|spans$|^total|^chunks$|^hits$|count$/i
-
-export const notQuality = (metric: string): boolean => NOT_QUALITY.test(metric)
+/** A per-case number that is neither better nor worse (a count of items): compared only when `--metrics` names it. */
+const notQuality = (run: RunCases, metric: string): boolean => run.specs.get(metric)?.direction === "none"
 
 /**
  * `compare --fail-if-worse m1,m2`: the listed metrics on which B is significantly worse than A
@@ -236,7 +229,7 @@ export const compareMetric = (
   const meanA = mean(xs)
   const meanB = mean(ys)
   const delta = meanA === null || meanB === null ? null : meanB - meanA
-  const lower = lowerIsBetter(metric)
+  const lower = a.specs.get(metric)?.direction === "lower"
   const { verdict, winner } = verdictOf(metric, n, excluded, delta, tTest, randomisation, bootstrap, options.alpha, lower, n > 0 && wtl.ties === n)
   return { metric, lowerIsBetter: lower, n, excluded, meanA, meanB, delta, tTest, randomisation, bootstrap, ...wtl, winner, verdict }
 }
@@ -253,7 +246,7 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
     const inB = new Set(b.metrics)
     const inA = new Set(a.metrics)
     const common = a.metrics.filter((m) => inB.has(m))
-    const headline = common.filter((m) => !notQuality(m))
+    const headline = common.filter((m) => !notQuality(a, m))
     if (common.length === 0) {
       return yield* new UsageError({
         problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${a.metrics.join(", ") || "none"}; B has: ${b.metrics.join(", ") || "none"}`

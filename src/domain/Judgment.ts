@@ -139,6 +139,13 @@ export const Judgment = Schema.Struct({
   score: Schema.NullOr(Schema.Number),
   confidence: Schema.optional(Schema.Number),
   reason: Schema.String,
+  /** The text that decided the verdict (a claim check's supporting or contradicting sentence), when the judge gives one. */
+  evidence: Schema.optional(Schema.String),
+  /**
+   * A result that is not a score (a rubric whose output is a list, such as the claims extracted from
+   * an answer): what a later round of the same case is built from. Plain JSON.
+   */
+  value: Schema.optional(Schema.Unknown),
   /** The judge's raw text when it could not be decoded (status failed), for the report. */
   raw: Schema.optional(Schema.String),
   usage: Usage,
@@ -147,7 +154,9 @@ export const Judgment = Schema.Struct({
   provider: Schema.String,
   model: Schema.String,
   /** `batch`: made through the provider's Batch API (`--batch`), priced at the batch price. */
-  via: Schema.optional(Schema.Literal("batch"))
+  via: Schema.optional(Schema.Literal("batch")),
+  /** Journaled from the cache of earlier runs: this run did not pay for it (`--max-cost` counts it as free). */
+  fromCache: Schema.optional(Schema.Boolean)
 })
 export type Judgment = typeof Judgment.Type
 
@@ -159,6 +168,10 @@ export interface Verdict {
   readonly score: number | null
   readonly confidence?: number | undefined
   readonly reason: string
+  /** See `Judgment.evidence`. */
+  readonly evidence?: string | undefined
+  /** See `Judgment.value`. */
+  readonly value?: unknown
   readonly raw?: string | undefined
   readonly usage: Usage
   readonly attempts: number

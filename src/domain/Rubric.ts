@@ -12,18 +12,30 @@ export const ScaleValue = Schema.Struct({
 })
 export type ScaleValue = typeof ScaleValue.Type
 
+/**
+ * What a rubric asks the judge for: a `score` on its scale (the default), or `claims` — the atomic
+ * claims of a text, as a list (what a later judgment of the same case is built from).
+ */
+export const RubricOutput = Schema.Literal("score", "claims")
+export type RubricOutput = typeof RubricOutput.Type
+
 export const RubricFile = Schema.Struct({
   /** Stable id, e.g. `rag-answers/groundedness`. Part of every judgment key. */
   id: Schema.String,
   version: Schema.String,
   name: Schema.String,
   description: Schema.String,
-  /** Every allowed score with its meaning, lowest first. */
-  scale: Schema.Array(ScaleValue).pipe(Schema.minItems(2)),
+  output: Schema.optionalWith(RubricOutput, { default: () => "score" as const }),
+  /** Every allowed score with its meaning, lowest first (at least two); none for a `claims` rubric. */
+  scale: Schema.optionalWith(Schema.Array(ScaleValue), { default: () => [] }),
   /** Which heuristic stands in for this rubric when `--provider heuristic` (see `judges/Heuristic.ts`). */
   heuristic: Schema.String,
   /** Ask the judge for a 1–5 confidence too (checklist relevance judge). */
   confidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Ask the judge to quote the sentence of the data that decides its verdict (a claim check's evidence). */
+  evidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Listwise rubrics: the name of an item's number in the answer (`hit`, `claim`…). Default `hit`. */
+  itemKey: Schema.optionalWith(Schema.String.pipe(Schema.pattern(/^[a-z][a-z_]*$/)), { default: () => "hit" }),
   /** System and user message templates, as lines. `{{name}}` inserts a variable, already escaped as data. */
   system: Schema.Array(Schema.String),
   user: Schema.Array(Schema.String),
@@ -42,6 +54,7 @@ export interface Rubric extends RubricFile {
   readonly hash: string
   /** Path the rubric was loaded from, relative to the prompts directory. */
   readonly path: string
+  /** The scale's lowest and highest scores (0 for a `claims` rubric, which has none). */
   readonly min: number
   readonly max: number
 }

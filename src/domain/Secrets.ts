@@ -8,6 +8,8 @@
  * declared later with `Options.redacted` is masked without another list to keep in step.
  */
 
+import { isRecord } from "effect/Predicate"
+
 /** What a masked value becomes. */
 export const MASK = "<redacted>"
 
@@ -87,8 +89,6 @@ export const redactArgv = (argv: ReadonlyArray<string>, secretFlags: ReadonlyArr
 // ---------------------------------------------------------------------------------------------
 // The secret flags, from the flag descriptors
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null
-
 const fullName = (name: string) => (name.length === 1 ? `-${name}` : `--${name}`)
 
 /** Primitive types of @effect/cli whose value is a secret: `Options.redacted` and the older `Options.secret`. */
@@ -112,7 +112,13 @@ export const flagDescriptors = (...configs: ReadonlyArray<unknown>): Array<FlagD
   const found: Array<FlagDescriptor> = []
   const seen = new Set<unknown>()
   const walk = (node: unknown): void => {
-    if (!isRecord(node) || seen.has(node)) return
+    if (seen.has(node)) return
+    if (Array.isArray(node)) {
+      seen.add(node)
+      for (const value of node) walk(value)
+      return
+    }
+    if (!isRecord(node)) return
     seen.add(node)
     if (node._tag === "Single") {
       const primitive = node.primitiveType
@@ -129,7 +135,7 @@ export const flagDescriptors = (...configs: ReadonlyArray<unknown>): Array<FlagD
       for (const key of ["options", "left", "right", "argumentOption"]) walk(node[key])
       return
     }
-    // A command config: a record (or array) of options.
+    // A command config: a record of options.
     for (const value of Object.values(node)) walk(value)
   }
   for (const config of configs) walk(config)

@@ -2,16 +2,18 @@
  * `--batch`: the judgments a run still needs go through the provider's Batch API (half price,
  * within 24 h) instead of one synchronous call each. A phase before the normal judging pass:
  *
- * 1. plan every case as synchronous judging does (same keys: results are interchangeable, and
- *    `compare`, `calibrate` and `report` see the same journal); keep the calls the journal and the
- *    cache do not hold;
+ * 1. plan every case as synchronous judging does, through the judging core (same keys: results are
+ *    interchangeable, and `compare`, `calibrate` and `report` see the same journal); keep the calls
+ *    the journal and the cache do not hold — for a chained judge stage, those of each case's first
+ *    round not done, planned again as batches bring in the rounds before (a round per batch);
  * 2. render them into JSONL request files (`custom_id` = the call's first judgment key; at most
  *    `maxRequests` requests and `maxBytes` a file), upload, create the batches — each step in the
  *    ledger (`store/BatchLedger.ts`) the moment it exists;
  * 3. poll with backoff (on the Effect `Clock`); download each finished batch's output and error
- *    files and turn every reply into verdicts through the synchronous judge's own readers
- *    (`LlmJudge.pointReader`/`listReader`): same decoding, same repair rules, same failed verdicts;
- *    journal them (marked `via: "batch"`, priced at the batch price) and close the batch in the ledger;
+ *    files and turn every reply into verdicts through the judge's own call readers (its `calls` port,
+ *    `judges/CallReader.ts`): same decoding, same repair rules, same failed verdicts as a synchronous
+ *    call; the core journals them (marked `via: "batch"`, priced at the batch price); then the batch
+ *    is closed in the ledger;
  * 4. a reply that does not decode is journaled as an attempt (as the synchronous judge does) and
  *    asked again with the repair prompt — in the next batch (`--batch-repair batch`, the default) or
  *    synchronously by the normal pass (`--batch-repair sync`), which continues from that attempt;
@@ -27,28 +29,21 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
+import type { EvalCase } from "../domain/Case.js"
+import { FatalJudgeError, InputError, type OutputError } from "../domain/Errors.js"
 import { addUsage, type Judgment, noUsage, type Verdict } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
-import type { Judge } from "../judges/Judge.js"
-import { type CallReader, DEFAULT_REPAIR_ATTEMPTS, listReader, pointReader, truncate, unusable } from "../judges/LlmJudge.js"
+import { type BatchCalls, type CallReader, truncate, unusable } from "../judges/CallReader.js"
 import type { BatchStatus } from "../providers/BatchApi.js"
-import type { ProviderError, SamplingParams } from "../providers/LlmProvider.js"
-import { body as chatBody, completionReply, type OpenAiCompatibleProvider } from "../providers/OpenAiProvider.js"
+import type { ProviderError } from "../providers/LlmProvider.js"
 import type { Progress } from "../report/Progress.js"
 import * as BatchLedger from "../store/BatchLedger.js"
-import type { JudgmentCache } from "../store/JudgmentCache.js"
 import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
-import type { Budget } from "./Budget.js"
-import type { makeJudging } from "./Judging.js"
+import { CaseRounds, type Plan, promptChars, type RunJudging } from "./Judgments.js"
 import type { Pipeline } from "./Pipeline.js"
 import type { Retriever } from "./Retriever.js"
 import type { BatchOptions, RunOptions } from "./RunTypes.js"
-import type { Shutdown } from "./Shutdown.js"
 import { limitCases, loadContext } from "./Validate.js"
-
-type Judging = ReturnType<typeof makeJudging>
-type Plan = ReturnType<Judging["planSpec"]>
 
 export interface BatchPhaseContext<R, S> {
   readonly pipeline: Pipeline<R, S>
@@ -56,14 +51,13 @@ export interface BatchPhaseContext<R, S> {
   readonly batch: BatchOptions
   readonly runId: string
   readonly runDir: string
-  readonly judge: Judge["Type"]
   readonly retriever: Retriever["Type"]
   readonly journal: OpenedJournal
-  readonly cache: JudgmentCache["Type"]
-  readonly shutdown: Shutdown["Type"]
   readonly progress: Progress["Type"]
-  readonly judging: Judging
-  readonly budget?: Budget | undefined
+  /** The judging core, opened for the run: plans, what is done, recording, stopping, the budget. */
+  readonly core: RunJudging
+  /** The judge's calls as data (its `calls` port); a judge without one has no Batch API. */
+  readonly calls: BatchCalls
 }
 
 /** One batch as the manifest records it. */
@@ -91,7 +85,7 @@ export interface BatchPhase {
 /** How many times a call may be submitted before it is recorded as a transport failure. */
 const DEFAULT_MAX_SUBMISSIONS = 3
 
-export const runBatchPhase = <R, S>(ctx: BatchPhaseContext<R, S>): Effect.Effect<BatchPhase, OutputError | FatalJudgeError> =>
+export const runBatchPhase = <R, S>(ctx: BatchPhaseContext<R, S>): Effect.Effect<BatchPhase, OutputError | FatalJudgeError | InputError> =>
   Effect.acquireUseRelease(
     BatchLedger.open(ctx.runDir, { fresh: ctx.options.fresh }),
     (ledger) => phase(ctx, ledger),
@@ -100,31 +94,55 @@ export const runBatchPhase = <R, S>(ctx: BatchPhaseContext<R, S>): Effect.Effect
 
 const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedger) =>
   Effect.gen(function*() {
-    const { pipeline, options, batch, judge, retriever, journal, cache, shutdown, progress, judging, budget } = ctx
+    const { pipeline, options, batch, retriever, journal, progress, core, calls } = ctx
     const api = batch.api
+    const budget = core.budget
     const maxSubmissions = batch.maxSubmissions ?? DEFAULT_MAX_SUBMISSIONS
-    const totalAsks = DEFAULT_REPAIR_ATTEMPTS + 1
+    const totalAsks = calls.asks
     const collected = new Set<string>()
     let resubmitted = 0
-    const stopping = () => judging.stopping()
+    const stopping = () => core.stopping()
 
-    // 1. The calls the journal and the cache do not hold, by their first key (the custom_id).
+    // 1. The calls the journal and the cache do not hold, by their first key (the custom_id): of each
+    //    case the first round not done (a chained stage's later rounds wait for the batches before).
     const plans = new Map<string, Plan>()
-    for (let iteration = 1; iteration <= options.iterations; iteration++) {
-      yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
-        Stream.mapEffect((c) => retriever.retrieve(c)),
-        Stream.runForEach((c) =>
-          Effect.forEach(pipeline.judge.tasks(c), (spec) =>
-            Effect.gen(function*() {
-              const plan = judging.planSpec(c, iteration, spec)
-              if (plan.keys.every((k) => judging.usable(journal.state(k)))) return
-              const hits = yield* Effect.forEach(plan.keys, (k) => cache.get(k))
-              if (hits.every((h) => h._tag === "Some")) return
+    const frontier = (c: EvalCase, iteration: number) =>
+      Effect.gen(function*() {
+        const rounds = new CaseRounds(pipeline.judge, c)
+        for (let specs = rounds.current(); specs.length > 0;) {
+          const judged: Array<ReadonlyArray<Judgment>> = []
+          let missing = false
+          for (const spec of specs) {
+            const plan = core.plan(c, iteration, spec)
+            const js = yield* core.lookup(plan)
+            if (js !== undefined) judged.push(js)
+            else {
+              missing = true
               plans.set(plan.keys[0]!, plan)
-            }), { discard: true }))
-      ).pipe(Effect.catchAll((e) => Effect.dieMessage(`cases could not be read again for --batch: ${String(e)}`)))
-    }
-    const done = (plan: Plan) => plan.keys.every((k) => judging.usable(journal.state(k)))
+            }
+          }
+          if (missing) return
+          specs = rounds.advance(judged)
+        }
+      })
+    const planAll = Effect.gen(function*() {
+      plans.clear()
+      for (let iteration = 1; iteration <= options.iterations; iteration++) {
+        yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
+          Stream.mapEffect((c) => retriever.retrieve(c)),
+          Stream.runForEach((c) => frontier(c, iteration))
+        )
+      }
+    })
+    yield* planAll
+    /** A chained stage: what the batches brought in since the last planning may open later rounds. */
+    let collectedAtPlanning = 0
+    const planAgain = Effect.suspend(() => {
+      if (pipeline.judge.next === undefined || collected.size === collectedAtPlanning) return Effect.void
+      collectedAtPlanning = collected.size
+      return planAll
+    })
+    const done = (plan: Plan) => plan.keys.every((k) => core.kept(journal.state(k)))
 
     /** Provider calls of the batch API: transient failures retried with backoff; the rest stop the run. */
     const retrying = <A>(what: string, self: Effect.Effect<A, ProviderError>): Effect.Effect<A, FatalJudgeError> =>
@@ -140,31 +158,27 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         Effect.mapError((e) =>
           new FatalJudgeError({
             line: e.kind === "not_found"
-              ? `${judge.provider} answered 404 to ${what} (${e.detail}): this server has no Batch API there; run without --batch`
-              : `${judge.provider} batch API: ${what} failed: ${e.message}${e.retryable ? " (after retries; run the same command again to resume)" : ""}`,
+              ? `${core.identity.provider} answered 404 to ${what} (${e.detail}): this server has no Batch API there; run without --batch`
+              : `${core.identity.provider} batch API: ${what} failed: ${e.message}${e.retryable ? " (after retries; run the same command again to resume)" : ""}`,
             kind: e.kind,
             status: e.status
           })
         )
       )
 
-    // --- Replies into judgments (the synchronous judge's readers and repair rules)
+    // --- Replies into judgments (the judge's own readers and repair rules), recorded by the core
     const journalVerdicts = (plan: Plan, verdicts: ReadonlyArray<Verdict>) =>
-      Effect.gen(function*() {
-        const js: Array<Judgment> = judging.judgmentsOf(plan, verdicts, 0).map((j) => ({ ...j, via: "batch" as const }))
-        yield* journal.append(js)
-        yield* Effect.forEach(js, (j) => cache.put(j), { discard: true })
+      Effect.map(core.record(plan, verdicts, 0, "batch"), (js) => {
         for (const j of js) collected.add(j.key)
       })
 
-    const readerOf = (plan: Plan): CallReader<unknown> =>
-      (plan.list ? listReader(plan.task) : pointReader(plan.task)) as unknown as CallReader<unknown>
+    const readerOf = (plan: Plan): CallReader<unknown> => calls.reader(plan.task)
 
     /** A chat completion from a batch: a verdict, or an attempt journaled for a repair. */
     const onReply = (plan: Plan, body: unknown, estimate: number) =>
       Effect.gen(function*() {
         const callKey = plan.keys[0]!
-        const reply = completionReply(body)
+        const reply = calls.reply(body)
         budget?.settle(estimate, reply.usage, "batch")
         const prior = journal.state(callKey) === State.attempt ? journal.pendingRepair(callKey) : undefined
         // The same output read again (killed after journaling it, before closing the batch): done already.
@@ -197,7 +211,8 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
       }))
     }
 
-    const estimates = new Map<string, number>()
+    /** `--max-cost`: each submitted request's estimate, settled when its reply lands (a resume's open batches too). */
+    const estimates = BatchLedger.reservedEstimates(ledger.uploads)
 
     /** Read a batch's output or error file; the custom ids it answered for good. */
     const readFile = (fileId: string, answered: Set<string>) =>
@@ -243,19 +258,14 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
       })
 
     // --- Submitting
-    const format = () => judge.structuredOutput?.() ?? "json_schema"
-    const params: SamplingParams = {
-      temperature: judge.params.temperature as number | undefined,
-      seed: judge.params.seed as number | undefined,
-      maxTokens: judge.params.maxTokens as number | undefined
-    }
     let fileNumber = ledger.uploads.length
 
     const submitChunk = (ids: ReadonlyArray<string>, lines: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const jsonl = lines.join("\n") + "\n"
         const fileId = yield* retrying("uploading a request file", api.upload(`rag-eval-${ctx.runId}-${++fileNumber}.jsonl`, jsonl))
-        yield* ledger.append({ kind: "upload", file: fileId, ids, bytes: Buffer.byteLength(jsonl) })
+        const estimateUsd = budget === undefined ? undefined : ids.reduce((sum, id) => sum + (estimates.get(id) ?? 0), 0)
+        yield* ledger.append({ kind: "upload", file: fileId, ids, bytes: Buffer.byteLength(jsonl), ...(estimateUsd === undefined ? {} : { estimateUsd }) })
         yield* createOver(fileId, ids.length)
       })
 
@@ -301,16 +311,16 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
           continue
         }
         const reader = readerOf(plan)
-        const request = { ...reader.request, format: format(), ...(prior === undefined ? {} : { repair: { previous: prior.text, error: prior.problem } }) }
+        const request = { ...reader.request, ...(prior === undefined ? {} : { repair: { previous: prior.text, error: prior.problem } }) }
         if (budget !== undefined) {
-          const estimate = budget.estimate(request.system.length + request.user.length, plan.keys.length, "batch")
+          const estimate = budget.estimate(promptChars(plan), plan.keys.length, "batch")
           if (!budget.admit(estimate)) {
-            yield* shutdown.request
+            yield* core.requestStop
             break
           }
           estimates.set(id, estimate)
         }
-        const line = api.requestLine(id, chatBody(judge.provider as OpenAiCompatibleProvider, judge.model, params, request) as unknown as Record<string, unknown>)
+        const line = api.requestLine(id, calls.body(request))
         const size = Buffer.byteLength(line) + 1
         if (ids.length > 0 && (ids.length >= batch.maxRequests || bytes + size > batch.maxBytes)) {
           yield* submitChunk(ids, lines)
@@ -370,11 +380,12 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         delay = batch.pollMs
       }
       if (stopping()) break
+      yield* planAgain
       if (pendingWork()) {
         if (!awaited) {
           // The preflight says which answer format the server takes (and stops a misconfigured run).
           awaited = true
-          if (!(yield* judging.awaitPreflight)) break
+          if (!(yield* core.awaitPreflight)) break
         }
         yield* submit
       }
@@ -382,7 +393,7 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
       if (stopping()) break
       if (open().length === 0 && !pendingWork()) break
       if (batch.detach && open().length > 0) break
-      yield* Effect.raceFirst(Effect.sleep(delay), shutdown.requested)
+      yield* Effect.raceFirst(Effect.sleep(delay), core.stopRequested)
       delay = Math.min(delay * 2, batch.maxPollMs)
     }
 

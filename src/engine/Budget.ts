@@ -1,6 +1,7 @@
 /**
- * `--max-cost USD`: a call (or a batch) starts only when what this invocation has spent, plus the
- * estimate of every call in flight, plus its own estimate, stays within the cap. The first one that
+ * `--max-cost USD`: a call (or a batch) starts only when what the run has spent — in earlier
+ * invocations (its journaled judgments and attempts, its submitted batches at their estimate) and in
+ * this one — plus the estimate of every call in flight, plus its own estimate, stays within the cap. The first one that
  * would pass it stops the run as Ctrl+C does (calls in flight finish and are journaled; the same
  * command resumes), and the run ends with `BudgetReached` (exit 1).
  *
@@ -10,8 +11,8 @@
 import type { Usage } from "../domain/Judgment.js"
 import { type Price, usdOf } from "../pricing/Prices.js"
 
-/** Output tokens assumed per judgment (as `--dry-run` assumes). */
-export const BUDGET_OUTPUT_TOKENS = 150
+/** Output tokens assumed per judgment in estimates (a short reasoning and a score): `--max-cost` and `--dry-run`. */
+export const ESTIMATED_OUTPUT_TOKENS = 150
 
 export interface Budget {
   readonly capUsd: number
@@ -20,14 +21,19 @@ export interface Budget {
   /** A call landed: its estimate is released and what it really cost counted. */
   readonly settle: (estUsd: number, usage: Usage, via: "batch" | undefined) => void
   readonly reached: () => boolean
+  /** Spent by the run so far, earlier invocations included. */
   readonly spentUsd: () => number
   /** The estimated cost of a call: its prompt's characters and the judgments it makes. */
   readonly estimate: (promptChars: number, judgments: number, via: "batch" | undefined) => number
 }
 
-export const make = (capUsd: number, price: Price): Budget => {
-  let spent = 0
-  let inFlight = 0
+/**
+ * `before`: what earlier invocations of the run spent, and the estimates of the batches they left
+ * open (reserved like calls in flight, settled when their replies are collected).
+ */
+export const make = (capUsd: number, price: Price, before: { readonly spentUsd: number; readonly reservedUsd: number } = { spentUsd: 0, reservedUsd: 0 }): Budget => {
+  let spent = before.spentUsd
+  let inFlight = before.reservedUsd
   let reached = false
   const usd = (input: number, output: number, cached: number, via: "batch" | undefined) =>
     usdOf(via === "batch"
@@ -49,6 +55,6 @@ export const make = (capUsd: number, price: Price): Budget => {
     },
     reached: () => reached,
     spentUsd: () => spent,
-    estimate: (chars, judgments, via) => usd(Math.ceil(chars / 4), judgments * BUDGET_OUTPUT_TOKENS, 0, via)
+    estimate: (chars, judgments, via) => usd(Math.ceil(chars / 4), judgments * ESTIMATED_OUTPUT_TOKENS, 0, via)
   }
 }

@@ -1,63 +1,69 @@
 /** `--dry-run`: what a run would cost, computed as the run would plan it, with nothing called or written. */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
+import type { EvalCase } from "../domain/Case.js"
 import { cost } from "../pricing/Prices.js"
-import { JudgmentCache } from "../store/JudgmentCache.js"
-import { readStates, State } from "../store/JudgmentJournal.js"
-import { keyFor, listKeys, renderSpec } from "./JudgmentKey.js"
-import { isListSpec, type Pipeline } from "./Pipeline.js"
+import type { ProgressState } from "../report/Progress.js"
+import { noTokens } from "../pricing/Prices.js"
+import { readOnly } from "../store/JudgmentJournal.js"
+import { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
+import { CaseRounds, Judgments, type RunJudging, type Sink } from "./Judgments.js"
+import { type Pipeline, plannedSpecs } from "./Pipeline.js"
 import type { Estimate, RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext, prepare } from "./Validate.js"
 
-/** Output tokens assumed per judgment in estimates (a short reasoning and a score; a listwise call makes several). */
-export const ESTIMATED_OUTPUT_TOKENS = 150
+/**
+ * A case's calls: its rounds walked as far as the journal and the cache hold them whole; the calls
+ * of the first round they do not, and (a chained stage) the planned specs of the rounds after it.
+ */
+const estimateCase = <R, S>(pipeline: Pipeline<R, S>, core: RunJudging, c: EvalCase, iteration: number, sink: Sink) =>
+  Effect.gen(function*() {
+    const rounds = new CaseRounds(pipeline.judge, c)
+    let walked = 0
+    for (let specs = rounds.current(); specs.length > 0;) {
+      const judged = []
+      let complete = true
+      for (const spec of specs) {
+        const plan = core.plan(c, iteration, spec)
+        const js = core.fromJournal(plan, sink) ?? (yield* core.judge(plan, c, sink))
+        if (js === undefined) complete = false
+        else judged.push(js)
+      }
+      walked += specs.length
+      if (!complete) {
+        // The rounds after this one depend on its results: priced from the stage's stand-ins.
+        for (const spec of plannedSpecs(pipeline.judge, c).slice(walked)) core.countCall?.(core.plan(c, iteration, spec))
+        return
+      }
+      specs = rounds.advance(judged)
+    }
+  })
 
 /** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
 export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.scoped(Effect.gen(function*() {
-    const { judge, retriever, rubrics, info } = yield* prepare(pipeline, options)
-    const cache = yield* JudgmentCache
-    const journalPath = Path.join(info.runDir, "judgments.jsonl")
+    const { retriever, rubrics, info } = yield* prepare(pipeline, options)
+    const judgments = yield* Judgments
+    const local = judgments.identity.local
     // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
-    const states = options.fresh ? undefined : yield* readStates(journalPath)
-    const kept = (key: string) => {
-      const state = states?.(key)
-      return state === State.ok || (state === State.judgeFailed && !options.retryFailed)
-    }
-    let calls = 0
-    let judgments = 0
-    let alreadyDone = 0
-    let inputTokens = 0
+    const journal = options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, "judgments.jsonl"))
+    const core = yield* judgments.open({ pipeline: pipeline.name, runId: info.runId, rubrics, journal, retryFailed: options.retryFailed })
+    const state: ProgressState = { done: 0, failed: 0, reused: 0 }
+    const sink: Sink = { state, tokens: noTokens() }
     yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
       Stream.mapEffect((c) => retriever.retrieve(c)),
       Stream.runForEach((c) =>
-        Effect.forEach(pipeline.judge.tasks(c), (spec) =>
-          Effect.gen(function*() {
-            const rubric = rubrics.get(spec.rubric)!
-            const { system, user } = renderSpec(rubric, spec)
-            for (let iteration = 1; iteration <= options.iterations; iteration++) {
-              const keys = isListSpec(spec) ? listKeys(pipeline.name, judge, rubric, c, iteration, spec) : [keyFor(pipeline.name, judge, rubric, c, iteration, spec)]
-              let present = 0
-              for (const key of keys) if (kept(key) || Option.isSome(yield* cache.get(key))) present++
-              // A list is one call, made again whole unless every item is already judged.
-              if (present === keys.length) {
-                alreadyDone += present
-              } else {
-                calls++
-                judgments += keys.length
-                inputTokens += Math.ceil((system.length + user.length) / 4)
-              }
-            }
-          }), { discard: true }))
+        Effect.gen(function*() {
+          for (let iteration = 1; iteration <= options.iterations; iteration++) yield* estimateCase(pipeline, core, c, iteration, sink)
+        }))
     )
-    const outputTokens = judge.local ? 0 : judgments * ESTIMATED_OUTPUT_TOKENS
-    const tokens = judge.local ? { input: 0, output: 0 } : { input: inputTokens, output: outputTokens }
+    const { calls } = core
+    const tokens = local ? { input: 0, output: 0 } : { input: calls.inputTokens, output: calls.judgments * ESTIMATED_OUTPUT_TOKENS }
     return {
-      calls: judge.local ? 0 : calls,
-      judgments: judge.local ? 0 : judgments,
-      alreadyDone,
+      calls: local ? 0 : calls.count,
+      judgments: local ? 0 : calls.judgments,
+      alreadyDone: state.reused,
       inputTokens: tokens.input,
       outputTokens: tokens.output,
       cost: cost(tokens, options.price),

@@ -5,7 +5,6 @@
 import type { EvalCase } from "../domain/Case.js"
 import type { Judgment, JudgeTask, Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { Judge } from "../judges/Judge.js"
 import { render, sha256 } from "../judges/Prompt.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
 
@@ -70,7 +69,15 @@ export const stringRecordJson = (vars: Readonly<Record<string, unknown>>): strin
 }
 
 /** The key of a judge task (also the cache key), as the CLI and `rag-eval serve` both compute it. */
-export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "params" | "endpoint">, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
+/** Who judges, as far as keys are concerned. */
+export interface KeyedJudge {
+  readonly provider: string
+  readonly model: string
+  readonly params: Readonly<Record<string, unknown>>
+  readonly endpoint?: string | undefined
+}
+
+export const taskKey = (judge: KeyedJudge, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
   judgmentKey({
     pipeline: task.pipeline,
     caseId: task.caseId,
@@ -85,7 +92,7 @@ export const taskKey = (judge: Pick<Judge["Type"], "provider" | "model" | "param
     endpoint: judge.endpoint
   })
 
-export const keyFor = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: TaskSpec) =>
+export const keyFor = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: TaskSpec) =>
   taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
 
 /** A list's content hash covers every item: a grade given in context changes with the context. */
@@ -97,7 +104,7 @@ const listContentHash = (spec: ListSpec) => {
 }
 
 /** Keys of a list's items, one per target. */
-export const listKeys = (pipeline: string, judge: Judge["Type"], rubric: Rubric, c: EvalCase, iteration: number, spec: ListSpec) =>
+export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) =>
   spec.items.map((item) =>
     judgmentKey({
       pipeline,
@@ -118,7 +125,7 @@ export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
   isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
 /** A judgment as journaled: the task's identity, the verdict, and who judged it. */
-export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric" | "target">, v: Verdict, judge: Pick<Judge["Type"], "provider" | "model">, latencyMs: number): Judgment => {
+export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric" | "target">, v: Verdict, judge: Pick<KeyedJudge, "provider" | "model">, latencyMs: number): Judgment => {
   // Assigned in this order (the journal's line order), optional fields only when present.
   const j: Record<string, unknown> = {
     key,
@@ -133,6 +140,8 @@ export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordina
   j.score = v.score
   if (v.confidence !== undefined) j.confidence = v.confidence
   j.reason = v.reason
+  if (v.evidence !== undefined) j.evidence = v.evidence
+  if (v.value !== undefined) j.value = v.value
   if (v.raw !== undefined) j.raw = v.raw
   j.usage = v.usage
   j.attempts = v.attempts

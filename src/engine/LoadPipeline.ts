@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { defaultPromptsDir } from "../judges/Prompt.js"
 import { pathToFileURL } from "node:url"
 import { UsageError } from "../domain/Errors.js"
 import type { AnyPipeline } from "./Pipeline.js"
@@ -109,6 +110,14 @@ const isPipeline = (value: unknown): value is AnyPipeline => {
 
 /** A built-in pipeline's name (no path separator, no extension) rather than a file path. */
 export const isPipelineName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
+
+/**
+ * Where a pipeline's rubric ids resolve: a pipeline file's own `prompts/` folder beside it first
+ * (`my-project/prompts/my/tone.json` for a `my/tone` rubric of `my-project/pipeline.ts`), then the
+ * package's `prompts/`.
+ */
+export const promptDirsFor = (file: string): ReadonlyArray<string> =>
+  isPipelineName(file) ? [defaultPromptsDir] : [Path.join(Path.dirname(Path.resolve(file)), "prompts"), defaultPromptsDir]
 
 /**
  * A pipeline by built-in name (`rag-answers`, see `src/builtin/`) or by file path (a user's own

@@ -12,6 +12,8 @@
  * - When `stopping()` turns true no new task starts; the tasks running finish, and the pool returns.
  *   Items whose tasks did not all run are never finished.
  * - A failing task or `finish` fails the pool and interrupts the other workers.
+ * - A task may give its item more tasks (work that depends on what it found, like the next round of
+ *   a chained judgment): they are handed out like the first ones, the oldest item's first.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -20,14 +22,18 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 
+/** A task of an item: done, or done with more tasks for the same item. */
+export type Task<E, R> = Effect.Effect<void | ReadonlyArray<Task<E, R>>, E, R>
+
 /** What an item needs: its tasks (run by the workers, in order of `tasks`), then `finish`. */
 export interface Work<E, R> {
-  readonly tasks: ReadonlyArray<Effect.Effect<void, E, R>>
+  readonly tasks: ReadonlyArray<Task<E, R>>
   readonly finish: Effect.Effect<void, E, R>
 }
 
 interface Unit<E, R> {
-  readonly work: Work<E, R>
+  readonly tasks: Array<Task<E, R>>
+  readonly finish: Effect.Effect<void, E, R>
   /** Next task to hand out. */
   next: number
   /** Tasks not yet done. */
@@ -55,15 +61,21 @@ export const run = <I, E, R, E2, R2>(
     let bufferedAt = 0
     let exhausted = false
     let finishing = false
-    /** Completed (and replaced) each time the head moves on: workers waiting for room wake up. */
-    let advanced = Deferred.unsafeMake<void>(FiberId.none)
+    /**
+     * Completed (and replaced) each time the head moves on or an item gains tasks: workers waiting
+     * for room, or for the tasks a running one may add, wake up.
+     */
+    let changed = Deferred.unsafeMake<void>(FiberId.none)
+    const signal = () => {
+      const done = changed
+      changed = Deferred.unsafeMake<void>(FiberId.none)
+      Deferred.unsafeDone(done, Effect.void)
+    }
     const reading = FifoSemaphore.make(1)
 
     const inFlight = () => units.length - head
-    const lastHasTasks = () => {
-      const last = units[units.length - 1]
-      return last !== undefined && last.next < last.work.tasks.length
-    }
+    /** Tasks of started items not yet handed out. */
+    let waiting = 0
 
     /** Finish the units at the head whose tasks are all done, in order. */
     const finishHead: Effect.Effect<void, E2, R2> = Effect.suspend(() => {
@@ -75,26 +87,41 @@ export const run = <I, E, R, E2, R2>(
         units = units.slice(head)
         head = 0
       }
-      return unit.work.finish.pipe(
+      return unit.finish.pipe(
         Effect.ensuring(Effect.sync(() => {
           finishing = false
-          const done = advanced
-          advanced = Deferred.unsafeMake<void>(FiberId.none)
-          Deferred.unsafeDone(done, Effect.void)
+          signal()
         })),
         Effect.zipRight(finishHead)
       )
     })
 
-    /** Hands out the newest unit's next task, if it has one left. */
+    /** Hands out the next task of the oldest unit that has one left. */
     const nextTask = (): Effect.Effect<void, E2, R2> | undefined => {
-      if (!lastHasTasks()) return undefined
-      const last = units[units.length - 1]!
-      const task = last.work.tasks[last.next++]!
-      return task.pipe(Effect.zipRight(Effect.suspend(() => {
-        last.left--
-        return finishHead
-      })))
+      if (waiting === 0) return undefined
+      let unit: Unit<E2, R2> | undefined
+      for (let i = head; i < units.length; i++) {
+        const u = units[i]
+        if (u !== undefined && u.next < u.tasks.length) {
+          unit = u
+          break
+        }
+      }
+      if (unit === undefined) return undefined
+      const owner = unit
+      const task = owner.tasks[owner.next++]!
+      waiting--
+      return Effect.flatMap(task, (more) =>
+        Effect.suspend(() => {
+          if (more !== undefined && more.length > 0) {
+            owner.tasks.push(...more)
+            owner.left += more.length
+            waiting += more.length
+            signal()
+          }
+          owner.left--
+          return finishHead
+        }))
     }
 
     /** Start the next item (reading the stream when needed); under the reading lock. */
@@ -102,7 +129,8 @@ export const run = <I, E, R, E2, R2>(
       if (bufferedAt < buffered.length) {
         const item = buffered[bufferedAt++]!
         return Effect.flatMap(options.start(item), (work) => {
-          units.push({ work, next: 0, left: work.tasks.length })
+          units.push({ tasks: [...work.tasks], finish: work.finish, next: 0, left: work.tasks.length })
+          waiting += work.tasks.length
           return work.tasks.length === 0 ? finishHead : Effect.void
         })
       }
@@ -118,16 +146,17 @@ export const run = <I, E, R, E2, R2>(
       )
     })
 
-    /** The next task for a worker; none when everything is handed out or the run is stopping. */
+    /** The next task for a worker; none when every item is finished or the run is stopping. */
     const take: Effect.Effect<Effect.Effect<void, E2, R2> | undefined, E | E2, R | R2> = Effect.suspend(() => {
       if (options.stopping()) return Effect.succeed(undefined)
       const task = nextTask()
       if (task !== undefined) return Effect.succeed(task)
-      if (exhausted) return Effect.succeed(undefined)
-      if (inFlight() >= window) return Effect.zipRight(Deferred.await(advanced), take)
+      // Every item started: done when none is in flight, else a running task may still add some.
+      if (exhausted) return inFlight() === 0 ? Effect.succeed(undefined) : Effect.zipRight(Deferred.await(changed), take)
+      if (inFlight() >= window) return Effect.zipRight(Deferred.await(changed), take)
       return reading.withPermit(Effect.suspend(() =>
         // Another worker may have started items (or read the end) while this one waited.
-        exhausted || inFlight() >= window || lastHasTasks() ? Effect.void : startNext
+        exhausted || inFlight() >= window || waiting > 0 ? Effect.void : startNext
       )).pipe(Effect.zipRight(take))
     })
 

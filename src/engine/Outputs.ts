@@ -6,9 +6,14 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { thousands } from "../domain/Numbers.js"
-import type { Judge, PreflightReport } from "../judges/Judge.js"
+import type { PreflightReport } from "../judges/Judge.js"
+import type { StructuredOutput } from "../providers/LlmProvider.js"
+import type { RateGateStats } from "../providers/RateGate.js"
 import { cost, type Cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
-import { readJsonLines, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
+import { encodeJson, Manifest, Summary } from "../domain/RunFiles.js"
+import { readJsonLines, writeAtomic, writeFileAtomic, writeJsonAtomic } from "../report/Files.js"
+import type { ReportInput } from "../report/ReportInput.js"
+import type { Judged } from "../report/Sections.js"
 import { Reporters } from "../report/Reporter.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
 import { summaryJson } from "./Summary.js"
@@ -16,7 +21,10 @@ import type { Pipeline, RunInfo } from "./Pipeline.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
-/** The manifest of a run, given what is known so far (`extra`: status, counts, files…). */
+/** What changes in the manifest as the run goes: its status and, once known, its counts, cost and files. */
+export type ManifestProgress = Pick<Manifest, "status"> & Partial<Pick<Manifest, "stoppedAt" | "stoppedBy" | "endedAt" | "counts" | "tokens" | "cost" | "rateControl" | "batch" | "files">>
+
+/** The manifest of a run, given what is known so far (its status, counts, files…), typed by `RunFiles.Manifest`. */
 export const manifestOf = <R, S>(parts: {
   readonly pipeline: Pipeline<R, S>
   readonly options: RunOptions
@@ -24,12 +32,12 @@ export const manifestOf = <R, S>(parts: {
   readonly identityHash: string
   readonly input: Validated
   readonly rubricList: ReadonlyArray<Rubric>
-  readonly judge: Judge["Type"]
+  readonly structuredOutput?: (() => StructuredOutput) | undefined
   readonly startedAt: string
   readonly preflight: () => PreflightReport | undefined
 }) =>
-(extra: Record<string, unknown>) => {
-  const { pipeline, options, info, judge } = parts
+(progress: ManifestProgress): Manifest => {
+  const { pipeline, options, info } = parts
   const preflight = parts.preflight()
   return {
     tool: "rag-eval",
@@ -51,16 +59,21 @@ export const manifestOf = <R, S>(parts: {
     retriever: info.retriever,
     price: options.price ?? null,
     prompts: parts.rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
+    metricSpecs: pipeline.aggregate.headline?.(info) ?? [],
+    caseMetricSpecs: pipeline.score.perCase?.declared(info) ?? [],
     ...(preflight === undefined ? {} : { preflight }),
-    ...(judge.structuredOutput === undefined ? {} : { structuredOutput: judge.structuredOutput() }),
+    ...(parts.structuredOutput === undefined ? {} : { structuredOutput: parts.structuredOutput() }),
     startedAt: parts.startedAt,
-    ...extra
+    ...progress
   }
 }
 
+/** Write the manifest, encoded through its schema. */
+export const writeManifest = (path: string, manifest: Manifest) => writeFileAtomic(path, encodeJson(Manifest, manifest, 2) + "\n")
+
 /** The progress line's view of the gate: the concurrency level, 429s met, the pace, a pause under way. */
-export const gateDetail = (judge: Judge["Type"]) =>
-  judge.gate === undefined ? undefined : Effect.flatMap(judge.gate, (g) =>
+export const gateDetail = (gate: Effect.Effect<RateGateStats> | undefined) =>
+  gate === undefined ? undefined : Effect.flatMap(gate, (g) =>
     Effect.map(Clock.currentTimeMillis, (now) =>
       [
         `concurrency ${g.concurrency.current}/${g.concurrency.max}`,
@@ -70,8 +83,8 @@ export const gateDetail = (judge: Judge["Type"]) =>
       ].join(" · ")))
 
 /** What the rate gate did (remote judges): the concurrency it settled on, the 429s it met, the pace. */
-export const gateFigures = (judge: Judge["Type"]) =>
-  judge.gate === undefined ? Effect.succeed({}) : Effect.map(judge.gate, (g) => ({
+export const gateFigures = (gate: Effect.Effect<RateGateStats> | undefined) =>
+  gate === undefined ? Effect.succeed({}) : Effect.map(gate, (g) => ({
     rateControl: {
       concurrency: { max: g.concurrency.max, min: g.concurrency.min, final: g.concurrency.current },
       rateLimited: g.rateLimited,
@@ -84,14 +97,18 @@ export const writeIteration = <R, S>(parts: {
   readonly pipeline: Pipeline<R, S>
   readonly options: RunOptions
   readonly info: RunInfo
-  readonly judge: Judge["Type"]
   readonly iteration: number
   readonly summary: S
   readonly recordsPath: string
   readonly cost: Cost
+  /** `report --partial`: the reports say they cover only the cases the journal holds whole. */
+  readonly partial: boolean
+  /** What the iteration's judging came to: judgments and tokens. */
+  readonly judged: Judged
 }) =>
   Effect.gen(function*() {
-    const { pipeline, options, info, judge, iteration, summary, recordsPath } = parts
+    const { pipeline, options, info, iteration, summary, recordsPath } = parts
+    const judge = info.judge
     const reporters = yield* Reporters
     const files: Array<string> = []
     const metricsPath = Path.join(info.runDir, `metrics-iteration-${iteration}.json`)
@@ -104,26 +121,34 @@ export const writeIteration = <R, S>(parts: {
       yield* writeJsonAtomic(lowPath, pipeline.aggregate.lowScores(summary))
       files.push(lowPath)
     }
-    const stem = options.iterations === 1 ? "report" : `report-iteration-${iteration}`
-    for (const reporter of reporters) {
-      const written = yield* reporter.write({
-        info,
-        summary,
-        records: () => readJsonLines<R>(recordsPath),
-        view: pipeline.report as never,
-        stem,
-        metrics: pipeline.aggregate.metrics?.(summary),
-        partial: partialNote(options, info),
-        details: options.details
-      })
-      files.push(...written)
+    const records = () => readJsonLines<R>(recordsPath)
+    // Data files come from every record of the iteration, whatever the formats chosen.
+    for (const data of pipeline.report.dataFiles?.(info, iteration, records()) ?? []) {
+      const path = Path.join(info.runDir, data.name)
+      yield* writeAtomic(path, data.content)
+      files.push(path)
     }
+    const perCase = pipeline.score.perCase
+    const input: ReportInput<R, S> = {
+      info,
+      summary,
+      records,
+      view: pipeline.report,
+      caseMetrics: perCase === undefined ? undefined : { declared: perCase.declared(info), of: (r) => perCase.of(r) },
+      stem: options.iterations === 1 ? "report" : `report-iteration-${iteration}`,
+      metrics: pipeline.aggregate.metrics?.(summary),
+      metricSpecs: pipeline.aggregate.headline?.(info),
+      judged: parts.judged,
+      partial: partialNote(parts.partial, info),
+      details: options.details
+    }
+    for (const reporter of reporters) files.push(...yield* reporter.write(input))
     return files
   })
 
 /** What every page of a partial report says (`report --partial`); undefined for a complete run. */
-export const partialNote = (options: RunOptions, info: RunInfo): string | undefined =>
-  options.partial === true
+export const partialNote = (partial: boolean, info: RunInfo): string | undefined =>
+  partial
     ? `rendered from what the journal of a stopped run holds: only cases whose every judgment is there are shown (the input has ${thousands(info.input.cases)} cases); metrics cover those cases only`
     : undefined
 
@@ -136,6 +161,7 @@ export const writeFinal = <R, S>(parts: {
   readonly recordFiles: ReadonlyArray<string>
   readonly costs: ReadonlyArray<Cost>
   readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number }
+  readonly partial: boolean
 }) =>
   Effect.gen(function*() {
     const { pipeline, options, info, summaries, costs } = parts
@@ -155,11 +181,22 @@ export const writeFinal = <R, S>(parts: {
     }
     if (options.iterations > 1) {
       for (const reporter of yield* Reporters) {
-        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(options, info)))
+        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(parts.partial, info)))
       }
     }
     const summaryPath = Path.join(info.runDir, "summary.json")
-    yield* writeJsonAtomic(summaryPath, summaryJson({ info, judgments: parts.judgments, cost: totalCost, final, summaries, partial: options.partial === true }))
+    const summary = summaryJson({
+      info,
+      judgments: parts.judgments,
+      cost: totalCost,
+      final,
+      summaries,
+      partial: parts.partial,
+      metricSpecs: pipeline.aggregate.headline?.(info) ?? [],
+      caseMetricSpecs: pipeline.score.perCase?.declared(info) ?? [],
+      headline: pipeline.report.headline
+    })
+    yield* writeFileAtomic(summaryPath, encodeJson(Summary, summary, 2) + "\n")
     files.push(summaryPath)
     return { totalCost, files }
   })

@@ -9,6 +9,7 @@ import type { EvalCase } from "../domain/Case.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { CsvCell } from "../report/Csv.js"
+import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Retriever } from "./Retriever.js"
@@ -59,12 +60,35 @@ export const isListSpec = (spec: JudgeSpec): spec is ListSpec => "items" in spec
 /** Judgments a spec stands for. */
 export const specJudgments = (spec: JudgeSpec): number => isListSpec(spec) ? spec.items.length : 1
 
-/** The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM. */
+/**
+ * The judge stage: which judgments a (retrieved) case needs. Empty for pipelines without an LLM.
+ *
+ * A chained stage builds later judgments from the results of earlier ones of the same case (claims
+ * extracted, then checked): `tasks` gives the first round, `next` each following round from every
+ * judgment made so far, until it returns none. Every judgment of every round is keyed by its own
+ * inputs, so the journal, the cache, resume, `--batch` (a round per batch) and `--cluster` treat it
+ * like any other; the engine needs nothing else from the stage.
+ */
 export interface JudgeStage {
   /** Rubric ids used; loaded (and hashed) before the run starts. */
   readonly rubrics: ReadonlyArray<string>
+  /** The first round of judgments. */
   readonly tasks: (c: EvalCase) => ReadonlyArray<JudgeSpec>
+  /**
+   * The next round, from the judgments made so far (in the order of their specs, round by round);
+   * empty when the case needs no more. Deterministic: a resume replays the same rounds.
+   */
+  readonly next?: ((c: EvalCase, earlier: ReadonlyArray<Judgment>) => ReadonlyArray<JudgeSpec>) | undefined
+  /**
+   * Every spec of every round, with stand-in inputs for the rounds that depend on results (e.g. the
+   * text to decompose standing in for its claims): what progress counts and `--dry-run` prices
+   * before anything is judged. Defaults to `tasks` (a stage without `next`).
+   */
+  readonly planned?: ((c: EvalCase) => ReadonlyArray<JudgeSpec>) | undefined
 }
+
+/** Every spec a case is expected to need, across rounds (see `JudgeStage.planned`). */
+export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> => (stage.planned ?? stage.tasks)(c)
 
 /**
  * Everything known about the run that scoring and reports may show. Deliberately holds no clock
@@ -94,30 +118,90 @@ export interface RunInfo {
   readonly price?: { readonly input: number; readonly output: number } | null | undefined
 }
 
-/** The score stage: per case (and iteration), its judgments → one record. */
-export interface ScoreStage<R> {
-  readonly score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => R
-  /** The grades of a record, by criterion (or criterion and hit), for agreement across iterations. */
-  readonly grades?: ((record: R) => { readonly caseId: string; readonly grades: Readonly<Record<string, number | null>> }) | undefined
+/** A record's case (id, input line), its metrics (each declared in `PerCaseMetrics.declared`) and whether it failed. */
+export interface CaseValues {
+  readonly caseId: string
+  readonly line: number
+  /** Null when the case cannot have the metric (a failed judgment, a failed retrieval…), never 0. */
+  readonly metrics: Readonly<Record<string, number | null>>
+  /** A judgment recorded as failed, a failed retrieval, or no headline value. */
+  readonly failed: boolean
 }
 
-/** The aggregate stage: an online fold (constant memory in the number of cases). */
-export interface AggregateStage<R, S> {
-  readonly init: (info: RunInfo) => unknown
-  readonly add: (acc: unknown, record: R) => unknown
-  readonly finish: (acc: unknown, info: RunInfo) => S
-  /** Headline numbers of one iteration; across iterations each gets mean ± std in final-metrics.json. */
-  readonly metrics?: ((summary: S) => Readonly<Record<string, number | null>>) | undefined
+/**
+ * The metrics every case has, as ranx keeps per-query scores: declared once (name, range,
+ * direction), computed from each record, written to `case-metrics-iteration-N.jsonl` — what
+ * `compare` pairs cases by, and reports rank and flag cases by.
+ */
+export interface PerCaseMetrics<R> {
+  declared(info: RunInfo): ReadonlyArray<MetricSpec>
+  of(record: R): CaseValues
+}
+
+/** The score stage: per case (and iteration), its judgments → one record. */
+export interface ScoreStage<R> {
+  score(c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>): R
+  /** The grades of a record, by criterion (or criterion and hit), for agreement across iterations. */
+  grades?(record: R): { readonly caseId: string; readonly grades: Readonly<Record<string, number | null>> }
+  /** The case's metrics (absent: the pipeline's runs cannot be compared case by case). */
+  readonly perCase?: PerCaseMetrics<R> | undefined
+}
+
+/**
+ * The aggregate stage: an online fold (constant memory in the number of cases). `A` is its
+ * accumulator, private to the stage: the runner only passes it along (methods, so a stage with its
+ * own accumulator type is an `AggregateStage<R, S>` to the runner).
+ */
+export interface AggregateStage<R, S, A = unknown> {
+  init(info: RunInfo): A
+  add(acc: A, record: R): A
+  finish(acc: A, info: RunInfo): S
+  /**
+   * Headline numbers of one iteration — what summaries print and `--fail-under` gates — each declared
+   * in `headline` with its range and direction; across iterations each gets mean ± std.
+   */
+  metrics?(summary: S): Readonly<Record<string, number | null>>
+  /** The declarations of `metrics` (undeclared names cannot be gated on). */
+  headline?(info: RunInfo): ReadonlyArray<MetricSpec>
   /** What goes into `low-scores-iteration-N.json`. */
-  readonly lowScores?: ((summary: S) => unknown) | undefined
+  lowScores?(summary: S): unknown
+}
+
+/** A failure a summary lists: a judgment (with the judge's raw reply) or a retrieval. */
+export interface ListedFailure {
+  readonly caseId: string
+  readonly line?: number | undefined
+  readonly criterion?: string | undefined
+  readonly query?: string | undefined
+  readonly reason: string
+  readonly raw?: string | undefined
+}
+
+/** A data file of a run (`qrels.txt`): its name in the run directory and its text. */
+export interface DataFile {
+  readonly name: string
+  readonly content: Stream.Stream<string, OutputError>
 }
 
 /** How a pipeline's results are shown: markdown sections and CSV columns, over records streamed from disk. */
 export interface ReportView<R, S> {
-  readonly markdown: (info: RunInfo, summary: S, records: Stream.Stream<R, OutputError>) => Stream.Stream<string, OutputError>
-  readonly csvHeader: (info: RunInfo, summary: S) => ReadonlyArray<string>
+  markdown(info: RunInfo, summary: S, records: Stream.Stream<R, OutputError>): Stream.Stream<string, OutputError>
+  csvHeader(info: RunInfo, summary: S): ReadonlyArray<string>
   /** Text cells are neutralised against CSV injection; numbers the view computed are `Csv.csvNumber` cells. */
-  readonly csvRow: (info: RunInfo, record: R) => ReadonlyArray<CsvCell>
+  csvRow(info: RunInfo, record: R): ReadonlyArray<CsvCell>
+  /** The per-case metric that ranks cases in reports (lowest first): `composite`, `ndcg@10`… */
+  readonly headline?: string | undefined
+  /** The pipeline's own rows of the run-parameter table (after the run's: pipeline, input, judge…). */
+  parameters?(info: RunInfo, summary: S): ReadonlyArray<readonly [string, string]>
+  /** Failures the summary lists, for the reports' failure sections. */
+  failures?(summary: S): { readonly judgments: ReadonlyArray<ListedFailure>; readonly retrievals: ReadonlyArray<ListedFailure> }
+  /** Metrics set by convention for some cases (NDCG with IDCG = 0), with how many. */
+  flagged?(summary: S): Readonly<Record<string, number>>
+  /**
+   * Data files written from every record of the run, whatever the formats chosen (`qrels.txt`): a
+   * name and a stream of its text. Named in the manifest.
+   */
+  dataFiles?(info: RunInfo, iteration: number, records: Stream.Stream<R, OutputError>): ReadonlyArray<DataFile>
 }
 
 export interface Pipeline<R = unknown, S = unknown> {
@@ -147,8 +231,12 @@ export interface PipelineDefinition<R = unknown, S = unknown> {
   readonly build: (options: PipelineOptions) => PipelineStages<R, S>
 }
 
-/** What a pipeline file exports: a pipeline, or a definition that builds one from options. */
-export type AnyPipeline = Pipeline<any, any> | PipelineDefinition<any, any>
+/**
+ * What a pipeline file exports: a pipeline, or a definition that builds one from options. Its record
+ * and summary types are the file's own; the engine is generic in them (the stages' methods take
+ * them as they were built).
+ */
+export type AnyPipeline = Pipeline<unknown, unknown> | PipelineDefinition<unknown, unknown>
 
 /**
  * `export default Pipeline.make({ … })`: with `options` and `build`, a pipeline that takes options;

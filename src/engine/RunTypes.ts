@@ -17,31 +17,20 @@ export interface RunOptions {
   readonly runId?: string | undefined
   readonly fresh: boolean
   readonly retryFailed: boolean
-  readonly promptsDir?: string | undefined
+  /** Where rubric files are looked for, in order (default: the package's `prompts/`). */
+  readonly promptDirs?: ReadonlyArray<string> | undefined
   /** Column/field renames from `--columns`. */
   readonly columns?: Readonly<Record<string, string>> | undefined
   /** Price of the judge's model (undefined: unknown, reported as such). */
   readonly price?: Price | undefined
-  /**
-   * `rag-eval report`: rebuild records and reports from the journal only. Nothing is judged, the
-   * journal and manifest are left as they are, and a judgment missing from the journal is an error.
-   */
-  readonly replay?: boolean | undefined
   /** Extra facts for the manifest (tool versions…). */
   readonly manifestExtra?: Readonly<Record<string, unknown>> | undefined
-  /**
-   * `rag-eval report --partial` (with `replay`): a case whose judgments are not all in the journal
-   * is left out instead of failing the report, and every report says it is partial.
-   */
-  readonly partial?: boolean | undefined
   /** `--details N`: per-case details in report.md for at most N cases (default 100). */
   readonly details?: number | undefined
-  // --- issue 15: --batch and --max-cost
   /** `--batch`: judge through the provider's Batch API (see BatchJudging.ts). */
   readonly batch?: BatchOptions | undefined
-  /** `--max-cost`: USD this invocation may spend (needs a price). */
+  /** `--max-cost`: USD the run may spend, over every invocation (needs a price). */
   readonly maxCostUsd?: number | undefined
-  // ---
 }
 
 /** `--batch` settings. */

@@ -10,43 +10,45 @@
  */
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFailures } from "../domain/Errors.js"
+import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
 import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
-import { removeLeftovers, writeJsonAtomic } from "../report/Files.js"
+import { spentBefore } from "./Spent.js"
+import { removeLeftovers } from "../report/Files.js"
 import { Progress } from "../report/Progress.js"
-import { ClusterJudging } from "../cluster/RemoteJudging.js"
-import { JudgmentCache } from "../store/JudgmentCache.js"
+import { ClusterJudging } from "./RemoteJudging.js"
 import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
-import { make as makeBudget } from "./Budget.js"
-import { makeJudging } from "./Judging.js"
-import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration } from "./Outputs.js"
+import { judgeIteration } from "./Judging.js"
+import { Judgments } from "./Judgments.js"
+import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
+import { CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
+import * as Schema from "effect/Schema"
 import type { Pipeline } from "./Pipeline.js"
 import { recordsWriter } from "./Records.js"
 import type { RunOptions, RunOutcome } from "./RunTypes.js"
-import { Shutdown } from "./Shutdown.js"
 import { checkRunDir, ensureWritableDir, prepare } from "./Validate.js"
 
 export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
 export { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey, toJudgment } from "./JudgmentKey.js"
-export { ESTIMATED_OUTPUT_TOKENS, estimate } from "./Estimate.js"
+export { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
+export { estimate } from "./Estimate.js"
 
 export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    const { judge, retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
+    const { retriever, rubrics, rubricList, input, identityHash, info } = yield* prepare(pipeline, options)
     const { runId, runDir } = info
+    const judgments = yield* Judgments
     const journals = yield* JudgmentJournal
-    const cache = yield* JudgmentCache
     const progress = yield* Progress
-    const shutdown = yield* Shutdown
+    const remote = yield* ClusterJudging // `--cluster`: judge calls go to the runners (undefined in a local run)
 
     yield* ensureWritableDir(runDir)
     yield* checkRunDir(runDir, identityHash, options.fresh)
     const opened = yield* journals.open(runDir, { fresh: options.fresh })
-    // issue 15: --batch journals before the normal pass reads: that pass must see it (JournalOverlay.ts).
-    const journal = options.batch !== undefined && options.replay !== true ? withOverlay(opened) : opened
+    // --batch journals before the normal pass reads: that pass must see it (JournalOverlay.ts).
+    const journal = options.batch !== undefined ? withOverlay(opened) : opened
     const total = input.tasks * options.iterations
     // What the journal holds that this run keeps: successes, and judge failures unless --retry-failed.
     // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
@@ -54,12 +56,6 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const keptFailed = options.retryFailed ? 0 : journal.stats.judgeFailed
     const leftovers = removeLeftovers(runDir)
     if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
-    // The preflight (one tiny request: key, model, URL, answer format) is sent once the input is
-    // valid (bad input costs nothing) and only when something is left to judge; it runs while the
-    // run starts up and is awaited before the first judge call.
-    const preflightFiber = options.replay === true || judge.preflight === undefined || keptOk + keptFailed >= total
-      ? undefined
-      : yield* Effect.fork(judge.preflight)
     if (keptOk + keptFailed > 0) {
       const failedNote = keptFailed > 0 ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)` : ""
       yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${thousands(total)} judgments done${failedNote}`)
@@ -71,23 +67,35 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
     }
 
-    const remote = yield* ClusterJudging // `--cluster`: judge calls go to the runners (undefined in a local run)
-    // --- issue 15: --max-cost (Budget.ts) and the keys --batch collects (counted as judged now)
-    const budget = options.maxCostUsd === undefined || options.price === undefined ? undefined : makeBudget(options.maxCostUsd, options.price)
+    // The keys --batch collects are counted as judged now, not reused.
     const collected = new Set<string>()
-    // ---
-    const judging = makeJudging({ pipeline, options, runId, judge, retriever, rubrics, journal, cache, shutdown, preflightFiber, remote, budget, collected })
-    const { tally } = judging
+    const core = yield* judgments.open({
+      pipeline: pipeline.name,
+      runId,
+      rubrics,
+      journal,
+      retryFailed: options.retryFailed,
+      // The preflight (one tiny request: key, model, URL, answer format) is sent once the input is
+      // valid (bad input costs nothing) and only when something is left to judge.
+      preflight: keptOk + keptFailed < total,
+      maxCostUsd: options.maxCostUsd,
+      price: options.price,
+      spentBefore: options.maxCostUsd === undefined || options.price === undefined || options.fresh ? undefined : yield* spentBefore(journal.path, runDir, options.price),
+      collected
+    })
+    const { tally, budget } = core
+    // `rag-eval report`: the journal is read, never written; so is the manifest.
+    const replay = core.mode === "replay"
     const manifestPath = Path.join(runDir, "manifest.json")
-    const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, judge, startedAt: new Date().toISOString(), preflight: judging.preflight })
-    const writeManifest = (value: unknown) => options.replay === true ? Effect.void : writeJsonAtomic(manifestPath, value)
-    yield* writeManifest(manifest({ status: "running" }))
+    const manifest = manifestOf({ pipeline, options, info, identityHash, input, rubricList, structuredOutput: judgments.structuredOutput, startedAt: new Date().toISOString(), preflight: core.preflight })
+    const saveManifest = (value: Manifest) => replay ? Effect.void : writeManifest(manifestPath, value)
+    yield* saveManifest(manifest({ status: "running" }))
 
     /** Stopped by Ctrl+C, or by a fatal provider error: the manifest says so; the journal holds what finished. */
     const stopped = () =>
-      Effect.flatMap(gateFigures(judge), (gate) => {
-        const fatal = judging.fatal()
-        return writeManifest(manifest({
+      Effect.flatMap(gateFigures(judgments.gate), (gate) => {
+        const fatal = core.fatal()
+        return saveManifest(manifest({
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
@@ -105,68 +113,85 @@ export const run = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         )
       })
 
-    // --- issue 15: --batch (BatchJudging.ts): what is left to judge goes through the provider's Batch
-    // API first; the pass below then finds it in the journal (and judges synchronously only what the
-    // batches left: --batch-repair sync, or what kept going unanswered).
+    // --batch (BatchJudging.ts): what is left to judge goes through the provider's Batch API first;
+    // the pass below then finds it in the journal (and judges synchronously only what the batches
+    // left: --batch-repair sync, or what kept going unanswered).
     let batchPhase: BatchPhase | undefined
-    if (options.batch !== undefined && options.replay !== true && !judge.local) {
+    if (options.batch !== undefined && !replay && !judgments.identity.local) {
+      if (judgments.calls === undefined) return yield* new UsageError({ problem: `--batch: ${judgments.identity.provider} has no Batch API here; run without --batch` })
       const phase = yield* runBatchPhase({
-        pipeline, options, batch: options.batch, runId, runDir, judge, retriever, journal, cache, shutdown, progress, judging, budget
+        pipeline, options, batch: options.batch, runId, runDir, retriever, journal, progress, core, calls: judgments.calls
       }).pipe(Effect.catchTag("FatalJudgeError", (e) =>
-        writeManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
+        saveManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
       batchPhase = phase
       for (const key of phase.collected) collected.add(key)
       if (phase.outcome === "stopped") return yield* stopped()
       if (phase.outcome === "detached") {
-        yield* writeManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
+        yield* saveManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
         return yield* new BatchDetached({ inFlight: phase.inFlight, batches: phase.openBatches, runDir })
       }
     }
-    // ---
 
+    const scheduling = { pipeline, options, retriever, rubrics, core, workers: remote?.workers ?? options.concurrency }
+    const perCase = pipeline.score.perCase
+    const encodeCase = Schema.encodeSync(CaseMetrics)
+    /** A record's `case-metrics-iteration-N.jsonl` line. */
+    const caseLine = (record: R, iteration: number) => {
+      const { caseId, line, metrics, failed } = perCase!.of(record)
+      return JSON.stringify(encodeCase({ caseId, line, iteration, metrics, failed }))
+    }
     const summaries: Array<S> = []
     const recordFiles: Array<string> = []
     const costs: Array<Cost> = []
-    const files: Array<string> = options.replay === true ? [] : [manifestPath]
+    const files: Array<string> = replay ? [] : [manifestPath]
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       const label = options.iterations === 1 ? pipeline.name : `${pipeline.name} ${iteration}/${options.iterations}`
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
-      const iterTokens = noTokens()
+      const casesPath = Path.join(runDir, caseMetricsFile(iteration))
+      const tokens = noTokens()
+      const judged = { judgments: { ok: 0, failed: 0 }, tokens: { input: 0, output: 0 } }
       const acc = yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
+          // Each record's per-case metrics (`compare` pairs cases by them), when the pipeline declares them.
+          const cases = perCase === undefined ? undefined : yield* recordsWriter(casesPath)
           let folded = pipeline.aggregate.init(info)
-          yield* judging.judgeIteration(iteration, state, iterTokens, (record) =>
-            Effect.map(writer.write(JSON.stringify(record)), () => {
+          yield* judgeIteration(scheduling, iteration, { state, tokens }, (record) =>
+            Effect.gen(function*() {
+              yield* writer.write(JSON.stringify(record))
+              if (cases !== undefined) yield* cases.write(caseLine(record, iteration))
               folded = pipeline.aggregate.add(folded, record)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
-          if (judging.stopping()) return yield* stopped()
+          if (core.stopping()) return yield* stopped()
           yield* writer.close
+          if (cases !== undefined) yield* cases.close
+          judged.judgments = { ok: state.done - state.failed, failed: state.failed }
           return folded
-        })), gateDetail(judge))
+        })), gateDetail(judgments.gate))
       const summary = pipeline.aggregate.finish(acc, info)
-      const iterationCost = cost(compactTokens(iterTokens), options.price)
+      const iterationCost = cost(compactTokens(tokens), options.price)
       summaries.push(summary)
       recordFiles.push(recordsPath)
       costs.push(iterationCost)
       files.push(recordsPath)
-      files.push(...yield* writeIteration({ pipeline, options, info, judge, iteration, summary, recordsPath, cost: iterationCost }))
+      if (perCase !== undefined) files.push(casesPath)
+      files.push(...yield* writeIteration({ pipeline, options, info, iteration, summary, recordsPath, cost: iterationCost, partial: core.partial, judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } } }))
     }
 
-    const judgments = { total: tally.total, ok: tally.ok, failed: tally.failed }
-    const final = yield* writeFinal({ pipeline, options, info, summaries, recordFiles, costs, judgments })
+    const counts = { total: tally.total, ok: tally.ok, failed: tally.failed }
+    const final = yield* writeFinal({ pipeline, options, info, summaries, recordFiles, costs, judgments: counts, partial: core.partial })
     files.push(...final.files)
     const outcome: RunOutcome<S> = {
       info,
       summaries,
-      judgments: { ...judgments, reused: tally.reused, cached: tally.cached },
+      judgments: { ...counts, reused: tally.reused, cached: tally.cached },
       tokens: { input: tally.input, output: tally.output },
       cost: final.totalCost,
       files
     }
-    yield* writeManifest(manifest({
-      ...(yield* gateFigures(judge)),
+    yield* saveManifest(manifest({
+      ...(yield* gateFigures(judgments.gate)),
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),
       counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },

@@ -11,12 +11,13 @@ import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
-import { Judge } from "../judges/Judge.js"
+import { Manifest, readJsonFile } from "../domain/RunFiles.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
-import { isListSpec, type Pipeline, type RunInfo, specJudgments } from "./Pipeline.js"
+import { Judgments } from "./Judgments.js"
+import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
@@ -40,7 +41,8 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
           return Effect.flatMap(line, (first) =>
             Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${first})` })))
         }
-        const specs = pipeline.judge.tasks(c)
+        // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
+        const specs = plannedSpecs(pipeline.judge, c)
         for (const spec of specs) {
           const rubric = rubrics.get(spec.rubric)
           if (rubric === undefined) {
@@ -79,33 +81,26 @@ export const ensureWritableDir = (dir: string) =>
 
 /**
  * What a run directory's manifest says of its input when it is the same run (identity) over the same
- * bytes, and it was validated: rows, columns, cases, judgments per iteration. Undefined otherwise.
+ * bytes, and it was validated: rows, columns, cases, judgments per iteration. Undefined otherwise —
+ * including a manifest that does not decode (the input is then validated again, as for a new run).
  */
-const validatedBefore = (runDir: string, identityHash: string, sha: string): Validated | undefined => {
-  try {
-    const m = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as {
-      identity?: unknown
-      input?: { sha256?: unknown; rows?: unknown; cases?: unknown; columns?: unknown }
-      judgmentsPerIteration?: unknown
-    }
-    const i = m.input
-    if (m.identity !== identityHash || i?.sha256 !== sha) return undefined
-    if (typeof i.rows !== "number" || typeof i.cases !== "number" || typeof m.judgmentsPerIteration !== "number" || !Array.isArray(i.columns)) return undefined
-    return { rows: i.rows, sha256: sha, columns: i.columns as Array<string>, cases: i.cases, tasks: m.judgmentsPerIteration }
-  } catch {
-    return undefined
-  }
-}
+const validatedBefore = (runDir: string, identityHash: string, sha: string): Effect.Effect<Validated | undefined> =>
+  Effect.map(Effect.option(readJsonFile(Manifest, Path.join(runDir, "manifest.json"), "a rag-eval manifest")), (found) => {
+    if (Option.isNone(found)) return undefined
+    const m = found.value
+    if (m.identity !== identityHash || m.input.sha256 !== sha) return undefined
+    return { rows: m.input.rows, sha256: sha, columns: m.input.columns, cases: m.input.cases, tasks: m.judgmentsPerIteration }
+  })
 
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
 export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    const judge = yield* Judge
+    const judge = (yield* Judgments).identity
     const retriever = yield* Retriever
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
-    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptsDir))
+    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,
@@ -126,7 +121,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     // Resuming: the same bytes as a run that was validated give the same validation, so the run's
     // manifest answers instead of a second pass over a large input (a hash is ~1 s for 500 MB).
     const sha = options.fresh ? undefined : hashInput(options.input)
-    const known = sha === undefined ? undefined : validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
+    const known = sha === undefined ? undefined : yield* validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
     const input: Validated = known ?? (yield* validate(pipeline, options, rubrics))
     const identityHash = identityOf(input.sha256)
     const runDir = runDirOf(identityHash)
@@ -153,10 +148,9 @@ export const checkRunDir = (runDir: string, identityHash: string, fresh: boolean
   Effect.gen(function*() {
     const path = Path.join(runDir, "manifest.json")
     if (fresh || !fs.existsSync(path)) return
-    const previous = yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { readonly identity?: unknown },
-      catch: () => new InputError({ file: path, problem: "manifest is not valid JSON; use --fresh to start this run over" })
-    })
+    const previous = yield* readJsonFile(Manifest, path, "a rag-eval manifest").pipe(
+      Effect.mapError((e) => new InputError({ file: path, problem: `${e.problem}; use --fresh to start this run over` }))
+    )
     if (previous.identity !== identityHash) {
       return yield* new UsageError({
         problem: `${runDir} holds a different run (its input, judge, prompts or settings differ), so its journal cannot be resumed here; use another --run-id, or --fresh to overwrite it`

@@ -9,19 +9,13 @@
  * instructions and score 3" — is only ever tokens: it can add unmatched terms or words, which never
  * raises a score by itself.
  *
- * Shared vocabulary:
- * - **word**: a run of Unicode letters, marks and digits (apostrophe contractions kept together).
- * - **term**: a lower-cased word that is not a stopword, light-stemmed (plural `-s/-es/-ies`, `-ing`,
- *   `-ed`, final `-e`, doubled final consonant) when it is plain ASCII; words with digits are kept
- *   whole (numbers matter for facts); one-letter words are dropped.
- * - **match**: two terms match when equal, or when (both ≥ 6 letters, no digits) they share a prefix
- *   of at least 6 letters covering ≥ 80% of the shorter one ("benefit" ~ "beneficial",
- *   "digestive" ~ "digestion", but not "internet" ~ "international").
- * - **passages** are read with their numbering (`[1]`, `1.`, `2)`) removed, so list numbers never
- *   "support" a number in the answer; literal `\n` escapes count as line breaks; placeholder text such
- *   as "(no previous conversation)" counts as empty.
+ * Words, terms, their soft match and sentences are defined in `Terms.ts` (the claim model shares
+ * them). Passages are read with their numbering (`[1]`, `1.`, `2)`) removed, so list numbers never
+ * "support" a number in the answer; literal `\n` escapes count as line breaks; placeholder text such
+ * as "(no previous conversation)" counts as empty.
  */
 
+import { EMPTY_BAG, hasDigit, normalise, splitSentences, TermBag, termsMatch, tokensOf } from "./Terms.js"
 import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
 
 /** The rubric's score range; each heuristic computes on its native range and maps onto this one. */
@@ -49,152 +43,6 @@ export interface HeuristicContext {
 
 export type Heuristic = (vars: Readonly<Record<string, string>>, scale: HeuristicScale, context?: HeuristicContext) => HeuristicResult
 
-// ---------------------------------------------------------------------------------------------
-// Tokenisation
-// ---------------------------------------------------------------------------------------------
-
-const STOPWORDS: ReadonlySet<string> = new Set(
-  (
-    "a about above after again against all also am an and any are aren't as at be because been before being below " +
-    "between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few " +
-    "for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him " +
-    "himself his how how's i i'd i'll i'm i've if in into is isn't it it'd it'll it's its itself let's me more most " +
-    "mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she " +
-    "she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there " +
-    "there's these they they'd they'll they're they've this those through to too under until up very was wasn't we " +
-    "we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's " +
-    "with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves " +
-    // modal verbs, hedges and intensifiers: they carry no topic
-    "will shall may might must just often usually typically generally mainly primarily sometimes really quite " +
-    "extremely highly simply basically actually rather much many etc eg ie us " +
-    // request wording: "explain / tell me / please" is how something is asked, not what
-    "please tell explain describe give show let yes ok okay sure well"
-  ).split(" ")
-)
-
-const WORD = /[\p{L}\p{M}\p{N}]+(?:'[\p{L}\p{M}]+)*/gu
-const HAS_DIGIT = /\p{N}/u
-const ASCII_WORD = /^[a-z]+$/
-const VOWEL = /[aeiouy]/
-
-const undouble = (w: string): string => {
-  const n = w.length
-  if (n >= 4 && w.charCodeAt(n - 1) === w.charCodeAt(n - 2)) {
-    const c = w[n - 1]
-    if (c !== "l" && c !== "s" && c !== "z" && !VOWEL.test(c ?? "")) return w.slice(0, -1)
-  }
-  return w
-}
-
-/** Light suffix stemming for plain ASCII words (see the module comment). Idempotent on its output's family. */
-export const stem = (word: string): string => {
-  let w = word
-  if (w.length <= 3 || !ASCII_WORD.test(w)) return w
-  if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith("sses")) w = w.slice(0, -2)
-  else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1)
-  if (w.endsWith("ing") && w.length >= 6 && VOWEL.test(w.slice(0, -3))) w = undouble(w.slice(0, -3))
-  else if (w.endsWith("ied") && w.length > 4) w = `${w.slice(0, -3)}y`
-  else if (w.endsWith("ed") && w.length >= 5 && VOWEL.test(w.slice(0, -2))) w = undouble(w.slice(0, -2))
-  if (w.endsWith("e") && w.length > 3) w = w.slice(0, -1)
-  return w
-}
-
-/**
- * Caches here are replaced when full, never `clear()`ed: V8 links a cleared Map's old table to its
- * new one, so a table that had reached the old generation kept every later table and its entries
- * alive through young collections — a heuristic run promoted a fifth of all it allocated that way.
- */
-let stemCache = new Map<string, string | null>()
-const STEM_CACHE_LIMIT = 50_000
-
-/** The term for one lower-cased word, or null when it carries no topic. */
-const termOf = (word: string): string | null => {
-  const cached = stemCache.get(word)
-  if (cached !== undefined) return cached
-  let w = word
-  let result: string | null
-  if (STOPWORDS.has(w)) result = null
-  else {
-    if (w.endsWith("'s")) w = w.slice(0, -2)
-    else if (w.includes("'")) w = w.slice(0, w.indexOf("'"))
-    if (w.length === 0 || STOPWORDS.has(w)) result = null
-    else if (HAS_DIGIT.test(w)) result = w
-    else if (w.length < 2) result = null
-    else result = stem(w)
-  }
-  if (stemCache.size >= STEM_CACHE_LIMIT) stemCache = new Map()
-  stemCache.set(word, result)
-  return result
-}
-
-interface Tokens {
-  /** All words, stopwords included. */
-  readonly words: number
-  /** Content terms in order, repeats kept. */
-  readonly terms: ReadonlyArray<string>
-}
-
-const tokensOf = (lower: string): Tokens => {
-  const found = lower.match(WORD)
-  if (found === null) return { words: 0, terms: [] }
-  const terms: Array<string> = []
-  for (const w of found) {
-    const t = termOf(w)
-    if (t !== null) terms.push(t)
-  }
-  return { words: found.length, terms }
-}
-
-/** Content terms of a text (lower-cased, stopwords removed, light-stemmed), in order. */
-export const terms = (text: string): ReadonlyArray<string> => tokensOf(normalise(text).toLowerCase()).terms
-
-const PREFIX = 6
-
-const sharesStem = (a: string, b: string): boolean => {
-  const n = Math.min(a.length, b.length)
-  let i = 0
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++
-  return i >= PREFIX && i >= 0.8 * n
-}
-
-/** Do two terms match (equal, or the shared-stem rule of the module comment)? Symmetric; `TermBag.has` agrees. */
-export const termsMatch = (a: string, b: string): boolean =>
-  a === b || (a.length >= PREFIX && b.length >= PREFIX && a.charCodeAt(0) === b.charCodeAt(0) && ASCII_WORD.test(a) && ASCII_WORD.test(b) && sharesStem(a, b))
-
-/** A set of terms with the soft (shared-stem) match described in the module comment. */
-export class TermBag {
-  readonly set: ReadonlySet<string>
-  private index: Map<string, Array<string>> | undefined
-  constructor(terms: Iterable<string>) {
-    this.set = new Set(terms)
-  }
-  get size(): number {
-    return this.set.size
-  }
-  has(term: string): boolean {
-    if (this.set.has(term)) return true
-    if (term.length < PREFIX) return false
-    if (this.index === undefined) {
-      const index = new Map<string, Array<string>>()
-      for (const t of this.set) {
-        if (t.length < PREFIX || !ASCII_WORD.test(t)) continue
-        const key = t.slice(0, PREFIX)
-        const list = index.get(key)
-        if (list === undefined) index.set(key, [t])
-        else list.push(t)
-      }
-      this.index = index
-    }
-    const candidates = this.index.get(term.slice(0, PREFIX))
-    // The ASCII test after the prefix lookup: most terms share no prefix, and the test is the dearer.
-    if (candidates === undefined || !ASCII_WORD.test(term)) return false
-    for (const c of candidates) if (sharesStem(term, c)) return true
-    return false
-  }
-}
-
-const EMPTY_BAG = new TermBag([])
 
 interface Sentence {
   /** Original casing, trimmed. */
@@ -203,11 +51,6 @@ interface Sentence {
   readonly terms: ReadonlyArray<string>
 }
 
-/**
- * A sentence ends at . ! ? (or CJK equivalents) followed by white space, or at a line break — but not
- * after a single-letter abbreviation ("U.S.", "e.g.") or a common title ("Dr.", "vs.").
- */
-const SENTENCE_BREAK = /(?<=[.!?。！？])(?<!(?:^|[\s.])\p{L}\.)(?<!\b(?:mr|mrs|ms|dr|vs|st|prof|fig|approx|no)\.)\s+|\n+/iu
 const CODE_FENCE = /```[\s\S]*?(?:```|$)/g
 
 /** A text analysed once: words, terms, a term bag and (lazily) its sentences. */
@@ -232,7 +75,7 @@ class Analysis {
     if (this.sentenceList === undefined) {
       const prose = this.text.includes("```") ? this.text.replace(CODE_FENCE, "\n") : this.text
       const list: Array<Sentence> = []
-      for (const part of prose.split(SENTENCE_BREAK)) {
+      for (const part of splitSentences(prose)) {
         const text = part.trim()
         if (text.length === 0) continue
         const tokens = tokensOf(text.toLowerCase())
@@ -245,18 +88,8 @@ class Analysis {
   }
 }
 
-const ESCAPED_BREAK = /\\r\\n|\\n|\\r/g
-const CURLY_APOSTROPHE = /[\u2018\u2019\u02bc]/g
-const PLACEHOLDER = /^\s*\((?:no|none)\b[^)]*\)\s*$/i
 const PASSAGE_NUMBER = /^[ \t]*(?:\[\d+\]|\(\d+\)|\d+[.):])[ \t]*/gm
 const ROLE_LABEL = /^[ \t]*(?:user|assistant|system|human|ai|bot)[ \t]*:/gim
-
-function normalise(text: string): string {
-  let t = text
-  if (t.includes("\\")) t = t.replace(ESCAPED_BREAK, "\n")
-  if (t.includes("\u2019") || t.includes("\u2018") || t.includes("\u02bc")) t = t.replace(CURLY_APOSTROPHE, "'")
-  return PLACEHOLDER.test(t) ? "" : t
-}
 
 type Kind = "plain" | "passages" | "history"
 
@@ -317,7 +150,6 @@ const matched = (source: TermBag, target: TermBag): number => {
   return n
 }
 
-const isNumber = (t: string): boolean => HAS_DIGIT.test(t)
 
 const REFUSAL =
   /\b(?:i'?m sorry|i am sorry|sorry,? but|i (?:can ?not|can't|cannot|won't|will not|am unable to|'m unable to|am not able to|must (?:decline|refuse))|(?:unable|not able) to (?:help|assist|comply|share|provide|do that)|i (?:have to|must) decline)\b/
@@ -360,7 +192,7 @@ const support = (answer: Analysis, passages: Analysis, question: Analysis): Supp
     let sTotal = 0
     for (const t of s.terms) {
       if (novel > 0 && question.bag.has(t)) continue
-      const w = isNumber(t) ? 2 : 1
+      const w = hasDigit(t) ? 2 : 1
       const ok = passages.bag.has(t)
       sTotal += w
       if (ok) sW += w

@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
+import { listHeuristics, pointHeuristics } from "./claims/ClaimHeuristics.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 
@@ -33,6 +34,8 @@ const failed = (reason: string): Verdict => ({ status: "failed", failure: "judge
 /** Judge one task synchronously (the runner batches local judges; also handy for benchmarks). */
 export const verdict = (task: JudgeTask): Verdict => {
   const rubric = task.rubric
+  const claims = pointHeuristics[rubric.heuristic]
+  if (claims !== undefined) return claims(task)
   const heuristic = heuristics[rubric.heuristic]
   if (heuristic === undefined) {
     return failed(
@@ -58,9 +61,13 @@ export const verdict = (task: JudgeTask): Verdict => {
   }
 }
 
-/** Listwise: the heuristic has no context to share, so each item is judged on its own variables. */
-export const listVerdicts = (task: ListJudgeTask): Array<Verdict> =>
-  task.items.map((item) => verdict({ ...task, target: item.target, vars: { ...task.vars, ...item.vars } }))
+/**
+ * Listwise: a claim check judges its items together (against one text); the other heuristics have
+ * no context to share, so each item is judged on its own variables.
+ */
+export const listVerdicts = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
+  listHeuristics[task.rubric.heuristic]?.(task) ??
+    task.items.map((item) => verdict({ ...task, target: item.target, vars: { ...task.vars, ...item.vars } }))
 
 export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
   provider,

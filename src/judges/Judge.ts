@@ -14,6 +14,7 @@ import type { FatalJudgeError, OutputError } from "../domain/Errors.js"
 import type { JudgeTask, ListJudgeTask, Verdict } from "../domain/Judgment.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
+import type { BatchCalls } from "./CallReader.js"
 
 /** The run stopped (Ctrl+C, or a fatal error elsewhere) while this judgment waited: it was never asked. */
 export class JudgeStopped extends Data.TaggedError("JudgeStopped")<{}> {}
@@ -56,6 +57,8 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
   readonly preflight?: Effect.Effect<PreflightReport, JudgeStopped | FatalJudgeError> | undefined
   /** Remote judges: the rate gate's state (concurrency, 429s, pace), for progress and the manifest. */
   readonly gate?: Effect.Effect<RateGateStats> | undefined
+  /** Remote judges whose provider has a Batch API: their calls as data (`--batch`). */
+  readonly calls?: BatchCalls | undefined
   /** Remote judges: how answers are constrained now (after the preflight's fallback, if any). */
   readonly structuredOutput?: (() => StructuredOutput) | undefined
   /**

@@ -20,20 +20,17 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
-import { addUsage, type FailureClass, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
-import type { Rubric } from "../domain/Rubric.js"
+import { addUsage, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, type Usage, type Verdict } from "../domain/Judgment.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type StructuredOutput } from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
 import { GateStopped } from "../providers/RateGate.js"
 import { Judge, JudgeStopped, type PreflightReport } from "./Judge.js"
-import { answerSchema, listAnswerSchema, render } from "./Prompt.js"
+import { DEFAULT_REPAIR_ATTEMPTS, type Failure, listReader, type Outcome, pointReader, readerOf, truncate, unusable } from "./CallReader.js"
 
 export interface LlmJudgeOptions {
   /** Retries after server errors, timeouts and network errors. Default 3. */
@@ -56,186 +53,13 @@ export interface LlmJudgeOptions {
 
 /** Output tokens assumed for the rate-limit estimate when `maxTokens` is not set. */
 const assumedOutputTokens = 512
-const rawLimit = 2000
-/** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
-export const DEFAULT_REPAIR_ATTEMPTS = 2
 
 /** Estimated tokens of a request: ≈ 4 characters per token, plus the output budget. */
 export const estimateTokens = (request: ChatRequest, maxTokens: number | undefined): number =>
   Math.ceil((request.system.length + request.user.length) / 4) + (maxTokens ?? assumedOutputTokens)
 
-// ---------------------------------------------------------------------------------------------
-// Decoding the answer
-
 /** Internal: the reply did not decode into an answer on the rubric's scale. */
 class AnswerError extends Data.TaggedError("AnswerError")<{ readonly text: string; readonly problem: string }> {}
-
-export interface Answer {
-  readonly reasoning: string
-  readonly score: number
-  readonly confidence?: number | undefined
-}
-
-const tryParse = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside strings. */
-const balancedEnd = (text: string, start: number): number | undefined => {
-  let depth = 0
-  let inString = false
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]
-    if (inString) {
-      if (c === "\\") i++
-      else if (c === "\"") inString = false
-    } else if (c === "\"") {
-      inString = true
-    } else if (c === "{") {
-      depth++
-    } else if (c === "}") {
-      depth--
-      if (depth === 0) return i + 1
-    }
-  }
-  return undefined
-}
-
-/**
- * Every JSON object a reply holds, in the order they appear: the whole text when it is one object;
- * otherwise each balanced `{…}` that parses (braces inside strings skipped), outermost first and not
- * looking inside one that parsed — whether in prose or in a ```json fence. A reply may show an
- * example before its answer ("for example {…, "score": 0} … my answer: {…}"), so the decoders take
- * the LAST object that decodes, not the first.
- */
-export const jsonObjects = (text: string): Array<Record<string, unknown>> => {
-  const whole = tryParse(text.trim())
-  if (isObject(whole)) return [whole]
-  const found: Array<Record<string, unknown>> = []
-  for (let start = text.indexOf("{"); start !== -1;) {
-    const end = balancedEnd(text, start)
-    if (end === undefined) break
-    const candidate = tryParse(text.slice(start, end))
-    if (isObject(candidate)) {
-      found.push(candidate)
-      start = text.indexOf("{", end)
-    } else {
-      start = text.indexOf("{", start + 1)
-    }
-  }
-  return found
-}
-
-/** The last JSON object in a reply (see `jsonObjects`); undefined when there is none. */
-export const extractJsonObject = (text: string): Record<string, unknown> | undefined => jsonObjects(text).at(-1)
-
-const answerDecoders = new WeakMap<Rubric, (u: unknown) => Either.Either<Answer, ParseResult.ParseError>>()
-
-const answerDecoder = (rubric: Rubric) => {
-  const cached = answerDecoders.get(rubric)
-  if (cached !== undefined) return cached
-  const scores = rubric.scale.map((v) => v.score)
-  const decoder = Schema.decodeUnknownEither(Schema.Struct({
-    reasoning: Schema.String,
-    score: Schema.Union(Schema.Number, Schema.NumberFromString).pipe(
-      Schema.filter((n) => scores.includes(n) || `score ${n} is not on the scale (${scores.join(", ")})`)
-    ),
-    confidence: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 5)))
-  }))
-  answerDecoders.set(rubric, decoder)
-  return decoder
-}
-
-/**
- * Decode a reply into an answer on the rubric's scale: the last JSON object in it that is a valid
- * answer (an example shown earlier in the reply is not the answer); when none is, what is wrong
- * with the last object.
- */
-export const decodeAnswer = (rubric: Rubric, text: string): Either.Either<Answer, string> => {
-  if (text.trim() === "") return Either.left("the reply was empty")
-  const objects = jsonObjects(text)
-  if (objects.length === 0) return Either.left("the reply contains no valid JSON object")
-  const decode = answerDecoder(rubric)
-  let last: Either.Either<Answer, ParseResult.ParseError> | undefined
-  for (let i = objects.length - 1; i >= 0; i--) {
-    const result = decode(objects[i])
-    if (Either.isRight(result)) return Either.right(result.right)
-    last ??= result
-  }
-  return Either.mapLeft(last!, formatIssues)
-}
-
-const formatIssues = (e: ParseResult.ParseError) =>
-  ParseResult.ArrayFormatter.formatErrorSync(e)
-    .map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
-    .join("; ")
-
-/** Why a listwise reply is unusable; `items` holds what could be read per hit when the reply had a grade list. */
-export interface ListAnswerProblem {
-  readonly problem: string
-  /** Per hit (in order): its answer, or why it has none. */
-  readonly items?: ReadonlyArray<Answer | string> | undefined
-}
-
-/**
- * Decode a listwise reply `{ grades: [{ hit, reasoning, score[, confidence] }] }` for hits 1…n:
- * every hit graded exactly once, each grade on the rubric's scale. Entries are decoded one by one,
- * so a reply that fails still tells which hits it graded.
- */
-export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
-  if (text.trim() === "") return Either.left({ problem: "the reply was empty" })
-  const objects = jsonObjects(text)
-  if (objects.length === 0) return Either.left({ problem: "the reply contains no valid JSON object" })
-  // The last grade list that decodes whole; else the last one with a grades array, for what it says per hit.
-  let fallback: ListAnswerProblem | undefined
-  for (let i = objects.length - 1; i >= 0; i--) {
-    const result = decodeGradeList(rubric, n, objects[i]!)
-    if (Either.isRight(result)) return result
-    if (fallback === undefined || (fallback.items === undefined && result.left.items !== undefined)) fallback = result.left
-  }
-  return Either.left(fallback!)
-}
-
-/** One object as a listwise answer (see `decodeListAnswer`). */
-const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown>): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
-  const grades = json.grades
-  if (!Array.isArray(grades)) return Either.left({ problem: "grades: expected an array with one entry per hit" })
-  const items: Array<Answer | string> = Array.from({ length: n }, () => "no grade was given for this hit")
-  const seen = new Set<number>()
-  const problems: Array<string> = []
-  grades.forEach((entry: unknown, index) => {
-    const hit = isObject(entry) ? Number(entry.hit) : NaN
-    if (!Number.isInteger(hit) || hit < 1 || hit > n) {
-      problems.push(`grades.${index}.hit: expected a hit number from 1 to ${n}`)
-      return
-    }
-    if (seen.has(hit)) {
-      problems.push(`hit ${hit} is graded more than once`)
-      items[hit - 1] = `hit ${hit} was graded more than once`
-      return
-    }
-    seen.add(hit)
-    Either.match(answerDecoder(rubric)(entry), {
-      onLeft: (e) => {
-        const problem = formatIssues(e)
-        problems.push(`hit ${hit}: ${problem}`)
-        items[hit - 1] = problem
-      },
-      onRight: (answer) => {
-        items[hit - 1] = answer
-      }
-    })
-  })
-  const missing = items.flatMap((a, i) => (typeof a === "string" && !seen.has(i + 1) ? [i + 1] : []))
-  if (missing.length > 0) problems.push(`no grade for hit${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
-  return problems.length === 0 ? Either.right(items as Array<Answer>) : Either.left({ problem: problems.join("; "), items })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Retry policy
@@ -320,98 +144,6 @@ export const retryAfterFailure = <A, E, R, E2 = never>(
       }
       return retry(first)
     }))
-}
-
-// ---------------------------------------------------------------------------------------------
-// One call: its request, how its reply is read, its verdicts. Shared by the synchronous judge below
-// and the batch mode (`engine/BatchJudging.ts`), so both make the same verdicts from the same reply.
-
-/** The raw text kept with a failed judgment. */
-export const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
-
-/** Why a call has no answer: the failed verdicts' reason and failure class. */
-export interface Failure {
-  readonly reason: string
-  readonly failure: FailureClass
-}
-
-/** What asking a call came to (after repairs): the answer or why there is none, with what it cost. */
-export interface Outcome<A> {
-  readonly answer: Either.Either<A, Failure>
-  readonly usage: Usage
-  readonly attempts: number
-  /** The last reply's text (truncated). */
-  readonly raw: string | undefined
-}
-
-/** The failure of a call whose replies stayed unusable after `asks` asks. */
-export const unusable = (asks: number, problem: string): Failure => ({
-  reason: `unusable answer after ${asks} ${asks === 1 ? "try" : "tries"}: ${problem}`,
-  failure: "judge"
-})
-
-/** How one call is asked and read: the request (without format or repair), its decoder, the verdicts of its outcome. */
-export interface CallReader<A> {
-  readonly request: ChatRequest
-  /** Decode a reply; a listwise reader also learns from it which hits were graded (for `verdicts`). */
-  readonly decode: (text: string) => Either.Either<A, string>
-  /** One verdict per judgment of the call (one for a pointwise task, one per item for a list). */
-  readonly verdicts: (o: Outcome<A>) => ReadonlyArray<Verdict>
-}
-
-/** The prompt-cache key of a rubric's requests: they share its static prefix (no data in it). */
-const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
-
-export const pointReader = (task: JudgeTask): CallReader<Answer> => {
-  const rubric = task.rubric
-  return {
-    request: { ...render(rubric, task.vars), schema: answerSchema(rubric), cacheKey: cacheKeyOf(rubric) },
-    decode: (text) => decodeAnswer(rubric, text),
-    verdicts: (o) => [
-      Either.match(o.answer, {
-        onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
-        onRight: (answer): Verdict => ({
-          status: "ok",
-          score: answer.score,
-          confidence: answer.confidence,
-          reason: answer.reasoning,
-          usage: o.usage,
-          attempts: o.attempts
-        })
-      })
-    ]
-  }
-}
-
-/** A listwise call (at least one item): a reply missing some hits keeps the grades it did give. */
-export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer>> => {
-  const rubric = task.rubric
-  const n = task.items.length
-  // A reply missing some hits is re-asked (repair); if the last reply still misses some, the hits
-  // it did grade keep their grades and only the others fail.
-  let partial: ReadonlyArray<Answer | string> | undefined
-  return {
-    request: { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n), cacheKey: cacheKeyOf(rubric) },
-    decode: (text) => {
-      const result = decodeListAnswer(rubric, n, text)
-      if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
-      return Either.mapLeft(result, (e) => e.problem)
-    },
-    verdicts: (o) => {
-      const shares = splitUsage(o.usage, n)
-      const items: ReadonlyArray<Answer | Failure> = Either.match(o.answer, {
-        onRight: (answers) => answers,
-        onLeft: (why) =>
-          partial?.map((a) => typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a) ??
-            task.items.map(() => why)
-      })
-      return items.map((a, i): Verdict =>
-        "failure" in a
-          ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
-          : { status: "ok", score: a.score, confidence: a.confidence, reason: a.reasoning, usage: shares[i]!, attempts: o.attempts }
-      )
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -638,7 +370,13 @@ export const make = (options: LlmJudgeOptions = {}) =>
       judgeList,
       preflight: options.preflight === false ? undefined : preflight,
       gate: gate.stats,
-      structuredOutput: () => format
+      structuredOutput: () => format,
+      calls: provider.batchable === undefined ? undefined : {
+        reader: readerOf,
+        body: (request) => provider.batchable!.body({ ...request, format }),
+        reply: provider.batchable.reply,
+        asks: repairAttempts + 1
+      }
     })
   })
 

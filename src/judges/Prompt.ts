@@ -51,6 +51,12 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
     ),
     Effect.flatMap((file) => {
       const scores = file.scale.map((v) => v.score)
+      if (file.output === "score" && scores.length < 2) {
+        return Effect.fail(new InputError({ file: path, field: "scale", problem: "a rubric that asks for a score needs a scale of at least two values" }))
+      }
+      if (file.output === "claims" && (scores.length > 0 || file.item !== undefined)) {
+        return Effect.fail(new InputError({ file: path, field: file.item !== undefined ? "item" : "scale", problem: "a rubric that asks for claims has no scale and no item template" }))
+      }
       if (new Set(scores).size !== scores.length) {
         return Effect.fail(new InputError({ file: path, problem: "scale has duplicate scores" }))
       }
@@ -61,25 +67,35 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
         ...file,
         hash: sha256(text).slice(0, 16),
         path,
-        min: Math.min(...scores),
-        max: Math.max(...scores)
+        min: scores.length === 0 ? 0 : Math.min(...scores),
+        max: scores.length === 0 ? 0 : Math.max(...scores)
       })
     })
   )
 
-/** Load `prompts/<id>.json`, e.g. `rag-answers/groundedness`. */
-export const loadRubric = (id: string, promptsDir: string = defaultPromptsDir) =>
+/**
+ * Load `<dir>/<id>.json` (e.g. `rag-answers/groundedness`) from the first of `dirs` that has it: a
+ * user's pipeline looks in the `prompts/` beside its file, then in the package's.
+ */
+export const loadRubric = (id: string, dirs: string | ReadonlyArray<string> = defaultPromptsDir) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const path = Path.join(promptsDir, `${id}.json`)
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError(() => new InputError({ file: path, problem: `prompt file not found for rubric "${id}"` }))
-    )
-    const rubric = yield* parseRubric(text, path)
-    if (rubric.id !== id) {
-      return yield* new InputError({ file: path, field: "id", problem: `expected "${id}", found "${rubric.id}"` })
+    const candidates = (typeof dirs === "string" ? [dirs] : dirs).map((dir) => Path.join(dir, `${id}.json`))
+    for (const path of candidates) {
+      if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) continue
+      const text = yield* fs.readFileString(path).pipe(
+        Effect.mapError((e) => new InputError({ file: path, problem: `cannot read the prompt file of rubric "${id}": ${e.message}` }))
+      )
+      const rubric = yield* parseRubric(text, path)
+      if (rubric.id !== id) {
+        return yield* new InputError({ file: path, field: "id", problem: `expected "${id}", found "${rubric.id}"` })
+      }
+      return rubric
     }
-    return rubric
+    return yield* new InputError({
+      file: candidates[0]!,
+      problem: `prompt file not found for rubric "${id}"${candidates.length > 1 ? ` (looked for ${candidates.join(", ")})` : ""}`
+    })
   })
 
 /** Tags the templates use as data delimiters (`<data name="…">…</data>`); a test checks `prompts/` uses no other. */
@@ -184,6 +200,7 @@ const templates = (rubric: Rubric) => {
  */
 export const listAnswerSchema = (rubric: Rubric, n: number) => {
   const single = answerSchema(rubric).schema
+  const key = rubric.itemKey
   return {
     name: `${rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_list`,
     schema: {
@@ -191,14 +208,14 @@ export const listAnswerSchema = (rubric: Rubric, n: number) => {
       properties: {
         grades: {
           type: "array",
-          description: `One entry for each of the ${n} hits, in hit order.`,
+          description: `One entry for each of the ${n} ${key}s, in ${key} order.`,
           items: {
             type: "object",
             properties: {
-              hit: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: "The hit's number" },
+              [key]: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: `The ${key}'s number` },
               ...single.properties
             },
-            required: ["hit", ...single.required],
+            required: [key, ...single.required],
             additionalProperties: false
           }
         }
@@ -228,8 +245,25 @@ const makeAnswerSchema = (rubric: Rubric) => {
     properties.confidence = { type: "integer", enum: [1, 2, 3, 4, 5], description: "Certainty, 1 (low) to 5 (high)" }
     required.push("confidence")
   }
+  if (rubric.evidence) {
+    properties.evidence = { type: "string", description: "The sentence of the data that decides the verdict, quoted exactly; empty when there is none." }
+    required.push("evidence")
+  }
   return {
     name: rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
     schema: { type: "object", properties, required, additionalProperties: false }
   }
 }
+
+/** JSON schema of a `claims` rubric's answer: the atomic claims of the text, in order. */
+export const claimsSchema = (rubric: Rubric) => ({
+  name: rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
+  schema: {
+    type: "object",
+    properties: {
+      claims: { type: "array", items: { type: "string" }, description: "Each atomic claim of the text, in the order the text makes them; none when it makes no factual claim." }
+    },
+    required: ["claims"],
+    additionalProperties: false
+  }
+})

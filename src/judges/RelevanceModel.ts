@@ -10,7 +10,7 @@
  * worse than none: weighting by general rarity (IDF over 25,000 passages of mixed topics) lowered κ
  * below plain coverage, and so did classic pool IDF, which rewards the query words *few* hits hold.
  *
- * Terms are the heuristic judge's content terms (`Heuristic.ts`: lower-cased, stopwords removed,
+ * Terms are the heuristic judge's content terms (`Terms.ts`: lower-cased, stopwords removed,
  * light-stemmed, soft prefix match). For a hit h with pool P (the other hits: the hit itself is
  * left out when it is in the pool), M = |P|, and Q the distinct terms of the query (of the skill,
  * when a skill is judged in a question's context):
@@ -54,7 +54,7 @@
  * and titled hits (course retrieval), where they decide between grades 2 and 3.
  */
 
-/** Do two terms match? The heuristic judge's soft match (`Heuristic.ts` `termsMatch`), symmetric. */
+/** Do two terms match? The heuristic judge's soft match (`Terms.ts` `termsMatch`), symmetric. */
 export type TermMatch = (a: string, b: string) => boolean
 
 /** Grade thresholds on s with a pool of at least one other hit (see the module comment). */

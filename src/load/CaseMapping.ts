@@ -4,6 +4,7 @@
  * with a `role=Column` list (`parseColumnMapping`).
  */
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { splitFragments, unescapeNewlines } from "./Fragments.js"
@@ -173,8 +174,8 @@ const toPassages = (value: unknown): ReadonlyArray<Passage> | undefined => {
   for (const item of value) {
     if (typeof item === "string") {
       if (item.trim() !== "") passages.push(passage(item.trim(), passages.length))
-    } else if (typeof item === "object" && item !== null && !Array.isArray(item)) {
-      const fields = item as Readonly<Record<string, unknown>>
+    } else if (isRecord(item)) {
+      const fields: Readonly<Record<string, unknown>> = item
       const body = typeof fields.text === "string"
         ? fields.text
         : typeof fields.content === "string"

@@ -7,6 +7,7 @@
  * Each row's `line` is where its object starts, so later errors (an empty question…) can name it.
  */
 import * as Either from "effect/Either"
+import { isRecord } from "effect/Predicate"
 import { InputError } from "../domain/Errors.js"
 import type { Row } from "./Rows.js"
 
@@ -36,8 +37,6 @@ export const describeJson = (value: unknown): string =>
     ? "a boolean"
     : typeof value
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 type Parsed = { readonly ok: true; readonly value: unknown } | {
   readonly ok: false

@@ -42,3 +42,29 @@ export const baseUrlProblem = (url: string): string | undefined => {
     ? undefined
     : `--base-url must be an http or https URL (got "${withoutCredentials(url)}")`
 }
+
+/**
+ * The URL to request and the Basic authorization its userinfo stands for: fetch refuses a URL with
+ * credentials, so `http://user:pass@host/s` is sent to `http://host/s` with
+ * `Authorization: Basic base64(user:pass)` (RFC 7617; the userinfo is percent-decoded first).
+ */
+export const splitCredentials = (url: string): { readonly url: string; readonly authorization?: string } => {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return { url }
+  }
+  if (u.username === "" && u.password === "") return { url }
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s)
+    } catch {
+      return s
+    }
+  }
+  const credentials = `${decode(u.username)}:${decode(u.password)}`
+  u.username = ""
+  u.password = ""
+  return { url: u.toString(), authorization: `Basic ${Buffer.from(credentials, "utf8").toString("base64")}` }
+}

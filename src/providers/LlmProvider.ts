@@ -118,4 +118,12 @@ export class LlmProvider extends Context.Tag("rag-eval/LlmProvider")<LlmProvider
   /** Where the key comes from, for messages: "--api-key or OPENAI_API_KEY". */
   readonly keySource: string
   readonly complete: (request: ChatRequest) => Effect.Effect<ChatResponse, ProviderError>
+  /**
+   * Providers with a Batch API: the chat-completion body of a request, as a batch's request line
+   * carries it, and a reply from a batch's output file read as `complete` reads one.
+   */
+  readonly batchable?: {
+    readonly body: (request: ChatRequest) => Readonly<Record<string, unknown>>
+    readonly reply: (body: unknown) => { readonly text: string; readonly usage: ChatResponse["usage"] }
+  } | undefined
 }>() {}

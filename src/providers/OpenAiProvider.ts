@@ -346,6 +346,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
       model,
       params,
       complete,
+      batchable: { body: (request) => body(provider, model, params, request) as unknown as Readonly<Record<string, unknown>>, reply: completionReply },
       host: hostOf(baseURL),
       endpoint: endpointOf(provider, baseURL),
       keySource: keySource(provider)

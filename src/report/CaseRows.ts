@@ -1,50 +1,16 @@
 /**
- * A pipeline's per-case results as table rows, for the reports that choose cases (bounded markdown
- * details, the HTML case table): every report view already turns a record into CSV cells, so these
- * work for every pipeline without a view of their own. Which column ranks cases ("lowest") and
- * which rows count as failed is decided here, once.
+ * Helpers of the reports that choose cases (bounded markdown details, the HTML case table): what a
+ * CSV cell says as text, the lowest cases kept in bounded memory, a seeded sample. Which metric ranks
+ * cases and which count as failed is the pipeline's own declaration (`PerCaseMetrics`, `ReportView.headline`).
  */
 import type { CsvCell } from "./Csv.js"
-
-/** Headline columns, in order of preference: the first the header has ranks the cases. */
-const HEADLINE = ["composite", "overall", "ndcg@10", "coverage@10", "ndcg", "ap", "averagerelevance"]
-
-/** The index of the column that ranks cases (lowest first), or -1 when the header has none. */
-export const headlineColumn = (header: ReadonlyArray<string>): number => {
-  const lower = header.map((h) => h.toLowerCase())
-  for (const name of HEADLINE) {
-    const i = lower.indexOf(name)
-    if (i !== -1) return i
-  }
-  return -1
-}
-
-/** A cell's number, or undefined for text and empty cells. */
-export const cellNumber = (cell: CsvCell | undefined): number | undefined => {
-  if (cell === undefined || typeof cell === "string" || cell.text === "") return undefined
-  const n = Number(cell.text)
-  return Number.isFinite(n) ? n : undefined
-}
 
 export const cellText = (cell: CsvCell | undefined): string => cell === undefined ? "" : typeof cell === "string" ? cell : cell.text
 
 /**
- * Did something fail for this case: a judgment recorded as failed (`judge_failed: …` reason, a
- * `failed judgments` count above 0), a failed retrieval, or no headline value at all.
+ * Where a record came from, for a pipeline that declares no per-case metrics (a user's own): its
+ * `caseId` and `line` fields, when it has them.
  */
-export const rowFailed = (header: ReadonlyArray<string>, cells: ReadonlyArray<CsvCell>, headline: number): boolean => {
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells[i]!
-    if (typeof c === "string") {
-      if (c.startsWith("judge_failed") || (header[i] === "retrieval" && c.startsWith("failed"))) return true
-    } else if (header[i] === "failed judgments" && Number(c.text) > 0) {
-      return true
-    }
-  }
-  return headline !== -1 && cellNumber(cells[headline]) === undefined
-}
-
-/** Where a record came from: every pipeline's records carry their case id and input line. */
 export const caseOf = (record: unknown): { readonly caseId: string; readonly line: number | undefined } => {
   const r = record as { readonly caseId?: unknown; readonly line?: unknown } | null
   return {

@@ -1,9 +1,9 @@
 /**
  * The HTML report (`--format html`): one self-contained file a team can open and share — inline CSS,
  * inline SVG charts (see `Charts.ts`), a few KB of inline script for the case table, and no request
- * of any kind when opened. Works for every pipeline from what every report view already gives
- * (CSV cells per record, the headline metrics, the summary's failures), so a new pipeline gets it
- * for free. Case text is escaped everywhere.
+ * of any kind when opened. Works for every pipeline from what it declares — its per-case metrics
+ * (range, direction) and headline metric, its headline metrics, its failures and flags, the text
+ * cells of its CSV — so a new pipeline gets it for free. Case text is escaped everywhere.
  *
  * Size: the case table holds every case up to `TABLE_ALL`; beyond that the failed cases, the lowest
  * by the headline metric and a seeded random sample (the page says so) — a 100k-row run stays a few
@@ -13,14 +13,17 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import * as Either from "effect/Either"
 import { OutputError } from "../domain/Errors.js"
+import { type MetricSpec, rangeText } from "../domain/Metric.js"
+import { CalibrationFile, readJsonFile } from "../domain/RunFiles.js"
+import { parameterRows } from "./Sections.js"
 import type { FinalMetrics } from "../engine/Iterations.js"
 import type { RunInfo } from "../engine/Pipeline.js"
-import { caseOf, cellNumber, cellText, headlineColumn, Lowest, rowFailed, seededRandom } from "./CaseRows.js"
+import { caseOf, cellText, Lowest, seededRandom } from "./CaseRows.js"
 import { confusionHeatmap, countBars, groupedBars, valueBars } from "./Charts.js"
-import type { CsvCell } from "./Csv.js"
 import { writeFileAtomic } from "./Files.js"
-import type { ReportInput } from "./Reporter.js"
+import type { ReportInput } from "./ReportInput.js"
 
 /** Cases shown all when there are at most this many; beyond, a sample (see the module comment). */
 export const TABLE_ALL = 2000
@@ -43,23 +46,26 @@ const cut = (text: string, max = CELL_MAX) => (text.length > max ? `${text.slice
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : Number.isInteger(x) ? String(x) : x.toFixed(digits))
 
-/** Columns not charted: bookkeeping, not results. */
-const NOT_CHARTED = /tokens|cost|^id$|^line$/i
-
 interface Row {
   readonly ordinal: number
   readonly caseId: string
   readonly line: number | undefined
-  readonly cells: ReadonlyArray<CsvCell>
+  /** The declared per-case metrics' values, in declaration order. */
+  readonly values: ReadonlyArray<number | null>
+  /** The view's text cells (its CSV's text columns). */
+  readonly texts: ReadonlyArray<string>
   readonly failed: boolean
 }
 
 interface Collected {
-  readonly header: ReadonlyArray<string>
+  readonly metrics: ReadonlyArray<MetricSpec>
+  /** Header of the text columns (the CSV's columns that hold text). */
+  readonly textHeader: ReadonlyArray<string>
   readonly total: number
   readonly failedTotal: number
-  readonly numeric: ReadonlyArray<boolean>
+  /** Per declared metric, its known values over every case. */
   readonly values: ReadonlyArray<Array<number>>
+  /** Index of the headline metric in `metrics`, or -1. */
   readonly headline: number
   /** Table rows in input order, and whether they are all the cases. */
   readonly rows: ReadonlyArray<Row>
@@ -67,13 +73,15 @@ interface Collected {
   readonly lowest: ReadonlyArray<Row>
 }
 
-/** One pass over the records: numeric columns' values, the failed, the lowest and a seeded sample. */
+/** One pass over the records: the declared metrics' values, the failed, the lowest and a seeded sample. */
 const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
   Effect.suspend(() => {
     const header = input.view.csvHeader(input.info, input.summary)
-    const headline = headlineColumn(header)
-    const numeric = header.map(() => false)
-    const values: Array<Array<number>> = header.map(() => [])
+    const metrics = input.caseMetrics?.declared ?? []
+    const headline = input.view.headline === undefined ? -1 : metrics.findIndex((m) => m.name === input.view.headline)
+    const values: Array<Array<number>> = metrics.map(() => [])
+    /** The CSV columns that hold text (from the first record): numbers are the metrics' business. */
+    let textColumns: ReadonlyArray<number> | undefined
     const all: Array<Row> = []
     let complete = true
     const failed: Array<Row> = []
@@ -86,22 +94,21 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
       Stream.runForEach((record) =>
         Effect.sync(() => {
           const cells = input.view.csvRow(input.info, record)
-          const { caseId, line } = caseOf(record)
-          for (let i = 0; i < cells.length; i++) {
-            const n = cellNumber(cells[i])
-            if (n !== undefined) {
-              numeric[i] = true
-              values[i]!.push(n)
-            }
-          }
-          const row: Row = { ordinal: total, caseId, line, cells, failed: rowFailed(header, cells, headline) }
+          textColumns ??= cells.flatMap((c, i) => (typeof c === "string" ? [i] : []))
+          const of = input.caseMetrics?.of(record)
+          const { caseId, line } = of ?? caseOf(record)
+          const known = metrics.map((m) => of?.metrics[m.name] ?? null)
+          known.forEach((v, i) => {
+            if (v !== null) values[i]!.push(v)
+          })
+          const row: Row = { ordinal: total, caseId, line, values: known, texts: textColumns.map((i) => cellText(cells[i])), failed: of?.failed === true }
           total++
           if (row.failed) {
             failedTotal++
             if (failed.length < TABLE_FAILED) failed.push(row)
           }
-          const score = headline === -1 ? undefined : cellNumber(cells[headline])
-          if (score !== undefined) lowest.add(score, row.ordinal, row)
+          const score = headline === -1 ? null : known[headline]
+          if (score !== null && score !== undefined) lowest.add(score, row.ordinal, row)
           if (complete) {
             all.push(row)
             if (all.length > TABLE_ALL) complete = false
@@ -122,7 +129,8 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
           for (const r of [...failed, ...low.slice(0, TABLE_LOWEST), ...sample]) chosen.set(r.ordinal, r)
           rows = [...chosen.values()].sort((a, b) => a.ordinal - b.ordinal)
         }
-        return { header, total, failedTotal, numeric, values, headline, rows, complete, lowest: low.slice(0, LOWEST_SHOWN) }
+        const textHeader = (textColumns ?? []).map((i) => header[i] ?? "")
+        return { metrics, textHeader, total, failedTotal, values, headline, rows, complete, lowest: low.slice(0, LOWEST_SHOWN) }
       })
     )
   })
@@ -193,144 +201,91 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
 
 const figure = (caption: string, svg: string) => `<figure class="chart"><figcaption>${esc(caption)}</figcaption>${svg}</figure>`
 
-const parameters = (info: RunInfo, summary: unknown) => {
-  const s = summary as { readonly judgments?: { readonly ok?: number; readonly failed?: number }; readonly tokens?: { readonly input?: number; readonly output?: number } }
-  const params = Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
-  const retrieverParams = Object.entries(info.retriever.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
-  const rows: Array<[string, string]> = [
-    ["Pipeline", info.pipeline],
-    ["Run id", info.runId],
-    ["Input", `${info.input.path} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…)`],
-    ["Cases evaluated", `${info.input.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`}`],
-    ["Judge", info.judge.label],
-    ["Provider / model", `${info.judge.provider} / ${info.judge.model}`],
-    ["Sampling", params === "" ? "—" : params],
-    ["Retriever", `${info.retriever.name}${retrieverParams === "" ? "" : ` (${retrieverParams})`}`],
-    ["Iterations", String(info.iterations)],
-    ...(s.judgments === undefined ? [] : [["Judgments", `${s.judgments.ok ?? 0} ok, ${s.judgments.failed ?? 0} failed`] as [string, string]]),
-    ...(s.tokens === undefined ? [] : [["Tokens", `${s.tokens.input ?? 0} in, ${s.tokens.output ?? 0} out`] as [string, string]]),
-    ...(info.rubrics.length === 0 ? [] : [["Prompts", info.rubrics.map((r) => `${r.id} v${r.version} (${r.hash.slice(0, 12)})`).join(" · ")] as [string, string]])
-  ]
-  return table(["Parameter", "Value"], rows.map(([k, v]) => [esc(k), esc(v)]))
-}
+const parameters = (input: ReportInput) =>
+  table(["Parameter", "Value"], parameterRows(input.info, input.judged, input.view.parameters?.(input.info, input.summary)).map(([k, v]) => [esc(k), esc(v)]))
 
-interface Failure {
-  readonly caseId?: string
-  readonly line?: number
-  readonly criterion?: string
-  readonly target?: string
-  readonly reason?: string
-  readonly message?: string
-  readonly raw?: string
-  readonly query?: string
-}
-
-/** Failures the summary lists (judge failures with their raw replies; failed retrievals). */
-const failuresOf = (summary: unknown): { readonly judge: ReadonlyArray<Failure>; readonly retrieval: ReadonlyArray<Failure> } => {
-  const s = summary as { readonly failures?: unknown; readonly retrievalFailures?: { readonly cases?: unknown } } | null
-  const judge = Array.isArray(s?.failures) ? (s.failures as ReadonlyArray<Failure>) : []
-  const retrieval = Array.isArray(s?.retrievalFailures?.cases) ? (s.retrievalFailures.cases as ReadonlyArray<Failure>) : []
-  return { judge, retrieval }
-}
-
-const failuresSection = (summary: unknown, failedRows: number) => {
-  const { judge, retrieval } = failuresOf(summary)
-  if (judge.length === 0 && retrieval.length === 0 && failedRows === 0) return ""
+const failuresSection = (input: ReportInput, failedRows: number) => {
+  const { judgments, retrievals } = input.view.failures?.(input.summary) ?? { judgments: [], retrievals: [] }
+  if (judgments.length === 0 && retrievals.length === 0 && failedRows === 0) return ""
   const parts = [`<h2 id="failures">Failures</h2>`, `<p class="note">${failedRows} case(s) have a failed judgment, a failed retrieval or no score. Failed judgments are never scored as 0.</p>`]
-  if (judge.length > 0) {
+  if (judgments.length > 0) {
     parts.push(
-      `<h3>Failed judgments (${judge.length} listed)</h3>`,
-      table(["Line", "Case", "Criterion", "Reason", "Raw reply"], judge.map((f) => [
+      `<h3>Failed judgments (${judgments.length} listed)</h3>`,
+      table(["Line", "Case", "Criterion", "Reason", "Raw reply"], judgments.map((f) => [
         esc(f.line === undefined ? "" : String(f.line)),
-        esc(cut(f.caseId ?? "")),
-        esc(cut(f.criterion ?? f.target ?? "")),
-        esc(cut(f.reason ?? f.message ?? "", 400)),
+        esc(cut(f.caseId)),
+        esc(cut(f.criterion ?? "")),
+        esc(cut(f.reason, 400)),
         f.raw === undefined ? "—" : `<code>${esc(cut(f.raw, 600))}</code>`
       ]))
     )
   }
-  if (retrieval.length > 0) {
+  if (retrievals.length > 0) {
     parts.push(
-      `<h3>Failed retrievals (${retrieval.length} listed)</h3>`,
-      table(["Line", "Case", "Query", "Error"], retrieval.map((f) => [esc(String(f.line ?? "")), esc(cut(f.caseId ?? "")), esc(cut(f.query ?? "")), esc(cut(f.message ?? "", 400))]))
+      `<h3>Failed retrievals (${retrievals.length} listed)</h3>`,
+      table(["Line", "Case", "Query", "Error"], retrievals.map((f) => [esc(String(f.line ?? "")), esc(cut(f.caseId)), esc(cut(f.query ?? "")), esc(cut(f.reason, 400))]))
     )
   }
   return parts.join("\n")
 }
 
-const caseCard = (header: ReadonlyArray<string>, row: Row, headline: number) => {
-  const score = headline === -1 ? undefined : cellNumber(row.cells[headline])
-  const fields = header.map((h, i) => {
-    const text = cellText(row.cells[i])
-    return text === "" ? "" : `<dt>${esc(h)}</dt><dd>${esc(cut(text, 2000))}</dd>`
-  }).join("")
-  return `<div class="case"><strong>${esc(row.caseId)}</strong>${row.line === undefined ? "" : ` <span class="note">line ${row.line}</span>`}${score === undefined ? "" : ` — ${esc(header[headline]!)} ${fmt(score)}`}${row.failed ? ` <span class="failed">failed</span>` : ""}<dl>${fields}</dl></div>`
+const caseCard = (c: Collected, row: Row) => {
+  const score = c.headline === -1 ? null : row.values[c.headline]
+  const fields = [
+    ...c.metrics.map((m, i) => (row.values[i] === null ? "" : `<dt>${esc(m.name)}</dt><dd>${fmt(row.values[i])}</dd>`)),
+    ...c.textHeader.map((h, i) => (row.texts[i] === "" ? "" : `<dt>${esc(h)}</dt><dd>${esc(cut(row.texts[i]!, 2000))}</dd>`))
+  ].join("")
+  return `<div class="case"><strong>${esc(row.caseId)}</strong>${row.line === undefined ? "" : ` <span class="note">line ${row.line}</span>`}${score === null || score === undefined ? "" : ` — ${esc(c.metrics[c.headline]!.name)} ${fmt(score)}`}${row.failed ? ` <span class="failed">failed</span>` : ""}<dl>${fields}</dl></div>`
 }
 
-/** The calibration written by `rag-eval calibrate <run-dir>` (`calibration.json`), when present. */
+/** The calibration written by `rag-eval calibrate <run-dir>` (`calibration.json`, decoded through its schema), when present. */
 const calibrationSection = async (runDir: string): Promise<string> => {
   const file = Path.join(runDir, "calibration.json")
   if (!fs.existsSync(file)) return ""
-  let c: {
-    readonly labels?: { readonly file?: string; readonly count?: number }
-    readonly relevantAt?: number
-    readonly criteria?: ReadonlyArray<{
-      readonly criterion: string
-      readonly pairs: number
-      readonly grades: ReadonlyArray<number>
-      readonly confusion: ReadonlyArray<ReadonlyArray<number>>
-      readonly exactAgreement?: { readonly value: number | null }
-      readonly cohenKappa?: { readonly value: number | null }
-      readonly binaryKappa?: { readonly value: number | null }
-      readonly quadraticKappa?: { readonly value: number | null }
-      readonly krippendorffAlpha?: { readonly value: number | null }
-      readonly bias?: { readonly value: number | null }
-    }>
+  const decoded = Effect.runSync(Effect.either(readJsonFile(CalibrationFile, file, "a calibration written by rag-eval calibrate")))
+  if (Either.isLeft(decoded)) {
+    return `<h2 id="calibration">Calibration</h2><p class="note">calibration.json could not be read (${esc(decoded.left.problem)}); run <code>rag-eval calibrate</code> again.</p>`
   }
-  try {
-    c = JSON.parse(fs.readFileSync(file, "utf8"))
-  } catch {
-    return `<h2 id="calibration">Calibration</h2><p class="note">calibration.json could not be read; run <code>rag-eval calibrate</code> again.</p>`
-  }
-  const criteria = c.criteria ?? []
+  const c = decoded.right
   const charts: Array<string> = []
-  for (const k of criteria.filter((k) => k.pairs > 0 && k.grades.length > 0).slice(0, 12)) {
+  for (const k of c.criteria.filter((k) => k.pairs > 0 && k.grades.length > 0).slice(0, 12)) {
     charts.push(figure(`${k.criterion}: human × judge grades`, await confusionHeatmap(k.grades, k.confusion)))
   }
   return [
     `<h2 id="calibration">Calibration against human labels</h2>`,
-    `<p class="note">From <code>rag-eval calibrate</code> (calibration.json): labels ${esc(c.labels?.file ?? "")}, ${c.labels?.count ?? 0} labels, relevant at grade ≥ ${c.relevantAt ?? "—"}.</p>`,
-    table(["Criterion", "Pairs", "Exact agreement", "Cohen's κ", "Binary κ", "Quadratic κ", "Krippendorff's α", "Bias (judge − human)"], criteria.map((k) => [
+    `<p class="note">From <code>rag-eval calibrate</code> (calibration.json): labels ${esc(c.labels.file)}, ${c.labels.count} labels, relevant at grade ≥ ${c.relevantAt}.</p>`,
+    table(["Criterion", "Pairs", "Exact agreement", "Cohen's κ", "Binary κ", "Quadratic κ", "Krippendorff's α", "Bias (judge − human)"], c.criteria.map((k) => [
       esc(k.criterion),
       String(k.pairs),
-      fmt(k.exactAgreement?.value),
-      fmt(k.cohenKappa?.value),
-      fmt(k.binaryKappa?.value),
-      fmt(k.quadraticKappa?.value),
-      fmt(k.krippendorffAlpha?.value),
-      fmt(k.bias?.value)
+      fmt(k.exactAgreement.value),
+      fmt(k.cohenKappa.value),
+      fmt(k.binaryKappa.value),
+      fmt(k.quadraticKappa.value),
+      fmt(k.krippendorffAlpha.value),
+      fmt(k.bias.value)
     ])),
     charts.length === 0 ? "" : `<div class="charts">${charts.join("\n")}</div>`
   ].join("\n")
 }
 
+/** A 0–1 metric's cells get a bar. */
+const barred = (m: MetricSpec) => m.min === 0 && m.max === 1
+
 const caseTable = (c: Collected) => {
-  const head = ["case_id", "line", ...c.header]
-  const metricCols = c.header.map((h, i) => c.numeric[i] === true && (c.values[i]!.every((v) => v >= 0 && v <= 1)) && !NOT_CHARTED.test(h))
+  const head = ["case_id", "line", ...c.metrics.map((m) => m.name), ...c.textHeader]
   const rows = c.rows.map((r) => {
-    const cells = r.cells.map((cell, i) => {
-      const n = cellNumber(cell)
-      if (n !== undefined) {
-        const bar = metricCols[i] === true ? `<span class="bar" style="width:${Math.round(n * 40)}px"></span>` : ""
-        return `<td class="n" data-v="${n}">${bar}${esc(cellText(cell))}</td>`
-      }
-      return `<td>${esc(cut(cellText(cell)))}</td>`
+    const metricCells = c.metrics.map((m, i) => {
+      const v = r.values[i]
+      if (v === null || v === undefined) return `<td class="n">—</td>`
+      const bar = barred(m) ? `<span class="bar" style="width:${Math.round(v * 40)}px"></span>` : ""
+      return `<td class="n" data-v="${v}">${bar}${fmt(v)}</td>`
     })
-    return `<tr${r.failed ? ` class="failed-row"` : ""}><td>${esc(cut(r.caseId))}</td><td class="n"${r.line === undefined ? "" : ` data-v="${r.line}"`}>${r.line ?? ""}</td>${cells.join("")}</tr>`
+    const textCells = r.texts.map((t) => `<td>${esc(cut(t))}</td>`)
+    return `<tr${r.failed ? ` class="failed-row"` : ""}><td>${esc(cut(r.caseId))}</td><td class="n"${r.line === undefined ? "" : ` data-v="${r.line}"`}>${r.line ?? ""}</td>${metricCells.join("")}${textCells.join("")}</tr>`
   })
   const sampled = c.complete
     ? `All ${c.total} cases.`
-    : `${c.rows.length} of ${c.total} cases: every failed case (up to ${TABLE_FAILED}), the ${TABLE_LOWEST} lowest${c.headline === -1 ? "" : ` by ${esc(c.header[c.headline]!)}`} and a seeded random sample of ${TABLE_SAMPLE} (the same on every render), in input order. Every case is in report.csv and report.json.`
+    : `${c.rows.length} of ${c.total} cases: every failed case (up to ${TABLE_FAILED}), the ${TABLE_LOWEST} lowest${c.headline === -1 ? "" : ` by ${esc(c.metrics[c.headline]!.name)}`} and a seeded random sample of ${TABLE_SAMPLE} (the same on every render), in input order. Every case is in report.csv and report.json.`
   return [
     `<h2 id="case-table">Cases</h2>`,
     `<p class="note" id="sampling">${sampled} Text longer than ${CELL_MAX} characters is cut here (full text in report.csv). Click a column to sort; type to filter.</p>`,
@@ -351,16 +306,25 @@ const judgeNote = (info: RunInfo) =>
     ? `<p class="judge"><strong>Judged by the heuristic judge</strong> — deterministic lexical proxies, not an LLM.</p>`
     : `<p class="judge">Judged by ${esc(info.judge.label)}.</p>`
 
-/** Metrics whose value is a convention for some queries (NDCG with IDCG = 0), from the summary's `flagged` counts. */
-const flaggedNote = (summary: unknown): string => {
-  const flagged = (summary as { readonly flagged?: unknown } | null)?.flagged
-  if (flagged === null || typeof flagged !== "object") return ""
-  const lines = Object.entries(flagged as Record<string, unknown>).filter(([, n]) => typeof n === "number" && n > 0)
+/** Metrics whose value is a convention for some queries (NDCG with IDCG = 0), from the view's `flagged`. */
+const flaggedNote = (input: ReportInput): string => {
+  const lines = Object.entries(input.view.flagged?.(input.summary) ?? {}).filter(([, n]) => n > 0)
     .map(([metric, n]) => `${n} quer${n === 1 ? "y" : "ies"} had no hit graded above 0 (IDCG = 0): ${metric} is set to 0 there by convention, not measured — see the flags column.`)
   return lines.length === 0 ? "" : `<p class="banner" id="flagged">⚑ ${lines.map(esc).join("<br>⚑ ")}</p>`
 }
 
 const partialBanner = (partial: string | undefined) => partial === undefined ? "" : `<p class="banner" id="partial"><strong>Partial report</strong>: ${esc(partial)}</p>`
+
+/** The headline metrics with what each is: range, direction. */
+const headlineTable = (input: ReportInput) => {
+  const metrics = Object.entries(input.metrics ?? {})
+  if (metrics.length === 0) return ""
+  const specs = new Map((input.metricSpecs ?? []).map((m) => [m.name, m]))
+  return `<h2 id="metrics">Headline metrics</h2>` + table(["Metric", "Value", "Range", "Better", "What it is"], metrics.map(([k, v]) => {
+    const m = specs.get(k)
+    return [esc(k), fmt(v, 4), m === undefined ? "" : esc(rangeText(m)), m === undefined || m.direction === "none" ? "" : m.direction, esc(m?.description ?? "")]
+  }))
+}
 
 /** The HTML page of one report (an iteration's, or the run's). */
 export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputError> =>
@@ -369,29 +333,30 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
       try: async () => {
         const { info } = input
         const charts: Array<string> = []
-        for (let i = 0; i < c.header.length && charts.length < CHARTS_MAX; i++) {
-          if (c.numeric[i] !== true || NOT_CHARTED.test(c.header[i]!)) continue
-          const dist = distribution(c.values[i]!)
-          if (dist.length === 0) continue
-          charts.push(figure(`${c.header[i]} (${c.values[i]!.length} cases)`, await countBars(dist, { x: c.header[i]! })))
+        for (let i = 0; i < c.metrics.length && charts.length < CHARTS_MAX; i++) {
+          const values = c.values[i]!
+          // A metric every case has the same value of says nothing as a chart (its value is in the table).
+          if (values.length === 0 || values.every((v) => v === values[0])) continue
+          const m = c.metrics[i]!
+          charts.push(figure(`${m.name} (${values.length} cases; ${rangeText(m)}${m.direction === "none" ? "" : `, ${m.direction} is better`})`, await countBars(distribution(values), { x: m.name })))
         }
-        const headlineName = c.headline === -1 ? undefined : c.header[c.headline]!
-        const retrieval = headlineName !== undefined && !/^(composite|overall)$/i.test(headlineName)
-        let perQuery = ""
-        if (retrieval && c.lowest.length > 0) {
-          const low = c.values[c.headline]!.length <= BARS_SHOWN ? c.rows.filter((r) => cellNumber(r.cells[c.headline]) !== undefined) : c.lowest
-          const bars = [...low].sort((a, b) => cellNumber(a.cells[c.headline])! - cellNumber(b.cells[c.headline])!).slice(0, BARS_SHOWN)
-          perQuery = [
-            `<h2 id="per-query">Per-query ${esc(headlineName)}</h2>`,
-            `<p class="note">${bars.length === c.values[c.headline]!.length ? "Every query" : `The ${bars.length} lowest queries of ${c.values[c.headline]!.length}`}, lowest first; the case table below shows every metric per query as bars and sorts on any column.</p>`,
-            figure(`${headlineName} per query`, await valueBars(bars.map((r) => ({ label: r.caseId, value: cellNumber(r.cells[c.headline])! })), { x: headlineName, domain: [0, 1] }))
+        const headline = c.headline === -1 ? undefined : c.metrics[c.headline]!
+        let perCase = ""
+        if (headline !== undefined && c.lowest.length > 0) {
+          const known = c.values[c.headline]!.length
+          const low = known <= BARS_SHOWN ? c.rows.filter((r) => r.values[c.headline] !== null) : c.lowest
+          const bars = [...low].sort((a, b) => a.values[c.headline]! - b.values[c.headline]!).slice(0, BARS_SHOWN)
+          const domain: readonly [number, number] | undefined = headline.max === null ? undefined : [headline.min, headline.max]
+          perCase = [
+            `<h2 id="per-case">Per-case ${esc(headline.name)}</h2>`,
+            `<p class="note">${bars.length === known ? "Every case" : `The ${bars.length} lowest cases of ${known}`}, lowest first; the case table below shows every metric per case and sorts on any column.</p>`,
+            figure(`${headline.name} per case`, await valueBars(bars.map((r) => ({ label: r.caseId, value: r.values[c.headline]! })), { x: headline.name, ...(domain === undefined ? {} : { domain }) }))
           ].join("\n")
         }
-        const metrics = Object.entries(input.metrics ?? {})
         const lowestCases = c.lowest.length === 0 ? "" : [
-          `<h2 id="lowest">Lowest ${esc(headlineName ?? "")} (${c.lowest.length})</h2>`,
+          `<h2 id="lowest">Lowest ${esc(headline?.name ?? "")} (${c.lowest.length})</h2>`,
           `<p class="note">With the judge's reasons.</p>`,
-          ...c.lowest.map((r) => caseCard(c.header, r, c.headline))
+          ...c.lowest.map((r) => caseCard(c, r))
         ].join("\n")
         const body = [
           `<h1>${esc(info.pipeline)} — ${esc(info.runId)}${input.stem === "report" ? "" : ` (${esc(input.stem)})`}</h1>`,
@@ -399,13 +364,13 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
           `<p>${esc(info.description)}</p>`,
           judgeNote(info),
           `<h2 id="parameters">Run parameters</h2>`,
-          parameters(info, input.summary),
-          metrics.length === 0 ? "" : `<h2 id="metrics">Headline metrics</h2>` + table(["Metric", "Value"], metrics.map(([k, v]) => [esc(k), fmt(v, 4)])),
-          flaggedNote(input.summary),
+          parameters(input),
+          headlineTable(input),
+          flaggedNote(input),
           charts.length === 0 ? "" : `<h2 id="distributions">Distributions</h2><div class="charts">${charts.join("\n")}</div>`,
-          perQuery,
+          perCase,
           lowestCases,
-          failuresSection(input.summary, c.failedTotal),
+          failuresSection(input, c.failedTotal),
           await calibrationSection(info.runDir),
           caseTable(c)
         ]

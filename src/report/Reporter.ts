@@ -10,30 +10,17 @@ import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import type { OutputError } from "../domain/Errors.js"
-import type { ReportView, RunInfo } from "../engine/Pipeline.js"
+import type { RunInfo } from "../engine/Pipeline.js"
+import type { ReportInput } from "./ReportInput.js"
 import type { FinalMetrics } from "../engine/Iterations.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "./Files.js"
 import { thousands } from "../domain/Numbers.js"
-import { caseOf, cellNumber, headlineColumn, Lowest, rowFailed } from "./CaseRows.js"
+import { caseOf, Lowest } from "./CaseRows.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
 import { inline } from "./Markdown.js"
 
-export interface ReportInput<R = unknown, S = unknown> {
-  readonly info: RunInfo
-  readonly summary: S
-  /** Re-readable: each call streams the records again from disk. */
-  readonly records: () => Stream.Stream<R, OutputError>
-  readonly view: ReportView<R, S>
-  /** File name stem, e.g. `report` or `report-iteration-2`. */
-  readonly stem: string
-  /** The iteration's headline metrics (`aggregate.metrics`), when the pipeline has them. */
-  readonly metrics?: Readonly<Record<string, number | null>> | undefined
-  /** Set by `report --partial`: why the report is partial, shown on every page. */
-  readonly partial?: string | undefined
-  /** `--details N`: per-case details in report.md for at most N cases (default 100). */
-  readonly details?: number | undefined
-}
+export type { ReportInput } from "./ReportInput.js"
 
 export interface Reporter {
   readonly format: string
@@ -76,11 +63,10 @@ export const markdown: Reporter = {
     })
 }
 
-/** Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed then the lowest. */
+/** Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed then the lowest by the view's headline metric. */
 export const chooseDetails = (input: ReportInput, limit: number) =>
   Effect.suspend(() => {
-    const header = input.view.csvHeader(input.info, input.summary)
-    const headline = headlineColumn(header)
+    const headline = input.view.headline
     const failed: Array<number> = []
     const lowest = new Lowest<number>(limit)
     let total = 0
@@ -88,12 +74,12 @@ export const chooseDetails = (input: ReportInput, limit: number) =>
       Stream.runForEach((record) =>
         Effect.sync(() => {
           const ordinal = total++
-          const cells = input.view.csvRow(input.info, record)
-          if (rowFailed(header, cells, headline)) {
+          const values = input.caseMetrics?.of(record)
+          if (values?.failed === true) {
             if (failed.length < limit) failed.push(ordinal)
             return
           }
-          const score = headline === -1 ? ordinal : cellNumber(cells[headline]) ?? -Infinity
+          const score = headline === undefined || values === undefined ? ordinal : values.metrics[headline] ?? -Infinity
           lowest.add(score, ordinal, ordinal)
         })
       ),
@@ -104,10 +90,16 @@ export const chooseDetails = (input: ReportInput, limit: number) =>
           if (ordinals.size >= limit) break
           ordinals.add(x.item)
         }
-        return { total, limit, ordinals, by: headline === -1 ? undefined : header[headline] }
+        return { total, limit, ordinals, by: input.caseMetrics === undefined ? undefined : headline }
       })
     )
   })
+
+/** A record's case id and input line: from its per-case metrics, else read off the record. */
+const caseRef = (input: ReportInput, record: unknown) => {
+  const values = input.caseMetrics?.of(record)
+  return values === undefined ? caseOf(record) : { caseId: values.caseId, line: values.line }
+}
 
 /**
  * `<stem>.csv`; formula-like text cells neutralised unless `options.raw` (see `Csv.ts`). Every row
@@ -119,7 +111,7 @@ export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
     const path = Path.join(input.info.runDir, `${input.stem}.csv`)
     const content = Stream.make(csvLine(["case_id", "line", ...input.view.csvHeader(input.info, input.summary)], options)).pipe(
       Stream.concat(input.records().pipe(Stream.map((r) => {
-        const c = caseOf(r)
+        const c = caseRef(input, r)
         return csvLine([c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, r)], options)
       })))
     )
@@ -129,7 +121,7 @@ export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
 
 export const csv: Reporter = csvReporter()
 
-/** `<stem>.json`: the run, its summary and every record, streamed (never built as one string). */
+/** `<stem>.json`: the run, its summary and every record with its case metrics (`metrics`), streamed (never built as one string). */
 export const json: Reporter = {
   format: "json",
   write: (input) => {
@@ -139,7 +131,8 @@ export const json: Reporter = {
       Stream.concat(input.records().pipe(Stream.map((r) => {
         const sep = first ? "" : ",\n"
         first = false
-        return sep + JSON.stringify(r)
+        const values = input.caseMetrics?.of(r)
+        return sep + JSON.stringify(values === undefined ? r : { ...(r as object), metrics: values.metrics })
       }))),
       Stream.concat(Stream.make("\n]\n}\n"))
     )

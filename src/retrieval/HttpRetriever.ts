@@ -29,9 +29,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
+import { checkJsonTemplate, renderJsonTemplate } from "../domain/JsonTemplate.js"
 import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
+import { splitCredentials } from "../providers/Endpoint.js"
 import { Retriever } from "../engine/Retriever.js"
 import { applyParams, paramsRecord, type RetrievalParams, uniqueIds } from "./Params.js"
 import { RetrievalError } from "./RetrievalError.js"
@@ -71,55 +74,19 @@ export interface HttpRetrieverOptions {
 
 type TemplateValue = string | number | undefined
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/y
-
 /**
  * Fills a JSON template: inside a JSON string a placeholder becomes escaped string content (unset →
- * empty), outside it a JSON literal (unset → `null`).
+ * empty), outside it a JSON literal (unset → `null`). See `domain/JsonTemplate.ts`.
  */
-export const renderBody = (template: string, vars: Readonly<Record<string, TemplateValue>>): string => {
-  let out = ""
-  let inString = false
-  for (let i = 0; i < template.length;) {
-    const c = template[i]!
-    if (c === "{" && template[i + 1] === "{") {
-      PLACEHOLDER.lastIndex = i
-      const m = PLACEHOLDER.exec(template)
-      if (m !== null) {
-        const value = vars[m[1]!]
-        if (inString) out += value === undefined ? "" : JSON.stringify(String(value)).slice(1, -1)
-        else out += value === undefined ? "null" : JSON.stringify(value)
-        i += m[0].length
-        continue
-      }
-    }
-    if (inString && c === "\\") {
-      out += template.slice(i, i + 2)
-      i += 2
-      continue
-    }
-    if (c === "\"") inString = !inString
-    out += c
-    i++
-  }
-  return out
-}
+export const renderBody = (template: string, vars: Readonly<Record<string, TemplateValue>>): string => renderJsonTemplate(template, vars)
 
 /** Checks that a template gives valid JSON for a query full of characters that need escaping. */
-export const checkBody = (template: string): Either.Either<string, string> => {
-  const probe = renderBody(template, { query: "a \"quoted\" query\\ with\nnewline", id: "case-1", topK: 10, scoreThreshold: 0.5, prefetchLimit: 100, rerankTopN: 20 })
-  try {
-    JSON.parse(probe)
-    return Either.right(template)
-  } catch (e) {
-    return Either.left(`the body template does not give valid JSON (${(e as Error).message}); e.g. {"query": "{{query}}", "top_k": {{topK}}}`)
-  }
-}
+export const checkBody = (template: string): Either.Either<string, string> =>
+  checkJsonTemplate(template, "{\"query\": \"{{query}}\", \"top_k\": {{topK}}}", { query: "a \"quoted\" query\\ with\nnewline", id: "case-1", topK: 10, scoreThreshold: 0.5, prefetchLimit: 100, rerankTopN: 20 })
 
 // ---------------------------------------------------------------------------------------------
 // Reading the answer
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The value at a dot path (`result.hits`, `hits.0.id`); the root for an empty path. */
 export const atPath = (value: unknown, path: string): unknown => {
@@ -127,7 +94,7 @@ export const atPath = (value: unknown, path: string): unknown => {
   let current: unknown = value
   for (const key of path.split(".")) {
     if (Array.isArray(current) && /^\d+$/.test(key)) current = current[Number(key)]
-    else if (isObject(current) && Object.hasOwn(current, key)) current = current[key]
+    else if (isRecord(current) && Object.hasOwn(current, key)) current = current[key]
     else return undefined
   }
   return current
@@ -160,7 +127,7 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
   const partial: Array<{ text: string; score: number | undefined; fields: Readonly<Record<string, unknown>> }> = []
   for (let i = 0; i < list.length; i++) {
     const hit: unknown = list[i]
-    if (!isObject(hit)) return Either.left(`hit ${i + 1} is ${describe(hit)}, expected an object`)
+    if (!isRecord(hit)) return Either.left(`hit ${i + 1} is ${describe(hit)}, expected an object`)
     const id = firstAt(hit, idPaths)
     const text = firstAt(hit, textPaths)
     if (typeof text !== "string" && typeof text !== "number") {
@@ -175,7 +142,7 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
   let timings: Record<string, number> | undefined
   if (options.timingsPath !== undefined) {
     const t = atPath(answer, options.timingsPath)
-    if (isObject(t)) {
+    if (isRecord(t)) {
       timings = {}
       for (const [k, v] of Object.entries(t)) if (typeof v === "number" && Number.isFinite(v)) timings[k] = v
     }
@@ -186,6 +153,8 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
 // ---------------------------------------------------------------------------------------------
 // The call
 
+export { splitCredentials }
+
 /** The URL as recorded (normalised by the URL parser): userinfo and secret-looking parameter values masked. */
 export const recordedUrl = (url: string): string => {
   try {
@@ -193,32 +162,6 @@ export const recordedUrl = (url: string): string => {
   } catch {
     return maskUrl(url)
   }
-}
-
-/**
- * The URL to request and the Basic authorization its userinfo stands for: fetch refuses a URL with
- * credentials, so `http://user:pass@host/s` is sent to `http://host/s` with
- * `Authorization: Basic base64(user:pass)` (RFC 7617; the userinfo is percent-decoded first).
- */
-export const splitCredentials = (url: string): { readonly url: string; readonly authorization?: string } => {
-  let u: URL
-  try {
-    u = new URL(url)
-  } catch {
-    return { url }
-  }
-  if (u.username === "" && u.password === "") return { url }
-  const decode = (s: string) => {
-    try {
-      return decodeURIComponent(s)
-    } catch {
-      return s
-    }
-  }
-  const credentials = `${decode(u.username)}:${decode(u.password)}`
-  u.username = ""
-  u.password = ""
-  return { url: u.toString(), authorization: `Basic ${Buffer.from(credentials, "utf8").toString("base64")}` }
 }
 
 const textVars = (c: EvalCase): Record<string, TemplateValue> => {

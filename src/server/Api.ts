@@ -12,6 +12,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { VERSION } from "../version.js"
 import {
@@ -75,7 +76,6 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .annotate(OpenApi.Title, "system")
 {}
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
 

@@ -23,23 +23,20 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type { InputError } from "../domain/Errors.js"
-import { type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type Usage as TokenUsage, type Verdict } from "../domain/Judgment.js"
+import { type Judgment, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { Judge } from "../judges/Judge.js"
+import { Judgments, type Plan, type RunJudging, type Sink } from "../engine/Judgments.js"
+import { noTokens } from "../pricing/Prices.js"
 import { loadRubric } from "../judges/Prompt.js"
 import { averagePrecision } from "../metrics/averagePrecision.js"
 import { ndcg } from "../metrics/ndcg.js"
 import { reciprocalRank } from "../metrics/reciprocalRank.js"
 import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
-import { taskKey, toJudgment } from "../engine/Runner.js"
+import { toJudgment } from "../engine/JudgmentKey.js"
 import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
-import { listKeys } from "../engine/JudgmentKey.js"
-import type { ListSpec } from "../engine/Pipeline.js"
-import type { EvalCase } from "../domain/Case.js"
-import { JudgmentCache } from "../store/JudgmentCache.js"
-import type { Client, FairShare } from "./FairShare.js"
+import type { ListSpec, TaskSpec } from "../engine/Pipeline.js"
+import type { FairShare } from "./FairShare.js"
 import {
   apiError,
   defaultFields,
@@ -152,111 +149,71 @@ export interface EvaluatorOptions {
 export const make = (options: EvaluatorOptions = {}): Effect.Effect<
   Evaluator["Type"],
   InputError,
-  Judge | JudgmentCache | FileSystem.FileSystem
+  Judgments | FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
-    const judge = yield* Judge
-    const cache = yield* JudgmentCache
+    const judgments = yield* Judgments
+    const judge = judgments.identity
     const rubric: Rubric = yield* loadRubric(options.listwise === true ? listwiseRubric : defaultRubric, options.promptsDir)
-
-    const task = (q: PreparedQuery, index: number) => {
-      const hit = q.hits[index]!
-      const vars = { query: q.query, passage: q.passages[index]! }
-      const target = hitTarget(hit)
-      // `pool` (the query's hit texts) is for the heuristic judge's statistics; not part of the key.
-      const judgeTask: JudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, target, vars, pool: q.passages }
-      const key = taskKey(judge, judgeTask)
-      return { key, task: judgeTask }
-    }
-
-    const judgeOne = (key: string, t: JudgeTask, client: Client | undefined): Effect.Effect<Judged> =>
-      Effect.gen(function*() {
-        if (!judge.local) {
-          const cached = yield* cache.get(key)
-          if (Option.isSome(cached)) return { judgment: { ...cached.value, caseId: t.caseId }, spent: noUsage }
-        }
-        const started = performance.now()
-        // A stop or a misconfigured provider fails this hit with the reason (a 502 that names it).
-        const v = yield* (client === undefined ? judge.judge(t) : client.run(judge.judge(t))).pipe(
-          Effect.catchTags({
-            FatalJudgeError: (e) => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: e.line, usage: noUsage, attempts: 1 }),
-            JudgeStopped: () => Effect.succeed<Verdict>({ status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 }),
-            // The server passes no repair checkpoint, so nothing is journaled and this cannot happen.
-            OutputError: (e) => Effect.die(e)
-          })
-        )
-        const judgment = toJudgment(key, t, v, judge, performance.now() - started)
-        if (!judge.local) yield* cache.put(judgment)
-        return { judgment, spent: v.usage }
-      })
+    const rubrics = new Map([[rubric.id, rubric]])
 
     /**
-     * Judge every hit of every query; a key asked twice in one request is judged once. Tokens are
-     * attributed per query to the first query that needed the judgment (cache hits cost nothing).
+     * The judging core for one request: no journal (a server has no run), the shared cache, and a
+     * fatal provider error failing the judgments it met rather than stopping the server. One fair
+     * share of the judge per request: its calls take turns with other requests' calls.
      */
+    const openCore = Effect.suspend(() => {
+      const client = judge.local ? undefined : options.fairShare?.client()
+      return judgments.open({
+        pipeline: pipelineName,
+        runId: "serve",
+        rubrics,
+        retryFailed: false,
+        latchFatal: false,
+        around: client === undefined ? undefined : (call) => client.run(call)
+      })
+    })
+    const sink = (): Sink => ({ state: { done: 0, failed: 0, reused: 0 }, tokens: noTokens() })
+    /** The server is stopping: the judgments it did not start fail with that reason (a 502). */
+    const shuttingDown = (plan: Plan): ReadonlyArray<Judgment> =>
+      plan.keys.map((key, i) =>
+        toJudgment(key, { ...plan.task, target: plan.list ? plan.task.items[i]!.target : plan.task.target }, { status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 }, judge, 0))
+    const judgePlan = (core: RunJudging, plan: Plan, caseId: string): Effect.Effect<ReadonlyArray<Judged>> =>
+      core.judge(plan, { id: caseId, ordinal: 0 }, sink()).pipe(
+        // Without a journal nothing is written but the cache (which never fails a call): these cannot happen.
+        Effect.orDie,
+        Effect.map((js) => (js ?? shuttingDown(plan)).map((j) => ({ judgment: j, spent: j.fromCache === true ? noUsage : j.usage })))
+      )
+
+    /** A query's hits, pointwise: one spec (and key) per hit, as the CLI's search-relevance plans them. */
+    const pointSpecs = (q: PreparedQuery): ReadonlyArray<TaskSpec> =>
+      q.hits.map((hit, i) => ({ rubric: rubric.id, target: hitTarget(hit), vars: { query: q.query, passage: q.passages[i]! }, pool: q.passages }))
+
     /**
      * A query's hits as the CLI's listwise search-relevance judges them: groups of at most
      * `LISTWISE_MAX_HITS`, each one call, each hit its own judgment under the CLI's key.
      */
-    const lists = (q: PreparedQuery) => {
+    const listSpecs = (q: PreparedQuery): ReadonlyArray<ListSpec> => {
       const items = q.hits.map((hit, i) => ({ target: hitTarget(hit), vars: { passage: q.passages[i]! } }))
       let start = 0
-      return groupSizes(items.length, LISTWISE_MAX_HITS).map((size) => {
-        const spec: ListSpec = { rubric: rubric.id, vars: { query: q.query }, items: items.slice(start, start += size), pool: q.passages }
-        const keys = listKeys(pipelineName, judge, rubric, { id: q.caseId } as EvalCase, 1, spec)
-        const task: ListJudgeTask = { pipeline: pipelineName, caseId: q.caseId, ordinal: 0, iteration: 1, rubric, vars: spec.vars, items: spec.items, pool: q.passages }
-        return { keys, task }
-      })
+      return groupSizes(items.length, LISTWISE_MAX_HITS).map((size) => ({ rubric: rubric.id, vars: { query: q.query }, items: items.slice(start, start += size), pool: q.passages }))
     }
 
-    /** One list: from the cache when every item is there, else one call; a failure fails each item with its reason. */
-    const judgeList = (keys: ReadonlyArray<string>, t: ListJudgeTask, client: Client | undefined): Effect.Effect<ReadonlyArray<Judged>> =>
-      Effect.gen(function*() {
-        if (!judge.local) {
-          const hits = yield* Effect.forEach(keys, (key) => cache.get(key))
-          if (hits.every(Option.isSome)) return hits.map((h) => ({ judgment: { ...h.value, caseId: t.caseId }, spent: noUsage }))
-        }
-        const started = performance.now()
-        const failedAll = (reason: string, attempts: number) => t.items.map((): Verdict => ({ status: "failed", failure: "transport", score: null, reason, usage: noUsage, attempts }))
-        const verdicts = yield* (client === undefined ? judge.judgeList(t) : client.run(judge.judgeList(t))).pipe(
-          Effect.catchTags({
-            FatalJudgeError: (e) => Effect.succeed(failedAll(e.line, 1)),
-            JudgeStopped: () => Effect.succeed(failedAll("the server is shutting down", 0)),
-            OutputError: (e) => Effect.die(e)
-          })
-        )
-        const latency = performance.now() - started
-        return yield* Effect.forEach(t.items, (item, i) =>
-          Effect.gen(function*() {
-            const v = verdicts[i] ?? { status: "failed" as const, score: null, reason: "the judge returned no verdict for this hit", usage: noUsage, attempts: 0 }
-            const judgment = toJudgment(keys[i]!, { ...t, target: item.target }, v, judge, latency)
-            if (!judge.local) yield* cache.put(judgment)
-            return { judgment, spent: v.usage }
-          }))
-      })
-
+    /**
+     * Judge every hit of every query; a call asked twice in one request (the same keys) is judged
+     * once. Tokens are attributed per query to the first query that needed the judgment (cache hits
+     * cost nothing).
+     */
     const judgeAll = (queries: ReadonlyArray<PreparedQuery>) =>
       Effect.gen(function*() {
-        // One client per request: its calls take turns with other requests' calls.
-        const client = judge.local ? undefined : options.fairShare?.client()
-        if (options.listwise === true) {
-          const perQuery = queries.map(lists)
-          const unique = new Map<string, { keys: ReadonlyArray<string>; task: ListJudgeTask }>()
-          for (const row of perQuery) for (const l of row) if (!unique.has(l.keys.join(","))) unique.set(l.keys.join(","), l)
-          const judgedLists = yield* Effect.forEach([...unique.values()], (l) => judgeList(l.keys, l.task, client), { concurrency: judge.local ? 1 : "unbounded" })
-          const judged = new Map<string, Judged>()
-          ;[...unique.values()].forEach((l, i) => l.keys.forEach((key, j) => judged.set(key, judgedLists[i]![j]!)))
-          return attribute(perQuery.map((row) => row.flatMap((l) => l.keys)), judged)
-        }
-        const tasks = queries.map((q) => q.hits.map((_, i) => task(q, i)))
-        const unique = new Map<string, JudgeTask>()
-        for (const row of tasks) for (const t of row) if (!unique.has(t.key)) unique.set(t.key, t.task)
-        const judged = new Map(yield* Effect.forEach(
-          [...unique],
-          ([key, t]) => Effect.map(judgeOne(key, t, client), (j) => [key, j] as const),
-          { concurrency: judge.local ? 1 : "unbounded" }
-        ))
-        return attribute(tasks.map((row) => row.map((t) => t.key)), judged)
+        const core = yield* openCore
+        const perQuery = queries.map((q) => (options.listwise === true ? listSpecs(q) : pointSpecs(q)).map((spec) => core.plan({ id: q.caseId, ordinal: 0 }, 1, spec)))
+        const unique = new Map<string, Plan>()
+        for (const row of perQuery) for (const plan of row) if (!unique.has(plan.keys.join(","))) unique.set(plan.keys.join(","), plan)
+        const judgedPlans = yield* Effect.forEach([...unique.values()], (plan) => judgePlan(core, plan, plan.task.caseId), { concurrency: judge.local ? 1 : "unbounded" })
+        const judged = new Map<string, Judged>()
+        ;[...unique.values()].forEach((plan, i) => plan.keys.forEach((key, j) => judged.set(key, judgedPlans[i]![j]!)))
+        return attribute(perQuery.map((row) => row.flatMap((plan) => plan.keys)), judged)
       })
 
     /** Each query's judgments, with the tokens it paid for (a judgment shared by queries counts once, for the first). */

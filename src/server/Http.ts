@@ -28,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { isRecord } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -37,6 +38,8 @@ import type { AddressInfo } from "node:net"
 import type { InputError } from "../domain/Errors.js"
 import type { Judge } from "../judges/Judge.js"
 import type { JudgmentCache } from "../store/JudgmentCache.js"
+import * as Judgments from "../engine/Judgments.js"
+import * as Shutdown from "../engine/Shutdown.js"
 import { VERSION } from "../version.js"
 import { Api, Authorization } from "./Api.js"
 import { decode, parseJson, readBody } from "./Body.js"
@@ -133,7 +136,6 @@ const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema:
     return yield* Either.match(decode(schema, json), { onLeft: Effect.fail, onRight: Effect.succeed })
   })
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Hits in a request body as sent (before validation): `hits`, or the sum over a batch's `requests`. */
 const hitCount = (json: unknown): number => {
@@ -324,7 +326,11 @@ export const start = (options: ServerOptions): Effect.Effect<
     })
     const traffic = makeTraffic()
     const slots = yield* Slots.make({ concurrency: options.concurrency, queue: options.queue })
-    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency), listwise: options.listwise, fields: options.fields })
+    // The judging core over the judge and cache given: a stop reaches calls through the judge's own
+    // gate (its `stop`), which fails what it has not started with the reason.
+    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency), listwise: options.listwise, fields: options.fields }).pipe(
+      Effect.provide(Judgments.layer.pipe(Layer.provide(Shutdown.layerNever)))
+    )
     const services = Layer.mergeAll(
       Layer.succeed(Evaluator, evaluator),
       Layer.succeed(EvaluationSlots, slots),

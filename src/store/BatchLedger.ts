@@ -18,13 +18,22 @@ import * as Path from "node:path"
 import { OutputError } from "../domain/Errors.js"
 
 export type LedgerLine =
-  | { readonly kind: "upload"; readonly file: string; readonly ids: ReadonlyArray<string>; readonly bytes: number }
+  | {
+    readonly kind: "upload"
+    readonly file: string
+    readonly ids: ReadonlyArray<string>
+    readonly bytes: number
+    /** `--max-cost`: the estimated cost of its requests, reserved until their replies are journaled. */
+    readonly estimateUsd?: number | undefined
+  }
   | { readonly kind: "batch"; readonly id: string; readonly file: string; readonly requests: number }
   | { readonly kind: "closed"; readonly id: string; readonly status: string; readonly answered: number }
 
 export interface LedgerUpload {
   readonly file: string
   readonly ids: ReadonlyArray<string>
+  /** See the upload line's `estimateUsd`. */
+  readonly estimateUsd?: number | undefined
   /** The batch created over it, once journaled. */
   batch?: string | undefined
   /** Its status once collected. */
@@ -44,7 +53,7 @@ export const LEDGER_FILE = "batches.jsonl"
 const apply = (uploads: Array<LedgerUpload>, byFile: Map<string, LedgerUpload>, byBatch: Map<string, LedgerUpload>, line: LedgerLine) => {
   switch (line.kind) {
     case "upload": {
-      const u: LedgerUpload = { file: line.file, ids: line.ids }
+      const u: LedgerUpload = { file: line.file, ids: line.ids, ...(line.estimateUsd === undefined ? {} : { estimateUsd: line.estimateUsd }) }
       uploads.push(u)
       byFile.set(line.file, u)
       return
@@ -63,6 +72,53 @@ const apply = (uploads: Array<LedgerUpload>, byFile: Map<string, LedgerUpload>, 
       return
     }
   }
+}
+
+/** Each line of a ledger's text that parses, whole lines only (a torn last line is left out). */
+const readLines = (text: string): Array<LedgerLine> => {
+  const lines: Array<LedgerLine> = []
+  for (const raw of text.slice(0, text.lastIndexOf("\n") + 1).split("\n")) {
+    if (raw === "") continue
+    try {
+      lines.push(JSON.parse(raw) as LedgerLine)
+    } catch {
+      // a damaged line in the middle (cannot happen with whole-line writes): skipped
+    }
+  }
+  return lines
+}
+
+/**
+ * The uploads of a run's ledger as it stands, read without opening it for writing; none when the
+ * run has no ledger.
+ */
+export const readUploads = (runDir: string): ReadonlyArray<LedgerUpload> => {
+  let text = ""
+  try {
+    text = fs.readFileSync(Path.join(runDir, LEDGER_FILE), "utf8")
+  } catch {
+    return []
+  }
+  const uploads: Array<LedgerUpload> = []
+  const lines = readLines(text)
+  const byFile = new Map<string, LedgerUpload>()
+  const byBatch = new Map<string, LedgerUpload>()
+  for (const line of lines) apply(uploads, byFile, byBatch, line)
+  return uploads
+}
+
+/**
+ * `--max-cost`: the estimate of each request (by custom id) in a batch not yet collected — reserved
+ * against the budget until its reply is journaled.
+ */
+export const reservedEstimates = (uploads: ReadonlyArray<LedgerUpload>): Map<string, number> => {
+  const reserved = new Map<string, number>()
+  for (const upload of uploads) {
+    if (upload.closed !== undefined || upload.estimateUsd === undefined || upload.ids.length === 0) continue
+    const share = upload.estimateUsd / upload.ids.length
+    for (const id of upload.ids) reserved.set(id, share)
+  }
+  return reserved
 }
 
 /** Open (or create) a run's ledger; `fresh` starts it over. */
@@ -85,14 +141,7 @@ export const open = (runDir: string, options: { readonly fresh: boolean }): Effe
         // A torn last line: cut it off so the next line starts clean.
         fs.truncateSync(path, Buffer.byteLength(text.slice(0, end)))
       }
-      for (const raw of text.slice(0, end).split("\n")) {
-        if (raw === "") continue
-        try {
-          apply(uploads, byFile, byBatch, JSON.parse(raw) as LedgerLine)
-        } catch {
-          // a damaged line in the middle (cannot happen with whole-line writes): skipped
-        }
-      }
+      for (const line of readLines(text)) apply(uploads, byFile, byBatch, line)
       const fd = fs.openSync(path, "a")
       const append = (line: LedgerLine) =>
         Effect.try({

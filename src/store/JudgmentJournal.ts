@@ -345,16 +345,35 @@ export const layerFile = Layer.scoped(
 )
 
 /**
- * A journal's key states, read without taking the run's lock (`--dry-run`: what a run would still
- * ask), for the life of the scope. Undefined when there is no journal.
+ * A run's journal read without taking its lock (`--dry-run`: what a run would still ask), for the
+ * life of the scope: the states and judgments it held when opened; writing to it is a defect.
+ * Undefined when there is no journal.
  */
-export const readStates = (path: string): Effect.Effect<((key: string) => State | undefined) | undefined, InputError, Scope.Scope> =>
+export const readOnly = (path: string): Effect.Effect<OpenedJournal | undefined, InputError, Scope.Scope> =>
   fs.existsSync(path)
     ? Effect.acquireRelease(
       Effect.try({ try: () => fs.openSync(path, "r"), catch: (e) => new InputError({ file: path, problem: `cannot read the journal: ${(e as Error).message}` }) }),
       (fd) => Effect.sync(() => fs.closeSync(fd))
     ).pipe(
       Effect.flatMap((fd) => readJournalFile(path, fd)),
-      Effect.map(({ index }) => (key: string) => index.find(key)?.state)
+      Effect.map(({ index, reader, stats }): OpenedJournal => {
+        const lineOf = (key: string, wanted: (s: State) => boolean) => {
+          const found = index.find(key)
+          return found === undefined || !wanted(found.state) ? undefined : reader.line(found.offset)
+        }
+        const refuse = () => Effect.dieMessage(`${path} was opened read-only`)
+        return {
+          stats,
+          state: (key) => index.find(key)?.state,
+          judgment: (key) => {
+            const line = lineOf(key, (s) => s !== State.attempt)
+            return line === undefined ? undefined : JSON.parse(line) as Judgment
+          },
+          pendingRepair: () => undefined,
+          append: refuse,
+          appendAttempt: refuse,
+          path
+        }
+      })
     )
     : Effect.succeed(undefined)

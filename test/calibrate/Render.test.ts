@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest"
 import { calibrate, type JudgeGrades } from "../../src/calibrate/Calibration.js"
 import type { CriterionGrades, Graded } from "../../src/calibrate/Grades.js"
 import { calibrationJson, calibrationMarkdown, markdownText, summaryLines } from "../../src/calibrate/Render.js"
+import { CalibrationFile } from "../../src/domain/RunFiles.js"
+import * as Schema from "effect/Schema"
 
 const grades = (entries: ReadonlyArray<readonly [string, string, number | null]>): CriterionGrades => {
   const groups = new Map<string, Map<string, Graded>>()
@@ -46,9 +48,11 @@ describe("bounded lists", () => {
     expect(md).toContain("(first 5 of 28 listed; all of them are in `--format json`)")
     expect(md).toContain("| query | doc | grade | judge qrels line |")
     expect(md.match(/^\| q1 \| d\d+ \| \d \| \d+ \|$/gm)).toHaveLength(5)
-    const json = calibrationJson(c)
+    // Written through its schema, and read back through it (as the HTML page reads it).
+    const json = Schema.decodeUnknownSync(CalibrationFile)(JSON.parse(calibrationJson(c)))
     expect(json.criteria[0]!.judgmentsWithoutLabel.items).toHaveLength(28)
-    expect(JSON.parse(JSON.stringify(json)).criteria[0].pairs).toBe(2)
+    expect(json.criteria[0]!.pairs).toBe(2)
+    expect(json.methods["cohenKappa"]).toContain("p_o")
   })
 
   it("an undefined statistic is a dash with its reason in markdown and null in JSON", async () => {
@@ -56,6 +60,6 @@ describe("bounded lists", () => {
     const md = calibrationMarkdown(c)
     expect(md).toMatch(/\| Cohen's κ \(1 grade\) \| — \(undefined: both sides gave every pair one and the same grade/)
     expect(summaryLines(c)[0]).toMatch(/^relevance: 2 pairs; κ = — \(undefined/)
-    expect(calibrationJson(c).criteria[0]!.cohenKappa.value).toBeNull()
+    expect(JSON.parse(calibrationJson(c)).criteria[0].cohenKappa.value).toBeNull()
   })
 })

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { readRunGrades } from "../../src/calibrate/RunGrades.js"
+import { manifestText } from "../support/RunFiles.js"
 import { tempDir } from "../support/RunPipeline.js"
 
 const judgment = (caseId: string, target: string, score: number | null, extra: Record<string, unknown> = {}) =>
@@ -26,13 +27,12 @@ const judgment = (caseId: string, target: string, score: number | null, extra: R
 
 const makeRun = (lines: ReadonlyArray<string>, options: { pipeline?: string; iterations?: number; records?: ReadonlyArray<unknown>; raw?: string } = {}) => {
   const dir = tempDir("calibrate-run-")
-  fs.writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({
+  fs.writeFileSync(Path.join(dir, "manifest.json"), manifestText({
     runId: "abc123",
     pipeline: { name: options.pipeline ?? "search-relevance" },
     iterations: options.iterations ?? 1,
-    status: "complete",
-    judge: { label: "test judge" },
-    prompts: [{ id: "search-relevance/checklist", path: Path.join(dir, "prompt.json") }]
+    judge: { provider: "fake", model: "fake", label: "test judge", params: {} },
+    prompts: [{ id: "search-relevance/checklist", version: "1", hash: "0", path: Path.join(dir, "prompt.json") }]
   }))
   fs.writeFileSync(Path.join(dir, "prompt.json"), JSON.stringify({ name: "Search relevance (checklist)" }))
   fs.writeFileSync(Path.join(dir, "judgments.jsonl"), options.raw ?? lines.map((l) => `${l}\n`).join(""))

@@ -10,40 +10,47 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { vi } from "vitest"
 import { compare, compareCommand } from "../../src/commands/Compare.js"
-import { formatP, formatSigned, lowerIsBetter } from "../../src/compare/Comparison.js"
-import { recordMetrics } from "../../src/compare/RunCases.js"
+import { formatP, formatSigned } from "../../src/compare/Comparison.js"
+import * as Metric from "../../src/domain/Metric.js"
+import type { MetricSpec } from "../../src/domain/Metric.js"
+import { caseMetricsFile, encodeJson, Manifest } from "../../src/domain/RunFiles.js"
+import { manifestFixture } from "../support/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 type Rec = Record<string, unknown>
 
-/** Writes out/<pipeline>/<runId>/ with a manifest and one records file per iteration. */
+const specsOf: Record<string, ReadonlyArray<MetricSpec>> = {
+  "rag-answers": [
+    Metric.score("rag-answers/groundedness", "groundedness", 0, 2),
+    Metric.score("rag-answers/clarity", "clarity", 0, 4),
+    Metric.fraction("composite", "composite")
+  ],
+  "course-retrieval": [Metric.fraction("irrelevantRate", "share graded 0", "lower"), Metric.fraction("ndcg@10", "NDCG@10"), Metric.count("totalCourses", "courses", "none")],
+  "search-relevance": [Metric.fraction("ndcg@10", "NDCG@10")]
+}
+
+/** Writes out/<pipeline>/<runId>/ with a manifest (declaring the pipeline's per-case metrics) and one case-metrics file per iteration. */
 const writeRun = (root: string, runId: string, iterations: ReadonlyArray<ReadonlyArray<Rec>>, pipeline = "rag-answers") => {
   const dir = Path.join(root, pipeline, runId)
   fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(
-    Path.join(dir, "manifest.json"),
-    JSON.stringify({ tool: "rag-eval", runId, pipeline: { name: pipeline }, iterations: iterations.length, status: "complete", judge: { label: "fake judge" } })
-  )
-  iterations.forEach((records, i) =>
-    fs.writeFileSync(Path.join(dir, `records-iteration-${i + 1}.jsonl`), records.map((r) => JSON.stringify(r)).join("\n") + "\n")
+  const manifest = manifestFixture({ runId, pipeline: { name: pipeline }, iterations: iterations.length, caseMetricSpecs: specsOf[pipeline] })
+  fs.writeFileSync(Path.join(dir, "manifest.json"), encodeJson(Manifest, manifest))
+  iterations.forEach((rows, i) =>
+    fs.writeFileSync(Path.join(dir, caseMetricsFile(i + 1)), rows.map((r) => JSON.stringify({ line: 2, iteration: i + 1, failed: false, ...r })).join("\n") + "\n")
   )
   return dir
 }
 
-const dim = (criterion: string, normalised: number | null) => ({ criterion, name: criterion, score: normalised, normalised })
-
-/** A rubric record: groundedness and clarity dimensions and a composite. */
+/** A rag-answers case: groundedness, clarity and the composite. */
 const rubric = (caseId: string, groundedness: number | null, clarity: number | null, iteration = 1): Rec => ({
   caseId,
-  ordinal: Number(caseId.slice(1)),
-  line: 2,
   iteration,
-  failed: 0,
-  question: "q",
-  dimensions: [dim("rag-answers/groundedness", groundedness), dim("rag-answers/clarity", clarity)],
-  composite: groundedness === null || clarity === null ? null : (groundedness + clarity) / 2,
-  tokens: { input: 0, output: 0 }
+  metrics: {
+    "rag-answers/groundedness": groundedness,
+    "rag-answers/clarity": clarity,
+    composite: groundedness === null || clarity === null ? null : (groundedness + clarity) / 2
+  }
 })
 
 // 20 cases: B's groundedness is A's + 0.25 on 18 cases and equal on 2; clarity identical.
@@ -52,49 +59,6 @@ const baseG = ids.map((_, i) => [0, 0.25, 0.5][i % 3]!)
 const clarity = ids.map((_, i) => [0.5, 0.75, 1][i % 3]!)
 const runA = ids.map((id, i) => rubric(id, baseG[i]!, clarity[i]!))
 const runB = ids.map((id, i) => rubric(id, i < 2 ? baseG[i]! : baseG[i]! + 0.25, clarity[i]!))
-
-describe("recordMetrics: per-case numeric fields, read generically", () => {
-  it("rubric records: each dimension's normalised score and the composite; bookkeeping fields are not metrics", () => {
-    expect(recordMetrics(rubric("c1", 0.5, null))).toEqual({ "rag-answers/groundedness": 0.5, "rag-answers/clarity": null, composite: null })
-  })
-
-  it("answer-synthesis records: faithfulness, completeness, overall (not their normalised copies or the composite)", () => {
-    const record = {
-      caseId: "s1",
-      iteration: 1,
-      dimensions: [dim("answer-synthesis/faithfulness", 0.8), dim("answer-synthesis/completeness", 0.6)],
-      composite: 0.7,
-      faithfulness: 4,
-      completeness: 3,
-      overall: 3.5,
-      pass: false
-    }
-    expect(recordMetrics(record)).toEqual({ faithfulness: 4, completeness: 3, overall: 3.5 })
-  })
-
-  it("retrieval records (GradedRecord): the metrics object; failure counts, tokens and latency are not metrics", () => {
-    const graded = {
-      caseId: "q1",
-      ordinal: 0,
-      line: 2,
-      iteration: 1,
-      query: "q",
-      hits: [{ id: "h1", rank: 1, grade: 3, latencyMs: 5 }],
-      metrics: { "ndcg@5": 0.9, "p@5": 0.2, averageRelevance: null },
-      flagged: [],
-      failedJudgments: 1,
-      tokens: { input: 10, output: 2 },
-      latency: { total: 12 }
-    }
-    expect(recordMetrics(graded)).toEqual({ "ndcg@5": 0.9, "p@5": 0.2, averageRelevance: null })
-    expect(recordMetrics({ ...graded, metrics: null })).toEqual({})
-  })
-
-  it("other shapes: top-level per-query values and a nested metrics object", () => {
-    expect(recordMetrics({ caseId: "r1", totalCourses: 10, irrelevantRate: 0.2, metrics: { "ndcg@10": 0.7, "p@5": 0.4, name: "x" }, judged: [1, 2] }))
-      .toEqual({ totalCourses: 10, irrelevantRate: 0.2, "ndcg@10": 0.7, "p@5": 0.4 })
-  })
-})
 
 describe("rag-eval compare", () => {
   it.effect("detects a known difference and reports no difference where there is none", () =>
@@ -192,10 +156,10 @@ describe("rag-eval compare", () => {
       expect(bad.message).toContain("iteration(s) 1–2")
     }))
 
-  it.effect("retrieval-shaped records: per-query fields; lower-is-better names reverse the verdict", () =>
+  it.effect("a lower-is-better metric (as declared) reverses the verdict; a count with no direction is compared only when named", () =>
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
-      const rec = (id: string, ndcg: number, irrelevant: number) => ({ caseId: id, metrics: { "ndcg@10": ndcg }, irrelevantRate: irrelevant })
+      const rec = (id: string, ndcg: number, irrelevant: number) => ({ caseId: id, metrics: { "ndcg@10": ndcg, irrelevantRate: irrelevant, totalCourses: 10 } })
       const a = writeRun(root, "a", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.4 + (i % 3) * 0.05))], "course-retrieval")
       const b = writeRun(root, "b", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.2 + (i % 3) * 0.05 + (i % 2) * 0.01))], "course-retrieval")
       const { comparison } = yield* compare({ runA: a, runB: b })
@@ -205,8 +169,9 @@ describe("rag-eval compare", () => {
       expect(irr.delta!).toBeLessThan(0)
       expect(irr.winner).toBe("B")
       expect(irr.verdict).toMatch(/^B is better on irrelevantRate: -0\.195, .* \(lower is better\)$/)
-      expect(lowerIsBetter("latencyMs")).toBe(true)
-      expect(lowerIsBetter("ndcg@10")).toBe(false)
+      expect(comparison.metrics[1]!.lowerIsBetter).toBe(false)
+      const named = yield* compare({ runA: a, runB: b, metrics: "totalCourses" })
+      expect(named.comparison.metrics.map((m) => m.metric)).toEqual(["totalCourses"])
     }))
 
   it.effect("--metrics: by full or short name; an unknown name lists what both runs have", () =>
@@ -220,7 +185,7 @@ describe("rag-eval compare", () => {
       expect(error.message).toBe("metric \"ndcg@10\" is not in both runs; they have: rag-answers/groundedness, rag-answers/clarity, composite")
     }))
 
-  it.effect("bad run directories: missing → InputError, no manifest → UsageError, a bad record line → file and line", () =>
+  it.effect("bad run directories: missing → InputError, no manifest → UsageError, a bad case-metrics line → file and line", () =>
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
       const a = writeRun(root, "a", [runA])
@@ -232,12 +197,17 @@ describe("rag-eval compare", () => {
       expect(notRun._tag).toBe("UsageError")
       expect(notRun.message).toContain("no manifest.json")
       const broken = writeRun(root, "broken", [runB])
-      const records = Path.join(broken, "records-iteration-1.jsonl")
-      fs.appendFileSync(records, "{not json\n")
-      expect(yield* Effect.flip(compare({ runA: a, runB: broken }))).toMatchObject({ _tag: "InputError", file: records, line: 21 })
-      const noRecords = writeRun(root, "gone", [runB])
-      fs.rmSync(Path.join(noRecords, "records-iteration-1.jsonl"))
-      expect(yield* Effect.flip(compare({ runA: a, runB: noRecords }))).toMatchObject({ _tag: "InputError", file: Path.join(noRecords, "records-iteration-1.jsonl") })
+      const rows = Path.join(broken, caseMetricsFile(1))
+      fs.appendFileSync(rows, "{not json\n")
+      expect(yield* Effect.flip(compare({ runA: a, runB: broken }))).toMatchObject({ _tag: "InputError", file: rows, line: 21 })
+      const wrong = writeRun(root, "wrong", [runB])
+      fs.appendFileSync(Path.join(wrong, caseMetricsFile(1)), JSON.stringify({ caseId: "c21", metrics: { composite: "high" } }) + "\n")
+      expect(yield* Effect.flip(compare({ runA: a, runB: wrong }))).toMatchObject({ _tag: "InputError", file: Path.join(wrong, caseMetricsFile(1)), line: 21 })
+      const noRows = writeRun(root, "gone", [runB])
+      fs.rmSync(Path.join(noRows, caseMetricsFile(1)))
+      const gone = yield* Effect.flip(compare({ runA: a, runB: noRows }))
+      expect(gone).toMatchObject({ _tag: "InputError", file: Path.join(noRows, caseMetricsFile(1)) })
+      expect(gone.message).toContain("did not finish this iteration, or was made by an older rag-eval")
     }))
 
   it("formats p-values and deltas for verdicts", () => {
@@ -268,7 +238,7 @@ describe("rag-eval compare", () => {
       const grounded = comparison.metrics.find((m) => m.metric === "rag-answers/groundedness")!
       expect(grounded.delta!).toBeLessThan(0)
       expect(grounded.winner).toBe("A")
-      expect(grounded.verdict).toMatch(/^A is better on rag-answers\/groundedness: -0\.\d{3}, p = 0\.\d{3} \(t-test\)/)
+      expect(grounded.verdict).toMatch(/^A is better on rag-answers\/groundedness: -\d\.\d{3}, p = 0\.\d{3} \(t-test\)/)
 
       const report = Path.join(out, "comparison.md")
       const logged: Array<string> = []
@@ -308,19 +278,19 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
       expect(e.message).toContain("run A is course-retrieval and run B is search-relevance")
     }))
 
-  it.effect("by default only quality metrics: cost, tokens, latency and counts only when --metrics names them", () =>
+  it.effect("by default the metrics with a direction: a count that is neither better nor worse only when --metrics names it", () =>
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
-      const rec = (id: string, i: number) => ({ caseId: id, metrics: { "ndcg@10": 0.5 + (i % 3) * 0.1 }, cost: 0.01 * i, goldSpans: 3, totalCourses: 4 })
+      const rec = (id: string, i: number) => ({ caseId: id, metrics: { "ndcg@10": 0.5 + (i % 3) * 0.1, irrelevantRate: 0.1, totalCourses: 4 } })
       const a = writeRun(root, "a", [ids.map(rec)], "course-retrieval")
       const b = writeRun(root, "b", [ids.map(rec)], "course-retrieval")
       const { comparison } = yield* compare({ runA: a, runB: b })
-      expect(comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10"])
-      const named = yield* compare({ runA: a, runB: b, metrics: "cost" })
-      expect(named.comparison.metrics.map((m) => m.metric)).toEqual(["cost"])
+      expect(comparison.metrics.map((m) => m.metric)).toEqual(["irrelevantRate", "ndcg@10"])
+      const named = yield* compare({ runA: a, runB: b, metrics: "totalCourses" })
+      expect(named.comparison.metrics.map((m) => m.metric)).toEqual(["totalCourses"])
       // A gated metric is compared even when the default leaves it out.
-      const gated = yield* compare({ runA: a, runB: b, failIfWorse: "cost" })
-      expect(gated.comparison.metrics.map((m) => m.metric)).toEqual(["ndcg@10", "cost"])
+      const gated = yield* compare({ runA: a, runB: b, failIfWorse: "totalCourses" })
+      expect(gated.comparison.metrics.map((m) => m.metric)).toEqual(["irrelevantRate", "ndcg@10", "totalCourses"])
       expect(gated.worse).toEqual([])
     }))
 

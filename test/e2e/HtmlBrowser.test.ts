@@ -93,8 +93,8 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     expect(seen.failed).toEqual([])
     expect(seen.requests).toEqual([`file://${file}`])
     expect(seen.pwned).toBe(0)
-    // Six dimensions and the composite.
-    expect(seen.charts).toBe(7)
+    // The distributions of the six dimensions and the composite, and the per-case composite bars.
+    expect(seen.charts).toBe(8)
     for (const n of seen.marks) expect(n).toBeGreaterThan(0)
     expect(seen.ascending).toEqual([...seen.before].sort((a, b) => a - b))
     expect(seen.descending).toEqual([...seen.before].sort((a, b) => b - a))
@@ -103,14 +103,14 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     expect(fs.statSync(shot).size).toBeGreaterThan(10_000)
   }, 90_000)
 
-  it("course-retrieval: per-query bars and the flagged IDCG = 0 query; every chart drawn", async () => {
+  it("course-retrieval: per-case bars of the headline metric and the flagged IDCG = 0 query; every chart drawn", async () => {
     const dir = tempDir("html-browser-")
     const out = Path.join(dir, "out")
     const r = await cli(["run", "pipelines/course-retrieval.ts", "--input", "test-sets/course-retrieval/sample.json", "--out", out, "--format", "csv,html"])
     expect(r.code).toBe(0)
     const file = Path.join(runDirOf(out, "course-retrieval"), "report.html")
     const html = fs.readFileSync(file, "utf8")
-    expect(html).toContain(`id="per-query"`)
+    expect(html).toContain(`id="per-case"`)
     expect(html).toContain(`id="flagged"`)
     const seen = await inspect(file, Path.join(dir, "course-retrieval.png"))
     expect(seen.errors).toEqual([])

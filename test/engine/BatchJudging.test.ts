@@ -15,6 +15,11 @@ import * as Path from "node:path"
 import { describe, expect } from "vitest"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
+import * as Judgments from "../../src/engine/Judgments.js"
+import { precomputed, Retriever } from "../../src/engine/Retriever.js"
+import { estimate } from "../../src/engine/Runner.js"
+import * as JudgmentCache from "../../src/store/JudgmentCache.js"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import type { RubricSummary } from "../../src/kinds/rubric/RubricSummary.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
@@ -343,5 +348,54 @@ describe("--max-cost", () => {
       const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price: expensive, maxCostUsd: 1000, concurrency: 1 })
       expect(outcome.judgments.ok).toBe(JUDGMENTS)
       expect(server.judgeCalls).toBe(JUDGMENTS)
+    }))
+
+  it.scopedLive("the cap is the run's: a second invocation under the same cap counts what the first spent, and makes no call past it", () =>
+    Effect.gen(function*() {
+      const p = yield* pipeline()
+      const server = yield* FakeOpenAi.make()
+      const out = tempDir()
+      const expensive = { input: 1000, output: 1000 }
+      const capped = () => Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price: expensive, maxCostUsd: 3, concurrency: 1 }))
+      const first = yield* capped()
+      expect(JSON.stringify(Exit.isFailure(first) ? first.cause : null)).toMatch(/BudgetReached/)
+      const made = server.judgeCalls
+      const spentUsd = (exit: typeof first) => Number(/"spentUsd":([0-9.e-]+)/.exec(JSON.stringify(Exit.isFailure(exit) ? exit.cause : null))?.[1])
+      expect(spentUsd(first)).toBeLessThanOrEqual(3)
+      // The same command again: the journal says what was spent; nothing more fits.
+      const second = yield* capped()
+      expect(JSON.stringify(Exit.isFailure(second) ? second.cause : null)).toMatch(/BudgetReached/)
+      expect(server.judgeCalls).toBe(made)
+      expect(spentUsd(second)).toBeCloseTo(spentUsd(first), 6)
+    }))
+
+  it.scopedLive("--batch: a submitted batch counts at its estimate against the cap of the invocations after it, until its replies are paid", () =>
+    Effect.gen(function*() {
+      const p = yield* pipeline()
+      const server = yield* FakeOpenAi.make({ batch: { hold: true } })
+      const out = tempDir()
+      const expensive = { input: 1000, output: 1000, batchInput: 500, batchOutput: 500 }
+      const options = { input: sample, outRoot: out, limit: LIMIT, price: expensive }
+      // What all the requests are estimated at, through a batch: a cap of half of it.
+      const e = yield* estimate(p, { ...options, iterations: 1, concurrency: 4, maxFailures: 0, command: "test", fresh: false, retryFailed: false }).pipe(
+        Effect.provide(Layer.mergeAll(Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))), Layer.succeed(Retriever, precomputed), NodeContext.layer).pipe(Layer.provideMerge(JudgmentCache.layerNone)))
+      )
+      const cap = (e.inputTokens * 500 + e.outputTokens * 500) / 1_000_000 / 2
+      // The first invocation submits what fits (about half) and stops at the cap; nothing is paid yet.
+      const first = yield* runWith(p, llm(server.url), { ...options, maxCostUsd: cap, batch: batchOf(server.url, { detach: true }) }).pipe(Effect.exit)
+      expect(JSON.stringify(Exit.isFailure(first) ? first.cause : null)).toMatch(/BudgetReached/)
+      const submitted = server.batchRequests
+      expect(submitted).toBeGreaterThan(0)
+      expect(submitted).toBeLessThan(JUDGMENTS)
+      // The same command: the open batch's estimate is reserved, so nothing more fits under the cap.
+      const second = yield* runWith(p, llm(server.url), { ...options, maxCostUsd: cap, batch: batchOf(server.url, { detach: true }) }).pipe(Effect.exit)
+      expect(JSON.stringify(Exit.isFailure(second) ? second.cause : null)).toMatch(/BudgetReached/)
+      expect(server.batchRequests).toBe(submitted)
+      expect(server.judgeCalls).toBe(0)
+      // A cap that holds the run: the open batch is collected, the rest submitted once.
+      server.setBehaviour({ batch: {} })
+      const outcome = yield* runWith(p, llm(server.url), { ...options, maxCostUsd: 1000, batch: batchOf(server.url) })
+      expect(outcome.judgments.ok).toBe(JUDGMENTS)
+      expect(server.batchRequests).toBe(JUDGMENTS)
     }))
 })

@@ -49,6 +49,47 @@ const scenario = (options: {
 }
 
 describe("OrderedPool", () => {
+  it.effect("a task may add tasks to its item (a next round): they run before the item finishes, in input order, every worker busy to the end", () =>
+    Effect.gen(function*() {
+      // Each item: one task (10 ms) which adds two more (10 ms each), the last of which adds one more.
+      const finished: Array<number> = []
+      const ran: Array<string> = []
+      let running = 0
+      let maxRunning = 0
+      const task = (i: number, name: string, more: () => ReadonlyArray<OrderedPool.Task<never, never>>): OrderedPool.Task<never, never> =>
+        Effect.suspend(() => {
+          running++
+          maxRunning = Math.max(maxRunning, running)
+          return Effect.sleep(10).pipe(Effect.ensuring(Effect.sync(() => running--)), Effect.map(() => {
+            ran.push(`${i}:${name}`)
+            return more()
+          }))
+        })
+      const run = OrderedPool.run(Stream.range(0, 9), {
+        workers: 4,
+        window: 4,
+        stopping: () => false,
+        start: (i) =>
+          Effect.sync(() => {
+            let left = 2
+            const second = (name: string) => task(i, name, () => --left === 0 ? [task(i, "third", () => [])] : [])
+            return {
+              tasks: [task(i, "first", () => [second("second-a"), second("second-b")])],
+              finish: Effect.sync(() => {
+                expect(ran.filter((r) => r.startsWith(`${i}:`)).sort()).toEqual([`${i}:first`, `${i}:second-a`, `${i}:second-b`, `${i}:third`])
+                finished.push(i)
+              })
+            }
+          })
+      })
+      const fiber = yield* Effect.fork(run)
+      yield* TestClock.adjust(10_000)
+      yield* Fiber.join(fiber)
+      expect(finished).toEqual(Array.from({ length: 10 }, (_, i) => i))
+      expect(ran).toHaveLength(40)
+      expect(maxRunning).toBe(4)
+    }))
+
   it.effect("finishes every item once, in input order, with at most `workers` tasks at a time", () =>
     Effect.gen(function*() {
       const s = scenario({ items: 50, workers: 4, window: 8 })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { hasShared, sharedCsv } from "../support/RunPipeline.js"
-import { type HeuristicScale, heuristics, stem, TermBag, terms } from "../../src/judges/Heuristic.js"
+import { type HeuristicScale, heuristics } from "../../src/judges/Heuristic.js"
+import { stem, TermBag, terms } from "../../src/judges/Terms.js"
 
 const run = (key: string, vars: Readonly<Record<string, string>>, scale: HeuristicScale) => {
   const h = heuristics[key]

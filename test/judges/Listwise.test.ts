@@ -14,7 +14,7 @@ import type { Rubric } from "../../src/domain/Rubric.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { Judge } from "../../src/judges/Judge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import { decodeListAnswer } from "../../src/judges/LlmJudge.js"
+import { decodeListAnswer } from "../../src/judges/CallReader.js"
 import { defaultPromptsDir, listAnswerSchema, loadRubric, parseRubric, render } from "../../src/judges/Prompt.js"
 import { groupSizes, judgeHits } from "../../src/kinds/graded-hits/GradedHits.js"
 import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
@@ -95,7 +95,7 @@ describe("listwise rubrics", () => {
       const rubric = yield* load("search-relevance/checklist-listwise")
       const { schema } = listAnswerSchema(rubric, 3)
       const entry = schema.properties.grades.items
-      expect(entry.properties.hit.enum).toEqual([1, 2, 3])
+      expect((entry.properties as Record<string, { enum?: unknown }>)["hit"]!.enum).toEqual([1, 2, 3])
       expect((entry.properties as Record<string, unknown>).score).toMatchObject({ enum: [0, 1, 2, 3] })
       expect(entry.required).toEqual(["hit", "reasoning", "score", "confidence"])
       expect(entry.additionalProperties).toBe(false)

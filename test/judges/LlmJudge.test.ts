@@ -3,6 +3,7 @@ import { Clock, Deferred, Effect, Either, Fiber, Layer, Redacted, Schedule, Test
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import { Judge } from "../../src/judges/Judge.js"
+import * as CallReader from "../../src/judges/CallReader.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError } from "../../src/providers/LlmProvider.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
@@ -22,6 +23,9 @@ const rubric: Rubric = {
   ],
   heuristic: "support",
   confidence: false,
+  output: "score",
+  evidence: false,
+  itemKey: "hit",
   system: ["You grade {{criterion}}.", "{{scale}}"],
   user: ["<data name=\"question\">{{question}}</data>", "<data name=\"answer\">{{answer}}</data>"],
   hash: "0123456789abcdef",
@@ -77,42 +81,42 @@ describe("LlmJudge decoding", () => {
       "I considered {\"reasoning\": \"x\", \"score\": 9} (off the scale) then {\"reasoning\": \"every claim is in the passage\", \"score\": 3}"
     ]
     for (const text of examples) {
-      expect(LlmJudge.decodeAnswer(rubric, text)).toEqual(Either.right({ reasoning: "every claim is in the passage", score: 3 }))
+      expect(CallReader.decodeAnswer(rubric, text)).toEqual(Either.right({ reasoning: "every claim is in the passage", score: 3 }))
     }
     // When nothing is valid, the error is the last object's.
-    expect(LlmJudge.decodeAnswer(rubric, "{\"score\": 1, \"reasoning\": 2} then {\"reasoning\": \"r\", \"score\": 7}")).toEqual(
+    expect(CallReader.decodeAnswer(rubric, "{\"score\": 1, \"reasoning\": 2} then {\"reasoning\": \"r\", \"score\": 7}")).toEqual(
       Either.left(expect.stringContaining("score 7 is not on the scale"))
     )
   })
 
   it("extracts the JSON object from fences and prose", () => {
-    expect(LlmJudge.extractJsonObject(okText)).toEqual({ reasoning: "supported", score: 2 })
-    expect(LlmJudge.extractJsonObject("Here:\n```json\n{\"score\": 1, \"reasoning\": \"x\"}\n```\nDone.")).toEqual({
+    expect(CallReader.extractJsonObject(okText)).toEqual({ reasoning: "supported", score: 2 })
+    expect(CallReader.extractJsonObject("Here:\n```json\n{\"score\": 1, \"reasoning\": \"x\"}\n```\nDone.")).toEqual({
       score: 1,
       reasoning: "x"
     })
-    expect(LlmJudge.extractJsonObject("I think {\"reasoning\": \"a } in a string\", \"score\": 3} is right"))
+    expect(CallReader.extractJsonObject("I think {\"reasoning\": \"a } in a string\", \"score\": 3} is right"))
       .toEqual({ reasoning: "a } in a string", score: 3 })
-    expect(LlmJudge.extractJsonObject("{not json} then {\"score\": 0, \"reasoning\": \"r\"}")).toEqual({
+    expect(CallReader.extractJsonObject("{not json} then {\"score\": 0, \"reasoning\": \"r\"}")).toEqual({
       score: 0,
       reasoning: "r"
     })
-    expect(LlmJudge.extractJsonObject("{\"score\": ")).toBeUndefined()
-    expect(LlmJudge.extractJsonObject("no json here")).toBeUndefined()
+    expect(CallReader.extractJsonObject("{\"score\": ")).toBeUndefined()
+    expect(CallReader.extractJsonObject("no json here")).toBeUndefined()
   })
 
   it("decodes only scores on the scale", () => {
-    expect(LlmJudge.decodeAnswer(rubric, okText)).toEqual(Either.right({ reasoning: "supported", score: 2 }))
-    expect(LlmJudge.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": \"3\", \"confidence\": 4}")).toEqual(
+    expect(CallReader.decodeAnswer(rubric, okText)).toEqual(Either.right({ reasoning: "supported", score: 2 }))
+    expect(CallReader.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": \"3\", \"confidence\": 4}")).toEqual(
       Either.right({ reasoning: "r", score: 3, confidence: 4 })
     )
-    const outOfScale = LlmJudge.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": 5}")
+    const outOfScale = CallReader.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": 5}")
     expect(Either.isLeft(outOfScale) && outOfScale.left).toContain("not on the scale (0, 1, 2, 3)")
-    const noReasoning = LlmJudge.decodeAnswer(rubric, "{\"score\": 1}")
+    const noReasoning = CallReader.decodeAnswer(rubric, "{\"score\": 1}")
     expect(Either.isLeft(noReasoning) && noReasoning.left).toContain("reasoning")
-    const badConfidence = LlmJudge.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": 1, \"confidence\": 9}")
+    const badConfidence = CallReader.decodeAnswer(rubric, "{\"reasoning\": \"r\", \"score\": 1, \"confidence\": 9}")
     expect(Either.isLeft(badConfidence)).toBe(true)
-    expect(LlmJudge.decodeAnswer(rubric, "  ")).toEqual(Either.left("the reply was empty"))
+    expect(CallReader.decodeAnswer(rubric, "  ")).toEqual(Either.left("the reply was empty"))
   })
 })
 

@@ -3,7 +3,8 @@
  * feature on a tiny pool whose numbers are worked out by hand, the threshold blend, the edge cases.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { heuristics, measureRelevance, relevanceOf, termsMatch } from "../../src/judges/Heuristic.js"
+import { heuristics, measureRelevance, relevanceOf } from "../../src/judges/Heuristic.js"
+import { termsMatch } from "../../src/judges/Terms.js"
 import {
   answerTypeOf,
   hasAnswerType,

@@ -135,7 +135,7 @@ describe("loadTestSet", () => {
       const missing = yield* failure({ queryLogId: "q", question: "q?", answer: "a" })
       expect(missing.problem).toBe("expected a list of context items, found nothing")
       const nul = yield* failure({ queryLogId: "q", question: "q?", answer: "a", context: [course, null] })
-      expect(nul.problem).toBe("context item 2 is null")
+      expect(nul).toMatchObject({ field: "context[1]", problem: "the context item is null" })
       const id = yield* failure({ queryLogId: { a: 1 }, question: "q?", answer: "a", context: [] })
       expect(id).toMatchObject({ field: "queryLogId", problem: "expected text or a number, found an object" })
     }))

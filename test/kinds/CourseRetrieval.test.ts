@@ -49,9 +49,9 @@ describe("course-retrieval test set", () => {
       const notList = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: "CS101" }))
       expect(yield* Effect.flip(load(notList))).toMatchObject({ field: "retrievedCourses", problem: "expected a list of retrieved courses, found a string" })
       const nameless = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ cleanedLearningOutcomes: ["x"] }] }))
-      expect(yield* Effect.flip(load(nameless))).toMatchObject({ problem: "course 1 has neither a subjectName nor a subjectCode" })
+      expect(yield* Effect.flip(load(nameless))).toMatchObject({ field: "retrievedCourses[0]", problem: "the course has neither a subjectName nor a subjectCode" })
       const badOutcome = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ subjectCode: "A", cleanedLearningOutcomes: [3] }] }))
-      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({ problem: "course 1: a learning outcome is a number, expected text" })
+      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({ field: "retrievedCourses[0].cleanedLearningOutcomes[0]", problem: "expected text, found a number" })
     }))
 
   it.effect("with a live retriever the course list may be absent", () =>
@@ -96,8 +96,8 @@ describe("per-case metrics (hand-computed)", () => {
     expect(ndcg).toBeCloseTo(0.93045092, 8)
     expect(values.totalCourses).toBe(4)
     expect(values.averageRelevance).toBe(1.5)
-    expect(values.highlyRelevantRate).toBe(25)
-    expect(values.irrelevantRate).toBe(25)
+    expect(values.highlyRelevantRate).toBe(0.25)
+    expect(values.irrelevantRate).toBe(0.25)
     expect(values["ndcg@5"]).toBeCloseTo(ndcg, 12)
     expect(values["ndcg@10"]).toBeCloseTo(ndcg, 12)
     expect(values["precision@5"]).toBe(2 / 5) // k in the denominator, not the 4 courses
@@ -118,7 +118,7 @@ describe("per-case metrics (hand-computed)", () => {
     const { values, flagged } = courseMetrics([0, 0])
     expect(values["ndcg@10"]).toBe(0)
     expect(flagged).toEqual(["ndcg@5", "ndcg@10"])
-    expect(values.irrelevantRate).toBe(100)
+    expect(values.irrelevantRate).toBe(1)
   })
 
   it("no courses: averages unknown, NDCG 0 (flagged), precision 0", () => {
@@ -129,7 +129,7 @@ describe("per-case metrics (hand-computed)", () => {
 
   it("a failed judgment: averages over the judged courses, ranking metrics unknown", () => {
     const { values } = courseMetrics([3, null, 1])
-    expect(values).toMatchObject({ totalCourses: 3, averageRelevance: 2, highlyRelevantRate: 50, irrelevantRate: 0, "ndcg@10": null, "precision@10": null })
+    expect(values).toMatchObject({ totalCourses: 3, averageRelevance: 2, highlyRelevantRate: 0.5, irrelevantRate: 0, "ndcg@10": null, "precision@10": null })
   })
 })
 

@@ -34,9 +34,9 @@ describe("evidence queries", () => {
   it.effect("bad input names the line and field; the column check wants gold and chunks", () =>
     Effect.gen(function*() {
       expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: "x", chunks: [] }))))).toMatchObject({ line: 1, field: "gold" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [1], chunks: [] }))))).toMatchObject({ problem: "gold span 1 is a number, expected text" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [{ id: "a" }] }))))).toMatchObject({ field: "chunks", problem: "chunk 1: expected \"text\", found nothing" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [], latencyMs: { total: -1 } }))))).toMatchObject({ field: "latencyMs" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [1], chunks: [] }))))).toMatchObject({ field: "gold[0]", problem: "expected text, found a number" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [{ id: "a" }] }))))).toMatchObject({ field: "chunks[0].text", problem: "expected text, found nothing" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [], latencyMs: { total: -1 } }))))).toMatchObject({ field: "latencyMs.total", problem: "expected milliseconds ≥ 0, found -1" })
       const check = loadQueries().checkColumns
       expect(yield* Effect.flip(check({ file: "f" }, ["query", "chunks"]))).toMatchObject({ problem: expect.stringContaining("no gold evidence field") })
       expect(yield* Effect.flip(check({ file: "f" }, ["query", "gold"]))).toMatchObject({ problem: expect.stringContaining("no retrieved chunks field") })

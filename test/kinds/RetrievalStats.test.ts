@@ -1,22 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { caseLatency, latencyAdd, latencyFinish, latencyInit, meanAdd, meanFinish, meanInit, percentile, tokensAdd, tokensFinish, tokensInit } from "../../src/kinds/graded-hits/RetrievalStats.js"
-
-describe("percentile (linear between closest ranks, numpy's default)", () => {
-  it("hand-computed: [1, 3, 7, 9, 12]", () => {
-    const sorted = [1, 3, 7, 9, 12]
-    // h = 4·p: P50 → x[2] = 7; P90 → h = 3.6 → 9 + 0.6·3 = 10.8; P99 → h = 3.96 → 9 + 0.96·3 = 11.88
-    expect(percentile(sorted, 50)).toBe(7)
-    expect(percentile(sorted, 90)).toBeCloseTo(10.8, 12)
-    expect(percentile(sorted, 99)).toBeCloseTo(11.88, 12)
-    expect(percentile(sorted, 0)).toBe(1)
-    expect(percentile(sorted, 100)).toBe(12)
-  })
-
-  it("one value, and none", () => {
-    expect(percentile([5], 99)).toBe(5)
-    expect(percentile([], 50)).toBeNull()
-  })
-})
+import { caseLatency, latencyAdd, latencyFinish, latencyInit, meanAdd, meanFinish, meanInit, tokensAdd, tokensFinish, tokensInit } from "../../src/kinds/graded-hits/RetrievalStats.js"
 
 describe("latency fold", () => {
   it("per span: n, mean, P50/P90/P99, max; spans ordered total, sub-spans, judge", () => {

@@ -43,9 +43,9 @@ describe("search requests", () => {
     Effect.gen(function*() {
       expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: { text: "x" }, hits: [] }))))).toMatchObject({ line: 1, field: "query" })
       expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: {} }))))).toMatchObject({ field: "hits", problem: "expected a list of hits, found an object" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: ["title"] }, hits: [{ id: "a", text: "t" }] }))))).toMatchObject({ problem: "hit 1 has none of the fields \"title\"" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: "text" }, hits: [] }))))).toMatchObject({ field: "eval" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: [{ id: "a", text: "t", score: "high" }] }))))).toMatchObject({ problem: "hit 1: the retriever score must be a number, found a string" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: ["title"] }, hits: [{ id: "a", text: "t" }] }))))).toMatchObject({ field: "hits[0]", problem: "the hit has none of the fields \"title\"" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: "text" }, hits: [] }))))).toMatchObject({ field: "eval.fields", problem: "expected a list of field names, found a string" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: [{ id: "a", text: "t", score: "high" }] }))))).toMatchObject({ field: "hits[0].score", problem: "expected a number, found a string" })
     }))
 
   it.effect("default fields apply when a request has no eval.fields; a live retriever needs no hits", () =>

@@ -9,9 +9,9 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { colourOff, stripAnsi, wizardWithoutTerminal } from "../../src/cli/Colour.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { headlineColumn, Lowest, rowFailed, seededRandom } from "../../src/report/CaseRows.js"
+import { Lowest, seededRandom } from "../../src/report/CaseRows.js"
+import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { valueBars } from "../../src/report/Charts.js"
-import { csvNumber } from "../../src/report/Csv.js"
 import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
 import { describe as describeProgress } from "../../src/report/Progress.js"
@@ -89,14 +89,7 @@ describe("HTML report pieces", () => {
     expect(distribution([120, 130, 5000]).reduce((s, b) => s + b.count, 0)).toBe(3)
   })
 
-  it("rows: the headline column, failed rows, the lowest kept in bounded memory, a seeded sample", () => {
-    expect(headlineColumn(["id", "ndcg@5", "ndcg@10"])).toBe(2)
-    expect(headlineColumn(["Question", "Clarity", "Composite"])).toBe(2)
-    expect(headlineColumn(["a", "b"])).toBe(-1)
-    const header = ["id", "Composite", "Clarity reason"]
-    expect(rowFailed(header, ["a", csvNumber(0.5), "ok"], 1)).toBe(false)
-    expect(rowFailed(header, ["a", "", "judge_failed: no JSON"], 1)).toBe(true)
-    expect(rowFailed(header, ["a", "", "ok"], 1)).toBe(true)
+  it("rows: the lowest kept in bounded memory, a seeded sample", () => {
     const lowest = new Lowest<string>(3)
     for (let i = 0; i < 1000; i++) lowest.add((i * 7919) % 1000, i, `c${i}`)
     expect(lowest.result().map((x) => x.score)).toEqual([0, 1, 2])
@@ -133,16 +126,53 @@ describe("reports of a run", () => {
       const out = tempDir("rag-eval-reports-")
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const first = yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out })
-      fs.writeFileSync(Path.join(first.info.runDir, "calibration.json"), JSON.stringify({
-        labels: { file: "human<labels>.csv", count: 4 },
+      const estimate = (value: number | null) => ({ value, ci: value === null ? null : { lower: value - 0.1, upper: value + 0.1 }, undefinedResamples: 0 })
+      const none = { count: 0, items: [] }
+      const calibration: CalibrationFile = {
+        judge: { kind: "qrels", file: "judge.qrels", negative: 0 },
+        labels: { file: "human<labels>.csv", format: "csv", count: 4, negative: 0 },
+        kind: "rubric",
         relevantAt: 2,
-        criteria: [{ criterion: "rag-answers/clarity", pairs: 4, grades: [0, 1], confusion: [[2, 0], [1, 1]], exactAgreement: { value: 0.75 }, cohenKappa: { value: 0.5 } }]
-      }))
+        bootstrap: { resamples: 1000, seed: 42, level: 0.95, unit: "pair" },
+        criteria: [{
+          criterion: "rag-answers/clarity",
+          labelNames: ["clarity"],
+          rubrics: ["rag-answers/clarity"],
+          pairs: 4,
+          labelsWithoutJudgment: none,
+          judgmentsWithoutLabel: none,
+          judgeFailed: { ...none, withLabel: 0 },
+          relevantAt: 2,
+          grades: [0, 1],
+          confusion: [[2, 0], [1, 1]],
+          exactAgreement: estimate(0.75),
+          cohenKappa: estimate(0.5),
+          binaryKappa: estimate(0.5),
+          quadraticKappa: estimate(0.5),
+          krippendorffAlpha: estimate(0.5),
+          bias: estimate(-0.25),
+          meanJudge: 0.25,
+          meanHuman: 0.5,
+          perGrade: []
+        }],
+        unlabelledCriteria: [],
+        queryRanking: null,
+        systemRanking: null,
+        methods: {}
+      }
+      const file = Path.join(first.info.runDir, "calibration.json")
+      fs.writeFileSync(file, encodeJson(CalibrationFile, calibration))
       yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out, reporters: [html] })
       const page = fs.readFileSync(Path.join(first.info.runDir, "report.html"), "utf8")
       expect(page).toContain(`id="calibration"`)
       expect(page).toContain("human&lt;labels&gt;.csv")
       expect(page).toContain("human × judge grades")
+      // A calibration.json that is not one (another tool's, an older shape): the page says so, and renders.
+      fs.writeFileSync(file, JSON.stringify({ labels: { file: "x.csv" }, criteria: [{ criterion: "c" }] }))
+      yield* runWith(pipeline, HeuristicJudge.layer, { input: "test-sets/rag-answers/sample.csv", outRoot: out, reporters: [html] })
+      const again = fs.readFileSync(Path.join(first.info.runDir, "report.html"), "utf8")
+      expect(again).toContain("calibration.json could not be read")
+      expect(again).toContain(`id="case-table"`)
     }), 60_000)
 
   // The bounds hold past the HTML table's TABLE_ALL cases and the --details 100: 2,500 rows take
@@ -163,11 +193,11 @@ describe("reports of a run", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input, outRoot: Path.join(dir, "out"), reporters: [markdown, html] })
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
-      expect(md).toContain("**Details for 100 of 2,500 cases** (--details 100: the failed first, then the lowest by Composite)")
+      expect(md).toContain("**Details for 100 of 2,500 cases** (--details 100: the failed first, then the lowest by composite)")
       expect(md).toContain("the other 2,400 are left out here")
       expect((md.match(/^### \d+\. /gm) ?? []).length).toBe(100)
       const page = fs.readFileSync(Path.join(outcome.info.runDir, "report.html"), "utf8")
-      expect(page).toMatch(/\d+ of 2500 cases: every failed case \(up to 300\), the 300 lowest by Composite and a seeded random sample of 700/)
+      expect(page).toMatch(/\d+ of 2500 cases: every failed case \(up to 300\), the 300 lowest by composite and a seeded random sample of 700/)
       const tableRows = (page.match(/<tr/g) ?? []).length
       expect(tableRows).toBeLessThan(1400)
     }), 120_000)

@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { JournalIndex } from "../../src/store/JournalIndex.js"
-import { JudgmentJournal, layerFile, readStates, State } from "../../src/store/JudgmentJournal.js"
+import { JudgmentJournal, layerFile, readOnly, State } from "../../src/store/JudgmentJournal.js"
 
 const judgment = (key: string, status: "ok" | "failed" = "ok", failure?: "transport" | "judge", reason = "r"): Judgment => ({
   key, caseId: "1", ordinal: 0, iteration: 1, criterion: "c", target: "answer", status,
@@ -109,16 +109,20 @@ describe("JudgmentJournal (file)", () => {
       expect(j.judgment("b")).toEqual(judgment("b"))
     }).pipe(Effect.scoped, Effect.provide(layerFile)))
 
-  it.effect("readStates (--dry-run) reads the states without taking the run's lock", () =>
+  it.effect("readOnly (--dry-run) reads the states and judgments without taking the run's lock, and refuses writes", () =>
     Effect.gen(function*() {
       const dir = tmp()
       const path = Path.join(dir, "judgments.jsonl")
       fs.writeFileSync(path, line(judgment("a")) + line(judgment("b", "failed", "transport")))
       const journals = yield* JudgmentJournal
       yield* journals.open(dir, { fresh: false })
-      const states = (yield* readStates(path))!
-      expect([states("a"), states("b"), states("c")]).toEqual([State.ok, State.transportFailed, undefined])
-      expect(yield* readStates(Path.join(dir, "none.jsonl"))).toBeUndefined()
+      const view = (yield* readOnly(path))!
+      expect([view.state("a"), view.state("b"), view.state("c")]).toEqual([State.ok, State.transportFailed, undefined])
+      expect(view.judgment("a")).toEqual(judgment("a"))
+      const refused = yield* Effect.exit(view.append([judgment("c")]))
+      expect(refused._tag).toBe("Failure")
+      expect(fs.readFileSync(path, "utf8")).toBe(line(judgment("a")) + line(judgment("b", "failed", "transport")))
+      expect(yield* readOnly(Path.join(dir, "none.jsonl"))).toBeUndefined()
     }).pipe(Effect.scoped, Effect.provide(layerFile)))
 
   it.effect("a run directory in use by another live process is refused; a stale lock (a crashed run's) is taken over", () =>

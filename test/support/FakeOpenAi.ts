@@ -5,8 +5,9 @@
  *
  * - `POST /v1/chat/completions` (the base URL is `url`); everything else is a 404, as a wrong
  *   `--base-url` meets on a real server.
- * - Replies are chosen per call: first from `script` (in order), then at random from `faults`
- *   (fractions, seeded PRNG so runs are reproducible), otherwise `"ok"`.
+ * - Replies are chosen per call: by `replyFor(request)` when it chooses, then from `script` (in
+ *   order), then at random from `faults` (fractions, seeded PRNG so runs are reproducible),
+ *   otherwise `"ok"`.
  * - `"ok"` answers with `answer(request)`; the default finds the response_format JSON schema's
  *   `score` enum and answers its maximum (plus `confidence: 5` when required), so end-to-end runs
  *   decode cleanly.
@@ -121,6 +122,8 @@ export interface FakeBehaviour {
   readonly retryAfterMs?: number | undefined
   /** Message content for an `"ok"` reply. */
   readonly answer: (request: RecordedRequest) => string
+  /** The reply to a request chosen from its content (before `script` and `faults`); undefined: not chosen. */
+  readonly replyFor?: ((request: RecordedRequest) => FakeReply | undefined) | undefined
   /** Text used for `"malformed"` replies. */
   readonly malformedText: string
   /** Error message in `"bad_request"` bodies. */
@@ -396,7 +399,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   }
   makeBuckets()
 
-  const choose = (): FakeReply => {
+  const choose = (request: RecordedRequest): FakeReply => {
+    const chosen = behaviour.replyFor?.(request)
+    if (chosen !== undefined) return chosen
     const scripted = script.shift()
     if (scripted !== undefined) return scripted
     const faults = behaviour.faults
@@ -581,7 +586,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       const line = JSON.parse(raw) as { custom_id: string; body: ChatBody }
       const body = b.flavour === "mistral" ? { ...line.body, model: "fake" } : line.body
       const request: RecordedRequest = { path: "/v1/batch", headers: {}, body }
-      const kind = choose()
+      const kind = choose(request)
       replies[kind]++
       const id = `batch_req_${++nextId}`
       if (kind === "ok" || kind === "malformed") {
@@ -752,7 +757,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         replies.bad_request++
         return send(res, 400, JSON.stringify({ error: { message: `Invalid parameter: 'response_format' of type '${format}' is not supported with this model.`, type: "invalid_request_error", param: "response_format", code: null } }))
       }
-      const kind = choose()
+      const kind = choose(request)
       if (behaviour.latencyMs > 0 && kind !== "hang") {
         setTimeout(() => {
           if (!res.destroyed) reply(res, request, kind)

@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Judge } from "../../src/judges/Judge.js"
+import * as Judgments from "../../src/engine/Judgments.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
@@ -46,13 +47,14 @@ export const runWith = <R, S>(
     ...options
   }).pipe(
     Effect.provide(Layer.mergeAll(
-      judge,
+      Judgments.layer.pipe(Layer.provide(judge)),
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       JudgmentJournal.layerFile,
-      options.cache === true ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
-      Shutdown.layerNever,
       reportersLayer(options.reporters ?? allReporters),
       Progress.layerSilent,
       NodeContext.layer
-    ))
+    ).pipe(Layer.provideMerge(Layer.merge(
+      options.cache === true ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
+      Shutdown.layerNever
+    ))))
   )

@@ -9,8 +9,8 @@
  * Per case (grades g_1..g_n in rank order, 0–3):
  *   totalCourses       = n
  *   averageRelevance   = Σ g_i / n
- *   highlyRelevantRate = 100 · |{ g_i = 3 }| / n      (percent)
- *   irrelevantRate     = 100 · |{ g_i = 0 }| / n      (percent)
+ *   highlyRelevantRate = |{ g_i = 3 }| / n      (a fraction, 0–1; reports print it as a percentage)
+ *   irrelevantRate     = |{ g_i = 0 }| / n      (a fraction; lower is better)
  *   NDCG@k             = DCG@k / IDCG@k, linear gain: DCG@k = Σ_{i≤k} g_i / log2(i + 1), IDCG from the
  *                        judge's own grades sorted descending (proxy: no ground truth); IDCG = 0 → 0, flagged
  *   Precision@k        = |{ i ≤ k : g_i ≥ 2 }| / k    (k in the denominator, even for shorter lists)
@@ -19,21 +19,31 @@
  * Averages over cases skip unknowns. These are proxy metrics: relevance is the judge's, and recall
  * cannot be measured without knowing every relevant course in the catalogue.
  */
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
+import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
-import { describeJson } from "../../load/Json.js"
-import { readRows, type Row } from "../../load/Rows.js"
 import type { InputDoc } from "../../load/InputFields.js"
+import type { Row } from "../../load/Rows.js"
+import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText } from "../../load/RowSchema.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { precision } from "../../metrics/precision.js"
-import { uniqueIds } from "../../retrieval/Params.js"
 import { gradedScore, type GradedRecord, gradedSummary, type GradedSummary, judgeHits, type QueryMetrics } from "../graded-hits/GradedHits.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
-import { failer, readId, readMeasurements, readScore, readText } from "../graded-hits/RetrievalInput.js"
+import {
+  type HitList,
+  type HitListDecoder,
+  loadHitLists,
+  measurementFields,
+  measurementNames,
+  retrievalInfo,
+  Score,
+  toHitListCase
+} from "../graded-hits/RetrievalInput.js"
 
 export const defaultRubric = "course-retrieval/relevance"
 
@@ -73,8 +83,6 @@ export const fieldsFor = (ctx: LoadContext | undefined): CourseFields => ({
   courses: ctx?.columns?.fragments ?? courseFields.courses
 })
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const scalar = (u: unknown): string | undefined =>
   typeof u === "string" ? (u.trim() === "" ? undefined : u.trim()) : typeof u === "number" && Number.isFinite(u) ? String(u) : undefined
 
@@ -100,88 +108,80 @@ export const renderCourse = (course: Course): string =>
     ...course.cleanedLearningOutcomes.map((o) => `- ${o}`)
   ].join("\n")
 
-/** Validates one retrieved course (1-based `index` for messages). */
-export const readCourse = (value: unknown, index: number, field: string, fail: (field: string, problem: string) => InputError): Either.Either<Course, InputError> => {
-  if (!isObject(value)) return Either.left(fail(field, `course ${index} is ${describeJson(value)}, expected an object`))
-  const code = scalar(value.subjectCode)
-  const name = scalar(value.subjectName)
-  if (code === undefined && name === undefined) return Either.left(fail(field, `course ${index} has neither a subjectName nor a subjectCode`))
-  const outcomes = value.cleanedLearningOutcomes
-  if (outcomes !== undefined && outcomes !== null && !Array.isArray(outcomes)) {
-    return Either.left(fail(field, `course ${index}: cleanedLearningOutcomes must be a list of texts, found ${describeJson(outcomes)}`))
-  }
-  const list: Array<string> = []
-  for (const o of (outcomes as ReadonlyArray<unknown> | null | undefined) ?? []) {
-    if (typeof o !== "string") return Either.left(fail(field, `course ${index}: a learning outcome is ${describeJson(o)}, expected text`))
-    if (o.trim() !== "") list.push(o.trim())
-  }
-  const score = readScore(value.score, field, (f, p) => fail(f, `course ${index}: ${p}`))
-  if (Either.isLeft(score)) return Either.left(score.left)
-  return Either.right({ subjectCode: code, subjectName: name, cleanedLearningOutcomes: list, ...(score.right === undefined ? {} : { score: score.right }) })
-}
+/**
+ * A retrieved course in the test set: a code and/or a name (text or a number), its cleaned learning
+ * outcomes (texts; blank ones are dropped) and the retriever's score.
+ */
+export const CourseInput = Schema.Struct({
+  subjectCode: OptionalId,
+  subjectName: OptionalId,
+  cleanedLearningOutcomes: optionalOrNull(Schema.Array(Schema.String).annotations(expecting("a list of texts"))),
+  score: Score
+}).pipe(
+  Schema.filter((c) => idText(c.subjectCode) !== undefined || idText(c.subjectName) !== undefined || "the course has neither a subjectName nor a subjectCode")
+).annotations(expecting("a course (an object)"))
+
+const CourseList = Schema.Array(CourseInput).annotations(expecting("a list of retrieved courses"))
+
+/** A test-set case under the schema's names (`fieldsFor` maps them to the row's). */
+const courseRow = (coursesRequired: boolean) =>
+  Schema.Struct({
+    id: OptionalId,
+    question: requiredText("question"),
+    skill: requiredText("skill"),
+    courses: coursesRequired ? CourseList : optionalOrNull(CourseList),
+    ...measurementFields
+  })
+
+/** The row schemas, with and without the course list required (a live retriever supplies it). */
+export const CourseRow = { required: courseRow(true), optional: courseRow(false) } as const
+
+const decodeRow = { required: issueDecoder(CourseRow.required), optional: issueDecoder(CourseRow.optional) } as const
+
+/** The course as cases keep it: fields in a fixed order, outcomes trimmed, the score only when given. */
+const toCourse = (c: typeof CourseInput.Type): Course => ({
+  subjectCode: idText(c.subjectCode),
+  subjectName: idText(c.subjectName),
+  cleanedLearningOutcomes: (c.cleanedLearningOutcomes ?? []).map((o) => o.trim()).filter((o) => o !== ""),
+  ...(c.score === undefined || c.score === null ? {} : { score: c.score })
+})
 
 export interface CourseLoadOptions {
   /** The course list must be present (false when a live retriever supplies the hits). Default true. */
   readonly coursesRequired?: boolean | undefined
 }
 
+/** Decodes a test-set row into its hit list: one hit per course, its id the subject code (else name). */
+export const courseDecoder = (fields: CourseFields, options: CourseLoadOptions = {}): HitListDecoder => {
+  const decode = (options.coursesRequired ?? true) ? decodeRow.required : decodeRow.optional
+  const names = { id: fields.id, question: fields.question, skill: fields.skill, courses: fields.courses, ...measurementNames }
+  return (values) =>
+    Either.map(decodeFields(decode, names, values), (row): HitList => ({
+      id: idText(row.id),
+      query: row.question,
+      hits: (row.courses ?? []).map((input) => {
+        const course = toCourse(input)
+        return { id: course.subjectCode ?? course.subjectName, text: renderCourse(course), score: course.score, fields: course }
+      }),
+      retrieval: retrievalInfo(row.latencyMs, row.usage)
+    }))
+}
+
 /** The case for one test-set row. */
 export const toCourseCase = (row: Row, ordinal: number, file: string, fields: CourseFields, options: CourseLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  Effect.suspend(() => {
-    const fail = failer(file, row)
-    const v = row.values
-    const id = readId(v[fields.id], fields.id, fail)
-    if (Either.isLeft(id)) return Effect.fail(id.left)
-    const question = readText(v[fields.question], fields.question, fail)
-    if (Either.isLeft(question)) return Effect.fail(question.left)
-    const skill = readText(v[fields.skill], fields.skill, fail)
-    if (Either.isLeft(skill)) return Effect.fail(skill.left)
-    const rawCourses = v[fields.courses]
-    const required = options.coursesRequired ?? true
-    if (!Array.isArray(rawCourses) && (required || (rawCourses !== undefined && rawCourses !== null))) {
-      return Effect.fail(fail(fields.courses, `expected a list of retrieved courses, found ${rawCourses === undefined ? "nothing" : describeJson(rawCourses)}`))
-    }
-    const courses: Array<Course> = []
-    for (const [i, raw] of ((rawCourses as ReadonlyArray<unknown> | undefined) ?? []).entries()) {
-      const course = readCourse(raw, i + 1, fields.courses, fail)
-      if (Either.isLeft(course)) return Effect.fail(course.left)
-      courses.push(course.right)
-    }
-    const measurements = readMeasurements(v, fail)
-    if (Either.isLeft(measurements)) return Effect.fail(measurements.left)
-    const ids = uniqueIds(courses.map((c) => c.subjectCode ?? c.subjectName))
-    return Effect.succeed<EvalCase>({
-      id: id.right ?? String(ordinal + 1),
-      ordinal,
-      line: row.line,
-      question: question.right,
-      passages: courses.map((course, i): Passage => ({
-        id: ids[i]!,
-        rank: i + 1,
-        text: renderCourse(course),
-        ...(course.score === undefined ? {} : { score: course.score }),
-        fields: course
-      })),
-      source: v,
-      ...(measurements.right === undefined ? {} : { retrieval: measurements.right })
-    })
-  })
+  toHitListCase(row, ordinal, file, courseDecoder(fields, options))
 
 /** Load stage: a course-retrieval test set (JSON with `cases`, a JSON array, or JSONL). */
-export const loadTestSet = (options: CourseLoadOptions = {}): LoadStage => ({
-  describe: `course-retrieval test set { version, name, description, cases: [{ ${Object.values(courseFields).join(", ")} }] }`,
-  checkColumns: (ctx, columns) => {
-    const f = fieldsFor(ctx)
-    return checkColumns(ctx.file, columns, (options.coursesRequired ?? true)
-      ? { question: f.question, answer: f.skill, fragments: f.courses }
-      : { question: f.question, answer: f.skill })
-  },
-  cases: (ctx) => {
-    const f = fieldsFor(ctx)
-    let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toCourseCase(row, ordinal++, ctx.file, f, options)))
-  }
-})
+export const loadTestSet = (options: CourseLoadOptions = {}): LoadStage =>
+  loadHitLists({
+    describe: `course-retrieval test set { version, name, description, cases: [{ ${Object.values(courseFields).join(", ")} }] }`,
+    fields: fieldsFor,
+    checkColumns: (ctx, columns, f) =>
+      checkColumns(ctx.file, columns, (options.coursesRequired ?? true)
+        ? { question: f.question, answer: f.skill, fragments: f.courses }
+        : { question: f.question, answer: f.skill }),
+    decoder: (f) => courseDecoder(f, options)
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Judge
@@ -221,16 +221,19 @@ export const courseLabel = (p: Passage): string => {
 // ---------------------------------------------------------------------------------------------
 // Score and aggregate
 
-export const courseMetricNames = [
-  "totalCourses",
-  "averageRelevance",
-  "highlyRelevantRate",
-  "irrelevantRate",
-  "ndcg@5",
-  "ndcg@10",
-  "precision@5",
-  "precision@10"
-] as const
+/** The SPEC §2.3 per-case metrics, in report order. */
+export const courseMetricSpecs: ReadonlyArray<MetricSpec> = [
+  Metric.count("totalCourses", "courses retrieved", "none"),
+  Metric.score("averageRelevance", "mean grade of the courses (0–3)", 0, 3),
+  Metric.fraction("highlyRelevantRate", "share of courses graded 3 (highly relevant)"),
+  Metric.fraction("irrelevantRate", "share of courses graded 0 (irrelevant)", "lower"),
+  Metric.fraction("ndcg@5", "NDCG@5, linear gain, ideal = the judge's grades sorted (proxy)"),
+  Metric.fraction("ndcg@10", "NDCG@10, linear gain, ideal = the judge's grades sorted (proxy)"),
+  Metric.fraction("precision@5", "courses graded ≥ 2 in the top 5, / 5"),
+  Metric.fraction("precision@10", "courses graded ≥ 2 in the top 10, / 10")
+]
+
+export const courseMetricNames = courseMetricSpecs.map((m) => m.name)
 
 /** Relevant ⇔ grade ≥ 2 (fairly or highly relevant). */
 export const RELEVANT_AT = 2
@@ -239,7 +242,7 @@ export const RELEVANT_AT = 2
 export const courseMetrics: QueryMetrics = (grades) => {
   const known = grades.filter((g): g is number => g !== null)
   const n = known.length
-  const share = (pred: (g: number) => boolean) => (n === 0 ? null : (100 * known.filter(pred).length) / n)
+  const share = (pred: (g: number) => boolean) => (n === 0 ? null : known.filter(pred).length / n)
   const complete = known.length === grades.length
   const flagged: Array<string> = []
   const cut = (k: number) => {
@@ -266,10 +269,10 @@ export const courseMetrics: QueryMetrics = (grades) => {
 }
 
 export const courseScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: courseMetrics, label: courseLabel, query: (c) => c.question, context: (c) => ({ skill: skillOf(c) }) })
+  gradedScore({ metrics: courseMetrics, declared: courseMetricSpecs, label: courseLabel, query: (c) => c.question, context: (c) => ({ skill: skillOf(c) }) })
 
 export const courseSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: courseMetricNames, key: "ndcg@10" })
+  gradedSummary({ metrics: courseMetricSpecs, key: "ndcg@10" })
 
 // ---------------------------------------------------------------------------------------------
 // Interpretation bands

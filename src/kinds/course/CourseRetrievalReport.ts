@@ -7,9 +7,9 @@
 import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradedHitsMarkdown } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { inline, quoteBlock } from "../rubric/RubricReport.js"
+import { inline, quoteBlock } from "../../report/Markdown.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — no ground truth.** Relevance is the judge's grade, not a human label. NDCG's ideal",
@@ -22,7 +22,8 @@ const proxyNotice = [
 const bandText = (band: Band | undefined) => (band === undefined ? "—" : `${band.level}: ${band.verdict}`)
 const maybe = <A>(x: number | null | undefined, f: (x: number) => A) => (x === null || x === undefined ? undefined : f(x))
 
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${x.toFixed(1)}%`)
+/** A fraction as a percentage. */
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`)
 
 const resultsSection = (s: GradedSummary) => {
   const m = s.means
@@ -121,6 +122,7 @@ const details = (r: GradedRecord) =>
   ].join("\n")
 
 export const courseReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
+  ...gradedHitsView("ndcg@10"),
   markdown: gradedHitsMarkdown({
     title: options.title,
     heuristic: "a lexical BM25-like overlap of the skill (and the question's other terms) with the course's name and learning outcomes",

@@ -20,18 +20,32 @@
 import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
-import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type { EvalCase, RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
-import { describeJson } from "../../load/Json.js"
-import { readRows, type Row } from "../../load/Rows.js"
 import type { InputDoc } from "../../load/InputFields.js"
+import type { Row } from "../../load/Rows.js"
+import { built, decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull } from "../../load/RowSchema.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
 import { coverageMatrix, type EvidenceMetrics, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
-import { uniqueIds } from "../../retrieval/Params.js"
 import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
-import { failer, firstField, readId, readMeasurements, readQuery, readScore } from "../graded-hits/RetrievalInput.js"
+import {
+  firstField,
+  type Hit,
+  type HitList,
+  type HitListDecoder,
+  loadHitLists,
+  measurementFields,
+  measurementNames,
+  Query,
+  retrievalInfo,
+  Score,
+  toHitListCase
+} from "../graded-hits/RetrievalInput.js"
 import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummary } from "../graded-hits/RetrievalStats.js"
 
 export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
@@ -71,91 +85,91 @@ export const fieldsFor = (ctx: LoadContext | undefined): EvidenceFields => ({
   chunks: ctx?.columns?.fragments === undefined ? chunkNames : [ctx.columns.fragments]
 })
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+/** A chunk given as an object: an optional id and score, and its text (`text`, else `content`). */
+const ChunkObject = objectWith(
+  Schema.Struct({ id: OptionalId, score: Score, text: optionalOrNull(Schema.String), content: Schema.optionalWith(Schema.Unknown, { exact: true }) }),
+  // `content` is read only when there is no `text`, so a chunk with both keeps whatever `content` holds.
+  (c, object): Either.Either<Hit, ParseResult.ParseIssue> => {
+    const text = c.text ?? c.content ?? undefined
+    if (typeof text === "string") return Either.right({ id: idText(c.id), text, score: c.score ?? undefined, fields: object })
+    const field = (c.text === undefined || c.text === null) && text !== undefined ? "content" : "text"
+    return Either.left(new ParseResult.Pointer(field, object, new ParseResult.Type(Schema.String.ast, text)))
+  }
+)
+
+/** A retrieved chunk: a text, or an object with its text. */
+export const Chunk = Schema.Union(
+  ChunkObject,
+  Schema.transform(Schema.String, built<Hit>(), {
+    strict: true,
+    decode: (text) => ({ id: undefined, text, score: undefined, fields: undefined }),
+    encode: (hit) => hit.text
+  })
+).annotations(expecting("a text or an object"))
+
+const ChunkArray = Schema.Array(Chunk).annotations(expecting("a list of retrieved chunks"))
+
+/** A query with its gold evidence and chunks, under the schema's names (`fieldsFor` and the aliases map them to the row's). */
+const evidenceRow = (chunksRequired: boolean) =>
+  Schema.Struct({
+    id: OptionalId,
+    query: Query,
+    gold: Schema.Array(Schema.String).annotations(expecting("a list of gold evidence spans (texts)")),
+    chunks: chunksRequired ? ChunkArray : optionalOrNull(ChunkArray),
+    ...measurementFields
+  })
+
+/** The row schemas, with and without the chunks required (a live retriever supplies them). */
+export const EvidenceRow = { required: evidenceRow(true), optional: evidenceRow(false) } as const
+
+const decodeRow = { required: issueDecoder(EvidenceRow.required), optional: issueDecoder(EvidenceRow.optional) } as const
 
 export interface EvidenceLoadOptions {
   /** Chunks must be present (false when a live retriever supplies them). Default true. */
   readonly chunksRequired?: boolean | undefined
 }
 
+/** Decodes a query row into its hit list and gold spans; `gold` and `chunks` under the first alias present. */
+export const evidenceDecoder = (f: EvidenceFields, options: EvidenceLoadOptions = {}): HitListDecoder => {
+  const decode = (options.chunksRequired ?? true) ? decodeRow.required : decodeRow.optional
+  return (values) => {
+    const names = {
+      id: f.id,
+      query: f.query,
+      gold: firstField(values, f.gold) ?? f.gold[0]!,
+      chunks: firstField(values, f.chunks) ?? f.chunks[0]!,
+      ...measurementNames
+    }
+    return Either.map(decodeFields(decode, names, values), (row): HitList => ({
+      id: idText(row.id),
+      query: row.query,
+      hits: row.chunks ?? [],
+      gold: row.gold,
+      retrieval: retrievalInfo(row.latencyMs, row.usage)
+    }))
+  }
+}
+
 export const toEvidenceCase = (row: Row, ordinal: number, file: string, f: EvidenceFields, options: EvidenceLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  Effect.suspend(() => {
-    const fail = failer(file, row)
-    const v = row.values
-    const id = readId(v[f.id], f.id, fail)
-    if (Either.isLeft(id)) return Effect.fail(id.left)
-    const query = readQuery(v[f.query], f.query, fail)
-    if (Either.isLeft(query)) return Effect.fail(query.left)
-    const goldField = firstField(v, f.gold)
-    const gold = goldField === undefined ? undefined : v[goldField]
-    if (!Array.isArray(gold)) {
-      return Effect.fail(fail(goldField ?? f.gold[0]!, `expected a list of gold evidence spans (texts), found ${gold === undefined ? "nothing" : describeJson(gold)}`))
-    }
-    const badSpan = gold.findIndex((s) => typeof s !== "string")
-    if (badSpan !== -1) return Effect.fail(fail(goldField!, `gold span ${badSpan + 1} is ${describeJson(gold[badSpan])}, expected text`))
-    const chunkField = firstField(v, f.chunks)
-    const raw = chunkField === undefined ? undefined : v[chunkField]
-    const field = chunkField ?? f.chunks[0]!
-    if (!Array.isArray(raw) && ((options.chunksRequired ?? true) || (raw !== undefined && raw !== null))) {
-      return Effect.fail(fail(field, `expected a list of retrieved chunks, found ${raw === undefined ? "nothing" : describeJson(raw)}`))
-    }
-    const chunks: Array<{ id: string | undefined; text: string; score: number | undefined; fields?: Readonly<Record<string, unknown>> }> = []
-    for (const [i, chunk] of ((raw as ReadonlyArray<unknown> | undefined) ?? []).entries()) {
-      if (typeof chunk === "string") {
-        chunks.push({ id: undefined, text: chunk, score: undefined })
-        continue
-      }
-      if (!isObject(chunk)) return Effect.fail(fail(field, `chunk ${i + 1} is ${describeJson(chunk)}, expected an object or a text`))
-      const at = (field: string, p: string) => fail(field, `chunk ${i + 1}: ${p}`)
-      const chunkId = readId(chunk.id, field, at)
-      if (Either.isLeft(chunkId)) return Effect.fail(chunkId.left)
-      const text = chunk.text ?? chunk.content
-      if (typeof text !== "string") return Effect.fail(at(field, `expected "text", found ${text === undefined ? "nothing" : describeJson(text)}`))
-      const score = readScore(chunk.score, field, at)
-      if (Either.isLeft(score)) return Effect.fail(score.left)
-      chunks.push({ id: chunkId.right, text, score: score.right, fields: chunk })
-    }
-    const measurements = readMeasurements(v, fail)
-    if (Either.isLeft(measurements)) return Effect.fail(measurements.left)
-    const ids = uniqueIds(chunks.map((c) => c.id))
-    return Effect.succeed<EvalCase>({
-      id: id.right ?? String(ordinal + 1),
-      ordinal,
-      line: row.line,
-      question: query.right,
-      passages: chunks.map((c, i): Passage => ({
-        id: ids[i]!,
-        rank: i + 1,
-        text: c.text,
-        ...(c.score === undefined ? {} : { score: c.score }),
-        ...(c.fields === undefined ? {} : { fields: c.fields })
-      })),
-      gold: gold as ReadonlyArray<string>,
-      source: v,
-      ...(measurements.right === undefined ? {} : { retrieval: measurements.right })
-    })
-  })
+  toHitListCase(row, ordinal, file, evidenceDecoder(f, options))
 
 /** Load stage: queries with gold evidence and (unless retrieved live) their ranked chunks. */
-export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage => ({
-  describe: "evidence queries (JSONL/JSON) { id?, query, gold: [spans], chunks: [{ id?, text, score? }], latencyMs?, usage? }",
-  checkColumns: (ctx, columns) => {
-    const f = fieldsFor(ctx)
-    const missing = (names: ReadonlyArray<string>, what: string) =>
-      names.some((n) => columns.includes(n))
-        ? Effect.void
-        : Effect.fail(new InputError({ file: ctx.file, problem: `no ${what} field (${names.map((n) => `"${n}"`).join(" or ")}); available: ${columns.map((c) => `"${c}"`).join(", ") || "none"}` }))
-    return checkColumns(ctx.file, columns, { question: f.query }).pipe(
-      Effect.zipRight(missing(f.gold, "gold evidence")),
-      Effect.zipRight((options.chunksRequired ?? true) ? missing(f.chunks, "retrieved chunks") : Effect.void)
-    )
-  },
-  cases: (ctx) => {
-    const f = fieldsFor(ctx)
-    let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toEvidenceCase(row, ordinal++, ctx.file, f, options)))
-  }
-})
+export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage =>
+  loadHitLists({
+    describe: "evidence queries (JSONL/JSON) { id?, query, gold: [spans], chunks: [{ id?, text, score? }], latencyMs?, usage? }",
+    fields: fieldsFor,
+    checkColumns: (ctx, columns, f) => {
+      const missing = (names: ReadonlyArray<string>, what: string) =>
+        names.some((n) => columns.includes(n))
+          ? Effect.void
+          : Effect.fail(new InputError({ file: ctx.file, problem: `no ${what} field (${names.map((n) => `"${n}"`).join(" or ")}); available: ${columns.map((c) => `"${c}"`).join(", ") || "none"}` }))
+      return checkColumns(ctx.file, columns, { question: f.query }).pipe(
+        Effect.zipRight(missing(f.gold, "gold evidence")),
+        Effect.zipRight((options.chunksRequired ?? true) ? missing(f.chunks, "retrieved chunks") : Effect.void)
+      )
+    },
+    decoder: (f) => evidenceDecoder(f, options)
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -219,7 +233,40 @@ const excerpt = (text: string) => {
 export const queryCost = (usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined, pricePer1K: number | undefined): number | null =>
   usage === undefined || pricePer1K === undefined ? null : ((usage.inputTokens + usage.outputTokens) / 1000) * pricePer1K
 
+/**
+ * The per-query evidence metrics, under the names of their means (the macro metrics): a query's
+ * Precision@5, coverage, full coverage, AP, RR and hit. EvidenceRecall@k is micro (covered spans over
+ * all spans of the run), so it has no per-query value of its own.
+ */
+export const evidenceCaseMetrics: ReadonlyArray<MetricSpec> = [
+  Metric.fraction("Precision@5", "chunks covering ≥ 1 gold span in the top 5, / 5"),
+  Metric.fraction("PerQueryCoverage@3", "gold spans covered by the top 3 / the query's gold spans"),
+  Metric.fraction("PerQueryCoverage@10", "gold spans covered by the top 10 / the query's gold spans"),
+  Metric.fraction("FullCoverageRate@3", "1 when every gold span is covered in the top 3"),
+  Metric.fraction("FullCoverageRate@10", "1 when every gold span is covered in the top 10"),
+  Metric.fraction("MAP", "average precision over all ranks (R = relevant chunks in the list)"),
+  Metric.fraction("MRR", "1 / rank of the first relevant chunk (0 if none)"),
+  Metric.fraction("HitRate@10", "1 when a relevant chunk is in the top 10")
+]
+
+const caseValues = (s: EvidenceScores | null): Record<string, number | null> => ({
+  "Precision@5": s?.precisionAt5 ?? null,
+  "PerQueryCoverage@3": s?.coverageAt3 ?? null,
+  "PerQueryCoverage@10": s?.coverageAt10 ?? null,
+  "FullCoverageRate@3": s?.fullCoverageAt3 ?? null,
+  "FullCoverageRate@10": s?.fullCoverageAt10 ?? null,
+  MAP: s?.averagePrecision ?? null,
+  MRR: s?.reciprocalRank ?? null,
+  "HitRate@10": s?.hitAt10 ?? null
+})
+
 export const evidenceScore = (settings: EvidenceSettings = defaultSettings): ScoreStage<EvidenceRecord> => ({
+  perCase: {
+    declared: () => evidenceCaseMetrics,
+    of: (r) => ({
+      caseId: r.caseId,
+      line: r.line, metrics: caseValues(r.scores), failed: r.scores === null })
+  },
   score: (c, _judgments, iteration) => {
     const gold = c.gold ?? []
     const failed = c.retrieval?.status === "failed"
@@ -383,6 +430,13 @@ export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, op
       return acc
     },
     metrics: (s) => ({ ...s.metrics, retrievalFailures: s.retrievalFailures.count, ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd }) }),
+    headline: () => [
+      ...evidenceCaseMetrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
+      Metric.fraction("EvidenceRecall@3", "gold spans covered by the top 3 / all gold spans of the run (micro)"),
+      Metric.fraction("EvidenceRecall@10", "gold spans covered by the top 10 / all gold spans of the run (micro)"),
+      Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)"),
+      Metric.usd("costUsd", "the queries' retrieval cost, from their reported tokens (when priced)")
+    ],
     lowScores: (s) => ({ lowest: s.lowest, withoutGold: s.withoutGold, retrievalFailures: s.retrievalFailures }),
     finish: (accU): EvidenceRunSummary => {
       const acc = accU as Acc

@@ -5,14 +5,14 @@
  * failures, a per-query table and per-query details (which rank first covers each gold span).
  * CSV: one row per query. Writes `qrels.txt` of chunk relevance (1 = covers a gold span).
  */
-import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { EvidenceRecord, EvidenceRunSummary } from "./EvidenceRetrieval.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { formatUsd } from "../../pricing/Prices.js"
-import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, writeQrelsFile } from "../graded-hits/RetrievalReport.js"
+import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, qrelsFile, qrelsNote } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code, inline } from "../../report/Markdown.js"
+import { parameterRows, parametersMarkdown } from "../../report/Sections.js"
 import { thousands } from "../../domain/Numbers.js"
 
 const notice = (threshold: number) => [
@@ -24,21 +24,12 @@ const notice = (threshold: number) => [
   ""
 ].join("\n")
 
-const runSection = (info: RunInfo, s: EvidenceRunSummary) =>
-  [
-    "## Run parameters",
-    "",
-    "| Parameter | Value |",
-    "|---|---|",
-    `| Pipeline | ${inline(info.pipeline)} |`,
-    `| Run id | ${inline(info.runId)} |`,
-    `| Input | ${inline(info.input.path)} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…) |`,
-    `| Queries | ${s.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`}; ${s.goldSpans} gold spans |`,
-    `| Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD) | ${s.fuzzyThreshold} |`,
-    "| Judge | none (no LLM: lexical matching against gold) |",
-    `| Iterations | ${info.iterations} |`,
-    ""
-  ].join("\n")
+/** What the evidence pipeline adds to the run-parameter table. */
+const ownParameters = (s: EvidenceRunSummary): ReadonlyArray<readonly [string, string]> => [
+  ["Queries", `${s.cases}; ${s.goldSpans} gold spans`],
+  ["Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD)", String(s.fuzzyThreshold)],
+  ["Matching", "lexical, against gold evidence (no LLM)"]
+]
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`
 
@@ -135,29 +126,32 @@ export const evidenceQrels = (r: EvidenceRecord) =>
   r.scores === null ? [] : r.chunks.map((c) => ({ qid: r.caseId, docid: c.id, grade: c.relevant ? 1 : 0 }))
 
 export const evidenceReport = (options: { readonly title: string }): ReportView<EvidenceRecord, EvidenceRunSummary> => ({
+  headline: "PerQueryCoverage@10",
+  parameters: (_info, summary) => ownParameters(summary),
+  failures: (summary) => ({
+    judgments: [],
+    retrievals: summary.retrievalFailures.cases.map((f) => ({ caseId: f.caseId, line: f.line, query: f.query, reason: f.message }))
+  }),
+  dataFiles: (info, iteration, records) => [qrelsFile(info, iteration, records, evidenceQrels)],
   markdown: (info, summary, records) =>
-    Stream.unwrap(writeQrelsFile(info, records, evidenceQrels, (r) => r.iteration).pipe(
-      Effect.map((qrelsNote) =>
         Stream.make(
           `# ${options.title}\n\n`,
           `${info.description}\n\n`,
           notice(summary.fuzzyThreshold) + "\n",
-          runSection(info, summary) + "\n",
+          parametersMarkdown(parameterRows(info, undefined, ownParameters(summary))) + "\n",
           retrievalSection(info, summary.chunks, "chunks") + "\n",
           metricsSection(summary) + "\n",
           latencySection(summary.latency) + "\n",
           costSection(summary) + "\n",
           lowestSection(summary) + "\n",
           retrievalFailuresSection(summary.retrievalFailures) + "\n",
-          qrelsNote.replace("Judged grades", "Chunk relevance (1 = covers a gold span)") + "\n\n",
+          qrelsNote(info, "Chunk relevance (1 = covers a gold span)") + "\n\n",
           tableHeader
         ).pipe(
           Stream.concat(records.pipe(Stream.map(tableRow))),
           Stream.concat(Stream.make("\n## Per-query details\n\n")),
           Stream.concat(records.pipe(Stream.map(details)))
-        )
-      )
-    )),
+        ),
   csvHeader: () => [
     "id",
     "query",

@@ -18,6 +18,8 @@
  */
 import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
 import {
@@ -162,6 +164,8 @@ export interface GradedRecord {
 
 export interface GradedScoreOptions {
   readonly metrics: QueryMetrics
+  /** What `metrics` computes per query: name, range, direction. */
+  readonly declared: ReadonlyArray<MetricSpec>
   readonly label: (p: Passage) => string
   readonly query: (c: EvalCase) => string
   readonly context?: ((c: EvalCase) => Readonly<Record<string, string>>) | undefined
@@ -190,6 +194,17 @@ export const gradeHits = (c: EvalCase, judgments: ReadonlyArray<Judgment>, label
 }
 
 export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecord> => ({
+  // The per-query metrics (null when the retrieval failed); a case failed when its retrieval or a
+  // judgment failed.
+  perCase: {
+    declared: () => options.declared,
+    of: (r) => ({
+      caseId: r.caseId,
+      line: r.line,
+      metrics: Object.fromEntries(options.declared.map((m) => [m.name, r.metrics?.[m.name] ?? null])),
+      failed: r.metrics === null || r.failedJudgments > 0
+    })
+  },
   // Agreement across iterations by rank position (one unit per record and rank: the grades contract
   // has one unit per record, so pooled per-hit agreement is not available).
   grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.hits.map((h) => [`grade@${h.rank}`, h.grade])) }),
@@ -268,8 +283,8 @@ export interface GradedSummary {
 }
 
 export interface GradedSummaryOptions {
-  /** Metric names, in report order. */
-  readonly metrics: ReadonlyArray<string>
+  /** The per-query metrics, in report order: their means over the queries are the headline metrics. */
+  readonly metrics: ReadonlyArray<MetricSpec>
   /** The metric that ranks the worst queries (e.g. `ndcg@10`). */
   readonly key: string
   /** How many worst queries to keep (default 10). */
@@ -309,8 +324,8 @@ export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<Gra
       casesWithFailed: 0,
       retrievalFailures: 0,
       retrievalList: [],
-      means: meanInit(options.metrics),
-      flagged: new Map(options.metrics.map((m) => [m, 0])),
+      means: meanInit(options.metrics.map((m) => m.name)),
+      flagged: new Map(options.metrics.map((m) => [m.name, 0])),
       grades: new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0])),
       kept: 0,
       belowThreshold: 0,
@@ -363,6 +378,11 @@ export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<Gra
       return acc
     },
     metrics: (s) => ({ ...s.means, failedJudgments: s.judgments.failed, retrievalFailures: s.retrievalFailures.count }),
+    headline: () => [
+      ...options.metrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
+      Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
+      Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)")
+    ],
     lowScores: (s) => ({ key: options.key, lowest: s.lowest, failures: s.failures, retrievalFailures: s.retrievalFailures }),
     finish: (accU): GradedSummary => {
       const acc = accU as Acc

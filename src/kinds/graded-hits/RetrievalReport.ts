@@ -3,16 +3,12 @@
  * percentiles per span, judge token usage, retrieval failures, proxy-vs-gold wording, and the
  * qrels file of judged grades.
  */
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as Path from "node:path"
 import type { OutputError } from "../../domain/Errors.js"
 import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
-import { criterionSection, failures, runParameters } from "../rubric/RubricReport.js"
-import type { RunInfo } from "../../engine/Pipeline.js"
+import { criterionSection, failures, runParameters } from "../../report/Sections.js"
+import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
-import { writeAtomic } from "../../report/Files.js"
 import { inline } from "../../report/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 
@@ -127,35 +123,23 @@ export interface QrelsLine {
 /** qrels ids cannot hold whitespace: it becomes `_`. */
 const qrelsId = (id: string) => (id === "" ? "_" : id.replace(/\s+/g, "_"))
 
+/** The qrels file of an iteration: `qrels.txt`, or `qrels-iteration-N.txt` when the run has several iterations. */
+export const qrelsName = (info: RunInfo, iteration: number) => (info.iterations === 1 ? "qrels.txt" : `qrels-iteration-${iteration}.txt`)
+
+/** How a report names the qrels files of its run. */
+export const qrelsNote = (info: RunInfo, what: string) =>
+  `${what} are written as TREC qrels to \`${info.iterations === 1 ? "qrels.txt" : "qrels-iteration-N.txt"}\` (every case of the run, in input order), to cross-check with trec_eval.`
+
 /**
- * Writes the judged grades as TREC qrels (`qid 0 docid grade`, input order) beside the report —
- * `qrels.txt`, or `qrels-iteration-N.txt` when the run has several iterations — so they can be
- * cross-checked with trec_eval. Failed judgments are left out. Returns a line for the report.
+ * The judged grades of every record as TREC qrels (`qid 0 docid grade`, input order), so they can be
+ * cross-checked with trec_eval: a data file of the run (`ReportView.dataFiles`), written from all of
+ * its records whatever the formats chosen. Failed judgments are left out; whitespace in an id
+ * becomes `_` (qrels ids cannot hold it).
  */
-export const writeQrelsFile = <R>(
-  info: RunInfo,
-  records: Stream.Stream<R, OutputError>,
-  lines: (record: R) => ReadonlyArray<QrelsLine>,
-  iterationOf: (record: R) => number
-): Effect.Effect<string, OutputError> =>
-  Effect.gen(function*() {
-    const first = yield* Stream.runHead(records)
-    const iteration = Option.match(first, { onNone: () => 1, onSome: iterationOf })
-    const name = info.iterations === 1 ? "qrels.txt" : `qrels-iteration-${iteration}.txt`
-    let count = 0
-    let rewritten = 0
-    const content = records.pipe(Stream.map((r) =>
-      lines(r).map((l) => {
-        count++
-        const qid = qrelsId(l.qid)
-        const docid = qrelsId(l.docid)
-        if (qid !== l.qid || docid !== l.docid) rewritten++
-        return `${qid} 0 ${docid} ${l.grade}\n`
-      }).join("")
-    ))
-    yield* writeAtomic(Path.join(info.runDir, name), content)
-    return `Judged grades written as TREC qrels to \`${name}\` (${thousands(count)} lines${rewritten > 0 ? `; ${rewritten} with whitespace in an id replaced by \`_\`` : ""}), to cross-check with trec_eval.`
-  })
+export const qrelsFile = <R>(info: RunInfo, iteration: number, records: Stream.Stream<R, OutputError>, lines: (record: R) => ReadonlyArray<QrelsLine>): DataFile => ({
+  name: qrelsName(info, iteration),
+  content: records.pipe(Stream.map((r) => lines(r).map((l) => `${qrelsId(l.qid)} 0 ${qrelsId(l.docid)} ${l.grade}\n`).join("")))
+})
 
 /** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
 export const flagsCell = (flagged: ReadonlyArray<string>): string =>
@@ -182,8 +166,6 @@ export interface GradedHitsMarkdown {
 
 /** The markdown report of a graded-hits kind: its sections in the one order both kinds use, then the per-case table and details streamed from the records. */
 export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => (info: RunInfo, summary: GradedSummary, records: Stream.Stream<GradedRecord, OutputError>) =>
-  Stream.unwrap(writeQrelsFile(info, records, qrelsLines, (r) => r.iteration).pipe(
-    Effect.map((qrelsNote) =>
       Stream.make(
         `# ${v.title}\n\n`,
         `${info.description}\n\n`,
@@ -198,12 +180,21 @@ export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => (info: RunInfo, sum
         v.lowestSection(summary) + "\n",
         retrievalFailuresSection(summary.retrievalFailures) + "\n",
         failures(summary) + "\n",
-        qrelsNote + "\n\n",
+        qrelsNote(info, "The judged grades") + "\n\n",
         v.tableHeader
       ).pipe(
         Stream.concat(records.pipe(Stream.map(v.tableRow))),
         Stream.concat(Stream.make(v.afterTable)),
         Stream.concat(records.pipe(Stream.map(v.details)))
       )
-    )
-  ))
+
+/** What every graded-hits view shares besides its markdown: failures, flags, the qrels data file. */
+export const gradedHitsView = (headline: string) => ({
+  headline,
+  failures: (summary: GradedSummary) => ({
+    judgments: summary.failures.map((f) => ({ caseId: f.caseId, line: f.line, criterion: f.target, reason: f.reason, raw: f.raw })),
+    retrievals: summary.retrievalFailures.cases.map((f) => ({ caseId: f.caseId, line: f.line, query: f.query, reason: f.message }))
+  }),
+  flagged: (summary: GradedSummary) => summary.flagged,
+  dataFiles: (info: RunInfo, iteration: number, records: Stream.Stream<GradedRecord, OutputError>) => [qrelsFile(info, iteration, records, qrelsLines)]
+})

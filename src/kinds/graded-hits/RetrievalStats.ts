@@ -4,6 +4,7 @@
  */
 import type { RetrievalInfo } from "../../domain/Case.js"
 import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
+import { type SpanStats, spanStats } from "../../stats/Latency.js"
 
 // ---------------------------------------------------------------------------------------------
 // Means of possibly unknown values
@@ -42,29 +43,6 @@ export const meanFinish = (acc: MeanAcc): Means => ({
 // ---------------------------------------------------------------------------------------------
 // Latency
 
-/**
- * The p-th percentile (0–100) of sorted values by linear interpolation between closest ranks —
- * numpy's default (Hyndman & Fan type 7): h = (n − 1)·p/100, x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]).
- * Null for no values.
- */
-export const percentile = (sorted: ReadonlyArray<number>, p: number): number | null => {
-  const n = sorted.length
-  if (n === 0) return null
-  const h = ((n - 1) * Math.min(100, Math.max(0, p))) / 100
-  const lo = Math.floor(h)
-  const hi = Math.min(n - 1, lo + 1)
-  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!)
-}
-
-export interface SpanStats {
-  readonly n: number
-  readonly mean: number
-  readonly p50: number
-  readonly p90: number
-  readonly p99: number
-  readonly max: number
-}
-
 /** Span name → statistics over queries, in the order: total, the system's sub-spans, judge. */
 export type LatencySummary = Readonly<Record<string, SpanStats>>
 
@@ -86,19 +64,6 @@ export const latencyAdd = (acc: LatencyAcc, latency: Readonly<Record<string, num
 }
 
 const spanOrder = (name: string) => (name === "total" ? 0 : name === "judge" ? 2 : 1)
-
-export const spanStats = (values: ReadonlyArray<number>): SpanStats | undefined => {
-  if (values.length === 0) return undefined
-  const sorted = [...values].sort((a, b) => a - b)
-  return {
-    n: sorted.length,
-    mean: sorted.reduce((s, x) => s + x, 0) / sorted.length,
-    p50: percentile(sorted, 50)!,
-    p90: percentile(sorted, 90)!,
-    p99: percentile(sorted, 99)!,
-    max: sorted[sorted.length - 1]!
-  }
-}
 
 export const latencyFinish = (acc: LatencyAcc): LatencySummary => {
   const out: Record<string, SpanStats> = {}

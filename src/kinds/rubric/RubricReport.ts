@@ -5,18 +5,12 @@
  * composite + one reason column per dimension.
  */
 import * as Stream from "effect/Stream"
-import { type Cost, cost, formatUsd, savingNote } from "../../pricing/Prices.js"
-import type { Rubric } from "../../domain/Rubric.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
 import type { Dimension, DimensionScore, Gate, RubricRecord } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
-import { thousands } from "../../domain/Numbers.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../report/Markdown.js"
-
-export { inline, quoteBlock } from "../../report/Markdown.js"
-
-export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -25,49 +19,6 @@ const dimensionTable = (r: RubricRecord) =>
     "| Dimension | Score | Weight | Reason |",
     "|---|---|---|---|",
     ...r.dimensions.map((d) => `| ${d.name} | ${scoreCell(d)} | ${d.weight} | ${inline(d.reason)} |`)
-  ].join("\n")
-
-/** The cost row, with the cached share and the saving of the Batch API and the prompt cache when there is one. */
-const costRow = (c: Cost) => {
-  const note = savingNote(c)
-  return `| Cost | ${formatUsd(c.usd)}${note === "" ? "" : ` (${note})`} |`
-}
-
-export const runParameters = (info: RunInfo, summary: Pick<RubricSummary, "judgments" | "tokens">) => {
-  const params = inline(Object.entries(info.judge.params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", "))
-  return [
-    "## Run parameters",
-    "",
-    "| Parameter | Value |",
-    "|---|---|",
-    `| Pipeline | ${inline(info.pipeline)} |`,
-    `| Run id | ${inline(info.runId)} |`,
-    `| Input | ${inline(info.input.path)} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…) |`,
-    `| Cases evaluated | ${info.input.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`} |`,
-    `| Judge | ${inline(info.judge.label)} |`,
-    `| Provider / model | ${inline(info.judge.provider)} / ${inline(info.judge.model)} |`,
-    `| Sampling | ${params === "" ? "—" : params} |`,
-    `| Iterations | ${info.iterations} |`,
-    `| Judgments | ${summary.judgments.ok} ok, ${summary.judgments.failed} failed |`,
-    `| Tokens | ${thousands(summary.tokens.input)} in, ${thousands(summary.tokens.output)} out |`,
-    costRow(cost(summary.tokens, info.price ?? undefined)),
-    ""
-  ].join("\n")
-}
-
-/** One rubric: heading with its range (and `note`), description, every score's meaning, prompt hash. */
-export const criterionSection = (r: Rubric, note?: string) =>
-  [
-    `### ${r.name} (${r.min}–${r.max}${note === undefined ? "" : `, ${note}`})`,
-    "",
-    r.description,
-    "",
-    "| Score | Label | Meaning |",
-    "|---|---|---|",
-    ...[...r.scale].sort((a, b) => b.score - a.score).map((v) => `| ${v.score} | ${v.label} | ${inline(v.description, 1000)} |`),
-    "",
-    `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`,
-    ""
   ].join("\n")
 
 const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gate | undefined) => {
@@ -137,19 +88,9 @@ const lowest = (summary: RubricSummary) =>
     ...summary.lowest.map((r) => rowBlock(r, `Composite ${num(r.composite, 3)} — ${inline(r.question, 120)}`))
   ].join("\n")
 
-/** The failed judgments table (empty text when none failed). */
-export const failures = (summary: Pick<RubricSummary, "failures" | "judgments">) =>
-  summary.failures.length === 0 ? "" : [
-    `## Failed judgments (${summary.judgments.failed})`,
-    "",
-    "| Line | Case | Dimension | Reason | Raw reply |",
-    "|---|---|---|---|---|",
-    ...summary.failures.map((f) => `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.criterion, 200)} | ${inline(f.reason)} | ${f.raw === undefined ? "—" : `<code>${inline(f.raw, 200)}</code>`} |`),
-    summary.judgments.failed > summary.failures.length ? `\n(first ${summary.failures.length} listed; all are in judgments.jsonl)` : "",
-    ""
-  ].join("\n")
-
 export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimension>; readonly gate?: Gate | undefined; readonly title: string }): ReportView<RubricRecord, RubricSummary> => ({
+  headline: "composite",
+  failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
   markdown: (info, summary, records) =>
     Stream.make(
       `# ${options.title}\n\n`,

@@ -11,7 +11,8 @@ import type { EvalCase } from "../../domain/Case.js"
 import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { Rubric } from "../../domain/Rubric.js"
-import type { ScoreStage } from "../../engine/Pipeline.js"
+import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
+import * as Metric from "../../domain/Metric.js"
 
 export interface Dimension {
   readonly rubric: string
@@ -93,7 +94,28 @@ export const composite = (
   return gated === undefined ? { value, weights } : { value, gate: gated, weights }
 }
 
+/**
+ * The per-case metrics of a rubric record: each dimension's score on its rubric's scale, under the
+ * rubric id, and the composite (0–1). A case failed when a judgment failed or it has no composite.
+ */
+export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCaseMetrics<RubricRecord> => ({
+  declared: (info) => [
+    ...dimensions.flatMap((d) => {
+      const r = info.rubrics.find((x) => x.id === d.rubric)
+      return r === undefined ? [] : [Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max)]
+    }),
+    Metric.fraction("composite", "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness")
+  ],
+  of: (r) => ({
+      caseId: r.caseId,
+      line: r.line,
+    metrics: { ...Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])), composite: r.composite },
+    failed: r.failed > 0 || r.composite === null
+  })
+})
+
 export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
+  perCase: rubricCaseMetrics(options.dimensions),
   grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
   score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
     const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))

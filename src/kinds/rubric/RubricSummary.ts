@@ -4,6 +4,8 @@
  * the lowest-composite rows (a bounded list) with the judge's reasons.
  */
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { RubricRecord } from "./RubricScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
@@ -68,6 +70,19 @@ interface Acc {
 
 const MAX_FAILURES_LISTED = 50
 
+/**
+ * The headline metrics of a rubric run: per dimension its mean on the rubric's scale (under the
+ * rubric id) and on 0–1 (`<id>.normalised`), the mean composite, and the failed judgments.
+ */
+export const rubricHeadline = (info: RunInfo): ReadonlyArray<MetricSpec> => [
+  ...info.rubrics.flatMap((r) => [
+    Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale`, r.min, r.max),
+    Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
+  ]),
+  Metric.fraction("composite", "mean composite (0–1)"),
+  Metric.count("failed", "judgments recorded as failed (never scored)")
+]
+
 export const rubricSummary = (options: { readonly lowest: number }): AggregateStage<RubricRecord, RubricSummary> => ({
   init: (info: RunInfo): Acc => {
     const dims: Acc["dims"] = new Map()
@@ -127,10 +142,11 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
     return acc
   },
   metrics: (s) => ({
-    ...Object.fromEntries(s.dimensions.map((d) => [d.criterion, d.mean])),
+    ...Object.fromEntries(s.dimensions.flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]])),
     composite: s.composite.mean,
     failed: s.judgments.failed
   }),
+  headline: rubricHeadline,
   lowScores: (s) => ({ lowest: s.lowest, failures: s.failures }),
   finish: (accU): RubricSummary => {
     const acc = accU as Acc

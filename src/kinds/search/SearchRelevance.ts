@@ -16,22 +16,35 @@
  *   RR      = 1 / rank of the first relevant hit, 0 if none → MRR
  * A failed judgment makes the query's metrics unknown; a query without hits scores 0 (NDCG flagged).
  */
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
+import { isRecord } from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
+import * as Metric from "../../domain/Metric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
-import { describeJson } from "../../load/Json.js"
-import { readRows, type Row } from "../../load/Rows.js"
 import type { InputDoc } from "../../load/InputFields.js"
+import type { Row } from "../../load/Rows.js"
+import { decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull, type RowProblem } from "../../load/RowSchema.js"
 import { averagePrecision } from "../../metrics/averagePrecision.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { reciprocalRank } from "../../metrics/reciprocalRank.js"
-import { uniqueIds } from "../../retrieval/Params.js"
 import { gradedScore, type GradedRecord, gradedSummary, type GradedSummary, judgeHits, type QueryMetrics } from "../graded-hits/GradedHits.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
-import { failer, readId, readMeasurements, readQuery, readScore } from "../graded-hits/RetrievalInput.js"
+import {
+  type Hit,
+  type HitList,
+  type HitListDecoder,
+  loadHitLists,
+  measurementFields,
+  measurementNames,
+  Query,
+  retrievalInfo,
+  Score,
+  toHitListCase
+} from "../graded-hits/RetrievalInput.js"
 
 export const defaultRubric = "search-relevance/checklist"
 
@@ -68,8 +81,6 @@ export const fieldsFor = (ctx: LoadContext | undefined): SearchFields => ({
   hits: ctx?.columns?.fragments ?? searchFields.hits
 })
 
-const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const valueText = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v))
 
 /** Fields that are never the hit's content. */
@@ -91,10 +102,41 @@ export const hitText = (hit: Readonly<Record<string, unknown>>, fields: Readonly
 /** A case's `eval.fields`, when it has valid ones. */
 export const caseFields = (source: Readonly<Record<string, unknown>>): ReadonlyArray<string> | undefined => {
   const evalOptions = source.eval
-  if (!isObject(evalOptions) || !Array.isArray(evalOptions.fields)) return undefined
+  if (!isRecord(evalOptions) || !Array.isArray(evalOptions.fields)) return undefined
   const fields = evalOptions.fields.filter((f): f is string => typeof f === "string" && f !== "")
   return fields.length === 0 ? undefined : fields
 }
+
+/** `eval`: the hit fields the judge reads for this query. */
+const EvalOptions = Schema.Struct({
+  fields: Schema.optionalWith(
+    Schema.Array(Schema.String.pipe(Schema.filter((f) => f !== "" || "a field name is empty"))).annotations(expecting("a list of field names")),
+    { exact: true }
+  )
+}).annotations(expecting("{ \"fields\": [...] }"))
+
+/** A hit: an object with an optional id and retriever score; the object itself is kept as its fields. */
+export const SearchHit = objectWith(
+  Schema.Struct({ id: OptionalId, score: Score }),
+  (hit, object) => Either.right({ id: idText(hit.id), score: hit.score ?? undefined, object })
+).annotations(expecting("a hit (an object)"))
+
+const HitArray = Schema.Array(SearchHit).annotations(expecting("a list of hits"))
+
+/** A search request under the schema's names (`fieldsFor` maps them to the row's). */
+const searchRow = (hitsRequired: boolean) =>
+  Schema.Struct({
+    id: OptionalId,
+    query: Query,
+    eval: optionalOrNull(EvalOptions),
+    hits: hitsRequired ? HitArray : optionalOrNull(HitArray),
+    ...measurementFields
+  })
+
+/** The row schemas, with and without the hits required (a live retriever supplies them). */
+export const SearchRow = { required: searchRow(true), optional: searchRow(false) } as const
+
+const decodeRow = { required: issueDecoder(SearchRow.required), optional: issueDecoder(SearchRow.optional) } as const
 
 export interface SearchLoadOptions {
   /** Hits must be present (false when a live retriever supplies them). Default true. */
@@ -103,69 +145,42 @@ export interface SearchLoadOptions {
   readonly fields?: ReadonlyArray<string> | undefined
 }
 
-export const toSearchCase = (row: Row, ordinal: number, file: string, f: SearchFields, options: SearchLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  Effect.suspend(() => {
-    const fail = failer(file, row)
-    const v = row.values
-    const id = readId(v[f.id], f.id, fail)
-    if (Either.isLeft(id)) return Effect.fail(id.left)
-    const query = readQuery(v[f.query], f.query, fail)
-    if (Either.isLeft(query)) return Effect.fail(query.left)
-    const evalOptions = v.eval
-    if (evalOptions !== undefined && evalOptions !== null) {
-      if (!isObject(evalOptions)) return Effect.fail(fail("eval", `expected { "fields": [...] }, found ${describeJson(evalOptions)}`))
-      const fields = evalOptions.fields
-      if (fields !== undefined && (!Array.isArray(fields) || fields.some((x) => typeof x !== "string" || x === ""))) {
-        return Effect.fail(fail("eval", "eval.fields must be a list of field names"))
+/**
+ * Decodes a search request into its hit list; a hit's text is its chosen fields (`hitText`), and a
+ * hit with none of them is a problem of that hit.
+ */
+export const searchDecoder = (f: SearchFields, options: SearchLoadOptions = {}): HitListDecoder => {
+  const decode = (options.hitsRequired ?? true) ? decodeRow.required : decodeRow.optional
+  const names = { id: f.id, query: f.query, eval: "eval", hits: f.hits, ...measurementNames }
+  return (values) =>
+    Either.flatMap(decodeFields(decode, names, values), (row): Either.Either<HitList, RowProblem> => {
+      const chosen = row.eval?.fields
+      const fields = (chosen === undefined || chosen.length === 0 ? undefined : chosen) ?? options.fields
+      const hits: Array<Hit> = []
+      for (const [i, { id, score, object }] of (row.hits ?? []).entries()) {
+        const text = hitText(object, fields)
+        if (text === undefined) {
+          const problem = fields === undefined ? "the hit has no text" : `the hit has none of the fields ${fields.map((x) => `"${x}"`).join(", ")}`
+          return Either.left({ path: [f.hits, i], problem })
+        }
+        hits.push({ id, text, score, fields: object })
       }
-    }
-    const fields = caseFields(v) ?? options.fields
-    const raw = v[f.hits]
-    const required = options.hitsRequired ?? true
-    if (!Array.isArray(raw) && (required || (raw !== undefined && raw !== null))) {
-      return Effect.fail(fail(f.hits, `expected a list of hits, found ${raw === undefined ? "nothing" : describeJson(raw)}`))
-    }
-    const hits = (raw as ReadonlyArray<unknown> | undefined) ?? []
-    const parsed: Array<{ id: string | undefined; text: string; score: number | undefined; hit: Readonly<Record<string, unknown>> }> = []
-    for (const [i, hit] of hits.entries()) {
-      if (!isObject(hit)) return Effect.fail(fail(f.hits, `hit ${i + 1} is ${describeJson(hit)}, expected an object`))
-      const hitId = readId(hit.id, f.hits, (field, p) => fail(field, `hit ${i + 1}: ${p}`))
-      if (Either.isLeft(hitId)) return Effect.fail(hitId.left)
-      const score = readScore(hit.score, f.hits, (field, p) => fail(field, `hit ${i + 1}: ${p}`))
-      if (Either.isLeft(score)) return Effect.fail(score.left)
-      const text = hitText(hit, fields)
-      if (text === undefined) {
-        return Effect.fail(fail(f.hits, `hit ${i + 1} has ${fields === undefined ? "no text" : `none of the fields ${fields.map((x) => `"${x}"`).join(", ")}`}`))
-      }
-      parsed.push({ id: hitId.right, text, score: score.right, hit })
-    }
-    const measurements = readMeasurements(v, fail)
-    if (Either.isLeft(measurements)) return Effect.fail(measurements.left)
-    const ids = uniqueIds(parsed.map((p) => p.id))
-    return Effect.succeed<EvalCase>({
-      id: id.right ?? String(ordinal + 1),
-      ordinal,
-      line: row.line,
-      question: query.right,
-      passages: parsed.map((p, i): Passage => ({ id: ids[i]!, rank: i + 1, text: p.text, ...(p.score === undefined ? {} : { score: p.score }), fields: p.hit })),
-      source: v,
-      ...(measurements.right === undefined ? {} : { retrieval: measurements.right })
+      return Either.right({ id: idText(row.id), query: row.query, hits, retrieval: retrievalInfo(row.latencyMs, row.usage) })
     })
-  })
+}
+
+export const toSearchCase = (row: Row, ordinal: number, file: string, f: SearchFields, options: SearchLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
+  toHitListCase(row, ordinal, file, searchDecoder(f, options))
 
 /** Load stage: search requests (JSONL or JSON), one query with its ranked hits each. */
-export const loadRequests = (options: SearchLoadOptions = {}): LoadStage => ({
-  describe: "search requests (JSONL/JSON) { id?, query | query.inputs.text, hits: [{ id, text, … }], eval?: { fields } }",
-  checkColumns: (ctx, columns) => {
-    const f = fieldsFor(ctx)
-    return checkColumns(ctx.file, columns, (options.hitsRequired ?? true) ? { question: f.query, fragments: f.hits } : { question: f.query })
-  },
-  cases: (ctx) => {
-    const f = fieldsFor(ctx)
-    let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toSearchCase(row, ordinal++, ctx.file, f, options)))
-  }
-})
+export const loadRequests = (options: SearchLoadOptions = {}): LoadStage =>
+  loadHitLists({
+    describe: "search requests (JSONL/JSON) { id?, query | query.inputs.text, hits: [{ id, text, … }], eval?: { fields } }",
+    fields: fieldsFor,
+    checkColumns: (ctx, columns, f) =>
+      checkColumns(ctx.file, columns, (options.hitsRequired ?? true) ? { question: f.query, fragments: f.hits } : { question: f.query }),
+    decoder: (f) => searchDecoder(f, options)
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Judge, score, aggregate
@@ -202,7 +217,15 @@ export const hitLabel = (p: Passage): string => {
   return one.length > 80 ? `${one.slice(0, 79)}…` : one
 }
 
-export const searchMetricNames = ["ndcg", "ndcg@10", "map", "mrr"] as const
+/** The per-query metrics (exponential gain; relevant ⇔ grade ≥ 2), in report order. */
+export const searchMetricSpecs: ReadonlyArray<MetricSpec> = [
+  Metric.fraction("ndcg", "NDCG over every hit, gain 2^grade − 1, ideal = the judged grades sorted (proxy)"),
+  Metric.fraction("ndcg@10", "NDCG@10, gain 2^grade − 1 (proxy)"),
+  Metric.fraction("map", "average precision (relevant ⇔ grade ≥ 2; R = relevant hits in the list)"),
+  Metric.fraction("mrr", "1 / rank of the first relevant hit (0 if none)")
+]
+
+export const searchMetricNames = searchMetricSpecs.map((m) => m.name)
 
 /** Relevant ⇔ grade ≥ 2. */
 export const RELEVANT_AT = 2
@@ -224,7 +247,7 @@ export const searchMetrics: QueryMetrics = (grades) => {
 }
 
 export const searchScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: searchMetrics, label: hitLabel, query: (c) => c.question })
+  gradedScore({ metrics: searchMetrics, declared: searchMetricSpecs, label: hitLabel, query: (c) => c.question })
 
 export const searchSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: searchMetricNames, key: "ndcg" })
+  gradedSummary({ metrics: searchMetricSpecs, key: "ndcg" })

@@ -7,10 +7,10 @@
  */
 import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradedHitsMarkdown } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code } from "../../report/Markdown.js"
-import { inline } from "../rubric/RubricReport.js"
+import { inline } from "../../report/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 
 const proxyNotice = [
@@ -91,6 +91,7 @@ const details = (r: GradedRecord) =>
   ].join("\n")
 
 export const searchReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
+  ...gradedHitsView("ndcg"),
   markdown: gradedHitsMarkdown({
     title: options.title,
     heuristic: "a lexical BM25-like overlap of the query's terms with the hit's text, with a margin-based confidence",

@@ -8,13 +8,16 @@
  * the case, so the judge sees exactly what the answering model saw. The case id is `queryLogId`.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { isRecord } from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
-import { InputError } from "../../domain/Errors.js"
+import type { InputError } from "../../domain/Errors.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
-import { describeJson } from "../../load/Json.js"
 import { readRows, type Row } from "../../load/Rows.js"
 import type { InputDoc } from "../../load/InputFields.js"
+import { decodeFields, expecting, idText, issueDecoder, OptionalId, requiredText, rowError } from "../../load/RowSchema.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 
 /**
@@ -64,8 +67,6 @@ export const fieldsFor = (ctx: LoadContext | undefined): TestSetFields => {
 
 type JsonObject = Readonly<Record<string, unknown>>
 
-const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** Field names recognised on a context item, first match wins (course exports vary). */
 const NAME_KEYS = ["name", "subjectName", "courseName", "title"] as const
 const CODE_KEYS = ["code", "subjectCode", "courseCode"] as const
@@ -82,7 +83,7 @@ const scalarText = (value: unknown): string | undefined =>
 const outcomeText = (value: unknown): string => {
   const scalar = scalarText(value)
   if (scalar !== undefined) return scalar
-  if (isObject(value)) {
+  if (isRecord(value)) {
     const key = firstKey(value, OUTCOME_TEXT_KEYS.filter((k) => typeof value[k] === "string"))
     if (key !== undefined) return String(value[key]).trim()
   }
@@ -121,7 +122,7 @@ const courseParts = (item: JsonObject) => {
 export const renderContextItem = (item: unknown): string => {
   const scalar = scalarText(item)
   if (scalar !== undefined) return scalar
-  if (!isObject(item)) return JSON.stringify(item)
+  if (!isRecord(item)) return JSON.stringify(item)
   const parts = courseParts(item)
   if (parts === undefined) return JSON.stringify(item)
   const lines: Array<string> = []
@@ -135,7 +136,7 @@ export const renderContextItem = (item: unknown): string => {
 
 /** A one-line label for an item (reports): the course's name and code, else the start of its text. */
 export const contextLabel = (item: unknown): string => {
-  const parts = isObject(item) ? courseParts(item) : undefined
+  const parts = isRecord(item) ? courseParts(item) : undefined
   const title = parts === undefined
     ? undefined
     : parts.name !== undefined && parts.code !== undefined
@@ -153,7 +154,21 @@ export const contextText = (passages: ReadonlyArray<Passage>): string =>
 // Rows → cases
 // ---------------------------------------------------------------------------------------------
 
-/** A validated test-set row (before it becomes a case). */
+/**
+ * A test-set row under the schema's names (`fieldsFor` maps them to the row's): the question is
+ * non-empty text, the answer is present text (it may be empty: an empty answer is a system failure
+ * to score, not bad input), the context is a list without nulls, and the id (when present) is text
+ * or a number.
+ */
+export const SynthesisInput = Schema.Struct({
+  queryLogId: OptionalId,
+  question: requiredText("question", expecting("text", "the question is missing")),
+  answer: Schema.String.annotations(expecting("text", "the answer is missing")),
+  context: Schema.Array(Schema.Unknown.pipe(Schema.filter((item) => item !== null || "the context item is null")))
+    .annotations(expecting("a list of context items"))
+})
+
+/** A decoded test-set row (before it becomes a case). */
 export interface SynthesisRow {
   readonly queryLogId: string | undefined
   readonly question: string
@@ -161,36 +176,21 @@ export interface SynthesisRow {
   readonly context: ReadonlyArray<unknown>
 }
 
-/**
- * Validates one row: the question is non-empty text, the answer is present text (it may be empty:
- * an empty answer is a system failure to score, not bad input), the context is a list without
- * nulls, and the id (when present) is text or a number.
- */
+const decodeInput = issueDecoder(SynthesisInput)
+
+/** Decodes one row; the error names the file, the line and the field. */
 export const validateRow = (row: Row, file: string, fields: TestSetFields = fieldsFor(undefined)): Effect.Effect<SynthesisRow, InputError> =>
   Effect.suspend(() => {
-    const fail = (field: string, problem: string) => Effect.fail(new InputError({ file, line: row.line, field, problem }))
-    const v = row.values
-    const question = v[fields.question]
-    if (question === undefined || question === null) return fail(fields.question, "the question is missing")
-    if (typeof question !== "string") return fail(fields.question, `expected text, found ${describeJson(question)}`)
-    if (question.trim() === "") return fail(fields.question, "the question is empty")
-    const answer = v[fields.answer]
-    if (answer === undefined || answer === null) return fail(fields.answer, "the answer is missing")
-    if (typeof answer !== "string") return fail(fields.answer, `expected text, found ${describeJson(answer)}`)
-    const context = v[fields.context]
-    if (!Array.isArray(context)) {
-      return fail(fields.context, `expected a list of context items, found ${context === undefined ? "nothing" : describeJson(context)}`)
+    const names = {
+      ...(fields.id === undefined ? {} : { queryLogId: fields.id }),
+      question: fields.question,
+      answer: fields.answer,
+      context: fields.context
     }
-    const nullAt = context.findIndex((item) => item === null || item === undefined)
-    if (nullAt !== -1) return fail(fields.context, `context item ${nullAt + 1} is null`)
-    let queryLogId: string | undefined
-    if (fields.id !== undefined) {
-      const id = v[fields.id]
-      if (typeof id === "string") queryLogId = id.trim() === "" ? undefined : id.trim()
-      else if (typeof id === "number" && Number.isFinite(id)) queryLogId = String(id)
-      else if (id !== undefined && id !== null) return fail(fields.id, `expected text or a number, found ${describeJson(id)}`)
-    }
-    return Effect.succeed({ queryLogId, question: question.trim(), answer, context })
+    return Either.match(decodeFields(decodeInput, names, row.values), {
+      onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
+      onRight: (r) => Effect.succeed({ queryLogId: idText(r.queryLogId), question: r.question, answer: r.answer, context: r.context })
+    })
   })
 
 /** The case for a row; `ordinal` is its 0-based position (the id when the row has no queryLogId). */
@@ -205,7 +205,7 @@ export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields:
       id: String(i + 1),
       rank: i + 1,
       text: renderContextItem(item),
-      ...(isObject(item) ? { fields: item } : {})
+      ...(isRecord(item) ? { fields: item } : {})
     })),
     source: row.values
   })))

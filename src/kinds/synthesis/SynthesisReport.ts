@@ -13,7 +13,8 @@ import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./Syn
 import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code } from "../../report/Markdown.js"
-import { criterionSection, failures, inline, num, quoteBlock, runParameters } from "../rubric/RubricReport.js"
+import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
+import { inline, quoteBlock } from "../../report/Markdown.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
 
@@ -162,6 +163,8 @@ const reasonCell = (r: SynthesisRecord, criterion: string, reason: string) =>
 export const synthesisReport = (options: { readonly title: string; readonly config?: SynthesisConfig | undefined }): ReportView<SynthesisRecord, SynthesisSummary> => {
   const config = options.config ?? defaultConfig
   return {
+    headline: "overall",
+    failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
     markdown: (info, summary, records) =>
       Stream.make(
         `# ${options.title}\n\n`,

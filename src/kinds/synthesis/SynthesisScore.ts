@@ -15,6 +15,7 @@ import type { Judgment } from "../../domain/Judgment.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import { contextLabel } from "./AnswerSynthesis.js"
 import type { ScoreStage } from "../../engine/Pipeline.js"
+import * as Metric from "../../domain/Metric.js"
 import { type DimensionScore, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
 
 /** Which rubric is which, and the pass threshold. Shared by the score, aggregate and report stages. */
@@ -62,6 +63,21 @@ const find = (record: RubricRecord, criterion: string): DimensionScore | undefin
 export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreStage<SynthesisRecord> => {
   const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }] })
   return {
+    // Faithfulness, completeness and overall on their 1–5 scale, and the verdict (1 pass, 0 fail).
+    perCase: {
+      declared: () => [
+        Metric.score("faithfulness", "faithfulness (safety): supported by the context, nothing invented", 1, 5),
+        Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
+        Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
+        Metric.fraction("pass", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below`)
+      ],
+      of: (r) => ({
+      caseId: r.caseId,
+      line: r.line,
+        metrics: { faithfulness: r.faithfulness, completeness: r.completeness, overall: r.overall, pass: r.pass === null ? null : r.pass ? 1 : 0 },
+        failed: r.failed > 0 || r.overall === null
+      })
+    },
     // Agreement across iterations on each score and on the verdict (pass 1, fail 0, unknown null).
     grades: (r) => ({
       caseId: r.caseId,

@@ -11,6 +11,7 @@
  */
 import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
+import * as Metric from "../../domain/Metric.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
@@ -108,6 +109,16 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       undecided: s.metrics.overall.unknown,
       failedJudgments: s.judgments.failed
     }),
+    headline: () => [
+      Metric.score("faithfulness", "mean faithfulness (1–5)", 1, 5),
+      Metric.score("completeness", "mean completeness (1–5)", 1, 5),
+      Metric.score("overall", "mean overall score (1–5)", 1, 5),
+      Metric.fraction("faithfulnessPassRate", `share of cases with faithfulness ≥ ${config.passAt}`),
+      Metric.fraction("completenessPassRate", `share of cases with completeness ≥ ${config.passAt}`),
+      Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
+      Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
+      Metric.count("failedJudgments", "judgments recorded as failed (never scored)")
+    ],
     lowScores: (s) => s.lowScores,
     finish: (accU, info): SynthesisSummary => {
       const acc = accU as Acc

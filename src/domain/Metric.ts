@@ -1,0 +1,43 @@
+/**
+ * A metric, declared once: its name, what it means, its range and which way is better. Summaries,
+ * reports, `compare` and CI gates all use the same declaration, so a metric has one name and one
+ * scale everywhere. Rates are fractions (0–1; reports may print them as percentages, saying so);
+ * rubric scores keep their rubric's native scale, and have a normalised 0–1 form beside them.
+ */
+import * as Schema from "effect/Schema"
+
+export const Direction = Schema.Literal("higher", "lower", "none")
+export type Direction = typeof Direction.Type
+
+export const Unit = Schema.Literal("fraction", "score", "count", "usd", "ms")
+export type Unit = typeof Unit.Type
+
+export const MetricSpec = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  /** The lowest value it can take. */
+  min: Schema.Number,
+  /** The highest value it can take; null when unbounded (counts, costs, latencies). */
+  max: Schema.NullOr(Schema.Number),
+  /** Which way is better: `none` for figures that are neither (a count of items). */
+  direction: Direction,
+  unit: Unit
+})
+export type MetricSpec = typeof MetricSpec.Type
+
+/** A rate or a normalised score, 0–1. */
+export const fraction = (name: string, description: string, direction: Direction = "higher"): MetricSpec => ({ name, description, min: 0, max: 1, direction, unit: "fraction" })
+
+/** A score on a native scale (a rubric's, a relevance grade's). */
+export const score = (name: string, description: string, min: number, max: number): MetricSpec => ({ name, description, min, max, direction: "higher", unit: "score" })
+
+/** A count: of failures (lower is better) or of items (neither). */
+export const count = (name: string, description: string, direction: Direction = "lower"): MetricSpec => ({ name, description, min: 0, max: null, direction, unit: "count" })
+
+export const usd = (name: string, description: string): MetricSpec => ({ name, description, min: 0, max: null, direction: "lower", unit: "usd" })
+
+/** The range as text: "0–1", "1–5", "≥ 0". */
+export const rangeText = (m: MetricSpec): string => (m.max === null ? `≥ ${m.min}` : `${m.min}–${m.max}`)
+
+/** "higher is better" / "lower is better" / "" */
+export const directionText = (m: MetricSpec): string => (m.direction === "none" ? "" : `${m.direction} is better`)

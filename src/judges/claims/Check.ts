@@ -1,0 +1,518 @@
+/**
+ * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
+ * (RAGChecker's three verdicts)? A lexical support model, deterministic and cheap, measured against
+ * human judgments in the README ("The heuristic claim model").
+ *
+ * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
+ * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
+ * stemming, soft prefix match), citation markers (`[1]`, `[2, 3]`) and list numbering removed, and
+ * numbers read as values ("7,000" and "7000" are one term). A claim with no content term at all
+ * ("Yes.") is checked on its plain words instead.
+ *
+ * **Term weights, within the case.** A claim's terms do not count alike. The case's texts — its
+ * question, answer, reference, contexts and nuggets (`CaseTexts`), cut into sentences — are the
+ * corpus: a term in few of the case's sentences carries the claim's particular fact, a term in most
+ * of them is the topic every sentence shares. With N sentences in the case and df_t of them holding
+ * t (soft match not applied: exact terms),
+ *
+ *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ if the question holds t) · (2 if t has a digit)
+ *
+ * Restating the question is not a claim's content, so question terms weigh half; numbers weigh
+ * double (a wrong figure is a wrong fact), as in the heuristic judge's groundedness. Without a case
+ * every term weighs 1 (2 with a digit).
+ *
+ * **Support** s ∈ [0, 1] = `SENTENCE_SHARE`·S_best + (1 − `SENTENCE_SHARE`)·S_text, where S_X =
+ * Σ_{t ∈ claim, t in X} w_t / Σ_{t ∈ claim} w_t: the weighted share of the claim's terms found in
+ * the best sentence of the text (the one with the largest share: the **evidence**) and in the whole
+ * text. The whole text catches a claim whose parts the text states in different sentences; the
+ * best sentence rewards a text that states it in one place.
+ *
+ * **Facts that must agree**, checked on the claim's own text:
+ * - **numbers** (`7,000` = `7000`, `3.5`, `30-day` → 30): each number of the claim must occur in the
+ *   text. One missing while the evidence sentence states other numbers is a **conflict** (the text
+ *   gives a different figure); missing otherwise, the claim cannot be entailed.
+ * - **names**: words with two capitals or more (`FICA`, `GPT-3`) and capitalised words inside a
+ *   sentence (not its first word, nor after ". " or an opening bracket) must occur in the text (as
+ *   terms, soft match); a missing name means the claim speaks of someone or something the text does
+ *   not, so it cannot be entailed.
+ * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
+ *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
+ *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
+ *   **conflict**. A lower overlap says too little about what the negation applies to.
+ *
+ * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict; entailed when s ≥
+ * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise.
+ *
+ * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
+ * domain held out in turn (README); the features exist because they are what a claim checker must
+ * respect, not because a data set rewarded them.
+ */
+import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
+import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
+
+export type { ClaimVerdict, NuggetAssignment }
+
+export interface ClaimCheck {
+  readonly verdict: ClaimVerdict
+  /** s, 0..1: the claim's weighted share found in the text (see the module comment). */
+  readonly support: number
+  /** The sentence of the text that best supports (or contradicts) the claim; null when no sentence shares a term with it. */
+  readonly evidence: string | null
+}
+
+/**
+ * The texts of the claim's case, whose sentences weigh the claim's terms (see the module comment).
+ * Pass one object per case to every check of that case: its statistics are computed once per object.
+ */
+export interface CaseTexts {
+  readonly question?: string | undefined
+  readonly answer?: string | undefined
+  readonly reference?: string | undefined
+  readonly contexts?: ReadonlyArray<string> | undefined
+  readonly nuggets?: ReadonlyArray<string> | undefined
+}
+
+/** Support at or above which a claim can be entailed (or contradicted). */
+export const ENTAIL_AT = 0.4
+/** Weight of the best sentence in the support; the rest is the whole text's. */
+export const SENTENCE_SHARE = 0.3
+/** Weight factor of a term the question holds. */
+export const QUESTION_WEIGHT = 0.5
+/** Share of the claim's weight the evidence sentence must hold for a negation to contradict. */
+export const NEGATION_OVERLAP = 0.7
+/** Weight factor of a term with a digit. */
+const NUMBER_WEIGHT = 2
+
+/**
+ * The model's features, each of which can be switched off — for the ablation in `bench/claims.ts`
+ * and the README. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
+ */
+export interface ClaimModel {
+  readonly entailAt: number
+  readonly sentenceShare: number
+  readonly questionWeight: number
+  /** Weigh terms by their rarity among the case's sentences (else 1). */
+  readonly caseWeights: boolean
+  readonly numbers: boolean
+  readonly names: boolean
+  readonly negation: boolean
+}
+
+export const DEFAULT_MODEL: ClaimModel = {
+  entailAt: ENTAIL_AT,
+  sentenceShare: SENTENCE_SHARE,
+  questionWeight: QUESTION_WEIGHT,
+  caseWeights: true,
+  numbers: true,
+  names: true,
+  negation: true
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading texts
+
+/** `[1]`, `[2, 3]`, `[1-3]`, with the white space before it. */
+const CITATION = /[ \t]*\[\d+(?:\s*[-–,;]\s*\d+)*\]/g
+/** List numbering at a line's start ("1.", "2)", "(3)"): not a number the text states. */
+const LIST_NUMBER = /^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))[ \t]+/gm
+const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
+const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
+const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
+const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
+/** A word holding a capital letter. */
+const CAPITAL_WORD = /(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*/gu
+const CAPITAL = /\p{Lu}/gu
+const UPPER_START = /^\p{Lu}/u
+/** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
+const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
+
+/**
+ * The names of a claim, as words: a word with two capitals or more ("FICA", "GPT-3", "AoR") anywhere,
+ * and a capitalised word inside a sentence — after white space that follows a letter, a digit, a
+ * comma, a semicolon, a colon or a closing quote or bracket, not at the start or after ". " or "(",
+ * where a capital only opens a sentence.
+ */
+const namesOf = (text: string): Array<string> => {
+  const names: Array<string> = []
+  for (const m of text.matchAll(CAPITAL_WORD)) {
+    const word = m[0]
+    let name = (word.match(CAPITAL)?.length ?? 0) >= 2
+    if (!name && UPPER_START.test(word)) {
+      let i = m.index - 1
+      if (i >= 0 && /\s/.test(text[i]!)) {
+        while (i >= 0 && /\s/.test(text[i]!)) i--
+        name = i >= 0 && INSIDE_SENTENCE.test(text[i]!)
+      }
+    }
+    if (name) names.push(word)
+  }
+  return names
+}
+
+/** A digit opening a line, perhaps after "(": the only place list numbering can be. */
+const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
+
+const clean = (text: string): string => {
+  let t = normalise(text)
+  // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
+  if (t.includes("[")) t = t.replace(CITATION, "")
+  if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
+  return t
+}
+
+/** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
+const numberOf = (raw: string): string => {
+  const n = THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
+  return Number.isFinite(n) ? String(n) : raw
+}
+
+const numbersOf = (text: string): ReadonlySet<string> => {
+  let out: Set<string> | undefined
+  for (const m of text.matchAll(NUMBER)) (out ??= new Set()).add(numberOf(m[0].replace(/[.,]$/, "")))
+  return out ?? EMPTY_SET
+}
+const EMPTY_SET: ReadonlySet<string> = new Set()
+
+const DIGITS = /^\p{N}+$/u
+const ANY_DIGIT = /\p{N}/u
+const PLAIN_WORD = /[\p{L}\p{N}]+/gu
+
+/**
+ * The terms of a piece of text, numbers as values: the digit runs the tokeniser cuts "7,000" or
+ * "3.5" into are replaced by the numbers themselves ("7000", "3.5"), so a figure matches however it
+ * is written. Terms mixing digits and letters ("1st", "mp3") stay as they are.
+ */
+const termsOf = (text: string, lower: string, tokens: Tokens = tokensOf(lower)): { readonly terms: Array<string>; readonly words: number } => {
+  if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words }
+  const terms = tokens.terms.filter((t) => !DIGITS.test(t))
+  for (const n of numbersOf(text)) terms.push(n)
+  return { terms, words: tokens.words }
+}
+
+const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
+
+/** A sentence of a text; its numbers and polarity are read when a check first needs them. */
+class Sentence {
+  private numberSet: ReadonlySet<string> | undefined
+  private polarity: boolean | undefined
+  constructor(readonly text: string) {}
+  get numbers(): ReadonlySet<string> {
+    return (this.numberSet ??= numbersOf(this.text))
+  }
+  get negated(): boolean {
+    return (this.polarity ??= isNegated(this.text.toLowerCase()))
+  }
+}
+
+/**
+ * The sentences holding a term, by index: one number when it is one sentence (most terms), else the
+ * ascending list — so indexing a text allocates a list only for terms it repeats.
+ */
+type Postings = number | Array<number>
+
+const union = (a: Postings, b: Postings): Postings => {
+  const all = new Set<number>(typeof a === "number" ? [a] : a)
+  if (typeof b === "number") all.add(b)
+  else for (const i of b) all.add(i)
+  return [...all].sort((x, y) => x - y)
+}
+
+/**
+ * A text read once: its sentences, and for each of its terms the sentences holding it — so a claim
+ * is checked against every sentence at once, by walking its terms' postings, not the sentences.
+ */
+class Reading {
+  readonly sentences: ReadonlyArray<Sentence>
+  private numberSet: ReadonlySet<string> | undefined
+  /** Exact term → the sentences holding it (see `Postings`). */
+  private readonly postings: Map<string, Postings>
+  /** `prefixKey` → the text's terms with that prefix (candidates of the soft match). */
+  private prefixes: Map<number, Array<string>> | undefined
+  /** Every word → the sentences holding it; built only for a claim without content terms. */
+  private wordPostings: Map<string, Array<number>> | undefined
+  /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
+  private found: Map<string, Postings | null> | undefined
+
+  constructor(raw: string) {
+    const text = clean(raw)
+    const sentences: Array<Sentence> = []
+    const postings = new Map<string, Postings>()
+    for (const part of splitSentences(text)) {
+      const t = part.trim()
+      if (t.length === 0) continue
+      const tokens = termsOf(t, t.toLowerCase())
+      if (tokens.words === 0) continue
+      const index = sentences.length
+      for (const term of tokens.terms) {
+        const held = postings.get(term)
+        if (held === undefined) postings.set(term, index)
+        else if (typeof held === "number") {
+          if (held !== index) postings.set(term, [held, index])
+        } else if (held[held.length - 1] !== index) held.push(index)
+      }
+      sentences.push(new Sentence(t))
+    }
+    this.sentences = sentences
+    this.postings = postings
+  }
+
+  /** Every number the text states. */
+  get numbers(): ReadonlySet<string> {
+    if (this.numberSet === undefined) {
+      const all = new Set<string>()
+      for (const s of this.sentences) for (const n of s.numbers) all.add(n)
+      this.numberSet = all
+    }
+    return this.numberSet
+  }
+
+  /** How many sentences hold `term` (exact match). */
+  sentencesHolding(term: string): number {
+    const held = this.postings.get(term)
+    return held === undefined ? 0 : typeof held === "number" ? 1 : held.length
+  }
+
+  /** The sentences holding a word (stopwords included, exact), for claims without content terms; null when none. */
+  sentencesWithWord(word: string): Postings | null {
+    if (this.wordPostings === undefined) {
+      const postings = new Map<string, Array<number>>()
+      this.sentences.forEach((s, i) => {
+        for (const w of s.text.toLowerCase().match(PLAIN_WORD) ?? []) {
+          const list = postings.get(w)
+          if (list === undefined) postings.set(w, [i])
+          else if (list[list.length - 1] !== i) list.push(i)
+        }
+      })
+      this.wordPostings = postings
+    }
+    return this.wordPostings.get(word) ?? null
+  }
+
+  /** Does the text hold `term` (soft match, as `TermBag.has`)? */
+  has(term: string): boolean {
+    return this.sentencesWith(term) !== null
+  }
+
+  /** The sentences holding a term that matches `term` (soft match); null when none. */
+  sentencesWith(term: string): Postings | null {
+    // A term shorter than the soft-match prefix matches only itself.
+    if (term.length < SOFT_MATCH_PREFIX) return this.postings.get(term) ?? null
+    const found = (this.found ??= new Map())
+    const memo = found.get(term)
+    if (memo !== undefined) return memo
+    let result: Postings | null = this.postings.get(term) ?? null
+    const candidates = this.prefixIndex().get(prefixKey(term))
+    if (candidates !== undefined) {
+      for (const c of candidates) {
+        if (c === term || !termsMatch(term, c)) continue
+        const more = this.postings.get(c)!
+        result = result === null ? more : union(result, more)
+      }
+    }
+    found.set(term, result)
+    return result
+  }
+
+  /** The text's terms by `prefixKey` (the candidates of the soft match), built when first needed. */
+  private prefixIndex(): Map<number, Array<string>> {
+    if (this.prefixes === undefined) {
+      const prefixes = new Map<number, Array<string>>()
+      for (const t of this.postings.keys()) {
+        if (t.length < SOFT_MATCH_PREFIX) continue
+        const key = prefixKey(t)
+        const list = prefixes.get(key)
+        if (list === undefined) prefixes.set(key, [t])
+        else list.push(t)
+      }
+      this.prefixes = prefixes
+    }
+    return this.prefixes
+  }
+}
+
+/**
+ * A number for a term's first `SOFT_MATCH_PREFIX` characters (no substring allocated); terms with
+ * the same prefix share it, and `termsMatch` settles the rare other collisions.
+ */
+const prefixKey = (t: string): number => {
+  let h = 0
+  for (let i = 0; i < SOFT_MATCH_PREFIX; i++) h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0
+  return h
+}
+
+/** A claim read once: its distinct terms, numbers, names (as terms) and polarity. */
+interface ClaimReading {
+  readonly terms: ReadonlyArray<string>
+  /** The claim has no content term: `terms` are its plain words, matched against the text's words. */
+  readonly plain: boolean
+  readonly numbers: ReadonlySet<string>
+  readonly names: ReadonlyArray<string>
+  readonly negated: boolean
+}
+
+/**
+ * Small caches replaced (never cleared) when full, as in `Terms.ts`: a case's texts are checked
+ * back to back (its claims against the reference, the answer, each context), so reuse is local.
+ */
+const CACHE_LIMIT = 64
+let readings = new Map<string, Reading>()
+let claimReadings = new Map<string, ClaimReading>()
+
+const readText = (raw: string): Reading => {
+  let reading = readings.get(raw)
+  if (reading === undefined) {
+    reading = new Reading(raw)
+    if (readings.size >= CACHE_LIMIT) readings = new Map()
+    readings.set(raw, reading)
+  }
+  return reading
+}
+
+const readClaim = (raw: string): ClaimReading => {
+  const hit = claimReadings.get(raw)
+  if (hit !== undefined) return hit
+  const text = clean(raw).trim()
+  const lower = text.toLowerCase()
+  let terms = [...new Set(termsOf(text, lower, tokensOfPiece(lower)).terms)]
+  // A claim of stopwords only ("Yes.", "No, it is not.") is checked on its words.
+  const plain = terms.length === 0
+  if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
+  const names = new Set<string>()
+  for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
+  const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower) }
+  if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
+  claimReadings.set(raw, reading)
+  return reading
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case's term statistics
+
+interface CaseStats {
+  /** Term weights already computed, per model. */
+  readonly weights: WeakMap<ClaimModel, Map<string, number>>
+  readonly question: Reading
+  /** The case's texts, read. */
+  readonly texts: ReadonlyArray<Reading>
+  /** N: the case's sentences. */
+  readonly sentences: number
+}
+
+const caseStats = new WeakMap<CaseTexts, CaseStats>()
+
+const statsOf = (texts: CaseTexts): CaseStats => {
+  let stats = caseStats.get(texts)
+  if (stats === undefined) {
+    const raw = [texts.question, texts.answer, texts.reference, ...(texts.contexts ?? []), ...(texts.nuggets ?? [])]
+    const readings = raw.filter((t): t is string => t !== undefined).map(readText)
+    let sentences = 0
+    for (const r of readings) sentences += r.sentences.length
+    stats = { weights: new WeakMap(), question: readText(texts.question ?? ""), texts: readings, sentences }
+    caseStats.set(texts, stats)
+  }
+  return stats
+}
+
+/** df_t: the case's sentences holding `term` (exact), counted when a claim first needs it. */
+const documentFrequency = (term: string, stats: CaseStats): number => {
+  let df = 0
+  for (const r of stats.texts) df += r.sentencesHolding(term)
+  return df
+}
+
+/** The weight cache of a case for a model (see the module comment for the weights). */
+const weightsFor = (stats: CaseStats, model: ClaimModel): Map<string, number> => {
+  let cache = stats.weights.get(model)
+  if (cache === undefined) stats.weights.set(model, cache = new Map())
+  return cache
+}
+
+const weightOf = (term: string, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): number => {
+  if (stats === undefined || cache === undefined) return hasDigit(term) ? NUMBER_WEIGHT : 1
+  let w = cache.get(term)
+  if (w === undefined) {
+    w = model.caseWeights ? Math.log(1 + (stats.sentences + 1) / (documentFrequency(term, stats) + 1)) : 1
+    if (stats.question.has(term)) w *= model.questionWeight
+    if (hasDigit(term)) w *= NUMBER_WEIGHT
+    cache.set(term, w)
+  }
+  return w
+}
+
+/** Per-sentence weights of one check: one buffer, zeroed for each check (checks allocate nothing per sentence). */
+let scratch = new Float64Array(64)
+const heldBuffer = (n: number): Float64Array => {
+  if (scratch.length < n) scratch = new Float64Array(Math.max(n, 2 * scratch.length))
+  scratch.fill(0, 0, n)
+  return scratch
+}
+
+const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, weights: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
+  const { terms } = claim
+  const held = heldBuffer(text.sentences.length)
+  let total = 0
+  let inText = 0
+  for (const term of terms) {
+    const w = weightOf(term, stats, weights, model)
+    total += w
+    const where = claim.plain ? text.sentencesWithWord(term) : text.sentencesWith(term)
+    if (where === null) continue
+    inText += w
+    if (typeof where === "number") held[where]! += w
+    else for (const i of where) held[i]! += w
+  }
+  if (total === 0) return { verdict: "neutral", support: 0, evidence: null }
+  let best: Sentence | undefined
+  let bestHeld = 0
+  for (let i = 0; i < text.sentences.length; i++) {
+    if (held[i]! > bestHeld) {
+      bestHeld = held[i]!
+      best = text.sentences[i]
+    }
+  }
+  const bestShare = bestHeld / total
+  const support = model.sentenceShare * bestShare + (1 - model.sentenceShare) * (inText / total)
+
+  let missing = false
+  let conflict = false
+  if (model.numbers) {
+    for (const n of claim.numbers) {
+      if (text.numbers.has(n)) continue
+      missing = true
+      if (best !== undefined && best.numbers.size > 0) conflict = true
+    }
+  }
+  if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
+  if (model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negated) conflict = true
+
+  const verdict: ClaimVerdict = support < model.entailAt ? "neutral" : conflict ? "contradicted" : missing ? "neutral" : "entailed"
+  return { verdict, support, evidence: best?.text ?? null }
+}
+
+/**
+ * Check each claim against `text` (see the module comment): its verdict, its support and the
+ * sentence of the text that decides it. `context`: the case's texts, which weigh the claims' terms;
+ * without it every term weighs alike. Deterministic: the same input gives the same checks.
+ */
+export const checkClaims = (
+  claims: ReadonlyArray<string>,
+  text: string,
+  context?: CaseTexts,
+  model: ClaimModel = DEFAULT_MODEL
+): ReadonlyArray<ClaimCheck> => {
+  const reading = readText(text)
+  const stats = context === undefined ? undefined : statsOf(context)
+  const weights = stats === undefined ? undefined : weightsFor(stats, model)
+  return claims.map((claim) => checkOne(readClaim(claim), reading, stats, weights, model))
+}
+
+/** Support at or above which a nugget the answer does not entail is partly supported: half the entailment threshold. */
+export const PARTIAL_AT = ENTAIL_AT / 2
+
+/**
+ * A nugget's AutoNuggetizer assignment from its check against the answer: entailed → support;
+ * neutral with support ≥ `PARTIAL_AT` (part of its weight found, or all of it but a number or name
+ * missing) → partial_support; contradicted, or less support → not_support.
+ */
+export const nuggetAssignment = (check: ClaimCheck): NuggetAssignment =>
+  check.verdict === "entailed" ? "support" : check.verdict === "neutral" && check.support >= PARTIAL_AT ? "partial_support" : "not_support"

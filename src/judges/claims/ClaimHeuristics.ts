@@ -1,0 +1,66 @@
+/**
+ * The heuristic judge's claim rubrics (`heuristic` field of a rubric): the lexical claim extractor
+ * and checker of this folder behind the same task → verdict contract as every other rubric, so a
+ * claim pipeline runs offline exactly as it runs on an LLM.
+ *
+ * - `claims/extract` (a `claims` rubric): the claims of `vars.text`, as the verdict's value.
+ * - `claims/check` (listwise, scale 0 contradicted · 1 neutral · 2 entailed): each item's
+ *   `vars.claim` against `vars.text`, with the sentence that decides it as evidence.
+ * - `claims/nugget` (listwise, scale 0 not supported · 1 partly · 2 supported): AutoNuggetizer's
+ *   grade of each item's `vars.claim` (a nugget) against `vars.text`.
+ *
+ * A check weighs the claim's terms by the case's texts: the task's `pool` (every text of the case)
+ * and `vars.question`, read once per case (the pool array is shared by a case's checks).
+ */
+import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
+import { type CaseTexts, type ClaimCheck, checkClaims, nuggetAssignment } from "./Check.js"
+import { extractClaims } from "./Extract.js"
+
+/** Scores of the check rubrics' scales. */
+export const CHECK_SCORE = { contradicted: 0, neutral: 1, entailed: 2 } as const
+export const NUGGET_SCORE = { not_support: 0, partial_support: 1, support: 2 } as const
+
+const caseTexts = new WeakMap<ReadonlyArray<string>, Map<string, CaseTexts>>()
+
+/** The case's texts as the checker weighs them: one object per (pool, question), so its statistics are computed once. */
+const textsOf = (question: string, pool: ReadonlyArray<string> | undefined): CaseTexts | undefined => {
+  if (pool === undefined) return question === "" ? undefined : { question }
+  let byQuestion = caseTexts.get(pool)
+  if (byQuestion === undefined) caseTexts.set(pool, byQuestion = new Map())
+  let texts = byQuestion.get(question)
+  if (texts === undefined) byQuestion.set(question, texts = { question, contexts: pool })
+  return texts
+}
+
+const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> =>
+  checkClaims(task.items.map((i) => i.vars["claim"] ?? ""), task.vars["text"] ?? "", textsOf(task.vars["question"] ?? "", task.pool))
+
+const checkReason = (c: ClaimCheck) =>
+  `${c.verdict} (support ${c.support.toFixed(2)})${c.evidence === null ? "; no sentence of the text shares a term with it" : ""}`
+
+const verdict = (score: number, reason: string, evidence: string | null): Verdict => ({
+  status: "ok",
+  score,
+  reason,
+  ...(evidence === null ? {} : { evidence }),
+  usage: noUsage,
+  attempts: 0
+})
+
+export const extract = (task: JudgeTask): Verdict => {
+  const claims = extractClaims(task.vars["text"] ?? "")
+  return { status: "ok", score: claims.length, reason: `${claims.length} claim${claims.length === 1 ? "" : "s"} (sentences and clauses)`, value: claims, usage: noUsage, attempts: 0 }
+}
+
+export const check = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
+  checksOf(task).map((c) => verdict(CHECK_SCORE[c.verdict], checkReason(c), c.evidence))
+
+export const nugget = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
+  checksOf(task).map((c) => {
+    const grade = nuggetAssignment(c)
+    return verdict(NUGGET_SCORE[grade], `${grade.replace("_", " ")}: ${checkReason(c)}`, c.evidence)
+  })
+
+/** By a rubric's `heuristic` field: pointwise and listwise claim heuristics. */
+export const pointHeuristics: Readonly<Record<string, (task: JudgeTask) => Verdict>> = { "claims/extract": extract }
+export const listHeuristics: Readonly<Record<string, (task: ListJudgeTask) => ReadonlyArray<Verdict>>> = { "claims/check": check, "claims/nugget": nugget }

@@ -1,0 +1,44 @@
+/**
+ * The shared tokenisation (src/judges/Terms.ts): the sentence splitter against the rule it applies,
+ * and the piece cache the claim extractor and checker share.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { rememberTokens, SENTENCE_BREAK, splitSentences, tokensOf, tokensOfPiece } from "../../src/judges/Terms.js"
+
+const pieces = (xs: ReadonlyArray<string>) => xs.map((x) => x.trim()).filter((x) => x.length > 0)
+
+describe("splitSentences", () => {
+  const texts = [
+    "The tower opened in 1889. It is 330 metres tall! Is it? Yes.",
+    "Fruits, e.g. apples, contain fibre. The U.S. Army is large. Dr. Smith agrees.",
+    "He said \"it works.\" Then he left (for good.) Next.",
+    "Mr. and Mrs. Jones vs. the city: no. 5 of the list. No. That ends it.",
+    "A line\nanother line\n\n  indented. After a break",
+    "e.g.\nfoo bar",
+    "Rates rose 3.5 percent.  Two spaces after.\tA tab after.",
+    "trailing space after the end. ",
+    "",
+    "  "
+  ]
+  it("gives the pieces of SENTENCE_BREAK (edges trimmed)", () => {
+    for (const t of texts) expect(pieces(splitSentences(t)), JSON.stringify(t)).toEqual(pieces(t.split(SENTENCE_BREAK)))
+  })
+  it("cuts after . ! ? and closing quotes, not after abbreviations or inside numbers", () => {
+    expect(pieces(splitSentences("He said \"it works.\" Then he left. Fruits, e.g. apples, cost 3.5 euros. Dr. Who won."))).toEqual([
+      "He said \"it works.\"",
+      "Then he left.",
+      "Fruits, e.g. apples, cost 3.5 euros.",
+      "Dr. Who won."
+    ])
+  })
+})
+
+describe("tokensOfPiece", () => {
+  it("is tokensOf, remembered: a piece tokenised by one module is found by another", () => {
+    const lower = "freezer bags are thicker than storage bags"
+    expect(tokensOfPiece(lower)).toEqual(tokensOf(lower))
+    const remembered = tokensOf("hedging offsets losses")
+    rememberTokens("hedging offsets losses", remembered)
+    expect(tokensOfPiece("hedging offsets losses")).toBe(remembered)
+  })
+})

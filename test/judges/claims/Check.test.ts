@@ -1,0 +1,164 @@
+/**
+ * The heuristic claim checker (src/judges/claims/Check.ts): support, verdicts, the facts that must
+ * agree (numbers, dates, names, negation), the evidence sentence, and the case's term weights.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { type CaseTexts, checkClaims, type ClaimCheck, DEFAULT_MODEL, ENTAIL_AT, nuggetAssignment, PARTIAL_AT } from "../../../src/judges/claims/Check.js"
+
+const check = (claim: string, text: string, context?: CaseTexts): ClaimCheck => checkClaims([claim], text, context)[0]!
+
+describe("support and verdict", () => {
+  it("a claim whose terms the text states in one sentence is entailed with support 1, that sentence its evidence", () => {
+    const c = check("The Eiffel Tower stands in Paris.", "Tokyo has many towers. The Eiffel Tower stands in Paris, France. It attracts tourists.")
+    expect(c).toEqual({ verdict: "entailed", support: 1, evidence: "The Eiffel Tower stands in Paris, France." })
+  })
+
+  it("a claim the text does not speak of is neutral, with no evidence when no sentence shares a term", () => {
+    expect(check("Penguins live in Antarctica.", "The stock market rose sharply on Monday.")).toEqual({ verdict: "neutral", support: 0, evidence: null })
+  })
+
+  it("the evidence is the sentence holding most of the claim, not the first that shares a term", () => {
+    const text = "Hedging uses options. Diversification spreads money across many unrelated assets to lower risk. Hedging is costly."
+    const c = check("Diversification spreads risk across unrelated assets.", text)
+    expect(c.evidence).toBe("Diversification spreads money across many unrelated assets to lower risk.")
+    expect(c.verdict).toBe("entailed")
+  })
+
+  it("support blends the best sentence (0.3) and the whole text (0.7): parts stated in two sentences score below one stating all", () => {
+    const split = check("Freezer bags are thick and durable.", "Freezer bags are thick. They are also durable.")
+    const together = check("Freezer bags are thick and durable.", "Freezer bags are thick and durable.")
+    expect(together.support).toBe(1)
+    // Terms: freezer, bag, thick, durable (weight 1 each without a case): best sentence 3/4, whole text 4/4.
+    expect(split.support).toBeCloseTo(0.3 * 0.75 + 0.7 * 1, 12)
+  })
+
+  it("below the entailment threshold a claim is neutral", () => {
+    const c = check("Quantum computers factor large primes using entangled qubits at room temperature.", "Quantum computers exist.")
+    expect(c.support).toBeLessThan(ENTAIL_AT)
+    expect(c.verdict).toBe("neutral")
+  })
+
+  it("citation markers and list numbers in the text are not numbers it states", () => {
+    expect(check("The museum holds 4 galleries.", "The museum holds galleries [4].").verdict).toBe("neutral")
+    expect(check("The museum holds 2 galleries.", "1. The museum holds galleries.\n2. It opens daily.").verdict).toBe("neutral")
+    expect(check("The museum holds galleries.", "The museum holds galleries [4].").verdict).toBe("entailed")
+  })
+
+  it("a claim of stopwords only is checked on its words", () => {
+    expect(check("Yes.", "Yes, you can use condensed milk.").verdict).toBe("entailed")
+    expect(check("Yes.", "Condensed milk works.").verdict).toBe("neutral")
+  })
+
+  it("an empty text entails nothing", () => {
+    expect(check("The sky is blue.", "")).toEqual({ verdict: "neutral", support: 0, evidence: null })
+  })
+})
+
+describe("numbers, dates and names must agree", () => {
+  it("a different number in the evidence sentence contradicts", () => {
+    const c = check("The Eiffel Tower is 330 metres tall.", "The Eiffel Tower is 300 metres tall.")
+    expect(c.verdict).toBe("contradicted")
+    expect(c.evidence).toBe("The Eiffel Tower is 300 metres tall.")
+  })
+
+  it("a different year contradicts; the same year entails", () => {
+    expect(check("The film was released in 2019.", "The film was released in 2021.").verdict).toBe("contradicted")
+    expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe("entailed")
+  })
+
+  it("a number the text does not state, with no other number there, is not entailed (neutral)", () => {
+    expect(check("The tower is 330 metres tall.", "The tower is very tall and made of iron.").verdict).toBe("neutral")
+  })
+
+  it("numbers are compared as values: 7,000 = 7000, 30-day = 30 days, 0.50 = 0.5", () => {
+    expect(check("The corpus has 7,000 books.", "The corpus contains 7000 unpublished books.").verdict).toBe("entailed")
+    expect(check("QuickBooks offers a 30-day free trial.", "QuickBooks has a free trial of 30 days.").verdict).toBe("entailed")
+    expect(check("The rate was 0.50 percent.", "The rate was 0.5 percent.").verdict).toBe("entailed")
+  })
+
+  it("a name the text does not mention is not entailed, however much else agrees", () => {
+    const c = check("The theory of relativity was proposed by Albert Einstein.", "The theory of relativity was proposed by Niels Bohr.")
+    expect(c.support).toBeGreaterThanOrEqual(ENTAIL_AT)
+    expect(c.verdict).toBe("neutral")
+    expect(check("The theory of relativity was proposed by Albert Einstein.", "Albert Einstein proposed the theory of relativity.").verdict).toBe("entailed")
+  })
+
+  it("an acronym is a name", () => {
+    expect(check("The tax is withheld under FICA rules.", "The tax is withheld under payroll rules.").verdict).toBe("neutral")
+  })
+
+  it("the first word of a claim is not taken for a name", () => {
+    expect(check("Storage bags are thinner than freezer bags.", "Freezer bags are thicker than storage bags, which are thinner.").verdict).toBe("entailed")
+  })
+})
+
+describe("negation", () => {
+  it("a negated claim against the same statement affirmed is contradicted, and the reverse", () => {
+    expect(check("Vitamin C does not cure the common cold.", "Vitamin C cures the common cold.").verdict).toBe("contradicted")
+    expect(check("Vitamin C cures the common cold.", "Vitamin C does not cure the common cold.").verdict).toBe("contradicted")
+    expect(check("Vitamin C doesn't cure the common cold.", "Vitamin C never cures the common cold.").verdict).toBe("entailed")
+  })
+
+  it("\"not only\", \"no longer\" and \"whether or not\" are not negations", () => {
+    expect(check("Vitamin C cures the common cold.", "Vitamin C not only cures the common cold but also flu.").verdict).toBe("entailed")
+  })
+
+  it("a negation in a sentence that holds little of the claim decides nothing", () => {
+    const c = check("Vitamin C cures the common cold quickly in adults.", "Vitamin C is not cheap. It cures the common cold quickly in adults.")
+    expect(c.verdict).toBe("entailed")
+  })
+})
+
+describe("term weights within the case", () => {
+  it("terms of the question weigh half: a claim that only restates the question gets less support from a text that restates it too", () => {
+    const text = "Condensed milk can replace evaporated milk. It is sweeter."
+    const claim = "Condensed milk can replace evaporated milk in cakes."
+    const alone = check(claim, text)
+    const inCase = check(claim, text, { question: "Can condensed milk replace evaporated milk?", answer: claim, reference: text })
+    expect(inCase.support).toBeLessThan(alone.support)
+  })
+
+  it("a term rare in the case weighs more than one every sentence shares", () => {
+    const texts: CaseTexts = {
+      question: "What do bees make?",
+      reference: "Bees make honey. Bees live in hives. Bees pollinate flowers.",
+      answer: "Bees make wax."
+    }
+    // "bee" is in every sentence, "wax" in one: the missing "wax" costs more than half the claim.
+    const c = check("Bees make wax.", texts.reference!, texts)
+    expect(c.support).toBeLessThan(check("Bees make wax.", texts.reference!).support)
+  })
+
+  it("the same case object gives the same checks as an equal new one (statistics are per object, results are not)", () => {
+    const texts = { question: "q", reference: "Bees make honey in hives.", answer: "Bees make honey." }
+    expect(checkClaims(["Bees make honey."], texts.reference, texts)).toEqual(checkClaims(["Bees make honey."], texts.reference, { ...texts }))
+  })
+
+  it("is deterministic and checks each claim on its own: order and company do not change a verdict", () => {
+    const text = "The Eiffel Tower is 300 metres tall. It opened in 1889."
+    const claims = ["The Eiffel Tower opened in 1889.", "The Eiffel Tower is 330 metres tall.", "Rome has a colosseum."]
+    const forward = checkClaims(claims, text)
+    const backward = [...checkClaims([...claims].reverse(), text)].reverse()
+    expect(backward).toEqual(forward)
+    expect(forward.map((c) => c.verdict)).toEqual(["entailed", "contradicted", "neutral"])
+  })
+
+  it("DEFAULT_MODEL is the documented constants", () => {
+    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, negation: true })
+  })
+})
+
+describe("nugget assignments", () => {
+  it("entailed → support; neutral with support ≥ half the threshold → partial_support; else not_support", () => {
+    expect(PARTIAL_AT).toBe(ENTAIL_AT / 2)
+    expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x" })).toBe("support")
+    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x" })).toBe("partial_support")
+    expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x" })).toBe("partial_support")
+    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT - 0.01, evidence: "x" })).toBe("not_support")
+    expect(nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x" })).toBe("not_support")
+  })
+  it("a nugget stated with another figure is not supported; one with a missing name partly", () => {
+    expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe("not_support")
+    expect(nuggetAssignment(check("Relativity was proposed by Albert Einstein.", "Relativity was proposed in 1905."))).toBe("partial_support")
+  })
+})
