@@ -29,7 +29,7 @@ import { RecordedArgv } from "./Resume.js"
 import { type CommandNode, commandAt, commandHelp, commandTree, HelpWidth, rootHelp, usageParts } from "./Help.js"
 import { parseErrorMessage } from "./ParseErrors.js"
 import { defaultFormats } from "../report/Formats.js"
-import { csvRaw, details, failUnder, json, runConfig, store } from "./RunFlags.js"
+import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "../server/ServeCommand.js"
 import { VERSION } from "../version.js"
 
@@ -49,22 +49,23 @@ const reportCommand = Command.make(
     csvRaw,
     // Reports and CI gates (issue 13).
     failUnder,
+    failOver,
     details,
     json,
     partial: Options.boolean("partial").pipe(Options.withDescription("Render a stopped run: what the journal holds (cases with every judgment), marked as partial on every page")),
     store
   },
-  ({ runDir, format, csvRaw, failUnder, details, json, partial, store }) =>
+  ({ runDir, format, csvRaw, failUnder, failOver, details, json, partial, store }) =>
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
-      const { parseFailUnder } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { parseAllGates } = yield* Effect.promise(() => import("../report/Gate.js"))
       const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
-      const thresholds = Option.isSome(failUnder) ? yield* parseFailUnder(failUnder.value) : undefined
+      const thresholds = yield* parseAllGates(Option.getOrUndefined(failUnder), Option.getOrUndefined(failOver))
       // --store: the run's journal is in PostgreSQL
       const journal = Option.isNone(store) ? undefined : yield* Effect.map(loadStoreModule("--store", () => import("../cluster/RunSetup.js")), (m) => m.journalLayer(store.value))
-      const outcome = yield* reportRun(runDir, reporters, { partial, details, journal: journal === undefined ? undefined : yield* journal })
+      const outcome = yield* reportRun(runDir, reporters, { partial, details, gates: thresholds, journal: journal === undefined ? undefined : yield* journal })
       yield* finishRun(outcome, { json, thresholds, maxFailures: undefined, partial })
     })
 ).pipe(Command.withDescription("Re-render a run's reports from its journal, without calling any judge"))

@@ -14,12 +14,14 @@ import { fileReadProblem } from "../report/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
 
-/** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns). */
+/** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns; `{ composite: 0.7 }` for --fail-under). */
 const flagValue = (value: unknown): string | undefined => {
   if (typeof value === "string") return value
   if (typeof value === "number" && Number.isFinite(value)) return String(value)
   if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) return value.join(",")
-  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string")) return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v)))) {
+    return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+  }
   return undefined
 }
 

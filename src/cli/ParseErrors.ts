@@ -9,7 +9,6 @@
  * — to find the first argument at fault and say what it is. When that finds nothing (a check of our
  * own already names its flag, a missing argument…), the parser's message is kept, prefixed.
  */
-import * as AutoCorrect from "@effect/cli/AutoCorrect"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Primitive from "@effect/cli/Primitive"
 import type * as ValidationError from "@effect/cli/ValidationError"
@@ -17,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { FileSystem } from "@effect/platform/FileSystem"
+import { nearest } from "../domain/Nearest.js"
 import { type CommandNode, type Flag, helpDocText, usageParts } from "./Help.js"
 
 /** Flags every command takes (the library's built-ins). */
@@ -27,14 +27,6 @@ const BUILT_IN: ReadonlyArray<Flag> = [
   { names: ["--completions"], value: "sh | bash | fish | zsh", required: false },
   { names: ["--log-level"], value: "all | trace | debug | info | warning | error | fatal | none", required: false }
 ]
-
-/** The nearest names within the library's auto-correct distance (2 edits), closest first. */
-export const nearest = (word: string, names: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const scored = names.map((n) => ({ n, d: AutoCorrect.levensteinDistance(word, n, CliConfig.defaultConfig) }))
-  const limit = Math.max(CliConfig.defaultConfig.autoCorrectLimit, 2)
-  const best = Math.min(...scored.map((s) => s.d))
-  return best > limit ? [] : scored.filter((s) => s.d === best).map((s) => s.n)
-}
 
 const suggestion = (word: string, names: ReadonlyArray<string>) => {
   const near = nearest(word, names)

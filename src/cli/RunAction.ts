@@ -16,7 +16,7 @@ import { parseColumnMapping } from "../load/CaseMapping.js"
 import { loadPipeline, promptDirsFor } from "../engine/LoadPipeline.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
-import { parseFailUnder } from "../report/Gate.js"
+import { parseAllGates } from "../report/Gate.js"
 import { finishRun } from "./RunResult.js"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { RecordedArgv } from "./Resume.js"
@@ -52,7 +52,7 @@ export const runAction = (flags: RunFlags) =>
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
     const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
-    const thresholds = Option.isSome(flags.failUnder) ? yield* parseFailUnder(flags.failUnder.value) : undefined
+    const thresholds = yield* parseAllGates(Option.getOrUndefined(flags.failUnder), Option.getOrUndefined(flags.failOver))
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     const definition = yield* loadPipeline(flags.pipeline)
     const gathered = yield* gatherOptions(definition, optionFlagValues(flags), { announce: !flags.quiet })
@@ -99,7 +99,8 @@ export const runAction = (flags: RunFlags) =>
       manifestExtra: { version: VERSION, argv: recordedArgv, options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
       details: flags.details,
       batch,
-      maxCostUsd: Option.getOrUndefined(flags.maxCost)
+      maxCostUsd: Option.getOrUndefined(flags.maxCost),
+      gates: thresholds
     })
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity

@@ -2,6 +2,7 @@
 import type { Cost, Price } from "../pricing/Prices.js"
 import type { BatchApi } from "../providers/BatchApi.js"
 import type { RunInfo } from "./Pipeline.js"
+import type { Threshold } from "../report/Gate.js"
 
 export interface RunOptions {
   readonly input: string
@@ -31,6 +32,8 @@ export interface RunOptions {
   readonly batch?: BatchOptions | undefined
   /** `--max-cost`: USD the run may spend, over every invocation (needs a price). */
   readonly maxCostUsd?: number | undefined
+  /** `--fail-under` / `--fail-over`: resolved against the pipeline's declared metrics before anything is judged. */
+  readonly gates?: ReadonlyArray<Threshold> | undefined
 }
 
 /** `--batch` settings. */

@@ -19,6 +19,7 @@ import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
+import { resolveGates } from "../report/Gate.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
 export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns })
@@ -140,6 +141,8 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       retriever: { name: retriever.name, params: retriever.params },
       price: options.price ?? null
     }
+    // A gate naming no declared metric, off its scale or against its direction costs nothing: it stops here.
+    if (options.gates !== undefined) yield* resolveGates(options.gates, pipeline.aggregate.headline?.(info) ?? [])
     return { judge, retriever, rubrics, rubricList, input, identityHash, info }
   })
 

@@ -145,6 +145,20 @@ describe("--config FILE", () => {
     expect(JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/yaml-run/manifest.json"), "utf8")).options).toEqual({ topK: 2, listwise: true })
   })
 
+  it("gates in the file: fail-under / fail-over as maps, checked on the declared scale like the flags", async () => {
+    const cwd = dir("config-gates")
+    fs.writeFileSync(Path.join(cwd, "gates.yaml"), "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failed: 0\n")
+    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/error: --fail-under: composite = [\d.]+%, below 99%/)
+    expect(r.stderr).not.toContain("clarity =")
+    fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failed: 0 } }))
+    const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], { cwd })
+    expect(w.code).toBe(2)
+    expect(w.stderr).toContain("--fail-under failed=0: lower is better for failed, so its gate is --fail-over failed=…")
+    expect(fs.existsSync(Path.join(cwd, "wrong-out"))).toBe(false)
+  })
+
   it("refuses secrets, unknown keys and malformed files (exit 2, naming the file and key)", async () => {
     const cwd = dir("config-bad")
     fs.writeFileSync(Path.join(cwd, "secret.json"), JSON.stringify({ "api-key": "sk-in-a-file" }))

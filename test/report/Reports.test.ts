@@ -1,5 +1,5 @@
 /**
- * The pieces of issue 13 that need no child process: the --fail-under gate, the progress line's
+ * The pieces of issue 13 that need no child process (the gates: Gate.test.ts): the progress line's
  * width, colour stripping, the HTML page's escaping, distributions and sampling, bounded report.md
  * (at 100k rows with the heuristic judge), report.csv's case_id and line, the final HTML page.
  */
@@ -12,35 +12,10 @@ import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { Lowest, seededRandom } from "../../src/report/CaseRows.js"
 import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { valueBars } from "../../src/report/Charts.js"
-import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
 import { describe as describeProgress } from "../../src/report/Progress.js"
 import { csv, html, markdown } from "../../src/report/Reporter.js"
 import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
-
-describe("--fail-under", () => {
-  it.effect("parses metric=value lists; bad syntax names the part", () =>
-    Effect.gen(function*() {
-      expect(yield* parseFailUnder("composite=0.7, ndcg@10=0.5")).toEqual([{ metric: "composite", minimum: 0.7 }, { metric: "ndcg@10", minimum: 0.5 }])
-      const bad = yield* Effect.flip(parseFailUnder("composite=0.7,ndcg@10"))
-      expect(bad.message).toContain(`"ndcg@10" is not metric=number`)
-      expect((yield* Effect.flip(parseFailUnder("x=abc"))).message).toContain("not metric=number")
-      expect((yield* Effect.flip(parseFailUnder(" , "))).message).toContain("at least one")
-    }))
-
-  it.effect("checks thresholds: below fails, equal passes, a null value fails, a short criterion name resolves, unknown lists the valid names", () =>
-    Effect.gen(function*() {
-      const metrics = { composite: 0.7, "rag-answers/clarity": 0.5, "ndcg@10": null }
-      const results = yield* evaluateGate([{ metric: "composite", minimum: 0.7 }, { metric: "clarity", minimum: 0.6 }, { metric: "ndcg@10", minimum: 0 }], metrics)
-      expect(results.map((r) => r.met)).toEqual([true, false, false])
-      const failed = yield* Effect.flip(enforceGate(results))
-      expect(failed.failures).toEqual(["--fail-under: clarity = 0.5, below 0.6", "--fail-under: ndcg@10 = no value, below 0"])
-      const unknown = yield* Effect.flip(evaluateGate([{ metric: "map", minimum: 0.1 }], metrics))
-      expect(unknown.message).toContain(`unknown metric "map"`)
-      expect(unknown.message).toContain("composite, rag-answers/clarity, ndcg@10")
-      yield* enforceGate(yield* evaluateGate([{ metric: "composite", minimum: 0.5 }], metrics))
-    }))
-})
 
 describe("terminal", () => {
   it("the progress line never exceeds the terminal width (a wrapped line cannot be redrawn in place)", () => {

@@ -69,12 +69,13 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreSt
         Metric.score("faithfulness", "faithfulness (safety): supported by the context, nothing invented", 1, 5),
         Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
-        Metric.fraction("pass", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below`)
+        // Named as its mean is in the summary, so `compare` and the gates say the same name.
+        Metric.fraction("overallPassRate", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below (its mean is the overall pass rate)`)
       ],
       of: (r) => ({
       caseId: r.caseId,
       line: r.line,
-        metrics: { faithfulness: r.faithfulness, completeness: r.completeness, overall: r.overall, pass: r.pass === null ? null : r.pass ? 1 : 0 },
+        metrics: { faithfulness: r.faithfulness, completeness: r.completeness, overall: r.overall, overallPassRate: r.pass === null ? null : r.pass ? 1 : 0 },
         failed: r.failed > 0 || r.overall === null
       })
     },
