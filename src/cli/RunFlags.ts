@@ -185,7 +185,9 @@ export const pipelineOptionFlags = {
   fuzzyThreshold: optionFlag("fuzzyThreshold") as Options.Options<Option.Option<number>>,
   pricePer1k: optionFlag("pricePer1k") as Options.Options<Option.Option<number>>,
   fields: optionFlag("fields") as Options.Options<Option.Option<string>>,
-  listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
+  listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`)),
+  rubrics: optionFlag("rubrics") as Options.Options<Option.Option<string>>,
+  onlyRubrics: Options.boolean("only-rubrics").pipe(Options.withDescription(`${optionSpecs.onlyRubrics.description} (rag-answers, answer-synthesis) [${optionSpecs.onlyRubrics.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
 // --- issue 15: the Batch API and the budget cap

@@ -13,6 +13,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { Manifest, readJsonFile } from "../domain/RunFiles.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
@@ -101,7 +102,14 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
-    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) => loadRubric(id, options.promptDirs))
+    // A user's own rubrics: a wrong directory, or a judge that cannot judge them, stops the run here.
+    const user = pipeline.userRubrics
+    if (user?.problem !== undefined) return yield* new UsageError({ problem: user.problem })
+    if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") return yield* heuristicRefusal(user)
+    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) =>
+      user !== undefined && user.ids.includes(id)
+        ? Effect.flatMap(loadRubric(id, [user.dir]), (r) => checkUserRubric(r, user))
+        : loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,

@@ -126,7 +126,12 @@ describe("each pipeline's input", () => {
     expect(own).toContain("environment: RAG_EVAL_TOP_K, RAG_TOP_K")
     expect(own).not.toContain("--fuzzy-threshold")
     const rag = (await run(["run", "rag-answers", "--help"])).stdout
-    expect(rag.slice(0, rag.indexOf("Common flags"))).toContain("Options: none")
+    const ragOwn = rag.slice(0, rag.indexOf("Common flags"))
+    expect(ragOwn).toContain("--rubrics TEXT")
+    expect(ragOwn).toContain("--only-rubrics")
+    expect(ragOwn).not.toContain("--top-k")
+    const course = (await run(["run", "course-retrieval", "--help"])).stdout
+    expect(course.slice(0, course.indexOf("Common flags"))).not.toContain("--rubrics")
     expect(rag).toContain("Conversation History (optional)")
   })
 

@@ -54,8 +54,10 @@ describe("built-in pipelines by name", () => {
     expect(own).toContain("--fields TEXT")
     expect(own).toContain("environment: RAG_EVAL_TOP_K, RAG_TOP_K")
     expect(own).not.toContain("--fuzzy-threshold")
-    const none = await cli(["run", "rag-answers", "--help"])
-    expect(none.stdout.slice(0, none.stdout.indexOf("Common flags"))).toContain("Options: none")
+    const rag = await cli(["run", "rag-answers", "--help"])
+    const ragOwn = rag.stdout.slice(0, rag.stdout.indexOf("Common flags"))
+    expect(ragOwn).toContain("--rubrics TEXT")
+    expect(ragOwn).not.toContain("--listwise")
   })
 })
 
@@ -64,7 +66,7 @@ describe("options that do not apply are refused", () => {
     const cwd = dir("listwise-rag")
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--listwise"], { cwd })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("error: --listwise does not apply to rag-answers (its options: none)")
+    expect(r.stderr).toContain("error: --listwise does not apply to rag-answers (its options: --rubrics, --only-rubrics)")
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
   })
 

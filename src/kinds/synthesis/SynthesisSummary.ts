@@ -13,7 +13,7 @@ import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
-import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
+import { defaultConfig, extraRubrics, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 
 export interface DimensionMetrics {
@@ -107,9 +107,11 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       completenessPassRate: s.metrics.completeness.passRate,
       overallPassRate: s.metrics.overall.passRate,
       undecided: s.metrics.overall.unknown,
-      failedJudgments: s.judgments.failed
+      failedJudgments: s.judgments.failed,
+      ...Object.fromEntries(s.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
+        .flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]]))
     }),
-    headline: () => [
+    headline: (info) => [
       Metric.score("faithfulness", "mean faithfulness (1–5)", 1, 5),
       Metric.score("completeness", "mean completeness (1–5)", 1, 5),
       Metric.score("overall", "mean overall score (1–5)", 1, 5),
@@ -117,7 +119,11 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       Metric.fraction("completenessPassRate", `share of cases with completeness ≥ ${config.passAt}`),
       Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
       Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
-      Metric.count("failedJudgments", "judgments recorded as failed (never scored)")
+      Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
+      ...extraRubrics(config, info).flatMap((r) => [
+        Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale (your rubric)`, r.min, r.max),
+        Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
+      ])
     ],
     lowScores: (s) => s.lowScores,
     finish: (accU, info): SynthesisSummary => {
