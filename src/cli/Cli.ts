@@ -134,6 +134,13 @@ export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: numb
 const fail = (code: number, message: string) => Console.error(message).pipe(Effect.zipRight(Effect.fail(new ExitCode({ code }))))
 
 /**
+ * A bad input or usage (exit 2) under `--json`: the same message on stderr, and one JSON object on
+ * stdout, so a script that reads stdout gets an answer either way.
+ */
+const failJson = (json: boolean, kind: string, message: string, where: { readonly file?: string | undefined; readonly line?: number | undefined; readonly field?: string | undefined } = {}) =>
+  (json ? Console.log(JSON.stringify({ error: { exitCode: 2, kind, message, ...where } })) : Effect.void).pipe(Effect.zipRight(fail(2, `error: ${message}`)))
+
+/**
  * Run the CLI and map every failure to a message and an exit code:
  * 0 ok · 1 judgments failed beyond --max-failures, calibrate below --min-kappa (or an internal error) ·
  * 2 bad input or usage, or a misconfigured judge provider (rejected key, unknown model or URL, unreachable server).
@@ -146,8 +153,10 @@ export const main = (
     /** Columns help is laid out at (`bin.ts`: the terminal's); default the caller's, else 80. */
     readonly width?: number
   } = {}
-): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> =>
-  Effect.suspend(() =>
+): Effect.Effect<void, ExitCode, NodeContext.NodeContext | Shutdown> => {
+  // `run … --json` / `report … --json`: errors are JSON on stdout too.
+  const json = argv.includes("--json")
+  return Effect.suspend(() =>
     // --wizard reads answers from stdin: refuse at once instead of waiting on a pipe forever.
     wizardWithoutTerminal(argv, process.stdin.isTTY)
       ? Effect.fail(new UsageError({ problem: "--wizard needs a terminal (stdin is not a TTY); give the command's flags instead (see --help)" }))
@@ -156,11 +165,11 @@ export const main = (
     Effect.flatMap((prepared) => prepared === undefined ? Effect.void : parseThenRun(prepared)),
     Effect.catchIf(ValidationError.isValidationError, () => Effect.fail(new ExitCode({ code: 2 }))),
     Effect.catchTags({
-      InputError: (e) => fail(2, `error: ${e.message}`),
-      UsageError: (e) => fail(2, `error: ${e.message}`),
-      OutputError: (e) => fail(2, `error: ${e.message}`),
+      InputError: (e) => failJson(json, "input", e.message, { file: e.file, line: e.line, field: e.field }),
+      UsageError: (e) => failJson(json, "usage", e.message),
+      OutputError: (e) => failJson(json, "output", e.message, { file: e.path }),
       TooManyFailures: (e) => fail(1, `error: ${e.message}`),
-      FatalJudgeError: (e) => fail(2, `error: ${e.line}`),
+      FatalJudgeError: (e) => failJson(json, "judge", e.line),
       KappaBelowMinimum: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       GateFailed: (e) => fail(1, e.failures.map((line) => `error: ${line}`).join("\n")),
       // `rag-eval runner --listen host:port`: the address is taken or cannot be bound.
@@ -174,6 +183,7 @@ export const main = (
     Effect.provideService(RecordedArgv, context.record ?? argv.slice(2)),
     (self) => context.width === undefined ? self : Effect.provideService(self, HelpWidth, context.width)
   )
+}
 
 /** Before parsing: a `--config` file's flags join the command line (`run`, `serve`). Undefined: nothing left to do. */
 const prepareArgv = (argv: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string> | undefined, UsageError | ExitCode> =>

@@ -57,7 +57,8 @@ export const runAction = (flags: RunFlags) =>
     const definition = yield* loadPipeline(flags.pipeline)
     const gathered = yield* gatherOptions(definition, optionFlagValues(flags), { announce: !flags.quiet })
     const pipeline = instantiate(definition, gathered.options)
-    if (Option.isNone(flags.provider) && !flags.quiet) {
+    // A pipeline that judges nothing (evidence-retrieval: metrics against gold spans) uses no judge at all.
+    if (Option.isNone(flags.provider) && !flags.quiet && pipeline.judge.rubrics.length > 0) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
@@ -126,9 +127,10 @@ export const runAction = (flags: RunFlags) =>
       }
       const outcome = yield* run(pipeline, runOptions(judgeInfo))
       const j = outcome.judgments
-      const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
+      // Counts are printed one way everywhere: with thousands separators (1,800).
+      const reused = [j.reused > 0 ? `${thousands(j.reused)} reused from the journal` : "", j.cached > 0 ? `${thousands(j.cached)} from the cache` : ""].filter((x) => x !== "")
       if (!flags.quiet) yield* Console.error(
-        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
+        `${thousands(j.total)} judgments: ${thousands(j.ok)} ok, ${thousands(j.failed)} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${thousands(outcome.tokens.input)} in / ${thousands(outcome.tokens.output)} out; cost ${formatUsd(outcome.cost.usd)}`
       )
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
     }).pipe(Effect.provide(services))
