@@ -12,7 +12,7 @@ import { model as heuristicModel, verdict } from "../src/judges/HeuristicJudge.j
 import { scanInput } from "../src/load/Rows.js"
 import type { Pipeline } from "../src/engine/Pipeline.js"
 import { taskKey, toJudgment } from "../src/engine/Runner.js"
-import { readJsonLines } from "../src/report/Files.js"
+import { readJsonLines } from "../src/io/Files.js"
 import { loadRubrics, makeTasks } from "./transport.js"
 
 export interface PerJudgment {

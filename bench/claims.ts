@@ -18,10 +18,16 @@
  * 2. **ExpertQA** (`expertqa-dev/`: 926 claims with the evidence their answer cited, and an expert's
  *    "Complete" support label): balanced accuracy of faithfulness ≥ 0.5 (the claim's clauses entailed
  *    by some cited passage) against the label, with the true-positive and true-negative rates, apart
- *    for the claims whose evidence is a URL only (no passage text to check against).
+ *    for the claims whose evidence is a URL only (no passage text to check against). Then the checker
+ *    against the word-share baseline on equal terms: AUC of each (threshold-free), and word share's
+ *    balanced accuracy at its in-sample best threshold (the data README's 0.552 is that kind of
+ *    figure) beside the same with its threshold cross-validated over the questions (5 folds, every
+ *    claim of a question in one fold) — the checker's own threshold was never tuned on ExpertQA. And
+ *    the spread over the six answering systems (the split carries no field label).
  * 3. **Ablation**: every figure again with one feature of the model removed at a time.
- * 4. **Throughput**: cases/s in one process, a case being the full RAGChecker set of checks —
- *    extract the answer's and the reference's claims, check the answer's against the reference and
+ * 4. **Throughput**: cases per CPU-second of one process (the target's measure: the machine is
+ *    shared, so the wall clock also counts other processes' turns; it is printed beside), a case
+ *    being the full RAGChecker set of checks — extract the answer's and the reference's claims, check the answer's against the reference and
  *    each context, the reference's against the answer and each context — on generated cases, and
  *    when the data is here on the RAGChecker cases and ExpertQA claims as they are and on the
  *    RAGChecker cases with five ExpertQA passages each as contexts (the heaviest shape).
@@ -35,6 +41,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { type CaseTexts, checkClaims, type ClaimModel, DEFAULT_MODEL } from "../src/judges/claims/Check.js"
 import { type ExtractOptions, extractClaims } from "../src/judges/claims/Extract.js"
+import { TermBag, terms } from "../src/judges/Terms.js"
 import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
 import { rowGenerator } from "./gen.js"
 
@@ -308,6 +315,118 @@ export const expertQaFigures = (claims: ReadonlyArray<ExpertQaClaim>, setup: Mod
   return { all: rates(rows), withPassages: rates(rows.filter((r) => !r.url)), urlOnly: rates(rows.filter((r) => r.url)) }
 }
 
+/** The answering system of an ExpertQA claim, from its id ("q12-rr_gs_gpt4-c3" → "rr_gs_gpt4"). */
+export const systemOf = (c: ExpertQaClaim): string => c.id.split("-").slice(1, -1).join("-")
+/** The question of an ExpertQA claim, from its id ("q12-rr_gs_gpt4-c3" → "q12"). */
+const questionOf = (c: ExpertQaClaim): string => c.id.split("-")[0]!
+
+/**
+ * Area under the ROC curve of a score against a label: the chance that a random "Complete" claim
+ * scores above a random other one (ties count ½). Threshold-free, so a judge and a baseline whose
+ * thresholds were chosen differently compare fairly.
+ */
+export const auc = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean>): number => {
+  const order = scores.map((s, i) => i).sort((a, b) => scores[a]! - scores[b]!)
+  // Mann–Whitney: sum of the positives' mid-ranks.
+  let rankSum = 0
+  let positives = 0
+  for (let i = 0; i < order.length;) {
+    let j = i
+    while (j + 1 < order.length && scores[order[j + 1]!] === scores[order[i]!]) j++
+    const midRank = (i + j) / 2 + 1
+    for (let k = i; k <= j; k++) if (labels[order[k]!]) {
+      rankSum += midRank
+      positives++
+    }
+    i = j + 1
+  }
+  const negatives = order.length - positives
+  return positives === 0 || negatives === 0 ? Number.NaN : (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives)
+}
+
+const balancedAccuracyAt = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean>, threshold: number): number =>
+  rates(scores.map((s, i) => ({ complete: labels[i]!, predicted: s >= threshold }))).balancedAccuracy
+
+/** The threshold (among the scores) with the best balanced accuracy, and that accuracy: an in-sample optimum. */
+export const bestThreshold = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean>): { readonly threshold: number; readonly balancedAccuracy: number } => {
+  let best = { threshold: Number.POSITIVE_INFINITY, balancedAccuracy: 0.5 }
+  for (const t of [...new Set(scores)].sort((a, b) => a - b)) {
+    const ba = balancedAccuracyAt(scores, labels, t)
+    if (ba > best.balancedAccuracy) best = { threshold: t, balancedAccuracy: ba }
+  }
+  return best
+}
+
+/**
+ * Balanced accuracy with the threshold cross-validated: the questions are dealt into `folds` groups
+ * (all claims of a question in one group); each group is scored with the threshold best on the
+ * others, and the held-out predictions are pooled — what a threshold tuned on data would reach on
+ * questions it has not seen.
+ */
+export const crossValidatedBalancedAccuracy = (
+  scores: ReadonlyArray<number>,
+  labels: ReadonlyArray<boolean>,
+  groups: ReadonlyArray<string>,
+  folds = 5
+): number => {
+  const distinct = [...new Set(groups)].sort()
+  const foldOf = new Map(distinct.map((g, i) => [g, i % folds]))
+  const predicted: Array<boolean> = new Array(scores.length).fill(false)
+  for (let f = 0; f < folds; f++) {
+    const train = scores.flatMap((s, i) => (foldOf.get(groups[i]!) === f ? [] : [i]))
+    const { threshold } = bestThreshold(train.map((i) => scores[i]!), train.map((i) => labels[i]!))
+    scores.forEach((s, i) => {
+      if (foldOf.get(groups[i]!) === f) predicted[i] = s >= threshold
+    })
+  }
+  return rates(labels.map((complete, i) => ({ complete, predicted: predicted[i]! }))).balancedAccuracy
+}
+
+/** The cited passages' text: each context without its marker and URL. */
+const passageText = (contexts: ReadonlyArray<string>): string => contexts.map((c) => c.replace(/^\s*\[\d+\]\s*\S+/, "")).join("\n")
+
+/** The baseline: the share of the claim's content terms (soft match) found in its cited passages. */
+export const wordShare = (c: ExpertQaClaim): number => {
+  const claim = terms(c.answer.replace(/\[\d+\]/g, ""))
+  if (claim.length === 0) return 0
+  const bag = new TermBag(terms(passageText(c.contexts)))
+  return claim.filter((t) => bag.has(t)).length / claim.length
+}
+
+export interface ExpertQaComparison {
+  /** The checker's faithfulness (a score 0..1) as a ranking: AUC, and balanced accuracy at the pipeline's fixed 0.5. */
+  readonly checker: { readonly auc: number; readonly balancedAccuracy: number }
+  /** Word share: AUC, balanced accuracy at its in-sample best threshold, and with the threshold cross-validated by question. */
+  readonly wordShare: { readonly auc: number; readonly best: { readonly threshold: number; readonly balancedAccuracy: number }; readonly crossValidated: number }
+  /** The checker per answering system (ExpertQA's validation split has no field label; the system is the spread it has). */
+  readonly bySystem: ReadonlyArray<{ readonly system: string; readonly rates: Rates; readonly urlOnly: number }>
+}
+
+/** The checker against the word-share baseline on equal terms, and its spread over the answering systems. */
+export const expertQaComparison = (claims: ReadonlyArray<ExpertQaClaim>, setup: ModelSetup = {}): ExpertQaComparison => {
+  const faith = claims.map((c) => {
+    const texts: CaseTexts = { question: c.question, answer: c.answer, contexts: c.contexts }
+    const answerClaims = extractClaims(c.answer, setup.extract)
+    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model).map((x) => x.verdict)) }
+    return faithfulness(v) ?? 0
+  })
+  const labels = claims.map((c) => c.complete)
+  const share = claims.map(wordShare)
+  const systems = [...new Set(claims.map(systemOf))].sort()
+  return {
+    checker: { auc: auc(faith, labels), balancedAccuracy: balancedAccuracyAt(faith, labels, 0.5) },
+    wordShare: { auc: auc(share, labels), best: bestThreshold(share, labels), crossValidated: crossValidatedBalancedAccuracy(share, labels, claims.map(questionOf)) },
+    bySystem: systems.map((system) => {
+      const idx = claims.flatMap((c, i) => (systemOf(c) === system ? [i] : []))
+      return {
+        system,
+        rates: rates(idx.map((i) => ({ complete: labels[i]!, predicted: faith[i]! >= 0.5 }))),
+        urlOnly: idx.filter((i) => claims[i]!.contexts.every(urlOnly)).length / idx.length
+      }
+    })
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ablation
 
@@ -450,9 +569,13 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
     const e = expertQaFigures(eqa)
     const rate = (r: Rates) => `balanced accuracy ${f3(r.balancedAccuracy)} (TPR ${f3(r.truePositiveRate)}, TNR ${f3(r.trueNegativeRate)}, ${(100 * r.predictedComplete).toFixed(0)}% predicted complete, ${r.claims} claims)`
     line(`  ExpertQA (${eqa.length} claims, ${(100 * eqa.filter((c) => c.complete).length / eqa.length).toFixed(1)}% "Complete"): faithfulness ≥ 0.5 against the experts' label`)
-    figure("balanced accuracy", f3(e.all.balancedAccuracy), `≥ ${TARGETS.expertQaBalancedAccuracy} (GPT-4o ${REFERENCES.expertQa.gpt4o}, word share ${REFERENCES.expertQa.wordShare})`, e.all.balancedAccuracy >= TARGETS.expertQaBalancedAccuracy)
+    figure("balanced accuracy", f3(e.all.balancedAccuracy), `≥ ${TARGETS.expertQaBalancedAccuracy} (GPT-4o ${REFERENCES.expertQa.gpt4o}; word share ${REFERENCES.expertQa.wordShare} at its in-sample best threshold)`, e.all.balancedAccuracy >= TARGETS.expertQaBalancedAccuracy)
     line(`    claims with passage text: ${rate(e.withPassages)}`)
     line(`    claims whose evidence is a URL only: ${rate(e.urlOnly)}`)
+    const cmp = expertQaComparison(eqa)
+    line(`    on equal terms with the word-share baseline (the checker's threshold was not tuned here): AUC ${f3(cmp.checker.auc)} (word share ${f3(cmp.wordShare.auc)});`)
+    line(`      word share's balanced accuracy ${f3(cmp.wordShare.best.balancedAccuracy)} at its in-sample best threshold ${f3(cmp.wordShare.best.threshold)}, ${f3(cmp.wordShare.crossValidated)} with the threshold chosen on the other questions (5 folds)`)
+    line(`    per answering system (the split has no field label): ${cmp.bySystem.map((s) => `${s.system} ${f3(s.rates.balancedAccuracy)} (${s.rates.claims}${s.urlOnly > 0 ? `, ${(100 * s.urlOnly).toFixed(0)}% URL only` : ""})`).join(" · ")}`)
   }
 
   if (rag !== undefined && eqa !== undefined) {
@@ -479,8 +602,9 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
   line(`  Throughput, one process (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores: other processes slow every figure)`)
   for (const shape of shapes) {
     const r = casesPerSecond(shape.cases)
-    const value = `${Math.round(r.perSecond).toLocaleString("en-US")}/s (${Math.round(r.perCpuSecond).toLocaleString("en-US")} per CPU-second of the process, GC threads included; ${wordsPerCase(shape.cases).toFixed(0)} words and ${r.verdictsPerCase.toFixed(0)} verdicts a case)`
-    if (shape.target) figure(`cases/s, ${shape.name}`, value, `≥ ${TARGETS.casesPerSecond.toLocaleString("en-US")}/s`, r.perSecond >= TARGETS.casesPerSecond)
+    const value = `${Math.round(r.perCpuSecond).toLocaleString("en-US")} per CPU-second (${(1e6 / r.perCpuSecond).toFixed(0)} µs of CPU a case, GC threads included; ${Math.round(r.perSecond).toLocaleString("en-US")}/s by the wall clock; ${wordsPerCase(shape.cases).toFixed(0)} words and ${r.verdictsPerCase.toFixed(0)} verdicts a case)`
+    // The target is judged on CPU time: the machine is shared, and the wall clock measures the other processes too.
+    if (shape.target) figure(`cases/s, ${shape.name}`, value, `≥ ${TARGETS.casesPerSecond.toLocaleString("en-US")} per CPU-second`, r.perCpuSecond >= TARGETS.casesPerSecond)
     else line(`    cases/s, ${shape.name}: ${value}`)
   }
 }

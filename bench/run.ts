@@ -26,6 +26,8 @@
  * 11. The heuristic claim model (answer-correctness): Pearson r against RAGChecker's human labels,
  *     balanced accuracy against ExpertQA's experts (when ../shared is here), the ablation, and
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
+ * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
+ *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -51,6 +53,7 @@ import { resumeFigures } from "./resume.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
 import { printClaimFigures } from "./claims.js"
+import { printCorrectnessFigures } from "./correctness.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
 
@@ -361,8 +364,14 @@ const main = async () => {
   }
 
   {
+    line(`[12] answer-correctness on the heuristic judge through the CLI: cases/s and peak RSS as the input grows (bench/correctness.ts)`)
+    printCorrectnessFigures({ line, figure })
+    line()
+  }
+
+  {
     // A CPU figure measured here, not asserted in a unit test (a shared machine's clock is no test).
-    line(`[12] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`)
+    line(`[13] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`)
     const human = Array.from({ length: 4410 }, (_, i) => (i * 7) % 4)
     const judge = human.map((h, i) => (i % 5 === 0 ? (h + 2) % 4 : h))
     const table = tableOf(human, judge)

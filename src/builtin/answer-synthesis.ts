@@ -5,10 +5,13 @@
  * list of retrieved items (courses with name, code and matched learning outcomes). Two independent
  * 1–5 judgments per answer: faithfulness (safety: only the context) and completeness (quality:
  * "bridging" each course to the user's goal). overall = (f + c) / 2; pass = both ≥ passAt.
- * Build a test set from query logs with `rag-eval build-test-set`. To change the threshold, copy this file
+ * With a reference answer field named by `--columns reference=…`, each answer is also checked claim
+ * by claim against it (claim precision, recall, F1). Build a test set from query logs with `rag-eval build-test-set`. To change the threshold, copy this file
  * into your project (import from "rag-eval") and run it by its path.
  */
 import * as Pipeline from "../engine/Pipeline.js"
+import { claimRubrics } from "../kinds/correctness/Claims.js"
+import { withClaims } from "../kinds/correctness/ClaimStage.js"
 import * as Synthesis from "../kinds/synthesis/AnswerSynthesis.js"
 import * as SynthesisReports from "../kinds/synthesis/SynthesisReport.js"
 import * as SynthesisScoring from "../kinds/synthesis/SynthesisScore.js"
@@ -49,8 +52,9 @@ export default Pipeline.make<unknown, unknown>({
     return {
       userRubrics: own.user,
       load: Synthesis.loadTestSet(),
-      judge: Synthesis.judgeSynthesis([config.faithfulness, config.completeness, ...withExtra.extra!]),
-      score: SynthesisScoring.synthesisScore(withExtra),
+      // With a reference answer field (--columns reference=…): claim precision, recall and F1 too.
+      judge: withClaims(Synthesis.judgeSynthesis([config.faithfulness, config.completeness, ...withExtra.extra!]), claimRubrics),
+      score: SynthesisScoring.synthesisScore(withExtra, claimRubrics),
       aggregate: SynthesisSummary.synthesisSummary(withExtra),
       report: SynthesisReports.synthesisReport({ title: "Answer synthesis evaluation", config: withExtra })
     } as Pipeline.PipelineStages<unknown, unknown>

@@ -4,6 +4,7 @@
  * (importing from "rag-eval") to change it, and run it by its path.
  */
 import type { AnyPipeline } from "../engine/Pipeline.js"
+import answerCorrectness from "./answer-correctness.js"
 import { courseInput } from "../kinds/course/CourseRetrieval.js"
 import { evidenceInput } from "../kinds/evidence/EvidenceRetrieval.js"
 import { searchInput } from "../kinds/search/SearchRelevance.js"
@@ -16,12 +17,13 @@ import evidenceRetrieval from "./evidence-retrieval.js"
 import ragAnswers from "./rag-answers.js"
 import searchRelevance from "./search-relevance.js"
 
-export { answerSynthesis, courseRetrieval, evidenceRetrieval, ragAnswers, searchRelevance }
+export { answerCorrectness, answerSynthesis, courseRetrieval, evidenceRetrieval, ragAnswers, searchRelevance }
 
 /** Built-in pipelines by name, in the order `rag-eval pipelines` lists them. */
 export const builtins: ReadonlyMap<string, AnyPipeline> = new Map<string, AnyPipeline>([
   ["rag-answers", ragAnswers],
   ["answer-synthesis", answerSynthesis],
+  ["answer-correctness", answerCorrectness],
   ["course-retrieval", courseRetrieval],
   ["search-relevance", searchRelevance],
   ["evidence-retrieval", evidenceRetrieval]

@@ -3,13 +3,17 @@
  *
  * Input: a CSV (or JSON/JSONL) with the question, the conversation history, the numbered retrieved
  * fragments and the assistant's answer. Each answer is judged once per dimension; scores are
- * normalised (score / max) and combined into a weighted composite, gated by harmfulness.
+ * normalised (score / max) and combined into a weighted composite, gated by harmfulness. With a
+ * reference answer column (`--columns reference=…`), the answer is also checked claim by claim
+ * against it (claim precision, recall and F1, as answer-correctness computes them).
  * To change weights, the gate or the column names, copy this file into your project (import from
  * "rag-eval" instead of the relative paths) and run it by its path.
  */
 import * as Columns from "../load/CaseMapping.js"
 import * as Pipeline from "../engine/Pipeline.js"
 import * as Stages from "../engine/Stages.js"
+import { claimRubrics } from "../kinds/correctness/Claims.js"
+import { withClaims } from "../kinds/correctness/ClaimStage.js"
 import * as Reports from "../kinds/rubric/RubricReport.js"
 import * as Scoring from "../kinds/rubric/RubricScore.js"
 import * as Summary from "../kinds/rubric/RubricSummary.js"
@@ -42,8 +46,9 @@ export default Pipeline.make({
     return {
       userRubrics: own.user,
       load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
-      judge: Stages.judgeAnswer(dims.map((d) => d.rubric)),
-      score: Scoring.rubricScore({ dimensions: dims, gate: gated }),
+      // With a reference column (--columns reference=…): claim precision, recall and F1 too.
+      judge: withClaims(Stages.judgeAnswer(dims.map((d) => d.rubric)), claimRubrics),
+      score: Scoring.rubricScore({ dimensions: dims, gate: gated, claims: claimRubrics }),
       aggregate: Summary.rubricSummary({ lowest: 5 }),
       report: Reports.rubricReport({ dimensions: dims, gate: gated, title: "RAG answer evaluation" })
     }

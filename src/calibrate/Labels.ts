@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError } from "../domain/Errors.js"
 import { readRows } from "../load/Rows.js"
-import { fileReadProblem, readLines } from "../report/Files.js"
+import { fileReadProblem, readLines } from "../io/Files.js"
 import { type CriterionGrades, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
 
 export type GradeFileFormat = "qrels" | "csv" | "json" | "jsonl"

@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { readManifest as readRunManifest } from "../domain/RunFiles.js"
-import { readJsonLines, readLines } from "../report/Files.js"
+import { readJsonLines, readLines } from "../io/Files.js"
 import { type CriterionGrades, type Graded, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
 
 export interface RunSource {

@@ -1,5 +1,5 @@
 /**
- * `--batch`, `--detach`, `--batch-repair`, `--batch-poll` and `--max-cost` (issue 15) → the runner's
+ * `--batch`, `--detach`, `--batch-repair`, `--batch-poll` and `--max-cost` → the runner's
  * typed options: the Batch API client for the judge's provider, with the same key and base URL.
  */
 import * as Effect from "effect/Effect"

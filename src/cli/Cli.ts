@@ -17,9 +17,9 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { calibrateCommand } from "../commands/Calibrate.js"
-import { compareCommand } from "../commands/Compare.js"
-import { trecCommand } from "../commands/Trec.js"
+import { calibrateCommand } from "./Calibrate.js"
+import { compareCommand } from "./Compare.js"
+import { trecCommand } from "./Trec.js"
 import { clusterCommands } from "./ClusterCommands.js"
 import { displayPath } from "./Display.js"
 import { wizardWithoutTerminal } from "./Colour.js"
@@ -30,8 +30,8 @@ import { type CommandNode, commandAt, commandHelp, commandTree, HelpWidth, rootH
 import { parseErrorMessage } from "./ParseErrors.js"
 import { defaultFormats } from "../report/Formats.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
-import { serveCommand, serveConfig } from "../server/ServeCommand.js"
-import { VERSION } from "../version.js"
+import { serveCommand, serveConfig } from "./ServeCommand.js"
+import { VERSION } from "../domain/Version.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
   // Loaded on use: parsing flags and --help need none of the runner, providers or SDK.
@@ -47,7 +47,7 @@ const reportCommand = Command.make(
       Options.withDefault(defaultFormats.join(","))
     ),
     csvRaw,
-    // Reports and CI gates (issue 13).
+    // Reports and CI gates.
     failUnder,
     failOver,
     details,
@@ -175,7 +175,7 @@ export const main = (
       // `rag-eval runner --listen host:port`: the address is taken or cannot be bound.
       SocketServerError: (e) => fail(2, `error: cannot listen (${e.reason}): ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`),
       Stopped: (e) => fail(130, `${e.message}\nrun the same command again to resume (it skips what is done), or: rag-eval resume ${displayPath(e.runDir)}`),
-      // issue 15: --batch --detach exits 0 once submitted; --max-cost ends like Ctrl+C, exit 1
+      // --batch --detach exits 0 once submitted; --max-cost ends like Ctrl+C, exit 1
       BatchDetached: (e) => Console.log(e.message),
       BudgetReached: (e) => fail(1, `error: ${e.message}`)
     }),

@@ -10,7 +10,7 @@ import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
 import { parse as parseYaml, YAMLParseError } from "yaml"
 import { UsageError } from "../domain/Errors.js"
-import { fileReadProblem } from "../report/Files.js"
+import { fileReadProblem } from "../io/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
 

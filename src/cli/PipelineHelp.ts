@@ -6,7 +6,7 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { builtinInputs, builtins } from "../builtin/index.js"
-import { loadPipeline } from "../engine/LoadPipeline.js"
+import { loadPipeline } from "./LoadPipeline.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
 import { type AnyPipeline, declaredOptions, instantiate } from "../engine/Pipeline.js"
 import type { InputDoc } from "../load/InputFields.js"

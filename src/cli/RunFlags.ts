@@ -119,7 +119,7 @@ export const temperature = Options.float("temperature").pipe(
 /** Shared by `run` and `report`. */
 export const csvRaw = Options.boolean("csv-raw").pipe(Options.withDescription("Write report.csv cells as they are: do not prefix cells starting with = + - @ tab or CR with ' (spreadsheet formula protection)"))
 const columns = Options.text("columns").pipe(
-  Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments, id)"),
+  Options.withDescription("Rename input columns, e.g. question=Query,answer=Response (keys: question, answer, history, fragments or contexts, id, reference, nuggets)"),
   Options.optional
 )
 const iterations = Options.integer("iterations").pipe(Options.withDescription("Judge every case N times, to measure stability (default 1)"), Options.withDefault(1))
@@ -190,7 +190,7 @@ export const pipelineOptionFlags = {
   onlyRubrics: Options.boolean("only-rubrics").pipe(Options.withDescription(`${optionSpecs.onlyRubrics.description} (rag-answers, answer-synthesis) [${optionSpecs.onlyRubrics.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
-// --- issue 15: the Batch API and the budget cap
+// The Batch API and the budget cap
 const batchFlags = {
   batch: Options.boolean("batch").pipe(Options.withDescription("Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run")),
   detach: Options.boolean("detach").pipe(Options.withDescription("With --batch: submit the batches and exit; the same command later collects them (and waits if they are not finished)")),
@@ -200,7 +200,7 @@ const batchFlags = {
 }
 // ---
 
-// ---- Reports and CI gates (issue 13), shared by `run` and `report` ----
+// Reports and CI gates, shared by `run` and `report`
 export const failUnder = Options.text("fail-under").pipe(
   Options.withDescription("CI gate: exit 1 when a higher-is-better metric of summary.json is below its value, on the scale the summary prints: composite=0.7,ndcg@10=0.5; a rate is a fraction or N% (one line per unmet gate; an unknown name, a value off the metric's scale or a lower-is-better metric: exit 2 before the run)"),
   Options.optional

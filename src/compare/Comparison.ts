@@ -34,7 +34,7 @@ import {
 } from "../stats/Paired.js"
 import type { RunCases, RunDescription } from "./RunCases.js"
 import { thousands } from "../domain/Numbers.js"
-import { code, inline } from "../report/Markdown.js"
+import { code, inline } from "../domain/Markdown.js"
 
 export interface CompareOptions {
   /** Comma-separated metric names; default every metric both runs have. */

@@ -13,6 +13,12 @@ export interface Passage {
   readonly fields?: Readonly<Record<string, unknown>> | undefined
 }
 
+/** One nugget: a fact a good answer states; `vital` ones are what TREC's primary score counts. */
+export interface Nugget {
+  readonly text: string
+  readonly importance?: "vital" | "okay" | undefined
+}
+
 export interface EvalCase {
   /** Stable id: from an id column/field, else the 1-based row number as a string. */
   readonly id: string
@@ -28,6 +34,10 @@ export interface EvalCase {
   readonly passages: ReadonlyArray<Passage>
   /** The input row/object as read, passed through to reports (CSV keeps the input columns). */
   readonly source: Readonly<Record<string, unknown>>
+  /** The gold (reference) answer, when the test set gives one: what claim precision and recall compare with (SPEC §2.6). */
+  readonly reference?: string | undefined
+  /** Information nuggets the answer should hold (TREC RAG 2024), when the test set gives them. */
+  readonly nuggets?: ReadonlyArray<Nugget> | undefined
   /** Gold evidence spans (retrieval evaluated against ground truth, SPEC §2.5). */
   readonly gold?: ReadonlyArray<string> | undefined
   /** How the retrieve stage went: latency, usage, what the parameters dropped, or why it failed. */

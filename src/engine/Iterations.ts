@@ -3,11 +3,11 @@
  * the iterations, and per criterion the agreement between iterations — exact-agreement rate and
  * Krippendorff's alpha (ordinal) — with the cases whose grade changed listed as unstable.
  */
-import { inline } from "../report/Markdown.js"
+import { inline } from "../domain/Markdown.js"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { OutputError } from "../domain/Errors.js"
-import { readJsonLines } from "../report/Files.js"
+import { readJsonLines } from "../io/Files.js"
 import { addUnit, type Agreement, emptyAgreement, finishAgreement, meanStd } from "../stats/Agreement.js"
 import type { Pipeline } from "./Pipeline.js"
 

@@ -8,7 +8,7 @@ import type * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
-import type { CsvCell } from "../report/Csv.js"
+import type { CsvCell } from "../domain/CsvCell.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
@@ -72,6 +72,12 @@ export const specJudgments = (spec: JudgeSpec): number => isListSpec(spec) ? spe
 export interface JudgeStage {
   /** Rubric ids used; loaded (and hashed) before the run starts. */
   readonly rubrics: ReadonlyArray<string>
+  /**
+   * The rubrics a run with these `--columns` renames uses, when that depends on them (claim rubrics
+   * only when a reference column is named): what the run loads, hashes and names in its identity.
+   * Default: all of `rubrics`.
+   */
+  readonly rubricsFor?: ((columns: LoadContext["columns"]) => ReadonlyArray<string>) | undefined
   /** The first round of judgments. */
   readonly tasks: (c: EvalCase) => ReadonlyArray<JudgeSpec>
   /**
@@ -87,7 +93,9 @@ export interface JudgeStage {
   readonly planned?: ((c: EvalCase) => ReadonlyArray<JudgeSpec>) | undefined
 }
 
-/** Every spec a case is expected to need, across rounds (see `JudgeStage.planned`). */
+/** The rubrics a run uses (see `JudgeStage.rubricsFor`). */
+export const runRubrics = (stage: JudgeStage, columns: LoadContext["columns"]): ReadonlyArray<string> => stage.rubricsFor?.(columns) ?? stage.rubrics
+
 export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> => (stage.planned ?? stage.tasks)(c)
 
 /**

@@ -1,7 +1,7 @@
 /** The records file of an iteration, written as records leave the pool in input order. */
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
-import { writeFully, writeProblem } from "../report/Files.js"
+import { writeFully, writeProblem } from "../io/Files.js"
 
 /**
  * Buffered line writer for a records file: `<path>.partial`, every write checked, renamed into place

@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
 import type { Usage } from "../domain/Judgment.js"
 import { addUsageTo, noTokens, type Price, usdOf } from "../pricing/Prices.js"
-import { readLines } from "../report/Files.js"
+import { readLines } from "../io/Files.js"
 import * as BatchLedger from "../store/BatchLedger.js"
 
 export interface SpentBefore {

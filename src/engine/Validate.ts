@@ -18,7 +18,7 @@ import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
-import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, specJudgments } from "./Pipeline.js"
+import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import { resolveGates } from "../report/Gate.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
@@ -106,7 +106,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const user = pipeline.userRubrics
     if (user?.problem !== undefined) return yield* new UsageError({ problem: user.problem })
     if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") return yield* heuristicRefusal(user)
-    const rubricList = yield* Effect.forEach(pipeline.judge.rubrics, (id) =>
+    const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) =>
       user !== undefined && user.ids.includes(id)
         ? Effect.flatMap(loadRubric(id, [user.dir]), (r) => checkUserRubric(r, user))
         : loadRubric(id, options.promptDirs))

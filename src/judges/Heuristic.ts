@@ -623,7 +623,7 @@ const HIT_VARS = ["hit", "passage", "text", "course", "document"] as const
 /**
  * **relevance-grade** (native 0–3, confidence 1–5): the lexical relevance model of
  * `RelevanceModel.ts` — pool-weighted query-term coverage, the hit's typicality of the pool and the
- * query's answer type; see that module for the formula and the thresholds, and the README for their
+ * query's answer type; see that module for the formula and the thresholds, and docs/judge-quality.md for their
  * measured agreement with human assessors. Vars: the query = `query`, else `skill` (judged in the
  * context of `question`, whose other terms can only add), else `question`; the hit =
  * `hit`, else `passage`, `text`, `course`, `document`. `context.pool`: the texts of the hits

@@ -4,7 +4,7 @@
  * the other hits retrieved for the same query (the **pool**) as its only corpus statistics.
  *
  * Why the pool: the hits a retriever returns for a query say which of its words matter. Measured on
- * TREC Deep Learning judgments (README, "The heuristic relevance model"), weighting query terms by
+ * TREC Deep Learning judgments (docs/judge-quality.md, "The heuristic relevance model"), weighting query terms by
  * how many pool hits contain them lifted Cohen's κ against NIST assessors from 0.13 to 0.19, and
  * adding how typical the hit's other words are of the pool lifted it to 0.24. Static statistics did
  * worse than none: weighting by general rarity (IDF over 25,000 passages of mixed topics) lowered κ
@@ -38,7 +38,7 @@
  *
  * Grade: s ≥ 1.30 → 3, ≥ 0.90 → 2, ≥ 0.65 → 1, else 0 — chosen on the LLMJudge test set (25 TREC
  * DL 2023 queries: the 0.05-grid values maximising κ on four grades + κ on relevant/not), then
- * checked unchanged on TREC DL 2019 and 2020 and with pools cut to 2–50 hits (README). A hit judged
+ * checked unchanged on TREC DL 2019 and 2020 and with pools cut to 2–50 hits (docs/judge-quality.md). A hit judged
  * alone (M = 0) has no pool evidence: C is then plain coverage, which runs lower for the same
  * relevance, and the grade thresholds are 1.10 / 0.65 / 0.40 (chosen the same way with every
  * test-set hit judged alone). In between, each threshold is λ·pooled + (1 − λ)·alone with

@@ -23,6 +23,10 @@ export interface ColumnMapping {
    * any row. Only a default's columns are listed, so a column named with `--columns` must exist.
    */
   readonly optional?: ReadonlyArray<string> | undefined
+  /** The gold answer (answer-correctness; rag-answers adds claim precision, recall and F1 with it). */
+  readonly reference?: string | undefined
+  /** Nuggets the answer should hold (answer-correctness). */
+  readonly nuggets?: string | undefined
 }
 
 /** The roles' columns alone (what `--columns` gives). */
@@ -54,7 +58,9 @@ export const ragAnswersInput: InputDoc = {
   minimal: "Current User Question,Fragment Texts,Assistant Answer\nWhat is a heat pump?,1. It moves heat.,It moves heat.\n"
 }
 
-const roles = ["question", "answer", "history", "fragments", "id"] as const
+const roles = ["question", "answer", "history", "fragments", "id", "reference", "nuggets"] as const
+/** Other names of roles in `--columns`: the retrieved passages are `contexts` in answer-correctness. */
+const aliases: Readonly<Record<string, Role>> = { contexts: "fragments" }
 type Role = typeof roles[number]
 
 const isRole = (key: string): key is Role => (roles as ReadonlyArray<string>).includes(key)
@@ -132,6 +138,8 @@ export const caseOf = (row: Row, ordinal: number, mapping: ColumnMapping, file: 
   if (history instanceof InputError) return history
   const id = text(mapping.id)
   if (id instanceof InputError) return id
+  const reference = text(mapping.reference)
+  if (reference instanceof InputError) return reference
 
   let passages: ReadonlyArray<Passage> = []
   if (mapping.fragments !== undefined) {
@@ -151,6 +159,7 @@ export const caseOf = (row: Row, ordinal: number, mapping: ColumnMapping, file: 
     question: question.trim(),
     answer,
     history: historyText === "" ? undefined : historyText,
+    ...(reference === undefined || reference.trim() === "" ? {} : { reference: unescapeNewlines(reference).trim() }),
     passages,
     source: row.values
   }
@@ -192,7 +201,7 @@ const toPassages = (value: unknown): ReadonlyArray<Passage> | undefined => {
 /**
  * Parses `role=Column` pairs separated by commas, e.g. `question=Q,answer=A`; a column name with a
  * comma can be double-quoted (`fragments="Texts, retrieved"`). An empty column unmaps an optional
- * role (`history=`). Roles: question, answer, history, fragments, id.
+ * role (`history=`). Roles: question, answer, history, fragments (also `contexts`), id, reference, nuggets.
  */
 export const parseColumnMapping = (spec: string): Effect.Effect<Partial<RoleColumns>, UsageError> =>
   Effect.suspend(() => {
@@ -204,9 +213,10 @@ export const parseColumnMapping = (spec: string): Effect.Effect<Partial<RoleColu
       if (entry.trim() === "") continue
       const eq = entry.indexOf("=")
       if (eq === -1) return fail(`expected role=Column, found ${JSON.stringify(entry.trim())}`)
-      const key = entry.slice(0, eq).trim()
+      const given = entry.slice(0, eq).trim()
+      const key = aliases[given] ?? given
       if (!isRole(key)) {
-        return fail(`unknown role ${JSON.stringify(key)}; expected one of ${roles.join(", ")}`)
+        return fail(`unknown role ${JSON.stringify(given)}; expected one of ${roles.join(", ")} (contexts = fragments)`)
       }
       if (Object.hasOwn(result, key)) return fail(`${key} is given twice`)
       const raw = entry.slice(eq + 1).trim()

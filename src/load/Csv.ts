@@ -10,7 +10,7 @@
  */
 import * as Either from "effect/Either"
 import { InputError } from "../domain/Errors.js"
-import type { Row } from "./Rows.js"
+import type { Row } from "./Row.js"
 
 export interface CsvOptions {
   /** Longest accepted field, in UTF-8 bytes (default 1 MiB). */

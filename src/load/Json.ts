@@ -9,7 +9,7 @@
 import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
 import { InputError } from "../domain/Errors.js"
-import type { Row } from "./Rows.js"
+import type { Row } from "./Row.js"
 
 export interface JsonDocument {
   readonly rows: ReadonlyArray<Row>

@@ -20,13 +20,10 @@ import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { InputError } from "../domain/Errors.js"
 import { CsvParser } from "./Csv.js"
+import type { Row } from "./Row.js"
 import { JsonlParser, parseJsonDocument } from "./Json.js"
 
-/** One input record: the line where it starts and its values by column / key. */
-export interface Row {
-  readonly line: number
-  readonly values: Readonly<Record<string, unknown>>
-}
+export type { Row } from "./Row.js"
 
 export type InputFormat = "csv" | "json" | "jsonl"
 

@@ -22,8 +22,8 @@ import type { FinalMetrics } from "../engine/Iterations.js"
 import type { RunInfo } from "../engine/Pipeline.js"
 import { caseOf, cellText, Lowest, seededRandom } from "./CaseRows.js"
 import { confusionHeatmap, countBars, groupedBars, valueBars } from "./Charts.js"
-import { writeFileAtomic } from "./Files.js"
-import type { ReportInput } from "./ReportInput.js"
+import { writeFileAtomic } from "../io/Files.js"
+import type { ReportInput } from "../engine/ReportInput.js"
 
 /** Cases shown all when there are at most this many; beyond, a sample (see the module comment). */
 export const TABLE_ALL = 2000

@@ -3,34 +3,22 @@
  * Each format is a Layer; `--format` chooses which are merged into `Reporters`, so a new format is
  * added without touching stage code.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
-import type { OutputError } from "../domain/Errors.js"
-import type { RunInfo } from "../engine/Pipeline.js"
-import type { ReportInput } from "./ReportInput.js"
-import type { FinalMetrics } from "../engine/Iterations.js"
+import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
-import { writeAtomic } from "./Files.js"
+import { writeAtomic } from "../io/Files.js"
 import { thousands } from "../domain/Numbers.js"
 import { caseOf, Lowest } from "./CaseRows.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
-import { inline } from "./Markdown.js"
+import { inline } from "../domain/Markdown.js"
 
-export type { ReportInput } from "./ReportInput.js"
+export type { ReportInput } from "../engine/ReportInput.js"
 
-export interface Reporter {
-  readonly format: string
-  /** Writes its file(s) into `info.runDir`; returns the paths written. */
-  readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
-  /** The run's final report across iterations (iterations > 1), for formats that have one. */
-  readonly writeFinal?: (info: RunInfo, final: FinalMetrics, partial?: string) => Effect.Effect<ReadonlyArray<string>, OutputError>
-}
-
-export class Reporters extends Context.Tag("rag-eval/Reporters")<Reporters, ReadonlyArray<Reporter>>() {}
+export { type Reporter, Reporters } from "../engine/ReportInput.js"
 
 /** `--details` default: per-case details in report.md for at most this many cases. */
 export const DEFAULT_DETAILS = 100

@@ -2,22 +2,18 @@
  * The report kit every pipeline's markdown view shares: the run-parameter table (the one table the
  * HTML page draws too), a rubric's criterion section, the failed-judgments table and number format.
  */
+import type { Judged } from "../engine/ReportInput.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ListedFailure, RunInfo } from "../engine/Pipeline.js"
 import { thousands } from "../domain/Numbers.js"
 import { type Cost, cost, formatUsd, savingNote } from "../pricing/Prices.js"
-import { inline } from "./Markdown.js"
+import { inline } from "../domain/Markdown.js"
 
 export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
 
 const listed = (params: Readonly<Record<string, unknown>>) =>
   Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
 
-/** What the judging of a run came to, for its parameter table: judgments, tokens, cost. */
-export interface Judged {
-  readonly judgments: { readonly ok: number; readonly failed: number }
-  readonly tokens: { readonly input: number; readonly output: number }
-}
 
 /** The cost cell, with the cached share and the saving of the Batch API and the prompt cache when there is one. */
 const costCell = (c: Cost) => {

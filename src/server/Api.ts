@@ -14,7 +14,7 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { VERSION } from "../version.js"
+import { VERSION } from "../domain/Version.js"
 import {
   BadRequest,
   Health,

@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Judgment } from "../domain/Judgment.js"
-import { writeFully } from "../report/Files.js"
+import { writeFully } from "../io/Files.js"
 
 export class JudgmentCache extends Context.Tag("rag-eval/JudgmentCache")<JudgmentCache, {
   readonly get: (key: string) => Effect.Effect<Option.Option<Judgment>>

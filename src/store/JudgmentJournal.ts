@@ -26,7 +26,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, OutputError } from "../domain/Errors.js"
 import type { Judgment, PendingRepair } from "../domain/Judgment.js"
-import { writeFully, writeProblem } from "../report/Files.js"
+import { writeFully, writeProblem } from "../io/Files.js"
 import { JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
 

@@ -17,7 +17,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { OutputError } from "../domain/Errors.js"
-import { isAlive } from "../report/Files.js"
+import { isAlive } from "../io/Files.js"
 
 const PREFIX = ".lock-"
 const GENERATION = /^\.lock-(\d+)$/

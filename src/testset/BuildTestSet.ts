@@ -19,7 +19,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import { readRows, scanInput } from "../load/Rows.js"
-import { writeJsonAtomic } from "../report/Files.js"
+import { writeJsonAtomic } from "../io/Files.js"
 import { fieldsFor, validateRow } from "../kinds/synthesis/AnswerSynthesis.js"
 
 export interface BuildTestSetOptions {

@@ -18,7 +18,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { vi } from "vitest"
-import { trec, trecCommand } from "../../src/commands/Trec.js"
+import { trec, trecCommand } from "../../src/cli/Trec.js"
 import { tempDir } from "../support/RunPipeline.js"
 
 const qrelsText = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 e1 1\nq3 0 f1 1\n"

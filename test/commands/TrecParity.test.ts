@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { trec } from "../../src/commands/Trec.js"
+import { trec } from "../../src/cli/Trec.js"
 import { formatFixed4 } from "../../src/metrics/trec.js"
 
 const dir = fileURLToPath(new URL("../fixtures/trec-parity/", import.meta.url))

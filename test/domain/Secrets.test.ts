@@ -5,7 +5,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { maskUrl, maskUrlsIn, redactArgv, secretFlagNames } from "../../src/domain/Secrets.js"
 import { providerFlags, runConfig, secretFlags } from "../../src/cli/RunFlags.js"
-import { serveConfig } from "../../src/server/ServeCommand.js"
+import { serveConfig } from "../../src/cli/ServeCommand.js"
 import { repoRoot } from "../support/RunPipeline.js"
 
 describe("maskUrl", () => {

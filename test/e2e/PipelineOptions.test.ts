@@ -38,7 +38,7 @@ describe("built-in pipelines by name", () => {
   it("an unknown name lists the built-in ones (exit 2)", async () => {
     const r = await cli(["run", "rag-answer", "--csv", sampleCsv], { cwd: dir("unknown") })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain(`unknown pipeline "rag-answer": built-in pipelines are rag-answers, answer-synthesis, course-retrieval, search-relevance, evidence-retrieval`)
+    expect(r.stderr).toContain(`unknown pipeline "rag-answer": built-in pipelines are rag-answers, answer-synthesis, answer-correctness, course-retrieval, search-relevance, evidence-retrieval`)
   })
 
   it("rag-eval pipelines lists the five with their options; run <pipeline> --help shows that pipeline's", async () => {

@@ -129,7 +129,7 @@ describe("parseColumnMapping", () => {
       const unknown = yield* Effect.flip(parseColumnMapping("question=Q,context=C"))
       expect(unknown).toBeInstanceOf(UsageError)
       expect(unknown.problem).toBe(
-        "column mapping: unknown role \"context\"; expected one of question, answer, history, fragments, id"
+        "column mapping: unknown role \"context\"; expected one of question, answer, history, fragments, id, reference, nuggets (contexts = fragments)"
       )
       expect((yield* Effect.flip(parseColumnMapping("question"))).problem).toContain("expected role=Column")
       expect((yield* Effect.flip(parseColumnMapping("id=a,id=b"))).problem).toContain("id is given twice")

@@ -28,7 +28,10 @@ const caseVars = (seed: string) => ({
   answer: `answer ${seed}`,
   context: `[1] course ${seed}`,
   course: `course ${seed}`,
-  skill: `skill ${seed}`
+  skill: `skill ${seed}`,
+  source: "answer",
+  text: `text ${seed}`,
+  claim: `claim ${seed}`
 })
 
 const commonPrefix = (a: string, b: string) => {
@@ -38,8 +41,8 @@ const commonPrefix = (a: string, b: string) => {
 }
 
 describe("prompt-cache friendly rubrics", () => {
-  it("covers all twelve shipped rubrics", () => {
-    expect(files.length).toBe(12)
+  it("covers all fifteen shipped rubrics", () => {
+    expect(files.length).toBe(15)
   })
 
   for (const file of files) {
@@ -51,8 +54,12 @@ describe("prompt-cache friendly rubrics", () => {
       it("the system text uses no case variable and holds the scale and the output instructions", () => {
         const used = [...rubric.system.join("\n").matchAll(VARIABLE)].map((m) => m[1]!)
         expect(used.filter((v) => !STATIC.has(v))).toEqual([])
-        expect(used).toContain("scale")
-        expect(rubric.system.join("\n")).toMatch(/"score"/)
+        // A claims rubric has no scale: its output instruction is the claim list.
+        if (rubric.output === "claims") expect(rubric.system.join("\n")).toMatch(/"claims"/)
+        else {
+          expect(used).toContain("scale")
+          expect(rubric.system.join("\n")).toMatch(/"score"/)
+        }
       })
 
       it("the user text ends with the case data: nothing but data after its first case variable", () => {

@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { readJsonLines, readLines } from "../../src/report/Files.js"
+import { readJsonLines, readLines } from "../../src/io/Files.js"
 
 const tempFile = (content: string | Buffer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))

@@ -1,6 +1,6 @@
 import MarkdownIt from "markdown-it"
 import { describe, expect, it } from "vitest"
-import { code, escapeHtml, inline, normaliseBreaks, quoteBlock } from "../../src/report/Markdown.js"
+import { code, escapeHtml, inline, normaliseBreaks, quoteBlock } from "../../src/domain/Markdown.js"
 
 const md = new MarkdownIt({ html: true })
 const tokenTypes = (text: string) => md.parse(text, {}).flatMap((t) => [t.type, ...(t.children ?? []).map((c) => c.type)])

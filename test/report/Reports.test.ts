@@ -1,5 +1,5 @@
 /**
- * The pieces of issue 13 that need no child process (the gates: Gate.test.ts): the progress line's
+ * Reports, the pieces that need no child process (the gates: Gate.test.ts): the progress line's
  * width, colour stripping, the HTML page's escaping, distributions and sampling, bounded report.md
  * (at 100k rows with the heuristic judge), report.csv's case_id and line, the final HTML page.
  */
@@ -13,7 +13,7 @@ import { Lowest, seededRandom } from "../../src/report/CaseRows.js"
 import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { valueBars } from "../../src/report/Charts.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
-import { describe as describeProgress } from "../../src/report/Progress.js"
+import { describe as describeProgress } from "../../src/engine/Progress.js"
 import { csv, html, markdown } from "../../src/report/Reporter.js"
 import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
 

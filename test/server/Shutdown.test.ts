@@ -3,22 +3,17 @@
  * after a delay) is in flight when SIGTERM / SIGINT arrives; the server stops accepting connections
  * at once, the request still completes with its judgments, and the process exits 0.
  *
- * Runs `node dist/bin.js serve` once `Cli.ts` registers the command (dist is built by `pretest`),
- * else `test/server/serve-entry.ts` (the command with bin.ts's signal wiring) under tsx.
+ * Runs the CLI as users do, `node dist/bin.js serve` (dist is built by `pretest`), so bin.ts's own
+ * signal handling is what is tested.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import type { SearchReply } from "./support.js"
 
-const distCli = Path.join(repoRoot, "dist", "Cli.js")
-const registered = fs.existsSync(distCli) && fs.readFileSync(distCli, "utf8").includes("serveCommand")
-const command = registered
-  ? [Path.join(repoRoot, "dist", "bin.js")]
-  : ["--import", "tsx", Path.join(repoRoot, "test", "server", "serve-entry.ts")]
+const command = [Path.join(repoRoot, "dist", "bin.js")]
 
 const children = new Set<ChildProcess>()
 afterAll(() => {

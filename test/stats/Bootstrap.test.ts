@@ -157,5 +157,5 @@ describe("percentile bootstrap of table statistics", () => {
     expect(result.undefinedResamples[0]! / 2000).toBeCloseTo(0.358, 1)
     expect(result.intervals[0]).toEqual({ lower: 1, upper: 1 })
   })
-  // Its speed at calibrate's size (4,410 pairs, 10,000 resamples, six statistics) is `npm run bench` [12]'s figure.
+  // Its speed at calibrate's size (4,410 pairs, 10,000 resamples, six statistics) is `npm run bench` [13]'s figure.
 })

@@ -242,11 +242,21 @@ export const defaultAnswer = (request: RecordedRequest): string => {
   if (isRecord(grades) && isRecord(grades.items)) {
     const item = grades.items
     const itemProperties = isRecord(item.properties) ? item.properties : {}
-    const hitProperty = itemProperties.hit
-    const hits = isRecord(hitProperty) && Array.isArray(hitProperty.enum) ? hitProperty.enum : []
-    return JSON.stringify({ grades: hits.map((hit) => ({ hit, ...JSON.parse(entryAnswer(item)) as object })) })
+    // The item's number: `hit`, or the rubric's own item key (`claim`, `nugget`…).
+    const key = Object.keys(itemProperties).find((k) => k !== "score" && k !== "confidence" && isRecord(itemProperties[k]) && Array.isArray((itemProperties[k] as { enum?: unknown }).enum)) ?? "hit"
+    const numberProperty = itemProperties[key]
+    const numbers = isRecord(numberProperty) && Array.isArray(numberProperty.enum) ? numberProperty.enum : []
+    return JSON.stringify({ grades: numbers.map((n) => ({ [key]: n, ...JSON.parse(entryAnswer(item)) as object })) })
   }
+  if (isRecord(properties.claims)) return JSON.stringify({ claims: dataSentences(request, "text") })
   return entryAnswer(schema)
+}
+
+/** The sentences of the prompt's `<data name="…">` block: a claim extraction's stand-in. */
+export const dataSentences = (request: RecordedRequest, name: string): Array<string> => {
+  const user = String(request.body.messages?.find((m) => m.role === "user")?.content ?? "")
+  const match = new RegExp(`<data name="${name}">\\n([\\s\\S]*?)\\n</data>`).exec(user)
+  return match === null ? [] : match[1]!.split(/(?<=[.!?])\\s+/).map((s) => s.trim()).filter((s) => s !== "")
 }
 
 /** Without `json_schema` (json_object or prompt modes) the client puts the schema in the system message. */
@@ -270,9 +280,12 @@ const entryAnswer = (schema: unknown): string => {
     : []
   const score = values.length === 0 ? 0 : Math.max(...values)
   const required = isRecord(schema) && Array.isArray(schema.required) ? schema.required : []
-  return required.includes("confidence")
-    ? JSON.stringify({ reasoning: "fake judge: the answer is fully supported.", score, confidence: 5 })
-    : JSON.stringify({ reasoning: "fake judge: the answer is fully supported.", score })
+  return JSON.stringify({
+    reasoning: "fake judge: the answer is fully supported.",
+    score,
+    ...(required.includes("confidence") ? { confidence: 5 } : {}),
+    ...(required.includes("evidence") ? { evidence: "" } : {})
+  })
 }
 
 const defaults: FakeBehaviour = {

@@ -13,7 +13,7 @@ import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/P
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { run, type RunOptions } from "../../src/engine/Runner.js"
-import * as Progress from "../../src/report/Progress.js"
+import * as Progress from "../../src/engine/Progress.js"
 import { all as allReporters, layer as reportersLayer, type Reporter } from "../../src/report/Reporter.js"
 import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"

@@ -1,7 +1,7 @@
 /**
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
  * (RAGChecker's three verdicts)? A lexical support model, deterministic and cheap, measured against
- * human judgments in the README ("The heuristic claim model").
+ * human judgments in docs/judge-quality.md ("The heuristic claim model").
  *
  * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
  * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
@@ -44,7 +44,7 @@
  * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise.
  *
  * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
- * domain held out in turn (README); the features exist because they are what a claim checker must
+ * domain held out in turn (docs/judge-quality.md); the features exist because they are what a claim checker must
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
@@ -85,7 +85,7 @@ const NUMBER_WEIGHT = 2
 
 /**
  * The model's features, each of which can be switched off — for the ablation in `bench/claims.ts`
- * and the README. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
+ * and docs/judge-quality.md. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
  */
 export interface ClaimModel {
   readonly entailAt: number
@@ -152,8 +152,20 @@ const namesOf = (text: string): Array<string> => {
 /** A digit opening a line, perhaps after "(": the only place list numbering can be. */
 const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
 
+/**
+ * Cardinal number words read as their figures ("two moons" is "2 moons"), so a figure written in
+ * words must agree with one written in digits like any other number. "one" stays a word (it is as
+ * often a pronoun), and a word inside a hyphenated compound ("twenty-five", "three-quarters") too.
+ */
+const NUMBER_WORDS: Readonly<Record<string, string>> = {
+  two: "2", three: "3", four: "4", five: "5", six: "6", seven: "7", eight: "8", nine: "9", ten: "10", eleven: "11", twelve: "12",
+  twenty: "20", thirty: "30", forty: "40", fifty: "50", sixty: "60", seventy: "70", eighty: "80", ninety: "90"
+}
+const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
+
 const clean = (text: string): string => {
   let t = normalise(text)
+  t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")
   if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")

@@ -9,7 +9,7 @@ import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { inline, quoteBlock } from "../../report/Markdown.js"
+import { inline, quoteBlock } from "../../domain/Markdown.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — no ground truth.** Relevance is the judge's grade, not a human label. NDCG's ideal",

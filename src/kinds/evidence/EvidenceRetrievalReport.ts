@@ -11,7 +11,7 @@ import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { formatUsd } from "../../pricing/Prices.js"
 import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, qrelsFile, qrelsNote } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { code, inline } from "../../report/Markdown.js"
+import { code, inline } from "../../domain/Markdown.js"
 import { parameterRows, parametersMarkdown } from "../../report/Sections.js"
 import { thousands } from "../../domain/Numbers.js"
 

@@ -9,7 +9,7 @@ import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } 
 import { criterionSection, failures, runParameters } from "../../report/Sections.js"
 import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
 import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
-import { inline } from "../../report/Markdown.js"
+import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 
 /** `0.8235`, `—` for unknown. */

@@ -7,10 +7,11 @@
 import * as Stream from "effect/Stream"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { type Dimension, type DimensionScore, dimensionWeight, type Gate, type RubricRecord } from "./RubricScore.js"
+import { checksClaims, type Dimension, type DimensionScore, dimensionWeight, type Gate, type RubricRecord } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { code, inline, quoteBlock } from "../../report/Markdown.js"
+import { code, inline, quoteBlock } from "../../domain/Markdown.js"
+import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -49,6 +50,13 @@ const aggregate = (summary: RubricSummary) => {
     const dist = Object.entries(d.distribution).map(([s, n]) => `${s}: ${n}`).join(" · ")
     lines.push(`| ${d.name} | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${num(d.std)} | ${d.n} | ${d.failed} | ${dist} |`)
   }
+  if (summary.claims !== undefined) {
+    lines.push(
+      "",
+      `**Claims against the reference answers** (RAGChecker's claim metrics, over the cases with a reference): ` +
+        summary.claims.map((m) => `${m.name} ${num(m.mean, 3)} (${m.n} cases)`).join(" · ") + "."
+    )
+  }
   const c = summary.composite
   lines.push(
     "",
@@ -78,7 +86,17 @@ const rowBlock = (r: RubricRecord, heading: string) =>
     quoteBlock(r.answer === undefined || r.answer === "" ? "(empty)" : r.answer),
     "",
     dimensionTable(r),
-    ""
+    "",
+    ...(r.claims === undefined ? [] : [
+      `**Claims against the reference** — precision ${num(r.claims.precision)} · recall ${num(r.claims.recall)} · F1 ${num(r.claims.f1)}`,
+      "",
+      "Answer claims:",
+      "",
+      claimTable(r.claims.answer, "reference"),
+      "Reference claims:",
+      "",
+      claimTable(r.claims.reference, "answer")
+    ])
   ].join("\n")
 
 const lowest = (summary: RubricSummary) =>
@@ -111,7 +129,8 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
     ...info.input.columns,
     ...summary.dimensions.map((d) => d.name),
     "Composite",
-    ...summary.dimensions.map((d) => `${d.name} reason`)
+    ...summary.dimensions.map((d) => `${d.name} reason`),
+    ...(summary.claims === undefined ? [] : ["Claim precision", "Claim recall", "Claim F1", "Answer claims", "Reference claims"])
   ],
   csvRow: (info, r) => {
     const source = info.input.columns.map((c) => {
@@ -122,7 +141,8 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
       ...source,
       ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
       csvMaybeNumber(r.composite, 4),
-      ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason))
+      ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
+      ...(checksClaims(info) ? [csvMaybeNumber(r.claims?.precision, 4), csvMaybeNumber(r.claims?.recall, 4), csvMaybeNumber(r.claims?.f1, 4), claimCell(r.claims?.answer), claimCell(r.claims?.reference)] : [])
     ]
   }
 })

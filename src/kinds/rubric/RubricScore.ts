@@ -11,8 +11,11 @@ import type { EvalCase } from "../../domain/Case.js"
 import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { Rubric } from "../../domain/Rubric.js"
+import type { MetricSpec } from "../../domain/Metric.js"
 import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import { claimMetrics } from "../../metrics/claims.js"
+import { caseClaims, type ClaimList, type ClaimRubrics } from "../correctness/Claims.js"
 
 export interface Dimension {
   readonly rubric: string
@@ -61,12 +64,41 @@ export interface RubricRecord {
   readonly failed: number
   /** Tokens of the case's judgments (with the cached and Batch API parts when there are any). */
   readonly tokens: Tokens
+  /** With a reference answer (and claim rubrics): the answer's claims against it (see `ReferenceClaims`). */
+  readonly claims?: ReferenceClaims | undefined
+}
+
+/**
+ * A case's answer checked claim by claim against its reference answer, beside the rubric
+ * dimensions: claim precision, recall and F1 as answer-correctness computes them (RAGChecker).
+ */
+export interface ReferenceClaims {
+  readonly precision: number | null
+  readonly recall: number | null
+  readonly f1: number | null
+  readonly answer: ClaimList
+  readonly reference: ClaimList
 }
 
 export interface RubricScoreOptions {
   readonly dimensions: ReadonlyArray<Dimension>
   readonly gate?: Gate | undefined
+  /** Claim rubrics: cases with a reference get claim precision, recall and F1 (see `kinds/correctness`). */
+  readonly claims?: ClaimRubrics | undefined
 }
+
+/** Claim precision, recall and F1 against the reference, declared once for the rubric pipelines. */
+export const referenceClaimSpecs: ReadonlyArray<MetricSpec> = [
+  Metric.fraction("precision", "claim precision: share of the answer's claims the reference answer entails"),
+  Metric.fraction("recall", "claim recall: share of the reference answer's claims the answer entails"),
+  Metric.fraction("f1", "harmonic mean of claim precision and recall")
+]
+
+/** Does the run check claims (its rubrics include a claims rubric)? */
+export const checksClaims = (info: { readonly rubrics: ReadonlyArray<Rubric> }) => info.rubrics.some((r) => r.output === "claims")
+
+/** A rubric pipeline's dimensions are its pointwise score rubrics (claim extraction and checks are not dimensions). */
+export const isDimension = (r: Rubric) => r.output === "score" && r.item === undefined
 
 /** Pure composite: exported for tests and for `rag-eval report`. */
 export const composite = (
@@ -108,21 +140,35 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
       const r = info.rubrics.find((x) => x.id === d.rubric)
       return r === undefined ? [] : [Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max)]
     }),
-    Metric.fraction("composite", "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness")
+    Metric.fraction("composite", "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness"),
+    ...(checksClaims(info) ? referenceClaimSpecs : [])
   ],
   of: (r) => ({
-      caseId: r.caseId,
-      line: r.line,
-    metrics: { ...Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])), composite: r.composite },
+    caseId: r.caseId,
+    line: r.line,
+    metrics: {
+      ...Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])),
+      composite: r.composite,
+      ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 })
+    },
     failed: r.failed > 0 || r.composite === null
   })
 })
+
+/** The claims of a case with a reference; undefined without one (or without claim rubrics). */
+const referenceClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubrics: ClaimRubrics | undefined): ReferenceClaims | undefined => {
+  if (rubrics === undefined || c.reference === undefined) return undefined
+  const claims = caseClaims(c, judgments, rubrics, { contexts: false, nuggets: false })
+  const m = claimMetrics(claims.verdicts)
+  return { precision: m.precision, recall: m.recall, f1: m.f1, answer: claims.answer, reference: claims.reference! }
+}
 
 export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
   perCase: rubricCaseMetrics(options.dimensions),
   grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
   score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
     const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))
+    const byDimension = new Set(options.dimensions.map((d) => d.rubric))
     const base = options.dimensions.map((d) => {
       const rubric = rubrics.get(d.rubric)!
       const j = byCriterion.get(d.rubric)
@@ -131,6 +177,8 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
     const result = composite(base, options.gate)
     const tokens = noTokens()
     for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
+    const claims = referenceClaims(c, judgments, options.claims)
+    const claimFailures = claims === undefined ? 0 : judgments.filter((j) => j.status === "failed" && !byDimension.has(j.criterion)).length
     const dimensions = base.map((b, i): DimensionScore => ({
       criterion: b.criterion,
       name: b.rubric.name,
@@ -155,8 +203,9 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       dimensions,
       composite: result.value,
       gate: result.gate,
-      failed: dimensions.filter((d) => d.status === "failed").length,
-      tokens: compactTokens(tokens)
+      failed: dimensions.filter((d) => d.status === "failed").length + claimFailures,
+      tokens: compactTokens(tokens),
+      ...(claims === undefined ? {} : { claims })
     }
   }
 })

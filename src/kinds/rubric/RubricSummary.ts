@@ -7,7 +7,7 @@ import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
-import type { RubricRecord } from "./RubricScore.js"
+import { checksClaims, isDimension, referenceClaimSpecs, type RubricRecord } from "./RubricScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 
 export interface DimensionSummary {
@@ -45,6 +45,8 @@ export interface RubricSummary {
   /** Failed judgments (bounded list) with their reasons. */
   readonly failures: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly criterion: string; readonly reason: string; readonly raw?: string | undefined }>
   readonly tokens: Tokens
+  /** Claim precision, recall and F1 against the reference answers (runs that check claims): mean over the cases that have it. */
+  readonly claims?: ReadonlyArray<{ readonly name: string; readonly n: number; readonly mean: number | null }> | undefined
 }
 
 
@@ -66,7 +68,11 @@ interface Acc {
   output: number
   /** The cached and Batch API parts of the tokens, when some case has them. */
   parts: MutableTokens | undefined
+  /** Claim precision, recall, F1 (runs that check claims). */
+  claims: ReadonlyArray<Welford> | undefined
 }
+
+const CLAIM_METRICS = ["precision", "recall", "f1"] as const
 
 const MAX_FAILURES_LISTED = 50
 
@@ -75,21 +81,22 @@ const MAX_FAILURES_LISTED = 50
  * rubric id) and on 0–1 (`<id>.normalised`), the mean composite, and the failed judgments.
  */
 export const rubricHeadline = (info: RunInfo): ReadonlyArray<MetricSpec> => [
-  ...info.rubrics.flatMap((r) => [
+  ...info.rubrics.filter(isDimension).flatMap((r) => [
     Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale`, r.min, r.max),
     Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
   ]),
   Metric.fraction("composite", "mean composite (0–1)"),
-  Metric.count("failed", "judgments recorded as failed (never scored)")
+  Metric.count("failed", "judgments recorded as failed (never scored)"),
+  ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : [])
 ]
 
 export const rubricSummary = (options: { readonly lowest: number }): AggregateStage<RubricRecord, RubricSummary> => ({
   init: (info: RunInfo): Acc => {
     const dims: Acc["dims"] = new Map()
-    for (const r of info.rubrics) {
+    for (const r of info.rubrics.filter(isDimension)) {
       dims.set(r.id, { name: r.name, min: r.min, max: r.max, w: empty(), norm: empty(), failed: 0, dist: new Map(r.scale.map((v) => [v.score, 0])) })
     }
-    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0, parts: undefined }
+    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0, parts: undefined, claims: checksClaims(info) ? CLAIM_METRICS.map(() => empty()) : undefined }
   },
   add: (accU, record) => {
     const acc = accU as Acc
@@ -119,6 +126,12 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
         dim.dist.set(d.score, (dim.dist.get(d.score) ?? 0) + 1)
       }
     }
+    if (record.claims !== undefined && acc.claims !== undefined) {
+      CLAIM_METRICS.forEach((name, i) => {
+        const v = record.claims![name]
+        if (v !== null) push(acc.claims![i]!, v)
+      })
+    }
     if (record.gate === "zeroed") acc.zeroed++
     if (record.gate === "reweighted") acc.reweighted++
     if (record.composite === null) {
@@ -144,7 +157,8 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
   metrics: (s) => ({
     ...Object.fromEntries(s.dimensions.flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]])),
     composite: s.composite.mean,
-    failed: s.judgments.failed
+    failed: s.judgments.failed,
+    ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean]))
   }),
   headline: rubricHeadline,
   lowScores: (s) => ({ lowest: s.lowest, failures: s.failures }),
@@ -177,7 +191,8 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
       gated: { zeroed: acc.zeroed, reweighted: acc.reweighted },
       lowest: acc.lowest,
       failures: acc.failures,
-      tokens: acc.parts === undefined ? { input: acc.input, output: acc.output } : compactTokens({ ...acc.parts, input: acc.input, output: acc.output })
+      tokens: acc.parts === undefined ? { input: acc.input, output: acc.output } : compactTokens({ ...acc.parts, input: acc.input, output: acc.output }),
+      ...(acc.claims === undefined ? {} : { claims: CLAIM_METRICS.map((name, i) => ({ name, n: acc.claims![i]!.n, mean: mean(acc.claims![i]!) })) })
     }
   }
 })

@@ -9,8 +9,8 @@ import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { code } from "../../report/Markdown.js"
-import { inline } from "../../report/Markdown.js"
+import { code } from "../../domain/Markdown.js"
+import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 
 const proxyNotice = [

@@ -17,7 +17,7 @@ import type { InputError } from "../../domain/Errors.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
 import { readRows, type Row } from "../../load/Rows.js"
 import type { InputDoc } from "../../load/InputFields.js"
-import { decodeFields, expecting, idText, issueDecoder, OptionalId, requiredText, rowError } from "../../load/RowSchema.js"
+import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText, rowError } from "../../load/RowSchema.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 
 /**
@@ -54,11 +54,19 @@ export interface TestSetFields {
   readonly question: string
   readonly answer: string
   readonly context: string
+  /** The reference (gold) answer's field, when `--columns reference=…` names one: claim precision, recall and F1. */
+  readonly reference?: string | undefined
 }
 
 export const fieldsFor = (ctx: LoadContext | undefined): TestSetFields => {
-  const m = { ...testSetFields, ...ctx?.columns }
-  return { id: m.id, question: m.question, answer: m.answer ?? testSetFields.answer, context: m.fragments ?? testSetFields.fragments }
+  const m: Readonly<Record<string, string | undefined>> = { ...testSetFields, ...ctx?.columns }
+  return {
+    id: m["id"],
+    question: m["question"] ?? testSetFields.question,
+    answer: m["answer"] ?? testSetFields.answer,
+    context: m["fragments"] ?? testSetFields.fragments,
+    ...(m["reference"] === undefined ? {} : { reference: m["reference"] })
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +173,8 @@ export const SynthesisInput = Schema.Struct({
   question: requiredText("question", expecting("text", "the question is missing")),
   answer: Schema.String.annotations(expecting("text", "the answer is missing")),
   context: Schema.Array(Schema.Unknown.pipe(Schema.filter((item) => item !== null || "the context item is null")))
-    .annotations(expecting("a list of context items"))
+    .annotations(expecting("a list of context items")),
+  reference: optionalOrNull(Schema.String.annotations(expecting("text (the reference answer)")))
 })
 
 /** A decoded test-set row (before it becomes a case). */
@@ -174,6 +183,8 @@ export interface SynthesisRow {
   readonly question: string
   readonly answer: string
   readonly context: ReadonlyArray<unknown>
+  /** Blank or absent: none. */
+  readonly reference: string | undefined
 }
 
 const decodeInput = issueDecoder(SynthesisInput)
@@ -185,11 +196,19 @@ export const validateRow = (row: Row, file: string, fields: TestSetFields = fiel
       ...(fields.id === undefined ? {} : { queryLogId: fields.id }),
       question: fields.question,
       answer: fields.answer,
-      context: fields.context
+      context: fields.context,
+      ...(fields.reference === undefined ? {} : { reference: fields.reference })
     }
     return Either.match(decodeFields(decodeInput, names, row.values), {
       onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
-      onRight: (r) => Effect.succeed({ queryLogId: idText(r.queryLogId), question: r.question, answer: r.answer, context: r.context })
+      onRight: (r) =>
+        Effect.succeed({
+          queryLogId: idText(r.queryLogId),
+          question: r.question,
+          answer: r.answer,
+          context: r.context,
+          reference: r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
+        })
     })
   })
 
@@ -201,6 +220,7 @@ export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields:
     line: row.line,
     question: r.question,
     answer: r.answer,
+    ...(r.reference === undefined ? {} : { reference: r.reference }),
     passages: r.context.map((item, i): Passage => ({
       id: String(i + 1),
       rank: i + 1,
@@ -216,7 +236,7 @@ export const loadTestSet = (): LoadStage => ({
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
     // queryLogId is optional (cases are then numbered); the others must exist.
-    return checkColumns(ctx.file, columns, { question: f.question, answer: f.answer, fragments: f.context })
+    return checkColumns(ctx.file, columns, { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference })
   },
   cases: (ctx) => {
     const f = fieldsFor(ctx)

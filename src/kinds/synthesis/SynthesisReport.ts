@@ -11,10 +11,12 @@ import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
+import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
+import { checksClaims } from "../rubric/RubricScore.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { code } from "../../report/Markdown.js"
+import { code } from "../../domain/Markdown.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { inline, quoteBlock } from "../../report/Markdown.js"
+import { inline, quoteBlock } from "../../domain/Markdown.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
 
@@ -168,7 +170,17 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
     "|---|---|---|",
     `| ${f?.name ?? "Faithfulness"} | ${scoreLabel(f, r.faithfulness)} | ${inline(r.reasons.faithfulness)} |`,
     `| ${c?.name ?? "Completeness"} | ${scoreLabel(c, r.completeness)} | ${inline(r.reasons.completeness)} |`,
-    ""
+    "",
+    ...(r.claims === undefined ? [] : [
+      `**Claims against the reference** — precision ${num(r.claims.precision)} · recall ${num(r.claims.recall)} · F1 ${num(r.claims.f1)}`,
+      "",
+      "Answer claims:",
+      "",
+      claimTable(r.claims.answer, "reference"),
+      "Reference claims:",
+      "",
+      claimTable(r.claims.reference, "answer")
+    ])
   ].join("\n")
 }
 
@@ -192,8 +204,11 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
         failures(summary) + "\n",
         "## Per-case details\n\n"
       ).pipe(Stream.concat(records.pipe(Stream.map((r) => caseBlock(info, config, r) + "\n")))),
-    csvHeader: () => ["queryLogId", "question", "answer", "faithfulness", "completeness", "overall", "pass", "faithfulness reason", "completeness reason"],
-    csvRow: (_info, r) => [
+    csvHeader: (info) => [
+      "queryLogId", "question", "answer", "faithfulness", "completeness", "overall", "pass", "faithfulness reason", "completeness reason",
+      ...(checksClaims(info) ? ["claim precision", "claim recall", "claim F1", "answer claims", "reference claims"] : [])
+    ],
+    csvRow: (info, r) => [
       r.caseId,
       r.question,
       r.answer ?? "",
@@ -202,7 +217,8 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
       csvMaybeNumber(r.overall),
       passText(r.pass),
       reasonCell(r, config.faithfulness, r.reasons.faithfulness),
-      reasonCell(r, config.completeness, r.reasons.completeness)
+      reasonCell(r, config.completeness, r.reasons.completeness),
+      ...(checksClaims(info) ? [csvMaybeNumber(r.claims?.precision, 4), csvMaybeNumber(r.claims?.recall, 4), csvMaybeNumber(r.claims?.f1, 4), claimCell(r.claims?.answer), claimCell(r.claims?.reference)] : [])
     ]
   }
 }

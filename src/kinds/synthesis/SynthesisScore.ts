@@ -16,7 +16,8 @@ import type { Rubric } from "../../domain/Rubric.js"
 import { contextLabel } from "./AnswerSynthesis.js"
 import type { RunInfo, ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
-import { type DimensionScore, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
+import type { ClaimRubrics } from "../correctness/Claims.js"
+import { checksClaims, type DimensionScore, referenceClaimSpecs, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
 
 /** Which rubric is which, and the pass threshold. Shared by the score, aggregate and report stages. */
 export interface SynthesisConfig {
@@ -66,8 +67,8 @@ export const passOf = (faithfulness: number | null, completeness: number | null,
 const find = (record: RubricRecord, criterion: string): DimensionScore | undefined =>
   record.dimensions.find((d) => d.criterion === criterion)
 
-export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreStage<SynthesisRecord> => {
-  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }, ...(config.extra ?? []).map((rubric) => ({ rubric }))] })
+export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?: ClaimRubrics): ScoreStage<SynthesisRecord> => {
+  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }, ...(config.extra ?? []).map((rubric) => ({ rubric }))], claims })
   return {
     // Faithfulness, completeness and overall on their 1–5 scale, and the verdict (1 pass, 0 fail).
     perCase: {
@@ -77,12 +78,20 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig): ScoreSt
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
         // Named as its mean is in the summary, so `compare` and the gates say the same name.
         Metric.fraction("overallPassRate", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below (its mean is the overall pass rate)`),
+        ...(checksClaims(info) ? referenceClaimSpecs : []),
         ...extraRubrics(config, info).map((r) => Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max))
       ],
       of: (r) => ({
-      caseId: r.caseId,
-      line: r.line,
-        metrics: { faithfulness: r.faithfulness, completeness: r.completeness, overall: r.overall, overallPassRate: r.pass === null ? null : r.pass ? 1 : 0, ...Object.fromEntries((config.extra ?? []).map((id) => [id, find(r, id)?.score ?? null])) },
+        caseId: r.caseId,
+        line: r.line,
+        metrics: {
+          faithfulness: r.faithfulness,
+          completeness: r.completeness,
+          overall: r.overall,
+          overallPassRate: r.pass === null ? null : r.pass ? 1 : 0,
+          ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 }),
+          ...Object.fromEntries((config.extra ?? []).map((id) => [id, find(r, id)?.score ?? null]))
+        },
         failed: r.failed > 0 || r.overall === null
       })
     },

@@ -12,6 +12,7 @@
 import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import { checksClaims, referenceClaimSpecs } from "../rubric/RubricScore.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
 import { defaultConfig, extraRubrics, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
@@ -54,6 +55,8 @@ export interface SynthesisSummary {
   /** Failed judgments (bounded list) with their reasons. */
   readonly failures: RubricSummary["failures"]
   readonly tokens: RubricSummary["tokens"]
+  /** Claim precision, recall and F1 against reference answers (`--columns reference=…`). */
+  readonly claims?: RubricSummary["claims"]
 }
 
 const rate = (k: number, n: number) => (n === 0 ? null : k / n)
@@ -108,6 +111,7 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       overallPassRate: s.metrics.overall.passRate,
       undecided: s.metrics.overall.unknown,
       failedJudgments: s.judgments.failed,
+      ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean])),
       ...Object.fromEntries(s.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
         .flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]]))
     }),
@@ -120,6 +124,7 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
       Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
       Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
+      ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : []),
       ...extraRubrics(config, info).flatMap((r) => [
         Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale (your rubric)`, r.min, r.max),
         Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
@@ -154,7 +159,8 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
         lowScores: low.finish(acc.low),
         judgments: base.judgments,
         failures: base.failures,
-        tokens: base.tokens
+        tokens: base.tokens,
+        ...(base.claims === undefined ? {} : { claims: base.claims })
       }
     }
   }

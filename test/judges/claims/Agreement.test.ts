@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
+  auc,
+  bestThreshold,
   correlations,
+  crossValidatedBalancedAccuracy,
+  expertQaComparison,
+  type ExpertQaClaim,
   expertQaFigures,
   expertQaPresent,
   pearson,
@@ -14,7 +19,8 @@ import {
   ragCheckerPresent,
   type RagCheckerData,
   readExpertQa,
-  readRagChecker
+  readRagChecker,
+  wordShare
 } from "../../../bench/claims.js"
 
 describe("the meta-evaluation protocol (RAGChecker's meta_eval.py)", () => {
@@ -43,6 +49,33 @@ describe("the meta-evaluation protocol (RAGChecker's meta_eval.py)", () => {
   })
 })
 
+describe("the ExpertQA comparison's statistics, hand-computed", () => {
+  it("AUC: the share of (complete, other) pairs ranked right, ties ½", () => {
+    // Positives 0.35 and 0.8 against negatives 0.1 and 0.4: 0.35 > 0.1, 0.35 < 0.4, 0.8 > both → 3 of 4.
+    expect(auc([0.1, 0.4, 0.35, 0.8], [false, false, true, true])).toBeCloseTo(0.75, 12)
+    expect(auc([0.5, 0.5], [true, false])).toBeCloseTo(0.5, 12)
+    expect(auc([0.2, 0.3, 0.2], [true, false, false])).toBeCloseTo(0.25, 12)
+    expect(auc([0.1, 0.2], [true, true])).toBeNaN()
+  })
+
+  it("the in-sample best threshold, and the threshold chosen on the other questions", () => {
+    expect(bestThreshold([0.1, 0.2, 0.3, 0.4], [false, false, true, true])).toEqual({ threshold: 0.3, balancedAccuracy: 1 })
+    // Question a alone picks 0.9, which misses b's complete claim at 0.6; b alone picks 0.6, right on a.
+    // Pooled held-out predictions: complete claims 1 of 2 found, other claims 2 of 2 → (0.5 + 1) / 2.
+    const scores = [0.1, 0.9, 0.5, 0.6]
+    const labels = [false, true, false, true]
+    expect(crossValidatedBalancedAccuracy(scores, labels, ["a", "a", "b", "b"], 2)).toBeCloseTo(0.75, 12)
+    expect(bestThreshold(scores, labels).balancedAccuracy).toBe(1)
+  })
+
+  it("word share: the claim's content terms found in the cited passages, markers and URLs left out", () => {
+    const claim: ExpertQaClaim = { id: "q1-s-c0", question: "", answer: "Cats sleep a lot [1].", contexts: ["[1] https://example.org/cats-lot\n\nCats sleep sixteen hours."], complete: true }
+    // Claim terms cat, sleep, lot; the passage (URL removed) has cat and sleep.
+    expect(wordShare(claim)).toBeCloseTo(2 / 3, 12)
+    expect(wordShare({ ...claim, contexts: ["[1] https://example.org/cats-lot"] })).toBe(0)
+  })
+})
+
 // A user's clone has no ../shared: these blocks are skipped there, visibly (their titles say why).
 describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (skipped when ../shared/data/ragchecker-dev is absent)", () => {
   it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.406 / 0.593 / 0.578)", () => {
@@ -60,5 +93,13 @@ describe.skipIf(!expertQaPresent())("ExpertQA claim support, 926 claims (skipped
     expect(f.all.claims).toBe(926)
     expect(f.all.balancedAccuracy).toBeGreaterThanOrEqual(0.51)
     expect(f.withPassages.balancedAccuracy).toBeGreaterThanOrEqual(0.53)
+  })
+
+  it("ranks claims at least as well as the word-share baseline (measured AUC 0.535 against 0.525; word share's cross-validated balanced accuracy 0.513)", () => {
+    const c = expertQaComparison(readExpertQa())
+    expect(c.checker.auc).toBeGreaterThanOrEqual(0.52)
+    expect(c.checker.auc).toBeGreaterThanOrEqual(c.wordShare.auc)
+    expect(c.bySystem.map((s) => s.system)).toEqual(["bing_chat", "gpt4", "post_hoc_gs_gpt4", "post_hoc_sphere_gpt4", "rr_gs_gpt4", "rr_sphere_gpt4"])
+    expect(c.bySystem.reduce((n, s) => n + s.rates.claims, 0)).toBe(926)
   })
 })

@@ -61,6 +61,14 @@ describe("numbers, dates and names must agree", () => {
     expect(c.evidence).toBe("The Eiffel Tower is 300 metres tall.")
   })
 
+  it("number words are figures: \"three moons\" against \"two moons\" contradicts, \"2 moons\" against \"two moons\" entails; \"one\" and compounds stay words", () => {
+    expect(check("Mars has three moons, Phobos, Deimos and Ganymede.", "Mars has two moons, Phobos and Deimos.").verdict).toBe("contradicted")
+    expect(check("Mars has two moons, Phobos and Deimos.", "Mars has three moons, Phobos, Deimos and Ganymede.").verdict).toBe("contradicted")
+    expect(check("Mars has 2 moons.", "Mars has two moons, Phobos and Deimos.").verdict).toBe("entailed")
+    expect(check("One of the moons is Phobos.", "Phobos is one of the moons of Mars.").verdict).toBe("entailed")
+    expect(check("The lease runs twenty-five years.", "The lease runs twenty-five years from signing.").verdict).toBe("entailed")
+  })
+
   it("a different year contradicts; the same year entails", () => {
     expect(check("The film was released in 2019.", "The film was released in 2021.").verdict).toBe("contradicted")
     expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe("entailed")

@@ -19,13 +19,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
-import { judgeLayer } from "../cli/JudgeLayer.js"
-import { judgeSettings, pipelineOptionFlags, providerFlags } from "../cli/RunFlags.js"
+import { judgeLayer } from "./JudgeLayer.js"
+import { judgeSettings, pipelineOptionFlags, providerFlags } from "./RunFlags.js"
 import { Shutdown } from "../engine/Shutdown.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
-import { parseSize } from "./Body.js"
-import * as SharedCache from "./SharedCache.js"
-import { defaults } from "./Defaults.js"
+import { parseSize } from "../server/Body.js"
+import * as SharedCache from "../server/SharedCache.js"
+import { defaults } from "../server/Defaults.js"
 
 const host = Options.text("host").pipe(
   Options.withDescription(`Address to listen on (default ${defaults.host}: this machine only; 0.0.0.0 for every interface)`),
@@ -108,7 +108,7 @@ export const serveCommand = Command.make(
       }
       // The search-relevance options serve takes, gathered as `run` gathers a pipeline's (flags, then
       // the environment, announced).
-      const { gatherOptions } = yield* Effect.promise(() => import("../cli/PipelineSettings.js"))
+      const { gatherOptions } = yield* Effect.promise(() => import("./PipelineSettings.js"))
       const gathered = yield* gatherOptions(
         { name: "serve", description: "", options: ["listwise", "fields"], build: () => { throw new Error("not a pipeline") } },
         { listwise: flags.listwise, fields: flags.fields }
@@ -118,7 +118,7 @@ export const serveCommand = Command.make(
       yield* Effect.scoped(
         Effect.gen(function*() {
           // Loaded on use: the HTTP stack is not needed to parse flags or print --help.
-          const { start } = yield* Effect.promise(() => import("./Http.js"))
+          const { start } = yield* Effect.promise(() => import("../server/Http.js"))
           const server = yield* start({
             host: flags.host,
             port: flags.port,

@@ -14,7 +14,7 @@ import { GateFailed, type InputError, type OutputError, UsageError } from "../do
 import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, formatP, worseLines } from "../compare/Comparison.js"
 import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
 import { loadRunCases } from "../compare/RunCases.js"
-import { writeFileAtomic } from "../report/Files.js"
+import { writeFileAtomic } from "../io/Files.js"
 
 export type CompareFormat = "markdown" | "json"
 

@@ -9,7 +9,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { InputError, type UsageError } from "../domain/Errors.js"
-import { fileReadProblem } from "../report/Files.js"
+import { fileReadProblem } from "../io/Files.js"
 import { parseMetrics } from "../metrics/registry.js"
 import { evaluateTrec, formatTrec, parseQrels, parseRun, type TrecEvaluation, trecToJson } from "../metrics/trec.js"
 

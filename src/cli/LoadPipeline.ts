@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { defaultPromptsDir } from "../judges/Prompt.js"
 import { pathToFileURL } from "node:url"
 import { UsageError } from "../domain/Errors.js"
-import type { AnyPipeline } from "./Pipeline.js"
+import type { AnyPipeline } from "../engine/Pipeline.js"
 
 /**
  * Compile TypeScript on the fly for the duration of one import, then unregister: tsx's module hooks

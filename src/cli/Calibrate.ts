@@ -20,7 +20,7 @@ import { readRunGrades } from "../calibrate/RunGrades.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { parseRun } from "../metrics/trec.js"
-import { writeFileAtomic } from "../report/Files.js"
+import { writeFileAtomic } from "../io/Files.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
 import { readTextFile } from "./Trec.js"
 

@@ -1,0 +1,54 @@
+/**
+ * The engine's port to the reporters: what a reporter is given (the run, an iteration's summary, its
+ * records streamed again from disk on each call, the pipeline's report view and per-case metrics),
+ * what it does with it, and the service holding the chosen ones. The formats themselves live in
+ * `report/` and depend on this, never the other way round.
+ */
+import type * as Stream from "effect/Stream"
+import type { OutputError } from "../domain/Errors.js"
+import type { MetricSpec } from "../domain/Metric.js"
+import type { CaseValues, ReportView, RunInfo } from "./Pipeline.js"
+import type * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
+import type { FinalMetrics } from "./Iterations.js"
+
+export interface ReportInput<R = unknown, S = unknown> {
+  readonly info: RunInfo
+  readonly summary: S
+  /** Re-readable: each call streams the records again from disk. */
+  readonly records: () => Stream.Stream<R, OutputError>
+  readonly view: ReportView<R, S>
+  /**
+   * The pipeline's per-case metrics, when it declares them: what ranks cases (the view's headline),
+   * what counts as failed, what the HTML page charts.
+   */
+  readonly caseMetrics?: { readonly declared: ReadonlyArray<MetricSpec>; of(record: R): CaseValues } | undefined
+  /** File name stem, e.g. `report` or `report-iteration-2`. */
+  readonly stem: string
+  /** The iteration's headline metrics (`aggregate.metrics`), with their declarations. */
+  readonly metrics?: Readonly<Record<string, number | null>> | undefined
+  readonly metricSpecs?: ReadonlyArray<MetricSpec> | undefined
+  /** What this iteration's judging came to (judgments, tokens), for the run-parameter table. */
+  readonly judged?: Judged | undefined
+  /** Set by `report --partial`: why the report is partial, shown on every page. */
+  readonly partial?: string | undefined
+  /** `--details N`: per-case details in report.md for at most N cases (default 100). */
+  readonly details?: number | undefined
+}
+
+/** What the judging of a run came to, for its parameter table: judgments, tokens, cost. */
+export interface Judged {
+  readonly judgments: { readonly ok: number; readonly failed: number }
+  readonly tokens: { readonly input: number; readonly output: number }
+}
+
+export interface Reporter {
+  readonly format: string
+  /** Writes its file(s) into `info.runDir`; returns the paths written. */
+  readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
+  /** The run's final report across iterations (iterations > 1), for formats that have one. */
+  readonly writeFinal?: (info: RunInfo, final: FinalMetrics, partial?: string) => Effect.Effect<ReadonlyArray<string>, OutputError>
+}
+
+/** The reporters a run writes with (`--format`). */
+export class Reporters extends Context.Tag("rag-eval/Reporters")<Reporters, ReadonlyArray<Reporter>>() {}

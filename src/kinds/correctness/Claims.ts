@@ -1,0 +1,282 @@
+/**
+ * Claim-level judging of an answer, in two rounds of judgments of one case (a chained judge stage):
+ *
+ * 1. **Extract**: the answer's claims and the reference's claims (rubric `extract`, output `claims`),
+ *    and — needing no extraction — each nugget graded against the answer (`nugget`, listwise).
+ * 2. **Check**, built from round 1's claim lists: one listwise call per text, carrying every claim
+ *    to check against it (`check`: contradicted 0 · neutral 1 · entailed 2, with the deciding
+ *    sentence as evidence) — the answer's claims against the reference, the reference's claims
+ *    against the answer, and the answer's and the reference's claims against each context.
+ *
+ * So a case costs 2 + (reference ? 2 : 0) + contexts calls at most, not one per claim. Every
+ * extraction and every check is its own keyed judgment: journaled, cached, resumed, batched and
+ * spread over a cluster like any other. Targets name what was judged:
+ * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` (claim n of the answer's or the
+ * reference's claims, checked against `reference`, `answer` or `context:<k>`) and
+ * `answer/nugget:<n>`.
+ *
+ * `caseClaims` reads a case's judgments back into claims with their verdicts and the
+ * `CaseVerdicts` that `metrics/claims.ts` turns into precision, recall, faithfulness… A verdict the
+ * judge could not give (a failed judgment) leaves the metrics that need it null, never 0.
+ */
+import type { EvalCase, Nugget } from "../../domain/Case.js"
+import type { Judgment } from "../../domain/Judgment.js"
+import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
+import { extractClaims } from "../../judges/claims/Extract.js"
+import type { CaseVerdicts, ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
+
+/** The three rubrics of claim judging, by role. */
+export interface ClaimRubrics {
+  readonly extract: string
+  readonly check: string
+  readonly nugget: string
+}
+
+export const claimRubrics: ClaimRubrics = {
+  extract: "answer-correctness/extract",
+  check: "answer-correctness/check",
+  nugget: "answer-correctness/nugget"
+}
+
+export const rubricIds = (r: ClaimRubrics): ReadonlyArray<string> => [r.extract, r.check, r.nugget]
+
+/** Which of the case's texts the answer is checked against (a pipeline may use fewer than it has). */
+export interface ClaimSources {
+  /** Check the answer's claims against the contexts (answer-correctness; not rag-answers' fragments). */
+  readonly contexts: boolean
+  readonly nuggets: boolean
+}
+
+export const allSources: ClaimSources = { contexts: true, nuggets: true }
+
+/** Scores of the check and nugget rubrics' scales. */
+const CHECK_VERDICT: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
+const NUGGET_GRADE: ReadonlyArray<NuggetAssignment> = ["not_support", "partial_support", "support"]
+
+export const ANSWER_CLAIMS = "claims:answer"
+export const REFERENCE_CLAIMS = "claims:reference"
+
+type Side = "answer" | "reference"
+
+const contextName = (k: number) => `context:${k + 1}`
+const itemTarget = (text: string, side: Side, i: number) => `${text}/${side}:${i + 1}`
+
+const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
+
+/**
+ * Every text of the case, one array per case (the heuristic checker weighs a claim's terms within
+ * the case, and computes the statistics once per array). Not part of any judgment key.
+ */
+const poolOf = (c: EvalCase): ReadonlyArray<string> => {
+  let pool = pools.get(c)
+  if (pool === undefined) {
+    pool = [c.answer ?? "", ...(c.reference === undefined ? [] : [c.reference]), ...c.passages.map((p) => p.text), ...(c.nuggets ?? []).map((n) => n.text)]
+    pools.set(c, pool)
+  }
+  return pool
+}
+
+const extractSpec = (c: EvalCase, rubrics: ClaimRubrics, side: Side, text: string): TaskSpec => ({
+  rubric: rubrics.extract,
+  target: side === "answer" ? ANSWER_CLAIMS : REFERENCE_CLAIMS,
+  vars: { question: c.question, source: side === "answer" ? "answer" : "reference answer", text },
+  pool: poolOf(c)
+})
+
+/** Round 1: extract the answer's (and the reference's) claims; grade the nuggets against the answer. */
+export const extractionRound = (c: EvalCase, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => {
+  const specs: Array<JudgeSpec> = [extractSpec(c, rubrics, "answer", c.answer ?? "")]
+  if (c.reference !== undefined) specs.push(extractSpec(c, rubrics, "reference", c.reference))
+  const nuggets = sources.nuggets ? c.nuggets ?? [] : []
+  if (nuggets.length > 0) {
+    specs.push({
+      rubric: rubrics.nugget,
+      vars: { question: c.question, source: "answer", text: c.answer ?? "" },
+      items: nuggets.map((n, i) => ({ target: `answer/nugget:${i + 1}`, vars: { claim: n.text } })),
+      pool: poolOf(c)
+    })
+  }
+  return specs
+}
+
+const checkSpec = (c: EvalCase, rubrics: ClaimRubrics, text: string, source: string, against: string, claims: ReadonlyArray<readonly [Side, string, number]>): ListSpec => ({
+  rubric: rubrics.check,
+  vars: { question: c.question, source, text: against },
+  items: claims.map(([side, claim, i]) => ({ target: itemTarget(text, side, i), vars: { claim } })),
+  pool: poolOf(c)
+})
+
+/** Round 2: every claim checked against each text it is compared with; one call per text. */
+export const checkRound = (
+  c: EvalCase,
+  rubrics: ClaimRubrics,
+  answerClaims: ReadonlyArray<string>,
+  referenceClaims: ReadonlyArray<string>,
+  sources: ClaimSources = allSources
+): ReadonlyArray<JudgeSpec> => {
+  const specs: Array<JudgeSpec> = []
+  const a = answerClaims.map((claim, i) => ["answer", claim, i] as const)
+  const r = c.reference === undefined ? [] : referenceClaims.map((claim, i) => ["reference", claim, i] as const)
+  if (c.reference !== undefined && a.length > 0) specs.push(checkSpec(c, rubrics, "reference", "reference answer", c.reference, a))
+  if (r.length > 0) specs.push(checkSpec(c, rubrics, "answer", "answer", c.answer ?? "", r))
+  if (sources.contexts) {
+    c.passages.forEach((p, k) => {
+      if (a.length + r.length > 0) specs.push(checkSpec(c, rubrics, contextName(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+    })
+  }
+  return specs
+}
+
+/** The claims an extraction judgment gave; undefined when it failed (or is missing). */
+export const claimsOf = (j: Judgment | undefined): ReadonlyArray<string> | undefined =>
+  j === undefined || j.status !== "ok" || !Array.isArray(j.value) ? undefined : j.value.filter((x): x is string => typeof x === "string")
+
+/** The next round from the judgments so far: the checks after the extractions, then none. */
+export const nextRound = (c: EvalCase, earlier: ReadonlyArray<Judgment>, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => {
+  if (earlier.some((j) => j.criterion === rubrics.check)) return []
+  const answer = claimsOf(earlier.find((j) => j.criterion === rubrics.extract && j.target === ANSWER_CLAIMS)) ?? []
+  const reference = claimsOf(earlier.find((j) => j.criterion === rubrics.extract && j.target === REFERENCE_CLAIMS)) ?? []
+  return checkRound(c, rubrics, answer, reference, sources)
+}
+
+/**
+ * Both rounds with the offline extractor's claims standing in for the judge's: what progress counts
+ * and `--dry-run` prices before anything is judged (an LLM may find a few more or fewer claims).
+ */
+export const plannedRounds = (c: EvalCase, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => [
+  ...extractionRound(c, rubrics, sources),
+  ...checkRound(c, rubrics, extractClaims(c.answer ?? ""), c.reference === undefined ? [] : extractClaims(c.reference), sources)
+]
+
+// ---------------------------------------------------------------------------------------------
+// Judgments → claims with verdicts
+// ---------------------------------------------------------------------------------------------
+
+/** One claim checked against one text: the verdict (null when the check failed) and what decided it. */
+export interface ClaimCheck {
+  readonly verdict: ClaimVerdict | null
+  readonly evidence?: string | undefined
+  readonly reason: string
+}
+
+/** One claim of the answer or the reference, with its checks. */
+export interface CheckedClaim {
+  /** 1-based, in the order the extraction gave. */
+  readonly n: number
+  readonly text: string
+  /** Against the reference (an answer claim) or the answer (a reference claim); absent without a reference. */
+  readonly against?: ClaimCheck | undefined
+  /** Against each context, in context order (empty when the contexts were not checked). */
+  readonly contexts: ReadonlyArray<ClaimCheck>
+}
+
+export interface GradedNugget {
+  readonly n: number
+  readonly text: string
+  readonly importance?: "vital" | "okay" | undefined
+  /** Null when the grading failed. */
+  readonly assignment: NuggetAssignment | null
+  readonly evidence?: string | undefined
+  readonly reason: string
+}
+
+/** A side's claims: the list, or why there is none (its extraction failed). */
+export type ClaimList =
+  | { readonly status: "ok"; readonly claims: ReadonlyArray<CheckedClaim> }
+  | { readonly status: "failed"; readonly reason: string; readonly raw?: string | undefined }
+
+export interface CaseClaims {
+  readonly answer: ClaimList
+  /** Absent without a reference. */
+  readonly reference?: ClaimList | undefined
+  /** Absent without nuggets. */
+  readonly nuggets?: ReadonlyArray<GradedNugget> | undefined
+  /** What `metrics/claims.ts` computes the case's metrics from. */
+  readonly verdicts: CaseVerdicts
+}
+
+const missing: ClaimCheck = { verdict: null, reason: "no judgment recorded" }
+
+const checkOf = (j: Judgment | undefined): ClaimCheck => {
+  if (j === undefined) return missing
+  if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
+  const verdict = CHECK_VERDICT[j.score] ?? null
+  return { verdict, reason: j.reason, ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }) }
+}
+
+/** Verdicts, or undefined when one is missing (a failed check: the metrics needing them are null). */
+const allKnown = (checks: ReadonlyArray<ClaimCheck>): ReadonlyArray<ClaimVerdict> | undefined => {
+  const out: Array<ClaimVerdict> = []
+  for (const c of checks) {
+    if (c.verdict === null) return undefined
+    out.push(c.verdict)
+  }
+  return out
+}
+
+/** A case's judgments read back as claims, verdicts and nugget grades. */
+export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubrics: ClaimRubrics, sources: ClaimSources = allSources): CaseClaims => {
+  const byTarget = new Map<string, Judgment>()
+  for (const j of judgments) {
+    if (j.criterion === rubrics.extract || j.criterion === rubrics.check || j.criterion === rubrics.nugget) byTarget.set(`${j.criterion} ${j.target}`, j)
+  }
+  const get = (rubric: string, target: string) => byTarget.get(`${rubric} ${target}`)
+  const contexts = sources.contexts ? c.passages.length : 0
+  const hasReference = c.reference !== undefined
+
+  const side = (s: Side): ClaimList => {
+    const j = get(rubrics.extract, s === "answer" ? ANSWER_CLAIMS : REFERENCE_CLAIMS)
+    const claims = claimsOf(j)
+    if (claims === undefined) return { status: "failed", reason: j?.reason ?? "no judgment recorded", ...(j?.raw === undefined ? {} : { raw: j.raw }) }
+    const against = s === "answer" ? "reference" : "answer"
+    return {
+      status: "ok",
+      claims: claims.map((text, i): CheckedClaim => ({
+        n: i + 1,
+        text,
+        ...(hasReference ? { against: checkOf(get(rubrics.check, itemTarget(against, s, i))) } : {}),
+        contexts: Array.from({ length: contexts }, (_, k) => checkOf(get(rubrics.check, itemTarget(contextName(k), s, i))))
+      }))
+    }
+  }
+
+  const answer = side("answer")
+  const reference = hasReference ? side("reference") : undefined
+  const nuggets = sources.nuggets && c.nuggets !== undefined && c.nuggets.length > 0
+    ? c.nuggets.map((nugget: Nugget, i): GradedNugget => {
+      const j = get(rubrics.nugget, `answer/nugget:${i + 1}`)
+      const ok = j !== undefined && j.status === "ok" && j.score !== null
+      return {
+        n: i + 1,
+        text: nugget.text,
+        ...(nugget.importance === undefined ? {} : { importance: nugget.importance }),
+        assignment: ok ? NUGGET_GRADE[j.score!] ?? null : null,
+        ...(j?.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
+        reason: j?.reason ?? "no judgment recorded"
+      }
+    })
+    : undefined
+
+  const okClaims = (l: ClaimList | undefined) => (l !== undefined && l.status === "ok" ? l.claims : undefined)
+  const a = okClaims(answer)
+  const r = okClaims(reference)
+  const perContext = (claims: ReadonlyArray<CheckedClaim>) => {
+    const rows: Array<ReadonlyArray<ClaimVerdict>> = []
+    for (let k = 0; k < contexts; k++) {
+      const row = allKnown(claims.map((cl) => cl.contexts[k]!))
+      if (row === undefined) return undefined
+      rows.push(row)
+    }
+    return rows
+  }
+  const verdicts: CaseVerdicts = {
+    answerVsReference: hasReference && a !== undefined ? allKnown(a.map((cl) => cl.against!)) : undefined,
+    referenceVsAnswer: hasReference && r !== undefined ? allKnown(r.map((cl) => cl.against!)) : undefined,
+    answerVsContexts: contexts > 0 && a !== undefined ? perContext(a) : undefined,
+    referenceVsContexts: contexts > 0 && r !== undefined ? perContext(r) : undefined,
+    nuggets: nuggets === undefined || nuggets.some((n) => n.assignment === null)
+      ? undefined
+      : nuggets.map((n) => ({ importance: n.importance, assignment: n.assignment! }))
+  }
+  return { answer, ...(reference === undefined ? {} : { reference }), ...(nuggets === undefined ? {} : { nuggets }), verdicts }
+}

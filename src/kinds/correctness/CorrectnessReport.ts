@@ -1,0 +1,195 @@
+/**
+ * Report view of answer-correctness: the metrics with their intervals and definitions, the claim
+ * counts, then the cases — failed and lowest first, then every case in input order — each with its
+ * claims, each claim with its verdict against the reference (or the answer) and the contexts, and
+ * the sentence that decided it. The CSV has one row per case: the input's columns, the metrics, and
+ * the claims as text cells, one claim per line.
+ */
+import * as Stream from "effect/Stream"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { csvMaybeNumber } from "../../report/Csv.js"
+import { code, inline, quoteBlock } from "../../domain/Markdown.js"
+import { failures, num, runParameters } from "../../report/Sections.js"
+import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
+import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
+import type { CorrectnessSummary } from "./CorrectnessSummary.js"
+
+const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
+const NUGGET_MARK = { support: "✓ supported", partial_support: "~ partly supported", not_support: "✗ not supported" } as const
+
+const verdictText = (c: ClaimCheck) => (c.verdict === null ? `failed (${c.reason})` : VERDICT_MARK[c.verdict])
+
+/** Which contexts entail the claim: "2, 3", or "none". */
+const entailingContexts = (claim: CheckedClaim) => {
+  if (claim.contexts.length === 0) return undefined
+  if (claim.contexts.some((k) => k.verdict === null)) return "a check failed"
+  const ks = claim.contexts.flatMap((k, i) => (k.verdict === "entailed" ? [String(i + 1)] : []))
+  return ks.length === 0 ? "none" : ks.join(", ")
+}
+
+/** The sentence that decided the claim: against the reference/answer, else the first entailing context's. */
+const evidenceOf = (claim: CheckedClaim): string | undefined =>
+  claim.against?.evidence ?? claim.contexts.find((k) => k.verdict === "entailed")?.evidence ?? claim.contexts.find((k) => k.evidence !== undefined)?.evidence
+
+export const claimTable = (list: ClaimList, against: string | undefined) => {
+  if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
+  if (list.claims.length === 0) return "*No claims.*\n"
+  const hasContexts = list.claims[0]!.contexts.length > 0
+  const head = ["#", "Claim", ...(against === undefined ? [] : [`vs ${against}`]), ...(hasContexts ? ["Entailed by contexts"] : []), "Evidence"]
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...list.claims.map((c) => {
+      const cells = [
+        String(c.n),
+        inline(c.text, 300),
+        ...(against === undefined ? [] : [c.against === undefined ? "" : verdictText(c.against)]),
+        ...(hasContexts ? [entailingContexts(c) ?? ""] : []),
+        inline(evidenceOf(c) ?? "", 300)
+      ]
+      return `| ${cells.join(" | ")} |`
+    }),
+    ""
+  ].join("\n")
+}
+
+const nuggetTable = (nuggets: ReadonlyArray<GradedNugget>) =>
+  [
+    "| # | Nugget | Importance | Grade | Evidence |",
+    "|---|---|---|---|---|",
+    ...nuggets.map((n) =>
+      `| ${n.n} | ${inline(n.text, 300)} | ${n.importance ?? ""} | ${n.assignment === null ? `failed (${inline(n.reason, 200)})` : NUGGET_MARK[n.assignment]} | ${inline(n.evidence ?? "", 300)} |`
+    ),
+    ""
+  ].join("\n")
+
+const metricLine = (r: CorrectnessRecord) =>
+  claimMetricNames.flatMap((name) => (r.metrics[name] === null ? [] : [`${name} ${num(r.metrics[name], 2)}`])).join(" · ") || "no metric (see the failures)"
+
+const caseBlock = (r: CorrectnessRecord, heading: string) =>
+  [
+    `### ${heading}`,
+    "",
+    `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
+    "",
+    quoteBlock(r.question),
+    "",
+    `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}`,
+    "",
+    "**Answer:**",
+    "",
+    quoteBlock(r.answer === "" ? "(empty)" : r.answer),
+    "",
+    "**Answer claims**" + (r.reference === undefined ? "" : " (checked against the reference)") + ":",
+    "",
+    claimTable(r.claims.answer, r.reference === undefined ? undefined : "reference"),
+    ...(r.reference === undefined || r.claims.reference === undefined ? [] : [
+      "**Reference answer:**",
+      "",
+      quoteBlock(r.reference),
+      "",
+      "**Reference claims** (checked against the answer):",
+      "",
+      claimTable(r.claims.reference, "answer")
+    ]),
+    ...(r.claims.nuggets === undefined ? [] : ["**Nuggets** (graded against the answer):", "", nuggetTable(r.claims.nuggets)]),
+    ...(r.contexts.length === 0 ? [] : [
+      `**Contexts** (${r.contexts.length}):`,
+      "",
+      ...r.contexts.map((t, k) => `${k + 1}. ${inline(t, 300)}`),
+      ""
+    ]),
+    ...(r.failures.length === 0 ? [] : ["**Failed judgments:**", "", ...r.failures.map((f) => `- ${code(f.criterion)} ${code(f.target)}: ${inline(f.reason)}`), ""])
+  ].join("\n")
+
+const definitions = [
+  "## Metrics",
+  "",
+  "Claims are checked with RAGChecker's three verdicts (entailed, neutral, contradicted; only entailed counts as support) and the metrics follow its definitions (Ru et al., NeurIPS 2024); nugget recall follows the TREC 2024 RAG Track's AutoNuggetizer. A case that cannot have a metric (no reference, no contexts, no nuggets, no claims) has none: it is left out of the mean, never counted as 0.",
+  ""
+].join("\n")
+
+const metricsTable = (summary: CorrectnessSummary) => {
+  const lines = ["| Metric | Mean | 95% CI | Cases | Better | Meaning |", "|---|---|---|---|---|---|"]
+  for (const m of summary.metrics) {
+    if (m.n === 0) continue
+    const spec = claimMetricSpecs.find((s) => s.name === m.name)!
+    lines.push(`| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${m.n} | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`)
+  }
+  const none = summary.metrics.filter((m) => m.n === 0).map((m) => m.name)
+  if (none.length > 0) lines.push("", `No case has ${none.join(", ")} (they need a reference, contexts or nuggets this test set does not give).`)
+  const c = summary.claims
+  lines.push(
+    "",
+    `**Claims**: ${c.answerClaims} in the answers, ${c.referenceClaims} in the references. ` +
+      `Answer claims against the reference: ${c.answerVsReference.entailed} entailed, ${c.answerVsReference.neutral} neutral, ${c.answerVsReference.contradicted} contradicted. ` +
+      `Reference claims against the answer: ${c.referenceVsAnswer.entailed} entailed, ${c.referenceVsAnswer.neutral} neutral, ${c.referenceVsAnswer.contradicted} contradicted.` +
+      (c.unsupportedByContexts > 0 ? ` ${c.unsupportedByContexts} answer claim(s) are entailed by no context.` : ""),
+    ""
+  )
+  return lines.join("\n")
+}
+
+const caseHeading = (r: CorrectnessRecord) =>
+  `${inline(r.question, 120)} — ${r.failed > 0 ? "failed" : r.score === null ? "no score" : `score ${num(r.score, 2)}`}`
+
+const lowest = (summary: CorrectnessSummary) =>
+  summary.lowest.length === 0 ? "" : [
+    `## Failed and lowest cases (${summary.lowest.length})`,
+    "",
+    "Score: the case's F1 against the reference, else its faithfulness to the contexts, else its nugget recall.",
+    "",
+    ...summary.lowest.map((r) => caseBlock(r, caseHeading(r)))
+  ].join("\n")
+
+/** A claim as one line of a CSV cell: `1. [verdict; contexts 2, 3] claim — "evidence"`. */
+const claimLine = (c: CheckedClaim) => {
+  const marks = [c.against === undefined ? undefined : c.against.verdict ?? "failed", entailingContexts(c) === undefined ? undefined : `contexts: ${entailingContexts(c)}`]
+    .filter((x) => x !== undefined)
+  const evidence = evidenceOf(c)
+  return `${c.n}. [${marks.join("; ")}] ${c.text}${evidence === undefined ? "" : ` — "${evidence}"`}`
+}
+
+export const claimCell = (list: ClaimList | undefined) =>
+  list === undefined ? "" : list.status === "failed" ? `extraction failed: ${list.reason}` : list.claims.map(claimLine).join("\n")
+
+const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
+  info.input.columns.map((c) => {
+    const v = r.source[c]
+    return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
+  })
+
+const claimParameters = (summary: CorrectnessSummary): ReadonlyArray<readonly [string, string]> => [
+  ["Claims", `${summary.claims.answerClaims.toLocaleString("en-US")} in answers · ${summary.claims.referenceClaims.toLocaleString("en-US")} in references`]
+]
+
+export const correctnessReport = (options: { readonly title: string }): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
+  headline: "score",
+  failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
+  parameters: (_info, summary) => claimParameters(summary),
+  markdown: (info, summary, records) =>
+    Stream.make(
+      `# ${options.title}\n\n`,
+      `${info.description}\n\n`,
+      info.judge.provider === "heuristic"
+        ? "> **Judged by the heuristic judge** — claims are sentences and clauses, checked by a lexical support model (content words weighted within the case; numbers, names and negation must agree), not an LLM. Its agreement with human judgments is measured in docs/judge-quality.md. Use an LLM provider for real judgments.\n\n"
+        : `> Judged by ${inline(info.judge.label)}.\n\n`,
+      runParameters(info, summary, claimParameters(summary)) + "\n",
+      definitions + "\n",
+      metricsTable(summary) + "\n",
+      lowest(summary) + "\n",
+      failures(summary) + "\n",
+      "## Every case\n\n"
+    ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
+      caseBlock(r, `${r.ordinal + 1}. ${caseHeading(r)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`) + "\n"
+    )))),
+  csvHeader: (info) => [...info.input.columns, ...claimMetricNames, "Answer claims", "Reference claims", "Nuggets", "Failures"],
+  csvRow: (info, r) => [
+    ...sourceCells(info, r),
+    ...claimMetricNames.map((name) => csvMaybeNumber(r.metrics[name], 4)),
+    claimCell(r.claims.answer),
+    claimCell(r.claims.reference),
+    (r.claims.nuggets ?? []).map((n) => `${n.n}. [${n.assignment ?? "failed"}${n.importance === undefined ? "" : `; ${n.importance}`}] ${n.text}`).join("\n"),
+    r.failures.map((f) => `${f.criterion} ${f.target}: ${f.reason}`).join("\n")
+  ]
+})
