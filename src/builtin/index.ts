@@ -6,6 +6,7 @@
 import type { AnyPipeline } from "../engine/Pipeline.js"
 import answerCorrectness from "./answer-correctness.js"
 import { courseInput } from "../kinds/course/CourseRetrieval.js"
+import { correctnessInput } from "../kinds/correctness/CorrectnessInput.js"
 import { evidenceInput } from "../kinds/evidence/EvidenceRetrieval.js"
 import { searchInput } from "../kinds/search/SearchRelevance.js"
 import { synthesisInput } from "../kinds/synthesis/AnswerSynthesis.js"
@@ -33,6 +34,7 @@ export const builtins: ReadonlyMap<string, AnyPipeline> = new Map<string, AnyPip
 export const builtinInputs: ReadonlyMap<string, InputDoc> = new Map<string, InputDoc>([
   ["rag-answers", ragAnswersInput],
   ["answer-synthesis", synthesisInput],
+  ["answer-correctness", correctnessInput],
   ["course-retrieval", courseInput],
   ["search-relevance", searchInput],
   ["evidence-retrieval", evidenceInput]
