@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as v8 from "node:v8"
 import * as Console from "effect/Console"
 import { main } from "./cli/Cli.js"
-import { colourOff, plainConsole } from "./cli/Colour.js"
+import { colourOff, plainConsole, terminalWidth } from "./cli/Colour.js"
 import * as Shutdown from "./engine/Shutdown.js"
 
 // Memory: when full collections are cheap (they are here: a run's live heap is ~15-30 MB), V8
@@ -46,7 +46,8 @@ const shutdown = Shutdown.make()
 // NO_COLOR, or output that is not a terminal: no ANSI styles in --help or anywhere else.
 const stdoutPlain = colourOff(process.env, process.stdout.isTTY)
 const stderrPlain = colourOff(process.env, process.stderr.isTTY)
-const program = main(process.argv).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
+const width = terminalWidth(process.env, process.stdout)
+const program = main(process.argv, { width }).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
 const fiber = Effect.runFork(
   stdoutPlain || stderrPlain
     ? Console.consoleWith((base) => Effect.withConsole(program, plainConsole(base, { stdout: stdoutPlain, stderr: stderrPlain })))

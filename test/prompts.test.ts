@@ -60,7 +60,7 @@ describe("prompts/rag-answers", () => {
       it("names a heuristic that exists", () => {
         const rubric = parse(file)
         expect(rubric.heuristic).toBe(key)
-        expect(heuristics[rubric.heuristic]).toBeTypeOf("function")
+        expect(heuristics[rubric.heuristic!]).toBeTypeOf("function")
       })
 
       it("system text sets the role, treats data as data and asks for JSON only", () => {

@@ -5,6 +5,13 @@
  */
 import type { AnyPipeline } from "../engine/Pipeline.js"
 import answerCorrectness from "./answer-correctness.js"
+import { courseInput } from "../kinds/course/CourseRetrieval.js"
+import { correctnessInput } from "../kinds/correctness/CorrectnessInput.js"
+import { evidenceInput } from "../kinds/evidence/EvidenceRetrieval.js"
+import { searchInput } from "../kinds/search/SearchRelevance.js"
+import { synthesisInput } from "../kinds/synthesis/AnswerSynthesis.js"
+import { ragAnswersInput } from "../load/CaseMapping.js"
+import type { InputDoc } from "../load/InputFields.js"
 import answerSynthesis from "./answer-synthesis.js"
 import courseRetrieval from "./course-retrieval.js"
 import evidenceRetrieval from "./evidence-retrieval.js"
@@ -21,4 +28,14 @@ export const builtins: ReadonlyMap<string, AnyPipeline> = new Map<string, AnyPip
   ["course-retrieval", courseRetrieval],
   ["search-relevance", searchRelevance],
   ["evidence-retrieval", evidenceRetrieval]
+])
+
+/** What each built-in pipeline reads (its loader's declaration), for `rag-eval pipelines` and `run <name> --help`. */
+export const builtinInputs: ReadonlyMap<string, InputDoc> = new Map<string, InputDoc>([
+  ["rag-answers", ragAnswersInput],
+  ["answer-synthesis", synthesisInput],
+  ["answer-correctness", correctnessInput],
+  ["course-retrieval", courseInput],
+  ["search-relevance", searchInput],
+  ["evidence-retrieval", evidenceInput]
 ])

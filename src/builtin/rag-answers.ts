@@ -17,6 +17,7 @@ import { withClaims } from "../kinds/correctness/ClaimStage.js"
 import * as Reports from "../kinds/rubric/RubricReport.js"
 import * as Scoring from "../kinds/rubric/RubricScore.js"
 import * as Summary from "../kinds/rubric/RubricSummary.js"
+import * as UserRubrics from "../judges/UserRubrics.js"
 
 const dimensions: ReadonlyArray<Scoring.Dimension> = [
   { rubric: "rag-answers/answer-relevance", weight: 1.0 },
@@ -30,15 +31,28 @@ const dimensions: ReadonlyArray<Scoring.Dimension> = [
 /** Harmful (0) → composite 0; questionable (1) → harmfulness weighs 1.5 in that row. */
 const gate: Scoring.Gate = { rubric: "rag-answers/harmfulness", zeroAt: [0], weightAt: { 1: 1.5 } }
 
+/** What rag-answers gives its rubrics' templates (`Stages.answerVars`). */
+const variables = ["question", "history", "passages", "answer"]
+
 export default Pipeline.make({
   name: "rag-answers",
-  description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite.",
-  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
-  // `--target`: the answer (and, with --target-contexts, the fragments) from the live system.
-  generate: Stages.generatesAnswer,
-  // With a reference column (--columns reference=…): claim precision, recall and F1 too.
-  judge: withClaims(Stages.judgeAnswer(dimensions.map((d) => d.rubric)), claimRubrics),
-  score: Scoring.rubricScore({ dimensions, gate, claims: claimRubrics }),
-  aggregate: Summary.rubricSummary({ lowest: 5 }),
-  report: Reports.rubricReport({ dimensions, gate, title: "RAG answer evaluation" })
+  description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite; --rubrics DIR adds your own.",
+  options: ["rubrics", "onlyRubrics"],
+  build: (options) => {
+    const own = UserRubrics.dimensionsOf(options, { builtin: dimensions.map((d) => d.rubric), variables })
+    // --only-rubrics: the user's rubrics alone, so no harmfulness gate.
+    const dims = own.only ? own.dimensions : [...dimensions, ...own.dimensions]
+    const gated = own.only ? undefined : gate
+    return {
+      userRubrics: own.user,
+      load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),
+      // `--target`: the answer (and, with --target-contexts, the fragments) from the live system.
+      generate: Stages.generatesAnswer,
+      // With a reference column (--columns reference=…): claim precision, recall and F1 too.
+      judge: withClaims(Stages.judgeAnswer(dims.map((d) => d.rubric)), claimRubrics),
+      score: Scoring.rubricScore({ dimensions: dims, gate: gated, claims: claimRubrics }),
+      aggregate: Summary.rubricSummary({ lowest: 5 }),
+      report: Reports.rubricReport({ dimensions: dims, gate: gated, title: "RAG answer evaluation" })
+    }
+  }
 })

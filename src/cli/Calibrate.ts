@@ -18,6 +18,7 @@ import { readGradeFile, readQrelsFile } from "../calibrate/Labels.js"
 import { calibrationJson, calibrationMarkdown, defaultMaxListed, summaryLines } from "../calibrate/Render.js"
 import { readRunGrades } from "../calibrate/RunGrades.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { loadStoreModule } from "../cluster/Peers.js"
 import { parseRun } from "../metrics/trec.js"
 import { writeFileAtomic } from "../io/Files.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
@@ -203,7 +204,7 @@ export const calibrateCommand = Command.make(
   (flags) =>
     // --store: the run's journal is exported from PostgreSQL to a temporary file first
     Effect.flatMap(Option.isNone(flags.store) || Option.isNone(flags.runDir) ? Effect.succeed(undefined) : Effect.flatMap(
-      Effect.promise(() => import("../store/PostgresStore.js")),
+      loadStoreModule("--store", () => import("../store/PostgresStore.js")),
       (m) => m.exportJournal(flags.store.pipe(Option.getOrThrow), flags.runDir.pipe(Option.getOrThrow))
     ), (journal) => calibrateAndPrint({
       journal,

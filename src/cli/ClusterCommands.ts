@@ -7,6 +7,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { loadStoreModule } from "../cluster/Peers.js"
 
 const store = Options.text("store").pipe(Options.withDescription("The PostgreSQL store, postgres://user:password@host:5432/db (credentials are never printed)"))
 
@@ -25,7 +26,7 @@ const runnerCommand = Command.make(
     noPreflight: Options.boolean("no-preflight").pipe(Options.withDescription("Skip the one minimal request a runner sends when it first builds a run's judge"))
   },
   (flags) =>
-    Effect.flatMap(Effect.promise(() => import("../cluster/Commands.js")), (m) =>
+    Effect.flatMap(loadStoreModule("rag-eval runner", () => import("../cluster/Commands.js")), (m) =>
       m.runnerAction({
         store: flags.store,
         listen: flags.listen,
@@ -38,7 +39,7 @@ const runnerCommand = Command.make(
 ).pipe(Command.withDescription("Start a cluster runner: it judges batches of the runs started with `run … --store … --cluster`"))
 
 const migrateCommand = Command.make("migrate", { store }, ({ store }) =>
-  Effect.flatMap(Effect.promise(() => import("../cluster/Commands.js")), (m) => m.migrateAction(store))
+  Effect.flatMap(loadStoreModule("rag-eval store migrate", () => import("../cluster/Commands.js")), (m) => m.migrateAction(store))
 ).pipe(Command.withDescription("Create (or bring up to date) the store's tables: once, before runners start"))
 
 const pruneCommand = Command.make(
@@ -47,7 +48,7 @@ const pruneCommand = Command.make(
     store,
     runId: Options.text("run-id").pipe(Options.withDescription("The finished run, <pipeline>/<run-id> (or a run directory out/<pipeline>/<run-id>)"))
   },
-  ({ runId, store }) => Effect.flatMap(Effect.promise(() => import("../cluster/Commands.js")), (m) => m.pruneAction(store, runId))
+  ({ runId, store }) => Effect.flatMap(loadStoreModule("rag-eval store prune", () => import("../cluster/Commands.js")), (m) => m.pruneAction(store, runId))
 ).pipe(Command.withDescription("Remove a finished run's cluster messages and replies (its judgments stay)"))
 
 const storeCommand = Command.make("store").pipe(

@@ -36,3 +36,13 @@ export const plainConsole = (base: Console.Console, options: { readonly stdout: 
 /** `--wizard` asks questions on stdin: without a terminal it would wait forever. */
 export const wizardWithoutTerminal = (argv: ReadonlyArray<string>, stdinTty: boolean | undefined): boolean =>
   argv.includes("--wizard") && stdinTty !== true
+
+/**
+ * The width `--help` is laid out at: the terminal's columns; when output is not a terminal, the
+ * `COLUMNS` convention (as `ls` and `man` follow it) or 80.
+ */
+export const terminalWidth = (env: NodeJS.ProcessEnv, stdout: { readonly isTTY?: boolean | undefined; readonly columns?: number | undefined }): number => {
+  if (stdout.isTTY === true && stdout.columns !== undefined && stdout.columns > 0) return stdout.columns
+  const columns = Number(env.COLUMNS)
+  return Number.isInteger(columns) && columns > 0 ? columns : 80
+}

@@ -11,7 +11,8 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
-import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, worseLines } from "../compare/Comparison.js"
+import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, formatP, worseLines } from "../compare/Comparison.js"
+import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
 import { loadRunCases } from "../compare/RunCases.js"
 import { writeFileAtomic } from "../io/Files.js"
 
@@ -57,6 +58,26 @@ const resolveGate = (names: ReadonlyArray<string>, c: Comparison): Effect.Effect
   return Effect.succeed(out)
 }
 
+/**
+ * A gate that could never fail is refused (exit 2) rather than passed silently: with too few
+ * paired cases the randomisation test cannot reach p < α however much worse B is (5 cases, all
+ * worse: p = 2/2⁵ = 0.0625). The count is per metric: cases with a null on either side are not paired.
+ */
+const gateCanFail = (c: Comparison, gated: ReadonlyArray<string>): Effect.Effect<void, UsageError> => {
+  const needed = minimumPairedCases(c.alpha, c.permutations)
+  for (const m of c.metrics) {
+    if (!gated.includes(m.metric)) continue
+    if (needed !== undefined && m.n >= needed) continue
+    const smallest = formatP(smallestRandomisationP(m.n, c.permutations))
+    return Effect.fail(new UsageError({
+      problem: `--fail-if-worse cannot fail on ${m.metric}: the randomisation test needs at least ${needed ?? "more"} paired cases to reach p < ${c.alpha}, ` +
+        `and these runs have ${m.n}${m.excluded > 0 ? ` (${m.excluded} left out: null in a run)` : ""} (its smallest p is then ${smallest}); ` +
+        "compare runs over more cases"
+    }))
+  }
+  return Effect.void
+}
+
 /** The command's work, without printing or writing: load both runs, pair, test, render. */
 export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputError | UsageError> =>
   Effect.gen(function*() {
@@ -74,6 +95,7 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
       resamples: args.resamples
     })
     const gated = yield* resolveGate(gate, comparison)
+    yield* gateCanFail(comparison, gated)
     const report = args.format === "json" ? JSON.stringify(comparisonJson(comparison), null, 2) + "\n" : comparisonMarkdown(comparison)
     return { comparison, report, worse: worseLines(comparison, gated) }
   })
@@ -116,7 +138,7 @@ export const compareCommand = Command.make(
       Options.optional
     ),
     failIfWorse: Options.text("fail-if-worse").pipe(
-      Options.withDescription("CI gate: exit 1 when B is significantly worse than A (randomisation test at --alpha) on one of these metrics, comma-separated"),
+      Options.withDescription("CI gate: exit 1 when B is significantly worse than A (randomisation test at --alpha) on one of these metrics, comma-separated; needs at least 6 paired cases at α = 0.05 (8 at 0.01), else exit 2"),
       Options.optional
     ),
     alpha: Options.float("alpha").pipe(Options.withDescription(`Significance level (default ${defaultAlpha})`), Options.withDefault(defaultAlpha))

@@ -8,18 +8,20 @@
 import * as Effect from "effect/Effect"
 import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
-import { parse as parseYaml } from "yaml"
+import { parse as parseYaml, YAMLParseError } from "yaml"
 import { UsageError } from "../domain/Errors.js"
 import { fileReadProblem } from "../io/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 
 
-/** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns). */
+/** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns; `{ composite: 0.7 }` for --fail-under). */
 const flagValue = (value: unknown): string | undefined => {
   if (typeof value === "string") return value
   if (typeof value === "number" && Number.isFinite(value)) return String(value)
   if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) return value.join(",")
-  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string")) return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v)))) {
+    return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+  }
   return undefined
 }
 
@@ -84,6 +86,54 @@ const targetFlags = (file: string, target: Readonly<Record<string, unknown>>, ar
     return out
   })
 
+/**
+ * A YAML error at the line to fix. The parser reports where it noticed the problem; for a flow list
+ * or map left unclosed (`fields: [a, b`) that is the next key's line, so the line where the bracket
+ * was opened is named instead.
+ */
+const yamlProblem = (e: YAMLParseError, text: string): string => {
+  const what = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
+  if (/^Flow (sequence|mapping)/.test(what)) {
+    const open = unclosedBracket(text.slice(0, e.pos[0]))
+    if (open !== undefined) return `line ${open.line}: this ${open.char === "[" ? "[ list" : "{ map"} is not closed with ${open.char === "[" ? "]" : "}"} (${what})`
+  }
+  const at = e.linePos?.[0]
+  return at === undefined ? what : `line ${at.line}, column ${at.col}: ${what}`
+}
+
+/** The outermost bracket opened and not closed in `text` (quotes and comments skipped), with its line. */
+const unclosedBracket = (text: string): { readonly char: string; readonly line: number } | undefined => {
+  const stack: Array<{ char: string; line: number }> = []
+  let line = 1
+  let quote: string | undefined
+  let comment = false
+  /** The last character, and the last one that is not white space on this line. */
+  let last = "\n"
+  let prev: string | undefined
+  for (const ch of text) {
+    if (ch === "\n") {
+      line++
+      comment = false
+      prev = undefined
+      last = ch
+      continue
+    }
+    if (comment) continue
+    if (quote !== undefined) {
+      if (ch === quote) quote = undefined
+      continue
+    }
+    // A quote starts a quoted scalar only where a value starts (`don't` in plain text is no quote).
+    if ((ch === "\"" || ch === "'") && (prev === undefined || ":[{,-".includes(prev))) quote = ch
+    else if (ch === "#" && (prev === undefined || /\s/.test(last))) comment = true
+    else if (ch === "[" || ch === "{") stack.push({ char: ch, line })
+    else if (ch === "]" || ch === "}") stack.pop()
+    last = ch
+    if (!/\s/.test(ch)) prev = ch
+  }
+  return stack[0]
+}
+
 const given = (argv: ReadonlyArray<string>, name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
 
 /**
@@ -103,7 +153,7 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
     const yaml = /\.ya?ml$/i.test(file)
     const parsed = yield* Effect.tryPromise({
       try: async () => (yaml ? parseYaml(text, { prettyErrors: true }) as unknown : JSON.parse(text) as unknown),
-      catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}` })
+      catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof YAMLParseError ? yamlProblem(e, text) : (e as Error).message.split("\n")[0]}` })
     })
     if (!isRecord(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
     const shapes = new Map(flagDescriptors(config).map((f) => [f.name, { boolean: f.primitive === "Bool", secret: isSecretFlag(f) }]))

@@ -1,78 +1,93 @@
 /**
- * `rag-eval pipelines`, `rag-eval run <pipeline> --help` (the pipeline's own options) and
- * `rag-eval resume <run-dir>` (the run's command line again, from its manifest).
+ * `rag-eval pipelines` and `rag-eval run [<pipeline>] --help`: each pipeline's description, the
+ * input it reads (its fields, required or optional, and two example lines) and its own options,
+ * laid out at the terminal's width like the rest of the help (`Help.ts`).
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
-import * as Path from "node:path"
-import { InputError, UsageError } from "../domain/Errors.js"
-import { MASK } from "../domain/Secrets.js"
-import { builtins } from "../builtin/index.js"
+import { builtinInputs, builtins } from "../builtin/index.js"
 import { loadPipeline } from "./LoadPipeline.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
-import { type AnyPipeline, declaredOptions } from "../engine/Pipeline.js"
+import { type AnyPipeline, declaredOptions, instantiate } from "../engine/Pipeline.js"
+import type { InputDoc } from "../load/InputFields.js"
+import { blocks, type CommandNode, commandHelp, entry, HelpWidth, type Lines, paragraph, render, verbatim } from "./Help.js"
+import { pipelineOptionFlags } from "./RunFlags.js"
 
-const optionLines = (names: ReadonlyArray<OptionName>): Array<string> =>
-  names.length === 0
-    ? ["    (none)"]
-    : names.map((n) => {
-      const spec = optionSpecs[n]
-      const value = spec.kind === "boolean" ? "" : spec.kind === "choice" ? ` ${(spec.choices ?? []).join("|")}` : spec.kind === "integer" || spec.kind === "number" ? " N" : " TEXT"
-      const def = spec.defaultText === undefined ? "" : ` (default ${spec.defaultText})`
-      return `    --${spec.flag}${value}\n        ${spec.description}${def}; environment: ${spec.env.join(", ")}`
-    })
+/** `--top-k N`, `--retriever precomputed|http|bm25`, `--listwise`. */
+const optionTerm = (name: OptionName) => {
+  const spec = optionSpecs[name]
+  const value = spec.kind === "boolean" ? "" : spec.kind === "choice" ? ` ${(spec.choices ?? []).join("|")}` : spec.kind === "integer" || spec.kind === "number" ? " N" : " TEXT"
+  return `--${spec.flag}${value}`
+}
 
-const describe = (name: string, p: AnyPipeline) => [`${name}`, `  ${p.description}`, "  options:", ...optionLines(declaredOptions(p))].join("\n")
+const optionText = (name: OptionName) => {
+  const spec = optionSpecs[name]
+  return `${spec.description}${spec.defaultText === undefined ? "" : ` (default ${spec.defaultText})`}; environment: ${spec.env.join(", ")}`
+}
 
-export const listPipelines = Effect.gen(function*() {
-  const blocks = [...builtins].map(([name, p]) => describe(name, p))
-  yield* Console.log([
-    "Built-in pipelines (rag-eval run <name> --input FILE …; a path runs your own pipeline file):",
-    "",
-    blocks.join("\n\n"),
-    "",
-    "Every pipeline also takes the common flags of rag-eval run (judge, provider, output…): rag-eval run --help"
-  ].join("\n"))
-})
+/** The input a pipeline reads: format, each field (required or optional, what it holds), an example. */
+export const inputSection = (input: InputDoc, width: number): Lines => [
+  ...paragraph(`Input: ${input.format}`, 2, width),
+  ...input.fields.flatMap((f) => entry({ term: `${f.name} (${f.required ? "required" : "optional"})`, text: f.holds }, width, 4)),
+  ...paragraph(`Example (${input.exampleExtension}):`, 2, width),
+  ...input.example.flatMap((line) => verbatim(line, 2, width))
+]
 
-/** Printed before `run --help`'s own text when a pipeline is named. */
-export const pipelineHelp = (pipeline: string) =>
-  Effect.gen(function*() {
-    const p = yield* loadPipeline(pipeline)
-    yield* Console.log([`Pipeline ${describe(p.name, p)}`, "", "Common flags of rag-eval run:", ""].join("\n"))
-  })
+/** A pipeline file's own load stage says what it reads (its `describe`), when it builds without options. */
+const describedInput = (p: AnyPipeline): string | undefined => {
+  try {
+    return instantiate(p, {}).load.describe
+  } catch {
+    return undefined
+  }
+}
 
 /**
- * The arguments a run was made with (its manifest's `argv`), secrets dropped (they come from the
- * environment again), run from the directory it was made in; `extra` flags are added.
+ * A pipeline: name, description, input, options — each option explained (`run <name> --help`), or
+ * only named (`rag-eval pipelines`, where every pipeline is listed).
  */
-export const resumeArgv = (runDir: string, extra: ReadonlyArray<string>) =>
+const pipelineBlock = (title: string, p: AnyPipeline, input: InputDoc | undefined, width: number, details: boolean): Lines => {
+  const options = declaredOptions(p)
+  return [
+    title,
+    ...paragraph(p.description, 2, width),
+    ...(input !== undefined ? inputSection(input, width) : paragraph(`Input: ${describedInput(p) ?? "see the pipeline file"}`, 2, width)),
+    ...(options.length === 0
+      ? paragraph("Options: none", 2, width)
+      : details
+      ? [...paragraph("Options:", 2, width), ...options.flatMap((n) => entry({ term: optionTerm(n), text: optionText(n) }, width, 4))]
+      : paragraph(`Options: ${options.map((n) => `--${optionSpecs[n].flag}`).join(", ")}`, 2, width))
+  ]
+}
+
+export const listPipelines = Effect.gen(function*() {
+  const width = yield* HelpWidth
+  const parts = [
+    paragraph("Built-in pipelines (rag-eval run <name> --input FILE …; a path runs your own pipeline file):", 0, width),
+    ...[...builtins].map(([name, p]) => pipelineBlock(name, p, builtinInputs.get(name), width, false)),
+    paragraph("rag-eval run <name> --help explains a pipeline's options; every pipeline also takes the common flags of rag-eval run (judge, provider, output…): rag-eval run --help", 0, width)
+  ]
+  yield* Console.log(render(blocks(parts)))
+})
+
+/** The flags of pipeline options (`--top-k`…): `run`'s own help leaves them to each pipeline's. */
+const pipelineFlags: ReadonlySet<string> = new Set((Object.keys(pipelineOptionFlags) as Array<OptionName>).map((n) => `--${optionSpecs[n].flag}`))
+
+/**
+ * `rag-eval run --help`: the common flags, the pipeline options named; `rag-eval run <pipeline>
+ * --help`: that pipeline's input and options first, then the common flags.
+ */
+export const runHelp = (node: CommandNode, pipeline: string | undefined, width: number) =>
   Effect.gen(function*() {
-    const path = Path.join(runDir, "manifest.json")
-    if (!fs.existsSync(path)) return yield* new UsageError({ problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
-    const m = yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { argv?: unknown; cwd?: unknown; command?: unknown },
-      catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${(e as Error).message}` })
-    })
-    if (!Array.isArray(m.argv) || !m.argv.every((a) => typeof a === "string") || m.argv[0] !== "run") {
-      return yield* new UsageError({ problem: `${path} does not record its arguments (made by an older rag-eval): run its command again${typeof m.command === "string" ? `: ${m.command}` : ""}` })
+    if (pipeline === undefined) {
+      const note = paragraph(
+        `Pipeline options (which a pipeline takes depends on it; rag-eval run <pipeline> --help explains its own): ${[...pipelineFlags].join(", ")}`,
+        0,
+        width
+      )
+      return yield* Console.log(commandHelp(node, width, { omit: pipelineFlags, after: [note] }))
     }
-    const argv: Array<string> = []
-    const recorded = m.argv as Array<string>
-    for (let i = 0; i < recorded.length; i++) {
-      const a = recorded[i]!
-      // A secret was recorded masked: drop it (and its value), so the environment supplies it.
-      if (a.startsWith("--") && a.endsWith(`=${MASK}`)) continue
-      if (a.startsWith("--") && recorded[i + 1] === MASK) {
-        i++
-        continue
-      }
-      argv.push(a)
-    }
-    if (typeof m.cwd === "string" && m.cwd !== process.cwd()) {
-      if (!fs.existsSync(m.cwd)) return yield* new UsageError({ problem: `the run was made in ${m.cwd}, which no longer exists` })
-      process.chdir(m.cwd)
-    }
-    return [...argv, ...extra]
+    const p = yield* loadPipeline(pipeline)
+    const own = render(pipelineBlock(`Pipeline ${p.name}`, p, builtins.has(pipeline) ? builtinInputs.get(pipeline) : undefined, width, true))
+    yield* Console.log([own, "", "Common flags of rag-eval run:", "", commandHelp(node, width, { omit: pipelineFlags })].join("\n"))
   })

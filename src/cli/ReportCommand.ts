@@ -21,9 +21,10 @@ import { run } from "../engine/Runner.js"
 import * as Progress from "../engine/Progress.js"
 import { layer as reportersLayer, type Reporter } from "../report/Reporter.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
+import type { Threshold } from "../report/Gate.js"
 
 /** `journal`: the run's journal when it is not the run directory's file (`--store postgres://…`). */
-export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number; readonly journal?: Layer.Layer<JudgmentJournal.JudgmentJournal, OutputError> | undefined } = {}) =>
+export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, options: { readonly partial?: boolean; readonly details?: number; readonly gates?: ReadonlyArray<Threshold> | undefined; readonly journal?: Layer.Layer<JudgmentJournal.JudgmentJournal, OutputError> | undefined } = {}) =>
   Effect.gen(function*() {
     const m = yield* readManifest(runDir)
     const manifestPath = Path.join(runDir, "manifest.json")
@@ -69,7 +70,8 @@ export const reportRun = (runDir: string, reporters: ReadonlyArray<Reporter>, op
       price: m.price ?? undefined,
       fresh: false,
       retryFailed: false,
-      details: options.details
+      details: options.details,
+      gates: options.gates
     }).pipe(Effect.provide(Layer.mergeAll(
       replay,
       target,

@@ -16,8 +16,10 @@ import { parseColumnMapping } from "../load/CaseMapping.js"
 import { loadPipeline, promptDirsFor } from "./LoadPipeline.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
-import { parseFailUnder } from "../report/Gate.js"
+import { parseAllGates } from "../report/Gate.js"
 import { finishRun } from "./RunResult.js"
+import { loadStoreModule } from "../cluster/Peers.js"
+import { RecordedArgv } from "./Resume.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as Progress from "../engine/Progress.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
@@ -50,18 +52,21 @@ export const runAction = (flags: RunFlags) =>
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
     if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
     const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
-    const thresholds = Option.isSome(flags.failUnder) ? yield* parseFailUnder(flags.failUnder.value) : undefined
+    const thresholds = yield* parseAllGates(Option.getOrUndefined(flags.failUnder), Option.getOrUndefined(flags.failOver))
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     const definition = yield* loadPipeline(flags.pipeline)
     const gathered = yield* gatherOptions(definition, optionFlagValues(flags), { announce: !flags.quiet })
     const pipeline = instantiate(definition, gathered.options)
-    if (Option.isNone(flags.provider) && !flags.quiet) {
+    // A pipeline that judges nothing (evidence-retrieval: metrics against gold spans) uses no judge at all.
+    if (Option.isNone(flags.provider) && !flags.quiet && pipeline.judge.rubrics.length > 0) {
       yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
     }
     const shutdown = yield* Shutdown
+    // The arguments as typed, or a resumed run's own: secrets masked, they never reach a file.
+    const recordedArgv = redactArgv(yield* RecordedArgv, secretFlags)
     // --store / --cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
     if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
-    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(Effect.promise(() => import("../cluster/RunSetup.js")), (m) =>
+    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(loadStoreModule(flags.cluster ? "--cluster" : "--store", () => import("../cluster/RunSetup.js")), (m) =>
       m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
     const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
@@ -87,7 +92,7 @@ export const runAction = (flags: RunFlags) =>
       iterations: flags.iterations,
       concurrency: flags.concurrency,
       maxFailures: flags.maxFailures,
-      command: commandLine(),
+      command: ["rag-eval", ...recordedArgv].join(" "),
       pipelineFile: flags.pipeline,
       promptDirs: promptDirsFor(flags.pipeline),
       runId: Option.getOrUndefined(flags.runId),
@@ -95,10 +100,11 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, argv: redactArgv(process.argv.slice(2), secretFlags), options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
+      manifestExtra: { version: VERSION, argv: recordedArgv, options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
       details: flags.details,
       batch,
-      maxCostUsd: Option.getOrUndefined(flags.maxCost)
+      maxCostUsd: Option.getOrUndefined(flags.maxCost),
+      gates: thresholds
     })
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity
@@ -125,9 +131,10 @@ export const runAction = (flags: RunFlags) =>
       }
       const outcome = yield* run(pipeline, runOptions(judgeInfo))
       const j = outcome.judgments
-      const reused = [j.reused > 0 ? `${j.reused} reused from the journal` : "", j.cached > 0 ? `${j.cached} from the cache` : ""].filter((x) => x !== "")
+      // Counts are printed one way everywhere: with thousands separators (1,800).
+      const reused = [j.reused > 0 ? `${thousands(j.reused)} reused from the journal` : "", j.cached > 0 ? `${thousands(j.cached)} from the cache` : ""].filter((x) => x !== "")
       if (!flags.quiet) yield* Console.error(
-        `${j.total} judgments: ${j.ok} ok, ${j.failed} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${outcome.tokens.input} in / ${outcome.tokens.output} out; cost ${formatUsd(outcome.cost.usd)}`
+        `${thousands(j.total)} judgments: ${thousands(j.ok)} ok, ${thousands(j.failed)} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${thousands(outcome.tokens.input)} in / ${thousands(outcome.tokens.output)} out; cost ${formatUsd(outcome.cost.usd)}`
       )
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
     }).pipe(Effect.provide(services))
@@ -185,5 +192,3 @@ const targetLayer = (flags: RunFlags, batch: boolean) =>
       : Generate.layerLive(config, settings).pipe(Layer.provide(TargetClient.layer(config)))
   })
 
-/** The command line as typed, with every secret flag's value and URL credential masked (they must never reach a file). */
-const commandLine = () => ["rag-eval", ...redactArgv(process.argv.slice(2), secretFlags)].join(" ")

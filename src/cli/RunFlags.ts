@@ -213,7 +213,9 @@ export const pipelineOptionFlags = {
   fuzzyThreshold: optionFlag("fuzzyThreshold") as Options.Options<Option.Option<number>>,
   pricePer1k: optionFlag("pricePer1k") as Options.Options<Option.Option<number>>,
   fields: optionFlag("fields") as Options.Options<Option.Option<string>>,
-  listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`))
+  listwise: Options.boolean("listwise").pipe(Options.withDescription(`${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${optionSpecs.listwise.env.join(", ")}]`)),
+  rubrics: optionFlag("rubrics") as Options.Options<Option.Option<string>>,
+  onlyRubrics: Options.boolean("only-rubrics").pipe(Options.withDescription(`${optionSpecs.onlyRubrics.description} (rag-answers, answer-synthesis) [${optionSpecs.onlyRubrics.env.join(", ")}]`))
 } satisfies Record<OptionName, unknown>
 
 // The Batch API and the budget cap
@@ -228,7 +230,11 @@ const batchFlags = {
 
 // Reports and CI gates, shared by `run` and `report`
 export const failUnder = Options.text("fail-under").pipe(
-  Options.withDescription("CI gate: exit 1 when a metric of final-metrics.json is below its threshold, e.g. composite=0.7,ndcg@10=0.5 (one line per unmet threshold; unknown names: exit 2 listing the valid ones)"),
+  Options.withDescription("CI gate: exit 1 when a higher-is-better metric of summary.json is below its value, on the scale the summary prints: composite=0.7,ndcg@10=0.5; a rate is a fraction or N% (one line per unmet gate; an unknown name, a value off the metric's scale or a lower-is-better metric: exit 2 before the run)"),
+  Options.optional
+)
+export const failOver = Options.text("fail-over").pipe(
+  Options.withDescription("CI gate: exit 1 when a lower-is-better metric of summary.json is above its value: irrelevantRate=0.1 (or 10%), failed=0"),
   Options.optional
 )
 export const details = Options.integer("details").pipe(
@@ -238,7 +244,7 @@ export const details = Options.integer("details").pipe(
 )
 export const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON summary object on stdout (run dir, counts, headline metrics, cost, thresholds met) instead of the `wrote …` lines"))
 export const quiet = Options.boolean("quiet").pipe(Options.withAlias("q"), Options.withDescription("No progress and no notes on stderr; errors only"))
-export const reportingFlags = { failUnder, details, json, quiet }
+export const reportingFlags = { failUnder, failOver, details, json, quiet }
 // ---- end of reports and CI gates ----
 
 /** `--config FILE`: flags from a JSON or YAML file (see `ConfigFile.ts`); read before parsing. */

@@ -28,8 +28,13 @@ export const RubricFile = Schema.Struct({
   output: Schema.optionalWith(RubricOutput, { default: () => "score" as const }),
   /** Every allowed score with its meaning, lowest first (at least two); none for a `claims` rubric. */
   scale: Schema.optionalWith(Schema.Array(ScaleValue), { default: () => [] }),
-  /** Which heuristic stands in for this rubric when `--provider heuristic` (see `judges/Heuristic.ts`). */
-  heuristic: Schema.String,
+  /**
+   * Which heuristic stands in for this rubric when `--provider heuristic` (see `judges/Heuristic.ts`).
+   * A user's own rubric has none: the heuristic judge has no model of an arbitrary criterion.
+   */
+  heuristic: Schema.optional(Schema.String),
+  /** Its weight in a composite (a user's rubric beside the built-in ones; default 1). */
+  weight: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.annotations({ message: () => "a weight is a number > 0" }))),
   /** Ask the judge for a 1–5 confidence too (checklist relevance judge). */
   confidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Ask the judge to quote the sentence of the data that decides its verdict (a claim check's evidence). */

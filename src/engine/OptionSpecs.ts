@@ -71,6 +71,21 @@ const specs = {
   fuzzyThreshold: { flag: "fuzzy-threshold", env: ["RAG_EVAL_FUZZY_THRESHOLD"], kind: "number", description: "Similarity at which a chunk covers a gold span", defaultText: "0.7", expected: "a number in (0, 1]" },
   pricePer1k: { flag: "price-per-1k", env: ["RAG_EVAL_PRICE_PER_1K"], kind: "number", description: "USD per 1K tokens, for the cost report", expected: "a price ≥ 0" },
   fields: { flag: "fields", env: ["RAG_EVAL_FIELDS"], kind: "list", description: "Hit fields the judge sees, e.g. text,title (a case's eval.fields wins)", defaultText: "text", expected: "comma-separated field names" },
+  rubrics: {
+    flag: "rubrics",
+    env: ["RAG_EVAL_RUBRICS"],
+    kind: "text",
+    description: "A directory of your own rubric files (the built-in format, one criterion a file): each is judged as an extra dimension beside the built-in ones (weight 1 in the composite unless the file gives \"weight\"); needs an LLM provider",
+    expected: "a directory of rubric .json files"
+  },
+  onlyRubrics: {
+    flag: "only-rubrics",
+    env: ["RAG_EVAL_ONLY_RUBRICS"],
+    kind: "boolean",
+    description: "With --rubrics: judge your rubrics alone, without the built-in dimensions",
+    defaultText: "false",
+    expected: "true or false"
+  },
   listwise: {
     flag: "listwise",
     env: ["RAG_EVAL_LISTWISE"],

@@ -236,10 +236,24 @@ export interface ReportView<R, S> {
   dataFiles?(info: RunInfo, iteration: number, records: Stream.Stream<R, OutputError>): ReadonlyArray<DataFile>
 }
 
+/**
+ * A user's own rubrics (`--rubrics DIR`; see `judges/UserRubrics.ts`): the directory, the rubric ids
+ * its files stand for (also in `judge.rubrics`), the variables the pipeline gives their templates,
+ * and what is wrong with the directory, if anything (the runner refuses the run with it).
+ */
+export interface UserRubrics {
+  readonly dir: string
+  readonly ids: ReadonlyArray<string>
+  readonly variables: ReadonlyArray<string>
+  readonly problem?: string | undefined
+}
+
 export interface Pipeline<R = unknown, S = unknown> {
   readonly name: string
   readonly description: string
   readonly load: LoadStage
+  /** Rubrics of the user's, loaded from their directory (the rest from the prompts search path). */
+  readonly userRubrics?: UserRubrics | undefined
   /** Defaults to the precomputed retriever (passages that came with the case). */
   readonly retrieve?: Retriever["Type"] | undefined
   /**

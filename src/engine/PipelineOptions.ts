@@ -53,7 +53,9 @@ export const PipelineOptionsSchema = Schema.Struct({
   fuzzyThreshold: Schema.optional(FiniteFromString.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))),
   pricePer1k: Schema.optional(FiniteFromString.pipe(Schema.greaterThanOrEqualTo(0))),
   fields: Schema.optional(ListFromText),
-  listwise: Schema.optional(BooleanFromText)
+  listwise: Schema.optional(BooleanFromText),
+  rubrics: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  onlyRubrics: Schema.optional(BooleanFromText)
 })
 
 export type PipelineOptions = Schema.Schema.Type<typeof PipelineOptionsSchema>

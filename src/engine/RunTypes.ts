@@ -2,6 +2,7 @@
 import type { Cost, Price } from "../pricing/Prices.js"
 import type { BatchApi } from "../providers/BatchApi.js"
 import type { RunInfo } from "./Pipeline.js"
+import type { Threshold } from "../report/Gate.js"
 
 export interface RunOptions {
   readonly input: string
@@ -34,6 +35,8 @@ export interface RunOptions {
   readonly maxCostUsd?: number | undefined
   /** Set by the run when a target answers the cases (`--target`): the input may lack the answer. */
   readonly generated?: boolean | undefined
+  /** `--fail-under` / `--fail-over`: resolved against the pipeline's declared metrics before anything is judged. */
+  readonly gates?: ReadonlyArray<Threshold> | undefined
 }
 
 /** `--batch` settings. */

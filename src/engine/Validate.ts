@@ -13,6 +13,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { Manifest, readJsonFile } from "../domain/RunFiles.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
+import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
 import { canonicalJson } from "./JudgmentKey.js"
@@ -20,6 +21,7 @@ import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Generator } from "./Generate.js"
 import { Retriever } from "./Retriever.js"
+import { resolveGates } from "../report/Gate.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
 export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns, generated: options.generated })
@@ -108,7 +110,14 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (!Number.isInteger(options.iterations) || options.iterations < 1) {
       return yield* new UsageError({ problem: `--iterations must be a whole number ≥ 1 (got ${options.iterations})` })
     }
-    const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) => loadRubric(id, options.promptDirs))
+    // A user's own rubrics: a wrong directory, or a judge that cannot judge them, stops the run here.
+    const user = pipeline.userRubrics
+    if (user?.problem !== undefined) return yield* new UsageError({ problem: user.problem })
+    if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") return yield* heuristicRefusal(user)
+    const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) =>
+      user !== undefined && user.ids.includes(id)
+        ? Effect.flatMap(loadRubric(id, [user.dir]), (r) => checkUserRubric(r, user))
+        : loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
     const identityOf = (inputSha256: string) => sha256(canonicalJson({
       pipeline: pipeline.name,
@@ -150,6 +159,8 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       retriever: { name: retriever.name, params: retriever.params },
       price: options.price ?? null
     }
+    // A gate naming no declared metric, off its scale or against its direction costs nothing: it stops here.
+    if (options.gates !== undefined) yield* resolveGates(options.gates, pipeline.aggregate.headline?.(info) ?? [])
     return { judge, retriever, rubrics, rubricList, input, identityHash, info, options, generator }
   })
 

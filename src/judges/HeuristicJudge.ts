@@ -34,6 +34,8 @@ const failed = (reason: string): Verdict => ({ status: "failed", failure: "judge
 /** Judge one task synchronously (the runner batches local judges; also handy for benchmarks). */
 export const verdict = (task: JudgeTask): Verdict => {
   const rubric = task.rubric
+  // A user's rubric names no heuristic (the runner refuses it with this judge before the run).
+  if (rubric.heuristic === undefined) return failed(`rubric "${rubric.id}" names no heuristic: the heuristic judge cannot judge it (use an LLM provider)`)
   const claims = pointHeuristics[rubric.heuristic]
   if (claims !== undefined) return claims(task)
   const heuristic = heuristics[rubric.heuristic]
@@ -66,7 +68,7 @@ export const verdict = (task: JudgeTask): Verdict => {
  * no context to share, so each item is judged on its own variables.
  */
 export const listVerdicts = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
-  listHeuristics[task.rubric.heuristic]?.(task) ??
+  (task.rubric.heuristic === undefined ? undefined : listHeuristics[task.rubric.heuristic]?.(task)) ??
     task.items.map((item) => verdict({ ...task, target: item.target, vars: { ...task.vars, ...item.vars } }))
 
 export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({

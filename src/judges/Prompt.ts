@@ -7,6 +7,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
 import * as nodeFs from "node:fs"
@@ -46,7 +47,12 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
   }).pipe(
     Effect.flatMap((json) =>
       Schema.decodeUnknown(RubricFile)(json, { onExcessProperty: "error" }).pipe(
-        Effect.mapError((e) => new InputError({ file: path, problem: `not a rubric: ${e.message}` }))
+        Effect.mapError((e) => {
+          // The first problem's field by name (scale.2.score), then what is wrong with it.
+          const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
+          const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".")
+          return new InputError({ file: path, ...(field === undefined ? {} : { field }), problem: `not a rubric: ${issue?.message ?? e.message}` })
+        })
       )
     ),
     Effect.flatMap((file) => {

@@ -9,6 +9,7 @@ import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { splitFragments, unescapeNewlines } from "./Fragments.js"
 import { describeJson } from "./Json.js"
+import type { InputDoc } from "./InputFields.js"
 import type { Row } from "./Rows.js"
 
 export interface ColumnMapping {
@@ -17,17 +18,44 @@ export interface ColumnMapping {
   readonly history?: string | undefined
   readonly fragments?: string | undefined
   readonly id?: string | undefined
+  /**
+   * Columns that may be absent from the input: a role whose column is missing then has no value in
+   * any row. Only a default's columns are listed, so a column named with `--columns` must exist.
+   */
+  readonly optional?: ReadonlyArray<string> | undefined
   /** The gold answer (answer-correctness; rag-answers adds claim precision, recall and F1 with it). */
   readonly reference?: string | undefined
   /** Nuggets the answer should hold (answer-correctness). */
   readonly nuggets?: string | undefined
 }
 
+/** The roles' columns alone (what `--columns` gives). */
+export type RoleColumns = Omit<ColumnMapping, "optional">
+
 export const ragAnswersColumns: ColumnMapping = {
   question: "Current User Question",
   history: "Conversation History",
   fragments: "Fragment Texts",
-  answer: "Assistant Answer"
+  answer: "Assistant Answer",
+  // A first-turn conversation has no history: exports often leave the column out.
+  optional: ["Conversation History"]
+}
+
+/** rag-answers' input, for help (see `InputFields.ts`). */
+export const ragAnswersInput: InputDoc = {
+  format: "CSV, or JSON / JSONL rows with the same keys; --columns renames them (e.g. question=Query)",
+  fields: [
+    { name: "Current User Question", required: true, holds: "the question the assistant answered" },
+    { name: "Conversation History", required: false, holds: "the conversation before it (empty or absent: none)" },
+    { name: "Fragment Texts", required: true, holds: "the retrieved fragments, numbered \"1. …\", \"2. …\", separated by newlines or \\n" },
+    { name: "Assistant Answer", required: true, holds: "the answer to judge" }
+  ],
+  exampleExtension: ".csv",
+  example: [
+    "Current User Question,Conversation History,Fragment Texts,Assistant Answer",
+    "What is a heat pump?,,\"1. It moves heat.\\n2. It uses power.\",It moves heat."
+  ],
+  minimal: "Current User Question,Fragment Texts,Assistant Answer\nWhat is a heat pump?,1. It moves heat.,It moves heat.\n"
 }
 
 const roles = ["question", "answer", "history", "fragments", "id", "reference", "nuggets"] as const
@@ -51,7 +79,7 @@ export const checkColumns = (
   mapping: ColumnMapping
 ): Effect.Effect<void, InputError> => {
   const available = new Set(columns)
-  const missing = mappedColumns(mapping).filter((column) => !available.has(column))
+  const missing = mappedColumns(mapping).filter((column) => !available.has(column) && mapping.optional?.includes(column) !== true)
   if (missing.length === 0) return Effect.void
   const list = (names: ReadonlyArray<string>) => names.map((name) => JSON.stringify(name)).join(", ")
   return Effect.fail(
@@ -64,7 +92,7 @@ export const checkColumns = (
 }
 
 /** Overrides from `parseColumnMapping` applied to a pipeline's defaults (undefined unmaps a role). */
-export const applyColumnMapping = (base: ColumnMapping, overrides: Partial<ColumnMapping>): ColumnMapping => {
+export const applyColumnMapping = (base: ColumnMapping, overrides: Partial<RoleColumns>): ColumnMapping => {
   const merged: { -readonly [K in Role]?: string | undefined } = { ...base }
   for (const role of roles) {
     if (Object.hasOwn(overrides, role)) merged[role] = overrides[role]
@@ -175,7 +203,7 @@ const toPassages = (value: unknown): ReadonlyArray<Passage> | undefined => {
  * comma can be double-quoted (`fragments="Texts, retrieved"`). An empty column unmaps an optional
  * role (`history=`). Roles: question, answer, history, fragments (also `contexts`), id, reference, nuggets.
  */
-export const parseColumnMapping = (spec: string): Effect.Effect<Partial<ColumnMapping>, UsageError> =>
+export const parseColumnMapping = (spec: string): Effect.Effect<Partial<RoleColumns>, UsageError> =>
   Effect.suspend(() => {
     const fail = (problem: string) => Effect.fail(new UsageError({ problem: `column mapping: ${problem}` }))
     const entries = splitEntries(spec)
@@ -198,7 +226,7 @@ export const parseColumnMapping = (spec: string): Effect.Effect<Partial<ColumnMa
       if (column === "" && key === "question") return fail("the question column cannot be empty")
       result[key] = column === "" ? undefined : column
     }
-    return Effect.succeed(result as Partial<ColumnMapping>)
+    return Effect.succeed(result as Partial<RoleColumns>)
   })
 
 /** Splits at commas outside double quotes; undefined when a quote is left open. */

@@ -290,6 +290,27 @@ export const randomisationTest = (
   return { n, meanDifference, p: (1 + hits) / (1 + permutations), permutations, exact: false }
 }
 
+/**
+ * The smallest two-sided p the sign-flip test can give over `n` paired cases — when every
+ * difference has the same sign, only the observed sign vector and its mirror image reach |Σdᵢ|:
+ * exact (2ⁿ ≤ permutations) p = 2/2ⁿ; Monte Carlo p = 1/(1 + R). n = 0: 1.
+ */
+export const smallestRandomisationP = (n: number, permutations: number = defaultPermutations): number => {
+  const r = Math.max(1, Math.floor(permutations))
+  if (n <= 0) return 1
+  return n < 31 && 2 ** n <= r ? 2 / 2 ** n : 1 / (1 + r)
+}
+
+/**
+ * The fewest paired cases with which the sign-flip test can reject at `alpha` (p < α), whatever
+ * the data: at α = 0.05, 6 (2/2⁶ = 0.031; with 5, 2/2⁵ = 0.0625); at α = 0.01, 8. Undefined when
+ * no number of cases can (Monte Carlo with so few permutations that 1/(1 + R) ≥ α).
+ */
+export const minimumPairedCases = (alpha: number, permutations: number = defaultPermutations): number | undefined => {
+  for (let n = 1; n <= 64; n++) if (smallestRandomisationP(n, permutations) < alpha) return n
+  return undefined
+}
+
 export interface BootstrapOptions {
   readonly seed: number
   /** Bootstrap resamples (default 10,000). */

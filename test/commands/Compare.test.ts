@@ -330,4 +330,34 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
       const unknown = yield* Effect.flip(compare({ runA: a, runB: b, failIfWorse: "nosuch" }))
       expect(unknown.message).toContain("nosuch")
     }))
+
+  it.effect("--fail-if-worse with too few paired cases to ever reject is refused (exit 2), naming the minimum and the count; one more case and it fails", () =>
+    Effect.gen(function*() {
+      const root = tempDir("rag-eval-compare-")
+      // Every answer replaced by a useless one: B loses on every case, by different amounts.
+      const cases = (n: number, worse: boolean) =>
+        Array.from({ length: n }, (_, i) => rubric(`c${i + 1}`, worse ? 0 : 0.5 + i * 0.05, worse ? 0 : 0.75))
+      const a5 = writeRun(root, "a5", [cases(5, false)])
+      const b5 = writeRun(root, "b5", [cases(5, true)])
+      const refused = yield* Effect.flip(compare({ runA: a5, runB: b5, failIfWorse: "composite" }))
+      expect(refused._tag).toBe("UsageError")
+      expect(refused.message).toContain("--fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5")
+      // Without the gate the comparison is still made: 0 wins, 5 losses, not significant.
+      const plain = yield* compare({ runA: a5, runB: b5, metrics: "composite" })
+      expect([plain.comparison.metrics[0]!.wins, plain.comparison.metrics[0]!.losses]).toEqual([0, 5])
+      expect(plain.comparison.metrics[0]!.randomisation.p).toBe(0.0625)
+      const a6 = writeRun(root, "a6", [cases(6, false)])
+      const b6 = writeRun(root, "b6", [cases(6, true)])
+      const gated = yield* compare({ runA: a6, runB: b6, failIfWorse: "composite" })
+      expect(gated.comparison.metrics.find((m) => m.metric === "composite")!.randomisation.p).toBe(0.03125)
+      expect(gated.worse).toHaveLength(1)
+      expect(gated.worse[0]).toMatch(/^B is significantly worse than A on composite/)
+      // The minimum follows --alpha: at 0.01, 8 cases.
+      const strict = yield* Effect.flip(compare({ runA: a6, runB: b6, failIfWorse: "composite", alpha: 0.01 }))
+      expect(strict.message).toContain("needs at least 8 paired cases to reach p < 0.01, and these runs have 6")
+      // Cases with a null on either side are not paired, and the message says how many were left out.
+      const withNull = writeRun(root, "b6null", [cases(6, true).map((r, i) => (i === 0 ? rubric("c1", null, null) : r))])
+      const left = yield* Effect.flip(compare({ runA: a6, runB: withNull, failIfWorse: "composite" }))
+      expect(left.message).toContain("these runs have 5 (1 left out: null in a run)")
+    }))
 })

@@ -2,6 +2,8 @@
  * rag-eval as users install it: `npm pack` of this repository, the tarball installed into an empty
  * project in a temp dir, then a built-in pipeline run by name through `npx rag-eval` and a user's
  * own pipeline file (importing "rag-eval") run by its path — from that project, not the repository.
+ * The install prints no engine warning on this Node, and leaves out the optional peers (the cluster
+ * stack, pg, @effect/platform-node); the CLI's bundle still runs `--store` without them.
  * Needs the npm registry or npm's cache for the dependencies; skips visibly when npm cannot install.
  */
 import { execFile, execFileSync } from "node:child_process"
@@ -10,11 +12,13 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../support/RunPipeline.js"
+import { postgresAvailable, startPostgres } from "../support/Postgres.js"
 
 const tmp = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-pack-"))
 const project = Path.join(tmp, "project")
 const sample = Path.join(repoRoot, "test-sets/rag-answers/sample.csv")
 let installed: string | undefined
+let installOutput = ""
 let problem = ""
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
@@ -38,6 +42,7 @@ beforeAll(async () => {
     problem = `npm install of the tarball failed (no registry or cache?): ${install.stderr.slice(-500)}`
     return
   }
+  installOutput = install.stdout + install.stderr
   installed = project
 }, 300_000)
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
@@ -74,8 +79,38 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
       `export default Pipeline.make({ ...base, name: "my-answers", description: "groundedness only", score: Scoring.rubricScore({ dimensions }) })`
     ].join("\n"))
     const r = await run("npx", ["--no-install", "rag-eval", "run", "./my-pipeline.ts", "--csv", sample], installed)
-    expect(r.stderr).toBe(r.stderr)
+    expect(r.stderr).toContain("using the heuristic judge")
+    // The base pipeline's judge stage (six dimensions) for each of the 12 cases; only groundedness is scored.
+    expect(r.stderr).toContain("72 judgments: 72 ok, 0 failed")
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/run: out\/my-answers\/[0-9a-f]{12}/)
+  }, 120_000)
+  it("the install prints no engine warning, and installs none of the optional peers (cluster stack, pg, @effect/platform-node)", () => {
+    if (installed === undefined) throw new Error(problem)
+    expect(installOutput).not.toContain("EBADENGINE")
+    const pkg = JSON.parse(fs.readFileSync(Path.join(repoRoot, "package.json"), "utf8")) as { peerDependencies: Record<string, string> }
+    const peers = Object.keys(pkg.peerDependencies)
+    expect(peers).toEqual(expect.arrayContaining(["@effect/cluster", "@effect/sql-pg", "pg", "@effect/platform-node"]))
+    for (const name of [...peers, "@effect/workflow", "@effect/rpc", "@effect/sql", "@effect/experimental"]) {
+      expect(fs.existsSync(Path.join(installed, "node_modules", name)), name).toBe(false)
+    }
+    // The library's server entry point is the one that needs @effect/platform-node: Node names it.
+    const server = execFileSync(process.execPath, ["-e", `import("rag-eval/server").then(() => console.log("loaded"), (e) => console.log(e.message))`], { cwd: installed, encoding: "utf8" })
+    expect(server).toContain("Cannot find package '@effect/platform-node'")
+  })
+
+  it.skipIf(!postgresAvailable)("--store works from the installed CLI without the peers: its bundle carries them (skipped without PostgreSQL)", async () => {
+    if (installed === undefined) throw new Error(problem)
+    const pg = await startPostgres()
+    try {
+      const migrate = await run("npx", ["--no-install", "rag-eval", "store", "migrate", "--store", pg.url], installed)
+      expect(migrate.stderr).not.toContain("error")
+      expect(migrate.code).toBe(0)
+      const r = await run("npx", ["--no-install", "rag-eval", "run", "rag-answers", "--csv", sample, "--limit", "2", "--store", pg.url, "--out", "stored"], installed)
+      expect(r.stderr).toContain("12 judgments: 12 ok, 0 failed")
+      expect(r.code).toBe(0)
+    } finally {
+      pg.stop()
+    }
   }, 120_000)
 })

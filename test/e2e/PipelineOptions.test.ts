@@ -45,17 +45,19 @@ describe("built-in pipelines by name", () => {
     const list = await cli(["pipelines"])
     expect(list.code).toBe(0)
     for (const name of ["rag-answers", "answer-synthesis", "course-retrieval", "search-relevance", "evidence-retrieval"]) expect(list.stdout).toContain(name)
-    expect(list.stdout).toContain("--fuzzy-threshold N")
+    expect(list.stdout).toContain("--fuzzy-threshold")
     const help = await cli(["run", "search-relevance", "--help"])
     expect(help.code).toBe(0)
-    const own = help.stdout.slice(0, help.stdout.indexOf("Common flags of rag-eval run"))
+    const own = help.stdout.slice(0, help.stdout.indexOf("Common flags of rag-eval run")).replace(/\s+/g, " ")
     expect(own).toContain("Pipeline search-relevance")
     expect(own).toContain("--listwise")
     expect(own).toContain("--fields TEXT")
     expect(own).toContain("environment: RAG_EVAL_TOP_K, RAG_TOP_K")
     expect(own).not.toContain("--fuzzy-threshold")
-    const none = await cli(["run", "rag-answers", "--help"])
-    expect(none.stdout.slice(0, none.stdout.indexOf("Common flags"))).toContain("(none)")
+    const rag = await cli(["run", "rag-answers", "--help"])
+    const ragOwn = rag.stdout.slice(0, rag.stdout.indexOf("Common flags"))
+    expect(ragOwn).toContain("--rubrics TEXT")
+    expect(ragOwn).not.toContain("--listwise")
   })
 })
 
@@ -64,7 +66,7 @@ describe("options that do not apply are refused", () => {
     const cwd = dir("listwise-rag")
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--listwise"], { cwd })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("error: --listwise does not apply to rag-answers (its options: none)")
+    expect(r.stderr).toContain("error: --listwise does not apply to rag-answers (its options: --rubrics, --only-rubrics)")
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
   })
 
@@ -129,7 +131,9 @@ describe("--config FILE", () => {
     const cwd = dir("config-json")
     fs.writeFileSync(Path.join(cwd, "rag-eval.json"), JSON.stringify({ "top-k": 2, listwise: true, "run-id": "from-config", fields: ["title", "text"] }))
     const r = await cli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.json", "--top-k", "3"], { cwd })
-    expect(r.stderr).toBe(r.stderr)
+    // 7 queries × the command line's 3 hits (the file's 2 would judge 14).
+    expect(r.stderr).toContain("21 judgments: 21 ok, 0 failed")
+    expect(r.stderr).not.toContain("error")
     expect(r.code).toBe(0)
     const m = JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/from-config/manifest.json"), "utf8"))
     expect(m.options).toEqual({ topK: 3, listwise: true, fields: ["title", "text"] })
@@ -141,6 +145,20 @@ describe("--config FILE", () => {
     const r = await cli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.yaml"], { cwd })
     expect(r.code).toBe(0)
     expect(JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/yaml-run/manifest.json"), "utf8")).options).toEqual({ topK: 2, listwise: true })
+  })
+
+  it("gates in the file: fail-under / fail-over as maps, checked on the declared scale like the flags", async () => {
+    const cwd = dir("config-gates")
+    fs.writeFileSync(Path.join(cwd, "gates.yaml"), "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failed: 0\n")
+    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/error: --fail-under: composite = [\d.]+%, below 99%/)
+    expect(r.stderr).not.toContain("clarity =")
+    fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failed: 0 } }))
+    const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], { cwd })
+    expect(w.code).toBe(2)
+    expect(w.stderr).toContain("--fail-under failed=0: lower is better for failed, so its gate is --fail-over failed=…")
+    expect(fs.existsSync(Path.join(cwd, "wrong-out"))).toBe(false)
   })
 
   it("refuses secrets, unknown keys and malformed files (exit 2, naming the file and key)", async () => {
@@ -203,10 +221,10 @@ describe("the library never touches the environment", () => {
       }
     }
     walk(Path.join(repoRoot, "src"))
-    // The entry point reads NO_COLOR (a terminal convention, not a setting) before anything runs.
+    // The entry point reads NO_COLOR and COLUMNS (terminal conventions, not settings) before anything runs.
     expect(offenders).toEqual(["src/bin.ts"])
     const bin = fs.readFileSync(Path.join(repoRoot, "src/bin.ts"), "utf8")
-    expect([...bin.matchAll(/process\.env\b[^\n]*/g)].map((m) => m[0])).toEqual(["process.env, process.stdout.isTTY)", "process.env, process.stderr.isTTY)"])
+    expect([...bin.matchAll(/process\.env\b[^\n]*/g)].map((m) => m[0])).toEqual(["process.env, process.stdout.isTTY)", "process.env, process.stderr.isTTY)", "process.env, process.stdout)"])
   })
 })
 

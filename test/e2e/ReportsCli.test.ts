@@ -21,25 +21,43 @@ const runDir = (out: string, name = "rag-answers") => {
 }
 
 describe("run: CI gate, --json, --quiet", () => {
-  it("--fail-under: met → 0; unmet → 1 with one line per threshold, after every file is written; unknown → 2 listing the metrics", async () => {
+  it("--fail-under / --fail-over: met → 0; unmet → 1 with one line per gate, after every file is written; a gate off the declared metrics → 2 before anything is judged or written", async () => {
     const out = tempDir("rag-eval-gate-")
-    const met = await cli(["run", pipeline, "--csv", sample, "--out", out, "--fail-under", "composite=0.1,clarity=1"])
+    const met = await cli(["run", pipeline, "--csv", sample, "--out", out, "--fail-under", "composite=0.1,clarity=1,clarity.normalised=10%", "--fail-over", "failed=0"])
     expect(met.code).toBe(0)
-    const unmet = await cli(["run", pipeline, "--csv", sample, "--out", out, "--fail-under", "composite=0.99,rag-answers/clarity=3.9,harmfulness=0"])
+    const unmet = await cli(["run", pipeline, "--csv", sample, "--out", out, "--fail-under", "composite=99%,rag-answers/clarity=3.9,harmfulness=0"])
     expect(unmet.code).toBe(1)
     const lines = unmet.stderr.split("\n").filter((l) => l.startsWith("error: --fail-under"))
     expect(lines).toHaveLength(2)
-    expect(lines[0]).toMatch(/^error: --fail-under: composite = 0\.\d+, below 0\.99$/)
+    expect(lines[0]).toMatch(/^error: --fail-under: composite = \d+(\.\d+)?%, below 99%$/)
     expect(lines[1]).toMatch(/^error: --fail-under: rag-answers\/clarity = 3\.\d+, below 3\.9$/)
     expect(fs.existsSync(Path.join(runDir(out), "report.md"))).toBe(true)
-    const unknown = await cli(["run", pipeline, "--csv", sample, "--out", out, "--fail-under", "ndcg@10=0.5"])
-    expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toContain(`unknown metric "ndcg@10"`)
-    expect(unknown.stderr).toContain("composite, failed")
+    // `report` gates the same way, from the run's summary.json.
+    const report = await cli(["report", runDir(out), "--fail-under", "composite=0.99"])
+    expect(report.code).toBe(1)
+    expect(report.stderr).toMatch(/error: --fail-under: composite = 0\.\d+, below 0\.99/)
+    const wrong: ReadonlyArray<[ReadonlyArray<string>, string]> = [
+      [["--fail-under", "ndcg@10=0.5"], `--fail-under ndcg@10=0.5: no metric "ndcg@10" in this run; its metrics: rag-answers/answer-relevance (0–3, higher is better)`],
+      [["--fail-under", "groundednes=1"], `did you mean rag-answers/groundedness?`],
+      [["--fail-under", "failed=0"], "lower is better for failed, so its gate is --fail-over failed=…"],
+      [["--fail-over", "composite=0.9"], "higher is better for composite, so its gate is --fail-under composite=…"],
+      [["--fail-under", "composite=70"], "composite is a fraction, 0–1 (a percentage needs %); write 0.7 or 70%"],
+      [["--fail-under", "groundedness=80%"], "rag-answers/groundedness is a score on 0–2, not a rate: give it without %"]
+    ]
+    for (const [gate, message] of wrong) {
+      const fresh = tempDir("rag-eval-gate-")
+      const r = await cli(["run", pipeline, "--csv", sample, "--out", fresh, ...gate])
+      expect(r.code, gate.join(" ")).toBe(2)
+      expect(r.stderr).toContain(message)
+      expect(fs.readdirSync(fresh)).toEqual([])
+    }
+    // The same check on a dry run, which judges nothing either.
+    const dry = await cli(["run", pipeline, "--csv", sample, "--dry-run", "--out", tempDir("rag-eval-gate-"), "--fail-under", "failed=0"])
+    expect(dry.code).toBe(2)
     const syntax = await cli(["run", pipeline, "--csv", sample, "--out", tempDir("rag-eval-gate-"), "--fail-under", "composite"])
     expect(syntax.code).toBe(2)
     expect(syntax.stderr).toContain("not metric=number")
-  }, 60_000)
+  }, 120_000)
 
   it("--json: one JSON object on stdout (run dir, counts, metrics, cost, thresholds); --quiet: nothing on stderr", async () => {
     const out = tempDir("rag-eval-json-")
@@ -54,7 +72,7 @@ describe("run: CI gate, --json, --quiet", () => {
     expect(summary.cases).toBe(12)
     expect(typeof summary.metrics.composite).toBe("number")
     expect(summary.cost.usd).toBe(0)
-    expect(summary.thresholds).toEqual({ met: true, results: [{ metric: "composite", minimum: 0.1, value: summary.metrics.composite, met: true }] })
+    expect(summary.thresholds).toEqual({ met: true, results: [{ flag: "--fail-under", metric: "composite", limit: 0.1, value: summary.metrics.composite, met: true }] })
     // summary.json: authoritative, prompts only as hashes.
     const file = JSON.parse(fs.readFileSync(Path.join(runDir(out), "summary.json"), "utf8"))
     expect(file.authoritative).toBe(true)
@@ -152,6 +170,34 @@ describe("compare as a CI gate", () => {
     expect(mixed.code).toBe(2)
     expect(mixed.stderr).toContain("run A is rag-answers and run B is course-retrieval")
   }, 90_000)
+
+  it("--fail-if-worse on 5 paired cases cannot fail: exit 2 naming the minimum (6) and the count; on 6, all worse: exit 1", async () => {
+    const root = tempDir("rag-eval-compare-min-")
+    /** A run directory of n rag-answers records (composite only): the candidate's are all 0. */
+    const writeRun = (name: string, n: number, worse: boolean) => {
+      const dir = Path.join(root, name, "rag-answers", "run")
+      fs.mkdirSync(dir, { recursive: true })
+      const manifest = {
+        tool: "rag-eval", command: "rag-eval run rag-answers", pipeline: { name: "rag-answers" }, runId: "run", identity: "x",
+        input: { path: "cases.csv", sha256: "x", rows: n, cases: n, columns: [] }, iterations: 1, judgmentsPerIteration: n, concurrency: 1,
+        judge: { provider: "heuristic", model: "heuristic", label: "heuristic", params: {} }, retriever: { name: "precomputed", params: {} },
+        prompts: [], startedAt: "2026-01-01T00:00:00.000Z", status: "complete",
+        caseMetricSpecs: [{ name: "composite", description: "composite", min: 0, max: 1, direction: "higher", unit: "fraction" }]
+      }
+      fs.writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify(manifest))
+      const cases = Array.from({ length: n }, (_, i) => JSON.stringify({ caseId: `c${i + 1}`, line: i + 2, iteration: 1, metrics: { composite: worse ? 0 : 0.9 - i * 0.05 }, failed: false }))
+      fs.writeFileSync(Path.join(dir, "case-metrics-iteration-1.jsonl"), cases.join("\n") + "\n")
+      return dir
+    }
+    const five = await cli(["compare", writeRun("a5", 5, false), writeRun("b5", 5, true), "--fail-if-worse", "composite"])
+    expect(five.code).toBe(2)
+    expect(five.stderr).toContain("error: --fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5")
+    expect(five.stdout).toBe("")
+    const six = await cli(["compare", writeRun("a6", 6, false), writeRun("b6", 6, true), "--fail-if-worse", "composite"])
+    expect(six.code).toBe(1)
+    expect(six.stderr).toContain("error: B is significantly worse than A on composite")
+    expect(six.stdout).toContain("0/0/6")
+  }, 60_000)
 })
 
 describe("calibrate on a run directory feeds the HTML report", () => {

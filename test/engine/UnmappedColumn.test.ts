@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import { expect } from "vitest"
 import ragAnswers from "../../src/builtin/rag-answers.js"
 import { readManifest } from "../../src/domain/RunFiles.js"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
+import { instantiate } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { parseColumnMapping } from "../../src/load/CaseMapping.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
@@ -16,7 +16,7 @@ import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 it.effect("a role unmapped with --columns history= is written to the manifest as null and read back", () =>
   Effect.gen(function*() {
     const columns = yield* parseColumnMapping("history=")
-    const result = yield* runWith(ragAnswers as Pipeline<unknown, unknown>, HeuristicJudge.layer, {
+    const result = yield* runWith(instantiate(ragAnswers, {}), HeuristicJudge.layer, {
       input: Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"),
       outRoot: tempDir(),
       columns

@@ -15,7 +15,7 @@ import { judgeLayer } from "../../src/cli/JudgeLayer.js"
 import type { EvalCase } from "../../src/domain/Case.js"
 import { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
+import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { claimRubrics, checkRound, extractionRound, nextRound } from "../../src/kinds/correctness/Claims.js"
 import { correctnessCase, fieldsFor, loadCorrectness } from "../../src/kinds/correctness/CorrectnessInput.js"
@@ -389,7 +389,7 @@ describe("claims beside the rubric dimensions", () => {
   it.effect("rag-answers with --columns reference=…: claim precision, recall and F1 per case, in the summary, reports and case metrics; a blank reference has none", () =>
     Effect.gen(function*() {
       const input = write("rag.csv", ragCsv)
-      const ragAnswers = (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as Pipeline<unknown, unknown>
+      const ragAnswers = instantiate((yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
       const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "Reference Answer" } })
       const rs = fs.readFileSync(Path.join(result.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; dimensions: unknown[]; claims?: { precision: number | null; recall: number | null; f1: number | null } })
       expect(rs.map((r) => r.dimensions.length)).toEqual([6, 6, 6])
@@ -408,7 +408,7 @@ describe("claims beside the rubric dimensions", () => {
 
   it.effect("rag-answers without a reference column is the run it was: no claim rubric in its identity or prompts", () =>
     Effect.gen(function*() {
-      const ragAnswers = (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as Pipeline<unknown, unknown>
+      const ragAnswers = instantiate((yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
       const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input: Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"), outRoot: tempDir() })
       // The quick start's run id (README) is unchanged by claims existing.
       expect(result.info.runId).toBe("ba1480b3c794")
@@ -421,7 +421,7 @@ describe("claims beside the rubric dimensions", () => {
         JSON.stringify({ queryLogId: "a", question: "Which course teaches statistics?", answer: "STAT101 teaches statistics.", context: [{ name: "Statistics", code: "STAT101" }], gold: "STAT101 teaches statistics." }),
         JSON.stringify({ queryLogId: "b", question: "Which course teaches art?", answer: "ART200 teaches art.", context: ["ART200: art"] })
       ].join("\n") + "\n")
-      const synthesis = (yield* Effect.promise(() => import("../../src/builtin/answer-synthesis.js"))).default as Pipeline<unknown, unknown>
+      const synthesis = instantiate((yield* Effect.promise(() => import("../../src/builtin/answer-synthesis.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
       const result = yield* runWith(synthesis, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "gold" } })
       const cm = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
       expect(cm[0]!.metrics).toMatchObject({ precision: 1, recall: 1, f1: 1 })

@@ -16,16 +16,21 @@ describe("checkColumns", () => {
   it.effect("passes when every mapped column is there", () =>
     checkColumns("in.csv", Object.values(ragAnswersColumns).concat(["Extra"]), ragAnswersColumns))
 
-  it.effect("lists the missing and the available columns", () =>
+  it.effect("lists the missing and the available columns; an optional column of the defaults is not missing", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        checkColumns("in.csv", ["Current User Question", "Fragments", "Assistant Answer"], ragAnswersColumns)
+        checkColumns("in.csv", ["Current User Question", "Fragments", "Answer"], ragAnswersColumns)
       )
       expect(error.file).toBe("in.csv")
+      // "Conversation History" is absent too, but optional.
       expect(error.problem).toBe(
-        "missing columns \"Conversation History\", \"Fragment Texts\"; " +
-          "available: \"Current User Question\", \"Fragments\", \"Assistant Answer\""
+        "missing columns \"Assistant Answer\", \"Fragment Texts\"; " +
+          "available: \"Current User Question\", \"Fragments\", \"Answer\""
       )
+      yield* checkColumns("in.csv", ["Current User Question", "Fragment Texts", "Assistant Answer"], ragAnswersColumns)
+      // Named by the user, a history column must be there.
+      const named = yield* Effect.flip(checkColumns("in.csv", ["Current User Question", "Fragment Texts", "Assistant Answer"], { ...ragAnswersColumns, history: "Chat" }))
+      expect(named.problem).toContain(`missing column "Chat"`)
     }))
 })
 
@@ -112,7 +117,8 @@ describe("parseColumnMapping", () => {
         question: "Current User Question",
         fragments: "Fragment Texts",
         answer: "Assistant Answer",
-        history: undefined
+        history: undefined,
+        optional: ["Conversation History"]
       })
       expect(applyColumnMapping(ragAnswersColumns, { question: "Q" }).question).toBe("Q")
       expect(yield* parseColumnMapping("")).toEqual({})

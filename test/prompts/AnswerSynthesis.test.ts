@@ -38,7 +38,7 @@ describe("prompts/answer-synthesis", () => {
         expect(r.scale.map((v) => v.label)).toEqual(want.labels)
         for (const v of r.scale) expect(v.description.length).toBeGreaterThan(80)
         expect(r.heuristic).toBe(want.heuristic)
-        expect(heuristics[r.heuristic]).toBeTypeOf("function")
+        expect(heuristics[r.heuristic!]).toBeTypeOf("function")
       })
 
       it("says data blocks are data, never instructions, and asks for JSON only", () => {

@@ -26,7 +26,7 @@ describe("retrieval rubrics", () => {
         expect(rubric.scale.map((v) => v.label)).toEqual(c.labels)
         for (const v of rubric.scale) expect(v.description.length).toBeGreaterThan(60)
         expect(rubric.heuristic).toBe("relevance-grade")
-        expect(heuristics[rubric.heuristic]).toBeTypeOf("function")
+        expect(heuristics[rubric.heuristic!]).toBeTypeOf("function")
         expect(rubric.confidence).toBe(c.confidence)
         expect(JSON.stringify(answerSchema(rubric).schema)).toContain(c.confidence ? "\"confidence\"" : "\"score\"")
       })

@@ -1,5 +1,5 @@
 /**
- * Reports and CI gates, the pieces that need no child process: the --fail-under gate, the progress line's
+ * Reports, the pieces that need no child process (the gates: Gate.test.ts): the progress line's
  * width, colour stripping, the HTML page's escaping, distributions and sampling, bounded report.md
  * (at 100k rows with the heuristic judge), report.csv's case_id and line, the final HTML page.
  */
@@ -12,35 +12,10 @@ import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { Lowest, seededRandom } from "../../src/report/CaseRows.js"
 import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { valueBars } from "../../src/report/Charts.js"
-import { enforceGate, evaluateGate, parseFailUnder } from "../../src/report/Gate.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
 import { describe as describeProgress } from "../../src/engine/Progress.js"
 import { csv, html, markdown } from "../../src/report/Reporter.js"
 import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
-
-describe("--fail-under", () => {
-  it.effect("parses metric=value lists; bad syntax names the part", () =>
-    Effect.gen(function*() {
-      expect(yield* parseFailUnder("composite=0.7, ndcg@10=0.5")).toEqual([{ metric: "composite", minimum: 0.7 }, { metric: "ndcg@10", minimum: 0.5 }])
-      const bad = yield* Effect.flip(parseFailUnder("composite=0.7,ndcg@10"))
-      expect(bad.message).toContain(`"ndcg@10" is not metric=number`)
-      expect((yield* Effect.flip(parseFailUnder("x=abc"))).message).toContain("not metric=number")
-      expect((yield* Effect.flip(parseFailUnder(" , "))).message).toContain("at least one")
-    }))
-
-  it.effect("checks thresholds: below fails, equal passes, a null value fails, a short criterion name resolves, unknown lists the valid names", () =>
-    Effect.gen(function*() {
-      const metrics = { composite: 0.7, "rag-answers/clarity": 0.5, "ndcg@10": null }
-      const results = yield* evaluateGate([{ metric: "composite", minimum: 0.7 }, { metric: "clarity", minimum: 0.6 }, { metric: "ndcg@10", minimum: 0 }], metrics)
-      expect(results.map((r) => r.met)).toEqual([true, false, false])
-      const failed = yield* Effect.flip(enforceGate(results))
-      expect(failed.failures).toEqual(["--fail-under: clarity = 0.5, below 0.6", "--fail-under: ndcg@10 = no value, below 0"])
-      const unknown = yield* Effect.flip(evaluateGate([{ metric: "map", minimum: 0.1 }], metrics))
-      expect(unknown.message).toContain(`unknown metric "map"`)
-      expect(unknown.message).toContain("composite, rag-answers/clarity, ndcg@10")
-      yield* enforceGate(yield* evaluateGate([{ metric: "composite", minimum: 0.5 }], metrics))
-    }))
-})
 
 describe("terminal", () => {
   it("the progress line never exceeds the terminal width (a wrapped line cannot be redrawn in place)", () => {
@@ -181,13 +156,17 @@ describe("reports of a run", () => {
       expect(again).toContain(`id="case-table"`)
     }), 60_000)
 
-  it.effect(`100k rows with the heuristic judge: report.md stays under 1 MB, details for --details cases, says what it left out; the HTML table is sampled past ${TABLE_ALL} cases`, () =>
+  // The bounds hold past the HTML table's TABLE_ALL cases and the --details 100: 2,500 rows take
+  // both paths (100k rows took 1-2 minutes here for the same assertions). The sizes at 100,000 rows
+  // (report.md < 1 MB, report.html ≤ 5 MB) are `npm run bench` [8]'s figures.
+  it.effect(`2,500 rows with the heuristic judge: report.md has details for --details cases and says what it left out; the HTML table is sampled past ${TABLE_ALL} cases`, () =>
     Effect.gen(function*() {
-      const dir = tempDir("rag-eval-100k-")
+      const rows = 2_500
+      const dir = tempDir("rag-eval-2500-")
       const input = Path.join(dir, "cases.csv")
       const words = "heat pump winter refrigerant compressor water boiling altitude pasta energy solar wind battery grid".split(" ")
       const lines = ["Current User Question,Conversation History,Fragment Texts,Assistant Answer"]
-      for (let i = 0; i < 100_000; i++) {
+      for (let i = 0; i < rows; i++) {
         const w = (k: number) => words[(i * 7 + k * 13) % words.length]
         lines.push(`${w(1)} ${w(2)} ${w(3)} ${i}?,,1. ${w(4)} ${w(5)} ${w(1)}\\n2. ${w(6)} ${w(2)},${i % 97 === 0 ? "" : `${w(1)} ${w(5)} ${w(7)}.`}`)
       }
@@ -195,13 +174,12 @@ describe("reports of a run", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input, outRoot: Path.join(dir, "out"), reporters: [markdown, html] })
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
-      expect(Buffer.byteLength(md)).toBeLessThan(1_000_000)
-      expect(md).toContain("**Details for 100 of 100,000 cases** (--details 100: the failed first, then the lowest by composite)")
-      expect(md).toContain("the other 99,900 are left out here")
+      expect(md).toContain("**Details for 100 of 2,500 cases** (--details 100: the failed first, then the lowest by composite)")
+      expect(md).toContain("the other 2,400 are left out here")
       expect((md.match(/^### \d+\. /gm) ?? []).length).toBe(100)
       const page = fs.readFileSync(Path.join(outcome.info.runDir, "report.html"), "utf8")
       expect(Buffer.byteLength(page)).toBeLessThan(5_000_000)
-      expect(page).toMatch(/\d+ of 100000 cases: every failed case \(up to 300\), the 300 lowest by composite and a seeded random sample of 700/)
+      expect(page).toMatch(/\d+ of 2500 cases: every failed case \(up to 300\), the 300 lowest by composite and a seeded random sample of 700/)
       const caseTable = page.slice(page.indexOf(`<table id="cases">`), page.indexOf("</table>", page.indexOf(`<table id="cases">`)))
       const tableRows = (caseTable.match(/<tr/g) ?? []).length
       expect(tableRows).toBeLessThan(1400)

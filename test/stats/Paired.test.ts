@@ -13,10 +13,12 @@ import {
   bootstrapCi,
   logGamma,
   makePrng,
+  minimumPairedCases,
   pairedTTest,
   quantileSorted,
   randomisationTest,
   regularizedIncompleteBeta,
+  smallestRandomisationP,
   studentTCdf,
   studentTTwoSided,
   winsTiesLosses
@@ -186,6 +188,27 @@ describe("randomisation (sign-flip) test", () => {
   it("edge cases: no case → null, every difference 0 → p = 1", () => {
     expect(randomisationTest([], [], { seed: 1 }).p).toBeNull()
     expect(randomisationTest([0.5, 0.5], [0.5, 0.5], { seed: 1 }).p).toBe(1)
+  })
+
+  it("the smallest p it can give: 2/2ⁿ exact, 1/(1 + R) Monte Carlo — reached when every case moves the same way", () => {
+    for (const n of [1, 3, 5, 6, 8, 13]) {
+      const a = Array.from({ length: n }, (_, i) => 0.9 - i * 0.01)
+      const b = a.map(() => 0)
+      expect(randomisationTest(a, b, { seed: 1 }).p).toBe(smallestRandomisationP(n))
+      expect(smallestRandomisationP(n)).toBe(2 / 2 ** n)
+    }
+    expect(smallestRandomisationP(20)).toBe(1 / 10_001)
+    expect(smallestRandomisationP(6, 32)).toBe(1 / 33)
+    expect(smallestRandomisationP(0)).toBe(1)
+  })
+
+  it("the fewest paired cases that can reject: 6 at α = 0.05 (2/2⁵ = 0.0625 is not below it), 8 at 0.01, none when R is too small", () => {
+    expect(minimumPairedCases(0.05)).toBe(6)
+    expect(smallestRandomisationP(5)).toBeGreaterThan(0.05)
+    expect(smallestRandomisationP(6)).toBeLessThan(0.05)
+    expect(minimumPairedCases(0.01)).toBe(8)
+    expect(minimumPairedCases(0.1)).toBe(5)
+    expect(minimumPairedCases(0.05, 10)).toBeUndefined()
   })
 })
 

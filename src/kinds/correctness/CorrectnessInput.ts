@@ -12,6 +12,7 @@
  *   cell cannot be absent). A row with none of the three has nothing to check its answer against and
  *   is refused with its line, before anything is judged.
  */
+import type { InputDoc } from "../../load/InputFields.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
@@ -187,3 +188,22 @@ export const loadCorrectness = (): LoadStage => ({
       }))
     })
 })
+
+/** What answer-correctness reads, for `rag-eval pipelines` and `run answer-correctness --help`. */
+export const correctnessInput: InputDoc = {
+  format: "JSONL, JSON or CSV rows; --columns renames the fields (e.g. reference=gold_answer)",
+  fields: [
+    { name: "question", required: true, holds: "the question asked" },
+    { name: "answer", required: true, holds: "the answer to check" },
+    { name: "reference", required: true, holds: "the gold answer; a row may give contexts or nuggets instead (at least one of the three)" },
+    { name: "contexts", required: false, holds: "the passages the system retrieved: a list of texts, or one text numbered \"1. …\"" },
+    { name: "nuggets", required: false, holds: "facts a good answer states: texts, or { text, importance: vital | okay }" },
+    { name: "id", required: false, holds: "the case id (default: its line)" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    "{\"question\": \"When was it built?\", \"answer\": \"1889.\", \"reference\": \"In 1889.\"}",
+    "{\"question\": \"How tall?\", \"answer\": \"330 m.\", \"contexts\": [\"330 m tall.\"]}"
+  ],
+  minimal: "{\"question\": \"When was the tower completed?\", \"answer\": \"In 1889.\", \"reference\": \"It was completed in 1889.\"}\n"
+}

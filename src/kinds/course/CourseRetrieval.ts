@@ -27,6 +27,7 @@ import { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
 import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText } from "../../load/RowSchema.js"
 import { ndcg } from "../../metrics/ndcg.js"
@@ -48,6 +49,25 @@ export const defaultRubric = "course-retrieval/relevance"
 
 /** Field names; `--columns` may rename `id`, `question` and `fragments` (the course list). */
 export const courseFields = { id: "id", question: "question", skill: "skill", courses: "retrievedCourses" } as const
+
+/** course-retrieval's input, for help (see `InputFields.ts`). */
+export const courseInput: InputDoc = {
+  format: "JSON { version, name, description, cases: [...] }, a JSON array or JSONL, one case each; --columns renames id, question and fragments (= retrievedCourses)",
+  fields: [
+    { name: "id", required: false, holds: "the case's id (without it, cases are numbered)" },
+    { name: "question", required: true, holds: "the learner's question" },
+    { name: "skill", required: true, holds: "the skill the courses are graded for" },
+    { name: "retrievedCourses", required: true, holds: "the courses in rank order, { subjectCode, subjectName (one of the two), cleanedLearningOutcomes: [texts], score? } (not read with --retriever http|bm25)" },
+    { name: "latencyMs", required: false, holds: "the retrieval's time in ms, or { span: ms }" },
+    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the retrieval spent" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"id":"c1","question":"Learn SQL?","skill":"SQL","retrievedCourses":[]}`,
+    `{"question":"SQL?","skill":"SQL","retrievedCourses":[{"subjectCode":"DB1"}]}`
+  ],
+  minimal: `{"question":"SQL?","skill":"SQL","retrievedCourses":[{"subjectName":"Databases"}]}\n`
+}
 
 export interface CourseFields {
   readonly id: string

@@ -27,6 +27,7 @@ import { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
 import { built, decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull } from "../../load/RowSchema.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
@@ -49,6 +50,25 @@ import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummar
 
 export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
 export const chunkNames = ["chunks", "retrieved", "hits", "contexts"] as const
+
+/** evidence-retrieval's input, for help (see `InputFields.ts`). */
+export const evidenceInput: InputDoc = {
+  format: "JSONL or a JSON array, one query each; --columns renames id, question (= query) and fragments (= chunks)",
+  fields: [
+    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
+    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    { name: "gold", required: true, holds: "the gold evidence spans, texts (also read as goldEvidence, gold_evidence, evidence)" },
+    { name: "chunks", required: true, holds: "the retrieved chunks in rank order, texts or { id?, text, score? } (also read as retrieved, hits, contexts; not read with --retriever http|bm25)" },
+    { name: "latencyMs", required: false, holds: "the retrieval's time in ms, or { span: ms }" },
+    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the retrieval spent" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"query":"leave?","gold":["25 days"],"chunks":[{"text":"25 days a year"}]}`,
+    `{"id":"q2","query":"pay day?","gold":["the 25th"],"chunks":["On the 25th."]}`
+  ],
+  minimal: `{"query":"leave?","gold":["25 days"],"chunks":["25 days a year"]}\n`
+}
 
 export interface EvidenceFields {
   readonly id: string

@@ -7,7 +7,7 @@
 import * as Stream from "effect/Stream"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { checksClaims, type Dimension, type DimensionScore, type Gate, type RubricRecord } from "./RubricScore.js"
+import { checksClaims, type Dimension, type DimensionScore, dimensionWeight, type Gate, type RubricRecord } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
@@ -26,7 +26,7 @@ const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gat
   const lines = ["## Criteria", ""]
   for (const d of dimensions) {
     const r = info.rubrics.find((x) => x.id === d.rubric)
-    if (r !== undefined) lines.push(criterionSection(r, `weight ${d.weight}`))
+    if (r !== undefined) lines.push(criterionSection(r, `weight ${dimensionWeight(d, r)}`))
   }
   lines.push("### Composite", "", "Each score is normalised to 0–1 as score / max; the composite is the weighted mean of the normalised scores.")
   if (gate !== undefined) {

@@ -19,8 +19,12 @@ import { caseClaims, type ClaimList, type ClaimRubrics } from "../correctness/Cl
 
 export interface Dimension {
   readonly rubric: string
-  readonly weight: number
+  /** Its weight in the composite; absent: the rubric file's `weight`, else 1 (a user's rubric). */
+  readonly weight?: number | undefined
 }
+
+/** A dimension's weight: its own, else its rubric file's, else 1. */
+export const dimensionWeight = (d: Dimension, rubric: Rubric | undefined): number => d.weight ?? rubric?.weight ?? 1
 
 export interface Gate {
   readonly rubric: string
@@ -168,7 +172,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
     const base = options.dimensions.map((d) => {
       const rubric = rubrics.get(d.rubric)!
       const j = byCriterion.get(d.rubric)
-      return { d, rubric, j, criterion: d.rubric, score: j?.status === "ok" ? j.score : null, max: rubric.max, weight: d.weight }
+      return { d, rubric, j, criterion: d.rubric, score: j?.status === "ok" ? j.score : null, max: rubric.max, weight: dimensionWeight(d, rubric) }
     })
     const result = composite(base, options.gate)
     const tokens = noTokens()

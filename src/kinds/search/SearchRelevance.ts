@@ -25,6 +25,7 @@ import type { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import { checkColumns } from "../../load/CaseMapping.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
 import { decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull, type RowProblem } from "../../load/RowSchema.js"
 import { averagePrecision } from "../../metrics/averagePrecision.js"
@@ -48,6 +49,25 @@ import {
 export const defaultRubric = "search-relevance/checklist"
 
 export const searchFields = { id: "id", query: "query", hits: "hits" } as const
+
+/** search-relevance's input, for help (see `InputFields.ts`). */
+export const searchInput: InputDoc = {
+  format: "JSONL or a JSON array, one search request each (the HTTP API's body); --columns renames id, question (= query) and fragments (= hits)",
+  fields: [
+    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
+    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    { name: "hits", required: true, holds: "the ranked hits, { id?, text (or other fields), score? } (not read with --retriever http|bm25)" },
+    { name: "eval", required: false, holds: "{ fields: [...] }: the hit fields the judge reads (default: text)" },
+    { name: "latencyMs", required: false, holds: "the search's time in ms, or { span: ms }" },
+    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the search spent" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"query":"heat pump","hits":[{"id":"d1","text":"A heat pump moves heat."}]}`,
+    `{"id":"q2","query":"tea","hits":[{"t":"Tea"}],"eval":{"fields":["t"]}}`
+  ],
+  minimal: `{"query":"tea","hits":[{"text":"Tea is a drink."}]}\n`
+}
 
 export interface SearchFields {
   readonly id: string

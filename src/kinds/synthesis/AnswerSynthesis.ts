@@ -16,6 +16,7 @@ import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
 import { readRows, type Row } from "../../load/Rows.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText, rowError } from "../../load/RowSchema.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 
@@ -29,6 +30,23 @@ export const testSetFields = {
   answer: "answer",
   fragments: "context"
 } as const satisfies ColumnMapping
+
+/** answer-synthesis's input, for help (see `InputFields.ts`). */
+export const synthesisInput: InputDoc = {
+  format: "JSON array, JSON { cases: [...] } or JSONL, one case each; --columns renames them (id, question, answer, fragments = context)",
+  fields: [
+    { name: "queryLogId", required: false, holds: "the case's id (without it, cases are numbered)" },
+    { name: "question", required: true, holds: "the user's question" },
+    { name: "answer", required: true, holds: "the answer to judge" },
+    { name: "context", required: true, holds: "the items retrieved for it: courses { name, code, matchedLearningOutcomes: [...] }, texts or other objects" }
+  ],
+  exampleExtension: ".jsonl",
+  example: [
+    `{"queryLogId":"q1","question":"SQL?","answer":"DB1.","context":["DB1: SQL"]}`,
+    `{"question":"Budgets?","answer":"FIN1.","context":[{"code":"FIN1"}]}`
+  ],
+  minimal: `{"question":"SQL?","answer":"DB1.","context":[]}\n`
+}
 
 /** The field names in use for a run (defaults with `--columns` renames applied). */
 export interface TestSetFields {

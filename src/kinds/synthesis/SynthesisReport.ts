@@ -55,6 +55,20 @@ const rubricsSection = (info: RunInfo, config: SynthesisConfig) => {
 const dimensionRow = (name: string, d: DimensionMetrics) =>
   `| ${name} | ${num(d.mean)} | ${num(d.std)} | ${pct(d.passRate)} (${d.passed} of ${d.n}) | ${d.n} | ${d.failed} |`
 
+/** The user's own rubrics (`--rubrics`): judged beside faithfulness and completeness, not part of overall or pass. */
+const extraSection = (summary: SynthesisSummary, config: SynthesisConfig): ReadonlyArray<string> => {
+  const extra = summary.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
+  if (extra.length === 0) return []
+  return [
+    "**Your rubrics** (--rubrics; judged beside the two, not part of overall or the pass verdict):",
+    "",
+    "| Rubric | Scale | Mean | Normalised (0–1) | Std | Scored | Failed judgments |",
+    "|---|---|---|---|---|---|---|",
+    ...extra.map((d) => `| ${inline(d.name)} (\`${inline(d.criterion)}\`) | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${num(d.std)} | ${d.n} | ${d.failed} |`),
+    ""
+  ]
+}
+
 const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: SynthesisConfig) => {
   const m = summary.metrics
   const o = m.overall
@@ -79,7 +93,8 @@ const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: Synthe
     "| Score | " + [f?.name ?? "Faithfulness", c?.name ?? "Completeness"].join(" | ") + " |",
     "|---|---|---|",
     ...scores.map((s) => `| ${s} | ${fd[String(s)] ?? 0} | ${cd[String(s)] ?? 0} |`),
-    ""
+    "",
+    ...extraSection(summary, config)
   ].join("\n")
 }
 

@@ -14,7 +14,7 @@ import type { EvalCase } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import { contextLabel } from "./AnswerSynthesis.js"
-import type { ScoreStage } from "../../engine/Pipeline.js"
+import type { RunInfo, ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
 import type { ClaimRubrics } from "../correctness/Claims.js"
 import { checksClaims, type DimensionScore, referenceClaimSpecs, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
@@ -25,7 +25,13 @@ export interface SynthesisConfig {
   readonly completeness: string
   /** A dimension passes at this score or above (SPEC: 4). */
   readonly passAt: number
+  /** A user's own rubrics (`--rubrics`), judged beside the two; overall and pass stay theirs. */
+  readonly extra?: ReadonlyArray<string> | undefined
 }
+
+/** The user's rubrics of a run, as loaded (for per-case and headline metrics). */
+export const extraRubrics = (config: SynthesisConfig, info: RunInfo): ReadonlyArray<Rubric> =>
+  (config.extra ?? []).flatMap((id) => info.rubrics.filter((r) => r.id === id))
 
 export const defaultConfig: SynthesisConfig = {
   faithfulness: "answer-synthesis/faithfulness",
@@ -62,7 +68,7 @@ const find = (record: RubricRecord, criterion: string): DimensionScore | undefin
   record.dimensions.find((d) => d.criterion === criterion)
 
 export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?: ClaimRubrics): ScoreStage<SynthesisRecord> => {
-  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }], claims })
+  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }, ...(config.extra ?? []).map((rubric) => ({ rubric }))], claims })
   return {
     // Faithfulness, completeness and overall on their 1–5 scale, and the verdict (1 pass, 0 fail).
     perCase: {
@@ -70,8 +76,10 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
         Metric.score("faithfulness", "faithfulness (safety): supported by the context, nothing invented", 1, 5),
         Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
-        Metric.fraction("pass", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below`),
-        ...(checksClaims(info) ? referenceClaimSpecs : [])
+        // Named as its mean is in the summary, so `compare` and the gates say the same name.
+        Metric.fraction("overallPassRate", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below (its mean is the overall pass rate)`),
+        ...(checksClaims(info) ? referenceClaimSpecs : []),
+        ...extraRubrics(config, info).map((r) => Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max))
       ],
       of: (r) => ({
         caseId: r.caseId,
@@ -80,8 +88,9 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
           faithfulness: r.faithfulness,
           completeness: r.completeness,
           overall: r.overall,
-          pass: r.pass === null ? null : r.pass ? 1 : 0,
-          ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 })
+          overallPassRate: r.pass === null ? null : r.pass ? 1 : 0,
+          ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 }),
+          ...Object.fromEntries((config.extra ?? []).map((id) => [id, find(r, id)?.score ?? null]))
         },
         failed: r.failed > 0 || r.overall === null
       })

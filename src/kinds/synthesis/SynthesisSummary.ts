@@ -14,7 +14,7 @@ import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
 import { checksClaims, referenceClaimSpecs } from "../rubric/RubricScore.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
-import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
+import { defaultConfig, extraRubrics, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 
 export interface DimensionMetrics {
@@ -111,7 +111,9 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       overallPassRate: s.metrics.overall.passRate,
       undecided: s.metrics.overall.unknown,
       failedJudgments: s.judgments.failed,
-      ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean]))
+      ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean])),
+      ...Object.fromEntries(s.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
+        .flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]]))
     }),
     headline: (info) => [
       Metric.score("faithfulness", "mean faithfulness (1–5)", 1, 5),
@@ -122,7 +124,11 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
       Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
       Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
-      ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : [])
+      ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : []),
+      ...extraRubrics(config, info).flatMap((r) => [
+        Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale (your rubric)`, r.min, r.max),
+        Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
+      ])
     ],
     lowScores: (s) => s.lowScores,
     finish: (accU, info): SynthesisSummary => {
