@@ -185,7 +185,8 @@ export const usageParts = (descriptor: CommandDescriptor.Command<unknown>) => {
   const walk = (u: Usage.Usage, optional: boolean, repeated: boolean): void => {
     switch (u._tag) {
       case "Named": {
-        if (u.names.some((n) => n.startsWith("-"))) flags.push({ names: u.names, value: Option.getOrUndefined(u.acceptedValues), required: !optional, repeated })
+        // A repeated flag (`--target-header`, given any number of times) may be left out: not required.
+        if (u.names.some((n) => n.startsWith("-"))) flags.push({ names: u.names, value: Option.getOrUndefined(u.acceptedValues), required: !optional && !repeated, repeated })
         else if (u.names.some((n) => n.startsWith("<"))) args.push({ name: u.names[0]!, required: !optional, repeated })
         return
       }
