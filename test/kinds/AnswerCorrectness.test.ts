@@ -21,6 +21,7 @@ import { claimRubrics, checkRound, extractionRound, nextRound } from "../../src/
 import { correctnessCase, fieldsFor, loadCorrectness } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { type CorrectnessRecord, correctnessRecord } from "../../src/kinds/correctness/CorrectnessScore.js"
 import { parseColumnMapping } from "../../src/load/CaseMapping.js"
+import * as Reporter from "../../src/report/Reporter.js"
 import { start } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
@@ -266,6 +267,14 @@ describe("answer-correctness runs", () => {
       expect(csv.split("\n")[0]).toContain("precision,recall,f1,faithfulness")
       const caseMetrics = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
       expect(caseMetrics.find((c) => c.caseId === "q5")!.metrics["precision"]).toBeNull()
+      // The HTML page's case blocks list each claim with its verdict and evidence, as escaped data.
+      const html = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out, reporters: [Reporter.html] })
+      const page = fs.readFileSync(Path.join(html.info.runDir, "report.html"), "utf8")
+      expect(page).toContain("Answer claims (")
+      expect(page).toContain("Reference claims (")
+      expect(page).toContain("Mars has three moons, Phobos, Deimos and Ganymede.")
+      expect(page).toContain("✗ contradicted")
+      expect(page).not.toContain("<script>alert")
       // A re-run pays nothing and changes nothing.
       const again = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out })
       expect(records(again.info.runDir)).toEqual(rs)

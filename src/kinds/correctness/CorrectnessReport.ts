@@ -6,6 +6,7 @@
  * the claims as text cells, one claim per line.
  */
 import * as Stream from "effect/Stream"
+import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
@@ -163,7 +164,52 @@ const claimParameters = (summary: CorrectnessSummary): ReadonlyArray<readonly [s
   ["Claims", `${summary.claims.answerClaims.toLocaleString("en-US")} in answers · ${summary.claims.referenceClaims.toLocaleString("en-US")} in references`]
 ]
 
+const STATUS: Readonly<Record<string, Status>> = { entailed: "pass", neutral: "warn", contradicted: "fail", support: "pass", partial_support: "warn", not_support: "fail" }
+
+/** A claim's colour: by its verdict against the reference (or the answer), else by whether a context entails it. */
+const claimStatus = (c: CheckedClaim): Status => {
+  if (c.against !== undefined) return c.against.verdict === null ? "fail" : STATUS[c.against.verdict]!
+  if (c.contexts.length === 0) return "none"
+  if (c.contexts.some((k) => k.verdict === null)) return "fail"
+  return c.contexts.some((k) => k.verdict === "entailed") ? "pass" : "warn"
+}
+
+const claimDetail = (caption: string, list: ClaimList, against: string | undefined): DetailTable => {
+  if (list.status === "failed") return { caption: `${caption}: extraction failed (${list.reason})`, columns: [], rows: [] }
+  const hasContexts = list.claims[0] !== undefined && list.claims[0].contexts.length > 0
+  return {
+    caption: `${caption} (${list.claims.length})`,
+    columns: ["#", "Claim", ...(against === undefined ? [] : [`vs ${against}`]), ...(hasContexts ? ["Entailed by contexts"] : []), "Evidence"],
+    rows: list.claims.map((c) => ({
+      cells: [c.n, c.text, ...(against === undefined ? [] : [c.against === undefined ? null : verdictText(c.against)]), ...(hasContexts ? [entailingContexts(c) ?? null] : []), evidenceOf(c) ?? null],
+      status: claimStatus(c)
+    })),
+    textColumns: [1, against === undefined ? (hasContexts ? 3 : 2) : hasContexts ? 4 : 3]
+  }
+}
+
+/** The case block of the HTML page: each claim with its verdict and evidence, coloured by verdict. */
+export const correctnessDetail = (r: CorrectnessRecord): CaseDetail => ({
+  fields: [["Question", r.question], ["Answer", r.answer === "" ? "(empty)" : r.answer], ...(r.reference === undefined ? [] : [["Reference", r.reference] as const])],
+  tables: [
+    claimDetail("Answer claims", r.claims.answer, r.reference === undefined ? undefined : "reference"),
+    ...(r.claims.reference === undefined ? [] : [claimDetail("Reference claims", r.claims.reference, "answer")]),
+    ...(r.claims.nuggets === undefined ? [] : [{
+      caption: `Nuggets (${r.claims.nuggets.length})`,
+      columns: ["#", "Nugget", "Importance", "Grade", "Evidence"],
+      rows: r.claims.nuggets.map((n) => ({
+        cells: [n.n, n.text, n.importance ?? null, n.assignment === null ? `failed (${n.reason})` : NUGGET_MARK[n.assignment], n.evidence ?? null],
+        status: n.assignment === null ? "fail" as const : STATUS[n.assignment]!
+      })),
+      textColumns: [1, 4]
+    }]),
+    ...(r.contexts.length === 0 ? [] : [{ caption: `Contexts (${r.contexts.length})`, columns: ["#", "Passage"], rows: r.contexts.map((t, k) => ({ cells: [k + 1, t] })), textColumns: [1] }])
+  ],
+  ...(r.failures.length === 0 ? {} : { problem: `${r.failures.length} judgment(s) failed: ${r.failures.map((f) => `${f.target}: ${f.reason}`).join("; ")}` })
+})
+
 export const correctnessReport = (options: { readonly title: string }): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
+  caseDetail: correctnessDetail,
   headline: "score",
   failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
   parameters: (_info, summary) => claimParameters(summary),
