@@ -25,6 +25,7 @@ import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -369,8 +370,23 @@ export const start = (options: ServerOptions): Effect.Effect<
       const done = yield* Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(closeGraceMs), Effect.option)
       if (Option.isNone(done)) server.closeAllConnections()
     })
+    /**
+     * A second stop signal interrupts the drain: close every connection now (the requests still in
+     * flight end without an answer) instead of waiting out the rest of the grace.
+     */
+    const abort = Effect.gen(function*() {
+      traffic.startDrain()
+      if (!closing) {
+        closing = true
+        server.close(() => Deferred.unsafeDone(closed, Effect.void))
+      }
+      const n = traffic.active()
+      if (n > 0) yield* Console.error(`stopping now: closing the connections of ${n} request${n === 1 ? "" : "s"} still in flight`)
+      server.closeAllConnections()
+      yield* Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(closeGraceMs), Effect.option)
+    })
     // Runs before the server layer's own release (finalizers run in reverse order).
-    yield* Effect.addFinalizer(() => drain)
+    yield* Effect.addFinalizer((exit) => (Exit.isInterrupted(exit) ? abort : drain))
 
     const address = server.address() as AddressInfo
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address

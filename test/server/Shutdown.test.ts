@@ -98,4 +98,33 @@ describe.concurrent("graceful shutdown (child process)", () => {
       }
     })
   }
+
+  it("a second SIGTERM while a request is still in flight: stops at once, without waiting out the grace", async () => {
+    const fake = await FakeOpenAi.start({ latencyMs: 60_000 })
+    try {
+      const server = await startServe([
+        "--port", "0",
+        "--provider", "openai-compatible",
+        "--model", "fake-judge",
+        "--base-url", fake.url,
+        "--shutdown-grace", "600",
+        "--out", tempDir("rag-eval-serve-stop2-")
+      ])
+      const inFlight = fetch(`${server.url}/v1/eval/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body)
+      }).then((r) => r.status, () => "closed")
+      expect(await until(() => fake.calls === 2)).toBe(true)
+      server.child.kill("SIGTERM")
+      await sleep(300)
+      server.child.kill("SIGTERM")
+      // With a 600 s grace and a judge that answers in 60 s, only the second signal can end it before the test's own timeout.
+      const exit = await server.exit
+      expect(exit.stderr).toContain("stopping now: closing the connections of 1 request still in flight")
+      expect(await inFlight).not.toBe(200)
+    } finally {
+      await fake.close()
+    }
+  }, 30_000)
 })
