@@ -5,7 +5,7 @@
  * - A ```sh block is a runnable example: its lines are run by bash (`-e -o pipefail`) in a temp
  *   directory per page, the page's blocks in order, so a later block may read what an earlier one
  *   wrote. `rag-eval`, `npx rag-eval` and `npm run eval --` all run the built CLI (dist/bin.js); the
- *   repository's `test-sets/`, `pipelines/` and `prompts/` are copied into the directory.
+ *   repository's `test-sets/`, `pipelines/`, `prompts/` and `examples/` are copied into the directory.
  * - An ```output block right after it (blank lines between are allowed) is what the block prints:
  *   stderr first, then stdout. Without one, the block need only succeed.
  * - The info string may add `exit=N` (the expected exit code, default 0), `serve` (a `rag-eval

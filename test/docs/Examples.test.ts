@@ -30,7 +30,7 @@ afterAll(() => {
 const pageDir = () => {
   const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "rag-eval-docs-")))
   dirs.push(dir)
-  for (const name of ["test-sets", "pipelines", "prompts"]) Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
+  for (const name of ["test-sets", "pipelines", "prompts", "examples"]) Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
   const binDir = Path.join(dir, ".bin")
   Fs.mkdirSync(binDir)
   Fs.writeFileSync(Path.join(binDir, "rag-eval"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 })
