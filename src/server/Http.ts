@@ -371,8 +371,8 @@ export const start = (options: ServerOptions): Effect.Effect<
       if (Option.isNone(done)) server.closeAllConnections()
     })
     /**
-     * A second stop signal interrupts the drain: close every connection now (the requests still in
-     * flight end without an answer) instead of waiting out the rest of the grace.
+     * A second stop signal interrupts the drain under way: close every connection now (the requests
+     * still in flight end without an answer) instead of waiting out the rest of the grace.
      */
     const abort = Effect.gen(function*() {
       traffic.startDrain()
@@ -386,7 +386,9 @@ export const start = (options: ServerOptions): Effect.Effect<
       yield* Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(closeGraceMs), Effect.option)
     })
     // Runs before the server layer's own release (finalizers run in reverse order).
-    yield* Effect.addFinalizer((exit) => (Exit.isInterrupted(exit) ? abort : drain))
+    // Interrupted while a drain was already under way (a second stop signal): abort. Interrupted
+    // otherwise (a library's scope closed by its runtime's first SIGINT): drain, as a stop does.
+    yield* Effect.addFinalizer((exit) => (Exit.isInterrupted(exit) && graceEnds !== undefined ? abort : drain))
 
     const address = server.address() as AddressInfo
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address
