@@ -7,11 +7,28 @@
 import * as Stream from "effect/Stream"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { checksClaims, type Dimension, type DimensionScore, dimensionWeight, type Gate, type RubricRecord } from "./RubricScore.js"
+import { checksClaims, type Dimension, type DimensionScore, dimensionWeight, type Gate, type ReferenceClaims, type RubricRecord } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
-import { csvMaybeNumber } from "../../report/Csv.js"
+import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
+
+/** A case's claims against its reference, in report.md (nothing without a reference): rag-answers and answer-synthesis. */
+export const referenceClaimsMarkdown = (claims: ReferenceClaims | undefined): ReadonlyArray<string> =>
+  claims === undefined ? [] : [
+    `**Claims against the reference** — precision ${num(claims.precision)} · recall ${num(claims.recall)} · F1 ${num(claims.f1)}`,
+    "",
+    "Answer claims:",
+    "",
+    claimTable(claims.answer, "reference"),
+    "Reference claims:",
+    "",
+    claimTable(claims.reference, "answer")
+  ]
+
+/** The claim CSV columns (precision, recall, F1, answer claims, reference claims); empty cells for a case without a reference. */
+export const referenceClaimsCells = (claims: ReferenceClaims | undefined): ReadonlyArray<CsvCell> =>
+  [csvMaybeNumber(claims?.precision, 4), csvMaybeNumber(claims?.recall, 4), csvMaybeNumber(claims?.f1, 4), claimCell(claims?.answer), claimCell(claims?.reference)]
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -87,16 +104,7 @@ const rowBlock = (r: RubricRecord, heading: string) =>
     "",
     dimensionTable(r),
     "",
-    ...(r.claims === undefined ? [] : [
-      `**Claims against the reference** — precision ${num(r.claims.precision)} · recall ${num(r.claims.recall)} · F1 ${num(r.claims.f1)}`,
-      "",
-      "Answer claims:",
-      "",
-      claimTable(r.claims.answer, "reference"),
-      "Reference claims:",
-      "",
-      claimTable(r.claims.reference, "answer")
-    ])
+    ...referenceClaimsMarkdown(r.claims)
   ].join("\n")
 
 const lowest = (summary: RubricSummary) =>
@@ -142,7 +150,7 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
       ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
       csvMaybeNumber(r.composite, 4),
       ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
-      ...(checksClaims(info) ? [csvMaybeNumber(r.claims?.precision, 4), csvMaybeNumber(r.claims?.recall, 4), csvMaybeNumber(r.claims?.f1, 4), claimCell(r.claims?.answer), claimCell(r.claims?.reference)] : [])
+      ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
     ]
   }
 })

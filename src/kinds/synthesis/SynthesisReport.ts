@@ -11,7 +11,7 @@ import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
 import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
-import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
+import { referenceClaimsCells, referenceClaimsMarkdown } from "../rubric/RubricReport.js"
 import { checksClaims } from "../rubric/RubricScore.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code } from "../../domain/Markdown.js"
@@ -171,16 +171,7 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
     `| ${f?.name ?? "Faithfulness"} | ${scoreLabel(f, r.faithfulness)} | ${inline(r.reasons.faithfulness)} |`,
     `| ${c?.name ?? "Completeness"} | ${scoreLabel(c, r.completeness)} | ${inline(r.reasons.completeness)} |`,
     "",
-    ...(r.claims === undefined ? [] : [
-      `**Claims against the reference** — precision ${num(r.claims.precision)} · recall ${num(r.claims.recall)} · F1 ${num(r.claims.f1)}`,
-      "",
-      "Answer claims:",
-      "",
-      claimTable(r.claims.answer, "reference"),
-      "Reference claims:",
-      "",
-      claimTable(r.claims.reference, "answer")
-    ])
+    ...referenceClaimsMarkdown(r.claims)
   ].join("\n")
 }
 
@@ -223,7 +214,7 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
       passText(r.pass),
       reasonCell(r, config.faithfulness, r.reasons.faithfulness),
       reasonCell(r, config.completeness, r.reasons.completeness),
-      ...(checksClaims(info) ? [csvMaybeNumber(r.claims?.precision, 4), csvMaybeNumber(r.claims?.recall, 4), csvMaybeNumber(r.claims?.f1, 4), claimCell(r.claims?.answer), claimCell(r.claims?.reference)] : [])
+      ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
     ]
   }
 }
