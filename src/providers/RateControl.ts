@@ -16,11 +16,15 @@
  * - **`--rpm` / `--burst`** set it: starts paced at 95% of `--rpm` (network jitter never makes
  *   requests arrive faster than the server refills), `--burst` of them at once (default 1: evenly
  *   spread), starting one short of full.
- * - **Rate-limit headers** describe it: its refill rate is (capacity − remaining) ÷ reset, and the
- *   level it reports, less the calls started since (it had not counted them yet), becomes ours when
- *   lower. The capacity is never taken above the highest `remaining` ever reported plus one: a
- *   server announcing its per-minute figure while refilling a smaller bucket cannot raise the pace
- *   above what it lets through. Before any 429 the headers' rate is the pace; after, only its cap.
+ * - **Rate-limit headers** describe it: its refill rate is (capacity − remaining) ÷ reset (the
+ *   lowest reading of the last seconds: `remaining` is floored, so a reading is never below the
+ *   rate), and the level it reports, less the calls started since (it had not counted them yet),
+ *   becomes ours when lower; a first bucket is spent with `ARRIVAL_SLACK_MS` of refill kept back.
+ *   The capacity is never taken above the highest `remaining` ever reported plus one: a server
+ *   announcing its per-minute figure while refilling a smaller bucket cannot raise the pace above
+ *   what it lets through. Before any 429 the headers' rate is the pace. A 429 at that pace is a
+ *   clump of arrivals: the pace stays (never above the one refused); a second within the hold
+ *   says the rate is not ours to use — from then on, as without headers, the headers only cap it.
  * - **A 429** says the bucket is empty: every start waits out one shared pause (Retry-After is a
  *   floor, capped at `maxPauseMs`); ours is empty too until then, and every start handed out before
  *   it is handed out again. Once per episode the rate is learned again and the concurrency halved.
@@ -128,6 +132,15 @@ const RATE_GRID_MIN = 0.1 / 60_000
 const RATE_GRID_MAX = 1
 const RATE_GRID_STEP = 1.02
 const RATE_GRID_COARSE = 1.25
+/**
+ * Requests may reach the server later than they start here, and bunched: a first wave opens its
+ * connections at once, a busy process sends late. A bucket the server's headers describe is spent
+ * with this much of its refill kept back (at least one request), so a clump that late still fits.
+ */
+const ARRIVAL_SLACK_MS = 100
+/** The refill rate is the lowest the headers gave over this long (and at least this many answers). */
+const HEADER_WINDOW_MS = 5000
+const HEADER_MIN_READINGS = 8
 /** Starts remembered for measuring rates. */
 const LOG_MS = 120_000
 
@@ -440,6 +453,10 @@ export class RateController {
   // Headers
   private maxRemaining = 0
   private headerPerMs: number | undefined
+  /** The refill rates the recent answers' headers gave (see `headers`). */
+  private readonly headerRates: Array<{ readonly at: number; readonly perMs: number }> = []
+  /** When a 429 last kept the headers' rate (see `learnAt`). */
+  private headerTrustedAt = Number.NEGATIVE_INFINITY
 
   private readonly log = new StartLog()
   private nextId = 0
@@ -665,6 +682,22 @@ export class RateController {
   private learnAt(now: number, refusedAt: number) {
     const phase = this.phase
     const pace = this.learnedPerMs
+    if (this.headerPerMs !== undefined && now - this.headerTrustedAt > HOLD_MIN_MS) {
+      // The server's headers gave its refill rate, and the pace was under it: the refusal is a clump
+      // of arrivals (connections opened at once, a process that sent late), not a rate too high —
+      // what the answers since say about rates is mostly that clump. Keep the headers' rate (the
+      // pause and the emptied bucket absorb the clump). A second refusal within the hold says
+      // the rate is not ours to use (other clients share the limit): learned from 429s as without headers.
+      this.headerTrustedAt = now
+      this.lastCutStart = refusedAt
+      // Never above the pace just refused: a header read at a 429 (remaining 0, a whole number
+      // floored) gives the rate up to a request's worth high.
+      const kept = Math.min(pace ?? Number.POSITIVE_INFINITY, this.headerPerMs * LEARNED_MARGIN)
+      this.upperPerMs = kept / LEARNED_MARGIN
+      this.setLearned(now, kept)
+      this.enter("hold", now)
+      return
+    }
     if (phase === "unpaced" || pace === undefined) {
       // The first, unpaced wave says nothing about the rate: discover it, from one a second.
       this.setLearned(now, DISCOVERY_START_PER_MS)
@@ -738,7 +771,13 @@ export class RateController {
       // server announcing its per-minute figure while refilling a smaller bucket is read by the bucket.
       const capacity = Math.min(state.limit ?? Number.POSITIVE_INFINITY, this.maxRemaining + 1)
       if (state.resetMs !== undefined && state.resetMs > 0 && state.remaining < capacity) {
-        const perMs = (capacity - state.remaining) / state.resetMs
+        // `remaining` is the level floored, so a reading is the refill rate or above it (by up to a
+        // request's worth of the bucket's unfilled part) — never below: the lowest reading of the
+        // last HEADER_WINDOW_MS is the rate (a limit changed shows within that window).
+        this.headerRates.push({ at: now, perMs: (capacity - state.remaining) / state.resetMs })
+        while (this.headerRates.length > HEADER_MIN_READINGS && this.headerRates[0]!.at < now - HEADER_WINDOW_MS) this.headerRates.shift()
+        let perMs = Number.POSITIVE_INFINITY
+        for (const r of this.headerRates) perMs = Math.min(perMs, r.perMs)
         this.headerPerMs = perMs
         if (this.learn) {
           if (this.cuts === 0) {
@@ -759,7 +798,7 @@ export class RateController {
         // report is as old as its call, and starts at the same instant may not be in it).
         if (capacity > this.requests.capacity) {
           this.requests.setCapacity(now, capacity)
-          this.requests.setLevel(now, level)
+          this.requests.setLevel(now, level - Math.max(1, pace * ARRIVAL_SLACK_MS))
         } else {
           this.requests.setCapacity(now, Math.max(1, capacity))
           this.requests.lowerTo(now, level)

@@ -77,6 +77,30 @@ describe("headers announcing a per-minute limit larger than the bucket refilled"
   }
 })
 
+describe("a clump of arrivals against a server whose headers give its rate", () => {
+  // The first wave's requests reach the server late and together (their connections open at once;
+  // a busy process sends late), so the server refuses some at a pace under its rate. The headers
+  // still say the rate: the pace must stay near it, not be learned again from the clump's 429s
+  // (it once fell to one request a second for ~15 s, and a 300-judgment run took 4× its ideal).
+  for (const chargeRejected of [false, true]) {
+    it(`3,000/min, bucket 20, the first wave (sent from 20 ms) reaching it at once at 200 ms, rejected requests ${chargeRejected ? "charged" : "free"}: the pace never falls below 80% of the limit after the first second`, () => {
+      const server: SimServerOptions = { rpm: 3000, burst: 20, chargeRejected, headers: "bucket", retryAfter: "seconds" }
+      let slowest = Number.POSITIVE_INFINITY
+      const r = simulate(server, { concurrency: 32, preflight: true }, {
+        judgments: 3000,
+        latencyMs: 20,
+        stall: { from: 20, to: 200 },
+        trace: { every: 50, at: (now, [control]) => {
+          if (now > 1000) slowest = Math.min(slowest, control!.stats().rpm ?? Number.POSITIVE_INFINITY)
+        } }
+      })
+      expect(r.failed).toBe(0)
+      expect(r.refused).toBeGreaterThan(0)
+      expect(slowest).toBeGreaterThanOrEqual(0.8 * 3000)
+    })
+  }
+})
+
 describe("a limit halved mid-run (at 60 s), then restored (at 120 s)", () => {
   const windowOf = (r: ReturnType<typeof simulate>, from: number, to: number) => ({
     accepted: r.acceptedAt.filter((t) => t >= from && t < to).length,

@@ -54,6 +54,11 @@ export interface SimRunOptions {
   readonly jitterMs?: number
   /** Cluster runners (each with the client's concurrency); absent: one process. */
   readonly runners?: number
+  /**
+   * A client that sends late, in a clump (a first wave opening its connections, a stalled event
+   * loop): requests leaving in [from, to) reach the server at `to` (plus the network delay).
+   */
+  readonly stall?: { readonly from: number; readonly to: number }
   /** One-way delay of a message between a runner and the shared limit. Default 2 ms. */
   readonly rpcMs?: number
   readonly seed?: number
@@ -254,7 +259,8 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
 
   /** One HTTP attempt at `now` (the caller's start): the server's answer comes back to `done`. */
   const call = (done: (answer: Answer) => void) => {
-    const arrival = events.now + net + (run.jitterMs ?? 0) * random()
+    const leaves = run.stall !== undefined && events.now >= run.stall.from && events.now < run.stall.to ? run.stall.to : events.now
+    const arrival = leaves + net + (run.jitterMs ?? 0) * random()
     events.at(arrival, () => {
       firstArrival ??= events.now
       const answer = sim.arrive(events.now)
