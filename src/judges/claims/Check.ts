@@ -163,8 +163,12 @@ const NUMBER_WORDS: Readonly<Record<string, string>> = {
 }
 const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
 
+/** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
+const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
+
 const clean = (text: string): string => {
   let t = normalise(text)
+  if (t.includes("://") || t.includes("www.")) t = t.replace(WEB_ADDRESS, " ")
   t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")
