@@ -6,8 +6,10 @@
  * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
  * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
  * stemming, soft prefix match), citation markers (`[1]`, `[2, 3]`) and list numbering removed, and
- * numbers read as values ("7,000" and "7000" are one term). A claim with no content term at all
- * ("Yes.") is checked on its plain words instead.
+ * numbers read as values ("7,000" and "7000" are one term). Web addresses are removed too: a URL
+ * names a page, it states nothing — a context that is only a URL has no text, and entails no claim
+ * however well its address's words match. A claim with no content term at all ("Yes.") is checked
+ * on its plain words instead.
  *
  * **Term weights, within the case.** A claim's terms do not count alike. The case's texts — its
  * question, answer, reference, contexts and nuggets (`CaseTexts`), cut into sentences — are the
@@ -41,7 +43,10 @@
  *   **conflict**. A lower overlap says too little about what the negation applies to.
  *
  * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict; entailed when s ≥
- * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise.
+ * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise. Every
+ * RAGChecker metric counts only "entailed" (`metrics/claims.ts`), so for precision, recall and
+ * faithfulness only the entailment boundary matters; "contradicted" tells a report's reader why,
+ * and grades a nugget "not supported" rather than "partly".
  *
  * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
  * domain held out in turn (docs/judge-quality.md); the features exist because they are what a claim checker must
@@ -163,8 +168,12 @@ const NUMBER_WORDS: Readonly<Record<string, string>> = {
 }
 const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
 
+/** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
+const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
+
 const clean = (text: string): string => {
   let t = normalise(text)
+  if (t.includes("://") || t.includes("www.")) t = t.replace(WEB_ADDRESS, " ")
   t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")

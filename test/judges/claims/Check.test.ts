@@ -52,6 +52,17 @@ describe("support and verdict", () => {
   it("an empty text entails nothing", () => {
     expect(check("The sky is blue.", "")).toEqual({ verdict: "neutral", support: 0, evidence: null })
   })
+
+  it("a web address states nothing: a context that is only a URL entails no claim, and a URL's words are no support", () => {
+    const claim = "The Dietary Supplement Health and Education Act was passed in 1994."
+    const urlOnly = "[2] https://www.example.org/the-dietary-supplement-health-and-education-act-passed-1994.html"
+    expect(check(claim, urlOnly)).toEqual({ verdict: "neutral", support: 0, evidence: null })
+    expect(check(claim, "www.example.org/dietary-supplement-health-education-act-1994").verdict).toBe("neutral")
+    // The passage after the URL is read as usual; the address's words add nothing to it.
+    const page = `${urlOnly}\n\nCongress passed the Dietary Supplement Health and Education Act in 1994.`
+    expect(check(claim, page)).toEqual({ verdict: "entailed", support: 1, evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994." })
+    expect(check("Supplements are food.", "See https://example.org/supplements-are-food for more.").verdict).toBe("neutral")
+  })
 })
 
 describe("numbers, dates and names must agree", () => {
