@@ -119,8 +119,14 @@ const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
 const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
-/** A word holding a capital letter. */
-const CAPITAL_WORD = /(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*/gu
+/**
+ * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. A word holding a
+ * capital is what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found as a
+ * run, then tested for a capital, because that expression's lookbehind, tried at every position,
+ * made it the dearest step of reading a claim.
+ */
+const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+const HAS_CAPITAL = /\p{Lu}/u
 const CAPITAL = /\p{Lu}/gu
 const UPPER_START = /^\p{Lu}/u
 /** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
@@ -134,8 +140,11 @@ const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
  */
 const namesOf = (text: string): Array<string> => {
   const names: Array<string> = []
-  for (const m of text.matchAll(CAPITAL_WORD)) {
+  // `exec` on the shared expression, not `matchAll` (which copies the expression at every call).
+  WORD_RUN.lastIndex = 0
+  for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) {
     const word = m[0]
+    if (!HAS_CAPITAL.test(word)) continue
     let name = (word.match(CAPITAL)?.length ?? 0) >= 2
     if (!name && UPPER_START.test(word)) {
       let i = m.index - 1
@@ -163,9 +172,12 @@ const NUMBER_WORDS: Readonly<Record<string, string>> = {
 }
 const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
 
+/** Where `NUMBER_WORD` can match (the same words, same flags, without its lookarounds): a cheap test first. */
+const NUMBER_WORD_HINT = /t(?:wo|hree|en|welve|wenty|hirty)|f(?:our|ive|orty|ifty)|s(?:ix|even)|eight|nine|eleven/iu
+
 const clean = (text: string): string => {
   let t = normalise(text)
-  t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
+  if (NUMBER_WORD_HINT.test(t)) t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")
   if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
@@ -174,13 +186,20 @@ const clean = (text: string): string => {
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
-  const n = THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
+  // Digits only (most numbers): no separator to read.
+  const n = !raw.includes(",") && !raw.includes(".") ? Number(raw) : THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
   return Number.isFinite(n) ? String(n) : raw
 }
 
+/** A digit as `NUMBER` reads one (`\d`: ASCII): a text without any states no number. */
+const ASCII_DIGIT = /\d/
+
 const numbersOf = (text: string): ReadonlySet<string> => {
+  if (!ASCII_DIGIT.test(text)) return EMPTY_SET
   let out: Set<string> | undefined
-  for (const m of text.matchAll(NUMBER)) (out ??= new Set()).add(numberOf(m[0].replace(/[.,]$/, "")))
+  // A match of `NUMBER` ends with a digit: no trailing separator to strip.
+  NUMBER.lastIndex = 0
+  for (let m = NUMBER.exec(text); m !== null; m = NUMBER.exec(text)) (out ??= new Set()).add(numberOf(m[0]))
   return out ?? EMPTY_SET
 }
 const EMPTY_SET: ReadonlySet<string> = new Set()
@@ -307,19 +326,20 @@ class Reading {
 
   /** The sentences holding a term that matches `term` (soft match); null when none. */
   sentencesWith(term: string): Postings | null {
+    const exact = this.postings.get(term) ?? null
     // A term shorter than the soft-match prefix matches only itself.
-    if (term.length < SOFT_MATCH_PREFIX) return this.postings.get(term) ?? null
+    if (term.length < SOFT_MATCH_PREFIX) return exact
+    const candidates = this.prefixIndex().get(prefixKey(term))
+    // No other term of the text shares the prefix (most terms): the exact postings, nothing to remember.
+    if (candidates === undefined || (candidates.length === 1 && candidates[0] === term)) return exact
     const found = (this.found ??= new Map())
     const memo = found.get(term)
     if (memo !== undefined) return memo
-    let result: Postings | null = this.postings.get(term) ?? null
-    const candidates = this.prefixIndex().get(prefixKey(term))
-    if (candidates !== undefined) {
-      for (const c of candidates) {
-        if (c === term || !termsMatch(term, c)) continue
-        const more = this.postings.get(c)!
-        result = result === null ? more : union(result, more)
-      }
+    let result: Postings | null = exact
+    for (const c of candidates) {
+      if (c === term || !termsMatch(term, c)) continue
+      const more = this.postings.get(c)!
+      result = result === null ? more : union(result, more)
     }
     found.set(term, result)
     return result

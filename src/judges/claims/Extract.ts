@@ -83,7 +83,10 @@ const clausesOf = (sentence: string): Array<Piece> => {
   const spans: Array<{ from: number; to: number; tokens: Tokens }> = []
   let last = 0
   const add = (from: number, to: number) => spans.push({ from, to, tokens: tokensOfText(sentence.slice(from, to)) })
-  for (const m of sentence.matchAll(CLAUSE_BREAK)) {
+  // `exec` on the shared expression, not `matchAll` (which copies the expression at every call);
+  // no match is empty, so the loop always advances.
+  CLAUSE_BREAK.lastIndex = 0
+  for (let m = CLAUSE_BREAK.exec(sentence); m !== null; m = CLAUSE_BREAK.exec(sentence)) {
     if (m.index > last) add(last, m.index)
     last = m.index + m[0].length
   }
