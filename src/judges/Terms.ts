@@ -193,20 +193,21 @@ export const SENTENCE_BREAK = /(?<=[.!?。！？]["'”’)\]]*)(?<!(?:^|[\s.])\
 /** JavaScript's `\s`, by character code. */
 const isSpace = (c: number): boolean =>
   c === 32 || (c >= 9 && c <= 13) || (c > 127 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff))
-const CLOSER = /["'”’)\]]/
-const TERMINAL = /[.!?。！？]/
+/** `["'”’)\]]`: what may close a sentence after its final mark, by character code (tested at every space). */
+const isCloser = (c: number): boolean => c === 34 || c === 39 || c === 41 || c === 93 || c === 0x201d || c === 0x2019
+/** `[.!?。！？]`, by character code. */
+const isTerminal = (c: number): boolean => c === 46 || c === 33 || c === 63 || c === 0x3002 || c === 0xff01 || c === 0xff1f
 const LETTER = /\p{L}/u
-const SPACE_OR_DOT = /[\s.]/
 const TITLE = /(?:^|[^A-Za-z0-9_])(?:mr|mrs|ms|dr|vs|st|prof|fig|approx|no)$/i
 
 /** Does a sentence end right before position `p` (the start of a run of white space)? See `SENTENCE_BREAK`. */
 const endsSentence = (text: string, p: number): boolean => {
   let i = p - 1
-  while (i >= 0 && CLOSER.test(text[i]!)) i--
-  if (i < 0 || !TERMINAL.test(text[i]!)) return false
+  while (i >= 0 && isCloser(text.charCodeAt(i))) i--
+  if (i < 0 || !isTerminal(text.charCodeAt(i))) return false
   if (text.charCodeAt(p - 1) !== 46) return true
   // A single letter before the final dot ("e.g.", "U.S."), or a title ("Dr.").
-  if (p >= 2 && LETTER.test(text[p - 2]!) && (p === 2 || SPACE_OR_DOT.test(text[p - 3]!))) return false
+  if (p >= 2 && LETTER.test(text[p - 2]!) && (p === 2 || isSpace(text.charCodeAt(p - 3)) || text.charCodeAt(p - 3) === 46)) return false
   return !TITLE.test(text.slice(Math.max(0, p - 8), p - 1))
 }
 

@@ -213,23 +213,25 @@ const PLAIN_WORD = /[\p{L}\p{N}]+/gu
  * "3.5" into are replaced by the numbers themselves ("7000", "3.5"), so a figure matches however it
  * is written. Terms mixing digits and letters ("1st", "mp3") stay as they are.
  */
-const termsOf = (text: string, lower: string, tokens: Tokens = tokensOf(lower)): { readonly terms: Array<string>; readonly words: number } => {
-  if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words }
+const termsOf = (
+  text: string,
+  lower: string,
+  tokens: Tokens = tokensOf(lower)
+): { readonly terms: Array<string>; readonly words: number; readonly numbers: ReadonlySet<string> } => {
+  // No digit at all: no number either (`numbersOf` reads ASCII digits, a subset).
+  if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words, numbers: EMPTY_SET }
   const terms = tokens.terms.filter((t) => !DIGITS.test(t))
-  for (const n of numbersOf(text)) terms.push(n)
-  return { terms, words: tokens.words }
+  const numbers = numbersOf(text)
+  for (const n of numbers) terms.push(n)
+  return { terms, words: tokens.words, numbers }
 }
 
 const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
-/** A sentence of a text; its numbers and polarity are read when a check first needs them. */
+/** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
 class Sentence {
-  private numberSet: ReadonlySet<string> | undefined
   private polarity: boolean | undefined
-  constructor(readonly text: string) {}
-  get numbers(): ReadonlySet<string> {
-    return (this.numberSet ??= numbersOf(this.text))
-  }
+  constructor(readonly text: string, readonly numbers: ReadonlySet<string>) {}
   get negated(): boolean {
     return (this.polarity ??= isNegated(this.text.toLowerCase()))
   }
@@ -281,7 +283,7 @@ class Reading {
           if (held !== index) postings.set(term, [held, index])
         } else if (held[held.length - 1] !== index) held.push(index)
       }
-      sentences.push(new Sentence(t))
+      sentences.push(new Sentence(t, tokens.numbers))
     }
     this.sentences = sentences
     this.postings = postings
@@ -380,6 +382,12 @@ interface ClaimReading {
   readonly numbers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
   readonly negated: boolean
+  /**
+   * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
+   * claim is checked against each text of its case in turn, so they are looked up once, not per text.
+   */
+  weightsOf?: Map<string, number> | undefined
+  weights?: Float64Array | undefined
 }
 
 /**
@@ -411,7 +419,7 @@ const readClaim = (raw: string): ClaimReading => {
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
   const names = new Set<string>()
   for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
-  const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower) }
+  const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower), weightsOf: undefined, weights: undefined }
   if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
   claimReadings.set(raw, reading)
   return reading
@@ -479,13 +487,28 @@ const heldBuffer = (n: number): Float64Array => {
   return scratch
 }
 
-const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, weights: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
+/** The weights of a claim's terms in a case (see `ClaimReading.weights`). */
+const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): Float64Array => {
+  if (cache !== undefined && claim.weightsOf === cache) return claim.weights!
   const { terms } = claim
+  const weights = new Float64Array(terms.length)
+  for (let i = 0; i < terms.length; i++) weights[i] = weightOf(terms[i]!, stats, cache, model)
+  if (cache !== undefined) {
+    claim.weightsOf = cache
+    claim.weights = weights
+  }
+  return weights
+}
+
+const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
+  const { terms } = claim
+  const weights = claimWeights(claim, stats, cache, model)
   const held = heldBuffer(text.sentences.length)
   let total = 0
   let inText = 0
-  for (const term of terms) {
-    const w = weightOf(term, stats, weights, model)
+  for (let k = 0; k < terms.length; k++) {
+    const term = terms[k]!
+    const w = weights[k]!
     total += w
     const where = claim.plain ? text.sentencesWithWord(term) : text.sentencesWith(term)
     if (where === null) continue
