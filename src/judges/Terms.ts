@@ -185,8 +185,8 @@ export const EMPTY_BAG = new TermBag([])
  * A sentence ends at . ! ? (or CJK equivalents), with any closing quotes or brackets after it,
  * followed by white space, or at a line break — but not after a single-letter abbreviation ("U.S.",
  * "e.g.") or a common title ("Dr.", "vs."). This regular expression states the rule;
- * `splitSentences` applies it (a scan over the white space: the expression's variable lookbehind,
- * tried at every position, cost a sixth of the claim checker's time).
+ * `splitSentences` applies it (looking only at the white space that can end a sentence: the
+ * expression's variable lookbehind, tried at every position, cost a sixth of the claim checker's time).
  */
 export const SENTENCE_BREAK = /(?<=[.!?。！？]["'”’)\]]*)(?<!(?:^|[\s.])\p{L}\.)(?<!\b(?:mr|mrs|ms|dr|vs|st|prof|fig|approx|no)\.)\s+|\n+/iu
 
@@ -212,22 +212,30 @@ const endsSentence = (text: string, p: number): boolean => {
 }
 
 /**
+ * Where a run of white space can end a sentence: right after a final mark and its closing quotes
+ * or brackets, or at a line break. Other runs (between the words of a sentence: nearly all of them)
+ * never do, so only these are looked at.
+ */
+const BREAK_CANDIDATE = /[.!?。！？]["'”’)\]]*\s|\n/g
+
+/**
  * The sentences of a text by `SENTENCE_BREAK`: the same pieces as `text.split(SENTENCE_BREAK)`,
- * but for white space around line breaks (kept at a piece's edges, where callers trim it). One pass
- * over the characters: each run of white space is a break when it holds a line break or follows
- * the end of a sentence.
+ * but for white space around line breaks (kept at a piece's edges, where callers trim it). Each run
+ * of white space is a break when it holds a line break or follows the end of a sentence; the runs
+ * that can be are found by `BREAK_CANDIDATE` (the engine's scan for it is several times faster than
+ * testing every character here), each examined whole, once.
  */
 export const splitSentences = (text: string): Array<string> => {
   const out: Array<string> = []
   let start = 0
   const n = text.length
-  let i = 0
-  while (i < n) {
-    if (!isSpace(text.charCodeAt(i))) {
-      i++
-      continue
-    }
-    const p = i
+  BREAK_CANDIDATE.lastIndex = 0
+  for (let m = BREAK_CANDIDATE.exec(text); m !== null; m = BREAK_CANDIDATE.exec(text)) {
+    // The run of white space the candidate ends in: from its first character (a line break may
+    // follow others) to its end.
+    let p = m.index + m[0].length - 1
+    while (p > 0 && isSpace(text.charCodeAt(p - 1))) p--
+    let i = p
     let newline = false
     while (i < n && isSpace(text.charCodeAt(i))) {
       if (text.charCodeAt(i) === 10) newline = true
@@ -237,6 +245,7 @@ export const splitSentences = (text: string): Array<string> => {
       out.push(text.slice(start, p))
       start = i
     }
+    BREAK_CANDIDATE.lastIndex = i
   }
   out.push(text.slice(start))
   return out
