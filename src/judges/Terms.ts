@@ -123,6 +123,9 @@ export const tokensOfPiece = (lower: string): Tokens => {
   return tokens
 }
 
+/** `tokensOf`, from the pieces remembered if it is one of them (without remembering it otherwise). */
+export const rememberedTokens = (lower: string): Tokens => recentPieces.get(lower) ?? tokensOf(lower)
+
 /** Remember the tokens of a lower-cased piece (they must be `tokensOf(lower)`), for `tokensOfPiece`. */
 export const rememberTokens = (lower: string, tokens: Tokens): void => {
   if (recentPieces.size >= RECENT_PIECES) recentPieces = new Map()

@@ -48,7 +48,7 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
+import { hasDigit, normalise, rememberedTokens, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -273,7 +273,9 @@ class Reading {
     for (const part of splitSentences(text)) {
       const t = part.trim()
       if (t.length === 0) continue
-      const tokens = termsOf(t, t.toLowerCase())
+      // The claim extractor remembers the sentences of the answer and the reference it cut.
+      const lower = t.toLowerCase()
+      const tokens = termsOf(t, lower, rememberedTokens(lower))
       if (tokens.words === 0) continue
       const index = sentences.length
       for (const term of tokens.terms) {
