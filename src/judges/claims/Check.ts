@@ -120,14 +120,18 @@ const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
 const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
 /**
- * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. A word holding a
- * capital is what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found as a
- * run, then tested for a capital, because that expression's lookbehind, tried at every position,
- * made it the dearest step of reading a claim.
+ * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. The words holding a
+ * capital are what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found from
+ * their capitals instead, because that expression's lookbehind, tried at every position, made it the
+ * dearest step of reading a claim (and most words hold no capital).
  */
 const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+const NAME_CHAR = /[\p{L}\p{N}'-]/u
 const HAS_CAPITAL = /\p{Lu}/u
+const SURROGATE = /[\uD800-\uDFFF]/
 const CAPITAL = /\p{Lu}/gu
+/** The capitals of a claim, one after another (its own expression: `CAPITAL` counts a word's). */
+const CAPITAL_AT = /\p{Lu}/gu
 const UPPER_START = /^\p{Lu}/u
 /** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
 const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
@@ -140,20 +144,34 @@ const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
  */
 const namesOf = (text: string): Array<string> => {
   const names: Array<string> = []
-  // `exec` on the shared expression, not `matchAll` (which copies the expression at every call).
-  WORD_RUN.lastIndex = 0
-  for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) {
-    const word = m[0]
-    if (!HAS_CAPITAL.test(word)) continue
+  const name = (word: string, index: number) => {
     let name = (word.match(CAPITAL)?.length ?? 0) >= 2
     if (!name && UPPER_START.test(word)) {
-      let i = m.index - 1
+      let i = index - 1
       if (i >= 0 && /\s/.test(text[i]!)) {
         while (i >= 0 && /\s/.test(text[i]!)) i--
         name = i >= 0 && INSIDE_SENTENCE.test(text[i]!)
       }
     }
     if (name) names.push(word)
+  }
+  if (SURROGATE.test(text)) {
+    // Letters beyond the BMP: every word run, read by code points (`exec` on the shared expression,
+    // not `matchAll`, which copies the expression at every call).
+    WORD_RUN.lastIndex = 0
+    for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) if (HAS_CAPITAL.test(m[0])) name(m[0], m.index)
+    return names
+  }
+  // Most words hold no capital: find the capitals, and the run of each (once: the next search
+  // starts after it).
+  CAPITAL_AT.lastIndex = 0
+  for (let m = CAPITAL_AT.exec(text); m !== null; m = CAPITAL_AT.exec(text)) {
+    let from = m.index
+    while (from > 0 && NAME_CHAR.test(text[from - 1]!)) from--
+    let to = m.index + 1
+    while (to < text.length && NAME_CHAR.test(text[to]!)) to++
+    name(text.slice(from, to), from)
+    CAPITAL_AT.lastIndex = to
   }
   return names
 }
@@ -389,7 +407,7 @@ interface ClaimReading {
    * claim is checked against each text of its case in turn, so they are looked up once, not per text.
    */
   weightsOf?: Map<string, number> | undefined
-  weights?: Float64Array | undefined
+  weights?: Array<number> | undefined
 }
 
 /**
@@ -490,11 +508,12 @@ const heldBuffer = (n: number): Float64Array => {
 }
 
 /** The weights of a claim's terms in a case (see `ClaimReading.weights`). */
-const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): Float64Array => {
+const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): Array<number> => {
   if (cache !== undefined && claim.weightsOf === cache) return claim.weights!
   const { terms } = claim
-  const weights = new Float64Array(terms.length)
-  for (let i = 0; i < terms.length; i++) weights[i] = weightOf(terms[i]!, stats, cache, model)
+  // A plain array: a typed array's buffer costs more to allocate than these few numbers.
+  const weights: Array<number> = []
+  for (let i = 0; i < terms.length; i++) weights.push(weightOf(terms[i]!, stats, cache, model))
   if (cache !== undefined) {
     claim.weightsOf = cache
     claim.weights = weights
