@@ -95,12 +95,15 @@ const paramsJson = new WeakMap<object, string>()
  * `canonicalJson(parts)` of a judgment key, built directly (keys in sorted order): the same string,
  * so keys stay what they were, at a fraction of the cost (it runs for every judgment).
  */
-export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => {
+export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => `${keyJsonUpToTarget(parts)}${JSON.stringify(parts.target)}}`
+
+/** `keyJson` up to the target's value, which comes last (sorted keys): shared by a list's items. */
+const keyJsonUpToTarget = (parts: Omit<Parameters<typeof judgmentKey>[0], "target">): string => {
   let params = paramsJson.get(parts.params)
   if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
   const str = JSON.stringify
   const endpoint = parts.endpoint === undefined ? "" : `"endpoint":${str(parts.endpoint)},`
-  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":`
 }
 
 /** Tasks of one case usually share one vars object: hash it once. */
@@ -159,22 +162,22 @@ const listContentHash = (spec: ListSpec) => {
   return hash
 }
 
-/** Keys of a list's items, one per target. */
-export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) =>
-  spec.items.map((item) =>
-    judgmentKey({
-      pipeline,
-      caseId: c.id,
-      content: listContentHash(spec),
-      iteration,
-      criterion: rubric.id,
-      target: item.target,
-      promptHash: rubric.hash,
-      provider: judge.provider,
-      model: judge.model,
-      params: judge.params,
-      endpoint: judge.endpoint
-    }))
+/** Keys of a list's items, one per target: `judgmentKey` of each, the parts they share written once. */
+export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) => {
+  const shared = keyJsonUpToTarget({
+    pipeline,
+    caseId: c.id,
+    content: listContentHash(spec),
+    iteration,
+    criterion: rubric.id,
+    promptHash: rubric.hash,
+    provider: judge.provider,
+    model: judge.model,
+    params: judge.params,
+    endpoint: judge.endpoint
+  })
+  return spec.items.map((item) => sha256(`${shared}${JSON.stringify(item.target)}}`).slice(0, 32))
+}
 
 /** The prompt a spec renders to (for token estimates). */
 export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import { sha256 } from "../../src/judges/Prompt.js"
 import { canonicalJson, canonicalJsonByReplacer, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/engine/Runner.js"
+import { listKeys } from "../../src/engine/JudgmentKey.js"
 
 const base = {
   pipeline: "rag-answers",
@@ -98,5 +99,16 @@ describe("judgment keys", () => {
     expect(taskKey(judge, pooled)).toBe(taskKey(judge, task))
     const other: JudgeTask = { ...pooled, pool: ["Paris"] }
     expect(taskKey(judge, other)).toBe(taskKey(judge, task))
+  })
+
+  it("a list's keys are each item's judgmentKey, with the list's content hash (all items and vars)", () => {
+    const rubric = { id: "answer-correctness/check", hash: "0011223344556677" } as Parameters<typeof listKeys>[2]
+    const spec = { rubric: rubric.id, vars: { question: "Why?", text: "Because \"so\"." }, items: [{ target: "reference/answer:1", vars: { claim: "é ✓" } }, { target: "context:2/answer:1", vars: { claim: "b" } }] }
+    for (const judge of [{ provider: "heuristic", model: "lexical-v2", params: {} }, { provider: "openai", model: "m", params: { t: 0 }, endpoint: "http://127.0.0.1:1/v1" }]) {
+      const content = sha256(canonicalJsonByReplacer({ vars: spec.vars, items: spec.items })).slice(0, 16)
+      const expected = spec.items.map((item) =>
+        sha256(canonicalJsonByReplacer({ ...judge, pipeline: "answer-correctness", caseId: "c1", content, iteration: 1, criterion: rubric.id, target: item.target, promptHash: rubric.hash })).slice(0, 32))
+      expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, spec)).toEqual(expected)
+    }
   })
 })
