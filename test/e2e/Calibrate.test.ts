@@ -12,14 +12,13 @@ import { repoRoot, sharedData, tempDir } from "../support/RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
 
-interface Result { code: number; stdout: string; stderr: string; ms: number }
+interface Result { code: number; stdout: string; stderr: string }
 
 const cli = (args: ReadonlyArray<string>): Promise<Result> =>
   new Promise((resolve) => {
-    const start = performance.now()
     execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-      resolve({ code, stdout, stderr, ms: performance.now() - start })
+      resolve({ code, stdout, stderr })
     })
   })
 
@@ -35,7 +34,7 @@ const llamaQrels = Path.join(llmjudge, "llama3-8b-grades.qrels")
 const present = fs.existsSync(humanQrels) && fs.existsSync(llamaQrels)
 
 describe("rag-eval calibrate on llmjudge-test (Llama-3-8B grades against NIST's)", () => {
-  it.skipIf(!present)("prints κ = 0.1044 (four grades), 0.1545 (binary at ≥ 2) and quadratic-weighted κ = 0.3206, in well under a few seconds", async () => {
+  it.skipIf(!present)("prints κ = 0.1044 (four grades), 0.1545 (binary at ≥ 2) and quadratic-weighted κ = 0.3206", async () => {
     const r = await cli(["calibrate", "--judge", llamaQrels, "--labels", humanQrels])
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
@@ -45,8 +44,7 @@ describe("rag-eval calibrate on llmjudge-test (Llama-3-8B grades against NIST's)
     expect(r.stdout).toMatch(/\| Quadratic-weighted κ \| 0\.3206 \| \[/)
     expect(r.stdout).toContain("10,000 resamples with replacement, seed 42")
     expect(r.stdout).toMatch(/Kendall's τ-b = -?\d\.\d{4}, Spearman's ρ = -?\d\.\d{4} \(n = 25\)/)
-    // The whole process (start-up, 2 × 4,410 lines, 10,000 resamples) — measured at about 1 s.
-    expect(r.ms).toBeLessThan(8000)
+    // Its speed (start-up, 2 × 4,410 lines, 10,000 resamples: about 1 s) is `npm run bench` [13]'s figure, not a test's.
   })
 
   it.skipIf(!present)("--min-kappa 0.2 fails the gate: exit 1, one line per failing criterion, the report still printed", async () => {

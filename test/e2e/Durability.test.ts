@@ -20,7 +20,8 @@ import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { cli, sleep, start, waitFor } from "../support/ChildCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
-const pipeline = "pipelines/rag-answers.ts"
+// The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
+const pipeline = "rag-answers"
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const CASES = 12
 const DIMENSIONS = 6
@@ -138,7 +139,7 @@ const resumeLine = (id: string, done: number, total: number) =>
 // ---------------------------------------------------------------------------------------------
 
 // Each test has its own fake server and output roots, so they run side by side.
-// The timeout is headroom for a loaded machine (each child loads the CLI and compiles the pipeline);
+// The timeout is headroom for a loaded machine (each child loads the CLI);
 // the whole file takes about 35 s on two idle cores (about 50 s on a busy machine).
 describe.concurrent("durable runs (child processes against the fake server)", { timeout: 120_000 }, () => {
   /**

@@ -140,7 +140,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const input = inputPath("csv")
     fs.writeFileSync(input, csvLine(["ID", "Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer"]) +
       formulas.map((f, i) => csvLine([i === 0 ? "=id|`x`" : `id-${i}`, `${f} what is the capital of france ${hostileText}`, `${f} ${hostileText}`, `1. Paris is the capital ${hostileText}\\n2. ${f}`, `${f} Paris ${hostileText}`])).join(""))
-    const r = await cli(["run", "pipelines/rag-answers.ts", "--csv", input, "--out", out, "--columns", "id=ID"])
+    const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--columns", "id=ID"])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(runDirOf(r.stdout))

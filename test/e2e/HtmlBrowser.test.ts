@@ -142,7 +142,7 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     const input = Path.join(dir, "cases.csv")
     fs.writeFileSync(input, [head, cells.join(","), ...rest].join("\n"))
     const out = Path.join(dir, "out")
-    const r = await cli(["run", "pipelines/rag-answers.ts", "--csv", input, "--out", out, "--format", "markdown,html"])
+    const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--format", "markdown,html"])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const file = Path.join(runDirOf(out, "rag-answers"), "report.html")

@@ -1,8 +1,11 @@
 /**
  * `rag-eval serve` (`node dist/bin.js serve`, a child process) against slow and hostile clients:
  * - a client that sends its headers and then one byte of body a second cannot hold a stop: SIGTERM
- *   ends the process within `--shutdown-grace` and about a second;
- * - such a client gets 408 after `--request-timeout`, while the server is running;
+ *   waits out `--shutdown-grace`, then closes it and exits 0; a second signal ends the process at once;
+ * - such a client gets 408 after `--request-timeout`, while the server is running.
+ * No assertion measures a duration (the machine may be busy): each waits for an outcome, with a
+ * deadline far beyond the time the behaviour needs — a grace longer than the deadline where the test
+ * must show the grace was *not* waited out.
  * - the secrets given to serve (API key, URL credentials) appear neither in its output nor in /health.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -24,7 +27,7 @@ interface Started {
   readonly url: string
   readonly port: number
   readonly output: () => string
-  readonly exit: Promise<{ readonly code: number | null; readonly at: number }>
+  readonly exit: Promise<{ readonly code: number | null }>
 }
 
 const startServe = (args: ReadonlyArray<string>): Promise<Started> =>
@@ -36,7 +39,7 @@ const startServe = (args: ReadonlyArray<string>): Promise<Started> =>
     })
     children.add(child)
     let output = ""
-    const exit = new Promise<{ code: number | null; at: number }>((done) => child.on("close", (code) => done({ code, at: performance.now() })))
+    const exit = new Promise<{ code: number | null }>((done) => child.on("close", (code) => done({ code })))
     const onData = (chunk: string) => {
       output += chunk
       const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
@@ -72,41 +75,46 @@ const trickle = (port: number) => {
 }
 
 describe.concurrent("slow clients (child process)", () => {
-  for (const signals of [["SIGTERM"], ["SIGTERM", "SIGTERM", "SIGINT"]] as const) {
-    it(`${signals.join(", ")} with a client trickling its body: the process exits within --shutdown-grace + ~1 s`, async () => {
-      const server = await startServe(["--shutdown-grace", "2"])
-      const client = trickle(server.port)
-      try {
-        await sleep(1500)
-        const signalled = performance.now()
-        for (const [i, signal] of signals.entries()) setTimeout(() => server.child.kill(signal), i * 300)
-        const exit = await Promise.race([server.exit, sleep(20_000).then(() => undefined)])
-        expect(exit, "still running 20 s after the signal").toBeDefined()
-        const seconds = (exit!.at - signalled) / 1000
-        expect(seconds).toBeLessThan(3.5)
-        if (signals.length === 1) {
-          // A graceful stop: the grace is waited out, then the slow connection is closed; exit 0.
-          expect(seconds).toBeGreaterThan(1.5)
-          expect(exit!.code).toBe(0)
-          expect(server.output()).toMatch(/still in flight/)
-        } else {
-          // A second signal interrupts without waiting out the grace: 143, as the first stop signal was SIGTERM (130 after SIGINT).
-          expect(exit!.code).toBe(143)
-        }
-      } finally {
-        client.stop()
-      }
-    }, 30_000)
-  }
+  it("SIGTERM with a client trickling its body: the grace is waited out, the client closed, exit 0", async () => {
+    const server = await startServe(["--shutdown-grace", "2"])
+    const client = trickle(server.port)
+    try {
+      await sleep(1500)
+      server.child.kill("SIGTERM")
+      const exit = await Promise.race([server.exit, sleep(45_000).then(() => undefined)])
+      expect(exit, "still running 45 s after SIGTERM with --shutdown-grace 2").toBeDefined()
+      expect(exit!.code).toBe(0)
+      expect(server.output()).toMatch(/still in flight/)
+      expect(client.closed()).toBe(true)
+    } finally {
+      client.stop()
+    }
+  }, 60_000)
+
+  it("SIGTERM, SIGTERM, SIGINT with a client trickling its body: the second signal stops it without waiting out the grace", async () => {
+    // A grace of ten minutes: exiting inside the 45 s deadline is only possible if the second signal cut it short.
+    const server = await startServe(["--shutdown-grace", "600"])
+    const client = trickle(server.port)
+    try {
+      await sleep(1500)
+      for (const [i, signal] of (["SIGTERM", "SIGTERM", "SIGINT"] as const).entries()) setTimeout(() => server.child.kill(signal), i * 300)
+      const exit = await Promise.race([server.exit, sleep(45_000).then(() => undefined)])
+      expect(exit, "still running 45 s after a second signal, with --shutdown-grace 600").toBeDefined()
+      // 143: the first stop signal was SIGTERM (130 after SIGINT).
+      expect(exit!.code).toBe(143)
+    } finally {
+      client.stop()
+    }
+  }, 60_000)
 
   it("a client slower than --request-timeout gets 408 and is disconnected; the server keeps serving", async () => {
     const server = await startServe(["--request-timeout", "2"])
     const client = trickle(server.port)
     try {
+      // --request-timeout 2; the deadline is for a stuck server, not a measure of the timeout.
       const started = performance.now()
-      while (!client.closed() && performance.now() - started < 10_000) await sleep(50)
-      expect(client.closed()).toBe(true)
-      expect((performance.now() - started) / 1000).toBeLessThan(5)
+      while (!client.closed() && performance.now() - started < 45_000) await sleep(50)
+      expect(client.closed(), "the trickling client still connected 45 s after --request-timeout 2").toBe(true)
       expect(client.received()).toMatch(/^HTTP\/1\.1 408/)
       const health = await fetch(`${server.url}/health`)
       expect(health.status).toBe(200)
@@ -115,7 +123,7 @@ describe.concurrent("slow clients (child process)", () => {
       server.child.kill("SIGTERM")
       await server.exit
     }
-  }, 30_000)
+  }, 60_000)
 
   it("secrets given to serve appear neither in its output nor in /health", async () => {
     const fake = await FakeOpenAi.start()
