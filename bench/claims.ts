@@ -33,6 +33,8 @@
  *    RAGChecker cases with five ExpertQA passages each as contexts (the heaviest shape).
  *
  * Without the data directory the quality figures are skipped, saying so; throughput always runs.
+ * `BENCH_CLAIMS_QUALITY=0` skips the quality figures (1–3) and runs the throughput alone, on the
+ * data's cases too when it is there (for iterating on speed).
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -544,8 +546,10 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
   const { line, figure } = out
   const rag = ragCheckerPresent(dataDir) ? readRagChecker(dataDir) : undefined
   const eqa = expertQaPresent(dataDir) ? readExpertQa(dataDir) : undefined
+  const quality = process.env["BENCH_CLAIMS_QUALITY"] !== "0"
 
-  if (rag === undefined) line(`  RAGChecker meta-evaluation skipped: ${Path.join(dataDir, "ragchecker-dev")} is not here (it ships beside the repository in ../shared/data)`)
+  if (!quality) line("  Quality figures skipped (BENCH_CLAIMS_QUALITY=0): throughput only")
+  else if (rag === undefined) line(`  RAGChecker meta-evaluation skipped: ${Path.join(dataDir, "ragchecker-dev")} is not here (it ships beside the repository in ../shared/data)`)
   else {
     const r = correlations(rag, ragCheckerMetrics(rag))
     const ref = REFERENCES
@@ -564,7 +568,9 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
     line(`      all held-out cases together: ${f3(cv.pooled.precision)} / ${f3(cv.pooled.recall)} / ${f3(cv.pooled.f1)}`)
   }
 
-  if (eqa === undefined) line(`  ExpertQA skipped: ${Path.join(dataDir, "expertqa-dev")} is not here`)
+  if (!quality) {
+    // Said above.
+  } else if (eqa === undefined) line(`  ExpertQA skipped: ${Path.join(dataDir, "expertqa-dev")} is not here`)
   else {
     const e = expertQaFigures(eqa)
     const rate = (r: Rates) => `balanced accuracy ${f3(r.balancedAccuracy)} (TPR ${f3(r.truePositiveRate)}, TNR ${f3(r.trueNegativeRate)}, ${(100 * r.predictedComplete).toFixed(0)}% predicted complete, ${r.claims} claims)`
@@ -578,7 +584,7 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
     line(`    per answering system (the split has no field label): ${cmp.bySystem.map((s) => `${s.system} ${f3(s.rates.balancedAccuracy)} (${s.rates.claims}${s.urlOnly > 0 ? `, ${(100 * s.urlOnly).toFixed(0)}% URL only` : ""})`).join(" · ")}`)
   }
 
-  if (rag !== undefined && eqa !== undefined) {
+  if (quality && rag !== undefined && eqa !== undefined) {
     line(`  Ablation (one feature removed at a time): precision / recall / F1 r on RAGChecker · ExpertQA balanced accuracy`)
     for (const v of ABLATION) {
       const r = correlations(rag, ragCheckerMetrics(rag, v.setup))

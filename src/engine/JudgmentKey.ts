@@ -8,12 +8,68 @@ import type { Rubric } from "../domain/Rubric.js"
 import { render, sha256 } from "../judges/Prompt.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
 
-/** A canonical JSON (sorted keys) so identical settings always hash the same. */
-export const canonicalJson = (value: unknown): string =>
+/**
+ * A canonical JSON (sorted keys, undefined dropped) so identical settings always hash the same. This
+ * definition is the rule; `canonicalJson` gives the same text, written directly for plain data.
+ */
+export const canonicalJsonByReplacer = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v)
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * `canonicalJsonByReplacer` of plain data — strings, numbers, booleans, null, arrays and plain
+ * objects — written in one walk, without the copy of every object the replacer makes (a check of
+ * claims hashes its whole list of claims: this ran for every list judged). Undefined for anything
+ * else, which the replacer then writes: an object with `toJSON` or another prototype, a key starting
+ * with a digit (JSON orders index-like keys first), `undefined` in an array, functions, symbols.
+ */
+const plainJson = (v: unknown): string | undefined => {
+  switch (typeof v) {
+    case "string":
+    case "number":
+      return JSON.stringify(v)
+    case "boolean":
+      return v ? "true" : "false"
+    case "object": {
+      if (v === null) return "null"
+      if (Array.isArray(v)) {
+        let out = "["
+        for (let i = 0; i < v.length; i++) {
+          const x: unknown = v[i]
+          if (x === undefined) return undefined
+          const json = plainJson(x)
+          if (json === undefined) return undefined
+          out += i === 0 ? json : `,${json}`
+        }
+        return `${out}]`
+      }
+      const proto: unknown = Object.getPrototypeOf(v)
+      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return undefined
+      const record = v as Record<string, unknown>
+      const keys = Object.keys(record).sort(byCodeUnits)
+      let out = "{"
+      for (const key of keys) {
+        const x = record[key]
+        if (x === undefined) continue
+        const c = key.charCodeAt(0)
+        if (c >= 48 && c <= 57) return undefined
+        const json = plainJson(x)
+        if (json === undefined) return undefined
+        out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${json}`
+      }
+      return `${out}}`
+    }
+    default:
+      return undefined
+  }
+}
+
+/** A canonical JSON (sorted keys, undefined dropped): `canonicalJsonByReplacer`, written directly where it can be. */
+export const canonicalJson = (value: unknown): string => plainJson(value) ?? canonicalJsonByReplacer(value)
 
 /** Key of one judgment: everything that could change its verdict. Also the cache key across runs. */
 export const judgmentKey = (parts: {
@@ -39,12 +95,15 @@ const paramsJson = new WeakMap<object, string>()
  * `canonicalJson(parts)` of a judgment key, built directly (keys in sorted order): the same string,
  * so keys stay what they were, at a fraction of the cost (it runs for every judgment).
  */
-export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => {
+export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => `${keyJsonUpToTarget(parts)}${JSON.stringify(parts.target)}}`
+
+/** `keyJson` up to the target's value, which comes last (sorted keys): shared by a list's items. */
+const keyJsonUpToTarget = (parts: Omit<Parameters<typeof judgmentKey>[0], "target">): string => {
   let params = paramsJson.get(parts.params)
   if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
   const str = JSON.stringify
   const endpoint = parts.endpoint === undefined ? "" : `"endpoint":${str(parts.endpoint)},`
-  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":${str(parts.target)}}`
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":`
 }
 
 /** Tasks of one case usually share one vars object: hash it once. */
@@ -103,29 +162,39 @@ const listContentHash = (spec: ListSpec) => {
   return hash
 }
 
-/** Keys of a list's items, one per target. */
-export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) =>
-  spec.items.map((item) =>
-    judgmentKey({
-      pipeline,
-      caseId: c.id,
-      content: listContentHash(spec),
-      iteration,
-      criterion: rubric.id,
-      target: item.target,
-      promptHash: rubric.hash,
-      provider: judge.provider,
-      model: judge.model,
-      params: judge.params,
-      endpoint: judge.endpoint
-    }))
+/** Keys of a list's items, one per target: `judgmentKey` of each, the parts they share written once. */
+export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) => {
+  const shared = keyJsonUpToTarget({
+    pipeline,
+    caseId: c.id,
+    content: listContentHash(spec),
+    iteration,
+    criterion: rubric.id,
+    promptHash: rubric.hash,
+    provider: judge.provider,
+    model: judge.model,
+    params: judge.params,
+    endpoint: judge.endpoint
+  })
+  return spec.items.map((item) => sha256(`${shared}${JSON.stringify(item.target)}}`).slice(0, 32))
+}
 
 /** The prompt a spec renders to (for token estimates). */
 export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
   isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
-/** A judgment as journaled: the task's identity, the verdict, and who judged it. */
-export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric" | "target">, v: Verdict, judge: Pick<KeyedJudge, "provider" | "model">, latencyMs: number): Judgment => {
+/**
+ * A judgment as journaled: the task's identity, the verdict, and who judged it. `target`: an item's
+ * own target, for the items of a list task (which has none of its own).
+ */
+export const toJudgment = (
+  key: string,
+  task: Pick<JudgeTask, "caseId" | "ordinal" | "iteration" | "rubric"> & { readonly target?: string | undefined },
+  v: Verdict,
+  judge: Pick<KeyedJudge, "provider" | "model">,
+  latencyMs: number,
+  target: string | undefined = task.target
+): Judgment => {
   // Assigned in this order (the journal's line order), optional fields only when present.
   const j: Record<string, unknown> = {
     key,
@@ -133,7 +202,7 @@ export const toJudgment = (key: string, task: Pick<JudgeTask, "caseId" | "ordina
     ordinal: task.ordinal,
     iteration: task.iteration,
     criterion: task.rubric.id,
-    target: task.target,
+    target,
     status: v.status
   }
   if (v.failure !== undefined) j.failure = v.failure

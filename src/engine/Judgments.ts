@@ -218,7 +218,7 @@ const judgmentsOf = (identity: JudgeIdentity, plan: Plan, verdicts: ReadonlyArra
   const mark = (j: Judgment): Judgment => via === undefined ? j : { ...j, via }
   if (!plan.list) return [mark(toJudgment(plan.keys[0]!, plan.task, verdicts[0] ?? missingVerdict, identity, latencyMs))]
   const task = plan.task
-  return task.items.map((item, i) => mark(toJudgment(plan.keys[i]!, { ...task, target: item.target }, verdicts[i] ?? missingVerdict, identity, latencyMs)))
+  return task.items.map((item, i) => mark(toJudgment(plan.keys[i]!, task, verdicts[i] ?? missingVerdict, identity, latencyMs, item.target)))
 }
 
 const missing = (run: RunContext, plan: Plan, c: CaseRef) =>

@@ -33,7 +33,7 @@ import type { RunOptions, RunOutcome } from "./RunTypes.js"
 import { checkRunDir, ensureWritableDir, prepare } from "./Validate.js"
 
 export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
-export { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey, toJudgment } from "./JudgmentKey.js"
+export { canonicalJson, canonicalJsonByReplacer, judgmentKey, keyJson, stringRecordJson, taskKey, toJudgment } from "./JudgmentKey.js"
 export { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
 export { estimate } from "./Estimate.js"
 

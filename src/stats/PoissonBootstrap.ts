@@ -55,19 +55,36 @@ export const poissonBootstrap = (statistics: number, options: { readonly seed: n
   const weights = Array.from({ length: statistics }, () => new Float64Array(resamples))
   const counts = new Array<number>(statistics).fill(0)
   const w = new Float64Array(resamples)
+  /** The resamples that hold the item (w > 0; about 63% of them): adding 0·x to the others changes nothing. */
+  const held = new Int32Array(resamples)
   return {
     add: (values) => {
       if (values.every((v) => v === null)) return
-      for (let r = 0; r < resamples; r++) w[r] = poisson1(prng)
+      let nHeld = 0
+      for (let r = 0; r < resamples; r++) {
+        const k = poisson1(prng)
+        w[r] = k
+        if (k > 0) held[nHeld++] = r
+      }
       for (let s = 0; s < statistics; s++) {
         const x = values[s]
         if (x === null || x === undefined) continue
         counts[s]!++
         const sum = sums[s]!
         const weight = weights[s]!
-        for (let r = 0; r < resamples; r++) {
-          sum[r]! += w[r]! * x
-          weight[r]! += w[r]!
+        if (Number.isFinite(x)) {
+          // A sum starts at +0 and never becomes −0, so skipping the +0 or −0 a zero weight adds is exact.
+          for (let i = 0; i < nHeld; i++) {
+            const r = held[i]!
+            sum[r]! += w[r]! * x
+            weight[r]! += w[r]!
+          }
+        } else {
+          // 0 · ±Infinity or NaN is NaN: every resample takes it, as before.
+          for (let r = 0; r < resamples; r++) {
+            sum[r]! += w[r]! * x
+            weight[r]! += w[r]!
+          }
         }
       }
     },

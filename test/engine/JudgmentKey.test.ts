@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import { sha256 } from "../../src/judges/Prompt.js"
-import { canonicalJson, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/engine/Runner.js"
+import { canonicalJson, canonicalJsonByReplacer, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/engine/Runner.js"
+import { listKeys } from "../../src/engine/JudgmentKey.js"
 
 const base = {
   pipeline: "rag-answers",
@@ -30,11 +31,42 @@ describe("judgment keys", () => {
       { ...base, params: { z: 1, a: { y: [1, { b: 2, a: 1 }], x: null }, m: undefined, maxTokens: 512 } },
       { ...base, model: "", provider: "heuristic", params: { temperature: 0.25 } }
     ]
-    for (const parts of variants) expect(keyJson(parts)).toBe(canonicalJson(parts))
+    for (const parts of variants) expect(keyJson(parts)).toBe(canonicalJsonByReplacer(parts))
+  })
+
+  it("canonicalJson is exactly canonicalJsonByReplacer (the rule), on plain data and on what it hands back to it", () => {
+    class Point {
+      constructor(readonly y: number, readonly x: number) {}
+    }
+    const fixed: ReadonlyArray<unknown> = [
+      null, true, 0, -0, 1e21, 3.25, Number.NaN, Infinity, "", "quote \" backslash \\ newline \n é✓ 🚀 \u2028",
+      [], {}, [1, "a", null, [2, [3]]], { b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined }, "": "empty key", "a b": "x" },
+      { vars: { question: "q", text: "t" }, items: [{ target: "answer/claims:1", vars: { claim: "c" } }] },
+      // Handed back: index-like keys (ordered first by JSON), undefined in arrays, toJSON, other prototypes, functions.
+      { 10: "ten", 2: "two", b: "b", "1a": "x" }, [undefined, 1], { d: new Date(0) }, { p: new Point(2, 1) },
+      { f: () => 1, a: 1 }, [() => 1], { toJSON: () => "mine" }, Object.create(null)
+    ]
+    fixed.forEach((v, i) => expect(canonicalJson(v), `value ${i}`).toBe(canonicalJsonByReplacer(v)))
+    // Random nested values.
+    let seed = 3
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296
+    const keys = ["a", "b", "Z", "é", "a b", "", "10", "k", "vars", "items"]
+    const value = (depth: number): unknown => {
+      const r = random()
+      if (depth > 3 || r < 0.3) return [null, true, false, 0, 1.5, -2, "s", "q\"", undefined][Math.floor(random() * 9)]
+      if (r < 0.6) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1))
+      const o: Record<string, unknown> = {}
+      for (let i = Math.floor(random() * 5); i > 0; i--) o[keys[Math.floor(random() * keys.length)]!] = value(depth + 1)
+      return o
+    }
+    for (let i = 0; i < 3_000; i++) {
+      const v = value(0)
+      expect(canonicalJson(v)).toBe(canonicalJsonByReplacer(v))
+    }
   })
 
   it("a fixed task keeps its key (journals and caches of earlier versions stay valid)", () => {
-    expect(judgmentKey(base)).toBe(sha256(canonicalJson(base)).slice(0, 32))
+    expect(judgmentKey(base)).toBe(sha256(canonicalJsonByReplacer(base)).slice(0, 32))
     expect(judgmentKey(base)).toBe("95acba5697f3e030aade5426bb190b02")
   })
 
@@ -45,7 +77,7 @@ describe("judgment keys", () => {
       { "b": "quote \" backslash \\ newline \n", "a": "é✓ 🚀", "Z": "", "a b": "\u2028" },
       { x: "1", skipped: undefined }
     ]
-    for (const r of records) expect(stringRecordJson(r)).toBe(canonicalJson(r))
+    for (const r of records) expect(stringRecordJson(r)).toBe(canonicalJsonByReplacer(r))
     expect(stringRecordJson({ n: 1 })).toBeUndefined()
     expect(stringRecordJson({ nested: { a: "b" } })).toBeUndefined()
   })
@@ -67,5 +99,16 @@ describe("judgment keys", () => {
     expect(taskKey(judge, pooled)).toBe(taskKey(judge, task))
     const other: JudgeTask = { ...pooled, pool: ["Paris"] }
     expect(taskKey(judge, other)).toBe(taskKey(judge, task))
+  })
+
+  it("a list's keys are each item's judgmentKey, with the list's content hash (all items and vars)", () => {
+    const rubric = { id: "answer-correctness/check", hash: "0011223344556677" } as Parameters<typeof listKeys>[2]
+    const spec = { rubric: rubric.id, vars: { question: "Why?", text: "Because \"so\"." }, items: [{ target: "reference/answer:1", vars: { claim: "é ✓" } }, { target: "context:2/answer:1", vars: { claim: "b" } }] }
+    for (const judge of [{ provider: "heuristic", model: "lexical-v2", params: {} }, { provider: "openai", model: "m", params: { t: 0 }, endpoint: "http://127.0.0.1:1/v1" }]) {
+      const content = sha256(canonicalJsonByReplacer({ vars: spec.vars, items: spec.items })).slice(0, 16)
+      const expected = spec.items.map((item) =>
+        sha256(canonicalJsonByReplacer({ ...judge, pipeline: "answer-correctness", caseId: "c1", content, iteration: 1, criterion: rubric.id, target: item.target, promptHash: rubric.hash })).slice(0, 32))
+      expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, spec)).toEqual(expected)
+    }
   })
 })

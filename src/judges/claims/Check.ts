@@ -53,7 +53,7 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { hasDigit, normalise, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
+import { hasDigit, normalise, rememberedTokens, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -124,9 +124,19 @@ const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
 const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
-/** A word holding a capital letter. */
-const CAPITAL_WORD = /(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*/gu
+/**
+ * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. The words holding a
+ * capital are what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found from
+ * their capitals instead, because that expression's lookbehind, tried at every position, made it the
+ * dearest step of reading a claim (and most words hold no capital).
+ */
+const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+const NAME_CHAR = /[\p{L}\p{N}'-]/u
+const HAS_CAPITAL = /\p{Lu}/u
+const SURROGATE = /[\uD800-\uDFFF]/
 const CAPITAL = /\p{Lu}/gu
+/** The capitals of a claim, one after another (its own expression: `CAPITAL` counts a word's). */
+const CAPITAL_AT = /\p{Lu}/gu
 const UPPER_START = /^\p{Lu}/u
 /** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
 const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
@@ -139,17 +149,34 @@ const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
  */
 const namesOf = (text: string): Array<string> => {
   const names: Array<string> = []
-  for (const m of text.matchAll(CAPITAL_WORD)) {
-    const word = m[0]
+  const name = (word: string, index: number) => {
     let name = (word.match(CAPITAL)?.length ?? 0) >= 2
     if (!name && UPPER_START.test(word)) {
-      let i = m.index - 1
+      let i = index - 1
       if (i >= 0 && /\s/.test(text[i]!)) {
         while (i >= 0 && /\s/.test(text[i]!)) i--
         name = i >= 0 && INSIDE_SENTENCE.test(text[i]!)
       }
     }
     if (name) names.push(word)
+  }
+  if (SURROGATE.test(text)) {
+    // Letters beyond the BMP: every word run, read by code points (`exec` on the shared expression,
+    // not `matchAll`, which copies the expression at every call).
+    WORD_RUN.lastIndex = 0
+    for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) if (HAS_CAPITAL.test(m[0])) name(m[0], m.index)
+    return names
+  }
+  // Most words hold no capital: find the capitals, and the run of each (once: the next search
+  // starts after it).
+  CAPITAL_AT.lastIndex = 0
+  for (let m = CAPITAL_AT.exec(text); m !== null; m = CAPITAL_AT.exec(text)) {
+    let from = m.index
+    while (from > 0 && NAME_CHAR.test(text[from - 1]!)) from--
+    let to = m.index + 1
+    while (to < text.length && NAME_CHAR.test(text[to]!)) to++
+    name(text.slice(from, to), from)
+    CAPITAL_AT.lastIndex = to
   }
   return names
 }
@@ -171,10 +198,13 @@ const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|
 /** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
 const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
 
+/** Where `NUMBER_WORD` can match (the same words, same flags, without its lookarounds): a cheap test first. */
+const NUMBER_WORD_HINT = /t(?:wo|hree|en|welve|wenty|hirty)|f(?:our|ive|orty|ifty)|s(?:ix|even)|eight|nine|eleven/iu
+
 const clean = (text: string): string => {
   let t = normalise(text)
   if (t.includes("://") || t.includes("www.")) t = t.replace(WEB_ADDRESS, " ")
-  t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
+  if (NUMBER_WORD_HINT.test(t)) t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
   // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
   if (t.includes("[")) t = t.replace(CITATION, "")
   if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
@@ -183,13 +213,20 @@ const clean = (text: string): string => {
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
-  const n = THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
+  // Digits only (most numbers): no separator to read.
+  const n = !raw.includes(",") && !raw.includes(".") ? Number(raw) : THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
   return Number.isFinite(n) ? String(n) : raw
 }
 
+/** A digit as `NUMBER` reads one (`\d`: ASCII): a text without any states no number. */
+const ASCII_DIGIT = /\d/
+
 const numbersOf = (text: string): ReadonlySet<string> => {
+  if (!ASCII_DIGIT.test(text)) return EMPTY_SET
   let out: Set<string> | undefined
-  for (const m of text.matchAll(NUMBER)) (out ??= new Set()).add(numberOf(m[0].replace(/[.,]$/, "")))
+  // A match of `NUMBER` ends with a digit: no trailing separator to strip.
+  NUMBER.lastIndex = 0
+  for (let m = NUMBER.exec(text); m !== null; m = NUMBER.exec(text)) (out ??= new Set()).add(numberOf(m[0]))
   return out ?? EMPTY_SET
 }
 const EMPTY_SET: ReadonlySet<string> = new Set()
@@ -203,23 +240,25 @@ const PLAIN_WORD = /[\p{L}\p{N}]+/gu
  * "3.5" into are replaced by the numbers themselves ("7000", "3.5"), so a figure matches however it
  * is written. Terms mixing digits and letters ("1st", "mp3") stay as they are.
  */
-const termsOf = (text: string, lower: string, tokens: Tokens = tokensOf(lower)): { readonly terms: Array<string>; readonly words: number } => {
-  if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words }
+const termsOf = (
+  text: string,
+  lower: string,
+  tokens: Tokens = tokensOf(lower)
+): { readonly terms: Array<string>; readonly words: number; readonly numbers: ReadonlySet<string> } => {
+  // No digit at all: no number either (`numbersOf` reads ASCII digits, a subset).
+  if (!ANY_DIGIT.test(text)) return { terms: tokens.terms as Array<string>, words: tokens.words, numbers: EMPTY_SET }
   const terms = tokens.terms.filter((t) => !DIGITS.test(t))
-  for (const n of numbersOf(text)) terms.push(n)
-  return { terms, words: tokens.words }
+  const numbers = numbersOf(text)
+  for (const n of numbers) terms.push(n)
+  return { terms, words: tokens.words, numbers }
 }
 
 const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
-/** A sentence of a text; its numbers and polarity are read when a check first needs them. */
+/** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
 class Sentence {
-  private numberSet: ReadonlySet<string> | undefined
   private polarity: boolean | undefined
-  constructor(readonly text: string) {}
-  get numbers(): ReadonlySet<string> {
-    return (this.numberSet ??= numbersOf(this.text))
-  }
+  constructor(readonly text: string, readonly numbers: ReadonlySet<string>) {}
   get negated(): boolean {
     return (this.polarity ??= isNegated(this.text.toLowerCase()))
   }
@@ -261,7 +300,9 @@ class Reading {
     for (const part of splitSentences(text)) {
       const t = part.trim()
       if (t.length === 0) continue
-      const tokens = termsOf(t, t.toLowerCase())
+      // The claim extractor remembers the sentences of the answer and the reference it cut.
+      const lower = t.toLowerCase()
+      const tokens = termsOf(t, lower, rememberedTokens(lower))
       if (tokens.words === 0) continue
       const index = sentences.length
       for (const term of tokens.terms) {
@@ -271,7 +312,7 @@ class Reading {
           if (held !== index) postings.set(term, [held, index])
         } else if (held[held.length - 1] !== index) held.push(index)
       }
-      sentences.push(new Sentence(t))
+      sentences.push(new Sentence(t, tokens.numbers))
     }
     this.sentences = sentences
     this.postings = postings
@@ -316,19 +357,20 @@ class Reading {
 
   /** The sentences holding a term that matches `term` (soft match); null when none. */
   sentencesWith(term: string): Postings | null {
+    const exact = this.postings.get(term) ?? null
     // A term shorter than the soft-match prefix matches only itself.
-    if (term.length < SOFT_MATCH_PREFIX) return this.postings.get(term) ?? null
+    if (term.length < SOFT_MATCH_PREFIX) return exact
+    const candidates = this.prefixIndex().get(prefixKey(term))
+    // No other term of the text shares the prefix (most terms): the exact postings, nothing to remember.
+    if (candidates === undefined || (candidates.length === 1 && candidates[0] === term)) return exact
     const found = (this.found ??= new Map())
     const memo = found.get(term)
     if (memo !== undefined) return memo
-    let result: Postings | null = this.postings.get(term) ?? null
-    const candidates = this.prefixIndex().get(prefixKey(term))
-    if (candidates !== undefined) {
-      for (const c of candidates) {
-        if (c === term || !termsMatch(term, c)) continue
-        const more = this.postings.get(c)!
-        result = result === null ? more : union(result, more)
-      }
+    let result: Postings | null = exact
+    for (const c of candidates) {
+      if (c === term || !termsMatch(term, c)) continue
+      const more = this.postings.get(c)!
+      result = result === null ? more : union(result, more)
     }
     found.set(term, result)
     return result
@@ -369,6 +411,12 @@ interface ClaimReading {
   readonly numbers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
   readonly negated: boolean
+  /**
+   * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
+   * claim is checked against each text of its case in turn, so they are looked up once, not per text.
+   */
+  weightsOf?: Map<string, number> | undefined
+  weights?: Array<number> | undefined
 }
 
 /**
@@ -400,7 +448,7 @@ const readClaim = (raw: string): ClaimReading => {
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
   const names = new Set<string>()
   for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
-  const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower) }
+  const reading: ClaimReading = { terms, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower), weightsOf: undefined, weights: undefined }
   if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
   claimReadings.set(raw, reading)
   return reading
@@ -468,13 +516,29 @@ const heldBuffer = (n: number): Float64Array => {
   return scratch
 }
 
-const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, weights: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
+/** The weights of a claim's terms in a case (see `ClaimReading.weights`). */
+const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): Array<number> => {
+  if (cache !== undefined && claim.weightsOf === cache) return claim.weights!
   const { terms } = claim
+  // A plain array: a typed array's buffer costs more to allocate than these few numbers.
+  const weights: Array<number> = []
+  for (let i = 0; i < terms.length; i++) weights.push(weightOf(terms[i]!, stats, cache, model))
+  if (cache !== undefined) {
+    claim.weightsOf = cache
+    claim.weights = weights
+  }
+  return weights
+}
+
+const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
+  const { terms } = claim
+  const weights = claimWeights(claim, stats, cache, model)
   const held = heldBuffer(text.sentences.length)
   let total = 0
   let inText = 0
-  for (const term of terms) {
-    const w = weightOf(term, stats, weights, model)
+  for (let k = 0; k < terms.length; k++) {
+    const term = terms[k]!
+    const w = weights[k]!
     total += w
     const where = claim.plain ? text.sentencesWithWord(term) : text.sentencesWith(term)
     if (where === null) continue

@@ -50,6 +50,7 @@ const CLAUSE_BREAK = /\s*[;:]\s+|,\s+|\s+(?=(?:and|or|but|while|whereas|which|be
 const ATTRIBUTION = /^(?:according to|based on|as (?:stated|noted|mentioned|described|explained|shown) (?:in|by))\b/iu
 const HAS_WORD = /[\p{L}\p{N}]/u
 
+const NO_TOKENS: Tokens = { words: 0, terms: [] }
 /** Content terms of a piece of text. */
 const tokensOfText = (text: string): Tokens => tokensOf(text.toLowerCase())
 /** The tokens of two pieces of text joined by white space or punctuation (no word is cut). */
@@ -83,7 +84,10 @@ const clausesOf = (sentence: string): Array<Piece> => {
   const spans: Array<{ from: number; to: number; tokens: Tokens }> = []
   let last = 0
   const add = (from: number, to: number) => spans.push({ from, to, tokens: tokensOfText(sentence.slice(from, to)) })
-  for (const m of sentence.matchAll(CLAUSE_BREAK)) {
+  // `exec` on the shared expression, not `matchAll` (which copies the expression at every call);
+  // no match is empty, so the loop always advances.
+  CLAUSE_BREAK.lastIndex = 0
+  for (let m = CLAUSE_BREAK.exec(sentence); m !== null; m = CLAUSE_BREAK.exec(sentence)) {
     if (m.index > last) add(last, m.index)
     last = m.index + m[0].length
   }
@@ -138,7 +142,11 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
     for (const sentence of sentencesOf(line)) {
       // A question asks; it claims nothing.
       if (sentence.endsWith("?")) continue
-      for (const clause of clauses ? clausesOf(sentence) : [{ text: sentence, tokens: tokensOfText(sentence) }]) {
+      const pieces = clauses ? clausesOf(sentence) : [{ text: sentence, tokens: tokensOfText(sentence) }]
+      // The checker reads the text's sentences again (their terms are the pieces' terms, in order:
+      // a clause break holds no word): it finds them remembered.
+      rememberTokens(sentence.toLowerCase(), pieces.length === 1 ? pieces[0]!.tokens : pieces.reduce((all: Tokens, p) => joined(all, p.tokens), NO_TOKENS))
+      for (const clause of pieces) {
         if (clause.tokens.terms.length === 0) continue
         const withIntro = leadIns && intro !== undefined && first
         const claim = withIntro ? `${intro} ${clause.text}` : clause.text

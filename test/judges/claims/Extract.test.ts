@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { extractClaims } from "../../../src/judges/claims/Extract.js"
+import { rememberedTokens, splitSentences, tokensOf } from "../../../src/judges/Terms.js"
 
 describe("extractClaims", () => {
   it("a one-sentence answer is one claim", () => {
@@ -101,5 +102,27 @@ describe("extractClaims", () => {
   it("is deterministic", () => {
     const text = "Hedging offsets losses, while diversification spreads risk across many assets. Both reduce risk [2]."
     expect(extractClaims(text)).toEqual(extractClaims(text))
+  })
+
+  it("remembers the terms of each sentence it cuts exactly as tokensOf reads the sentence (the checker reuses them)", () => {
+    const texts = [
+      "Hedging offsets losses; it costs a premium, and banks sell it while rates rise. ΟΔΟΣ: ΑΒΓ ΔΣ, ΕΖΗ and ΣΟΦΟΣ.",
+      "According to the report, exports grew 7,000 tonnes, which doubled since 2019 because demand rose [2].",
+      "The benefits include:\n- faster loading of pages and images\n- it's cheaper: don't pay twice, or pay once",
+      "Rock'n'roll isn't dead: it's alive, and it's well; O'Brien's band plays while fans sing."
+    ]
+    let remembered = 0
+    for (const text of texts) {
+      extractClaims(text)
+      for (const line of text.replace(/[ \t]*\[\d+\]/g, "").replace(/^- /gm, "").split("\n")) {
+        for (const piece of splitSentences(line)) {
+          const lower = piece.trim().toLowerCase()
+          expect(rememberedTokens(lower), lower).toEqual(tokensOf(lower))
+          // The same object twice: it was remembered, not read again.
+          if (rememberedTokens(lower) === rememberedTokens(lower)) remembered++
+        }
+      }
+    }
+    expect(remembered).toBe(6)
   })
 })
