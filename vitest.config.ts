@@ -12,11 +12,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Test files share each worker's module cache (no fresh import of effect and the sources per
-    // file): on this 2-core machine that cut the suite's collect time from ~170 s to ~37 s. No test
-    // file mocks modules or leaves global state behind (console spies are restored), which is what
-    // isolation would protect against.
-    isolate: false,
+    // Each test file gets fresh modules (vitest's default). Sharing them (isolate: false) cut the
+    // collect time from ~170 s to ~37 s on this 2-core machine, but one run beside two CPU burners
+    // then saw a file's TestClock tests share one clock (test/target/Retry.test.ts started at 5 h):
+    // a flake that blocks every submission is worse than a slower suite.
+    isolate: true,
     // vitest's default is one worker fewer than the cores — one worker on 2 cores, which ran the
     // suite's files one after another while most of them wait on child processes and sockets.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
