@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { rememberTokens, SENTENCE_BREAK, splitSentences, tokensOf, tokensOfPiece } from "../../src/judges/Terms.js"
+import { makePrng } from "../../src/stats/Paired.js"
 
 const pieces = (xs: ReadonlyArray<string>) => xs.map((x) => x.trim()).filter((x) => x.length > 0)
 
@@ -44,25 +45,14 @@ describe("tokensOfPiece", () => {
 })
 
 describe("splitSentences on generated text", () => {
-  /** A seeded stream of numbers in [0, 1). */
-  const prng = (seed: number) => {
-    let s = seed >>> 0
-    return () => {
-      s = (s + 0x6d2b79f5) >>> 0
-      let z = s
-      z = Math.imul(z ^ (z >>> 15), z | 1)
-      z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-      return ((z ^ (z >>> 14)) >>> 0) / 4294967296
-    }
-  }
   // Pieces that exercise every rule: final marks, closers, abbreviations, titles, every kind of white space.
   const parts = ["word", "Dr", "e", "g", "U", "S", "no", "3", "5", ".", ".", "!", "?", "。", "\"", "'", "”", "’", ")", "]", " ", " ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028", "\u3000"]
   it("gives the pieces of SENTENCE_BREAK on 2,000 random texts", () => {
-    const random = prng(11)
+    const random = makePrng(11)
     for (let k = 0; k < 2_000; k++) {
       let t = ""
-      const n = Math.floor(random() * 40)
-      for (let i = 0; i < n; i++) t += parts[Math.floor(random() * parts.length)]
+      const n = random.nextInt(40)
+      for (let i = 0; i < n; i++) t += parts[random.nextInt(parts.length)]
       expect(pieces(splitSentences(t)), JSON.stringify(t)).toEqual(pieces(t.split(SENTENCE_BREAK)))
     }
   })
