@@ -20,6 +20,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type ChildServer, startChildServer } from "./child.js"
+import { judgmentCounts } from "./cli-output.js"
 import { writeCsv } from "./gen.js"
 
 export interface RateScenario {
@@ -59,14 +60,14 @@ export const rateLimitScenarios = async (
         "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--concurrency", String(options.concurrency), ...flags
       ], { cwd: options.repo, encoding: "utf8", maxBuffer: 64 * 2 ** 20 })
       const stats = await server.stats()
-      const counts = /^(\d+) judgments: (\d+) ok, (\d+) failed/m.exec(r.stderr)
+      const counts = judgmentCounts(r.stderr)
       const rate = RATE_LIMIT.rpm / 60_000
       scenarios.push({
         name: `${chargeRejected ? "rejected requests charged" : "rejected requests free"}, ${flagsName}`,
         flags,
         chargeRejected,
-        judgments: counts === null ? 0 : Number(counts[1]),
-        failed: counts === null ? Number.NaN : Number(counts[3]),
+        judgments: counts?.total ?? 0,
+        failed: counts?.failed ?? Number.NaN,
         calls: stats.calls,
         limited: stats.limited,
         spanMs: (stats.lastResponseMs ?? 0) - (stats.firstRequestMs ?? 0),

@@ -54,6 +54,7 @@ import { resumeFigures } from "./resume.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { htmlReportFigures } from "./html-report.js"
 import { printClaimFigures } from "./claims.js"
+import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { transportLadder } from "./transport.js"
@@ -124,8 +125,7 @@ const cliRun = (csv: string, out: string) => {
   })
   if (r.error !== undefined) throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
   const [kb, seconds] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
-  const judged = /^(\d+) judgments:/m.exec(r.stderr)
-  return { status: r.status, peakMB: Number(kb) / 1024, seconds: Number(seconds), judgments: judged === null ? 0 : Number(judged[1]) }
+  return { status: r.status, peakMB: Number(kb) / 1024, seconds: Number(seconds), judgments: judgmentCounts(r.stderr)?.total ?? 0 }
 }
 
 // ---------------------------------------------------------------------------------------------
