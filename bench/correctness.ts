@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { prng } from "./gen.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 
@@ -26,17 +27,6 @@ const WORDS = (
   "algorithm vaccine treaty glacier satellite compiler orchestra reactor vineyard cathedral " +
   "battery language currency volcano telescope library railway harbour manuscript climate"
 ).split(" ")
-
-const prng = (seed: number) => {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** One seeded case: a 3-sentence answer, a 2-sentence reference, 3 contexts, nuggets on every third case. */
 const caseLine = (i: number, random: () => number): string => {

@@ -9,18 +9,10 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { mulberry32Floats } from "../src/stats/Paired.js"
 
-/** mulberry32 */
-export const prng = (seed: number) => {
-  let a = seed >>> 0
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Seeded uniform floats in [0, 1) (mulberry32). */
+export const prng = mulberry32Floats
 
 const TOPICS = (
   "renewable energy,photosynthesis,black holes,vaccines,machine learning,the water cycle,inflation,plate tectonics," +

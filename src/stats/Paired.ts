@@ -42,6 +42,15 @@ const mulberry32 = (seed: number): (() => number) => {
 }
 
 /**
+ * Seeded uniform floats in [0, 1): mulberry32's output over 2³² — for simulations and generated
+ * data where a plain stream of numbers will do (the statistics use `makePrng`).
+ */
+export const mulberry32Floats = (seed: number): (() => number) => {
+  const next = mulberry32(seed)
+  return () => next() / TWO_32
+}
+
+/**
  * xoshiro128** (Blackman & Vigna 2018): 128-bit state, period 2¹²⁸ − 1, seeded from an integer by
  * four outputs of mulberry32 (the seed is taken modulo 2³², negative seeds wrap; an all-zero
  * state, which xoshiro cannot leave, becomes s0 = 1).

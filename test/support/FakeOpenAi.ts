@@ -47,6 +47,7 @@ import { SCHEMA_MARKER } from "../../src/providers/OpenAiProvider.js"
 import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { mulberry32Floats } from "../../src/stats/Paired.js"
 
 /** What one call gets back. */
 export type FakeReply =
@@ -225,17 +226,8 @@ export interface FakeOpenAi {
   readonly cachedTokens: number
 }
 
-/** mulberry32: tiny, fast, good enough to draw fault fractions reproducibly. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Seeded uniform floats (mulberry32): fault fractions drawn reproducibly. */
+const prng = mulberry32Floats
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 

@@ -24,6 +24,7 @@
  */
 import { RateController, type RateControlOptions } from "../../src/providers/RateControl.js"
 import type { RateLimitInfo } from "../../src/providers/RateLimitHeaders.js"
+import { mulberry32Floats } from "../../src/stats/Paired.js"
 
 export interface SimServerOptions {
   /** Requests per minute (Infinity: no limit). */
@@ -91,17 +92,8 @@ export interface SimResult {
   readonly controllers: ReadonlyArray<RateController>
 }
 
-/** mulberry32: a small seeded PRNG. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Seeded uniform floats in [0, 1) (mulberry32). */
+const prng = mulberry32Floats
 
 /** A binary heap of events by instant (ties in insertion order). */
 class Events {
