@@ -19,6 +19,7 @@ import { describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { cli, sleep, start, waitFor } from "../support/ChildCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { parseCsv } from "../support/Csv.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
@@ -75,37 +76,6 @@ interface RecordLine {
 const readRecords = (runDir: string, iteration = 1) =>
   fs.readFileSync(Path.join(runDir, `records-iteration-${iteration}.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordLine)
 
-/** Small RFC 4180 reader for assertions (the product's own writer is tested separately). */
-const parseCsv = (text: string) => {
-  const rows: Array<Array<string>> = []
-  let row: Array<string> = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!
-    if (quoted) {
-      if (ch === "\"" && text[i + 1] === "\"") {
-        field += "\""
-        i++
-      } else if (ch === "\"") quoted = false
-      else field += ch
-    } else if (ch === "\"") quoted = true
-    else if (ch === ",") {
-      row.push(field)
-      field = ""
-    } else if (ch === "\n") {
-      row.push(field.replace(/\r$/, ""))
-      rows.push(row)
-      row = []
-      field = ""
-    } else field += ch
-  }
-  if (field !== "" || row.length > 0) {
-    row.push(field)
-    rows.push(row)
-  }
-  return rows
-}
 
 const sampleRows = () => parseCsv(fs.readFileSync(sample, "utf8")).slice(1)
 const sampleQuestions = () => sampleRows().map((r) => r[0]!)

@@ -14,30 +14,11 @@ import type { RubricRecord } from "../../src/kinds/rubric/RubricScore.js"
 import type { RubricSummary } from "../../src/kinds/rubric/RubricSummary.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { hasShared, loadPipelineModule, repoRoot, runWith, sharedCsv, tempDir } from "../support/RunPipeline.js"
+import { parseCsv } from "../support/Csv.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const DIMENSIONS = 6
 
-const parseCsv = (text: string) => {
-  // Small RFC 4180 reader for assertions (the product's own parser is tested separately).
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!
-    if (quoted) {
-      if (ch === "\"" && text[i + 1] === "\"") { field += "\""; i++ }
-      else if (ch === "\"") quoted = false
-      else field += ch
-    } else if (ch === "\"") quoted = true
-    else if (ch === ",") { row.push(field); field = "" }
-    else if (ch === "\n") { row.push(field.replace(/\r$/, "")); rows.push(row); row = []; field = "" }
-    else field += ch
-  }
-  if (field !== "" || row.length > 0) { row.push(field); rows.push(row) }
-  return rows
-}
 
 describe("rag-answers with the heuristic judge", () => {
   it.effect.skipIf(!hasShared)("evaluates the real 25-row CSV from ../shared/data", () =>

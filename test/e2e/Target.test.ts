@@ -13,6 +13,7 @@ import * as FakeRag from "../support/FakeRag.js"
 import { freePort } from "../support/Ports.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import * as ChildProcess from "node:child_process"
+import { parseCsv as csvRows } from "../support/Csv.js"
 
 const QUESTIONS = [
   "How do heat pumps heat a house in winter?",
@@ -52,33 +53,6 @@ const onlyRunDir = (out: string) => {
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, any>
 const jsonLines = (file: string) => fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, any>) : []
 
-/** report.csv as rows of cells (a small RFC 4180 reader). */
-const csvRows = (text: string) => {
-  const rows: Array<Array<string>> = []
-  let row: Array<string> = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!
-    if (quoted) {
-      if (ch === "\"" && text[i + 1] === "\"") {
-        field += "\""
-        i++
-      } else if (ch === "\"") quoted = false
-      else field += ch
-    } else if (ch === "\"") quoted = true
-    else if (ch === ",") {
-      row.push(field)
-      field = ""
-    } else if (ch === "\n") {
-      row.push(field.replace(/\r$/, ""))
-      rows.push(row)
-      row = []
-      field = ""
-    } else field += ch
-  }
-  return rows
-}
 const column = (rows: Array<Array<string>>, name: string) => {
   const i = rows[0]!.indexOf(name)
   expect(i).toBeGreaterThanOrEqual(0)
