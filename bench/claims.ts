@@ -235,17 +235,17 @@ const mean3 = (c: Correlations) => (c.precision + c.recall + c.f1) / 3
  * F1) on the other four, scored on the held-out one. `pooled`: every held-out case's metrics (each
  * from its fold's model) put together and scored as one set.
  */
-export const leaveOneDomainOut = (data: RagCheckerData): { readonly folds: ReadonlyArray<HeldOut>; readonly pooled: Correlations } => {
+export const leaveOneDomainOut = (data: RagCheckerData, base: ClaimModel = DEFAULT_MODEL): { readonly folds: ReadonlyArray<HeldOut>; readonly pooled: Correlations } => {
   const grid: Array<{ readonly params: HeldOut["chosen"]; readonly metrics: CaseMetrics }> = []
   for (const entailAt of GRID.entailAt) {
     for (const sentenceShare of GRID.sentenceShare) {
       for (const questionWeight of GRID.questionWeight) {
         const params = { entailAt, sentenceShare, questionWeight }
-        grid.push({ params, metrics: ragCheckerMetrics(data, { model: { ...DEFAULT_MODEL, ...params } }) })
+        grid.push({ params, metrics: ragCheckerMetrics(data, { model: { ...base, ...params } }) })
       }
     }
   }
-  const shippedMetrics = ragCheckerMetrics(data)
+  const shippedMetrics = ragCheckerMetrics(data, { model: base })
   const domains = domainsOf(data)
   const pooledMetrics = new Map<string, Record<Metric, number | null>>()
   const folds = domains.map((domain) => {

@@ -11,8 +11,13 @@ import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 
 export const provider = "heuristic"
-/** v2: relevance grades from the pool-based relevance model (RelevanceModel.ts); its name is in every judgment key. */
-export const model = "lexical-v2"
+/**
+ * The heuristic's version: its name is in every judgment key and run id, so a run resumed after the
+ * heuristic changed judges afresh instead of mixing old and new verdicts. v2: relevance grades from
+ * the pool-based relevance model (RelevanceModel.ts). v3: claim checks do not read web addresses;
+ * sentences do not end after "et al.", "cf.", "Jr.", "Sr.".
+ */
+export const model = "lexical-v3"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */

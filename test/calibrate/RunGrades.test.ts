@@ -21,7 +21,7 @@ const judgment = (caseId: string, target: string, score: number | null, extra: R
     attempts: 1,
     latencyMs: 1,
     provider: "heuristic",
-    model: "lexical-v2",
+    model: "lexical-v3",
     ...extra
   })
 

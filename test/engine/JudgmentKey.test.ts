@@ -104,7 +104,7 @@ describe("judgment keys", () => {
   it("a list's keys are each item's judgmentKey, with the list's content hash (all items and vars)", () => {
     const rubric = { id: "answer-correctness/check", hash: "0011223344556677" } as Parameters<typeof listKeys>[2]
     const spec = { rubric: rubric.id, vars: { question: "Why?", text: "Because \"so\"." }, items: [{ target: "reference/answer:1", vars: { claim: "é ✓" } }, { target: "context:2/answer:1", vars: { claim: "b" } }] }
-    for (const judge of [{ provider: "heuristic", model: "lexical-v2", params: {} }, { provider: "openai", model: "m", params: { t: 0 }, endpoint: "http://127.0.0.1:1/v1" }]) {
+    for (const judge of [{ provider: "heuristic", model: "lexical-v3", params: {} }, { provider: "openai", model: "m", params: { t: 0 }, endpoint: "http://127.0.0.1:1/v1" }]) {
       const content = sha256(canonicalJsonByReplacer({ vars: spec.vars, items: spec.items })).slice(0, 16)
       const expected = spec.items.map((item) =>
         sha256(canonicalJsonByReplacer({ ...judge, pipeline: "answer-correctness", caseId: "c1", content, iteration: 1, criterion: rubric.id, target: item.target, promptHash: rubric.hash })).slice(0, 32))

@@ -7,7 +7,7 @@ describe("prices and cost", () => {
   })
   it("local models cost 0; an unknown paid model is unknown, not 0", () => {
     expect(cost({ input: 10, output: 10 }, priceFor("ollama", "llama3.1:8b")).usd).toBe(0)
-    expect(cost({ input: 10, output: 10 }, priceFor("heuristic", "lexical-v2")).usd).toBe(0)
+    expect(cost({ input: 10, output: 10 }, priceFor("heuristic", "lexical-v3")).usd).toBe(0)
     expect(cost({ input: 10, output: 10 }, priceFor("openai-compatible", "my-model")).usd).toBeNull()
   })
   it("a file overrides the table and flags override both", () => {

@@ -16,7 +16,7 @@ export const runInfo = (rubrics: ReadonlyArray<Rubric>, retriever: RunInfo["retr
   description: "test",
   runId: "run",
   runDir: "/tmp/run",
-  judge: { provider: "heuristic", model: "lexical-v2", label: "heuristic", params: {} },
+  judge: { provider: "heuristic", model: "lexical-v3", label: "heuristic", params: {} },
   rubrics,
   input: { path: "in.json", sha256: "0".repeat(64), rows: 1, cases: 1, columns: [] },
   iterations: 1,
