@@ -447,6 +447,7 @@ export const ABLATION: ReadonlyArray<Variant> = [
   { name: "best sentence only (no whole text)", setup: { model: { ...DEFAULT_MODEL, sentenceShare: 1 } } },
   { name: "no number agreement", setup: { model: { ...DEFAULT_MODEL, numbers: false } } },
   { name: "no name agreement", setup: { model: { ...DEFAULT_MODEL, names: false } } },
+  { name: "names need not be together", setup: { model: { ...DEFAULT_MODEL, namesTogether: false } } },
   { name: "no negation", setup: { model: { ...DEFAULT_MODEL, negation: false } } },
   { name: "F1 null when precision is null", setup: { f1NullWhenPrecisionNull: true } }
 ]

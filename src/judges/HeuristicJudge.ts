@@ -15,7 +15,8 @@ export const provider = "heuristic"
  * The heuristic's version: its name is in every judgment key and run id, so a run resumed after the
  * heuristic changed judges afresh instead of mixing old and new verdicts. v2: relevance grades from
  * the pool-based relevance model (RelevanceModel.ts). v3: claim checks do not read web addresses;
- * sentences do not end after "et al.", "cf.", "Jr.", "Sr.".
+ * sentences do not end after "et al.", "cf.", "Jr.", "Sr."; a claim naming two things needs a
+ * sentence naming both; a figure stated otherwise contradicts when the rest of the claim is supported.
  */
 export const model = "lexical-v3"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"

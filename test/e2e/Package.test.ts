@@ -13,6 +13,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../support/RunPipeline.js"
 import { postgresAvailable, startPostgres } from "../support/Postgres.js"
+import { quickStartRunId } from "../support/QuickStart.js"
 
 const tmp = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-pack-"))
 const project = Path.join(tmp, "project")
@@ -62,8 +63,8 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
     const r = await run("npx", ["--no-install", "rag-eval", "run", "rag-answers", "--csv", sample], installed)
     expect(r.stderr).toContain("using the heuristic judge")
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain("run: out/rag-answers/ba1480b3c794")
-    expect(fs.readFileSync(Path.join(installed, "out/rag-answers/ba1480b3c794/report.md"), "utf8")).toContain("RAG answer evaluation")
+    expect(r.stdout).toContain(`run: out/rag-answers/${quickStartRunId()}`)
+    expect(fs.readFileSync(Path.join(installed, `out/rag-answers/${quickStartRunId()}/report.md`), "utf8")).toContain("RAG answer evaluation")
     const list = await run("npx", ["--no-install", "rag-eval", "pipelines"], installed)
     expect(list.code).toBe(0)
     expect(list.stdout).toContain("evidence-retrieval")

@@ -9,6 +9,7 @@ import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
 import { repoRoot } from "../support/RunPipeline.js"
+import { quickStartRunId } from "../support/QuickStart.js"
 
 const tmp = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-options-"))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
@@ -31,8 +32,8 @@ describe("built-in pipelines by name", () => {
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv], { cwd })
     expect(r.stderr).toContain("using the heuristic judge")
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain("run: out/rag-answers/ba1480b3c794")
-    expect(fs.existsSync(Path.join(cwd, "out/rag-answers/ba1480b3c794/report.md"))).toBe(true)
+    expect(r.stdout).toContain(`run: out/rag-answers/${quickStartRunId()}`)
+    expect(fs.existsSync(Path.join(cwd, `out/rag-answers/${quickStartRunId()}/report.md`))).toBe(true)
   })
 
   it("an unknown name lists the built-in ones (exit 2)", async () => {
@@ -115,7 +116,7 @@ describe("the environment: announced, recorded, checked", () => {
     const cwd = dir("env-unrelated")
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv], { cwd, env: { RAG_TOP_K: "2", RAG_EVAL_LISTWISE: "1" } })
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain("ba1480b3c794")
+    expect(r.stdout).toContain(quickStartRunId())
     expect(manifestOf(Path.join(cwd, "out"), "rag-answers").options).toEqual({})
   })
 

@@ -32,18 +32,24 @@
  * **Facts that must agree**, checked on the claim's own text:
  * - **numbers** (`7,000` = `7000`, `3.5`, `30-day` → 30): each number of the claim must occur in the
  *   text. One missing while the evidence sentence states other numbers is a **conflict** (the text
- *   gives a different figure); missing otherwise, the claim cannot be entailed.
+ *   gives a different figure); missing otherwise, the claim cannot be entailed. The missing figure's
+ *   own weight lowers the support: a figure conflict is judged on the support of the rest of the
+ *   claim (its missing figures left out of the sum), so "Mars has three moons" against "Mars has two
+ *   moons" is contradicted, not merely neutral.
  * - **names**: words with two capitals or more (`FICA`, `GPT-3`) and capitalised words inside a
  *   sentence (not its first word, nor after ". " or an opening bracket) must occur in the text (as
  *   terms, soft match); a missing name means the claim speaks of someone or something the text does
- *   not, so it cannot be entailed.
+ *   not, so it cannot be entailed. A claim naming two things or more needs a sentence of the text
+ *   that names them all: "The capital of Australia is Sydney" is not stated by "Canberra is the
+ *   capital of Australia. Sydney is its largest city.", which never relates the two.
  * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
  *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
  *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
  *   **conflict**. A lower overlap says too little about what the negation applies to.
  *
- * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict; entailed when s ≥
- * `ENTAIL_AT`, no number or name is missing and there is no conflict; neutral otherwise. Every
+ * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict (or a figure conflict and
+ * the rest's support ≥ `ENTAIL_AT`); entailed when s ≥ `ENTAIL_AT`, no number or name is missing
+ * and there is no conflict; neutral otherwise. Every
  * RAGChecker metric counts only "entailed" (`metrics/claims.ts`), so for precision, recall and
  * faithfulness only the entailment boundary matters; "contradicted" tells a report's reader why,
  * and grades a nugget "not supported" rather than "partly".
@@ -101,6 +107,10 @@ export interface ClaimModel {
   readonly numbers: boolean
   readonly names: boolean
   readonly negation: boolean
+  /** A claim naming two things or more needs one sentence of the text naming them all. */
+  readonly namesTogether: boolean
+  /** A figure the text states otherwise contradicts when the rest of the claim is supported (the figure's own weight aside). */
+  readonly conflictOnRest: boolean
 }
 
 export const DEFAULT_MODEL: ClaimModel = {
@@ -110,6 +120,8 @@ export const DEFAULT_MODEL: ClaimModel = {
   caseWeights: true,
   numbers: true,
   names: true,
+  namesTogether: true,
+  conflictOnRest: true,
   negation: true
 }
 
@@ -530,6 +542,23 @@ const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: 
   return weights
 }
 
+/** Does one sentence of the text hold every one of `names`? */
+const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => {
+  const first = text.sentencesWith(names[0]!)
+  if (first === null) return false
+  // Each sentence naming the first, tried against the others' postings (most are one sentence: no list is built).
+  const candidates = typeof first === "number" ? [first] : first
+  for (const i of candidates) {
+    let all = true
+    for (let k = 1; k < names.length && all; k++) all = holds(text.sentencesWith(names[k]!), i)
+    if (all) return true
+  }
+  return false
+}
+
+/** Do the postings include sentence `i`? */
+const holds = (where: Postings | null, i: number): boolean => where !== null && (typeof where === "number" ? where === i : where.includes(i))
+
 const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): ClaimCheck => {
   const { terms } = claim
   const weights = claimWeights(claim, stats, cache, model)
@@ -560,17 +589,28 @@ const checkOne = (claim: ClaimReading, text: Reading, stats: CaseStats | undefin
 
   let missing = false
   let conflict = false
+  let numberConflict = false
   if (model.numbers) {
     for (const n of claim.numbers) {
       if (text.numbers.has(n)) continue
       missing = true
-      if (best !== undefined && best.numbers.size > 0) conflict = true
+      if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
     }
   }
+  // The support of the rest of the claim, the figures the text states otherwise left out of it.
+  let restSupport = support
+  if (numberConflict && model.conflictOnRest) {
+    let rest = total
+    for (let k = 0; k < terms.length; k++) if (claim.numbers.has(terms[k]!) && !text.numbers.has(terms[k]!)) rest -= weights[k]!
+    if (rest > 0) restSupport = Math.max(support, model.sentenceShare * Math.min(1, bestHeld / rest) + (1 - model.sentenceShare) * Math.min(1, inText / rest))
+  }
   if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
+  if (model.namesTogether && !missing && claim.names.length >= 2) missing = !namedTogether(claim.names, text)
   if (model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negated) conflict = true
 
-  const verdict: ClaimVerdict = support < model.entailAt ? "neutral" : conflict ? "contradicted" : missing ? "neutral" : "entailed"
+  const verdict: ClaimVerdict = support < model.entailAt
+    ? (numberConflict && restSupport >= model.entailAt ? "contradicted" : "neutral")
+    : conflict ? "contradicted" : missing ? "neutral" : "entailed"
   return { verdict, support, evidence: best?.text ?? null }
 }
 

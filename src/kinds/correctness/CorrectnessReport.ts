@@ -10,6 +10,7 @@ import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
+import { thousands } from "../../domain/Numbers.js"
 import { failures, num, runParameters } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
 import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
@@ -115,17 +116,17 @@ const metricsTable = (summary: CorrectnessSummary) => {
   for (const m of summary.metrics) {
     if (m.n === 0) continue
     const spec = claimMetricSpecs.find((s) => s.name === m.name)!
-    lines.push(`| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${m.n} | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`)
+    lines.push(`| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${thousands(m.n)} | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`)
   }
   const none = summary.metrics.filter((m) => m.n === 0).map((m) => m.name)
   if (none.length > 0) lines.push("", `No case has ${none.join(", ")} (they need a reference, contexts or nuggets this test set does not give).`)
   const c = summary.claims
   lines.push(
     "",
-    `**Claims**: ${c.answerClaims} in the answers, ${c.referenceClaims} in the references. ` +
-      `Answer claims against the reference: ${c.answerVsReference.entailed} entailed, ${c.answerVsReference.neutral} neutral, ${c.answerVsReference.contradicted} contradicted. ` +
-      `Reference claims against the answer: ${c.referenceVsAnswer.entailed} entailed, ${c.referenceVsAnswer.neutral} neutral, ${c.referenceVsAnswer.contradicted} contradicted.` +
-      (c.unsupportedByContexts > 0 ? ` ${c.unsupportedByContexts} answer claim(s) are entailed by no context.` : ""),
+    `**Claims**: ${thousands(c.answerClaims)} in the answers, ${thousands(c.referenceClaims)} in the references. ` +
+      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${thousands(c.answerVsReference.neutral)} neutral, ${thousands(c.answerVsReference.contradicted)} contradicted. ` +
+      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} entailed, ${thousands(c.referenceVsAnswer.neutral)} neutral, ${thousands(c.referenceVsAnswer.contradicted)} contradicted.` +
+      (c.unsupportedByContexts > 0 ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are entailed by no context.` : ""),
     ""
   )
   return lines.join("\n")
@@ -225,7 +226,7 @@ export const correctnessReport = (options: { readonly title: string }): ReportVi
       metricsTable(summary) + "\n",
       lowest(summary) + "\n",
       failures(summary) + "\n",
-      "## Every case\n\n"
+      "## Per-case details\n\n"
     ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
       caseBlock(r, `${r.ordinal + 1}. ${caseHeading(r)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`) + "\n"
     )))),

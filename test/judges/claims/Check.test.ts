@@ -106,6 +106,31 @@ describe("numbers, dates and names must agree", () => {
     expect(check("The tax is withheld under FICA rules.", "The tax is withheld under payroll rules.").verdict).toBe("neutral")
   })
 
+  it("a claim naming two things needs a sentence naming both: two sentences that never relate them do not entail it", () => {
+    const reference = "Canberra is the capital of Australia. Sydney is its largest city."
+    const apart = check("The capital of Australia is Sydney.", reference)
+    expect(apart.support).toBeGreaterThanOrEqual(ENTAIL_AT)
+    expect(apart.verdict).toBe("neutral")
+    expect(checkClaims(["The capital of Australia is Sydney."], reference, undefined, { ...DEFAULT_MODEL, namesTogether: false })[0]!.verdict).toBe("entailed")
+    expect(check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.").verdict).toBe("entailed")
+  })
+
+  it("a figure the text states otherwise contradicts when the rest of the claim is supported, though the figure's own weight pulls the support below the threshold", () => {
+    // The case's texts weigh the terms: "3" is rare in the case (and weighs double), so missing it costs the claim most of its support.
+    const context: CaseTexts = {
+      question: "How many moons does Mars have?",
+      answer: "Mars has three moons, Phobos, Deimos and Ganymede.",
+      reference: "Mars has two moons, Phobos and Deimos.",
+      contexts: ["Mars has two small moons, Phobos and Deimos, discovered by Asaph Hall in 1877.", "Ganymede is a moon of Jupiter and the largest moon in the Solar System."]
+    }
+    const c = check(context.answer!, context.reference!, context)
+    expect(c.support).toBeLessThan(ENTAIL_AT)
+    expect(c.verdict).toBe("contradicted")
+    expect(checkClaims([context.answer!], context.reference!, context, { ...DEFAULT_MODEL, conflictOnRest: false })[0]!.verdict).toBe("neutral")
+    // No figure in the text to disagree with: merely not stated.
+    expect(check("Mars has three moons.", "Mars is the fourth planet from the Sun.", context).verdict).toBe("neutral")
+  })
+
   it("the first word of a claim is not taken for a name", () => {
     expect(check("Storage bags are thinner than freezer bags.", "Freezer bags are thicker than storage bags, which are thinner.").verdict).toBe("entailed")
   })
@@ -163,7 +188,7 @@ describe("term weights within the case", () => {
   })
 
   it("DEFAULT_MODEL is the documented constants", () => {
-    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, negation: true })
+    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true })
   })
 })
 
