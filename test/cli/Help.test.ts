@@ -76,7 +76,7 @@ describe("--help fits the terminal", () => {
         }
         for (const filler of FILLER) expect(r.stdout, `${args.join(" ")}: ${filler}`).not.toContain(filler)
       }
-    }, 60_000)
+    }, 120_000)
   }
 
   it("the root lists every command, nested ones too; the page is short (it was 227 rows at 120 columns)", async () => {
@@ -193,7 +193,7 @@ describe("the built binary", () => {
     const bad = await cli(["run", "rag-answers", "--concurency", "2"])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("error: unknown flag --concurency for rag-eval run; did you mean --concurrency?")
-  }, 60_000)
+  }, 120_000)
 
   it("terminalWidth: the terminal's columns, else COLUMNS, else 80", () => {
     expect(terminalWidth({}, { isTTY: true, columns: 132 })).toBe(132)

@@ -226,5 +226,5 @@ describe("cluster protocol (in-memory test runner)", () => {
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, 120_000)
 })

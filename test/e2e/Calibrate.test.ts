@@ -16,7 +16,7 @@ interface Result { code: number; stdout: string; stderr: string }
 
 const cli = (args: ReadonlyArray<string>): Promise<Result> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
       resolve({ code, stdout, stderr })
     })

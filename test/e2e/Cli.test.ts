@@ -17,7 +17,7 @@ interface Result { code: number; stdout: string; stderr: string }
 
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
       resolve({ code, stdout, stderr })
     })

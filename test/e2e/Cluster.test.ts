@@ -36,7 +36,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
   beforeAll(async () => {
     pg = await startPostgres()
     fake = await FakeOpenAi.start({ answer: FakeOpenAi.variedAnswer, latencyMs: 15, record: false })
-  }, 60_000)
+  }, 120_000)
   afterAll(async () => {
     for (const r of runners) if (!r.exited()) r.child.kill("SIGKILL")
     await fake?.close()
@@ -68,16 +68,16 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
       runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
       runners.push(runner)
     }
-    await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 30_000)
+    await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 120_000)
 
     fake.reset()
     const clusterOut = Path.join(dir, "cluster")
     const args = llm(clusterOut, "--store", store, "--cluster")
     const first = start(args)
-    await waitFor("a quarter of the judgments", () => fake.judgeCalls >= JUDGMENTS / 4, 60_000)
+    await waitFor("a quarter of the judgments", () => fake.judgeCalls >= JUDGMENTS / 4, 180_000)
     runners[0]!.child.kill("SIGKILL")
     // Ctrl+C: nothing new is sent, the batches in flight land, exit 130 as in a local run.
-    await waitFor("half of the judgments", () => fake.judgeCalls >= JUDGMENTS / 2 || first.exited(), 60_000)
+    await waitFor("half of the judgments", () => fake.judgeCalls >= JUDGMENTS / 2 || first.exited(), 180_000)
     first.child.kill("SIGINT")
     const interrupted = await first.result
     expect(interrupted.code, interrupted.stderr).toBe(130)
@@ -86,7 +86,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     expect(interrupted.stderr).toMatch(/judgments are saved in postgres:\/\/\S+ \(run /)
     expect(interrupted.stderr).not.toContain("judgments.jsonl")
     const second = start(args)
-    await waitFor("three quarters of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 3) / 4 || second.exited(), 60_000)
+    await waitFor("three quarters of the judgments", () => fake.judgeCalls >= (JUDGMENTS * 3) / 4 || second.exited(), 180_000)
     second.child.kill("SIGKILL")
     // Killed mid-run, not finished before the kill.
     expect((await second.result).signal).toBe("SIGKILL")
@@ -116,7 +116,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
     for (const f of fs.readdirSync(runDir)) expect(fs.readFileSync(Path.join(runDir, f), "utf8")).not.toContain("hunter2")
     expect(JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")).store).toMatch(/^postgres:\/\/<redacted>@/)
     console.log(`cluster e2e: ${fake.judgeCalls} judge calls for ${JUDGMENTS} judgments`)
-  }, 120_000)
+  }, 300_000)
 
   it("--rpm for the whole cluster: two runners against a server allowing 3,000 requests/min and charging rejected requests: every judgment ends ok, each paid once", async () => {
     const store = pg.url
@@ -136,7 +136,7 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
         runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
         started.push(runner)
       }
-      await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 30_000)
+      await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 120_000)
       const run = await cli(["run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, "out"), "--provider", "openai-compatible",
         "--base-url", limited.url, "--model", "fake", "--rpm", "3000", "--store", store, "--cluster"])
       expect(run.code, run.stderr).toBe(0)
@@ -150,5 +150,5 @@ describe.skipIf(!postgresAvailable)("cluster across processes (needs PostgreSQL 
       for (const r of started) r.child.kill("SIGKILL")
       await limited.close()
     }
-  }, 90_000)
+  }, 120_000)
 })

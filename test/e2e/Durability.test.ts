@@ -472,7 +472,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(server.replies.malformed).toBeGreaterThan(0)
       expect(server.replies.hang).toBeGreaterThanOrEqual(2)
       // Every hanging call was given up on (after --timeout), none was left behind.
-      await waitFor("the hanging calls to be abandoned", () => server.abandoned === server.replies.hang, 3_000)
+      await waitFor("the hanging calls to be abandoned", () => server.abandoned === server.replies.hang, 30_000)
 
       const run = onlyRunDir(out)
       const journal = readJournal(run.dir)

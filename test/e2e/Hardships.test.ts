@@ -130,7 +130,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
 })
 if (!canMount) console.log("skipped: the tmpfs disk-full test needs root and mount (the file-size-limit tests above run everywhere)")
 
-describe("one owner per run", { timeout: 120_000 }, () => {
+describe("one owner per run", { timeout: 300_000 }, () => {
   it("two processes racing for a crashed run's lock, 20 times: never both running, always one", async () => {
     const holder = Path.join(repoRoot, "test", "support", "lock-holder.mjs")
     const run = (dir: string, log: string) =>

@@ -20,7 +20,7 @@ const bin = Path.join(repoRoot, "dist", "bin.js")
 
 const cli = (args: ReadonlyArray<string>): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 120_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
     })
   })
@@ -154,7 +154,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const rawCells = cells(fs.readFileSync(Path.join(runDirOf(r.stdout), "report.csv"), "utf8"))
     expect(rawCells).toContain("=id|`x`")
     expect(rawCells.some((c) => c.startsWith(formulas[0]!))).toBe(true)
-  }, 60_000)
+  }, 120_000)
 
   it("answer-synthesis (synthesis report, low-score examples)", async () => {
     const input = inputPath("json")
@@ -173,7 +173,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     expect(r.code).toBe(0)
     const { csv } = await check(runDirOf(r.stdout))
     expect(cells(csv)).toContain("'+ql|`1`")
-  }, 60_000)
+  }, 120_000)
 
   it("course-retrieval (course report)", async () => {
     const input = inputPath("json")
@@ -195,7 +195,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     expect(r.code).toBe(0)
     const { csv } = await check(runDirOf(r.stdout), "-case|`2`")
     expect(cells(csv)).toContain("'-case|`2`")
-  }, 60_000)
+  }, 120_000)
 
   it("search-relevance (search report)", async () => {
     const input = inputPath("jsonl")
@@ -213,7 +213,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const raw = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out, "--csv-raw"])
     expect(raw.code).toBe(0)
     expect(cells(fs.readFileSync(Path.join(runDirOf(raw.stdout), "report.csv"), "utf8"))).toContain("@q|`3`")
-  }, 60_000)
+  }, 120_000)
 
   it("evidence-retrieval (evidence report) and compare's markdown", async () => {
     const input = inputPath("jsonl")
@@ -244,5 +244,5 @@ describe("hostile case text cannot escape its place in the reports", () => {
     expect(html).not.toContain("<b onmouseover")
     // The run directories (with ` and | in their names) are shown whole, inside one code span each.
     expect(html).toContain("out `x` | &lt;b onmouseover=alert(1)&gt;bold")
-  }, 60_000)
+  }, 120_000)
 })

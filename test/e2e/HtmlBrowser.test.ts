@@ -164,7 +164,7 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     expect(seen.sortState).toBe("descending")
     expect(seen.shownAfterFilter).toBe(0)
     expect(fs.statSync(shot).size).toBeGreaterThan(10_000)
-  }, 90_000)
+  }, 120_000)
 
   it("course-retrieval: per-case bars of the headline metric and the flagged IDCG = 0 query; every chart drawn", async () => {
     const dir = tempDir("html-browser-")
@@ -181,7 +181,7 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     expect(seen.charts).toBeGreaterThan(3)
     for (const n of seen.marks) expect(n).toBeGreaterThan(0)
     expect(seen.descending).toEqual([...seen.before].sort((a, b) => b - a))
-  }, 90_000)
+  }, 120_000)
 })
 
 /** The built-in pipelines on their samples, and what each page's case blocks must show. */
@@ -211,7 +211,7 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
     } finally {
       await browser.close()
     }
-  }, 60_000)
+  }, 120_000)
 
   for (const sample of SAMPLES) {
     it(`${sample.name}: labels never overlap, rows link to their case, "only failing" filters, case blocks show what was judged; screenshots kept`, async () => {

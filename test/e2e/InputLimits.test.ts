@@ -85,7 +85,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     } finally {
       await fake.close()
     }
-  }, 60_000)
+  }, 120_000)
 
   it("JSONL: 100,000 levels (arrays) → exit 2 naming the line, no stack overflow", async () => {
     const cwd = tempDir()
@@ -96,7 +96,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/very-deep\.jsonl:2\b.*nest/i)
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 
   it("JSON document: a case nested 65 levels deep → exit 2 naming the case's line", async () => {
     const cwd = tempDir()
@@ -109,7 +109,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/deep\.json:3\b.*nest/i)
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 
   it("64 levels are fine", async () => {
     const cwd = tempDir()
@@ -119,5 +119,5 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     const r = await cli(["run", pipeline("search-relevance"), "--input", input, "--out", Path.join(cwd, "out")], cwd)
     expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
     expect(r.code).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

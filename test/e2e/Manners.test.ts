@@ -19,7 +19,7 @@ describe("CLI manners", () => {
     expect(evidence.stderr).not.toContain("heuristic judge")
     const rag = await cli(["run", "rag-answers", "--csv", sample, "--out", out])
     expect(rag.stderr).toContain("no --provider given: using the heuristic judge")
-  }, 60_000)
+  }, 120_000)
 
   it("run --json with bad input: one JSON error object on stdout (kind, message, file), the message on stderr, exit 2", async () => {
     const out = tempDir("rag-eval-manners-")
@@ -35,7 +35,7 @@ describe("CLI manners", () => {
     const plain = await cli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out])
     expect(plain.code).toBe(2)
     expect(plain.stdout).toBe("")
-  }, 60_000)
+  }, 120_000)
 
   it("counts are printed one way: 1,020 judgments, not 1020", async () => {
     const dir = tempDir("rag-eval-manners-")
@@ -59,5 +59,5 @@ describe("CLI manners", () => {
     expect(indent.code).toBe(2)
     expect(indent.stderr).toMatch(/--config indent\.yaml: not valid YAML: line \d+, column \d+: /)
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 })

@@ -114,7 +114,7 @@ describe.concurrent("a rate-limited server (600 requests/min as a token bucket, 
   })
 })
 
-describe.concurrent("waiting out a rate limit", { timeout: 60_000 }, () => {
+describe.concurrent("waiting out a rate limit", { timeout: 120_000 }, () => {
   it("the first Ctrl+C ends a wait at once (a 10-minute Retry-After): exit 130, nothing lost, the same command resumes", async () => {
     const server = await FakeOpenAi.start({ faults: { rate_limit: 1 }, retryAfterSeconds: 600 })
     try {
@@ -137,7 +137,7 @@ describe.concurrent("waiting out a rate limit", { timeout: 60_000 }, () => {
   })
 })
 
-describe.concurrent("a misconfigured provider: one line, exit 2, nothing journaled", { timeout: 60_000 }, () => {
+describe.concurrent("a misconfigured provider: one line, exit 2, nothing journaled", { timeout: 120_000 }, () => {
   /**
    * Run until exit. That it stops at once is told by the requests it made (the preflight's one, or
    * the calls that started together), not by a time on the real clock, which the machine's load moves.
@@ -283,7 +283,7 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
   })
 })
 
-describe.concurrent("the judge's endpoint is part of the run", { timeout: 60_000 }, () => {
+describe.concurrent("the judge's endpoint is part of the run", { timeout: 120_000 }, () => {
   it("the same model name on another server is another judge: another run id, nothing reused from the first server", async () => {
     const a = await FakeOpenAi.start()
     const b = await FakeOpenAi.start()
@@ -308,7 +308,7 @@ describe.concurrent("the judge's endpoint is part of the run", { timeout: 60_000
   })
 })
 
-describe.concurrent("rag-eval report on a run judged at a custom endpoint", { timeout: 60_000 }, () => {
+describe.concurrent("rag-eval report on a run judged at a custom endpoint", { timeout: 120_000 }, () => {
   it("re-renders every report from the journal with no call (the endpoint is part of the keys it looks up)", async () => {
     const server = await FakeOpenAi.start()
     try {
@@ -329,7 +329,7 @@ describe.concurrent("rag-eval report on a run judged at a custom endpoint", { ti
   })
 })
 
-describe.concurrent("flags are checked as they are parsed", { timeout: 60_000 }, () => {
+describe.concurrent("flags are checked as they are parsed", { timeout: 120_000 }, () => {
   const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
     [["--provider", "openai-compatible", "--model", "m", "--base-url", "localhost:8000"], "--base-url must be an http or https URL"],
     [["--provider", "openai-compatible", "--model", "m", "--base-url", "not a url"], "--base-url must be an absolute http(s) URL"],

@@ -81,7 +81,7 @@ describe("run: CI gate, --json, --quiet", () => {
     expect(file.run.rubrics[0]).toEqual(expect.objectContaining({ id: "rag-answers/answer-relevance", hash: expect.stringMatching(/^[0-9a-f]+$/) }))
     expect(file.run.rubrics[0].system).toBeUndefined()
     expect(JSON.stringify(file)).not.toContain("{{")
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("terminal manners", () => {
@@ -98,7 +98,7 @@ describe("terminal manners", () => {
       expect(bad.code).toBe(2)
       expect(bad.stderr + bad.stdout).not.toContain(ESC)
     }
-  }, 60_000)
+  }, 120_000)
 
   it("--wizard without a terminal exits 2 at once, saying it needs one", async () => {
     const r = await cli(["--wizard"])
@@ -138,7 +138,7 @@ describe("terminal manners", () => {
     } finally {
       await server.close()
     }
-  }, 90_000)
+  }, 120_000)
 })
 
 describe("compare as a CI gate", () => {
@@ -170,7 +170,7 @@ describe("compare as a CI gate", () => {
     const mixed = await cli(["compare", runA, runDir(course, "course-retrieval")])
     expect(mixed.code).toBe(2)
     expect(mixed.stderr).toContain("run A is rag-answers and run B is course-retrieval")
-  }, 90_000)
+  }, 120_000)
 
   it("--fail-if-worse on 5 paired cases cannot fail: exit 2 naming the minimum (6) and the count; on 6, all worse: exit 1", async () => {
     const root = tempDir("rag-eval-compare-min-")
@@ -198,7 +198,7 @@ describe("compare as a CI gate", () => {
     expect(six.code).toBe(1)
     expect(six.stderr).toContain("error: B is significantly worse than A on composite")
     expect(six.stdout).toContain("0/0/6")
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("calibrate on a run directory feeds the HTML report", () => {
@@ -225,5 +225,5 @@ describe("calibrate on a run directory feeds the HTML report", () => {
     const page = fs.readFileSync(Path.join(dir, "report.html"), "utf8")
     expect(page).toContain(`id="calibration"`)
     expect(page).toContain("human × judge grades")
-  }, 60_000)
+  }, 120_000)
 })

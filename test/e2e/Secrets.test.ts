@@ -19,7 +19,7 @@ const bin = Path.join(repoRoot, "dist", "bin.js")
 
 const cli = (args: ReadonlyArray<string>): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 120_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
     })
   })

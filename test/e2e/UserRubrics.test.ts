@@ -135,7 +135,7 @@ describe("refused before anything is judged or written (exit 2)", () => {
     expect(r.stderr).toContain(`--rubrics ${rubrics}: the heuristic judge cannot judge your own rubrics (tone)`)
     expect(r.stderr).toContain("Give an LLM provider: --provider openai")
     expect(fs.readdirSync(out)).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   it("a bad rubric file names the file and the field; a wrong directory or --only-rubrics alone says so", async () => {
     const calls = server.calls

@@ -207,5 +207,5 @@ describe("chained judgments (a two-step toy pipeline)", () => {
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, 120_000)
 })

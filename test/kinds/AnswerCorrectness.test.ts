@@ -373,7 +373,7 @@ describe("answer-correctness runs", () => {
     } finally {
       await server.close()
     }
-  }, 90_000)
+  }, 120_000)
 
   it("a test set row without reference, contexts or nuggets: exit 2 naming the file and line, nothing judged or written", async () => {
     const dir = tempDir()

@@ -85,5 +85,5 @@ describe("rag-answers: Conversation History is optional", () => {
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout).judgments).toMatchObject({ total: 6, ok: 6, failed: 0 })
-  }, 30_000)
+  }, 120_000)
 })

@@ -242,7 +242,7 @@ describe("200 concurrent requests with the heuristic judge", () => {
 })
 
 /** True once `condition` holds, false after `timeoutMs`. */
-const waitFor = async (condition: () => boolean, timeoutMs = 5000): Promise<boolean> => {
+const waitFor = async (condition: () => boolean, timeoutMs = 30_000): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) return false

@@ -126,5 +126,5 @@ describe.concurrent("graceful shutdown (child process)", () => {
     } finally {
       await fake.close()
     }
-  }, 30_000)
+  }, 120_000)
 })

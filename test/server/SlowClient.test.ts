@@ -99,7 +99,7 @@ describe.concurrent("slow clients (child process)", () => {
     expect(exit!.code).toBe(0)
     expect(output).toMatch(/still in flight/)
     expect(clientClosed).toBe(true)
-  }, 60_000)
+  }, 120_000)
 
   it("SIGTERM, SIGTERM, SIGINT with a client trickling its body: the second signal stops it without waiting out the grace", async () => {
     // A grace of ten minutes: exiting inside the 45 s deadline is only possible if the second signal cut it short.
@@ -107,7 +107,7 @@ describe.concurrent("slow clients (child process)", () => {
     expect(exit, "still running 45 s after a second signal, with --shutdown-grace 600").toBeDefined()
     // 143: the first stop signal was SIGTERM (130 after SIGINT).
     expect(exit!.code).toBe(143)
-  }, 60_000)
+  }, 120_000)
 
   it("a client slower than --request-timeout gets 408 and is disconnected; the server keeps serving", async () => {
     const server = await startServe(["--request-timeout", "2"])
@@ -125,7 +125,7 @@ describe.concurrent("slow clients (child process)", () => {
       server.child.kill("SIGTERM")
       await server.exit
     }
-  }, 60_000)
+  }, 120_000)
 
   it("secrets given to serve appear neither in its output nor in /health", async () => {
     const fake = await FakeOpenAi.start()
@@ -146,5 +146,5 @@ describe.concurrent("slow clients (child process)", () => {
     } finally {
       await fake.close()
     }
-  }, 30_000)
+  }, 120_000)
 })

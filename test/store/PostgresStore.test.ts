@@ -28,7 +28,7 @@ describe.skipIf(!postgresAvailable)("PostgreSQL store (needs PostgreSQL binaries
   beforeAll(async () => {
     pg = await startPostgres()
     url = Redacted.make(pg.url)
-  }, 60_000)
+  }, 120_000)
   afterAll(() => pg?.stop())
 
   const run = <A, E>(effect: Effect.Effect<A, E, JudgmentJournal | JudgmentCache | import("@effect/sql/SqlClient").SqlClient>) =>
