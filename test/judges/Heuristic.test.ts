@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs"
 import { hasShared, sharedCsv } from "../support/RunPipeline.js"
 import { type HeuristicScale, heuristics } from "../../src/judges/Heuristic.js"
 import { stem, TermBag, terms } from "../../src/judges/Terms.js"
+import { parseCsv } from "../support/Csv.js"
 
 const run = (key: string, vars: Readonly<Record<string, string>>, scale: HeuristicScale) => {
   const h = heuristics[key]
@@ -312,41 +313,9 @@ describe("every heuristic", () => {
   })
 })
 
-/** Minimal RFC 4180 reader for the shared sample file (quoted fields, doubled quotes). */
-const readCsv = (text: string): Array<Array<string>> => {
-  const rows: Array<Array<string>> = []
-  let row: Array<string> = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]
-    if (quoted) {
-      if (c === "\"" && text[i + 1] === "\"") {
-        field += "\""
-        i++
-      } else if (c === "\"") quoted = false
-      else field += c
-    } else if (c === "\"") quoted = true
-    else if (c === ",") {
-      row.push(field)
-      field = ""
-    } else if (c === "\n") {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ""
-    } else if (c !== "\r" && c !== "\uFEFF") field += c
-  }
-  if (field !== "" || row.length > 0) {
-    row.push(field)
-    rows.push(row)
-  }
-  return rows
-}
-
 // A user's clone has no ../shared: the block is skipped there, visibly (its title says why).
 describe.skipIf(!hasShared)("on the shared sample (rag_evaluation_07_2025.csv; skipped when ../shared/data is absent)", () => {
-  const rows = (hasShared ? readCsv(readFileSync(sharedCsv, "utf8")).slice(1) : []).map(([question = "", history = "", fragments = "", answer = ""]) => ({
+  const rows = (hasShared ? parseCsv(readFileSync(sharedCsv, "utf8")).slice(1) : []).map(([question = "", history = "", fragments = "", answer = ""]) => ({
     question,
     history,
     passages: fragments.split(/\\n|\n/).map((f, i) => `[${i + 1}] ${f.replace(/^\s*\d+\.\s*/, "")}`).join("\n\n"),
