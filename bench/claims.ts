@@ -50,6 +50,9 @@ import { rowGenerator } from "./gen.js"
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data")
 
+/** An answer's claims against its retrieved (ExpertQA: cited) passages are grounding checks, as the pipeline makes them. */
+const GROUNDING = { grounding: true } as const
+
 export const TARGETS = {
   /** Pearson r of per-pair deltas: precision ~ correctness, recall ~ completeness, F1 ~ overall. */
   pearson: 0.55,
@@ -311,7 +314,7 @@ export const expertQaFigures = (claims: ReadonlyArray<ExpertQaClaim>, setup: Mod
   const rows = claims.map((c) => {
     const texts: CaseTexts = { question: c.question, answer: c.answer, contexts: c.contexts }
     const answerClaims = extractClaims(c.answer, setup.extract)
-    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model).map((x) => x.verdict)) }
+    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)) }
     return { complete: c.complete, predicted: (faithfulness(v) ?? 0) >= 0.5, url: c.contexts.every(urlOnly) }
   })
   return { all: rates(rows), withPassages: rates(rows.filter((r) => !r.url)), urlOnly: rates(rows.filter((r) => r.url)) }
@@ -409,7 +412,7 @@ export const expertQaComparison = (claims: ReadonlyArray<ExpertQaClaim>, setup: 
   const faith = claims.map((c) => {
     const texts: CaseTexts = { question: c.question, answer: c.answer, contexts: c.contexts }
     const answerClaims = extractClaims(c.answer, setup.extract)
-    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model).map((x) => x.verdict)) }
+    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)) }
     return faithfulness(v) ?? 0
   })
   const labels = claims.map((c) => c.complete)
@@ -449,6 +452,7 @@ export const ABLATION: ReadonlyArray<Variant> = [
   { name: "no name agreement", setup: { model: { ...DEFAULT_MODEL, names: false } } },
   { name: "names need not be together", setup: { model: { ...DEFAULT_MODEL, namesTogether: false } } },
   { name: "no negation", setup: { model: { ...DEFAULT_MODEL, negation: false } } },
+  { name: "no phrases in grounding checks", setup: { model: { ...DEFAULT_MODEL, phraseShare: 0 } } },
   { name: "F1 null when precision is null", setup: { f1NullWhenPrecisionNull: true } }
 ]
 
@@ -496,7 +500,7 @@ export const checkCase = (c: FullCase): number => {
   const referenceClaims = extractClaims(c.reference)
   // A case without a reference (ExpertQA's) has no precision or recall checks.
   let verdicts = c.reference === "" ? 0 : checkClaims(answerClaims, c.reference, texts).length + checkClaims(referenceClaims, c.answer, texts).length
-  for (const ctx of c.contexts) verdicts += checkClaims(answerClaims, ctx, texts).length + checkClaims(referenceClaims, ctx, texts).length
+  for (const ctx of c.contexts) verdicts += checkClaims(answerClaims, ctx, texts, DEFAULT_MODEL, GROUNDING).length + checkClaims(referenceClaims, ctx, texts).length
   return verdicts
 }
 

@@ -281,6 +281,24 @@ describe("answer-correctness runs", () => {
       expect(records(again.info.runDir)).toEqual(rs)
     }))
 
+  it.effect("the heuristic judge reads a retrieved passage as grounding for the answer's claims (its phrases count), not for the reference's", () =>
+    Effect.gen(function*() {
+      // The passage holds every word of "Inflation rose." in one sentence, but says that
+      // interest rates rose and inflation fell. As the answer's claim it is not grounded there
+      // (faithfulness 0); as the reference's claim, checked for context recall, words suffice.
+      const file = write("grounding.jsonl", JSON.stringify({
+        id: "g1",
+        question: "What happened to inflation?",
+        answer: "Inflation rose.",
+        reference: "Inflation rose.",
+        contexts: ["Interest rates rose while inflation fell."]
+      }) + "\n")
+      const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: file, outRoot: tempDir() })
+      expect(result.judgments.failed).toBe(0)
+      const [r] = records(result.info.runDir)
+      expect(r!.metrics).toMatchObject({ precision: 1, recall: 1, faithfulness: 0, contextRecall: 1 })
+    }))
+
   it.scopedLive("an LLM judge: a claim list that is not a list is re-asked; a check with the wrong number of verdicts is re-asked, then recorded as failed, never scored", () =>
     Effect.gen(function*() {
       let brokenExtractions = 0

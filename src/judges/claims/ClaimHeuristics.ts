@@ -10,11 +10,13 @@
  *   grade of each item's `vars.claim` (a nugget) against `vars.text`.
  *
  * A check weighs the claim's terms by the case's texts: the task's `pool` (every text of the case)
- * and `vars.question`, read once per case (the pool array is shared by a case's checks).
+ * and `vars.question`, read once per case (the pool array is shared by a case's checks). An answer's
+ * claim checked against a retrieved passage (its item target, `Targets.ts`) is a grounding check.
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
-import { type CaseTexts, type ClaimCheck, checkClaims, nuggetAssignment } from "./Check.js"
+import { type CaseTexts, type ClaimCheck, checkClaims, DEFAULT_MODEL, nuggetAssignment } from "./Check.js"
 import { extractClaims } from "./Extract.js"
+import { isGroundingTarget } from "./Targets.js"
 
 /** Scores of the check rubrics' scales. */
 export const CHECK_SCORE = { contradicted: 0, neutral: 1, entailed: 2 } as const
@@ -32,8 +34,24 @@ const textsOf = (question: string, pool: ReadonlyArray<string> | undefined): Cas
   return texts
 }
 
-const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> =>
-  checkClaims(task.items.map((i) => i.vars["claim"] ?? ""), task.vars["text"] ?? "", textsOf(task.vars["question"] ?? "", task.pool))
+/**
+ * The checks of a task's items. An answer's claim checked against a retrieved passage is a grounding
+ * check (its target says so, `Targets.ts`); one call may carry both kinds (a passage is checked
+ * against the answer's and the reference's claims), so each kind is checked apart and put back in order.
+ */
+const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
+  const text = task.vars["text"] ?? ""
+  const texts = textsOf(task.vars["question"] ?? "", task.pool)
+  const claims = task.items.map((i) => i.vars["claim"] ?? "")
+  const grounding = task.items.map((i) => isGroundingTarget(i.target))
+  if (!grounding.includes(true)) return checkClaims(claims, text, texts)
+  if (!grounding.includes(false)) return checkClaims(claims, text, texts, DEFAULT_MODEL, { grounding: true })
+  const grounded = checkClaims(claims.filter((_, i) => grounding[i]), text, texts, DEFAULT_MODEL, { grounding: true })
+  const compared = checkClaims(claims.filter((_, i) => !grounding[i]), text, texts)
+  let g = 0
+  let c = 0
+  return grounding.map((isGrounding) => (isGrounding ? grounded[g++]! : compared[c++]!))
+}
 
 const checkReason = (c: ClaimCheck) =>
   `${c.verdict} (support ${c.support.toFixed(2)})${c.evidence === null ? "; no sentence of the text shares a term with it" : ""}`

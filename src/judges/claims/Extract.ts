@@ -44,8 +44,12 @@ const EMPHASIS = /\*\*|__/g
 const HEADING = /^[ \t]*#{1,6}[ \t]+/
 const LIST_MARKER = /^[ \t]*(?:[-*•·‣◦]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)](?=\s))[ \t]+/u
 const LOWER_START = /^\p{Ll}/u
-/** Where a clause may end: ";" or ":" inside a sentence, a comma, or before a conjunction or relative word. */
-const CLAUSE_BREAK = /\s*[;:]\s+|,\s+|\s+(?=(?:and|or|but|while|whereas|which|because|since)\s)/gu
+/**
+ * Where a clause may end: ";" or ":" inside a sentence, a comma, or before a conjunction or relative
+ * word — but not before "and" or "or" followed by a number, which join two figures of one quantity
+ * ("8 minutes and 20 seconds", "between 5 and 10").
+ */
+const CLAUSE_BREAK = /\s*[;:]\s+|,\s+|\s+(?=(?:and|or)\s+(?!\d)|(?:but|while|whereas|which|because|since)\s)/gu
 /** An attribution that frames the clause after it ("According to X,"): not a claim of its own. */
 const ATTRIBUTION = /^(?:according to|based on|as (?:stated|noted|mentioned|described|explained|shown) (?:in|by))\b/iu
 const HAS_WORD = /[\p{L}\p{N}]/u

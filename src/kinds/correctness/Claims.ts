@@ -10,7 +10,7 @@
  *
  * So a case costs 2 + (reference ? 2 : 0) + contexts calls at most, not one per claim. Every
  * extraction and every check is its own keyed judgment: journaled, cached, resumed, batched and
- * spread over a cluster like any other. Targets name what was judged:
+ * spread over a cluster like any other. Targets name what was judged (`judges/claims/Targets.ts`):
  * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` (claim n of the answer's or the
  * reference's claims, checked against `reference`, `answer` or `context:<k>`) and
  * `answer/nugget:<n>`.
@@ -23,6 +23,7 @@ import type { EvalCase, Nugget } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
+import { ANSWER_CLAIMS, claimTarget, contextTarget, nuggetTarget, REFERENCE_CLAIMS, type Side } from "../../judges/claims/Targets.js"
 import type { CaseVerdicts, ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 
 /** The three rubrics of claim judging, by role. */
@@ -53,13 +54,7 @@ export const allSources: ClaimSources = { contexts: true, nuggets: true }
 const CHECK_VERDICT: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
 const NUGGET_GRADE: ReadonlyArray<NuggetAssignment> = ["not_support", "partial_support", "support"]
 
-export const ANSWER_CLAIMS = "claims:answer"
-export const REFERENCE_CLAIMS = "claims:reference"
-
-type Side = "answer" | "reference"
-
-const contextName = (k: number) => `context:${k + 1}`
-const itemTarget = (text: string, side: Side, i: number) => `${text}/${side}:${i + 1}`
+export { ANSWER_CLAIMS, REFERENCE_CLAIMS }
 
 const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
 
@@ -92,7 +87,7 @@ export const extractionRound = (c: EvalCase, rubrics: ClaimRubrics, sources: Cla
     specs.push({
       rubric: rubrics.nugget,
       vars: { question: c.question, source: "answer", text: c.answer ?? "" },
-      items: nuggets.map((n, i) => ({ target: `answer/nugget:${i + 1}`, vars: { claim: n.text } })),
+      items: nuggets.map((n, i) => ({ target: nuggetTarget(i), vars: { claim: n.text } })),
       pool: poolOf(c)
     })
   }
@@ -102,7 +97,7 @@ export const extractionRound = (c: EvalCase, rubrics: ClaimRubrics, sources: Cla
 const checkSpec = (c: EvalCase, rubrics: ClaimRubrics, text: string, source: string, against: string, claims: ReadonlyArray<readonly [Side, string, number]>): ListSpec => ({
   rubric: rubrics.check,
   vars: { question: c.question, source, text: against },
-  items: claims.map(([side, claim, i]) => ({ target: itemTarget(text, side, i), vars: { claim } })),
+  items: claims.map(([side, claim, i]) => ({ target: claimTarget(text, side, i), vars: { claim } })),
   pool: poolOf(c)
 })
 
@@ -121,7 +116,7 @@ export const checkRound = (
   if (r.length > 0) specs.push(checkSpec(c, rubrics, "answer", "answer", c.answer ?? "", r))
   if (sources.contexts) {
     c.passages.forEach((p, k) => {
-      if (a.length + r.length > 0) specs.push(checkSpec(c, rubrics, contextName(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+      if (a.length + r.length > 0) specs.push(checkSpec(c, rubrics, contextTarget(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
     })
   }
   return specs
@@ -234,8 +229,8 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
       claims: claims.map((text, i): CheckedClaim => ({
         n: i + 1,
         text,
-        ...(hasReference ? { against: checkOf(get(rubrics.check, itemTarget(against, s, i))) } : {}),
-        contexts: Array.from({ length: contexts }, (_, k) => checkOf(get(rubrics.check, itemTarget(contextName(k), s, i))))
+        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(against, s, i))) } : {}),
+        contexts: Array.from({ length: contexts }, (_, k) => checkOf(get(rubrics.check, claimTarget(contextTarget(k), s, i))))
       }))
     }
   }
@@ -244,7 +239,7 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
   const reference = hasReference ? side("reference") : undefined
   const nuggets = sources.nuggets && c.nuggets !== undefined && c.nuggets.length > 0
     ? c.nuggets.map((nugget: Nugget, i): GradedNugget => {
-      const j = get(rubrics.nugget, `answer/nugget:${i + 1}`)
+      const j = get(rubrics.nugget, nuggetTarget(i))
       const ok = j !== undefined && j.status === "ok" && j.score !== null
       return {
         n: i + 1,

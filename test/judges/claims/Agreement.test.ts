@@ -78,7 +78,7 @@ describe("the ExpertQA comparison's statistics, hand-computed", () => {
 
 // A user's clone has no ../shared: these blocks are skipped there, visibly (their titles say why).
 describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (skipped when ../shared/data/ragchecker-dev is absent)", () => {
-  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.402 / 0.591 / 0.573)", () => {
+  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.406 / 0.586 / 0.576)", () => {
     const data = readRagChecker()
     const r = correlations(data, ragCheckerMetrics(data))
     expect(r.precision).toBeGreaterThanOrEqual(0.38)
@@ -88,19 +88,19 @@ describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (sk
 })
 
 describe.skipIf(!expertQaPresent())("ExpertQA claim support, 926 claims (skipped when ../shared/data/expertqa-dev is absent)", () => {
-  it("faithfulness ≥ 0.5 against the experts' \"Complete\" (measured balanced accuracy 0.525; on claims with passage text 0.545)", () => {
+  it("faithfulness ≥ 0.5 against the experts' \"Complete\" (measured balanced accuracy 0.555; on claims with passage text 0.580)", () => {
     const f = expertQaFigures(readExpertQa())
     expect(f.all.claims).toBe(926)
-    expect(f.all.balancedAccuracy).toBeGreaterThanOrEqual(0.51)
-    expect(f.withPassages.balancedAccuracy).toBeGreaterThanOrEqual(0.53)
+    expect(f.all.balancedAccuracy).toBeGreaterThanOrEqual(0.54)
+    expect(f.withPassages.balancedAccuracy).toBeGreaterThanOrEqual(0.565)
     // A URL is not its page: evidence that is only a URL entails no claim.
     expect(f.urlOnly.claims).toBe(249)
     expect(f.urlOnly.predictedComplete).toBe(0)
   })
 
-  it("ranks claims at least as well as the word-share baseline (measured AUC 0.530 against 0.525; word share's cross-validated balanced accuracy 0.513)", () => {
+  it("ranks claims at least as well as the word-share baseline (measured AUC 0.566 against 0.525; word share's cross-validated balanced accuracy 0.513)", () => {
     const c = expertQaComparison(readExpertQa())
-    expect(c.checker.auc).toBeGreaterThanOrEqual(0.52)
+    expect(c.checker.auc).toBeGreaterThanOrEqual(0.55)
     expect(c.checker.auc).toBeGreaterThanOrEqual(c.wordShare.auc)
     expect(c.bySystem.map((s) => s.system)).toEqual(["bing_chat", "gpt4", "post_hoc_gs_gpt4", "post_hoc_sphere_gpt4", "rr_gs_gpt4", "rr_sphere_gpt4"])
     expect(c.bySystem.reduce((n, s) => n + s.rates.claims, 0)).toBe(926)

@@ -187,8 +187,43 @@ describe("term weights within the case", () => {
     expect(forward.map((c) => c.verdict)).toEqual(["entailed", "contradicted", "neutral"])
   })
 
+  describe("grounding checks (an answer's claim against a retrieved passage): phrases count", () => {
+    const passage = "Interest rates rose while inflation fell."
+    const grounded = (claim: string, model = DEFAULT_MODEL) => checkClaims([claim], passage, undefined, model, { grounding: true })[0]!
+
+    it("a claim built from the passage's words but not its phrases is not grounded in it", () => {
+      // Every word of the claim is in one sentence of the passage: as a bag of words, entailed.
+      expect(check("Inflation rose.", passage).verdict).toBe("entailed")
+      const c = grounded("Inflation rose.")
+      expect(c.verdict).toBe("neutral")
+      expect(c.support).toBeLessThan(ENTAIL_AT)
+      // The feature decides it: without the phrase share the grounding check entails too.
+      expect(grounded("Inflation rose.", { ...DEFAULT_MODEL, phraseShare: 0 }).verdict).toBe("entailed")
+    })
+
+    it("a claim that carries the passage's phrases over is grounded", () => {
+      const c = grounded("Interest rates rose.")
+      expect(c.verdict).toBe("entailed")
+      expect(c.evidence).toBe(passage)
+      // Numbers stand where they are written: "rose in 2022" is the passage's phrase "rose 2022".
+      const dated = "Interest rates rose in 2022 while inflation fell in 2023."
+      expect(checkClaims(["Rates rose in 2022."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).toBe("entailed")
+    })
+
+    it("the other checks (against a reference, or an answer) read no phrases: a paraphrase in other word order is still entailed", () => {
+      const reference = "Prices of food fell."
+      expect(check("Food prices fell.", reference).verdict).toBe("entailed")
+      expect(checkClaims(["Food prices fell."], reference, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).toBe("neutral")
+    })
+
+    it("the rules that must agree still apply: a grounding check with the passage's phrases and another figure is contradicted", () => {
+      const dated = "Interest rates rose in 2022 while inflation fell in 2023."
+      expect(checkClaims(["Interest rates rose in 2021."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).not.toBe("entailed")
+    })
+  })
+
   it("DEFAULT_MODEL is the documented constants", () => {
-    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true })
+    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true, phraseShare: 0.75 })
   })
 })
 

@@ -49,6 +49,11 @@ describe("extractClaims", () => {
     ])
   })
 
+  it("does not cut before \"and\" or \"or\" joining two figures of one quantity", () => {
+    expect(extractClaims("Sunlight takes about 8 minutes and 20 seconds to reach Earth.")).toEqual(["Sunlight takes about 8 minutes and 20 seconds to reach Earth."])
+    expect(extractClaims("Adult cats usually sleep between 12 and 16 hours every single day.")).toEqual(["Adult cats usually sleep between 12 and 16 hours every single day."])
+  })
+
   it("keeps short sides with their neighbour: a list of nouns stays one claim", () => {
     expect(extractClaims("The kit includes gloves, goggles and a lab coat.")).toEqual(["The kit includes gloves, goggles and a lab coat."])
   })
