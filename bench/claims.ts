@@ -52,6 +52,8 @@ export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data")
 
 /** An answer's claims against its retrieved (ExpertQA: cited) passages are grounding checks, as the pipeline makes them. */
 const GROUNDING = { grounding: true } as const
+/** A reference's claims are gold claims, as the pipeline checks them. */
+const GOLD = { gold: true } as const
 
 export const TARGETS = {
   /** Pearson r of per-pair deltas: precision ~ correctness, recall ~ completeness, F1 ~ overall. */
@@ -178,7 +180,7 @@ export const ragCheckerMetrics = (data: RagCheckerData, setup: ModelSetup = {}):
     const referenceClaims = extractClaims(c.reference, setup.extract)
     const v: CaseVerdicts = {
       answerVsReference: checkClaims(answerClaims, c.reference, texts, setup.model).map((x) => x.verdict),
-      referenceVsAnswer: checkClaims(referenceClaims, c.answer, texts, setup.model).map((x) => x.verdict)
+      referenceVsAnswer: checkClaims(referenceClaims, c.answer, texts, setup.model, GOLD).map((x) => x.verdict)
     }
     const precision = claimPrecision(v)
     out.set(c.id, { precision, recall: claimRecall(v), f1: setup.f1NullWhenPrecisionNull === true && precision === null ? null : claimF1(v) })
@@ -445,6 +447,7 @@ export const ABLATION: ReadonlyArray<Variant> = [
   { name: "no clauses (one claim per sentence)", setup: { extract: { clauses: false } } },
   { name: "no lead-ins (list items alone)", setup: { extract: { leadIns: false } } },
   { name: "no case weights (every term 1)", setup: { model: { ...DEFAULT_MODEL, caseWeights: false } } },
+  { name: "gold claims weighted within the case too", setup: { model: { ...DEFAULT_MODEL, goldCaseWeights: true } } },
   { name: "question terms weigh 1", setup: { model: { ...DEFAULT_MODEL, questionWeight: 1 } } },
   { name: "whole text only (no best sentence)", setup: { model: { ...DEFAULT_MODEL, sentenceShare: 0 } } },
   { name: "best sentence only (no whole text)", setup: { model: { ...DEFAULT_MODEL, sentenceShare: 1 } } },
@@ -499,8 +502,8 @@ export const checkCase = (c: FullCase): number => {
   const answerClaims = extractClaims(c.answer)
   const referenceClaims = extractClaims(c.reference)
   // A case without a reference (ExpertQA's) has no precision or recall checks.
-  let verdicts = c.reference === "" ? 0 : checkClaims(answerClaims, c.reference, texts).length + checkClaims(referenceClaims, c.answer, texts).length
-  for (const ctx of c.contexts) verdicts += checkClaims(answerClaims, ctx, texts, DEFAULT_MODEL, GROUNDING).length + checkClaims(referenceClaims, ctx, texts).length
+  let verdicts = c.reference === "" ? 0 : checkClaims(answerClaims, c.reference, texts).length + checkClaims(referenceClaims, c.answer, texts, DEFAULT_MODEL, GOLD).length
+  for (const ctx of c.contexts) verdicts += checkClaims(answerClaims, ctx, texts, DEFAULT_MODEL, GROUNDING).length + checkClaims(referenceClaims, ctx, texts, DEFAULT_MODEL, GOLD).length
   return verdicts
 }
 

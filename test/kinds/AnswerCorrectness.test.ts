@@ -299,6 +299,23 @@ describe("answer-correctness runs", () => {
       expect(r!.metrics).toMatchObject({ precision: 1, recall: 1, faithfulness: 0, contextRecall: 1 })
     }))
 
+  it.effect("the heuristic judge weighs the reference's claims (gold) alike, the answer's by rarity in the case", () =>
+    Effect.gen(function*() {
+      // The answer talks of solar panels in every sentence, which makes "solar" and "panels" common
+      // in the case: rarity would count them for little in the reference's claim, and the answer's
+      // "lower bills" would not cover "reduce electricity bills" (recall 0 instead of ½).
+      const file = write("gold.jsonl", JSON.stringify({
+        id: "s1",
+        question: "Are solar panels worth it?",
+        answer: "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills.",
+        reference: "Solar panels reduce electricity bills. They last 25 years."
+      }) + "\n")
+      const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: file, outRoot: tempDir() })
+      expect(result.judgments.failed).toBe(0)
+      const [r] = records(result.info.runDir)
+      expect(r!.metrics.recall).toBe(0.5)
+    }))
+
   it.scopedLive("an LLM judge: a claim list that is not a list is re-asked; a check with the wrong number of verdicts is re-asked, then recorded as failed, never scored", () =>
     Effect.gen(function*() {
       let brokenExtractions = 0

@@ -11,12 +11,13 @@
  *
  * A check weighs the claim's terms by the case's texts: the task's `pool` (every text of the case)
  * and `vars.question`, read once per case (the pool array is shared by a case's checks). An answer's
- * claim checked against a retrieved passage (its item target, `Targets.ts`) is a grounding check.
+ * claim checked against a retrieved passage (its item target, `Targets.ts`) is a grounding check; a
+ * reference's claim or a nugget is a gold claim.
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
-import { type CaseTexts, type ClaimCheck, checkClaims, DEFAULT_MODEL, nuggetAssignment } from "./Check.js"
+import { type CaseTexts, type CheckOptions, type ClaimCheck, checkClaims, DEFAULT_MODEL, nuggetAssignment } from "./Check.js"
 import { extractClaims } from "./Extract.js"
-import { isGroundingTarget } from "./Targets.js"
+import { isGoldTarget, isGroundingTarget } from "./Targets.js"
 
 /** Scores of the check rubrics' scales. */
 export const CHECK_SCORE = { contradicted: 0, neutral: 1, entailed: 2 } as const
@@ -34,23 +35,29 @@ const textsOf = (question: string, pool: ReadonlyArray<string> | undefined): Cas
   return texts
 }
 
+/** How an item is checked, from its target (`Targets.ts`): a grounding check, a gold claim's, or neither. */
+const optionsOf = (target: string): CheckOptions =>
+  isGroundingTarget(target) ? GROUNDING : isGoldTarget(target) ? GOLD : PLAIN
+const GROUNDING: CheckOptions = { grounding: true }
+const GOLD: CheckOptions = { gold: true }
+const PLAIN: CheckOptions = {}
+
 /**
- * The checks of a task's items. An answer's claim checked against a retrieved passage is a grounding
- * check (its target says so, `Targets.ts`); one call may carry both kinds (a passage is checked
- * against the answer's and the reference's claims), so each kind is checked apart and put back in order.
+ * The checks of a task's items, each with its options. One call may carry several kinds (a passage
+ * is checked against the answer's claims and the reference's), so each kind is checked apart and
+ * put back in order.
  */
 const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
   const text = task.vars["text"] ?? ""
   const texts = textsOf(task.vars["question"] ?? "", task.pool)
-  const claims = task.items.map((i) => i.vars["claim"] ?? "")
-  const grounding = task.items.map((i) => isGroundingTarget(i.target))
-  if (!grounding.includes(true)) return checkClaims(claims, text, texts)
-  if (!grounding.includes(false)) return checkClaims(claims, text, texts, DEFAULT_MODEL, { grounding: true })
-  const grounded = checkClaims(claims.filter((_, i) => grounding[i]), text, texts, DEFAULT_MODEL, { grounding: true })
-  const compared = checkClaims(claims.filter((_, i) => !grounding[i]), text, texts)
-  let g = 0
-  let c = 0
-  return grounding.map((isGrounding) => (isGrounding ? grounded[g++]! : compared[c++]!))
+  const options = task.items.map((i) => optionsOf(i.target))
+  const out: Array<ClaimCheck> = new Array(task.items.length)
+  for (const kind of new Set(options)) {
+    const at = options.flatMap((o, i) => (o === kind ? [i] : []))
+    const checks = checkClaims(at.map((i) => task.items[i]!.vars["claim"] ?? ""), text, texts, DEFAULT_MODEL, kind)
+    at.forEach((i, k) => (out[i] = checks[k]!))
+  }
+  return out
 }
 
 const checkReason = (c: ClaimCheck) =>

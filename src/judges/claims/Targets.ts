@@ -24,6 +24,10 @@ export const claimTarget = (text: string, side: Side, i: number): string => `${t
 export const nuggetTarget = (i: number): string => `answer/nugget:${i + 1}`
 
 const ANSWER_AGAINST_CONTEXT = /^context:\d+\/answer:\d+$/
+const GOLD = /^[^/]+\/(?:reference|nugget):\d+$/
 
 /** Is the check an answer's claim against a retrieved passage (the answer's grounding: faithfulness)? */
 export const isGroundingTarget = (target: string): boolean => ANSWER_AGAINST_CONTEXT.test(target)
+
+/** Is the check of a gold claim — a reference's claim or a nugget — checked for recall? */
+export const isGoldTarget = (target: string): boolean => GOLD.test(target)

@@ -78,12 +78,12 @@ describe("the ExpertQA comparison's statistics, hand-computed", () => {
 
 // A user's clone has no ../shared: these blocks are skipped there, visibly (their titles say why).
 describe.skipIf(!ragCheckerPresent())("RAGChecker meta-evaluation, 140 pairs (skipped when ../shared/data/ragchecker-dev is absent)", () => {
-  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.406 / 0.586 / 0.576)", () => {
+  it("claim precision / recall / F1 track correctness / completeness / overall (measured 0.406 / 0.638 / 0.613)", () => {
     const data = readRagChecker()
     const r = correlations(data, ragCheckerMetrics(data))
     expect(r.precision).toBeGreaterThanOrEqual(0.38)
-    expect(r.recall).toBeGreaterThanOrEqual(0.57)
-    expect(r.f1).toBeGreaterThanOrEqual(0.55)
+    expect(r.recall).toBeGreaterThanOrEqual(0.62)
+    expect(r.f1).toBeGreaterThanOrEqual(0.59)
   })
 })
 

@@ -222,8 +222,29 @@ describe("term weights within the case", () => {
     })
   })
 
+  describe("gold claims (a reference's, a nugget) weigh their terms alike: an answer that repeats them covers them", () => {
+    const question = "Are solar panels worth it?"
+    const answer = "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills."
+    const texts = { question, answer, reference: "Solar panels reduce electricity bills. They last 25 years." }
+    const claim = "Solar panels reduce electricity bills."
+
+    it("the answer's many sentences on solar panels make those words common in the case; as an answer's claim that would lower their weight", () => {
+      const asAnswerClaim = checkClaims([claim], answer, texts)[0]!
+      const asGold = checkClaims([claim], answer, texts, DEFAULT_MODEL, { gold: true })[0]!
+      expect(asAnswerClaim.verdict).toBe("neutral")
+      expect(asGold.verdict).toBe("entailed")
+      expect(asGold.support).toBeGreaterThan(asAnswerClaim.support)
+      // The feature decides it.
+      expect(checkClaims([claim], answer, texts, { ...DEFAULT_MODEL, goldCaseWeights: true }, { gold: true })[0]!.verdict).toBe("neutral")
+    })
+
+    it("numbers and question terms keep their weights in a gold claim: a figure the answer lacks still keeps it from being entailed", () => {
+      expect(checkClaims(["They last 25 years."], answer, texts, DEFAULT_MODEL, { gold: true })[0]!.verdict).toBe("neutral")
+    })
+  })
+
   it("DEFAULT_MODEL is the documented constants", () => {
-    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true, phraseShare: 0.75 })
+    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true, phraseShare: 0.75, goldCaseWeights: false })
   })
 })
 
