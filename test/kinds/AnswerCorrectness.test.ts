@@ -240,6 +240,14 @@ const user = (r: FakeOpenAi.RecordedRequest) => String(r.body.messages?.find((m)
 const isExtract = (r: FakeOpenAi.RecordedRequest) => system(r).includes("atomic claims")
 const isCheck = (r: FakeOpenAi.RecordedRequest) => system(r).includes("You check each numbered claim")
 
+/** One row run through the pipeline with the heuristic judge; every judgment ok; its record. */
+const judgeOneRow = (row: Readonly<Record<string, unknown>>) =>
+  Effect.gen(function*() {
+    const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: write("row.jsonl", JSON.stringify({ id: "r1", ...row }) + "\n"), outRoot: tempDir() })
+    expect(result.judgments.failed).toBe(0)
+    return records(result.info.runDir)[0]!
+  })
+
 describe("answer-correctness runs", () => {
   it.effect("the heuristic judge on the sample: every judgment ok, a claim list per answer and reference, null where a case cannot have a metric", () =>
     Effect.gen(function*() {
@@ -286,17 +294,13 @@ describe("answer-correctness runs", () => {
       // The passage holds every word of "Inflation rose." in one sentence, but says that
       // interest rates rose and inflation fell. As the answer's claim it is not grounded there
       // (faithfulness 0); as the reference's claim, checked for context recall, words suffice.
-      const file = write("grounding.jsonl", JSON.stringify({
-        id: "g1",
+      const r = yield* judgeOneRow({
         question: "What happened to inflation?",
         answer: "Inflation rose.",
         reference: "Inflation rose.",
         contexts: ["Interest rates rose while inflation fell."]
-      }) + "\n")
-      const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: file, outRoot: tempDir() })
-      expect(result.judgments.failed).toBe(0)
-      const [r] = records(result.info.runDir)
-      expect(r!.metrics).toMatchObject({ precision: 1, recall: 1, faithfulness: 0, contextRecall: 1 })
+      })
+      expect(r.metrics).toMatchObject({ precision: 1, recall: 1, faithfulness: 0, contextRecall: 1 })
     }))
 
   it.effect("the heuristic judge weighs the reference's claims (gold) alike, the answer's by rarity in the case", () =>
@@ -304,16 +308,12 @@ describe("answer-correctness runs", () => {
       // The answer talks of solar panels in every sentence, which makes "solar" and "panels" common
       // in the case: rarity would count them for little in the reference's claim, and the answer's
       // "lower bills" would not cover "reduce electricity bills" (recall 0 instead of ½).
-      const file = write("gold.jsonl", JSON.stringify({
-        id: "s1",
+      const r = yield* judgeOneRow({
         question: "Are solar panels worth it?",
         answer: "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills.",
         reference: "Solar panels reduce electricity bills. They last 25 years."
-      }) + "\n")
-      const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: file, outRoot: tempDir() })
-      expect(result.judgments.failed).toBe(0)
-      const [r] = records(result.info.runDir)
-      expect(r!.metrics.recall).toBe(0.5)
+      })
+      expect(r.metrics.recall).toBe(0.5)
     }))
 
   it.scopedLive("an LLM judge: a claim list that is not a list is re-asked; a check with the wrong number of verdicts is re-asked, then recorded as failed, never scored", () =>
