@@ -38,6 +38,7 @@ import {
   type HitList,
   type HitListDecoder,
   loadHitLists,
+  measurementFieldDocs,
   measurementFields,
   measurementNames,
   retrievalInfo,
@@ -58,8 +59,7 @@ export const courseInput: InputDoc = {
     { name: "question", required: true, holds: "the learner's question" },
     { name: "skill", required: true, holds: "the skill the courses are graded for" },
     { name: "retrievedCourses", required: true, holds: "the courses in rank order, { subjectCode, subjectName (one of the two), cleanedLearningOutcomes: [texts], score? } (not read with --retriever http|bm25)" },
-    { name: "latencyMs", required: false, holds: "the retrieval's time in ms, or { span: ms }" },
-    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the retrieval spent" }
+    ...measurementFieldDocs("the retrieval")
   ],
   exampleExtension: ".jsonl",
   example: [

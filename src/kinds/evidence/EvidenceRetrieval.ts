@@ -39,9 +39,11 @@ import {
   type HitList,
   type HitListDecoder,
   loadHitLists,
+  measurementFieldDocs,
   measurementFields,
   measurementNames,
   Query,
+  queryFieldDocs,
   retrievalInfo,
   Score,
   toHitListCase
@@ -55,12 +57,10 @@ export const chunkNames = ["chunks", "retrieved", "hits", "contexts"] as const
 export const evidenceInput: InputDoc = {
   format: "JSONL or a JSON array, one query each; --columns renames id, question (= query) and fragments (= chunks)",
   fields: [
-    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
-    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    ...queryFieldDocs,
     { name: "gold", required: true, holds: "the gold evidence spans, texts (also read as goldEvidence, gold_evidence, evidence)" },
     { name: "chunks", required: true, holds: "the retrieved chunks in rank order, texts or { id?, text, score? } (also read as retrieved, hits, contexts; not read with --retriever http|bm25)" },
-    { name: "latencyMs", required: false, holds: "the retrieval's time in ms, or { span: ms }" },
-    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the retrieval spent" }
+    ...measurementFieldDocs("the retrieval")
   ],
   exampleExtension: ".jsonl",
   example: [

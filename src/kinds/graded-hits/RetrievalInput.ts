@@ -18,6 +18,7 @@ import * as Stream from "effect/Stream"
 import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
 import type { LoadContext, LoadStage } from "../../engine/Pipeline.js"
+import type { InputField } from "../../load/InputFields.js"
 import { readRows, type Row } from "../../load/Rows.js"
 import { expecting, optionalOrNull, requiredText, rowError, type RowProblem } from "../../load/RowSchema.js"
 import { uniqueIds } from "../../retrieval/Params.js"
@@ -74,6 +75,18 @@ export const measurementFields = { latencyMs: Latency, usage: Usage } as const
 
 /** Their names in the row (fixed: `--columns` does not rename them). */
 export const measurementNames = { latencyMs: "latencyMs", usage: "usage" } as const
+
+/** The help of the fields every query row has: its id and query. */
+export const queryFieldDocs: ReadonlyArray<InputField> = [
+  { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
+  { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" }
+]
+
+/** The help of the measurement fields (`measurementFields`); `what` is what was measured ("the search"). */
+export const measurementFieldDocs = (what: string): ReadonlyArray<InputField> => [
+  { name: measurementNames.latencyMs, required: false, holds: `${what}'s time in ms, or { span: ms }` },
+  { name: measurementNames.usage, required: false, holds: `{ inputTokens, outputTokens } ${what} spent` }
+]
 
 /** The system's latency and usage for the query, as a `RetrievalInfo` of the precomputed retriever. */
 export const retrievalInfo = (

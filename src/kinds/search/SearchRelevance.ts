@@ -38,9 +38,11 @@ import {
   type HitList,
   type HitListDecoder,
   loadHitLists,
+  measurementFieldDocs,
   measurementFields,
   measurementNames,
   Query,
+  queryFieldDocs,
   retrievalInfo,
   Score,
   toHitListCase
@@ -54,12 +56,10 @@ export const searchFields = { id: "id", query: "query", hits: "hits" } as const
 export const searchInput: InputDoc = {
   format: "JSONL or a JSON array, one search request each (the HTTP API's body); --columns renames id, question (= query) and fragments (= hits)",
   fields: [
-    { name: "id", required: false, holds: "the query's id (without it, queries are numbered)" },
-    { name: "query", required: true, holds: "the query: a text, or { inputs: { text } }" },
+    ...queryFieldDocs,
     { name: "hits", required: true, holds: "the ranked hits, { id?, text (or other fields), score? } (not read with --retriever http|bm25)" },
     { name: "eval", required: false, holds: "{ fields: [...] }: the hit fields the judge reads (default: text)" },
-    { name: "latencyMs", required: false, holds: "the search's time in ms, or { span: ms }" },
-    { name: "usage", required: false, holds: "{ inputTokens, outputTokens } the search spent" }
+    ...measurementFieldDocs("the search")
   ],
   exampleExtension: ".jsonl",
   example: [
