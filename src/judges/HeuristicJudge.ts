@@ -18,7 +18,8 @@ export const provider = "heuristic"
  * sentences do not end after "et al.", "cf.", "Jr.", "Sr."; a claim naming two things needs a
  * sentence naming both; a figure stated otherwise contradicts when the rest of the claim is supported.
  * v4: an answer's claim checked against a retrieved passage counts the passage's phrases (grounding);
- * a reference's claim or a nugget weighs its terms alike; no clause cut inside "8 minutes and 20 seconds".
+ * a reference's claim or a nugget weighs its terms alike; no clause cut inside "8 minutes and 20 seconds";
+ * a negation reaches its own clause of the evidence sentence.
  */
 export const model = "lexical-v4"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"

@@ -28,8 +28,8 @@
  * or a nugget, checked for recall) is a fact by construction, and every word of it is part of what
  * the answer should say; within the case its words grow common precisely when the answer repeats
  * them, so rarity would count an answer's coverage against it. Its terms weigh 1 (question terms
- * ½, numbers 2). On RAGChecker's pairs this lifts recall r from 0.586 to 0.638 (in all five domains;
- * 0.601 to 0.640 held out) — docs/judge-quality.md.
+ * ½, numbers 2). On RAGChecker's pairs this lifts recall r from 0.591 to 0.644 (up in all five
+ * domains when it was added) — docs/judge-quality.md.
  *
  * **Support** s ∈ [0, 1] = `SENTENCE_SHARE`·S_best + (1 − `SENTENCE_SHARE`)·S_text, where S_X =
  * Σ_{t ∈ claim, t in X} w_t / Σ_{t ∈ claim} w_t: the weighted share of the claim's terms found in
@@ -44,7 +44,7 @@
  * phrases over; a claim that only shares the passage's words puts them in other relations
  * ("Inflation rose." against "Interest rates rose while inflation fell."). Against ExpertQA's experts
  * (claims and the passages they cite) phrases lift balanced accuracy from 0.523 to 0.555 at the same
- * threshold (docs/judge-quality.md). A reference and an answer are written apart, so checks between
+ * threshold (0.558 with the negation scope below; docs/judge-quality.md). A reference and an answer are written apart, so checks between
  * them — and of the reference's claims against a passage — read words only: there, phrases cost
  * RAGChecker precision 0.07–0.09, as paraphrase is the rule.
  *
@@ -64,7 +64,10 @@
  * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
  *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
  *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
- *   **conflict**. A lower overlap says too little about what the negation applies to.
+ *   **conflict**. A lower overlap says too little about what the negation applies to. A negation
+ *   reaches its own clause: a negated clause of the sentence counts only when it holds a term of
+ *   the claim ("… ban the marketing of formula; the U.S. does not." entails "WHO urges countries
+ *   to ban the marketing of formula").
  *
  * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict (or a figure conflict and
  * the rest's support ≥ `ENTAIL_AT`); entailed when s ≥ `ENTAIL_AT`, no number or name is missing
@@ -292,6 +295,8 @@ const termsOf = (
   return { terms, words: tokens.words, numbers }
 }
 
+/** Where a negation's reach ends inside a sentence: ";" or ":", a comma, or before a contrasting or subordinate conjunction. */
+const NEGATION_SCOPE = /\s*[;:]\s+|,\s+|\s+(?=(?:but|while|whereas|although|though|because|since|which)\s)/
 const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
 /** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
@@ -300,6 +305,23 @@ class Sentence {
   constructor(readonly text: string, readonly numbers: ReadonlySet<string>) {}
   get negated(): boolean {
     return (this.polarity ??= isNegated(this.text.toLowerCase()))
+  }
+
+  /**
+   * Is a part of the sentence that speaks of the claim negated? The sentence's clauses (cut as the
+   * claim extractor cuts them) that hold a claim term; a negation in another clause ("…; while the
+   * U.S. does not") says nothing of the claim.
+   */
+  negatedFor(terms: ReadonlyArray<string>): boolean {
+    if (!this.negated) return false
+    const parts = this.text.toLowerCase().split(NEGATION_SCOPE)
+    if (parts.length === 1) return true
+    for (const part of parts) {
+      if (!isNegated(part)) continue
+      const held = tokensOf(part).terms
+      if (terms.some((t) => held.some((h) => termsMatch(t, h)))) return true
+    }
+    return false
   }
 }
 
@@ -687,7 +709,7 @@ const checkOne = (
   }
   if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
   if (model.namesTogether && !missing && claim.names.length >= 2) missing = !namedTogether(claim.names, text)
-  if (model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negated) conflict = true
+  if (model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)) conflict = true
 
   const verdict: ClaimVerdict = support < model.entailAt
     ? (numberConflict && restSupport >= model.entailAt ? "contradicted" : "neutral")

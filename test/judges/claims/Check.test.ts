@@ -137,6 +137,14 @@ describe("numbers, dates and names must agree", () => {
 })
 
 describe("negation", () => {
+  it("a negation reaches its own clause of the sentence, not the claim's clause beside it", () => {
+    const text = "The World Health Organization urges countries to ban the marketing of formula to consumers; the U.S. does not."
+    expect(check("The World Health Organization urges countries to ban the marketing of formula to consumers.", text).verdict).toBe("entailed")
+    // In the clause that states the claim, it still contradicts.
+    expect(check("The World Health Organization does not urge countries to ban the marketing of formula.", text).verdict).toBe("contradicted")
+    expect(check("The World Health Organization urges countries to ban the marketing of formula.", "The World Health Organization does not urge countries to ban the marketing of formula, and the U.S. agrees.").verdict).toBe("contradicted")
+  })
+
   it("a negated claim against the same statement affirmed is contradicted, and the reverse", () => {
     expect(check("Vitamin C does not cure the common cold.", "Vitamin C cures the common cold.").verdict).toBe("contradicted")
     expect(check("Vitamin C cures the common cold.", "Vitamin C does not cure the common cold.").verdict).toBe("contradicted")
