@@ -353,9 +353,8 @@ class Reading {
   private wordPostings: Map<string, Array<number>> | undefined
   /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
   private found: Map<string, Postings | null> | undefined
-  /** Each sentence's terms in order, for `pairs`. */
+  /** Each sentence's terms in order, for `pairsAmong`. */
   private readonly sequences: Array<ReadonlyArray<string>> = []
-  private nextTerms: Map<string, string | Set<string>> | undefined
 
   constructor(raw: string) {
     const text = clean(raw)
@@ -385,30 +384,22 @@ class Reading {
     this.postings = postings
   }
 
-  /** Does `b` follow `a` directly in a sentence of the text (both exact terms)? */
-  adjacent(a: string, b: string): boolean {
-    const next = this.followers().get(a)
-    return next !== undefined && (typeof next === "string" ? next === b : next.has(b))
-  }
-
-  /** Each term → the terms that directly follow it in a sentence (one string when one: most terms), built when first needed. */
-  private followers(): Map<string, string | Set<string>> {
-    if (this.nextTerms === undefined) {
-      const next = new Map<string, string | Set<string>>()
-      for (const seq of this.sequences) {
-        for (let i = 1; i < seq.length; i++) {
-          const a = seq[i - 1]!
-          const b = seq[i]!
-          const held = next.get(a)
-          if (held === undefined) next.set(a, b)
-          else if (typeof held === "string") {
-            if (held !== b) next.set(a, new Set([held, b]))
-          } else held.add(b)
-        }
+  /**
+   * The text's adjacent term pairs ("a b") whose two terms are both in `wanted` (the terms of the
+   * claims being checked): one pass over the text per check, and a set no larger than the claims'
+   * pairs — a long passage's every pair is never held.
+   */
+  pairsAmong(wanted: ReadonlySet<string>): Set<string> {
+    const pairs = new Set<string>()
+    for (const seq of this.sequences) {
+      let before = false
+      for (let i = 0; i < seq.length; i++) {
+        const here = wanted.has(seq[i]!)
+        if (here && before) pairs.add(seq[i - 1] + " " + seq[i])
+        before = here
       }
-      this.nextTerms = next
     }
-    return this.nextTerms
+    return pairs
   }
 
   /** Every number the text states. */
@@ -645,10 +636,10 @@ const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => 
 /** Do the postings include sentence `i`? */
 const holds = (where: Postings | null, i: number): boolean => where !== null && (typeof where === "number" ? where === i : where.includes(i))
 
-/** The share of the claim's adjacent term pairs that are adjacent in a sentence of the text. */
-const phraseShareOf = (sequence: ReadonlyArray<string>, text: Reading): number => {
+/** The share of the claim's adjacent term pairs that are adjacent in a sentence of the text (`pairs`: `Reading.pairsAmong`). */
+const phraseShareOf = (sequence: ReadonlyArray<string>, pairs: ReadonlySet<string>): number => {
   let found = 0
-  for (let i = 1; i < sequence.length; i++) if (text.adjacent(sequence[i - 1]!, sequence[i]!)) found++
+  for (let i = 1; i < sequence.length; i++) if (pairs.has(sequence[i - 1] + " " + sequence[i])) found++
   return found / (sequence.length - 1)
 }
 
@@ -658,7 +649,8 @@ const checkOne = (
   stats: CaseStats | undefined,
   cache: Map<string, number> | undefined,
   model: ClaimModel,
-  grounding: boolean
+  /** In a grounding check, the text's pairs among the claims' terms; else undefined. */
+  pairs: ReadonlySet<string> | undefined
 ): ClaimCheck => {
   const { terms } = claim
   const weights = claimWeights(claim, stats, cache, model)
@@ -686,8 +678,8 @@ const checkOne = (
   }
   const bestShare = bestHeld / total
   let support = model.sentenceShare * bestShare + (1 - model.sentenceShare) * (inText / total)
-  if (grounding && model.phraseShare > 0 && !claim.plain && claim.sequence.length >= 2) {
-    support = (1 - model.phraseShare) * support + model.phraseShare * phraseShareOf(claim.sequence, text)
+  if (pairs !== undefined && !claim.plain && claim.sequence.length >= 2) {
+    support = (1 - model.phraseShare) * support + model.phraseShare * phraseShareOf(claim.sequence, pairs)
   }
 
   let missing = false
@@ -750,8 +742,14 @@ export const checkClaims = (
   const reading = readText(text)
   const stats = context === undefined ? undefined : statsOf(context)
   const weights = stats === undefined ? undefined : weightsFor(stats, model)
-  const grounding = options.grounding === true
-  return claims.map((claim) => checkOne(readClaim(claim), reading, stats, weights, model, grounding))
+  const read = claims.map(readClaim)
+  let pairs: Set<string> | undefined
+  if (options.grounding === true && model.phraseShare > 0) {
+    const wanted = new Set<string>()
+    for (const c of read) for (const t of c.sequence) wanted.add(t)
+    pairs = reading.pairsAmong(wanted)
+  }
+  return read.map((claim) => checkOne(claim, reading, stats, weights, model, pairs))
 }
 
 /** Support at or above which a nugget the answer does not entail is partly supported: half the entailment threshold. */
