@@ -7,7 +7,7 @@
 import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradeCell, gradedHitsMarkdown, gradedHitsView, hitsTable } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { inline, quoteBlock } from "../../domain/Markdown.js"
 
@@ -108,15 +108,7 @@ const details = (r: GradedRecord) =>
     "",
     quoteBlock(r.query),
     "",
-    r.retrieval?.status === "failed"
-      ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
-      : r.hits.length === 0
-      ? "No courses were retrieved."
-      : [
-        "| Rank | Course | Grade | Reason |",
-        "|---|---|---|---|",
-        ...r.hits.map((h) => `| ${h.rank} | ${inline(h.label, 100)} | ${h.grade === null ? "**failed**" : h.grade} | ${inline(h.reason, 400)} |`)
-      ].join("\n"),
+    hitsTable(r, "No courses were retrieved.", ["Rank", "Course", "Grade", "Reason"], (h) => [h.rank, inline(h.label, 100), gradeCell(h.grade), inline(h.reason, 400)]),
     "",
     ""
   ].join("\n")
@@ -125,7 +117,7 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
   ...gradedHitsView("ndcg@10"),
   markdown: gradedHitsMarkdown({
     title: options.title,
-    heuristic: "a lexical BM25-like overlap of the skill (and the question's other terms) with the course's name and learning outcomes",
+    heuristic: "a lexical relevance model: the skill's terms (and the question's other terms) found in the course's name and learning outcomes, each weighted by how many of the other courses retrieved for it hold them",
     proxyNotice,
     itemName: "courses",
     criterionNote: "relevant = 2 or 3",

@@ -143,6 +143,25 @@ export const qrelsFile = <R>(info: RunInfo, iteration: number, records: Stream.S
 })
 
 /** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
+/**
+ * A case's graded hits in its details section: why there are none (its retrieval failed, or found
+ * nothing: `none`), else a table with `header`'s columns and a row per hit.
+ */
+export const hitsTable = (
+  r: GradedRecord,
+  none: string,
+  header: ReadonlyArray<string>,
+  row: (hit: GradedRecord["hits"][number]) => ReadonlyArray<string | number>
+): string =>
+  r.retrieval?.status === "failed"
+    ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
+    : r.hits.length === 0
+    ? none
+    : [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...r.hits.map((h) => `| ${row(h).join(" | ")} |`)].join("\n")
+
+/** A hit's grade in a table: the grade, or a failed judgment. */
+export const gradeCell = (grade: number | null): string => (grade === null ? "**failed**" : String(grade))
+
 export const flagsCell = (flagged: ReadonlyArray<string>): string =>
   flagged.map((m) => `${m}: IDCG = 0 (no hit graded above 0), set to 0`).join("; ")
 

@@ -7,7 +7,7 @@
  */
 import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradedHitsMarkdown, gradedHitsView } from "../graded-hits/RetrievalReport.js"
+import { fixed, flagsCell, gradeCell, gradedHitsMarkdown, gradedHitsView, hitsTable } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code } from "../../domain/Markdown.js"
 import { inline } from "../../domain/Markdown.js"
@@ -75,17 +75,14 @@ const details = (r: GradedRecord) =>
     "",
     `Id ${code(r.caseId)}, line ${r.line}.`,
     "",
-    r.retrieval?.status === "failed"
-      ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
-      : r.hits.length === 0
-      ? "No hits."
-      : [
-        "| Rank | Hit | Grade | Relevant | Confidence | Justification |",
-        "|---|---|---|---|---|---|",
-        ...r.hits.map((h) =>
-          `| ${h.rank} | ${inline(`${h.id}: ${h.label}`, 100)} | ${h.grade === null ? "**failed**" : h.grade} | ${h.grade === null ? "—" : h.grade >= 2 ? "yes" : "no"} | ${h.confidence ?? "—"} | ${inline(h.reason, 400)} |`
-        )
-      ].join("\n"),
+    hitsTable(r, "No hits.", ["Rank", "Hit", "Grade", "Relevant", "Confidence", "Justification"], (h) => [
+      h.rank,
+      inline(`${h.id}: ${h.label}`, 100),
+      gradeCell(h.grade),
+      h.grade === null ? "—" : h.grade >= 2 ? "yes" : "no",
+      h.confidence ?? "—",
+      inline(h.reason, 400)
+    ]),
     "",
     ""
   ].join("\n")
@@ -94,7 +91,7 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
   ...gradedHitsView("ndcg"),
   markdown: gradedHitsMarkdown({
     title: options.title,
-    heuristic: "a lexical BM25-like overlap of the query's terms with the hit's text, with a margin-based confidence",
+    heuristic: "a lexical relevance model: the query's terms found in the hit, each weighted by how many of the other hits retrieved for the query hold it, and how typical of those hits the hit's other words are, with a margin-based confidence (its agreement with NIST assessors is in docs/judge-quality.md)",
     proxyNotice,
     criterionNote: "relevant = 2 or 3; confidence 1–5",
     resultsSection,
