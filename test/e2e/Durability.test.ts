@@ -138,16 +138,26 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     return uninterruptedRun
   }
 
-  it("SIGKILL part-way, then the same command: every case exactly once, at most judgments + concurrency calls", async () => {
-    const baseline = uninterrupted()
+  /** The sample run against a slow fake server, sent `signal` once 24 calls were made; the server stays open for the resume. */
+  const interruptedRun = async (signal: NodeJS.Signals) => {
     const server = await FakeOpenAi.start({ latencyMs: 100 })
     try {
       const out = tempDir()
       const args = llmArgs(server, sample, out)
       const first = start(args)
       await waitFor("24 calls", () => server.judgeCalls >= 24 || first.exited())
-      first.child.kill("SIGKILL")
-      const killed = await first.result
+      first.child.kill(signal)
+      return { server, out, args, interrupted: await first.result }
+    } catch (e) {
+      await server.close()
+      throw e
+    }
+  }
+
+  it("SIGKILL part-way, then the same command: every case exactly once, at most judgments + concurrency calls", async () => {
+    const baseline = uninterrupted()
+    const { server, out, args, interrupted: killed } = await interruptedRun("SIGKILL")
+    try {
       expect(killed.signal).toBe("SIGKILL")
       const callsBefore = server.judgeCalls
       const run = onlyRunDir(out)
@@ -180,14 +190,8 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
 
   it("SIGINT: in-flight calls finish and are journaled, nothing new starts, exit 130; the resume equals an uninterrupted run", async () => {
     const baseline = uninterrupted()
-    const server = await FakeOpenAi.start({ latencyMs: 100 })
+    const { server, out, args, interrupted: stopped } = await interruptedRun("SIGINT")
     try {
-      const out = tempDir()
-      const args = llmArgs(server, sample, out)
-      const first = start(args)
-      await waitFor("24 calls", () => server.judgeCalls >= 24 || first.exited())
-      first.child.kill("SIGINT")
-      const stopped = await first.result
       expect(stopped.stderr).toContain("stopping: no new judge calls")
       expect(stopped.stderr).toContain("run the same command again to resume")
       expect(stopped.code).toBe(130)
