@@ -295,7 +295,11 @@ const termsOf = (
   return { terms, words: tokens.words, numbers }
 }
 
-/** Where a negation's reach ends inside a sentence: ";" or ":", a comma, or before a contrasting or subordinate conjunction. */
+/**
+ * Where a negation's reach ends inside a sentence: ";" or ":", a comma, or before a contrasting or
+ * subordinate conjunction. Not the claim extractor's `CLAUSE_BREAK`: a negation reaches across "and"
+ * and "or" ("does not sink or float"), which that cuts at.
+ */
 const NEGATION_SCOPE = /\s*[;:]\s+|,\s+|\s+(?=(?:but|while|whereas|although|though|because|since|which)\s)/
 const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
@@ -308,9 +312,9 @@ class Sentence {
   }
 
   /**
-   * Is a part of the sentence that speaks of the claim negated? The sentence's clauses (cut as the
-   * claim extractor cuts them) that hold a claim term; a negation in another clause ("…; while the
-   * U.S. does not") says nothing of the claim.
+   * Is a part of the sentence that speaks of the claim negated? The sentence's clauses (cut at
+   * `NEGATION_SCOPE`) that hold a claim term; a negation in another clause ("…; while the U.S. does
+   * not") says nothing of the claim.
    */
   negatedFor(terms: ReadonlyArray<string>): boolean {
     if (!this.negated) return false

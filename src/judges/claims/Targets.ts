@@ -14,6 +14,9 @@ export type Side = "answer" | "reference"
 export const ANSWER_CLAIMS = "claims:answer"
 export const REFERENCE_CLAIMS = "claims:reference"
 
+/** The extraction of `side`'s claims. */
+export const extractionTarget = (side: Side): string => (side === "answer" ? ANSWER_CLAIMS : REFERENCE_CLAIMS)
+
 /** The k-th retrieved passage (0-based k), as the text a check reads. */
 export const contextTarget = (k: number): string => `context:${k + 1}`
 

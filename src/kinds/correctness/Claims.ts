@@ -23,7 +23,7 @@ import type { EvalCase, Nugget } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
-import { ANSWER_CLAIMS, claimTarget, contextTarget, nuggetTarget, REFERENCE_CLAIMS, type Side } from "../../judges/claims/Targets.js"
+import { ANSWER_CLAIMS, claimTarget, contextTarget, extractionTarget, nuggetTarget, REFERENCE_CLAIMS, type Side } from "../../judges/claims/Targets.js"
 import type { CaseVerdicts, ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 
 /** The three rubrics of claim judging, by role. */
@@ -54,8 +54,6 @@ export const allSources: ClaimSources = { contexts: true, nuggets: true }
 const CHECK_VERDICT: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
 const NUGGET_GRADE: ReadonlyArray<NuggetAssignment> = ["not_support", "partial_support", "support"]
 
-export { ANSWER_CLAIMS, REFERENCE_CLAIMS }
-
 const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
 
 /**
@@ -73,7 +71,7 @@ const poolOf = (c: EvalCase): ReadonlyArray<string> => {
 
 const extractSpec = (c: EvalCase, rubrics: ClaimRubrics, side: Side, text: string): TaskSpec => ({
   rubric: rubrics.extract,
-  target: side === "answer" ? ANSWER_CLAIMS : REFERENCE_CLAIMS,
+  target: extractionTarget(side),
   vars: { question: c.question, source: side === "answer" ? "answer" : "reference answer", text },
   pool: poolOf(c)
 })
@@ -220,7 +218,7 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
   const hasReference = c.reference !== undefined
 
   const side = (s: Side): ClaimList => {
-    const j = get(rubrics.extract, s === "answer" ? ANSWER_CLAIMS : REFERENCE_CLAIMS)
+    const j = get(rubrics.extract, extractionTarget(s))
     const claims = claimsOf(j)
     if (claims === undefined) return { status: "failed", reason: j?.reason ?? "no judgment recorded", ...(j?.raw === undefined ? {} : { raw: j.raw }) }
     const against = s === "answer" ? "reference" : "answer"

@@ -142,7 +142,6 @@ export const qrelsFile = <R>(info: RunInfo, iteration: number, records: Stream.S
   content: records.pipe(Stream.map((r) => lines(r).map((l) => `${qrelsId(l.qid)} 0 ${qrelsId(l.docid)} ${l.grade}\n`).join("")))
 })
 
-/** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
 /**
  * A case's graded hits in its details section: why there are none (its retrieval failed, or found
  * nothing: `none`), else a table with `header`'s columns and a row per hit.
@@ -162,6 +161,7 @@ export const hitsTable = (
 /** A hit's grade in a table: the grade, or a failed judgment. */
 export const gradeCell = (grade: number | null): string => (grade === null ? "**failed**" : String(grade))
 
+/** The CSV `flags` cell of a query: each metric whose value is a convention, e.g. `ndcg@10: IDCG = 0 (no relevant hit), set to 0`. */
 export const flagsCell = (flagged: ReadonlyArray<string>): string =>
   flagged.map((m) => `${m}: IDCG = 0 (no hit graded above 0), set to 0`).join("; ")
 
