@@ -6,16 +6,16 @@
  * split into submission (until the batch exists) and the rest (polls, collection, journaling,
  * records and reports). Run alone with `npx tsx bench/batch.ts`.
  */
-import { Effect, Layer, Redacted } from "effect"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Layer, Redacted } from "effect"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
-import * as fs from "node:fs"
-import { defaultPromptsDir, parseRubric, render } from "../src/judges/Prompt.js"
-import { estimate } from "../src/engine/Runner.js"
 import * as Judgments from "../src/engine/Judgments.js"
 import { precomputed, Retriever } from "../src/engine/Retriever.js"
+import { estimate } from "../src/engine/Runner.js"
 import type { BatchOptions } from "../src/engine/RunTypes.js"
+import { defaultPromptsDir, parseRubric, render } from "../src/judges/Prompt.js"
 import { cost, formatUsd, type Price } from "../src/pricing/Prices.js"
 import * as BatchApi from "../src/providers/BatchApi.js"
 import * as JudgmentCache from "../src/store/JudgmentCache.js"
@@ -87,14 +87,23 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
       price: BENCH_PRICE
     }
     // The dry run's estimate (≈ 4 characters a token, 150 output tokens a judgment).
-    const e = await Effect.runPromise(estimate(pipeline, options).pipe(Effect.provide(Layer.mergeAll(
-      Judgments.layerEstimate.pipe(Layer.provide(judge)),
-      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      NodeContext.layer
-    ).pipe(Layer.provideMerge(JudgmentCache.layerNone)))))
+    const e = await Effect.runPromise(
+      estimate(pipeline, options).pipe(Effect.provide(
+        Layer.mergeAll(
+          Judgments.layerEstimate.pipe(Layer.provide(judge)),
+          Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+          NodeContext.layer
+        ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
+      ))
+    )
     const tokens = { input: e.inputTokens, output: e.outputTokens }
     const batch: BatchOptions = {
-      api: BatchApi.make({ flavour: "openai", baseURL: server.url, apiKey: Redacted.make("bench"), model: "fake-judge" }),
+      api: BatchApi.make({
+        flavour: "openai",
+        baseURL: server.url,
+        apiKey: Redacted.make("bench"),
+        model: "fake-judge"
+      }),
       repair: "batch",
       detach: false,
       pollMs: 10,
@@ -115,7 +124,15 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
     const hitRateUnder = async (rule: { minTokens: number; block: number }, name: string) => {
       const strict = await FakeOpenAi.start({ record: false, promptCache: rule })
       try {
-        await Effect.runPromise(Effect.scoped(runWith(pipeline, llmJudgeLayer(strict.url, 32), { ...options, outRoot: Path.join(dir, `out-${name}`), limit: 300 })))
+        await Effect.runPromise(
+          Effect.scoped(
+            runWith(pipeline, llmJudgeLayer(strict.url, 32), {
+              ...options,
+              outRoot: Path.join(dir, `out-${name}`),
+              limit: 300
+            })
+          )
+        )
         return strict.promptTokens === 0 ? 0 : strict.cachedTokens / strict.promptTokens
       } finally {
         await strict.close()
@@ -146,8 +163,13 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
       estInput: tokens.input,
       estOutput: tokens.output,
       uploadBytes: fs.readFileSync(Path.join(outcome.info.runDir, "batches.jsonl"), "utf8").trim().split("\n")
-        .map((l) => JSON.parse(l) as { kind: string; bytes?: number }).reduce((n, l) => n + (l.kind === "upload" ? l.bytes ?? 0 : 0), 0),
-      costRow: fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8").split("\n").find((l) => l.startsWith("| Cost |")) ?? ""
+        .map((l) => JSON.parse(l) as { kind: string; bytes?: number }).reduce(
+          (n, l) => n + (l.kind === "upload" ? l.bytes ?? 0 : 0),
+          0
+        ),
+      costRow: fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8").split("\n").find((l) =>
+        l.startsWith("| Cost |")
+      ) ?? ""
     }
   } finally {
     await server.close()
@@ -156,16 +178,59 @@ export const batchFigures = async (dir: string, judgments = 10_000): Promise<Bat
 
 export const printBatchFigures = (f: BatchFigures, line: (text: string) => void) => {
   const p = BENCH_PRICE
-  line(`    list price: $${p.input} in / $${p.output} out per 1M tokens; Batch API $${p.batchInput} / $${p.batchOutput}; cached input $${p.cachedInput} (gpt-4o-mini, 2025)`)
-  line(`    estimated cost of ${f.judgments.toLocaleString("en-US")} judgments (dry-run estimate: ≈ 4 characters a token, 150 output tokens a judgment):`)
+  line(
+    `    list price: $${p.input} in / $${p.output} out per 1M tokens; Batch API $${p.batchInput} / $${p.batchOutput}; cached input $${p.cachedInput} (gpt-4o-mini, 2025)`
+  )
+  line(
+    `    estimated cost of ${
+      f.judgments.toLocaleString("en-US")
+    } judgments (dry-run estimate: ≈ 4 characters a token, 150 output tokens a judgment):`
+  )
   line(`      synchronous:                     ${formatUsd(f.syncUsd)}`)
-  line(`      --batch:                         ${formatUsd(f.batchUsd)} (${(100 * f.batchUsd / f.syncUsd).toFixed(0)}%)`)
-  line(`      --batch, ${(100 * f.cacheHitRate).toFixed(1)}% of input cached: ${formatUsd(f.batchCachedUsd)} (${(100 * f.batchCachedUsd / f.syncUsd).toFixed(0)}%) — the hit rate the fake observed for this run's prompts`)
-  line(`    the same prompts (first 300 cases) under OpenAI's rule (only prefixes of ≥ 1,024 tokens, in 128-token blocks): ${(100 * f.openAiHitRate).toFixed(1)}% cached — the rag-answers rubrics' static prefix (system text with the scale and instructions, then the user message's opening) is ${Math.min(...staticPrefixTokens())}–${Math.max(...staticPrefixTokens())} tokens`)
-  line(`    under Mistral's rule (64-token blocks): ${(100 * f.mistralHitRate).toFixed(1)}% cached; at Mistral's 10% cached price (mistral-small $0.10 in / $0.30 out, batch half) the estimate with --batch becomes ${formatUsd(cost({ input: f.estInput, output: f.estOutput, batchInput: f.estInput, batchOutput: f.estOutput, cachedInput: Math.round(f.estInput * f.mistralHitRate), batchCachedInput: Math.round(f.estInput * f.mistralHitRate) }, MISTRAL_SMALL).usd)} against ${formatUsd(cost({ input: f.estInput, output: f.estOutput }, MISTRAL_SMALL).usd)} synchronous`)
-  line(`    measured (the fake's token counts): ${formatUsd(f.measuredUsd)}, against ${formatUsd(f.measuredListUsd)} at the list price, synchronous and uncached`)
+  line(
+    `      --batch:                         ${formatUsd(f.batchUsd)} (${(100 * f.batchUsd / f.syncUsd).toFixed(0)}%)`
+  )
+  line(
+    `      --batch, ${(100 * f.cacheHitRate).toFixed(1)}% of input cached: ${formatUsd(f.batchCachedUsd)} (${
+      (100 * f.batchCachedUsd / f.syncUsd).toFixed(0)
+    }%) — the hit rate the fake observed for this run's prompts`
+  )
+  line(
+    `    the same prompts (first 300 cases) under OpenAI's rule (only prefixes of ≥ 1,024 tokens, in 128-token blocks): ${
+      (100 * f.openAiHitRate).toFixed(1)
+    }% cached — the rag-answers rubrics' static prefix (system text with the scale and instructions, then the user message's opening) is ${
+      Math.min(...staticPrefixTokens())
+    }–${Math.max(...staticPrefixTokens())} tokens`
+  )
+  line(
+    `    under Mistral's rule (64-token blocks): ${
+      (100 * f.mistralHitRate).toFixed(1)
+    }% cached; at Mistral's 10% cached price (mistral-small $0.10 in / $0.30 out, batch half) the estimate with --batch becomes ${
+      formatUsd(
+        cost({
+          input: f.estInput,
+          output: f.estOutput,
+          batchInput: f.estInput,
+          batchOutput: f.estOutput,
+          cachedInput: Math.round(f.estInput * f.mistralHitRate),
+          batchCachedInput: Math.round(f.estInput * f.mistralHitRate)
+        }, MISTRAL_SMALL).usd
+      )
+    } against ${formatUsd(cost({ input: f.estInput, output: f.estOutput }, MISTRAL_SMALL).usd)} synchronous`
+  )
+  line(
+    `    measured (the fake's token counts): ${formatUsd(f.measuredUsd)}, against ${
+      formatUsd(f.measuredListUsd)
+    } at the list price, synchronous and uncached`
+  )
   line(`    report: ${f.costRow}`)
-  line(`    wall time of the --batch run against the fake: ${(f.wallMs / 1000).toFixed(2)} s (${f.batches} batch, ${(f.uploadBytes / 2 ** 20).toFixed(1)} MB uploaded; submitted after ${(f.submitMs / 1000).toFixed(2)} s: planning, rendering, upload, create; the rest: polls, download, journaling, records and reports; ${f.failed} failed)`)
+  line(
+    `    wall time of the --batch run against the fake: ${(f.wallMs / 1000).toFixed(2)} s (${f.batches} batch, ${
+      (f.uploadBytes / 2 ** 20).toFixed(1)
+    } MB uploaded; submitted after ${
+      (f.submitMs / 1000).toFixed(2)
+    } s: planning, rendering, upload, create; the rest: polls, download, journaling, records and reports; ${f.failed} failed)`
+  )
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

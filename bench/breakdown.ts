@@ -8,11 +8,11 @@
  */
 import { Effect, Stream } from "effect"
 import { performance } from "node:perf_hooks"
-import { model as heuristicModel, verdict } from "../src/judges/HeuristicJudge.js"
-import { scanInput } from "../src/load/Rows.js"
 import type { Pipeline } from "../src/engine/Pipeline.js"
 import { taskKey, toJudgment } from "../src/engine/Runner.js"
 import { readJsonLines } from "../src/io/Files.js"
+import { model as heuristicModel, verdict } from "../src/judges/HeuristicJudge.js"
+import { scanInput } from "../src/load/Rows.js"
 import { loadRubrics, makeTasks } from "./transport.js"
 
 export interface PerJudgment {

@@ -9,7 +9,12 @@ import type { FakeRateLimit } from "../test/support/FakeOpenAi.js"
 export const benchDir = fileURLToPath(new URL(".", import.meta.url))
 
 /** `node --import tsx <script> …args` (tsx registered in the child, as the CLI does). */
-const spawnTsx = (script: string, args: ReadonlyArray<string>, ipc: boolean, nodeArgs: ReadonlyArray<string> = []): ChildProcess =>
+const spawnTsx = (
+  script: string,
+  args: ReadonlyArray<string>,
+  ipc: boolean,
+  nodeArgs: ReadonlyArray<string> = []
+): ChildProcess =>
   spawn(process.execPath, [...nodeArgs, "--import", "tsx", fileURLToPath(new URL(script, import.meta.url)), ...args], {
     stdio: ipc ? ["ignore", "pipe", "inherit", "ipc"] : ["ignore", "pipe", "inherit"],
     cwd: fileURLToPath(new URL("..", import.meta.url))
@@ -86,7 +91,11 @@ export const startChildServer = (latencyMs = 0): Promise<ChildServer> =>
   })
 
 /** Run a script to completion (with extra node flags, e.g. a heap cap); its last stdout line is parsed as JSON. */
-export const runJsonScript = <A>(script: string, args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []): Promise<A> =>
+export const runJsonScript = <A>(
+  script: string,
+  args: ReadonlyArray<string>,
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<A> =>
   new Promise((resolve, reject) => {
     const child = spawnTsx(script, args, false, nodeArgs)
     let out = ""

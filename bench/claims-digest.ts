@@ -13,7 +13,16 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { checkClaims } from "../src/judges/claims/Check.js"
 import { extractClaims } from "../src/judges/claims/Extract.js"
-import { defaultDataDir, expertQaPresent, type FullCase, generatedCases, ragCheckerPresent, readExpertQa, readRagChecker, realCases } from "./claims.js"
+import {
+  defaultDataDir,
+  expertQaPresent,
+  type FullCase,
+  generatedCases,
+  ragCheckerPresent,
+  readExpertQa,
+  readRagChecker,
+  realCases
+} from "./claims.js"
 
 const dataDir = process.argv[2] ?? defaultDataDir
 const dumpFile = process.argv[3]
@@ -32,7 +41,9 @@ const digestOf = (name: string, cases: ReadonlyArray<FullCase>): void => {
     out(`${i} reference claims ${JSON.stringify(referenceClaims)}`)
     const texts = { ...c }
     const checks = (label: string, claims: ReadonlyArray<string>, text: string) => {
-      for (const k of checkClaims(claims, text, texts)) out(`${i} ${label} ${k.verdict} ${k.support} ${JSON.stringify(k.evidence)}`)
+      for (const k of checkClaims(claims, text, texts)) {
+        out(`${i} ${label} ${k.verdict} ${k.support} ${JSON.stringify(k.evidence)}`)
+      }
       // Without a case: every term weighs alike.
       for (const k of checkClaims(claims, text)) out(`${i} ${label} bare ${k.verdict} ${k.support}`)
     }
@@ -53,6 +64,9 @@ if (ragCheckerPresent(dataDir) && expertQaPresent(dataDir)) {
   const rag = readRagChecker(dataDir)
   const eqa = readExpertQa(dataDir)
   digestOf("ragchecker+5 passages", realCases(rag, eqa))
-  digestOf("expertqa", eqa.map((c) => ({ question: c.question, answer: c.answer, reference: "", contexts: c.contexts })))
+  digestOf(
+    "expertqa",
+    eqa.map((c) => ({ question: c.question, answer: c.answer, reference: "", contexts: c.contexts }))
+  )
 } else console.log(`RAGChecker / ExpertQA skipped: not in ${dataDir}`)
 if (dumpFile !== undefined) fs.writeFileSync(dumpFile, dump.join("\n") + "\n")

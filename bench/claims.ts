@@ -42,7 +42,7 @@ import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { type CaseTexts, checkClaims, type ClaimModel, DEFAULT_MODEL } from "../src/judges/claims/Check.js"
-import { type ExtractOptions, extractClaims } from "../src/judges/claims/Extract.js"
+import { extractClaims, type ExtractOptions } from "../src/judges/claims/Extract.js"
 import { TermBag, terms } from "../src/judges/Terms.js"
 import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
 import { rowGenerator } from "./gen.js"
@@ -86,7 +86,9 @@ export interface RagCheckerCase {
 export interface RagCheckerPair {
   readonly domain: string
   readonly cases: readonly [string, string]
-  readonly annotators: ReadonlyArray<{ readonly correctness: number; readonly completeness: number; readonly overall: number }>
+  readonly annotators: ReadonlyArray<
+    { readonly correctness: number; readonly completeness: number; readonly overall: number }
+  >
 }
 export interface RagCheckerData {
   readonly cases: ReadonlyArray<RagCheckerCase>
@@ -94,15 +96,26 @@ export interface RagCheckerData {
 }
 
 export const ragCheckerPresent = (dataDir = defaultDataDir): boolean =>
-  fs.existsSync(Path.join(dataDir, "ragchecker-dev", "cases.jsonl")) && fs.existsSync(Path.join(dataDir, "ragchecker-dev", "human-labels.jsonl"))
+  fs.existsSync(Path.join(dataDir, "ragchecker-dev", "cases.jsonl")) &&
+  fs.existsSync(Path.join(dataDir, "ragchecker-dev", "human-labels.jsonl"))
 
 export const readRagChecker = (dataDir = defaultDataDir): RagCheckerData => {
   const dir = Path.join(dataDir, "ragchecker-dev")
-  const cases = readJsonl(Path.join(dir, "cases.jsonl")).map((c) => ({ id: c.id, question: c.question, reference: c.reference, answer: c.answer, domain: c.domain }))
+  const cases = readJsonl(Path.join(dir, "cases.jsonl")).map((c) => ({
+    id: c.id,
+    question: c.question,
+    reference: c.reference,
+    answer: c.answer,
+    domain: c.domain
+  }))
   const pairs = readJsonl(Path.join(dir, "human-labels.jsonl")).map((p) => ({
     domain: p.dataset,
     cases: [p.cases[0], p.cases[1]] as const,
-    annotators: p.annotators.map((a: any) => ({ correctness: a.correctness_label, completeness: a.completeness_label, overall: a.overall_label }))
+    annotators: p.annotators.map((a: any) => ({
+      correctness: a.correctness_label,
+      completeness: a.completeness_label,
+      overall: a.overall_label
+    }))
   }))
   return { cases, pairs }
 }
@@ -116,12 +129,19 @@ export interface ExpertQaClaim {
 }
 
 export const expertQaPresent = (dataDir = defaultDataDir): boolean =>
-  fs.existsSync(Path.join(dataDir, "expertqa-dev", "claims.jsonl")) && fs.existsSync(Path.join(dataDir, "expertqa-dev", "labels.json"))
+  fs.existsSync(Path.join(dataDir, "expertqa-dev", "claims.jsonl")) &&
+  fs.existsSync(Path.join(dataDir, "expertqa-dev", "labels.json"))
 
 export const readExpertQa = (dataDir = defaultDataDir): ReadonlyArray<ExpertQaClaim> => {
   const dir = Path.join(dataDir, "expertqa-dev")
   const labels: Record<string, number> = JSON.parse(fs.readFileSync(Path.join(dir, "labels.json"), "utf8"))
-  return readJsonl(Path.join(dir, "claims.jsonl")).map((c) => ({ id: c.id, question: c.question, answer: c.answer, contexts: c.contexts, complete: labels[c.id] === 1 }))
+  return readJsonl(Path.join(dir, "claims.jsonl")).map((c) => ({
+    id: c.id,
+    question: c.question,
+    answer: c.answer,
+    contexts: c.contexts,
+    complete: labels[c.id] === 1
+  }))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,13 +203,22 @@ export const ragCheckerMetrics = (data: RagCheckerData, setup: ModelSetup = {}):
       referenceVsAnswer: checkClaims(referenceClaims, c.answer, texts, setup.model, GOLD).map((x) => x.verdict)
     }
     const precision = claimPrecision(v)
-    out.set(c.id, { precision, recall: claimRecall(v), f1: setup.f1NullWhenPrecisionNull === true && precision === null ? null : claimF1(v) })
+    out.set(c.id, {
+      precision,
+      recall: claimRecall(v),
+      f1: setup.f1NullWhenPrecisionNull === true && precision === null ? null : claimF1(v)
+    })
   }
   return out
 }
 
 /** The paper's protocol on the pairs of `domains` (all when undefined): r of the metric's deltas against its human label. */
-export const pearsonOfDeltas = (data: RagCheckerData, metrics: CaseMetrics, metric: Metric, domains?: ReadonlySet<string>): number => {
+export const pearsonOfDeltas = (
+  data: RagCheckerData,
+  metrics: CaseMetrics,
+  metric: Metric,
+  domains?: ReadonlySet<string>
+): number => {
   const pairs = data.pairs.filter((p) => domains === undefined || domains.has(p.domain))
   const deltas = pairs.map((p) => {
     const a = metrics.get(p.cases[0])?.[metric] ?? null
@@ -210,7 +239,11 @@ export const pearsonOfDeltas = (data: RagCheckerData, metrics: CaseMetrics, metr
 
 export type Correlations = Readonly<Record<Metric, number>>
 
-export const correlations = (data: RagCheckerData, metrics: CaseMetrics, domains?: ReadonlySet<string>): Correlations => ({
+export const correlations = (
+  data: RagCheckerData,
+  metrics: CaseMetrics,
+  domains?: ReadonlySet<string>
+): Correlations => ({
   precision: pearsonOfDeltas(data, metrics, "precision", domains),
   recall: pearsonOfDeltas(data, metrics, "recall", domains),
   f1: pearsonOfDeltas(data, metrics, "f1", domains)
@@ -240,7 +273,10 @@ const mean3 = (c: Correlations) => (c.precision + c.recall + c.f1) / 3
  * F1) on the other four, scored on the held-out one. `pooled`: every held-out case's metrics (each
  * from its fold's model) put together and scored as one set.
  */
-export const leaveOneDomainOut = (data: RagCheckerData, base: ClaimModel = DEFAULT_MODEL): { readonly folds: ReadonlyArray<HeldOut>; readonly pooled: Correlations } => {
+export const leaveOneDomainOut = (
+  data: RagCheckerData,
+  base: ClaimModel = DEFAULT_MODEL
+): { readonly folds: ReadonlyArray<HeldOut>; readonly pooled: Correlations } => {
   const grid: Array<{ readonly params: HeldOut["chosen"]; readonly metrics: CaseMetrics }> = []
   for (const entailAt of GRID.entailAt) {
     for (const sentenceShare of GRID.sentenceShare) {
@@ -266,7 +302,12 @@ export const leaveOneDomainOut = (data: RagCheckerData, base: ClaimModel = DEFAU
     }
     const test = new Set([domain])
     for (const c of data.cases) if (c.domain === domain) pooledMetrics.set(c.id, { ...best.metrics.get(c.id)! })
-    return { domain, chosen: best.params, heldOut: correlations(data, best.metrics, test), shipped: correlations(data, shippedMetrics, test) }
+    return {
+      domain,
+      chosen: best.params,
+      heldOut: correlations(data, best.metrics, test),
+      shipped: correlations(data, shippedMetrics, test)
+    }
   })
   return { folds, pooled: correlations(data, pooledMetrics) }
 }
@@ -302,7 +343,13 @@ const rates = (rows: ReadonlyArray<{ readonly complete: boolean; readonly predic
   }
   const tpr = p === 0 ? Number.NaN : tp / p
   const tnr = n === 0 ? Number.NaN : tn / n
-  return { claims: p + n, balancedAccuracy: (tpr + tnr) / 2, truePositiveRate: tpr, trueNegativeRate: tnr, predictedComplete: (tp + n - tn) / Math.max(1, p + n) }
+  return {
+    claims: p + n,
+    balancedAccuracy: (tpr + tnr) / 2,
+    truePositiveRate: tpr,
+    trueNegativeRate: tnr,
+    predictedComplete: (tp + n - tn) / Math.max(1, p + n)
+  }
 }
 
 export interface ExpertQaFigures {
@@ -316,10 +363,18 @@ export const expertQaFigures = (claims: ReadonlyArray<ExpertQaClaim>, setup: Mod
   const rows = claims.map((c) => {
     const texts: CaseTexts = { question: c.question, answer: c.answer, contexts: c.contexts }
     const answerClaims = extractClaims(c.answer, setup.extract)
-    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)) }
+    const v: CaseVerdicts = {
+      answerVsContexts: c.contexts.map((ctx) =>
+        checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)
+      )
+    }
     return { complete: c.complete, predicted: (faithfulness(v) ?? 0) >= 0.5, url: c.contexts.every(urlOnly) }
   })
-  return { all: rates(rows), withPassages: rates(rows.filter((r) => !r.url)), urlOnly: rates(rows.filter((r) => r.url)) }
+  return {
+    all: rates(rows),
+    withPassages: rates(rows.filter((r) => !r.url)),
+    urlOnly: rates(rows.filter((r) => r.url))
+  }
 }
 
 /** The answering system of an ExpertQA claim, from its id ("q12-rr_gs_gpt4-c3" → "rr_gs_gpt4"). */
@@ -341,21 +396,28 @@ export const auc = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean
     let j = i
     while (j + 1 < order.length && scores[order[j + 1]!] === scores[order[i]!]) j++
     const midRank = (i + j) / 2 + 1
-    for (let k = i; k <= j; k++) if (labels[order[k]!]) {
-      rankSum += midRank
-      positives++
+    for (let k = i; k <= j; k++) {
+      if (labels[order[k]!]) {
+        rankSum += midRank
+        positives++
+      }
     }
     i = j + 1
   }
   const negatives = order.length - positives
-  return positives === 0 || negatives === 0 ? Number.NaN : (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives)
+  return positives === 0 || negatives === 0
+    ? Number.NaN
+    : (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives)
 }
 
 const balancedAccuracyAt = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean>, threshold: number): number =>
   rates(scores.map((s, i) => ({ complete: labels[i]!, predicted: s >= threshold }))).balancedAccuracy
 
 /** The threshold (among the scores) with the best balanced accuracy, and that accuracy: an in-sample optimum. */
-export const bestThreshold = (scores: ReadonlyArray<number>, labels: ReadonlyArray<boolean>): { readonly threshold: number; readonly balancedAccuracy: number } => {
+export const bestThreshold = (
+  scores: ReadonlyArray<number>,
+  labels: ReadonlyArray<boolean>
+): { readonly threshold: number; readonly balancedAccuracy: number } => {
   let best = { threshold: Number.POSITIVE_INFINITY, balancedAccuracy: 0.5 }
   for (const t of [...new Set(scores)].sort((a, b) => a - b)) {
     const ba = balancedAccuracyAt(scores, labels, t)
@@ -390,7 +452,8 @@ export const crossValidatedBalancedAccuracy = (
 }
 
 /** The cited passages' text: each context without its marker and URL. */
-const passageText = (contexts: ReadonlyArray<string>): string => contexts.map((c) => c.replace(/^\s*\[\d+\]\s*\S+/, "")).join("\n")
+const passageText = (contexts: ReadonlyArray<string>): string =>
+  contexts.map((c) => c.replace(/^\s*\[\d+\]\s*\S+/, "")).join("\n")
 
 /** The baseline: the share of the claim's content terms (soft match) found in its cited passages. */
 export const wordShare = (c: ExpertQaClaim): number => {
@@ -404,17 +467,28 @@ export interface ExpertQaComparison {
   /** The checker's faithfulness (a score 0..1) as a ranking: AUC, and balanced accuracy at the pipeline's fixed 0.5. */
   readonly checker: { readonly auc: number; readonly balancedAccuracy: number }
   /** Word share: AUC, balanced accuracy at its in-sample best threshold, and with the threshold cross-validated by question. */
-  readonly wordShare: { readonly auc: number; readonly best: { readonly threshold: number; readonly balancedAccuracy: number }; readonly crossValidated: number }
+  readonly wordShare: {
+    readonly auc: number
+    readonly best: { readonly threshold: number; readonly balancedAccuracy: number }
+    readonly crossValidated: number
+  }
   /** The checker per answering system (ExpertQA's validation split has no field label; the system is the spread it has). */
   readonly bySystem: ReadonlyArray<{ readonly system: string; readonly rates: Rates; readonly urlOnly: number }>
 }
 
 /** The checker against the word-share baseline on equal terms, and its spread over the answering systems. */
-export const expertQaComparison = (claims: ReadonlyArray<ExpertQaClaim>, setup: ModelSetup = {}): ExpertQaComparison => {
+export const expertQaComparison = (
+  claims: ReadonlyArray<ExpertQaClaim>,
+  setup: ModelSetup = {}
+): ExpertQaComparison => {
   const faith = claims.map((c) => {
     const texts: CaseTexts = { question: c.question, answer: c.answer, contexts: c.contexts }
     const answerClaims = extractClaims(c.answer, setup.extract)
-    const v: CaseVerdicts = { answerVsContexts: c.contexts.map((ctx) => checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)) }
+    const v: CaseVerdicts = {
+      answerVsContexts: c.contexts.map((ctx) =>
+        checkClaims(answerClaims, ctx, texts, setup.model, GROUNDING).map((x) => x.verdict)
+      )
+    }
     return faithfulness(v) ?? 0
   })
   const labels = claims.map((c) => c.complete)
@@ -422,7 +496,11 @@ export const expertQaComparison = (claims: ReadonlyArray<ExpertQaClaim>, setup: 
   const systems = [...new Set(claims.map(systemOf))].sort()
   return {
     checker: { auc: auc(faith, labels), balancedAccuracy: balancedAccuracyAt(faith, labels, 0.5) },
-    wordShare: { auc: auc(share, labels), best: bestThreshold(share, labels), crossValidated: crossValidatedBalancedAccuracy(share, labels, claims.map(questionOf)) },
+    wordShare: {
+      auc: auc(share, labels),
+      best: bestThreshold(share, labels),
+      crossValidated: crossValidatedBalancedAccuracy(share, labels, claims.map(questionOf))
+    },
     bySystem: systems.map((system) => {
       const idx = claims.flatMap((c, i) => (systemOf(c) === system ? [i] : []))
       return {
@@ -473,7 +551,8 @@ export interface FullCase {
 /** Generated cases: an answer of 3–9 sentences, a reference of 6, five contexts of 1–3 sentences (bench/gen.ts's sentences). */
 export const generatedCases = (n: number, seed = 2024): ReadonlyArray<FullCase> => {
   const next = rowGenerator(seed)
-  const fragments = (row: Record<string, string>) => row["Fragment Texts"]!.split("\\n").map((f) => f.replace(/^\d+\.\s*/, ""))
+  const fragments = (row: Record<string, string>) =>
+    row["Fragment Texts"]!.split("\\n").map((f) => f.replace(/^\d+\.\s*/, ""))
   return Array.from({ length: n }, () => {
     const rows = [next(), next(), next()]
     return {
@@ -502,8 +581,14 @@ export const checkCase = (c: FullCase): number => {
   const answerClaims = extractClaims(c.answer)
   const referenceClaims = extractClaims(c.reference)
   // A case without a reference (ExpertQA's) has no precision or recall checks.
-  let verdicts = c.reference === "" ? 0 : checkClaims(answerClaims, c.reference, texts).length + checkClaims(referenceClaims, c.answer, texts, DEFAULT_MODEL, GOLD).length
-  for (const ctx of c.contexts) verdicts += checkClaims(answerClaims, ctx, texts, DEFAULT_MODEL, GROUNDING).length + checkClaims(referenceClaims, ctx, texts, DEFAULT_MODEL, GOLD).length
+  let verdicts = c.reference === ""
+    ? 0
+    : checkClaims(answerClaims, c.reference, texts).length +
+      checkClaims(referenceClaims, c.answer, texts, DEFAULT_MODEL, GOLD).length
+  for (const ctx of c.contexts) {
+    verdicts += checkClaims(answerClaims, ctx, texts, DEFAULT_MODEL, GROUNDING).length +
+      checkClaims(referenceClaims, ctx, texts, DEFAULT_MODEL, GOLD).length
+  }
   return verdicts
 }
 
@@ -530,7 +615,11 @@ export const casesPerSecond = (
   }
   const wallMs = performance.now() - start
   const used = process.cpuUsage(cpu)
-  return { perSecond: (done * 1000) / wallMs, perCpuSecond: (done * 1e6) / Math.max(1, used.user + used.system), verdictsPerCase }
+  return {
+    perSecond: (done * 1000) / wallMs,
+    perCpuSecond: (done * 1e6) / Math.max(1, used.user + used.system),
+    verdictsPerCase
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,7 +635,8 @@ export interface Printer {
 
 const consolePrinter: Printer = {
   line: (text = "") => console.log(text),
-  figure: (name, value, target, ok) => console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`)
+  figure: (name, value, target, ok) =>
+    console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`)
 }
 
 /** Everything above, printed; quality figures only where the data is. */
@@ -557,23 +647,66 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
   const quality = process.env["BENCH_CLAIMS_QUALITY"] !== "0"
 
   if (!quality) line("  Quality figures skipped (BENCH_CLAIMS_QUALITY=0): throughput only")
-  else if (rag === undefined) line(`  RAGChecker meta-evaluation skipped: ${Path.join(dataDir, "ragchecker-dev")} is not here (it ships beside the repository in ../shared/data)`)
-  else {
+  else if (rag === undefined) {
+    line(
+      `  RAGChecker meta-evaluation skipped: ${
+        Path.join(dataDir, "ragchecker-dev")
+      } is not here (it ships beside the repository in ../shared/data)`
+    )
+  } else {
     const r = correlations(rag, ragCheckerMetrics(rag))
     const ref = REFERENCES
-    line(`  RAGChecker meta-evaluation (${rag.pairs.length} pairs, ${domainsOf(rag).length} domains): Pearson r of per-pair deltas against the human labels`)
-    figure("claim precision ~ correctness", f3(r.precision), `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.precision}, token overlap ${ref.tokenOverlap.precision})`, r.precision >= TARGETS.pearson)
-    figure("claim recall ~ completeness", f3(r.recall), `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.recall}, token overlap ${ref.tokenOverlap.recall})`, r.recall >= TARGETS.pearson)
-    figure("claim F1 ~ overall", f3(r.f1), `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.f1}, token overlap ${ref.tokenOverlap.f1})`, r.f1 >= TARGETS.pearson)
+    line(
+      `  RAGChecker meta-evaluation (${rag.pairs.length} pairs, ${
+        domainsOf(rag).length
+      } domains): Pearson r of per-pair deltas against the human labels`
+    )
+    figure(
+      "claim precision ~ correctness",
+      f3(r.precision),
+      `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.precision}, token overlap ${ref.tokenOverlap.precision})`,
+      r.precision >= TARGETS.pearson
+    )
+    figure(
+      "claim recall ~ completeness",
+      f3(r.recall),
+      `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.recall}, token overlap ${ref.tokenOverlap.recall})`,
+      r.recall >= TARGETS.pearson
+    )
+    figure(
+      "claim F1 ~ overall",
+      f3(r.f1),
+      `≥ ${TARGETS.pearson} (Llama-3-70B ${ref.ragChecker70b.f1}, token overlap ${ref.tokenOverlap.f1})`,
+      r.f1 >= TARGETS.pearson
+    )
     line(`    two annotators agree at ${ref.humans.precision} / ${ref.humans.recall} / ${ref.humans.f1}`)
     const shipped = ragCheckerMetrics(rag)
-    line(`    per domain (precision / recall / F1): ${domainsOf(rag).map((d) => { const c = correlations(rag, shipped, new Set([d])); return `${d} ${f3(c.precision)}/${f3(c.recall)}/${f3(c.f1)}` }).join(" · ")}`)
+    line(`    per domain (precision / recall / F1): ${
+      domainsOf(rag).map((d) => {
+        const c = correlations(rag, shipped, new Set([d]))
+        return `${d} ${f3(c.precision)}/${f3(c.recall)}/${f3(c.f1)}`
+      }).join(" · ")
+    }`)
     const cv = leaveOneDomainOut(rag)
-    line(`    leave one domain out (entailment threshold, best-sentence share, question weight refitted on the other four; ${GRID.entailAt.length * GRID.sentenceShare.length * GRID.questionWeight.length} grid points):`)
+    line(
+      `    leave one domain out (entailment threshold, best-sentence share, question weight refitted on the other four; ${
+        GRID.entailAt.length * GRID.sentenceShare.length * GRID.questionWeight.length
+      } grid points):`
+    )
     for (const f of cv.folds) {
-      line(`      ${pad(f.domain, 20)} chose ${f.chosen.entailAt}/${f.chosen.sentenceShare}/${f.chosen.questionWeight}: held out ${f3(f.heldOut.precision)}/${f3(f.heldOut.recall)}/${f3(f.heldOut.f1)} (shipped ${f3(f.shipped.precision)}/${f3(f.shipped.recall)}/${f3(f.shipped.f1)})`)
+      line(
+        `      ${
+          pad(f.domain, 20)
+        } chose ${f.chosen.entailAt}/${f.chosen.sentenceShare}/${f.chosen.questionWeight}: held out ${
+          f3(f.heldOut.precision)
+        }/${f3(f.heldOut.recall)}/${f3(f.heldOut.f1)} (shipped ${f3(f.shipped.precision)}/${f3(f.shipped.recall)}/${
+          f3(f.shipped.f1)
+        })`
+      )
     }
-    line(`      all held-out cases together: ${f3(cv.pooled.precision)} / ${f3(cv.pooled.recall)} / ${f3(cv.pooled.f1)}`)
+    line(
+      `      all held-out cases together: ${f3(cv.pooled.precision)} / ${f3(cv.pooled.recall)} / ${f3(cv.pooled.f1)}`
+    )
   }
 
   if (!quality) {
@@ -581,19 +714,51 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
   } else if (eqa === undefined) line(`  ExpertQA skipped: ${Path.join(dataDir, "expertqa-dev")} is not here`)
   else {
     const e = expertQaFigures(eqa)
-    const rate = (r: Rates) => `balanced accuracy ${f3(r.balancedAccuracy)} (TPR ${f3(r.truePositiveRate)}, TNR ${f3(r.trueNegativeRate)}, ${(100 * r.predictedComplete).toFixed(0)}% predicted complete, ${r.claims} claims)`
-    line(`  ExpertQA (${eqa.length} claims, ${(100 * eqa.filter((c) => c.complete).length / eqa.length).toFixed(1)}% "Complete"): faithfulness ≥ 0.5 against the experts' label`)
-    figure("balanced accuracy", f3(e.all.balancedAccuracy), `≥ ${TARGETS.expertQaBalancedAccuracy} (GPT-4o ${REFERENCES.expertQa.gpt4o}; word share ${REFERENCES.expertQa.wordShare} at its in-sample best threshold)`, e.all.balancedAccuracy >= TARGETS.expertQaBalancedAccuracy)
+    const rate = (r: Rates) =>
+      `balanced accuracy ${f3(r.balancedAccuracy)} (TPR ${f3(r.truePositiveRate)}, TNR ${f3(r.trueNegativeRate)}, ${
+        (100 * r.predictedComplete).toFixed(0)
+      }% predicted complete, ${r.claims} claims)`
+    line(
+      `  ExpertQA (${eqa.length} claims, ${
+        (100 * eqa.filter((c) => c.complete).length / eqa.length).toFixed(1)
+      }% "Complete"): faithfulness ≥ 0.5 against the experts' label`
+    )
+    figure(
+      "balanced accuracy",
+      f3(e.all.balancedAccuracy),
+      `≥ ${TARGETS.expertQaBalancedAccuracy} (GPT-4o ${REFERENCES.expertQa.gpt4o}; word share ${REFERENCES.expertQa.wordShare} at its in-sample best threshold)`,
+      e.all.balancedAccuracy >= TARGETS.expertQaBalancedAccuracy
+    )
     line(`    claims with passage text: ${rate(e.withPassages)}`)
     line(`    claims whose evidence is a URL only: ${rate(e.urlOnly)}`)
     const cmp = expertQaComparison(eqa)
-    line(`    on equal terms with the word-share baseline (the checker's threshold was not tuned here): AUC ${f3(cmp.checker.auc)} (word share ${f3(cmp.wordShare.auc)});`)
-    line(`      word share's balanced accuracy ${f3(cmp.wordShare.best.balancedAccuracy)} at its in-sample best threshold ${f3(cmp.wordShare.best.threshold)}, ${f3(cmp.wordShare.crossValidated)} with the threshold chosen on the other questions (5 folds)`)
-    line(`    per answering system (the split has no field label): ${cmp.bySystem.map((s) => `${s.system} ${f3(s.rates.balancedAccuracy)} (${s.rates.claims}${s.urlOnly > 0 ? `, ${(100 * s.urlOnly).toFixed(0)}% URL only` : ""})`).join(" · ")}`)
+    line(
+      `    on equal terms with the word-share baseline (the checker's threshold was not tuned here): AUC ${
+        f3(cmp.checker.auc)
+      } (word share ${f3(cmp.wordShare.auc)});`
+    )
+    line(
+      `      word share's balanced accuracy ${
+        f3(cmp.wordShare.best.balancedAccuracy)
+      } at its in-sample best threshold ${f3(cmp.wordShare.best.threshold)}, ${
+        f3(cmp.wordShare.crossValidated)
+      } with the threshold chosen on the other questions (5 folds)`
+    )
+    line(
+      `    per answering system (the split has no field label): ${
+        cmp.bySystem.map((s) =>
+          `${s.system} ${f3(s.rates.balancedAccuracy)} (${s.rates.claims}${
+            s.urlOnly > 0 ? `, ${(100 * s.urlOnly).toFixed(0)}% URL only` : ""
+          })`
+        ).join(" · ")
+      }`
+    )
   }
 
   if (quality && rag !== undefined && eqa !== undefined) {
-    line(`  Ablation (one feature removed at a time): precision / recall / F1 r on RAGChecker · ExpertQA balanced accuracy`)
+    line(
+      `  Ablation (one feature removed at a time): precision / recall / F1 r on RAGChecker · ExpertQA balanced accuracy`
+    )
     for (const v of ABLATION) {
       const r = correlations(rag, ragCheckerMetrics(rag, v.setup))
       const e = expertQaFigures(eqa, v.setup)
@@ -605,32 +770,60 @@ export const printClaimFigures = (dataDir: string = defaultDataDir, out: Printer
     { name: "generated cases (answer, reference, 5 contexts)", cases: generatedCases(2_000), target: true }
   ]
   if (rag !== undefined) {
-    shapes.push({ name: "RAGChecker cases as they are (answer, reference)", cases: rag.cases.map((c) => ({ question: c.question, answer: c.answer, reference: c.reference, contexts: [] })), target: true })
+    shapes.push({
+      name: "RAGChecker cases as they are (answer, reference)",
+      cases: rag.cases.map((c) => ({ question: c.question, answer: c.answer, reference: c.reference, contexts: [] })),
+      target: true
+    })
   }
   if (eqa !== undefined) {
-    shapes.push({ name: "ExpertQA claims as they are (claim, cited passages)", cases: eqa.map((c) => ({ question: c.question, answer: c.answer, reference: "", contexts: c.contexts })), target: false })
+    shapes.push({
+      name: "ExpertQA claims as they are (claim, cited passages)",
+      cases: eqa.map((c) => ({ question: c.question, answer: c.answer, reference: "", contexts: c.contexts })),
+      target: false
+    })
   }
   if (rag !== undefined && eqa !== undefined) {
     shapes.push({ name: "RAGChecker cases + 5 ExpertQA passages each", cases: realCases(rag, eqa), target: false })
   }
-  line(`  Throughput, one process (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores: other processes slow every figure)`)
+  line(
+    `  Throughput, one process (load average ${
+      os.loadavg()[0]!.toFixed(1)
+    } on ${os.cpus().length} cores: other processes slow every figure)`
+  )
   for (const shape of shapes) {
     const r = casesPerSecond(shape.cases)
-    const value = `${Math.round(r.perCpuSecond).toLocaleString("en-US")} per CPU-second (${(1e6 / r.perCpuSecond).toFixed(0)} µs of CPU a case, GC threads included; ${Math.round(r.perSecond).toLocaleString("en-US")}/s by the wall clock; ${wordsPerCase(shape.cases).toFixed(0)} words and ${r.verdictsPerCase.toFixed(0)} verdicts a case)`
+    const value = `${Math.round(r.perCpuSecond).toLocaleString("en-US")} per CPU-second (${
+      (1e6 / r.perCpuSecond).toFixed(0)
+    } µs of CPU a case, GC threads included; ${Math.round(r.perSecond).toLocaleString("en-US")}/s by the wall clock; ${
+      wordsPerCase(shape.cases).toFixed(0)
+    } words and ${r.verdictsPerCase.toFixed(0)} verdicts a case)`
     // The target is judged on CPU time: the machine is shared, and the wall clock measures the other processes too.
-    if (shape.target) figure(`cases/s, ${shape.name}`, value, `≥ ${TARGETS.casesPerSecond.toLocaleString("en-US")} per CPU-second`, r.perCpuSecond >= TARGETS.casesPerSecond)
-    else line(`    cases/s, ${shape.name}: ${value}`)
+    if (shape.target) {
+      figure(
+        `cases/s, ${shape.name}`,
+        value,
+        `≥ ${TARGETS.casesPerSecond.toLocaleString("en-US")} per CPU-second`,
+        r.perCpuSecond >= TARGETS.casesPerSecond
+      )
+    } else line(`    cases/s, ${shape.name}: ${value}`)
   }
 }
 
 const wordsPerCase = (cases: ReadonlyArray<FullCase>): number => {
   let words = 0
-  for (const c of cases) for (const t of [c.question, c.answer, c.reference, ...c.contexts]) words += t.split(/\s+/).filter((w) => w !== "").length
+  for (const c of cases) {
+    for (const t of [c.question, c.answer, c.reference, ...c.contexts]) {
+      words += t.split(/\s+/).filter((w) => w !== "").length
+    }
+  }
   return words / Math.max(1, cases.length)
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const dir = process.argv[2] ?? defaultDataDir
-  console.log(`[11] The heuristic claim model (src/judges/claims/) against human judgments (${dir}), and its throughput`)
+  console.log(
+    `[11] The heuristic claim model (src/judges/claims/) against human judgments (${dir}), and its throughput`
+  )
   printClaimFigures(dir)
 }

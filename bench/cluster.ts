@@ -17,10 +17,10 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../test/support/Ports.js"
 import { postgresAvailable, startPostgres } from "../test/support/Postgres.js"
 import { startChildServer } from "./child.js"
 import { benchTempDir, writeCsv } from "./gen.js"
-import { freePort } from "../test/support/Ports.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = Path.join(repo, "dist", "bin.js")
@@ -39,10 +39,18 @@ const RUN_ARGS = (process.env.BENCH_CLUSTER_RUN_ARGS ?? "").split(" ").filter((a
 /** The second series: the server enforces this many requests/min (a token bucket), and the run says so. */
 const LIMIT_RPM = 9_000
 
-
 const startRunner = async (store: string): Promise<ChildProcess> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [bin, "runner", "--store", store, "--listen", `127.0.0.1:${port}`, "--concurrency", String(PER_RUNNER)], {
+  const child = spawn(process.execPath, [
+    bin,
+    "runner",
+    "--store",
+    store,
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--concurrency",
+    String(PER_RUNNER)
+  ], {
     cwd: repo,
     env: { ...process.env, OPENAI_API_KEY: "bench" },
     stdio: ["ignore", "pipe", "pipe"]
@@ -68,7 +76,9 @@ const stop = (child: ChildProcess) =>
 
 const main = async () => {
   if (!postgresAvailable) {
-    console.log("bench:cluster needs PostgreSQL (Debian's postgresql package: /usr/lib/postgresql/<v>/bin); not found, nothing measured")
+    console.log(
+      "bench:cluster needs PostgreSQL (Debian's postgresql package: /usr/lib/postgresql/<v>/bin); not found, nothing measured"
+    )
     return
   }
   if (!fs.existsSync(bin)) throw new Error("run `npm run build` first (the bench runs dist/bin.js)")
@@ -78,19 +88,46 @@ const main = async () => {
   try {
     const input = Path.join(dir, "rows.csv")
     writeCsv(input, ROWS)
-    const migrate = spawnSync(process.execPath, [bin, "store", "migrate", "--store", pg.url], { cwd: repo, encoding: "utf8" })
+    const migrate = spawnSync(process.execPath, [bin, "store", "migrate", "--store", pg.url], {
+      cwd: repo,
+      encoding: "utf8"
+    })
     if (migrate.status !== 0) throw new Error(migrate.stderr)
-    console.log(`cluster: ${JUDGMENTS.toLocaleString("en")} judgments a run, fake server at ${LATENCY_MS} ms, --concurrency ${PER_RUNNER} per runner, ${process.env.BENCH_CLUSTER_ROWS === undefined ? "" : "BENCH_CLUSTER_ROWS set, "}all processes on this machine (${(await import("node:os")).cpus().length} cores)`)
+    console.log(
+      `cluster: ${
+        JUDGMENTS.toLocaleString("en")
+      } judgments a run, fake server at ${LATENCY_MS} ms, --concurrency ${PER_RUNNER} per runner, ${
+        process.env.BENCH_CLUSTER_ROWS === undefined ? "" : "BENCH_CLUSTER_ROWS set, "
+      }all processes on this machine (${(await import("node:os")).cpus().length} cores)`
+    )
     // The baseline: the same run on one machine, no cluster, at one runner's concurrency.
     await server.reset()
     const localStart = performance.now()
     const local = spawnSync(process.execPath, [
-      bin, "run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, "out-local"), "--provider", "openai-compatible",
-      "--base-url", server.url, "--model", "fake", "--no-cache", "--concurrency", String(PER_RUNNER)
+      bin,
+      "run",
+      "pipelines/rag-answers.ts",
+      "--csv",
+      input,
+      "--out",
+      Path.join(dir, "out-local"),
+      "--provider",
+      "openai-compatible",
+      "--base-url",
+      server.url,
+      "--model",
+      "fake",
+      "--no-cache",
+      "--concurrency",
+      String(PER_RUNNER)
     ], { cwd: repo, encoding: "utf8", env: { ...process.env, OPENAI_API_KEY: "bench" } })
     const localSeconds = (performance.now() - localStart) / 1000
     if (local.status !== 0) throw new Error(`local run failed: ${local.stderr}`)
-    console.log(`  local    : ${(JUDGMENTS / localSeconds).toFixed(0).padStart(5)} judgments/s (${localSeconds.toFixed(1)} s; ideal ${(PER_RUNNER * 1000 / LATENCY_MS).toFixed(0)}/s; no cluster, --concurrency ${PER_RUNNER})`)
+    console.log(
+      `  local    : ${(JUDGMENTS / localSeconds).toFixed(0).padStart(5)} judgments/s (${
+        localSeconds.toFixed(1)
+      } s; ideal ${(PER_RUNNER * 1000 / LATENCY_MS).toFixed(0)}/s; no cluster, --concurrency ${PER_RUNNER})`
+    )
     const series = async (limited: boolean) => {
       for (const n of RUNNERS) {
         const runners: Array<ChildProcess> = []
@@ -99,8 +136,25 @@ const main = async () => {
         await server.reset()
         const started = performance.now()
         const run = spawnSync(process.execPath, [
-          bin, "run", "pipelines/rag-answers.ts", "--csv", input, "--out", Path.join(dir, `out-${n}-${limited}`), "--provider", "openai-compatible",
-          "--base-url", server.url, "--model", "fake", "--store", pg.url, "--cluster", "--no-cache", "--run-id", `bench-${n}-runners${limited ? "-limited" : ""}`,
+          bin,
+          "run",
+          "pipelines/rag-answers.ts",
+          "--csv",
+          input,
+          "--out",
+          Path.join(dir, `out-${n}-${limited}`),
+          "--provider",
+          "openai-compatible",
+          "--base-url",
+          server.url,
+          "--model",
+          "fake",
+          "--store",
+          pg.url,
+          "--cluster",
+          "--no-cache",
+          "--run-id",
+          `bench-${n}-runners${limited ? "-limited" : ""}`,
           ...(limited ? ["--rpm", String(LIMIT_RPM)] : []),
           ...RUN_ARGS
         ], { cwd: repo, encoding: "utf8" })
@@ -108,12 +162,23 @@ const main = async () => {
         const stats = await server.stats()
         await Promise.all(runners.map(stop))
         if (run.status !== 0) throw new Error(`run with ${n} runner(s) failed: ${run.stderr}`)
-        const ideal = Math.min((n * PER_RUNNER * 1000) / LATENCY_MS, limited ? LIMIT_RPM / 60 : Number.POSITIVE_INFINITY)
-        console.log(`  ${n} runner${n === 1 ? " " : "s"}: ${(JUDGMENTS / seconds).toFixed(0).padStart(5)} judgments/s (${seconds.toFixed(1)} s; ideal ${ideal.toFixed(0)}/s; ${stats.calls} calls incl. preflights, ${stats.limited} met a 429)`)
+        const ideal = Math.min(
+          (n * PER_RUNNER * 1000) / LATENCY_MS,
+          limited ? LIMIT_RPM / 60 : Number.POSITIVE_INFINITY
+        )
+        console.log(
+          `  ${n} runner${n === 1 ? " " : "s"}: ${(JUDGMENTS / seconds).toFixed(0).padStart(5)} judgments/s (${
+            seconds.toFixed(1)
+          } s; ideal ${ideal.toFixed(0)}/s; ${stats.calls} calls incl. preflights, ${stats.limited} met a 429)`
+        )
       }
     }
     await series(false)
-    console.log(`  the server allowing ${LIMIT_RPM.toLocaleString("en")} requests/min (${LIMIT_RPM / 60}/s) and the run given --rpm ${LIMIT_RPM}: runners add throughput until the limit binds`)
+    console.log(
+      `  the server allowing ${LIMIT_RPM.toLocaleString("en")} requests/min (${
+        LIMIT_RPM / 60
+      }/s) and the run given --rpm ${LIMIT_RPM}: runners add throughput until the limit binds`
+    )
     await series(true)
   } finally {
     await server.close()

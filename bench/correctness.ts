@@ -31,7 +31,10 @@ const WORDS = (
 /** One seeded case: a 3-sentence answer, a 2-sentence reference, 3 contexts, nuggets on every third case. */
 const caseLine = (i: number, random: () => number): string => {
   const word = () => WORDS[Math.floor(random() * WORDS.length)]!
-  const sentence = () => `The ${word()} of the ${word()} was ${Math.floor(random() * 2000)} in ${1900 + Math.floor(random() * 120)} near the ${word()}.`
+  const sentence = () =>
+    `The ${word()} of the ${word()} was ${Math.floor(random() * 2000)} in ${
+      1900 + Math.floor(random() * 120)
+    } near the ${word()}.`
   const answer = [sentence(), sentence(), sentence()].join(" ")
   const reference = [sentence(), sentence()].join(" ")
   const contexts = [sentence() + " " + sentence(), sentence(), sentence() + " " + sentence()]
@@ -69,15 +72,34 @@ interface CliFigures {
 }
 
 const cliRun = (input: string, out: string): CliFigures => {
-  const r = spawnSync("/usr/bin/time", ["-f", "%M %e %U", process.execPath, Path.join(repo, "dist", "bin.js"), "run", "answer-correctness", "--input", input, "--out", out], {
+  const r = spawnSync("/usr/bin/time", [
+    "-f",
+    "%M %e %U",
+    process.execPath,
+    Path.join(repo, "dist", "bin.js"),
+    "run",
+    "answer-correctness",
+    "--input",
+    input,
+    "--out",
+    out
+  ], {
     cwd: repo,
     encoding: "utf8",
     maxBuffer: 64 * 2 ** 20
   })
-  if (r.error !== undefined) throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
+  if (r.error !== undefined) {
+    throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
+  }
   const [kb, seconds, user] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
   const judged = /^([\d,]+) judgments:/m.exec(r.stderr)
-  return { status: r.status, peakMB: Number(kb) / 1024, seconds: Number(seconds), userSeconds: Number(user), judgments: judged === null ? 0 : Number(judged[1]!.replace(/,/g, "")) }
+  return {
+    status: r.status,
+    peakMB: Number(kb) / 1024,
+    seconds: Number(seconds),
+    userSeconds: Number(user),
+    judgments: judged === null ? 0 : Number(judged[1]!.replace(/,/g, ""))
+  }
 }
 
 export interface Printer {
@@ -87,7 +109,10 @@ export interface Printer {
 
 const int = (n: number) => n.toLocaleString("en-US")
 
-export const printCorrectnessFigures = (printer: Printer, largest = Number(process.env["BENCH_CORRECTNESS_CASES"] ?? 100_000)) => {
+export const printCorrectnessFigures = (
+  printer: Printer,
+  largest = Number(process.env["BENCH_CORRECTNESS_CASES"] ?? 100_000)
+) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-bench-correctness-"))
   try {
     const sizes = [1_000, 10_000, largest].filter((n, i, all) => all.indexOf(n) === i && n > 0)
@@ -95,15 +120,29 @@ export const printCorrectnessFigures = (printer: Printer, largest = Number(proce
       const input = Path.join(dir, `cases-${n}.jsonl`)
       writeCases(input, n)
       const r = cliRun(input, Path.join(dir, `out-${n}`))
-      printer.line(`    ${int(n)} cases: ${r.seconds.toFixed(1)} s wall (${r.userSeconds.toFixed(1)} s user CPU), ${int(r.judgments)} judgments, peak RSS ${r.peakMB.toFixed(0)} MB (exit ${r.status})`)
+      printer.line(
+        `    ${int(n)} cases: ${r.seconds.toFixed(1)} s wall (${r.userSeconds.toFixed(1)} s user CPU), ${
+          int(r.judgments)
+        } judgments, peak RSS ${r.peakMB.toFixed(0)} MB (exit ${r.status})`
+      )
       return { n, ...r }
     })
     const big = runs.at(-1)!
     const mid = runs.find((r) => r.n === 10_000) ?? runs[0]!
     const perSecond = big.n / big.seconds
-    printer.figure(`answer-correctness, heuristic, ${int(big.n)} cases through the CLI`, `${int(Math.round(perSecond))} cases/s (${int(Math.round(big.n / big.userSeconds))} per CPU-second)`, `≥ ${int(TARGETS.casesPerSecond)} cases/s`, big.status === 0 && perSecond >= TARGETS.casesPerSecond)
+    printer.figure(
+      `answer-correctness, heuristic, ${int(big.n)} cases through the CLI`,
+      `${int(Math.round(perSecond))} cases/s (${int(Math.round(big.n / big.userSeconds))} per CPU-second)`,
+      `≥ ${int(TARGETS.casesPerSecond)} cases/s`,
+      big.status === 0 && perSecond >= TARGETS.casesPerSecond
+    )
     const growth = big.peakMB - mid.peakMB
-    printer.figure(`answer-correctness peak RSS, ${int(mid.n)} → ${int(big.n)} cases`, `${mid.peakMB.toFixed(0)} → ${big.peakMB.toFixed(0)} MB (${growth >= 0 ? "+" : ""}${growth.toFixed(0)} MB)`, `flat: within ${TARGETS.flatShare * 100}%`, big.status === 0 && Math.abs(growth) <= TARGETS.flatShare * mid.peakMB)
+    printer.figure(
+      `answer-correctness peak RSS, ${int(mid.n)} → ${int(big.n)} cases`,
+      `${mid.peakMB.toFixed(0)} → ${big.peakMB.toFixed(0)} MB (${growth >= 0 ? "+" : ""}${growth.toFixed(0)} MB)`,
+      `flat: within ${TARGETS.flatShare * 100}%`,
+      big.status === 0 && Math.abs(growth) <= TARGETS.flatShare * mid.peakMB
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -111,5 +150,8 @@ export const printCorrectnessFigures = (printer: Printer, largest = Number(proce
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
   const line = (text = "") => console.log(text)
-  printCorrectnessFigures({ line, figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`) })
+  printCorrectnessFigures({
+    line,
+    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
+  })
 }

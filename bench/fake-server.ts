@@ -37,37 +37,43 @@ diagnostics.subscribe("http.server.response.finish", () => {
 const latencyMs = Number(process.argv[2] ?? "0")
 const fake = await FakeOpenAi.start({ latencyMs, record: false })
 
-process.on("message", (message: { cmd: string; latencyMs?: number; limit?: FakeOpenAi.FakeRateLimit | null; id?: number }) => {
-  switch (message.cmd) {
-    case "set":
-      fake.setBehaviour({ latencyMs: message.latencyMs ?? 0, ...(message.limit === undefined ? {} : { limit: message.limit ?? undefined }) })
-      process.send?.({ id: message.id, ok: true })
-      break
-    case "reset":
-      fake.reset()
-      first = undefined
-      last = undefined
-      requests = 0
-      responses = 0
-      cpu = process.cpuUsage()
-      process.send?.({ id: message.id, ok: true })
-      break
-    case "stats": {
-      const used = process.cpuUsage(cpu)
-      process.send?.({
-        id: message.id,
-        calls: fake.calls,
-        limited: fake.limited,
-        requests,
-        responses,
-        firstRequestMs: first,
-        lastResponseMs: last,
-        cpuMs: (used.user + used.system) / 1000
-      })
-      break
+process.on(
+  "message",
+  (message: { cmd: string; latencyMs?: number; limit?: FakeOpenAi.FakeRateLimit | null; id?: number }) => {
+    switch (message.cmd) {
+      case "set":
+        fake.setBehaviour({
+          latencyMs: message.latencyMs ?? 0,
+          ...(message.limit === undefined ? {} : { limit: message.limit ?? undefined })
+        })
+        process.send?.({ id: message.id, ok: true })
+        break
+      case "reset":
+        fake.reset()
+        first = undefined
+        last = undefined
+        requests = 0
+        responses = 0
+        cpu = process.cpuUsage()
+        process.send?.({ id: message.id, ok: true })
+        break
+      case "stats": {
+        const used = process.cpuUsage(cpu)
+        process.send?.({
+          id: message.id,
+          calls: fake.calls,
+          limited: fake.limited,
+          requests,
+          responses,
+          firstRequestMs: first,
+          lastResponseMs: last,
+          cpuMs: (used.user + used.system) / 1000
+        })
+        break
+      }
     }
   }
-})
+)
 process.on("disconnect", () => {
   void fake.close().then(() => process.exit(0))
 })

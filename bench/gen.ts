@@ -65,7 +65,10 @@ export const rowGenerator = (seed = 20250701) => {
     const n = Math.floor(r() * 1000)
     const forms = [
       () => `${cap(topic)} can ${pick(VERBS)} ${pick(ADJECTIVES)} ${nouns[0]} and ${nouns[1]}.`,
-      () => `Studies show that ${topic} helps ${pick(VERBS)} ${nouns[0]}, which leads to ${pick(ADJECTIVES)} ${nouns[1]} in the long run.`,
+      () =>
+        `Studies show that ${topic} helps ${pick(VERBS)} ${nouns[0]}, which leads to ${pick(ADJECTIVES)} ${
+          nouns[1]
+        } in the long run.`,
       () => `About ${n} ${nouns[0]} are affected each year, according to a ${pick(ADJECTIVES)} survey of ${nouns[2]}.`,
       () => `The ${pick(ADJECTIVES)} ${nouns[0]} in ${topic} ${pick(VERBS)}s ${nouns[1]} and ${nouns[2]}.`,
       () => `Without ${nouns[0]}, ${topic} would not ${pick(VERBS)} the ${pick(ADJECTIVES)} ${nouns[1]}.`

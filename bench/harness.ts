@@ -8,23 +8,23 @@
  * so a run splits into: setup + validation (start → first judge call), judging (first call → last
  * verdict), records tail (last verdict → first report), reports, and the final summary/manifest.
  */
-import { Effect, Layer, Redacted } from "effect"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Layer, Redacted } from "effect"
 import { performance } from "node:perf_hooks"
-import { Judge } from "../src/judges/Judge.js"
 import * as Judgments from "../src/engine/Judgments.js"
-import * as LlmJudge from "../src/judges/LlmJudge.js"
-import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import type { Pipeline } from "../src/engine/Pipeline.js"
+import * as Progress from "../src/engine/Progress.js"
 import { precomputed, Retriever } from "../src/engine/Retriever.js"
 import { run, type RunOutcome } from "../src/engine/Runner.js"
+import * as Shutdown from "../src/engine/Shutdown.js"
+import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
+import { Judge } from "../src/judges/Judge.js"
+import * as LlmJudge from "../src/judges/LlmJudge.js"
 import * as OpenAiProvider from "../src/providers/OpenAiProvider.js"
 import * as RateGate from "../src/providers/RateGate.js"
-import * as Progress from "../src/engine/Progress.js"
 import { csv, markdown, type Reporter, Reporters } from "../src/report/Reporter.js"
 import * as JudgmentCache from "../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../src/store/JudgmentJournal.js"
-import * as Shutdown from "../src/engine/Shutdown.js"
 
 export const loadRagAnswers = async () =>
   (await import("../pipelines/rag-answers.js")).default as unknown as Pipeline<unknown, unknown>
@@ -64,7 +64,12 @@ export interface TimedRun {
   readonly outcome: RunOutcome<unknown>
   /** performance.now() when the run effect started; phase marks below are relative to it. */
   readonly startMs: number
-  readonly marks: { readonly firstJudgeCall: number; readonly lastVerdict: number; readonly reportStart: number; readonly reportEnd: number }
+  readonly marks: {
+    readonly firstJudgeCall: number
+    readonly lastVerdict: number
+    readonly reportStart: number
+    readonly reportEnd: number
+  }
   readonly wallMs: number
   /** Process CPU (user + system) during the run, ms. */
   readonly cpuMs: number
@@ -136,7 +141,14 @@ export const timedRun = (
     readonly cache?: "file" | "none"
   }
 ): Promise<TimedRun> => {
-  const times: PhaseTimes = { firstJudgeCall: undefined, lastVerdict: undefined, reportStart: undefined, reportEnd: undefined, reports: [], calls: 0 }
+  const times: PhaseTimes = {
+    firstJudgeCall: undefined,
+    lastVerdict: undefined,
+    reportStart: undefined,
+    reportEnd: undefined,
+    reports: [],
+    calls: 0
+  }
   let start = 0
   const t0 = () => start
   const reporters = (options.reporters ?? [markdown, csv]).map((r) => timedReporter(r, times, t0))
@@ -148,7 +160,9 @@ export const timedRun = (
     Progress.layerSilent,
     NodeContext.layer
   ).pipe(Layer.provideMerge(Layer.merge(
-    options.cache === "file" ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
+    options.cache === "file"
+      ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot))
+      : JudgmentCache.layerNone,
     Shutdown.layerNever
   )))
   const program = Effect.suspend(() => {

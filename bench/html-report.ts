@@ -39,7 +39,12 @@ export const htmlReportFigures = async (rows: number): Promise<HtmlReportFigures
     const csv = Path.join(dir, "html.csv")
     writeCsv(csv, rows, 11)
     const pipeline = await loadRagAnswers()
-    const run = await timedRun(pipeline, heuristicJudgeLayer, { input: csv, outRoot: Path.join(dir, "out"), concurrency: 8, reporters: [markdown, html] })
+    const run = await timedRun(pipeline, heuristicJudgeLayer, {
+      input: csv,
+      outRoot: Path.join(dir, "out"),
+      concurrency: 8,
+      reporters: [markdown, html]
+    })
     const byFormat = (f: string) => run.phases.reportsByFormat.find((x) => x.format === f)?.ms ?? NaN
     const runDir = run.outcome.info.runDir
     const helpTimes: Array<number> = []

@@ -30,11 +30,11 @@ import { fileURLToPath } from "node:url"
 import type { EvalCase } from "../src/domain/Case.js"
 import type { JudgeTask } from "../src/domain/Judgment.js"
 import type { Rubric } from "../src/domain/Rubric.js"
+import type { TaskSpec } from "../src/engine/Pipeline.js"
 import { relevanceOf } from "../src/judges/Heuristic.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import { loadRubric } from "../src/judges/Prompt.js"
 import { THRESHOLDS, THRESHOLDS_ALONE } from "../src/judges/RelevanceModel.js"
-import type { TaskSpec } from "../src/engine/Pipeline.js"
 import { judgeSearchHits, RELEVANT_AT, searchFields, toSearchCase } from "../src/kinds/search/SearchRelevance.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
@@ -73,7 +73,8 @@ export const cohenKappa = (confusion: Confusion): number => {
   return expected === 1 ? Number.NaN : (agree / n - expected) / (1 - expected)
 }
 
-const emptyConfusion = (k: number): Array<Array<number>> => Array.from({ length: k }, () => new Array<number>(k).fill(0))
+const emptyConfusion = (k: number): Array<Array<number>> =>
+  Array.from({ length: k }, () => new Array<number>(k).fill(0))
 
 /** The 2×2 table of relevant (grade ≥ `RELEVANT_AT`) or not. */
 export const binary = (confusion: Confusion): Confusion => {
@@ -98,7 +99,9 @@ export const readQrels = (file: string): Map<string, number> => {
     const f = line.trim().split(/\s+/)
     if (f.length === 1 && f[0] === "") return
     const grade = Number(f[3])
-    if (f.length !== 4 || !Number.isInteger(grade)) throw new Error(`${file}:${i + 1}: expected "qid 0 docid grade", found "${line}"`)
+    if (f.length !== 4 || !Number.isInteger(grade)) {
+      throw new Error(`${file}:${i + 1}: expected "qid 0 docid grade", found "${line}"`)
+    }
     out.set(`${f[0]} ${f[2]}`, grade)
   })
   return out
@@ -119,7 +122,16 @@ const loadCheckedRubric = (): Promise<Rubric> =>
 const tasksOf = (stage: ReturnType<typeof judgeSearchHits>, rubric: Rubric, c: EvalCase): Array<JudgeTask> =>
   stage.tasks(c).map((spec) => {
     const s = spec as TaskSpec
-    return { pipeline: "search-relevance", caseId: c.id, ordinal: c.ordinal, iteration: 1, rubric, target: s.target, vars: s.vars, pool: s.pool }
+    return {
+      pipeline: "search-relevance",
+      caseId: c.id,
+      ordinal: c.ordinal,
+      iteration: 1,
+      rubric,
+      target: s.target,
+      vars: s.vars,
+      pool: s.pool
+    }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -246,7 +258,10 @@ const splitCase = (c: EvalCase, size: number): Array<EvalCase> => {
   return out
 }
 
-export const measureAgreement = async (dataDir: string = defaultDataDir, options: MeasureOptions = {}): Promise<Agreement> => {
+export const measureAgreement = async (
+  dataDir: string = defaultDataDir,
+  options: MeasureOptions = {}
+): Promise<Agreement> => {
   const qrels = readQrels(Path.join(dataDir, "qrels.txt"))
   const whole = readCases(Path.join(dataDir, "search.jsonl"))
   const poolSize = options.poolSize
@@ -280,7 +295,11 @@ export const measureAgreement = async (dataDir: string = defaultDataDir, options
       const g = llm.get(key)
       if (g !== undefined) c[human]![g]!++
     }
-    reference = { name: "Llama-3-8B-Instruct (llama3-8b-grades.qrels)", kappa4: cohenKappa(c), kappa2: cohenKappa(binary(c)) }
+    reference = {
+      name: "Llama-3-8B-Instruct (llama3-8b-grades.qrels)",
+      kappa4: cohenKappa(c),
+      kappa2: cohenKappa(binary(c))
+    }
   }
 
   let judgmentsPerSecond = Number.NaN
@@ -292,9 +311,11 @@ export const measureAgreement = async (dataDir: string = defaultDataDir, options
     const started = performance.now()
     let elapsed = 0
     while (elapsed < seconds * 1000) {
-      for (const c of cases) for (const task of tasksOf(stage, rubric, c)) {
-        HeuristicJudge.verdict(task)
-        n++
+      for (const c of cases) {
+        for (const task of tasksOf(stage, rubric, c)) {
+          HeuristicJudge.verdict(task)
+          n++
+        }
       }
       elapsed = performance.now() - started
     }
@@ -323,15 +344,29 @@ const f3 = (x: number) => x.toFixed(3)
 export const formatAgreement = (a: Agreement): string => {
   const cv = a.crossValidation
   const lines = [
-    `${a.dataDir}: ${a.queries} queries, ${a.pairs.toLocaleString("en-US")} judged pairs${a.poolSize === undefined ? "" : `, hits split into requests of ≤ ${a.poolSize}`} — heuristic judge (${HeuristicJudge.model}), rubric ${RUBRIC}`,
+    `${a.dataDir}: ${a.queries} queries, ${a.pairs.toLocaleString("en-US")} judged pairs${
+      a.poolSize === undefined ? "" : `, hits split into requests of ≤ ${a.poolSize}`
+    } — heuristic judge (${HeuristicJudge.model}), rubric ${RUBRIC}`,
     `  Cohen's κ, four grades:         ${f3(a.kappa4)}`,
     `  Cohen's κ, relevant (≥ 2) or not: ${f3(a.kappa2)}`,
     "  confusion (rows: human grade, columns: heuristic grade 0 1 2 3):",
     ...a.confusion.map((row, h) => `    ${h}: ${row.map((c) => String(c).padStart(6)).join("")}`),
-    `  thresholds shipped ${THRESHOLDS.grade1}/${THRESHOLDS.grade2}/${THRESHOLDS.grade3} (hit alone: ${THRESHOLDS_ALONE.grade1}/${THRESHOLDS_ALONE.grade2}/${THRESHOLDS_ALONE.grade3}); refitted on this collection ${cv.fitted.join("/")} (in-sample κ ${f3(cv.fittedKappa4)} / ${f3(cv.fittedKappa2)})`,
-    `  leave-one-query-out (thresholds refitted without the query): κ four grades ${f3(cv.kappa4)}, binary ${f3(cv.kappa2)}`,
-    ...(a.reference === undefined ? [] : [`  reference, ${a.reference.name}: κ four grades ${f3(a.reference.kappa4)}, binary ${f3(a.reference.kappa2)}`]),
-    `  throughput: ${Number.isNaN(a.judgmentsPerSecond) ? "not measured" : `${Math.round(a.judgmentsPerSecond).toLocaleString("en-US")} judgments/s`} (single process, tasks rebuilt each pass)`
+    `  thresholds shipped ${THRESHOLDS.grade1}/${THRESHOLDS.grade2}/${THRESHOLDS.grade3} (hit alone: ${THRESHOLDS_ALONE.grade1}/${THRESHOLDS_ALONE.grade2}/${THRESHOLDS_ALONE.grade3}); refitted on this collection ${
+      cv.fitted.join("/")
+    } (in-sample κ ${f3(cv.fittedKappa4)} / ${f3(cv.fittedKappa2)})`,
+    `  leave-one-query-out (thresholds refitted without the query): κ four grades ${f3(cv.kappa4)}, binary ${
+      f3(cv.kappa2)
+    }`,
+    ...(a.reference === undefined
+      ? []
+      : [
+        `  reference, ${a.reference.name}: κ four grades ${f3(a.reference.kappa4)}, binary ${f3(a.reference.kappa2)}`
+      ]),
+    `  throughput: ${
+      Number.isNaN(a.judgmentsPerSecond)
+        ? "not measured"
+        : `${Math.round(a.judgmentsPerSecond).toLocaleString("en-US")} judgments/s`
+    } (single process, tasks rebuilt each pass)`
   ]
   return lines.join("\n")
 }

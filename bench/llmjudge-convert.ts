@@ -20,12 +20,21 @@ import * as zlib from "node:zlib"
 interface Paragraph {
   readonly paragraph_id: string
   readonly text: string
-  readonly paragraph_data?: { readonly judgments?: ReadonlyArray<{ readonly relevance: number; readonly titleQuery?: string }> }
-  readonly exam_grades?: ReadonlyArray<{ readonly prompt_info?: { readonly prompt_class?: string }; readonly relevance_label?: number; readonly llm?: string }>
+  readonly paragraph_data?: {
+    readonly judgments?: ReadonlyArray<{ readonly relevance: number; readonly titleQuery?: string }>
+  }
+  readonly exam_grades?: ReadonlyArray<
+    {
+      readonly prompt_info?: { readonly prompt_class?: string }
+      readonly relevance_label?: number
+      readonly llm?: string
+    }
+  >
 }
 
 const isParagraph = (u: unknown): u is Paragraph =>
-  typeof u === "object" && u !== null && typeof (u as Paragraph).paragraph_id === "string" && typeof (u as Paragraph).text === "string"
+  typeof u === "object" && u !== null && typeof (u as Paragraph).paragraph_id === "string" &&
+  typeof (u as Paragraph).text === "string"
 
 export interface Converted {
   readonly queries: number
@@ -74,7 +83,9 @@ export const convert = (input: string, outDir: string): Converted => {
   return { queries: search.length, pairs, llmGrades: llm.length }
 }
 
-if (process.argv[1] !== undefined && Path.resolve(process.argv[1]).endsWith(Path.join("bench", "llmjudge-convert.ts"))) {
+if (
+  process.argv[1] !== undefined && Path.resolve(process.argv[1]).endsWith(Path.join("bench", "llmjudge-convert.ts"))
+) {
   const [input, outDir] = process.argv.slice(2)
   if (input === undefined || outDir === undefined) {
     console.error("usage: npx tsx bench/llmjudge-convert.ts <file.jsonl.gz> <out-dir>")

@@ -30,7 +30,9 @@ const HITS = 10
 const RUNS = 5
 
 const random = prng(42)
-const WORDS = "annual leave days employee policy sick note doctor carry over year paid manager approve request portal salary bonus office holiday remote work".split(" ")
+const WORDS =
+  "annual leave days employee policy sick note doctor carry over year paid manager approve request portal salary bonus office holiday remote work"
+    .split(" ")
 const text = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ")
 
 const rowsOf: Record<string, (i: number) => unknown> = {
@@ -38,7 +40,10 @@ const rowsOf: Record<string, (i: number) => unknown> = {
     id: `q${i}`,
     query: text(8),
     gold: [text(6), text(5)],
-    chunks: Array.from({ length: HITS }, (_, k) => ({ id: `c${i}-${k}`, text: text(30), score: Math.round(random() * 1000) / 1000 })),
+    chunks: Array.from(
+      { length: HITS },
+      (_, k) => ({ id: `c${i}-${k}`, text: text(30), score: Math.round(random() * 1000) / 1000 })
+    ),
     latencyMs: { total: 900, retrieve: 80, rerank: 120 },
     usage: { prompt_tokens: 1000, completion_tokens: 50 }
   }),
@@ -63,7 +68,10 @@ const rowsOf: Record<string, (i: number) => unknown> = {
     queryLogId: `ql${i}`,
     question: text(10),
     answer: text(60),
-    context: Array.from({ length: 5 }, () => ({ name: text(3), code: "CS1", matchedLearningOutcomes: [text(8), text(8)] }))
+    context: Array.from(
+      { length: 5 },
+      () => ({ name: text(3), code: "CS1", matchedLearningOutcomes: [text(8), text(8)] })
+    )
   })
 }
 
@@ -88,7 +96,11 @@ const cpuMs = async (run: () => Promise<void>): Promise<number> => {
 
 const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-loading-"))
 try {
-  console.log(`Loading ${ROWS.toLocaleString("en-US")} JSONL rows (${HITS} hits a row where the kind has hits), CPU ms, median of ${RUNS} warm runs`)
+  console.log(
+    `Loading ${
+      ROWS.toLocaleString("en-US")
+    } JSONL rows (${HITS} hits a row where the kind has hits), CPU ms, median of ${RUNS} warm runs`
+  )
   for (const [kind, row] of Object.entries(rowsOf)) {
     const file = Path.join(dir, `${kind}.jsonl`)
     fs.writeFileSync(file, Array.from({ length: ROWS }, (_, i) => JSON.stringify(row(i))).join("\n") + "\n")
@@ -97,8 +109,12 @@ try {
     const load = await cpuMs(() => Effect.runPromise(Stream.runDrain(stage.cases({ file }))))
     const mb = fs.statSync(file).size / 2 ** 20
     console.log(
-      `  ${kind.padEnd(20)} ${mb.toFixed(0).padStart(3)} MB · rows read ${bare.toFixed(0).padStart(5)} ms · cases ${load.toFixed(0).padStart(5)} ms ` +
-        `(${((load * 1000) / ROWS).toFixed(1)} µs/row; decoding and building ${(((load - bare) * 1000) / ROWS).toFixed(1)} µs/row)`
+      `  ${kind.padEnd(20)} ${mb.toFixed(0).padStart(3)} MB · rows read ${bare.toFixed(0).padStart(5)} ms · cases ${
+        load.toFixed(0).padStart(5)
+      } ms ` +
+        `(${((load * 1000) / ROWS).toFixed(1)} µs/row; decoding and building ${
+          (((load - bare) * 1000) / ROWS).toFixed(1)
+        } µs/row)`
     )
   }
 } finally {

@@ -29,7 +29,11 @@ const standIn = Layer.succeed(Judge, {
   local: false,
   judge: () =>
     Effect.as(Effect.promise(() => new Promise<void>((r) => setImmediate(r))), {
-      status: "ok" as const, score: 2, reason: "fine", usage: { inputTokens: 100, outputTokens: 20 }, attempts: 1
+      status: "ok" as const,
+      score: 2,
+      reason: "fine",
+      usage: { inputTokens: 100, outputTokens: 20 },
+      attempts: 1
     }),
   judgeList: () => Effect.succeed([])
 })
@@ -42,13 +46,32 @@ try {
     ["stand-in judge, no cache", standIn, "none"]
   ]
   // Warm-up (JIT): the first run in a process is slower whatever it measures.
-  await timedRun(pipeline, standIn, { input: csv, outRoot: Path.join(dir, "out", "warm-1"), concurrency: 32, cache: "file" })
-  await timedRun(pipeline, llmJudgeLayer(server.url, 32), { input: csv, outRoot: Path.join(dir, "out", "warm-2"), concurrency: 32, cache: "none" })
+  await timedRun(pipeline, standIn, {
+    input: csv,
+    outRoot: Path.join(dir, "out", "warm-1"),
+    concurrency: 32,
+    cache: "file"
+  })
+  await timedRun(pipeline, llmJudgeLayer(server.url, 32), {
+    input: csv,
+    outRoot: Path.join(dir, "out", "warm-2"),
+    concurrency: 32,
+    cache: "none"
+  })
   for (const [name, judge, cache] of variants) {
     if (variant !== "all" && !name.startsWith(variant)) continue
-    const r = await timedRun(pipeline, judge, { input: csv, outRoot: Path.join(dir, "out", name.replace(/\W+/g, "-")), concurrency: 32, cache })
+    const r = await timedRun(pipeline, judge, {
+      input: csv,
+      outRoot: Path.join(dir, "out", name.replace(/\W+/g, "-")),
+      concurrency: 32,
+      cache
+    })
     const n = r.outcome.judgments.total
-    console.log(`${name.padEnd(28)} ${n} judgments in ${Math.round(r.wallMs)} ms → ${Math.round((n * 1000) / r.wallMs)}/s; CPU ${(r.cpuMs / n).toFixed(3)} ms/judgment`)
+    console.log(
+      `${name.padEnd(28)} ${n} judgments in ${Math.round(r.wallMs)} ms → ${Math.round((n * 1000) / r.wallMs)}/s; CPU ${
+        (r.cpuMs / n).toFixed(3)
+      } ms/judgment`
+    )
   }
 } finally {
   await server.close()

@@ -48,7 +48,13 @@ export const RATE_TARGETS = {
 
 export const rateLimitScenarios = async (
   server: ChildServer,
-  options: { readonly repo: string; readonly csv: string; readonly out: (name: string) => string; readonly latencyMs: number; readonly concurrency: number }
+  options: {
+    readonly repo: string
+    readonly csv: string
+    readonly out: (name: string) => string
+    readonly latencyMs: number
+    readonly concurrency: number
+  }
 ): Promise<ReadonlyArray<RateScenario>> => {
   const scenarios: Array<RateScenario> = []
   for (const chargeRejected of [false, true]) {
@@ -56,8 +62,22 @@ export const rateLimitScenarios = async (
       await server.setLimit(options.latencyMs, { ...RATE_LIMIT, retryAfter: "seconds", chargeRejected })
       await server.reset()
       const r = spawnSync(process.execPath, [
-        Path.join(options.repo, "dist", "bin.js"), "run", "pipelines/rag-answers.ts", "--csv", options.csv, "--out", options.out(`rate-${scenarios.length}`),
-        "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--concurrency", String(options.concurrency), ...flags
+        Path.join(options.repo, "dist", "bin.js"),
+        "run",
+        "pipelines/rag-answers.ts",
+        "--csv",
+        options.csv,
+        "--out",
+        options.out(`rate-${scenarios.length}`),
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--concurrency",
+        String(options.concurrency),
+        ...flags
       ], { cwd: options.repo, encoding: "utf8", maxBuffer: 64 * 2 ** 20 })
       const stats = await server.stats()
       const counts = judgmentCounts(r.stderr)
@@ -92,12 +112,33 @@ export const reportRateScenarios = (
     const ratio = sc.spanMs / sc.idealMs
     const share = sc.limited / Math.max(1, sc.calls)
     const withRpm = sc.flags.length > 0
-    line(`    ${sc.name}: ${(sc.spanMs / 1000).toFixed(1)} s (ideal ${(sc.idealMs / 1000).toFixed(1)} s) · ${sc.calls} requests, ${sc.limited} got a 429 (${(100 * share).toFixed(1)}%) · ${sc.judgments} judgments, ${sc.failed} failed · exit ${sc.exit}`)
+    line(
+      `    ${sc.name}: ${(sc.spanMs / 1000).toFixed(1)} s (ideal ${
+        (sc.idealMs / 1000).toFixed(1)
+      } s) · ${sc.calls} requests, ${sc.limited} got a 429 (${
+        (100 * share).toFixed(1)
+      }%) · ${sc.judgments} judgments, ${sc.failed} failed · exit ${sc.exit}`
+    )
     const ratioTarget = withRpm ? RATE_TARGETS.ratioWithRpm : RATE_TARGETS.ratioWithout
     const shareTarget = withRpm ? RATE_TARGETS.limitedShareWithRpm : RATE_TARGETS.limitedShareWithout
-    figure(`rate-bound run, ${sc.name}: wall time ÷ ideal`, ratio.toFixed(3), `≤ ${ratioTarget}`, ratio <= ratioTarget && sc.exit === 0)
-    figure(`rate-bound run, ${sc.name}: requests that got a 429`, `${(100 * share).toFixed(1)}%`, `≤ ${100 * shareTarget}%`, share <= shareTarget)
-    figure(`rate-bound run, ${sc.name}: failed judgments`, String(sc.failed), "0", sc.failed === 0 && sc.judgments === expectedJudgments)
+    figure(
+      `rate-bound run, ${sc.name}: wall time ÷ ideal`,
+      ratio.toFixed(3),
+      `≤ ${ratioTarget}`,
+      ratio <= ratioTarget && sc.exit === 0
+    )
+    figure(
+      `rate-bound run, ${sc.name}: requests that got a 429`,
+      `${(100 * share).toFixed(1)}%`,
+      `≤ ${100 * shareTarget}%`,
+      share <= shareTarget
+    )
+    figure(
+      `rate-bound run, ${sc.name}: failed judgments`,
+      String(sc.failed),
+      "0",
+      sc.failed === 0 && sc.judgments === expectedJudgments
+    )
   }
 }
 
@@ -111,10 +152,27 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
   try {
     const csv = Path.join(dir, `rate-${rows}.csv`)
     writeCsv(csv, rows, 8)
-    console.log(`A rate-limited API: the fake server (child process, ${latencyMs} ms latency) enforces ${RATE_LIMIT.rpm} requests/min as a token bucket with a burst of ${RATE_LIMIT.burst}`)
-    console.log(`(429 with Retry-After in whole seconds, no x-ratelimit headers); the CLI, --concurrency ${concurrency}, ${rows} rows × 6 = ${rows * 6} judgments; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
-    const scenarios = await rateLimitScenarios(server, { repo, csv, out: (name) => Path.join(dir, name), latencyMs, concurrency })
-    reportRateScenarios(scenarios, rows * 6, (text) => console.log(text), (name, value, target, ok) => console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`))
+    console.log(
+      `A rate-limited API: the fake server (child process, ${latencyMs} ms latency) enforces ${RATE_LIMIT.rpm} requests/min as a token bucket with a burst of ${RATE_LIMIT.burst}`
+    )
+    console.log(
+      `(429 with Retry-After in whole seconds, no x-ratelimit headers); the CLI, --concurrency ${concurrency}, ${rows} rows × 6 = ${
+        rows * 6
+      } judgments; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`
+    )
+    const scenarios = await rateLimitScenarios(server, {
+      repo,
+      csv,
+      out: (name) => Path.join(dir, name),
+      latencyMs,
+      concurrency
+    })
+    reportRateScenarios(
+      scenarios,
+      rows * 6,
+      (text) => console.log(text),
+      (name, value, target, ok) => console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`)
+    )
   } finally {
     await server.close()
     fs.rmSync(dir, { recursive: true, force: true })

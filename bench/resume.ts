@@ -38,8 +38,18 @@ const countLines = (path: string): number => {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export const resumeFigures = async (options: { readonly repo: string; readonly csv: string; readonly out: string; readonly rows: number }): Promise<ResumeFigures> => {
-  const args = [Path.join(options.repo, "dist", "bin.js"), "run", "pipelines/rag-answers.ts", "--csv", options.csv, "--out", options.out]
+export const resumeFigures = async (
+  options: { readonly repo: string; readonly csv: string; readonly out: string; readonly rows: number }
+): Promise<ResumeFigures> => {
+  const args = [
+    Path.join(options.repo, "dist", "bin.js"),
+    "run",
+    "pipelines/rag-answers.ts",
+    "--csv",
+    options.csv,
+    "--out",
+    options.out
+  ]
   const total = options.rows * 6
   // 1. Run until the journal holds about half the judgments, then kill -9.
   const first = spawn(process.execPath, args, { cwd: options.repo, stdio: "ignore" })
@@ -64,7 +74,10 @@ export const resumeFigures = async (options: { readonly repo: string; readonly c
   // 2. The same command, timed from outside: stderr for the resume line, the journal's size for the
   //    first new judgment.
   const started = performance.now()
-  const second = spawn("/usr/bin/time", ["-f", "%M", process.execPath, ...args], { cwd: options.repo, stdio: ["ignore", "ignore", "pipe"] })
+  const second = spawn("/usr/bin/time", ["-f", "%M", process.execPath, ...args], {
+    cwd: options.repo,
+    stdio: ["ignore", "ignore", "pipe"]
+  })
   let stderr = ""
   let startupMs = Number.NaN
   let firstNewJudgmentMs = Number.NaN
@@ -76,11 +89,22 @@ export const resumeFigures = async (options: { readonly repo: string; readonly c
   let exited = false
   void done.then(() => (exited = true))
   while (!exited) {
-    if (Number.isNaN(firstNewJudgmentMs) && fs.statSync(journal!).size > journalBytes) firstNewJudgmentMs = performance.now() - started
+    if (Number.isNaN(firstNewJudgmentMs) && fs.statSync(journal!).size > journalBytes) {
+      firstNewJudgmentMs = performance.now() - started
+    }
     await sleep(20)
   }
   const exit = await done
   const totalMs = performance.now() - started
   const kb = Number(stderr.trim().split("\n").at(-1))
-  return { judgments: total, journaledAtKill, journalBytes, startupMs, firstNewJudgmentMs, totalMs, peakMB: kb / 1024, exit }
+  return {
+    judgments: total,
+    journaledAtKill,
+    journalBytes,
+    startupMs,
+    firstNewJudgmentMs,
+    totalMs,
+    peakMB: kb / 1024,
+    exit
+  }
 }

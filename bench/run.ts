@@ -35,28 +35,28 @@
  *   BENCH_RATE_ROWS (default 167 = 1,002 judgments a run; each of the 4 scenarios takes about 100 s),
  *   BENCH_RESUME_ROWS (default 1000000; about 6 minutes; 0 skips it).
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import { bootstrapTable } from "../src/stats/Bootstrap.js"
-import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { spawnSync } from "node:child_process"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import { bootstrapTable } from "../src/stats/Bootstrap.js"
+import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
-import { startChildServer } from "./child.js"
-import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
-import { benchTempDir, writeCsv } from "./gen.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
-import { journalFigures } from "./journal.js"
-import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
-import { resumeFigures } from "./resume.js"
-import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
-import { htmlReportFigures } from "./html-report.js"
+import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
+import { startChildServer } from "./child.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
+import { benchTempDir, writeCsv } from "./gen.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
+import { htmlReportFigures } from "./html-report.js"
+import { journalFigures } from "./journal.js"
+import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
+import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
+import { resumeFigures } from "./resume.js"
 import { transportLadder } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -118,14 +118,32 @@ const repo = fileURLToPath(new URL("..", import.meta.url))
 
 /** `node dist/bin.js run pipelines/rag-answers.ts --csv <csv>` under GNU time: wall time and peak RSS. */
 const cliRun = (csv: string, out: string) => {
-  const r = spawnSync("/usr/bin/time", ["-f", "%M %e", process.execPath, Path.join(repo, "dist", "bin.js"), "run", "pipelines/rag-answers.ts", "--csv", csv, "--out", out], {
+  const r = spawnSync("/usr/bin/time", [
+    "-f",
+    "%M %e",
+    process.execPath,
+    Path.join(repo, "dist", "bin.js"),
+    "run",
+    "pipelines/rag-answers.ts",
+    "--csv",
+    csv,
+    "--out",
+    out
+  ], {
     cwd: repo,
     encoding: "utf8",
     maxBuffer: 64 * 2 ** 20
   })
-  if (r.error !== undefined) throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
+  if (r.error !== undefined) {
+    throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
+  }
   const [kb, seconds] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
-  return { status: r.status, peakMB: Number(kb) / 1024, seconds: Number(seconds), judgments: judgmentCounts(r.stderr)?.total ?? 0 }
+  return {
+    status: r.status,
+    peakMB: Number(kb) / 1024,
+    seconds: Number(seconds),
+    judgments: judgmentCounts(r.stderr)?.total ?? 0
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -133,7 +151,11 @@ const cliRun = (csv: string, out: string) => {
 const main = async () => {
   const cpus = os.cpus()
   line("rag-eval bench — rag-answers pipeline")
-  line(`machine: ${cpus[0]?.model ?? "unknown CPU"} · ${cpus.length} cores · ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM · node ${process.version} · ${os.platform()} ${os.release()}`)
+  line(
+    `machine: ${cpus[0]?.model ?? "unknown CPU"} · ${cpus.length} cores · ${
+      (os.totalmem() / 2 ** 30).toFixed(1)
+    } GiB RAM · node ${process.version} · ${os.platform()} ${os.release()}`
+  )
   line(`load average at start: ${loadAverage()} (other processes on these ${cpus.length} cores skew every figure)`)
   line()
 
@@ -150,44 +172,85 @@ const main = async () => {
     try {
       // ---------------------------------------------------------------------------------------
       const n = LLM_ROWS * DIMENSIONS
-      line(`[1] LLM judge (openai-compatible provider → fake server in a child process), 0 ms latency, concurrency ${CONCURRENCY}`)
-      line(`    ${LLM_ROWS} rows × ${DIMENSIONS} = ${int(n)} judgments a run; CLI defaults: markdown + csv reports, file journal and cache; silent progress`)
+      line(
+        `[1] LLM judge (openai-compatible provider → fake server in a child process), 0 ms latency, concurrency ${CONCURRENCY}`
+      )
+      line(
+        `    ${LLM_ROWS} rows × ${DIMENSIONS} = ${
+          int(n)
+        } judgments a run; CLI defaults: markdown + csv reports, file journal and cache; silent progress`
+      )
       const rates: Array<number> = []
       let lastRun: TimedRun | undefined
       let serverCpu = 0
       for (let i = 0; i < WARM_UP_RUNS + MEASURED_RUNS; i++) {
         await server.reset()
-        const r = await timedRun(pipeline, llmJudgeLayer(server.url, CONCURRENCY), { input: llmCsv, outRoot: out(`llm-${i}`), concurrency: CONCURRENCY, cache: "file" })
+        const r = await timedRun(pipeline, llmJudgeLayer(server.url, CONCURRENCY), {
+          input: llmCsv,
+          outRoot: out(`llm-${i}`),
+          concurrency: CONCURRENCY,
+          cache: "file"
+        })
         const stats = await server.stats()
         const rate = (r.outcome.judgments.total * 1000) / r.wallMs
         rates.push(rate)
-        line(`    run ${i + 1}${i < WARM_UP_RUNS ? " (warm-up)" : ""}: ${int(rate)}/s (${int(r.outcome.judgments.total)} in ${ms(r.wallMs)}, ${r.outcome.judgments.failed} failed; runner CPU ${(r.cpuMs / r.outcome.judgments.total).toFixed(2)} ms/judgment, fake server ${(stats.cpuMs / Math.max(1, stats.calls)).toFixed(2)} ms/call)`)
+        line(
+          `    run ${i + 1}${i < WARM_UP_RUNS ? " (warm-up)" : ""}: ${int(rate)}/s (${
+            int(r.outcome.judgments.total)
+          } in ${ms(r.wallMs)}, ${r.outcome.judgments.failed} failed; runner CPU ${
+            (r.cpuMs / r.outcome.judgments.total).toFixed(2)
+          } ms/judgment, fake server ${(stats.cpuMs / Math.max(1, stats.calls)).toFixed(2)} ms/call)`
+        )
         lastRun = r
         serverCpu = stats.cpuMs / Math.max(1, stats.calls)
       }
       const warm = median(rates.slice(WARM_UP_RUNS))
-      figure(`judgments/s, median of ${MEASURED_RUNS} warm runs`, `${int(warm)}/s (first, cold run: ${int(rates[0]!)}/s)`, `≥ ${int(TARGETS.llmPerSecond)}/s`, warm >= TARGETS.llmPerSecond)
+      figure(
+        `judgments/s, median of ${MEASURED_RUNS} warm runs`,
+        `${int(warm)}/s (first, cold run: ${int(rates[0]!)}/s)`,
+        `≥ ${int(TARGETS.llmPerSecond)}/s`,
+        warm >= TARGETS.llmPerSecond
+      )
       if (lastRun !== undefined) {
         const cpu = lastRun.cpuMs / lastRun.outcome.judgments.total
         line(`    last run: ${phaseLine(lastRun)}`)
-        line(`    CPU per judgment: runner process ${cpu.toFixed(2)} ms (every thread: JIT, GC, I/O) · fake server ${serverCpu.toFixed(2)} ms`)
+        line(
+          `    CPU per judgment: runner process ${cpu.toFixed(2)} ms (every thread: JIT, GC, I/O) · fake server ${
+            serverCpu.toFixed(2)
+          } ms`
+        )
       }
 
       const fake = await FakeOpenAi.start({ latencyMs: 0, record: false })
       try {
-        const inProcess = await timedRun(pipeline, llmJudgeLayer(fake.url, CONCURRENCY), { input: llmCsv, outRoot: out("llm-inprocess"), concurrency: CONCURRENCY, cache: "file" })
+        const inProcess = await timedRun(pipeline, llmJudgeLayer(fake.url, CONCURRENCY), {
+          input: llmCsv,
+          outRoot: out("llm-inprocess"),
+          concurrency: CONCURRENCY,
+          cache: "file"
+        })
         const rate = (inProcess.outcome.judgments.total * 1000) / inProcess.wallMs
-        line(`    server in-process instead (runner + server share one event loop): ${int(rate)}/s — CPU ${(inProcess.cpuMs / inProcess.outcome.judgments.total).toFixed(2)} ms/judgment`)
+        line(
+          `    server in-process instead (runner + server share one event loop): ${int(rate)}/s — CPU ${
+            (inProcess.cpuMs / inProcess.outcome.judgments.total).toFixed(2)
+          } ms/judgment`
+        )
       } finally {
         await fake.close()
       }
 
       line()
-      line(`  Where a call's CPU goes (server in the child process, ${CONCURRENCY} calls in flight, client CPU = user + system of this process):`)
+      line(
+        `  Where a call's CPU goes (server in the child process, ${CONCURRENCY} calls in flight, client CPU = user + system of this process):`
+      )
       const ladder = await transportLadder(server.url, { calls: 3000, concurrency: CONCURRENCY })
       let below = 0
       for (const level of ladder) {
-        line(`    ${level.level.padEnd(34)} ${int(level.perSecond).padStart(6)}/s   ${level.cpuMsPerCall.toFixed(3)} ms CPU/call   (+${(level.cpuMsPerCall - below).toFixed(3)})`)
+        line(
+          `    ${level.level.padEnd(34)} ${int(level.perSecond).padStart(6)}/s   ${
+            level.cpuMsPerCall.toFixed(3)
+          } ms CPU/call   (+${(level.cpuMsPerCall - below).toFixed(3)})`
+        )
         below = level.cpuMsPerCall
       }
       line()
@@ -195,29 +258,66 @@ const main = async () => {
       // ---------------------------------------------------------------------------------------
       const ln = LATENCY_ROWS * DIMENSIONS
       const idealMs = (ln * LATENCY_MS) / CONCURRENCY
-      line(`[2] LLM judge, ${LATENCY_MS} ms latency, concurrency ${CONCURRENCY}: ${LATENCY_ROWS} rows × ${DIMENSIONS} = ${int(ln)} judgments a run; ideal ${ms(idealMs)} = ${int(ln)} × ${LATENCY_MS} ms / ${CONCURRENCY}`)
+      line(
+        `[2] LLM judge, ${LATENCY_MS} ms latency, concurrency ${CONCURRENCY}: ${LATENCY_ROWS} rows × ${DIMENSIONS} = ${
+          int(ln)
+        } judgments a run; ideal ${ms(idealMs)} = ${int(ln)} × ${LATENCY_MS} ms / ${CONCURRENCY}`
+      )
       await server.setLatency(LATENCY_MS)
       const ratios: Array<number> = []
       for (let i = 0; i < 1 + MEASURED_RUNS; i++) {
         await server.reset()
-        const slow = await timedRun(pipeline, llmJudgeLayer(server.url, CONCURRENCY), { input: latencyCsv, outRoot: out(`latency-${i}`), concurrency: CONCURRENCY, cache: "file" })
+        const slow = await timedRun(pipeline, llmJudgeLayer(server.url, CONCURRENCY), {
+          input: latencyCsv,
+          outRoot: out(`latency-${i}`),
+          concurrency: CONCURRENCY,
+          cache: "file"
+        })
         const stats = await server.stats()
         const span = (stats.lastResponseMs ?? 0) - (stats.firstRequestMs ?? 0)
         const ratio = idealMs / span
         if (i > 0) ratios.push(ratio)
-        line(`    run ${i + 1}${i === 0 ? " (warm-up)" : ""}: ${ratio.toFixed(3)} (server: first request → last response ${ms(span)}; in-process view, first call → last verdict ${ms(slow.phases.judgingMs)}; ${stats.calls} calls, ${slow.outcome.judgments.failed} failed)`)
+        line(
+          `    run ${i + 1}${i === 0 ? " (warm-up)" : ""}: ${ratio.toFixed(3)} (server: first request → last response ${
+            ms(span)
+          }; in-process view, first call → last verdict ${
+            ms(slow.phases.judgingMs)
+          }; ${stats.calls} calls, ${slow.outcome.judgments.failed} failed)`
+        )
       }
       await server.setLatency(0)
       const ratio = median(ratios)
-      figure(`achieved ÷ ideal throughput, median of ${MEASURED_RUNS}`, ratio.toFixed(3), `≥ ${TARGETS.latencyRatio}`, ratio >= TARGETS.latencyRatio)
+      figure(
+        `achieved ÷ ideal throughput, median of ${MEASURED_RUNS}`,
+        ratio.toFixed(3),
+        `≥ ${TARGETS.latencyRatio}`,
+        ratio >= TARGETS.latencyRatio
+      )
       line()
 
       // ---------------------------------------------------------------------------------------
       const rateCsv = Path.join(dir, `rate-${RATE_ROWS}.csv`)
       writeCsv(rateCsv, RATE_ROWS, 8)
-      line(`[6] A rate-limited API: the fake server (child process, ${RATE_LATENCY_MS} ms latency) enforces ${RATE_LIMIT.rpm} requests/min as a token bucket with a burst of ${RATE_LIMIT.burst}`)
-      line(`    (429 with Retry-After in whole seconds, no x-ratelimit headers), rejected requests not counted and counted (OpenAI's rule); the CLI, --concurrency ${CONCURRENCY}, ${RATE_ROWS} rows × ${DIMENSIONS} = ${int(RATE_ROWS * DIMENSIONS)} judgments`)
-      reportRateScenarios(await rateLimitScenarios(server, { repo, csv: rateCsv, out, latencyMs: RATE_LATENCY_MS, concurrency: CONCURRENCY }), RATE_ROWS * DIMENSIONS, line, figure)
+      line(
+        `[6] A rate-limited API: the fake server (child process, ${RATE_LATENCY_MS} ms latency) enforces ${RATE_LIMIT.rpm} requests/min as a token bucket with a burst of ${RATE_LIMIT.burst}`
+      )
+      line(
+        `    (429 with Retry-After in whole seconds, no x-ratelimit headers), rejected requests not counted and counted (OpenAI's rule); the CLI, --concurrency ${CONCURRENCY}, ${RATE_ROWS} rows × ${DIMENSIONS} = ${
+          int(RATE_ROWS * DIMENSIONS)
+        } judgments`
+      )
+      reportRateScenarios(
+        await rateLimitScenarios(server, {
+          repo,
+          csv: rateCsv,
+          out,
+          latencyMs: RATE_LATENCY_MS,
+          concurrency: CONCURRENCY
+        }),
+        RATE_ROWS * DIMENSIONS,
+        line,
+        figure
+      )
       line()
     } finally {
       await server.close()
@@ -231,11 +331,22 @@ const main = async () => {
     writeCsv(smallCsv, 1000, 6)
     const midCsv = Path.join(dir, "rss-10000.csv")
     writeCsv(midCsv, 10_000, 7)
-    line(`[3] Heuristic judge, the CLI as users run it (/usr/bin/time node dist/bin.js run pipelines/rag-answers.ts --csv …; markdown + csv reports)`)
-    line(`    input: ${int(HEURISTIC_ROWS)} generated rows, ${mb(bytes)} CSV (generated in ${ms(performance.now() - genStart)}, not counted)`)
+    line(
+      `[3] Heuristic judge, the CLI as users run it (/usr/bin/time node dist/bin.js run pipelines/rag-answers.ts --csv …; markdown + csv reports)`
+    )
+    line(
+      `    input: ${int(HEURISTIC_ROWS)} generated rows, ${mb(bytes)} CSV (generated in ${
+        ms(performance.now() - genStart)
+      }, not counted)`
+    )
     const big = cliRun(bigCsv, out("cli-big"))
     const hRate = big.judgments / big.seconds
-    figure(`heuristic judgments/s, whole CLI run`, `${int(hRate)}/s (${int(big.judgments)} in ${big.seconds.toFixed(1)} s, exit ${big.status})`, `≥ ${int(TARGETS.heuristicPerSecond)}/s`, big.status === 0 && hRate >= TARGETS.heuristicPerSecond)
+    figure(
+      `heuristic judgments/s, whole CLI run`,
+      `${int(hRate)}/s (${int(big.judgments)} in ${big.seconds.toFixed(1)} s, exit ${big.status})`,
+      `≥ ${int(TARGETS.heuristicPerSecond)}/s`,
+      big.status === 0 && hRate >= TARGETS.heuristicPerSecond
+    )
     fs.rmSync(out("cli-big"), { recursive: true, force: true })
     line()
 
@@ -244,21 +355,51 @@ const main = async () => {
     const small = cliRun(smallCsv, out("cli-small"))
     fs.rmSync(out("cli-mid"), { recursive: true, force: true })
     fs.rmSync(out("cli-small"), { recursive: true, force: true })
-    figure(`peak RSS, CLI, 1,000 rows`, `${small.peakMB.toFixed(0)} MB (exit ${small.status}, ${small.seconds.toFixed(1)} s)`, `≤ ${TARGETS.rssMB} MB`, small.status === 0 && small.peakMB <= TARGETS.rssMB)
-    figure(`peak RSS, CLI, ${int(HEURISTIC_ROWS)} rows`, `${big.peakMB.toFixed(0)} MB`, `≤ ${TARGETS.rssMB} MB`, big.status === 0 && big.peakMB <= TARGETS.rssMB)
+    figure(
+      `peak RSS, CLI, 1,000 rows`,
+      `${small.peakMB.toFixed(0)} MB (exit ${small.status}, ${small.seconds.toFixed(1)} s)`,
+      `≤ ${TARGETS.rssMB} MB`,
+      small.status === 0 && small.peakMB <= TARGETS.rssMB
+    )
+    figure(
+      `peak RSS, CLI, ${int(HEURISTIC_ROWS)} rows`,
+      `${big.peakMB.toFixed(0)} MB`,
+      `≤ ${TARGETS.rssMB} MB`,
+      big.status === 0 && big.peakMB <= TARGETS.rssMB
+    )
     line(`    10,000 rows: ${mid.peakMB.toFixed(0)} MB (exit ${mid.status}, ${mid.seconds.toFixed(1)} s)`)
     // The first thousands of rows warm the collector up (the young generation grows to its maximum
     // size); after that nothing held grows with the rows.
     const growth = big.peakMB - mid.peakMB
-    line(`    1,000 → 10,000 rows: ${signed(mid.peakMB - small.peakMB)} MB (the collector's warm-up); 10,000 → ${int(HEURISTIC_ROWS)} rows: ${signed(growth)} MB (${Math.abs(growth) <= 0.1 * mid.peakMB ? "flat" : "not flat"}: within 10%)`)
+    line(
+      `    1,000 → 10,000 rows: ${signed(mid.peakMB - small.peakMB)} MB (the collector's warm-up); 10,000 → ${
+        int(HEURISTIC_ROWS)
+      } rows: ${signed(growth)} MB (${Math.abs(growth) <= 0.1 * mid.peakMB ? "flat" : "not flat"}: within 10%)`
+    )
     line()
 
-    line(`  Diagnosis: the same ${int(HEURISTIC_ROWS)} rows through the runner in this process (under tsx), split into phases:`)
-    const heuristic = await timedRun(pipeline, heuristicJudgeLayer, { input: bigCsv, outRoot: out("heuristic"), concurrency: 8 })
+    line(
+      `  Diagnosis: the same ${
+        int(HEURISTIC_ROWS)
+      } rows through the runner in this process (under tsx), split into phases:`
+    )
+    const heuristic = await timedRun(pipeline, heuristicJudgeLayer, {
+      input: bigCsv,
+      outRoot: out("heuristic"),
+      concurrency: 8
+    })
     const hn = heuristic.outcome.judgments.total
     const p = heuristic.phases
     const share = (x: number) => `${((100 * x) / heuristic.wallMs).toFixed(0)}%`
-    line(`    ${int((hn * 1000) / heuristic.wallMs)}/s: setup+validation ${ms(p.setupAndValidationMs)} (${share(p.setupAndValidationMs)}) · judging ${ms(p.judgingMs)} (${share(p.judgingMs)}, ${int((hn * 1000) / p.judgingMs)}/s) · reports ${ms(p.reportsMs)} (${share(p.reportsMs)}: ${p.reportsByFormat.map((f) => `${f.format} ${ms(f.ms)}`).join(", ")}) · summary/final files ${ms(p.finishMs)}`)
+    line(
+      `    ${int((hn * 1000) / heuristic.wallMs)}/s: setup+validation ${ms(p.setupAndValidationMs)} (${
+        share(p.setupAndValidationMs)
+      }) · judging ${ms(p.judgingMs)} (${share(p.judgingMs)}, ${int((hn * 1000) / p.judgingMs)}/s) · reports ${
+        ms(p.reportsMs)
+      } (${share(p.reportsMs)}: ${
+        p.reportsByFormat.map((f) => `${f.format} ${ms(f.ms)}`).join(", ")
+      }) · summary/final files ${ms(p.finishMs)}`
+    )
     const perJudgmentUs = (p.judgingMs * 1000) / hn
     line(`    judging = ${perJudgmentUs.toFixed(1)} µs/judgment; pieces measured alone (60,000 judgments):`)
     let explained = 0
@@ -266,9 +407,17 @@ const main = async () => {
       explained += c.us
       line(`      ${c.label.padEnd(40)} ${c.us.toFixed(1).padStart(6)} µs`)
     }
-    line(`      ${"rest: CSV, cases, scoring, records, I/O, GC".padEnd(40)} ${(perJudgmentUs - explained).toFixed(1).padStart(6)} µs`)
+    line(
+      `      ${"rest: CSV, cases, scoring, records, I/O, GC".padEnd(40)} ${
+        (perJudgmentUs - explained).toFixed(1).padStart(6)
+      } µs`
+    )
     const records = Path.join(heuristic.outcome.info.runDir, "records-iteration-1.jsonl")
-    line(`    one pass over records-iteration-1.jsonl (${mb(fs.statSync(records).size)}, each report format makes one): ${ms(await readRecordsPass(records))}`)
+    line(
+      `    one pass over records-iteration-1.jsonl (${mb(fs.statSync(records).size)}, each report format makes one): ${
+        ms(await readRecordsPass(records))
+      }`
+    )
     const v = await validationPasses(pipeline, bigCsv)
     line(`    validation passes alone: scanInput ${ms(v.scanInputMs)} + case stream ${ms(v.casesMs)}`)
     fs.rmSync(out("heuristic"), { recursive: true, force: true })
@@ -282,7 +431,11 @@ const main = async () => {
     const jdir = benchTempDir()
     try {
       const j = await journalFigures(jdir, 100_000)
-      line(`  journal append, one write per judgment: ${j.appendUs.toFixed(1)} µs per judgment (100,000 appends, ${mb(j.bytes)})`)
+      line(
+        `  journal append, one write per judgment: ${j.appendUs.toFixed(1)} µs per judgment (100,000 appends, ${
+          mb(j.bytes)
+        })`
+      )
       line(`  resume start-up, indexing a 100,000-judgment journal: ${ms(j.resumeMs)} (${int(j.read)} judgments)`)
     } finally {
       fs.rmSync(jdir, { recursive: true, force: true })
@@ -291,16 +444,38 @@ const main = async () => {
   }
 
   if (RESUME_ROWS > 0) {
-    line(`[7] Resuming a large run: ${int(RESUME_ROWS)} generated rows (${int(RESUME_ROWS * DIMENSIONS)} judgments), the heuristic judge, the CLI killed (SIGKILL) half-way, then the same command`)
+    line(
+      `[7] Resuming a large run: ${int(RESUME_ROWS)} generated rows (${
+        int(RESUME_ROWS * DIMENSIONS)
+      } judgments), the heuristic judge, the CLI killed (SIGKILL) half-way, then the same command`
+    )
     const rdir = benchTempDir()
     try {
       const csv = Path.join(rdir, "resume.csv")
       writeCsv(csv, RESUME_ROWS, 9)
       const r = await resumeFigures({ repo, csv, out: Path.join(rdir, "out"), rows: RESUME_ROWS })
-      line(`    killed with ${int(r.journaledAtKill)} judgments journaled (${mb(r.journalBytes)}); the resume: exit ${r.exit}, ${(r.totalMs / 1000).toFixed(1)} s in all`)
-      figure(`resume of ${int(r.judgments)} judgments: peak RSS`, `${r.peakMB.toFixed(0)} MB`, `≤ ${TARGETS.resumeRssMB} MB`, r.exit === 0 && r.peakMB <= TARGETS.resumeRssMB)
-      figure(`resume of ${int(r.judgments)} judgments: start-up until it resumes (input hashed, journal indexed)`, `${(r.startupMs / 1000).toFixed(1)} s`, `≤ ${TARGETS.resumeStartupMs / 1000} s`, r.startupMs <= TARGETS.resumeStartupMs)
-      line(`    first new judgment journaled after ${(r.firstNewJudgmentMs / 1000).toFixed(1)} s (the ${int(r.journaledAtKill)} judgments before it read back and their cases rebuilt, in input order)`)
+      line(
+        `    killed with ${int(r.journaledAtKill)} judgments journaled (${
+          mb(r.journalBytes)
+        }); the resume: exit ${r.exit}, ${(r.totalMs / 1000).toFixed(1)} s in all`
+      )
+      figure(
+        `resume of ${int(r.judgments)} judgments: peak RSS`,
+        `${r.peakMB.toFixed(0)} MB`,
+        `≤ ${TARGETS.resumeRssMB} MB`,
+        r.exit === 0 && r.peakMB <= TARGETS.resumeRssMB
+      )
+      figure(
+        `resume of ${int(r.judgments)} judgments: start-up until it resumes (input hashed, journal indexed)`,
+        `${(r.startupMs / 1000).toFixed(1)} s`,
+        `≤ ${TARGETS.resumeStartupMs / 1000} s`,
+        r.startupMs <= TARGETS.resumeStartupMs
+      )
+      line(
+        `    first new judgment journaled after ${(r.firstNewJudgmentMs / 1000).toFixed(1)} s (the ${
+          int(r.journaledAtKill)
+        } judgments before it read back and their cases rebuilt, in input order)`
+      )
     } finally {
       fs.rmSync(rdir, { recursive: true, force: true })
     }
@@ -308,25 +483,53 @@ const main = async () => {
   }
 
   {
-    line(`[8] Reports at ${int(HEURISTIC_ROWS)} rows (rag-answers, heuristic judge, in-process): report.md (bounded by --details 100) and report.html (charts rendered by vega, case table sampled)`)
+    line(
+      `[8] Reports at ${
+        int(HEURISTIC_ROWS)
+      } rows (rag-answers, heuristic judge, in-process): report.md (bounded by --details 100) and report.html (charts rendered by vega, case table sampled)`
+    )
     const h = await htmlReportFigures(HEURISTIC_ROWS)
     const mb2 = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MB`
-    line(`    report.md: ${ms(h.markdownMs)}, ${mb2(h.markdownBytes)} · report.html: ${ms(h.htmlMs)}, ${mb2(h.htmlBytes)}`)
+    line(
+      `    report.md: ${ms(h.markdownMs)}, ${mb2(h.markdownBytes)} · report.html: ${ms(h.htmlMs)}, ${mb2(h.htmlBytes)}`
+    )
     figure(`report.md size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.markdownBytes), "< 1 MB", h.markdownBytes < 1_000_000)
     figure(`report.html size at ${int(HEURISTIC_ROWS)} rows`, mb2(h.htmlBytes), "≤ 5 MB", h.htmlBytes <= 5_000_000)
-    line(`    node dist/bin.js --help: ${ms(h.helpMs)} (median of ${h.helpRuns}); the HTML chunk (vega, vega-lite), loaded only by --format html: ${mb2(h.htmlChunkBytes)}`)
+    line(
+      `    node dist/bin.js --help: ${
+        ms(h.helpMs)
+      } (median of ${h.helpRuns}); the HTML chunk (vega, vega-lite), loaded only by --format html: ${
+        mb2(h.htmlChunkBytes)
+      }`
+    )
     line()
   }
 
   {
     // [9] How good the offline judge is: its agreement with NIST's grades on llmjudge-test, where
     // `../shared` is beside the repository (a user's clone skips it, saying so).
-    line(`[9] The heuristic judge against human relevance labels (llmjudge-test: 25 TREC queries, 4,410 passages graded 0–3 by NIST)`)
+    line(
+      `[9] The heuristic judge against human relevance labels (llmjudge-test: 25 TREC queries, 4,410 passages graded 0–3 by NIST)`
+    )
     if (fs.existsSync(Path.join(agreementDir, "qrels.txt"))) {
       const a = await measureAgreement(agreementDir)
-      figure("heuristic judge, Cohen's κ on the four grades", a.kappa4.toFixed(4), "≥ 0.15 (Llama-3-8B: 0.104)", a.kappa4 >= 0.15)
-      figure("heuristic judge, Cohen's κ relevant (≥ 2) or not", a.kappa2.toFixed(4), "≥ 0.25 (Llama-3-8B: 0.155)", a.kappa2 >= 0.25)
-      line(`    at ${Number.isNaN(a.judgmentsPerSecond) ? "(not measured)" : `${int(Math.round(a.judgmentsPerSecond))} judgments/s`} (single process)`)
+      figure(
+        "heuristic judge, Cohen's κ on the four grades",
+        a.kappa4.toFixed(4),
+        "≥ 0.15 (Llama-3-8B: 0.104)",
+        a.kappa4 >= 0.15
+      )
+      figure(
+        "heuristic judge, Cohen's κ relevant (≥ 2) or not",
+        a.kappa2.toFixed(4),
+        "≥ 0.25 (Llama-3-8B: 0.155)",
+        a.kappa2 >= 0.25
+      )
+      line(
+        `    at ${
+          Number.isNaN(a.judgmentsPerSecond) ? "(not measured)" : `${int(Math.round(a.judgmentsPerSecond))} judgments/s`
+        } (single process)`
+      )
     } else {
       line(`    skipped: ${agreementDir} is not here (it ships beside the repository in ../shared/data)`)
     }
@@ -345,35 +548,50 @@ const main = async () => {
   }
 
   {
-    line(`[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`)
+    line(
+      `[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`
+    )
     printClaimFigures(undefined, { line, figure })
     line()
   }
 
   {
-    line(`[12] answer-correctness on the heuristic judge through the CLI: cases/s and peak RSS as the input grows (bench/correctness.ts)`)
+    line(
+      `[12] answer-correctness on the heuristic judge through the CLI: cases/s and peak RSS as the input grows (bench/correctness.ts)`
+    )
     printCorrectnessFigures({ line, figure })
     line()
   }
 
   {
     // A CPU figure measured here, not asserted in a unit test (a shared machine's clock is no test).
-    line(`[13] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`)
+    line(
+      `[13] calibrate's bootstrap: 4,410 label pairs, 10,000 resamples, six statistics (cohenKappa and exactAgreement, three times each)`
+    )
     const human = Array.from({ length: 4410 }, (_, i) => (i * 7) % 4)
     const judge = human.map((h, i) => (i % 5 === 0 ? (h + 2) % 4 : h))
     const table = tableOf(human, judge)
     const times: Array<number> = []
     for (let i = 0; i < 5; i++) {
       const start = performance.now()
-      bootstrapTable(table, [cohenKappa, exactAgreement, cohenKappa, exactAgreement, cohenKappa, exactAgreement], { seed: 42 })
+      bootstrapTable(table, [cohenKappa, exactAgreement, cohenKappa, exactAgreement, cohenKappa, exactAgreement], {
+        seed: 42
+      })
       times.push(performance.now() - start)
     }
-    figure("calibrate bootstrap at 4,410 pairs × 10,000 resamples × 6 statistics, median of 5", ms(median(times)), "< 1,000 ms", median(times) < 1000)
+    figure(
+      "calibrate bootstrap at 4,410 pairs × 10,000 resamples × 6 statistics, median of 5",
+      ms(median(times)),
+      "< 1,000 ms",
+      median(times) < 1000
+    )
     line()
   }
 
   line("Summary")
-  for (const f of figures) line(`  ${verdict(f.ok).padEnd(12)} ${f.name}: ${f.value.split(" (")[0]} (target ${f.target})`)
+  for (const f of figures) {
+    line(`  ${verdict(f.ok).padEnd(12)} ${f.name}: ${f.value.split(" (")[0]} (target ${f.target})`)
+  }
   line(`bench took ${((performance.now() - benchStart) / 1000).toFixed(0)} s; load average at end: ${loadAverage()}`)
 }
 

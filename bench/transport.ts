@@ -5,7 +5,7 @@
  * Each level reports calls/s and the client process's CPU per call; the difference between two
  * levels is what the upper one adds.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, type Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import { performance } from "node:perf_hooks"
@@ -13,10 +13,10 @@ import OpenAI from "openai"
 import type { EvalCase } from "../src/domain/Case.js"
 import type { JudgeTask } from "../src/domain/Judgment.js"
 import type { Rubric } from "../src/domain/Rubric.js"
+import { answerVars } from "../src/engine/Stages.js"
 import { Judge } from "../src/judges/Judge.js"
 import { answerSchema, defaultPromptsDir, parseRubric, render } from "../src/judges/Prompt.js"
 import { splitFragments, unescapeNewlines } from "../src/load/Fragments.js"
-import { answerVars } from "../src/engine/Stages.js"
 import type { ChatRequest } from "../src/providers/LlmProvider.js"
 import * as NodeFetch from "../src/providers/NodeFetch.js"
 import * as OpenAiProvider from "../src/providers/OpenAiProvider.js"
@@ -50,7 +50,9 @@ export const makeTasks = (rubrics: ReadonlyArray<Rubric>, n: number): Array<Judg
     }
     const vars = answerVars(c)
     for (const rubric of rubrics) {
-      if (tasks.length < n) tasks.push({ pipeline: "rag-answers", caseId: c.id, ordinal, iteration: 1, rubric, target: "answer", vars })
+      if (tasks.length < n) {
+        tasks.push({ pipeline: "rag-answers", caseId: c.id, ordinal, iteration: 1, rubric, target: "answer", vars })
+      }
     }
   }
   return tasks
@@ -84,7 +86,13 @@ const measure = async (level: string, calls: number, body: () => Promise<void>):
   await body()
   const wallMs = performance.now() - start
   const used = process.cpuUsage(cpu)
-  return { level, calls, wallMs, perSecond: (calls * 1000) / wallMs, cpuMsPerCall: (used.user + used.system) / 1000 / calls }
+  return {
+    level,
+    calls,
+    wallMs,
+    perSecond: (calls * 1000) / wallMs,
+    cpuMsPerCall: (used.user + used.system) / 1000 / calls
+  }
 }
 
 /** `calls` promise-returning calls, `concurrency` at a time. */
@@ -108,7 +116,10 @@ export const transportLadder = async (
   const { calls, concurrency } = options
   const rubrics = await loadRubrics()
   const tasks = makeTasks(rubrics, calls)
-  const requests: Array<ChatRequest> = tasks.map((t) => ({ ...render(t.rubric, t.vars), schema: answerSchema(t.rubric) }))
+  const requests: Array<ChatRequest> = tasks.map((t) => ({
+    ...render(t.rubric, t.vars),
+    schema: answerSchema(t.rubric)
+  }))
   const bodies = requests.map((r) => chatBody(r))
   const url = new URL(`${baseURL}/chat/completions`)
   const results: Array<LevelResult> = []
@@ -122,7 +133,11 @@ export const transportLadder = async (
       const req = Http.request(url, {
         method: "POST",
         agent,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench" }
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          authorization: "Bearer bench"
+        }
       }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
@@ -136,14 +151,31 @@ export const transportLadder = async (
       req.end(body)
     })
   await pool(warm, concurrency, (i) => httpPost(serialised[i]!))
-  results.push(await measure("node:http keep-alive", calls, () => pool(calls, concurrency, (i) => httpPost(serialised[i]!))))
+  results.push(
+    await measure("node:http keep-alive", calls, () => pool(calls, concurrency, (i) => httpPost(serialised[i]!)))
+  )
   agent.destroy()
 
   // 2. The openai SDK as OpenAiProvider configures it (its transport: NodeFetch over node:http).
   const transport = NodeFetch.make()
-  const client = new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0, timeout: 60_000, organization: null, project: null, logLevel: "off", fetch: transport.fetch })
+  const client = new OpenAI({
+    apiKey: "bench",
+    baseURL,
+    maxRetries: 0,
+    timeout: 60_000,
+    organization: null,
+    project: null,
+    logLevel: "off",
+    fetch: transport.fetch
+  })
   await pool(warm, concurrency, (i) => client.chat.completions.create(bodies[i]!))
-  results.push(await measure("openai SDK create(), NodeFetch", calls, () => pool(calls, concurrency, (i) => client.chat.completions.create(bodies[i]!))))
+  results.push(
+    await measure(
+      "openai SDK create(), NodeFetch",
+      calls,
+      () => pool(calls, concurrency, (i) => client.chat.completions.create(bodies[i]!))
+    )
+  )
   transport.close()
 
   // 3. OpenAiProvider.complete (Effect over the SDK: an AbortSignal per call, errors classified).
@@ -154,13 +186,17 @@ export const transportLadder = async (
     apiKey: Redacted.make("bench"),
     timeoutMs: 60_000
   }))
-  const viaProvider = (n: number) => Effect.runPromise(Effect.forEach(requests.slice(0, n), (r) => provider.complete(r), { concurrency, discard: true }))
+  const viaProvider = (n: number) =>
+    Effect.runPromise(Effect.forEach(requests.slice(0, n), (r) => provider.complete(r), { concurrency, discard: true }))
   await viaProvider(warm)
   results.push(await measure("OpenAiProvider.complete", calls, () => viaProvider(calls)))
 
   // 4. LlmJudge.judge: render + RateGate(concurrency) + retry/repair policy + decode.
-  const judge = await Effect.runPromise(Effect.provide(Judge, llmJudgeLayer(baseURL, concurrency) as Layer.Layer<Judge>))
-  const viaJudge = (n: number) => Effect.runPromise(Effect.forEach(tasks.slice(0, n), (t) => judge.judge(t), { concurrency, discard: true }))
+  const judge = await Effect.runPromise(
+    Effect.provide(Judge, llmJudgeLayer(baseURL, concurrency) as Layer.Layer<Judge>)
+  )
+  const viaJudge = (n: number) =>
+    Effect.runPromise(Effect.forEach(tasks.slice(0, n), (t) => judge.judge(t), { concurrency, discard: true }))
   await viaJudge(warm)
   results.push(await measure(`LlmJudge.judge`, calls, () => viaJudge(calls)))
   return results

@@ -14,11 +14,29 @@ import * as http from "node:http"
 
 const passages = [
   { id: "heat-pump-1", text: "A heat pump moves heat from the outside air into the house using a refrigerant cycle." },
-  { id: "heat-pump-2", text: "Even at 0 °C outdoor air holds heat that the refrigerant can absorb; the compressor raises its temperature." },
-  { id: "boiling-1", text: "At sea level water boils at 100 °C; at higher altitude the air pressure is lower, so water boils at a lower temperature." },
-  { id: "photo-1", text: "Photosynthesis is the process by which green plants use sunlight to turn water and carbon dioxide into glucose and oxygen." },
-  { id: "renew-1", text: "Renewable energy sources such as solar and wind reduce greenhouse gas emissions and can lower long-term energy costs." },
-  { id: "black-hole-1", text: "A black hole is a region of space where gravity is so strong that nothing, not even light, can escape." }
+  {
+    id: "heat-pump-2",
+    text: "Even at 0 °C outdoor air holds heat that the refrigerant can absorb; the compressor raises its temperature."
+  },
+  {
+    id: "boiling-1",
+    text:
+      "At sea level water boils at 100 °C; at higher altitude the air pressure is lower, so water boils at a lower temperature."
+  },
+  {
+    id: "photo-1",
+    text:
+      "Photosynthesis is the process by which green plants use sunlight to turn water and carbon dioxide into glucose and oxygen."
+  },
+  {
+    id: "renew-1",
+    text:
+      "Renewable energy sources such as solar and wind reduce greenhouse gas emissions and can lower long-term energy costs."
+  },
+  {
+    id: "black-hole-1",
+    text: "A black hole is a region of space where gravity is so strong that nothing, not even light, can escape."
+  }
 ]
 
 const terms = (text) => new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
@@ -34,7 +52,9 @@ const retrieve = (question, k = 2) => {
 }
 
 const answerFor = (sources) =>
-  sources.length === 0 ? "I don't know: nothing in my documents is about that." : `From my documents: ${sources[0].text}`
+  sources.length === 0
+    ? "I don't know: nothing in my documents is about that."
+    : `From my documents: ${sources[0].text}`
 
 const server = http.createServer((req, res) => {
   let body = ""
@@ -46,7 +66,9 @@ const server = http.createServer((req, res) => {
     }
     if (req.method !== "POST" || req.url !== "/ask") return send(404, { error: "POST /ask" })
     const token = process.env.RAG_TOKEN
-    if (token && req.headers.authorization !== `Bearer ${token}`) return send(401, { error: "missing or wrong bearer token" })
+    if (token && req.headers.authorization !== `Bearer ${token}`) {
+      return send(401, { error: "missing or wrong bearer token" })
+    }
     let request
     try {
       request = JSON.parse(body)

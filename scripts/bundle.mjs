@@ -24,7 +24,10 @@ await esbuild.build({
   // esbuild and tsx load native binaries or register loaders: used from node_modules as they are.
   external: ["esbuild", "tsx", "tsx/*"],
   // Some CommonJS dependencies call require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __ragEvalCreateRequire } from \"node:module\"; const require = __ragEvalCreateRequire(import.meta.url);" },
+  banner: {
+    js:
+      "import { createRequire as __ragEvalCreateRequire } from \"node:module\"; const require = __ragEvalCreateRequire(import.meta.url);"
+  },
   sourcemap: true,
   legalComments: "linked",
   logLevel: "warning"

@@ -7,11 +7,11 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as v8 from "node:v8"
-import * as Console from "effect/Console"
 import { main } from "./cli/Cli.js"
 import { colourOff, plainConsole, terminalWidth } from "./cli/Colour.js"
 import * as Shutdown from "./engine/Shutdown.js"
@@ -47,10 +47,15 @@ const shutdown = Shutdown.make()
 const stdoutPlain = colourOff(process.env, process.stdout.isTTY)
 const stderrPlain = colourOff(process.env, process.stderr.isTTY)
 const width = terminalWidth(process.env, process.stdout)
-const program = main(process.argv, { width }).pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, shutdown))
+const program = main(process.argv, { width }).pipe(
+  Effect.provide(NodeContext.layer),
+  Effect.provideService(Shutdown.Shutdown, shutdown)
+)
 const fiber = Effect.runFork(
   stdoutPlain || stderrPlain
-    ? Console.consoleWith((base) => Effect.withConsole(program, plainConsole(base, { stdout: stdoutPlain, stderr: stderrPlain })))
+    ? Console.consoleWith((base) =>
+      Effect.withConsole(program, plainConsole(base, { stdout: stdoutPlain, stderr: stderrPlain }))
+    )
     : program
 )
 const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
@@ -59,7 +64,9 @@ const onSignal = (signal: NodeJS.Signals) => {
   stopSignal ??= signal
   signals++
   if (signals === 1) {
-    process.stderr.write("\nstopping: no new judge calls; waiting for the ones in flight (Ctrl+C again to abort them)\n")
+    process.stderr.write(
+      "\nstopping: no new judge calls; waiting for the ones in flight (Ctrl+C again to abort them)\n"
+    )
     Effect.runSync(shutdown.request)
   } else {
     fiber.unsafeInterruptAsFork(fiber.id())

@@ -18,7 +18,8 @@ import { correctnessSummary } from "../kinds/correctness/CorrectnessSummary.js"
 
 export default Pipeline.make({
   name: "answer-correctness",
-  description: "Answers checked claim by claim against a reference answer, the retrieved passages or nuggets: what the answer got right, missed and made up (RAGChecker's claim metrics, TREC RAG nugget recall).",
+  description:
+    "Answers checked claim by claim against a reference answer, the retrieved passages or nuggets: what the answer got right, missed and made up (RAGChecker's claim metrics, TREC RAG nugget recall).",
   load: loadCorrectness(),
   // `--target`: the answer (and, with --target-contexts, the passages) from the live system.
   generate: { answer: true, contexts: true },

@@ -10,16 +10,16 @@
  * into your project (import from "rag-eval") and run it by its path.
  */
 import * as Pipeline from "../engine/Pipeline.js"
+import * as UserRubrics from "../judges/UserRubrics.js"
 import { claimRubrics } from "../kinds/correctness/Claims.js"
 import { withClaims } from "../kinds/correctness/ClaimStage.js"
+import * as Reports from "../kinds/rubric/RubricReport.js"
+import * as Scoring from "../kinds/rubric/RubricScore.js"
+import * as Summary from "../kinds/rubric/RubricSummary.js"
 import * as Synthesis from "../kinds/synthesis/AnswerSynthesis.js"
 import * as SynthesisReports from "../kinds/synthesis/SynthesisReport.js"
 import * as SynthesisScoring from "../kinds/synthesis/SynthesisScore.js"
 import * as SynthesisSummary from "../kinds/synthesis/SynthesisSummary.js"
-import * as Reports from "../kinds/rubric/RubricReport.js"
-import * as Scoring from "../kinds/rubric/RubricScore.js"
-import * as Summary from "../kinds/rubric/RubricSummary.js"
-import * as UserRubrics from "../judges/UserRubrics.js"
 
 const config: SynthesisScoring.SynthesisConfig = {
   faithfulness: "answer-synthesis/faithfulness",
@@ -33,7 +33,8 @@ const variables = ["question", "answer", "context"]
 // Two record types, whichever the options choose: the engine is generic in them.
 export default Pipeline.make<unknown, unknown>({
   name: "answer-synthesis",
-  description: "Course-recommendation answers judged for faithfulness to the retrieved context (safety) and for explaining why each course fits (completeness); a case passes when both are ≥ 4. --rubrics DIR adds your own.",
+  description:
+    "Course-recommendation answers judged for faithfulness to the retrieved context (safety) and for explaining why each course fits (completeness); a case passes when both are ≥ 4. --rubrics DIR adds your own.",
   options: ["rubrics", "onlyRubrics"],
   build: (options) => {
     const own = UserRubrics.dimensionsOf(options, { builtin: [config.faithfulness, config.completeness], variables })
@@ -46,7 +47,10 @@ export default Pipeline.make<unknown, unknown>({
         judge: Synthesis.judgeSynthesis(own.dimensions.map((d) => d.rubric)),
         score: Scoring.rubricScore({ dimensions: own.dimensions }),
         aggregate: Summary.rubricSummary({ lowest: 5 }),
-        report: Reports.rubricReport({ dimensions: own.dimensions, title: "Answer synthesis evaluation (your rubrics)" })
+        report: Reports.rubricReport({
+          dimensions: own.dimensions,
+          title: "Answer synthesis evaluation (your rubrics)"
+        })
       } as Pipeline.PipelineStages<unknown, unknown>
     }
     const withExtra: SynthesisScoring.SynthesisConfig = { ...config, extra: own.dimensions.map((d) => d.rubric) }
@@ -56,7 +60,10 @@ export default Pipeline.make<unknown, unknown>({
       // `--target`: the answer (and, with --target-contexts, the context items) from the live system.
       generate: { answer: true, contexts: true },
       // With a reference answer field (--columns reference=…): claim precision, recall and F1 too.
-      judge: withClaims(Synthesis.judgeSynthesis([config.faithfulness, config.completeness, ...withExtra.extra!]), claimRubrics),
+      judge: withClaims(
+        Synthesis.judgeSynthesis([config.faithfulness, config.completeness, ...withExtra.extra!]),
+        claimRubrics
+      ),
       score: SynthesisScoring.synthesisScore(withExtra, claimRubrics),
       aggregate: SynthesisSummary.synthesisSummary(withExtra),
       report: SynthesisReports.synthesisReport({ title: "Answer synthesis evaluation", config: withExtra })

@@ -21,14 +21,17 @@ const rubric = "course-retrieval/relevance"
 
 export default Pipeline.make({
   name: "course-retrieval",
-  description: "Retrieved courses graded 0–3 for the learner's skill (in the context of their question), with proxy NDCG@5/@10 and Precision@5/@10 over the judge's grades.",
+  description:
+    "Retrieved courses graded 0–3 for the learner's skill (in the context of their question), with proxy NDCG@5/@10 and Precision@5/@10 over the judge's grades.",
   options: [...retrievalOptionNames, "listwise"],
   build: (options) => {
     const retrieval = Retrieval.fromOptions(options, { query: CourseRetrieval.skillQuery })
     return {
       load: retrieval.guard(CourseRetrieval.loadTestSet({ coursesRequired: !retrieval.live })),
       retrieve: retrieval.retriever,
-      judge: CourseRetrieval.judgeCourses(rubric, { listwise: options.listwise === true ? CourseRetrieval.listwiseRubric : undefined }),
+      judge: CourseRetrieval.judgeCourses(rubric, {
+        listwise: options.listwise === true ? CourseRetrieval.listwiseRubric : undefined
+      }),
       score: CourseRetrieval.courseScore(),
       aggregate: CourseRetrieval.courseSummary(),
       report: CourseRetrievalReport.courseReport({ title: "Course retrieval evaluation" })

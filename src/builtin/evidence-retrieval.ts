@@ -19,7 +19,8 @@ import * as Retrieval from "../retrieval/RetrievalSetup.js"
 
 export default Pipeline.make({
   name: "evidence-retrieval",
-  description: "Retrieved chunks checked against gold evidence spans (normalised substring or difflib similarity): precision, evidence recall, coverage, MAP, MRR and hit rate, with latency and cost — no LLM.",
+  description:
+    "Retrieved chunks checked against gold evidence spans (normalised substring or difflib similarity): precision, evidence recall, coverage, MAP, MRR and hit rate, with latency and cost — no LLM.",
   options: [...retrievalOptionNames, "fuzzyThreshold", "pricePer1k"],
   build: (options) => {
     const settings = EvidenceRetrieval.settingsFromOptions(options)

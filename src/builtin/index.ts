@@ -4,14 +4,14 @@
  * (importing from "rag-eval") to change it, and run it by its path.
  */
 import type { AnyPipeline } from "../engine/Pipeline.js"
-import answerCorrectness from "./answer-correctness.js"
-import { courseInput } from "../kinds/course/CourseRetrieval.js"
 import { correctnessInput } from "../kinds/correctness/CorrectnessInput.js"
+import { courseInput } from "../kinds/course/CourseRetrieval.js"
 import { evidenceInput } from "../kinds/evidence/EvidenceRetrieval.js"
 import { searchInput } from "../kinds/search/SearchRelevance.js"
 import { synthesisInput } from "../kinds/synthesis/AnswerSynthesis.js"
 import { ragAnswersInput } from "../load/CaseMapping.js"
 import type { InputDoc } from "../load/InputFields.js"
+import answerCorrectness from "./answer-correctness.js"
 import answerSynthesis from "./answer-synthesis.js"
 import courseRetrieval from "./course-retrieval.js"
 import evidenceRetrieval from "./evidence-retrieval.js"

@@ -9,15 +9,15 @@
  * To change weights, the gate or the column names, copy this file into your project (import from
  * "rag-eval" instead of the relative paths) and run it by its path.
  */
-import * as Columns from "../load/CaseMapping.js"
 import * as Pipeline from "../engine/Pipeline.js"
 import * as Stages from "../engine/Stages.js"
+import * as UserRubrics from "../judges/UserRubrics.js"
 import { claimRubrics } from "../kinds/correctness/Claims.js"
 import { withClaims } from "../kinds/correctness/ClaimStage.js"
 import * as Reports from "../kinds/rubric/RubricReport.js"
 import * as Scoring from "../kinds/rubric/RubricScore.js"
 import * as Summary from "../kinds/rubric/RubricSummary.js"
-import * as UserRubrics from "../judges/UserRubrics.js"
+import * as Columns from "../load/CaseMapping.js"
 
 const dimensions: ReadonlyArray<Scoring.Dimension> = [
   { rubric: "rag-answers/answer-relevance", weight: 1.0 },
@@ -36,7 +36,8 @@ const variables = ["question", "history", "passages", "answer"]
 
 export default Pipeline.make({
   name: "rag-answers",
-  description: "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite; --rubrics DIR adds your own.",
+  description:
+    "RAG answer quality on six rubric dimensions, with a harmfulness-gated weighted composite; --rubrics DIR adds your own.",
   options: ["rubrics", "onlyRubrics"],
   build: (options) => {
     const own = UserRubrics.dimensionsOf(options, { builtin: dimensions.map((d) => d.rubric), variables })

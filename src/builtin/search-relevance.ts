@@ -18,7 +18,8 @@ const rubric = "search-relevance/checklist"
 
 export default Pipeline.make({
   name: "search-relevance",
-  description: "Every ranked hit of every query graded 0–3 by a checklist judge (with confidence and justification); NDCG (exponential gain), MAP and MRR with relevant = grade ≥ 2.",
+  description:
+    "Every ranked hit of every query graded 0–3 by a checklist judge (with confidence and justification); NDCG (exponential gain), MAP and MRR with relevant = grade ≥ 2.",
   options: [...retrievalOptionNames, "listwise", "fields"],
   build: (options) => {
     const fields = options.fields === undefined || options.fields.length === 0 ? undefined : options.fields
@@ -27,7 +28,10 @@ export default Pipeline.make({
     return {
       load: retrieval.guard(SearchRelevance.loadRequests({ hitsRequired: !retrieval.live, fields })),
       retrieve: retrieval.retriever,
-      judge: SearchRelevance.judgeSearchHits(rubric, { fields, listwise: options.listwise === true ? SearchRelevance.listwiseRubric : undefined }),
+      judge: SearchRelevance.judgeSearchHits(rubric, {
+        fields,
+        listwise: options.listwise === true ? SearchRelevance.listwiseRubric : undefined
+      }),
       score: SearchRelevance.searchScore(),
       aggregate: SearchRelevance.searchSummary(),
       report: SearchRelevanceReport.searchReport({ title: "Search relevance evaluation" })

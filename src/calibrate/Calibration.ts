@@ -26,6 +26,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InputError, UsageError } from "../domain/Errors.js"
+import type * as RunFiles from "../domain/RunFiles.js"
 import { measure, type MetricSpec } from "../metrics/registry.js"
 import { unjudgedGrade } from "../metrics/relevance.js"
 import { evaluateTrec, type Qrels, type Run } from "../metrics/trec.js"
@@ -47,9 +48,15 @@ import {
   type Value
 } from "../stats/Kappa.js"
 import { kendallTauB, spearmanRho } from "../stats/RankCorrelation.js"
-import { type CriterionGrades, foldName, type GradeKind, type GroupGrades, lastSegment, relevanceCriterion } from "./Grades.js"
+import {
+  type CriterionGrades,
+  foldName,
+  type GradeKind,
+  type GroupGrades,
+  lastSegment,
+  relevanceCriterion
+} from "./Grades.js"
 import type { GradeFile } from "./Labels.js"
-import type * as RunFiles from "../domain/RunFiles.js"
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
@@ -111,10 +118,16 @@ export type Calibration = RunFiles.Calibration
 
 interface ResolvedLabels {
   /** Judge criterion (or an unmatched label name) → merged labels. */
-  readonly byCriterion: Map<string, { readonly names: Array<string>; readonly grades: GroupGrades; readonly matched: boolean }>
+  readonly byCriterion: Map<
+    string,
+    { readonly names: Array<string>; readonly grades: GroupGrades; readonly matched: boolean }
+  >
 }
 
-const resolveCriteria = (judge: JudgeGrades, labels: GradeFile): Effect.Effect<ResolvedLabels, InputError | UsageError> =>
+const resolveCriteria = (
+  judge: JudgeGrades,
+  labels: GradeFile
+): Effect.Effect<ResolvedLabels, InputError | UsageError> =>
   Effect.gen(function*() {
     if (judge.kind !== labels.kind) {
       const what = judge.kind === "retrieval"
@@ -141,7 +154,11 @@ const resolveCriteria = (judge: JudgeGrades, labels: GradeFile): Effect.Effect<R
       const folded = foldName(labelName)
       const matches = judged.filter((c) => aliases.get(c)!.has(folded))
       if (matches.length > 1) {
-        return yield* new UsageError({ problem: `${labels.file}: criterion "${labelName}" matches several judged criteria: ${matches.join(", ")}; name it by rubric id` })
+        return yield* new UsageError({
+          problem: `${labels.file}: criterion "${labelName}" matches several judged criteria: ${
+            matches.join(", ")
+          }; name it by rubric id`
+        })
       }
       const target = matches[0] ?? labelName
       let entry = byCriterion.get(target)
@@ -168,7 +185,8 @@ const resolveCriteria = (judge: JudgeGrades, labels: GradeFile): Effect.Effect<R
             return yield* new InputError({
               file: labels.file,
               line: graded.line,
-              problem: `duplicate label for id "${group}", criterion "${target}" (named "${labelName}" here; first on line ${earlier.line})`
+              problem:
+                `duplicate label for id "${group}", criterion "${target}" (named "${labelName}" here; first on line ${earlier.line})`
             })
           }
           merged.set(item, graded)
@@ -232,7 +250,9 @@ const calibrateCriterion = (
   for (const [group, items] of labelled) {
     const judgedItems = judged.get(group)
     for (const [item, graded] of items) {
-      if (judgedItems?.has(item) !== true) withoutJudgment.push({ ...ref(group, item), grade: graded.grade, line: graded.line })
+      if (judgedItems?.has(item) !== true) {
+        withoutJudgment.push({ ...ref(group, item), grade: graded.grade, line: graded.line })
+      }
     }
   }
 
@@ -276,7 +296,13 @@ const calibrateCriterion = (
     bias: est(5),
     meanJudge: m.judge,
     meanHuman: m.human,
-    perGrade: scale.map((grade, g) => ({ grade, judge: c[g]!, human: r[g]!, precision: est(6 + 2 * g), recall: est(7 + 2 * g) })),
+    perGrade: scale.map((grade, g) => ({
+      grade,
+      judge: c[g]!,
+      human: r[g]!,
+      precision: est(6 + 2 * g),
+      recall: est(7 + 2 * g)
+    })),
     ...(note === undefined ? {} : { note })
   }
 }
@@ -294,7 +320,9 @@ const correlate = (x: ReadonlyArray<number>, y: ReadonlyArray<number>): Correlat
   spearmanRho: spearmanRho(x, y)
 })
 
-const meanOf = (xs: ReadonlyArray<number>): number | null => (xs.length === 0 ? null : xs.reduce((s, x) => s + x, 0) / xs.length)
+const meanOf = (
+  xs: ReadonlyArray<number>
+): number | null => (xs.length === 0 ? null : xs.reduce((s, x) => s + x, 0) / xs.length)
 
 const describeOrder = (source: JudgeSource): string =>
   source.kind === "qrels"
@@ -345,7 +373,12 @@ const queryRanking = (source: JudgeSource, judged: GroupGrades, labelled: GroupG
   }
 }
 
-const systemRanking = (runs: ReadonlyArray<SystemRun>, judged: GroupGrades, labelled: GroupGrades, relevantAt: number): SystemRankingAgreement => {
+const systemRanking = (
+  runs: ReadonlyArray<SystemRun>,
+  judged: GroupGrades,
+  labelled: GroupGrades,
+  relevantAt: number
+): SystemRankingAgreement => {
   const humanQrels = new Map<string, Map<string, number>>()
   const judgeQrels = new Map<string, Map<string, number>>()
   for (const [qid, items] of judged) {
@@ -382,13 +415,24 @@ const systemRanking = (runs: ReadonlyArray<SystemRun>, judged: GroupGrades, labe
 // ---------------------------------------------------------------------------------------------
 // Entry point
 
-export const calibrate = (judge: JudgeGrades, labels: GradeFile, options: CalibrateOptions): Effect.Effect<Calibration, InputError | UsageError> =>
+export const calibrate = (
+  judge: JudgeGrades,
+  labels: GradeFile,
+  options: CalibrateOptions
+): Effect.Effect<Calibration, InputError | UsageError> =>
   Effect.gen(function*() {
     const resamples = Math.floor(options.resamples ?? defaultBootstrapResamples)
-    if (!(resamples >= 1)) return yield* new UsageError({ problem: `--resamples must be a positive integer, got ${options.resamples}` })
-    if (!Number.isFinite(options.relevantAt)) return yield* new UsageError({ problem: `--relevant-at must be a number, got ${options.relevantAt}` })
+    if (!(resamples >= 1)) {
+      return yield* new UsageError({ problem: `--resamples must be a positive integer, got ${options.resamples}` })
+    }
+    if (!Number.isFinite(options.relevantAt)) {
+      return yield* new UsageError({ problem: `--relevant-at must be a number, got ${options.relevantAt}` })
+    }
     if (options.runs !== undefined && options.runs.length > 0 && judge.kind !== "retrieval") {
-      return yield* new UsageError({ problem: "--runs ranks systems by NDCG@10 / MAP, which needs retrieval judgments (a search-relevance or course-retrieval run, or --judge qrels)" })
+      return yield* new UsageError({
+        problem:
+          "--runs ranks systems by NDCG@10 / MAP, which needs retrieval judgments (a search-relevance or course-retrieval run, or --judge qrels)"
+      })
     }
     const resolved = yield* resolveCriteria(judge, labels)
     const settings = { relevantAt: options.relevantAt, seed: options.seed, resamples }
@@ -397,8 +441,20 @@ export const calibrate = (judge: JudgeGrades, labels: GradeFile, options: Calibr
       const judged = entry.matched ? judge.grades.get(criterion) ?? new Map() : new Map()
       const note = entry.matched
         ? undefined
-        : `no judged criterion is named "${entry.names.join(`", "`)}"; the judge graded: ${[...judge.grades.keys()].join(", ") || "nothing"}`
-      criteria.push(calibrateCriterion(criterion, judged, entry.grades, entry.names, judge.rubrics.get(criterion) ?? [], settings, note))
+        : `no judged criterion is named "${entry.names.join(`", "`)}"; the judge graded: ${
+          [...judge.grades.keys()].join(", ") || "nothing"
+        }`
+      criteria.push(
+        calibrateCriterion(
+          criterion,
+          judged,
+          entry.grades,
+          entry.names,
+          judge.rubrics.get(criterion) ?? [],
+          settings,
+          note
+        )
+      )
     }
     // Criteria in the judge's order, then label names that matched nothing.
     const judgedOrder = [...judge.grades.keys()]
@@ -452,7 +508,15 @@ export class KappaBelowMinimum extends Schema.TaggedError<KappaBelowMinimum>()("
 export const kappaGateFailures = (calibration: Calibration, minimum: number): ReadonlyArray<string> =>
   calibration.criteria.flatMap((c) => {
     const kappa = c.cohenKappa.value
-    if (kappa === null) return [`${c.criterion}: Cohen's κ is undefined (${c.cohenKappa.reason ?? "no value"}), so it cannot reach --min-kappa ${minimum}`]
-    if (kappa < minimum) return [`${c.criterion}: Cohen's κ ${kappa.toFixed(4)} is below --min-kappa ${minimum} (${c.pairs} pairs)`]
+    if (kappa === null) {
+      return [
+        `${c.criterion}: Cohen's κ is undefined (${
+          c.cohenKappa.reason ?? "no value"
+        }), so it cannot reach --min-kappa ${minimum}`
+      ]
+    }
+    if (kappa < minimum) {
+      return [`${c.criterion}: Cohen's κ ${kappa.toFixed(4)} is below --min-kappa ${minimum} (${c.pairs} pairs)`]
+    }
     return []
   })

@@ -24,7 +24,13 @@ export type GradeKind = "retrieval" | "rubric"
 export const relevanceCriterion = "relevance"
 
 /** Adds a grade, replacing an earlier one for the same item (the later wins, keeping the first position). */
-export const putGrade = (grades: CriterionGrades, criterion: string, group: string, item: string, graded: Graded): Graded | undefined => {
+export const putGrade = (
+  grades: CriterionGrades,
+  criterion: string,
+  group: string,
+  item: string,
+  graded: Graded
+): Graded | undefined => {
   let groups = grades.get(criterion)
   if (groups === undefined) grades.set(criterion, groups = new Map())
   let items = groups.get(group)

@@ -21,8 +21,8 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError } from "../domain/Errors.js"
-import { readRows } from "../load/Rows.js"
 import { fileReadProblem, readLines } from "../io/Files.js"
+import { readRows } from "../load/Rows.js"
 import { type CriterionGrades, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
 
 export type GradeFileFormat = "qrels" | "csv" | "json" | "jsonl"
@@ -83,11 +83,19 @@ export const readQrelsFile = (file: string): Effect.Effect<GradeFile, InputError
           if (trimmed === "" || trimmed.startsWith("#")) continue
           const fields = trimmed.split(/\s+/)
           if (fields.length !== 4) {
-            return Effect.fail(new InputError({ file, line, problem: `expected 4 columns "qid iter docid grade", found ${fields.length}` }))
+            return Effect.fail(
+              new InputError({
+                file,
+                line,
+                problem: `expected 4 columns "qid iter docid grade", found ${fields.length}`
+              })
+            )
           }
           const [qid = "", , docid = "", gradeText = ""] = fields
           if (!integerPattern.test(gradeText)) {
-            return Effect.fail(new InputError({ file, line, field: "grade", problem: `grade "${gradeText}" is not an integer` }))
+            return Effect.fail(
+              new InputError({ file, line, field: "grade", problem: `grade "${gradeText}" is not an integer` })
+            )
           }
           const grade = Number(gradeText)
           // Negative grades are not labels, but a repeat of their (qid, docid) is still an error.
@@ -95,7 +103,12 @@ export const readQrelsFile = (file: string): Effect.Effect<GradeFile, InputError
           const previous = grades.get(relevanceCriterion)?.get(qid)?.get(docid)?.line ?? negativeLines.get(key)
           if (previous !== undefined) {
             return Effect.fail(
-              new InputError({ file, line, field: "docid", problem: `duplicate judgment for query "${qid}", doc "${docid}" (first on line ${previous})` })
+              new InputError({
+                file,
+                line,
+                field: "docid",
+                problem: `duplicate judgment for query "${qid}", doc "${docid}" (first on line ${previous})`
+              })
             )
           }
           if (grade < 0) {
@@ -112,7 +125,10 @@ export const readQrelsFile = (file: string): Effect.Effect<GradeFile, InputError
     return { file, format: "qrels", kind: "retrieval", grades, count, negative } satisfies GradeFile
   })
 
-const field = (values: Readonly<Record<string, unknown>>, names: ReadonlyArray<string>): { readonly name: string; readonly value: unknown } | undefined => {
+const field = (
+  values: Readonly<Record<string, unknown>>,
+  names: ReadonlyArray<string>
+): { readonly name: string; readonly value: unknown } | undefined => {
   for (const key of Object.keys(values)) {
     const lower = key.trim().toLowerCase()
     if (names.includes(lower)) return { name: key, value: values[key] }
@@ -121,10 +137,17 @@ const field = (values: Readonly<Record<string, unknown>>, names: ReadonlyArray<s
 }
 
 const text = (value: unknown): string | undefined =>
-  typeof value === "string" ? (value.trim() === "" ? undefined : value.trim()) : typeof value === "number" && Number.isFinite(value) ? String(value) : undefined
+  typeof value === "string"
+    ? (value.trim() === "" ? undefined : value.trim())
+    : typeof value === "number" && Number.isFinite(value)
+    ? String(value)
+    : undefined
 
 /** Reads rubric labels (`id, criterion, grade` records from CSV / JSON / JSONL); see the module comment. */
-export const readRubricLabels = (file: string, format: Exclude<GradeFileFormat, "qrels">): Effect.Effect<GradeFile, InputError> =>
+export const readRubricLabels = (
+  file: string,
+  format: Exclude<GradeFileFormat, "qrels">
+): Effect.Effect<GradeFile, InputError> =>
   Effect.gen(function*() {
     yield* checkReadable(file)
     const grades: CriterionGrades = new Map()
@@ -138,20 +161,35 @@ export const readRubricLabels = (file: string, format: Exclude<GradeFileFormat, 
           const criterion = field(row.values, ["criterion"])
           const grade = field(row.values, ["grade"])
           if (id === undefined || criterion === undefined || grade === undefined) {
-            const missing = [id === undefined ? "id" : "", criterion === undefined ? "criterion" : "", grade === undefined ? "grade" : ""].filter((m) => m !== "")
-            return yield* fail(`missing ${missing.join(", ")}: rubric labels need id, criterion and grade (for retrieval labels give TREC qrels "qid 0 docid grade")`)
+            const missing = [
+              id === undefined ? "id" : "",
+              criterion === undefined ? "criterion" : "",
+              grade === undefined ? "grade" : ""
+            ].filter((m) => m !== "")
+            return yield* fail(
+              `missing ${
+                missing.join(", ")
+              }: rubric labels need id, criterion and grade (for retrieval labels give TREC qrels "qid 0 docid grade")`
+            )
           }
           const idText = text(id.value)
           if (idText === undefined) return yield* fail("id is empty or not a string / number", id.name)
           const criterionText = text(criterion.value)
           if (criterionText === undefined) return yield* fail("criterion is empty or not a string", criterion.name)
-          const gradeText = typeof grade.value === "number" ? String(grade.value) : typeof grade.value === "string" ? grade.value.trim() : ""
+          const gradeText = typeof grade.value === "number"
+            ? String(grade.value)
+            : typeof grade.value === "string"
+            ? grade.value.trim()
+            : ""
           if (!integerPattern.test(gradeText)) {
             return yield* fail(`grade ${JSON.stringify(grade.value ?? null)} is not an integer`, grade.name)
           }
           const previous = putGrade(grades, criterionText, idText, "", { grade: Number(gradeText), line: row.line })
           if (previous !== undefined) {
-            return yield* fail(`duplicate label for id "${idText}", criterion "${criterionText}" (first on line ${previous.line})`, id.name)
+            return yield* fail(
+              `duplicate label for id "${idText}", criterion "${criterionText}" (first on line ${previous.line})`,
+              id.name
+            )
           }
           count++
         })

@@ -5,7 +5,14 @@
  */
 import { thousands } from "../domain/Numbers.js"
 import { CalibrationFile, encodeJson } from "../domain/RunFiles.js"
-import type { Calibration, Correlation, CriterionCalibration, Estimate, JudgeSource, UnpairedList } from "./Calibration.js"
+import type {
+  Calibration,
+  Correlation,
+  CriterionCalibration,
+  Estimate,
+  JudgeSource,
+  UnpairedList
+} from "./Calibration.js"
 
 export const defaultMaxListed = 20
 
@@ -27,10 +34,17 @@ export const markdownText = (text: string, max = 200): string => {
 }
 
 const fixed = (x: number | null | undefined, digits = 4) => (x === null || x === undefined ? "—" : x.toFixed(digits))
-const signed = (x: number | null | undefined, digits = 4) => (x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "-"}${Math.abs(x).toFixed(digits)}`)
+const signed = (
+  x: number | null | undefined,
+  digits = 4
+) => (x === null || x === undefined ? "—" : `${x >= 0 ? "+" : "-"}${Math.abs(x).toFixed(digits)}`)
 
 const ciText = (e: Estimate, format: (x: number) => string = (x) => fixed(x)) =>
-  e.ci === null ? "—" : `[${format(e.ci.lower)}, ${format(e.ci.upper)}]${e.undefinedResamples > 0 ? ` (${thousands(e.undefinedResamples)} resamples undefined, left out)` : ""}`
+  e.ci === null
+    ? "—"
+    : `[${format(e.ci.lower)}, ${format(e.ci.upper)}]${
+      e.undefinedResamples > 0 ? ` (${thousands(e.undefinedResamples)} resamples undefined, left out)` : ""
+    }`
 
 const valueText = (e: Estimate, format: (x: number) => string = (x) => fixed(x)) =>
   e.value === null ? `— (${e.reason ?? "undefined"})` : format(e.value)
@@ -56,7 +70,8 @@ const describeJudge = (source: JudgeSource): string => {
 
 const binaryLabel = (c: Calibration | CriterionCalibration) => `binary, grade ≥ ${c.relevantAt}`
 
-const kappaLabel = (c: CriterionCalibration) => `Cohen's κ (${c.grades.length} grade${c.grades.length === 1 ? "" : "s"})`
+const kappaLabel = (c: CriterionCalibration) =>
+  `Cohen's κ (${c.grades.length} grade${c.grades.length === 1 ? "" : "s"})`
 
 /** One line per criterion: the headline figures (printed on stdout when the report goes to a file). */
 export const summaryLines = (calibration: Calibration): ReadonlyArray<string> =>
@@ -64,8 +79,8 @@ export const summaryLines = (calibration: Calibration): ReadonlyArray<string> =>
     c.pairs === 0
       ? `${c.criterion}: 0 pairs, nothing measured${c.note === undefined ? "" : ` (${c.note})`}`
       : `${c.criterion}: ${thousands(c.pairs)} pairs; κ = ${valueText(c.cohenKappa)} (${c.grades.length} grades), ` +
-    `κ = ${valueText(c.binaryKappa)} (${binaryLabel(c)}), quadratic-weighted κ = ${valueText(c.quadraticKappa)}, ` +
-    `Krippendorff's α = ${valueText(c.krippendorffAlpha)}, bias ${valueText(c.bias, (x) => signed(x))}`
+        `κ = ${valueText(c.binaryKappa)} (${binaryLabel(c)}), quadratic-weighted κ = ${valueText(c.quadraticKappa)}, ` +
+        `Krippendorff's α = ${valueText(c.krippendorffAlpha)}, bias ${valueText(c.bias, (x) => signed(x))}`
   )
 
 const unpairedTable = (
@@ -93,7 +108,9 @@ const unpairedTable = (
         : `| ${markdownText(item.id)} | ${grade} |${label} ${item.line} |`
     )
   }
-  if (list.count > maxListed) lines.push("", `(first ${maxListed} of ${thousands(list.count)} listed; all of them are in \`--format json\`)`)
+  if (list.count > maxListed) {
+    lines.push("", `(first ${maxListed} of ${thousands(list.count)} listed; all of them are in \`--format json\`)`)
+  }
   lines.push("")
   return lines
 }
@@ -105,10 +122,16 @@ const criterionSection = (calibration: Calibration, c: CriterionCalibration, max
     `## ${markdownText(c.criterion)}`,
     "",
     ...(c.note === undefined ? [] : [`**Not calibrated:** ${markdownText(c.note, 600)}.`, ""]),
-    ...(c.rubrics.length > 0 && (c.rubrics.length > 1 || c.rubrics[0] !== c.criterion) ? [`Judged with rubric ${c.rubrics.map((r) => `\`${markdownText(r)}\``).join(", ")}.`, ""] : []),
+    ...(c.rubrics.length > 0 && (c.rubrics.length > 1 || c.rubrics[0] !== c.criterion)
+      ? [`Judged with rubric ${c.rubrics.map((r) => `\`${markdownText(r)}\``).join(", ")}.`, ""]
+      : []),
     ...(names.length > 0 ? [`Named in the labels as ${names.map((n) => `"${markdownText(n)}"`).join(", ")}.`, ""] : []),
-    `Pairs: **${thousands(c.pairs)}** matched · ${thousands(c.labelsWithoutJudgment.count)} label(s) without a judgment · ` +
-    `${thousands(c.judgmentsWithoutLabel.count)} judgment(s) without a label · ${thousands(c.judgeFailed.count)} judge failed` +
+    `Pairs: **${thousands(c.pairs)}** matched · ${
+      thousands(c.labelsWithoutJudgment.count)
+    } label(s) without a judgment · ` +
+    `${thousands(c.judgmentsWithoutLabel.count)} judgment(s) without a label · ${
+      thousands(c.judgeFailed.count)
+    } judge failed` +
     `${c.judgeFailed.count > 0 ? ` (${thousands(c.judgeFailed.withLabel)} of them labelled)` : ""}`,
     "",
     "| statistic | value | 95% CI |",
@@ -131,7 +154,11 @@ const criterionSection = (calibration: Calibration, c: CriterionCalibration, max
       "",
       `| humans \\\\ judge | ${c.grades.join(" | ")} | total |`,
       `|---|${"---:|".repeat(k)}---:|`,
-      ...c.confusion.map((row, h) => `| **${c.grades[h]}** | ${row.map((x) => thousands(x)).join(" | ")} | ${thousands(row.reduce((s, x) => s + x, 0))} |`),
+      ...c.confusion.map((row, h) =>
+        `| **${c.grades[h]}** | ${row.map((x) => thousands(x)).join(" | ")} | ${
+          thousands(row.reduce((s, x) => s + x, 0))
+        } |`
+      ),
       `| total | ${columnTotals.map((x) => thousands(x)).join(" | ")} | ${thousands(c.pairs)} |`,
       "",
       "### Per grade (humans as the reference)",
@@ -141,7 +168,9 @@ const criterionSection = (calibration: Calibration, c: CriterionCalibration, max
       "| grade | judge gave | humans gave | precision | 95% CI | recall | 95% CI |",
       "|---:|---:|---:|---:|---|---:|---|",
       ...c.perGrade.map((g) =>
-        `| ${g.grade} | ${thousands(g.judge)} | ${thousands(g.human)} | ${valueText(g.precision)} | ${ciText(g.precision)} | ${valueText(g.recall)} | ${ciText(g.recall)} |`
+        `| ${g.grade} | ${thousands(g.judge)} | ${thousands(g.human)} | ${valueText(g.precision)} | ${
+          ciText(g.precision)
+        } | ${valueText(g.recall)} | ${ciText(g.recall)} |`
       ),
       ""
     )
@@ -170,15 +199,30 @@ const rankingSection = (calibration: Calibration, maxListed: number): Array<stri
       "- Kendall's τ-b (tie-corrected, as `scipy.stats.kendalltau`) and Spearman's ρ (average ranks for ties, as `scipy.stats.spearmanr`) between the two per-query vectors.",
       `- **${correlationText(q.correlation)}**`,
       `- Mean NDCG@10: humans ${fixed(q.meanHuman)}, judge ${fixed(q.meanJudge)}.` +
-      (q.zeroIdealHuman + q.zeroIdealJudge > 0 ? ` Queries with nothing relevant to rank (IDCG = 0, NDCG = 0 by convention): humans ${q.zeroIdealHuman}, judge ${q.zeroIdealJudge}.` : ""),
+        (q.zeroIdealHuman + q.zeroIdealJudge > 0
+          ? ` Queries with nothing relevant to rank (IDCG = 0, NDCG = 0 by convention): humans ${q.zeroIdealHuman}, judge ${q.zeroIdealJudge}.`
+          : ""),
       ...(q.judgeOnlyQueries + q.labelOnlyQueries > 0
-        ? [`- Left out: ${thousands(q.judgeOnlyQueries)} judged quer${q.judgeOnlyQueries === 1 ? "y" : "ies"} without any label, ${thousands(q.labelOnlyQueries)} labelled quer${q.labelOnlyQueries === 1 ? "y" : "ies"} the judge did not grade.`]
+        ? [
+          `- Left out: ${thousands(q.judgeOnlyQueries)} judged quer${
+            q.judgeOnlyQueries === 1 ? "y" : "ies"
+          } without any label, ${thousands(q.labelOnlyQueries)} labelled quer${
+            q.labelOnlyQueries === 1 ? "y" : "ies"
+          } the judge did not grade.`
+        ]
         : []),
       "",
       "| query | items | NDCG@10 humans | NDCG@10 judge |",
       "|---|---:|---:|---:|",
-      ...q.queries.slice(0, maxListed).map((row) => `| ${markdownText(row.id)} | ${thousands(row.items)} | ${fixed(row.human)} | ${fixed(row.judge)} |`),
-      ...(q.queries.length > maxListed ? ["", `(first ${maxListed} of ${thousands(q.queries.length)} queries listed; all of them are in \`--format json\`)`] : []),
+      ...q.queries.slice(0, maxListed).map((row) =>
+        `| ${markdownText(row.id)} | ${thousands(row.items)} | ${fixed(row.human)} | ${fixed(row.judge)} |`
+      ),
+      ...(q.queries.length > maxListed
+        ? [
+          "",
+          `(first ${maxListed} of ${thousands(q.queries.length)} queries listed; all of them are in \`--format json\`)`
+        ]
+        : []),
       ""
     )
   }
@@ -186,12 +230,18 @@ const rankingSection = (calibration: Calibration, maxListed: number): Array<stri
     lines.push(
       "### Systems: rankings of the `--runs` by mean NDCG@10 and MAP",
       "",
-      `- Each run evaluated with trec_eval's conventions against the human labels and against the judge's grades as qrels, both restricted to the ${thousands(s.queries)} queries that have both; MAP counts grade ≥ ${s.relevantAt} as relevant.`,
+      `- Each run evaluated with trec_eval's conventions against the human labels and against the judge's grades as qrels, both restricted to the ${
+        thousands(s.queries)
+      } queries that have both; MAP counts grade ≥ ${s.relevantAt} as relevant.`,
       ...s.metrics.map((m) => `- **${m}**: ${correlationText(s.correlation[m]!)}`),
       "",
       `| system | ${s.metrics.map((m) => `${m} humans | ${m} judge`).join(" | ")} |`,
       `|---|${"---:|".repeat(2 * s.metrics.length)}`,
-      ...s.systems.map((sys) => `| ${markdownText(sys.name)} | ${s.metrics.map((m) => `${fixed(sys.human[m])} | ${fixed(sys.judge[m])}`).join(" | ")} |`),
+      ...s.systems.map((sys) =>
+        `| ${markdownText(sys.name)} | ${
+          s.metrics.map((m) => `${fixed(sys.human[m])} | ${fixed(sys.judge[m])}`).join(" | ")
+        } |`
+      ),
       ""
     )
   }
@@ -205,10 +255,14 @@ export const calibrationMarkdown = (calibration: Calibration, maxListed = defaul
     "# Judge calibration: agreement with human labels",
     "",
     describeJudge(calibration.judge),
-    `- **Labels**: \`${markdownText(l.file)}\` — ${l.format === "qrels" ? "TREC qrels" : `${l.format.toUpperCase()} rubric labels`}, ${thousands(l.count)} label(s)` +
+    `- **Labels**: \`${markdownText(l.file)}\` — ${
+      l.format === "qrels" ? "TREC qrels" : `${l.format.toUpperCase()} rubric labels`
+    }, ${thousands(l.count)} label(s)` +
     (l.negative > 0 ? `; ${thousands(l.negative)} negative grade(s) (trec_eval's "unjudged") left out` : ""),
     `- **Binary split**: relevant ⇔ grade ≥ ${calibration.relevantAt} (\`--relevant-at\`).`,
-    `- **95% CIs**: percentile bootstrap over the matched pairs (${thousands(calibration.bootstrap.resamples)} resamples with replacement, seed ${calibration.bootstrap.seed}).`,
+    `- **95% CIs**: percentile bootstrap over the matched pairs (${
+      thousands(calibration.bootstrap.resamples)
+    } resamples with replacement, seed ${calibration.bootstrap.seed}).`,
     "- Cohen's κ = (p_o − p_e)/(1 − p_e); quadratic-weighted κ with disagreement weights (g_judge − g_human)² on the grade values; " +
     "Krippendorff's α with the ordinal metric, judge and humans as two coders; bias = judge mean − human mean. " +
     "A statistic that is undefined on the data (e.g. κ when every pair has one and the same grade) is shown as — with the reason, never as 0 or 1.",
@@ -218,12 +272,18 @@ export const calibrationMarkdown = (calibration: Calibration, maxListed = defaul
     "| criterion | pairs | κ (grades) | κ (binary) | quadratic-weighted κ | Krippendorff's α | bias |",
     "|---|---:|---:|---:|---:|---:|---:|",
     ...calibration.criteria.map((c) =>
-      `| ${markdownText(c.criterion)} | ${thousands(c.pairs)} | ${fixed(c.cohenKappa.value)} | ${fixed(c.binaryKappa.value)} | ${fixed(c.quadraticKappa.value)} | ${fixed(c.krippendorffAlpha.value)} | ${signed(c.bias.value)} |`
+      `| ${markdownText(c.criterion)} | ${thousands(c.pairs)} | ${fixed(c.cohenKappa.value)} | ${
+        fixed(c.binaryKappa.value)
+      } | ${fixed(c.quadraticKappa.value)} | ${fixed(c.krippendorffAlpha.value)} | ${signed(c.bias.value)} |`
     ),
     "",
     ...(calibration.unlabelledCriteria.length > 0
       ? [
-        `Judged but not in the labels (not calibrated): ${calibration.unlabelledCriteria.map((u) => `${markdownText(u.criterion)} (${thousands(u.judgments)} judgments)`).join(", ")}.`,
+        `Judged but not in the labels (not calibrated): ${
+          calibration.unlabelledCriteria.map((u) =>
+            `${markdownText(u.criterion)} (${thousands(u.judgments)} judgments)`
+          ).join(", ")
+        }.`,
         ""
       ]
       : []),
@@ -234,17 +294,19 @@ export const calibrationMarkdown = (calibration: Calibration, maxListed = defaul
 }
 
 /** `calibration.json`: the whole calibration (every unpaired item) and the methods used, encoded through its schema. */
-export const calibrationJson = (calibration: Calibration): string => encodeJson(CalibrationFile, {
-  ...calibration,
-  methods: {
-    cohenKappa: "(p_o − p_e) / (1 − p_e) on the exact grades; binaryKappa the same on grade ≥ relevantAt",
-    quadraticKappa: "1 − Σ w·O / Σ w·E with w = (g_judge − g_human)² on the grade values",
-    krippendorffAlpha: "ordinal metric, two coders (judge, humans), units = matched pairs",
-    bias: "judge mean − human mean over the matched pairs",
-    confusion: "confusion[h][j]: pairs the humans graded grades[h] and the judge grades[j]",
-    bootstrap: "95% percentile interval over resamples of the matched pairs with replacement (drawn as a multinomial table)",
-    kendallTauB: "tau-b, tie-corrected (scipy.stats.kendalltau)",
-    spearmanRho: "Pearson correlation of average ranks (scipy.stats.spearmanr)",
-    ndcg: "trec_eval ndcg_cut_10, linear gain"
-  }
-}, 2) + "\n"
+export const calibrationJson = (calibration: Calibration): string =>
+  encodeJson(CalibrationFile, {
+    ...calibration,
+    methods: {
+      cohenKappa: "(p_o − p_e) / (1 − p_e) on the exact grades; binaryKappa the same on grade ≥ relevantAt",
+      quadraticKappa: "1 − Σ w·O / Σ w·E with w = (g_judge − g_human)² on the grade values",
+      krippendorffAlpha: "ordinal metric, two coders (judge, humans), units = matched pairs",
+      bias: "judge mean − human mean over the matched pairs",
+      confusion: "confusion[h][j]: pairs the humans graded grades[h] and the judge grades[j]",
+      bootstrap:
+        "95% percentile interval over resamples of the matched pairs with replacement (drawn as a multinomial table)",
+      kendallTauB: "tau-b, tie-corrected (scipy.stats.kendalltau)",
+      spearmanRho: "Pearson correlation of average ranks (scipy.stats.spearmanr)",
+      ndcg: "trec_eval ndcg_cut_10, linear gain"
+    }
+  }, 2) + "\n"

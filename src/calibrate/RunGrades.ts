@@ -52,14 +52,17 @@ export interface RunGrades {
   readonly order: "records" | "journal"
 }
 
-const readManifest = (dir: string) => readRunManifest(dir, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
-
+const readManifest = (dir: string) =>
+  readRunManifest(dir, "give a run directory (out/<pipeline>/<run-id>), or a judge's qrels with --judge FILE")
 
 /** The judgment fields calibrate needs, or undefined when the line is not a judgment. */
 const judgmentOf = (x: unknown) => {
   if (!isRecord(x) || "kind" in x) return undefined
   const { caseId, iteration, criterion, target, status, score } = x
-  if (typeof caseId !== "string" || typeof iteration !== "number" || typeof criterion !== "string" || typeof target !== "string") return undefined
+  if (
+    typeof caseId !== "string" || typeof iteration !== "number" || typeof criterion !== "string" ||
+    typeof target !== "string"
+  ) return undefined
   if (status !== "ok" && status !== "failed") return undefined
   if (score !== null && typeof score !== "number") return undefined
   return { caseId, iteration, criterion, target, status, score }
@@ -89,16 +92,23 @@ export interface RunGradesOptions {
   readonly journal?: string | undefined
 }
 
-export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effect.Effect<RunGrades, InputError | UsageError> =>
+export const readRunGrades = (
+  dir: string,
+  options: RunGradesOptions = {}
+): Effect.Effect<RunGrades, InputError | UsageError> =>
   Effect.gen(function*() {
     const manifest = yield* readManifest(dir)
     const iterations = Math.max(1, Math.floor(manifest.iterations))
     const iteration = options.iteration ?? 1
     if (!Number.isInteger(iteration) || iteration < 1 || iteration > iterations) {
-      return yield* new UsageError({ problem: `--iteration ${iteration}: run ${manifest.runId} has iteration(s) 1–${iterations}` })
+      return yield* new UsageError({
+        problem: `--iteration ${iteration}: run ${manifest.runId} has iteration(s) 1–${iterations}`
+      })
     }
     const journal = options.journal ?? Path.join(dir, "judgments.jsonl")
-    if (!fs.existsSync(journal)) return yield* new InputError({ file: journal, problem: "the run has no journal (judgments.jsonl)" })
+    if (!fs.existsSync(journal)) {
+      return yield* new InputError({ file: journal, problem: "the run has no journal (judgments.jsonl)" })
+    }
 
     const grades: CriterionGrades = new Map()
     const rubrics = new Map<string, Set<string>>()
@@ -114,7 +124,13 @@ export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effe
         for (const text of Chunk.toReadonlyArray(chunk)) {
           line++
           if (pendingBad !== undefined) {
-            return Effect.fail(new InputError({ file: journal, line: pendingBad.line, problem: `${pendingBad.problem}; the journal is damaged` }))
+            return Effect.fail(
+              new InputError({
+                file: journal,
+                line: pendingBad.line,
+                problem: `${pendingBad.problem}; the journal is damaged`
+              })
+            )
           }
           if (text.trim() === "") continue
           let parsed: unknown
@@ -136,7 +152,12 @@ export const readRunGrades = (dir: string, options: RunGradesOptions = {}): Effe
           if (kind === undefined) kind = lineKind
           else if (kind !== lineKind) {
             return Effect.fail(
-              new InputError({ file: journal, line, field: "target", problem: `mixes per-hit ("hit:…") and per-answer judgments; calibrate expects one kind per run` })
+              new InputError({
+                file: journal,
+                line,
+                field: "target",
+                problem: `mixes per-hit ("hit:…") and per-answer judgments; calibrate expects one kind per run`
+              })
             )
           }
           const criterion = isHit ? relevanceCriterion : j.criterion

@@ -3,7 +3,7 @@
  * typed options: the Batch API client for the judge's provider, with the same key and base URL.
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import { UsageError } from "../domain/Errors.js"
 import type { BatchOptions } from "../engine/RunTypes.js"
 import * as BatchApi from "../providers/BatchApi.js"
@@ -24,7 +24,10 @@ export interface BatchFlagValues {
 }
 
 /** The `--batch` options for the judge, or undefined without `--batch`; a provider without a Batch API is a usage error. */
-export const batchOptions = (flags: BatchFlagValues, judge: JudgeFlags): Effect.Effect<BatchOptions | undefined, UsageError> =>
+export const batchOptions = (
+  flags: BatchFlagValues,
+  judge: JudgeFlags
+): Effect.Effect<BatchOptions | undefined, UsageError> =>
   Effect.gen(function*() {
     if (!flags.batch) {
       if (flags.detach) return yield* new UsageError({ problem: "--detach needs --batch" })
@@ -32,7 +35,10 @@ export const batchOptions = (flags: BatchFlagValues, judge: JudgeFlags): Effect.
     }
     const provider = judge.provider
     if (provider !== "openai" && provider !== "mistral" && provider !== "openai-compatible") {
-      return yield* new UsageError({ problem: `--batch needs --provider openai, mistral or openai-compatible (a server with /v1/batches); ${provider} has no Batch API` })
+      return yield* new UsageError({
+        problem:
+          `--batch needs --provider openai, mistral or openai-compatible (a server with /v1/batches); ${provider} has no Batch API`
+      })
     }
     const resolved = yield* OpenAiProvider.optionsFromFlags({
       provider,
@@ -44,9 +50,17 @@ export const batchOptions = (flags: BatchFlagValues, judge: JudgeFlags): Effect.
       requireKey: !flags.dryRun
     })
     const baseURL = resolved.baseURL ?? (yield* OpenAiProvider.defaultBaseURL(provider))
-    if (baseURL === undefined) return yield* new UsageError({ problem: `provider ${provider} needs a base URL (--base-url)` })
+    if (baseURL === undefined) {
+      return yield* new UsageError({ problem: `provider ${provider} needs a base URL (--base-url)` })
+    }
     return {
-      api: BatchApi.make({ flavour: provider === "mistral" ? "mistral" : "openai", baseURL, apiKey: resolved.apiKey, model: resolved.model, timeoutMs: judge.timeoutMs }),
+      api: BatchApi.make({
+        flavour: provider === "mistral" ? "mistral" : "openai",
+        baseURL,
+        apiKey: resolved.apiKey,
+        model: resolved.model,
+        timeoutMs: judge.timeoutMs
+      }),
       repair: flags.batchRepair,
       detach: flags.detach,
       pollMs: Math.round(flags.batchPoll * 1000),

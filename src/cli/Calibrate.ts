@@ -13,14 +13,23 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { type Calibration, calibrate, defaultCalibrateSeed, defaultRelevantAt, type JudgeGrades, KappaBelowMinimum, kappaGateFailures, type SystemRun } from "../calibrate/Calibration.js"
+import {
+  calibrate,
+  type Calibration,
+  defaultCalibrateSeed,
+  defaultRelevantAt,
+  type JudgeGrades,
+  KappaBelowMinimum,
+  kappaGateFailures,
+  type SystemRun
+} from "../calibrate/Calibration.js"
 import { readGradeFile, readQrelsFile } from "../calibrate/Labels.js"
 import { calibrationJson, calibrationMarkdown, defaultMaxListed, summaryLines } from "../calibrate/Render.js"
 import { readRunGrades } from "../calibrate/RunGrades.js"
-import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { loadStoreModule } from "../cluster/Peers.js"
-import { parseRun } from "../metrics/trec.js"
+import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { writeFileAtomic } from "../io/Files.js"
+import { parseRun } from "../metrics/trec.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
 import { readTextFile } from "./Trec.js"
 
@@ -62,7 +71,9 @@ const readJudge = (args: CalibrateArgs): Effect.Effect<JudgeGrades, InputError |
       return yield* new UsageError({ problem: "give either a run directory or --judge FILE, not both" })
     }
     if (args.judge !== undefined) {
-      if (args.iteration !== undefined) return yield* new UsageError({ problem: "--iteration applies to a run directory, not to --judge qrels" })
+      if (args.iteration !== undefined) {
+        return yield* new UsageError({ problem: "--iteration applies to a run directory, not to --judge qrels" })
+      }
       const file = yield* readQrelsFile(args.judge)
       return {
         source: { kind: "qrels", file: args.judge, negative: file.negative },
@@ -73,11 +84,19 @@ const readJudge = (args: CalibrateArgs): Effect.Effect<JudgeGrades, InputError |
       } satisfies JudgeGrades
     }
     if (args.runDir === undefined) {
-      return yield* new UsageError({ problem: "give the judge's grades: a run directory (out/<pipeline>/<run-id>) or --judge FILE (qrels)" })
+      return yield* new UsageError({
+        problem: "give the judge's grades: a run directory (out/<pipeline>/<run-id>) or --judge FILE (qrels)"
+      })
     }
     const run = yield* readRunGrades(args.runDir, { iteration: args.iteration, journal: args.journal })
     return {
-      source: { kind: "run", run: run.run, order: run.order, tornLastLine: run.tornLastLine, otherLines: run.otherLines },
+      source: {
+        kind: "run",
+        run: run.run,
+        order: run.order,
+        tornLastLine: run.tornLastLine,
+        otherLines: run.otherLines
+      },
       kind: run.kind,
       grades: run.grades,
       rubrics: run.rubrics,
@@ -95,8 +114,13 @@ export const calibrateCommandWork = (args: CalibrateArgs): Effect.Effect<Calibra
     if (args.minKappa !== undefined && !(args.minKappa >= -1 && args.minKappa <= 1)) {
       return yield* new UsageError({ problem: `--min-kappa must be between -1 and 1, got ${args.minKappa}` })
     }
-    if (args.resamples !== undefined && !(Number.isInteger(args.resamples) && args.resamples >= 1 && args.resamples <= 1_000_000)) {
-      return yield* new UsageError({ problem: `--resamples must be an integer from 1 to 1,000,000, got ${args.resamples}` })
+    if (
+      args.resamples !== undefined &&
+      !(Number.isInteger(args.resamples) && args.resamples >= 1 && args.resamples <= 1_000_000)
+    ) {
+      return yield* new UsageError({
+        problem: `--resamples must be an integer from 1 to 1,000,000, got ${args.resamples}`
+      })
     }
     const judge = yield* readJudge(args)
     const labels = yield* readGradeFile(args.labels)
@@ -125,7 +149,9 @@ export const calibrateCommandWork = (args: CalibrateArgs): Effect.Effect<Calibra
  * report — then fails with `KappaBelowMinimum` (exit 1) when `--min-kappa` is not met — the
  * report is out first, so a failed gate still shows why.
  */
-export const calibrateAndPrint = (args: CalibrateArgs): Effect.Effect<CalibrateResult, InputError | UsageError | OutputError | KappaBelowMinimum> =>
+export const calibrateAndPrint = (
+  args: CalibrateArgs
+): Effect.Effect<CalibrateResult, InputError | UsageError | OutputError | KappaBelowMinimum> =>
   Effect.gen(function*() {
     const result = yield* calibrateCommandWork(args)
     // On a run directory, its calibration.json too (atomically): the run's HTML report shows it.
@@ -151,11 +177,15 @@ export const calibrateCommand = Command.make(
   "calibrate",
   {
     runDir: Args.text({ name: "run-dir" }).pipe(
-      Args.withDescription("A run directory (out/<pipeline>/<run-id>) whose judged grades are calibrated; or give --judge instead"),
+      Args.withDescription(
+        "A run directory (out/<pipeline>/<run-id>) whose judged grades are calibrated; or give --judge instead"
+      ),
       Args.optional
     ),
     judge: Options.text("judge").pipe(
-      Options.withDescription("The judge's grades as TREC qrels (`qid 0 docid grade`), instead of a run directory; criterion \"relevance\""),
+      Options.withDescription(
+        "The judge's grades as TREC qrels (`qid 0 docid grade`), instead of a run directory; criterion \"relevance\""
+      ),
       Options.optional
     ),
     labels: Options.text("labels").pipe(
@@ -165,7 +195,9 @@ export const calibrateCommand = Command.make(
       )
     ),
     relevantAt: Options.integer("relevant-at").pipe(
-      Options.withDescription("Binary split for the binary κ: relevant means grade ≥ N (default 4 for answer-synthesis runs, its pass rule; 2 otherwise, for 0–3 scales)"),
+      Options.withDescription(
+        "Binary split for the binary κ: relevant means grade ≥ N (default 4 for answer-synthesis runs, its pass rule; 2 otherwise, for 0–3 scales)"
+      ),
       Options.optional
     ),
     iteration: Options.integer("iteration").pipe(
@@ -180,7 +212,9 @@ export const calibrateCommand = Command.make(
       Options.repeated
     ),
     format: Options.choice("format", ["markdown", "json"]).pipe(
-      Options.withDescription("Report format: markdown (lists at most 20 unpaired items per list) or json (everything) (default markdown)"),
+      Options.withDescription(
+        "Report format: markdown (lists at most 20 unpaired items per list) or json (everything) (default markdown)"
+      ),
       Options.withDefault("markdown" as const)
     ),
     output: Options.text("output").pipe(
@@ -196,28 +230,47 @@ export const calibrateCommand = Command.make(
       Options.withDefault(defaultBootstrapResamples)
     ),
     minKappa: Options.float("min-kappa").pipe(
-      Options.withDescription("CI gate: exit 1, with one line per failing criterion, when Cohen's κ on the exact grades of any criterion is below X (or undefined)"),
+      Options.withDescription(
+        "CI gate: exit 1, with one line per failing criterion, when Cohen's κ on the exact grades of any criterion is below X (or undefined)"
+      ),
       Options.optional
     ),
-    store: Options.text("store").pipe(Options.withDescription("The run's journal is in this PostgreSQL store (postgres://…), as run with --store"), Options.optional)
+    store: Options.text("store").pipe(
+      Options.withDescription("The run's journal is in this PostgreSQL store (postgres://…), as run with --store"),
+      Options.optional
+    )
   },
   (flags) =>
     // --store: the run's journal is exported from PostgreSQL to a temporary file first
-    Effect.flatMap(Option.isNone(flags.store) || Option.isNone(flags.runDir) ? Effect.succeed(undefined) : Effect.flatMap(
-      loadStoreModule("--store", () => import("../store/PostgresStore.js")),
-      (m) => m.exportJournal(flags.store.pipe(Option.getOrThrow), flags.runDir.pipe(Option.getOrThrow))
-    ), (journal) => calibrateAndPrint({
-      journal,
-      runDir: Option.getOrUndefined(flags.runDir),
-      judge: Option.getOrUndefined(flags.judge),
-      labels: flags.labels,
-      relevantAt: Option.getOrUndefined(flags.relevantAt),
-      iteration: Option.getOrUndefined(flags.iteration),
-      runs: flags.runs,
-      format: flags.format,
-      output: Option.getOrUndefined(flags.output),
-      seed: flags.seed,
-      resamples: flags.resamples,
-      minKappa: Option.getOrUndefined(flags.minKappa)
-    }).pipe(Effect.ensuring(Effect.sync(() => journal !== undefined && fs.rmSync(Path.dirname(journal), { recursive: true, force: true })))))
-).pipe(Command.withDescription("Agreement of a judge's grades with human labels: Cohen's κ (exact and binary), weighted κ, Krippendorff's α, confusion matrix, bias, bootstrap CIs, ranking agreement"))
+    Effect.flatMap(
+      Option.isNone(flags.store) || Option.isNone(flags.runDir) ? Effect.succeed(undefined) : Effect.flatMap(
+        loadStoreModule("--store", () => import("../store/PostgresStore.js")),
+        (m) => m.exportJournal(flags.store.pipe(Option.getOrThrow), flags.runDir.pipe(Option.getOrThrow))
+      ),
+      (journal) =>
+        calibrateAndPrint({
+          journal,
+          runDir: Option.getOrUndefined(flags.runDir),
+          judge: Option.getOrUndefined(flags.judge),
+          labels: flags.labels,
+          relevantAt: Option.getOrUndefined(flags.relevantAt),
+          iteration: Option.getOrUndefined(flags.iteration),
+          runs: flags.runs,
+          format: flags.format,
+          output: Option.getOrUndefined(flags.output),
+          seed: flags.seed,
+          resamples: flags.resamples,
+          minKappa: Option.getOrUndefined(flags.minKappa)
+        }).pipe(
+          Effect.ensuring(
+            Effect.sync(() =>
+              journal !== undefined && fs.rmSync(Path.dirname(journal), { recursive: true, force: true })
+            )
+          )
+        )
+    )
+).pipe(
+  Command.withDescription(
+    "Agreement of a judge's grades with human labels: Cohen's κ (exact and binary), weighted κ, Krippendorff's α, confusion matrix, bias, bootstrap CIs, ranking agreement"
+  )
+)

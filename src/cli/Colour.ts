@@ -4,7 +4,7 @@
  * included. @effect/cli renders help with ANSI styles unconditionally, so the CLI's Console strips
  * them from what it prints when colour is off.
  */
-import * as Console from "effect/Console"
+import type * as Console from "effect/Console"
 
 // CSI sequences (colours, styles) and OSC sequences (hyperlinks).
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g
@@ -18,7 +18,10 @@ export const colourOff = (env: NodeJS.ProcessEnv, isTty: boolean | undefined): b
 const plain = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? stripAnsi(a) : a))
 
 /** The default Console, with ANSI sequences stripped from stdout and/or stderr output. */
-export const plainConsole = (base: Console.Console, options: { readonly stdout: boolean; readonly stderr: boolean }): Console.Console => ({
+export const plainConsole = (
+  base: Console.Console,
+  options: { readonly stdout: boolean; readonly stderr: boolean }
+): Console.Console => ({
   ...base,
   log: (...args) => base.log(...(options.stdout ? plain(args) : args)),
   info: (...args) => base.info(...(options.stdout ? plain(args) : args)),
@@ -41,7 +44,10 @@ export const wizardWithoutTerminal = (argv: ReadonlyArray<string>, stdinTty: boo
  * The width `--help` is laid out at: the terminal's columns; when output is not a terminal, the
  * `COLUMNS` convention (as `ls` and `man` follow it) or 80.
  */
-export const terminalWidth = (env: NodeJS.ProcessEnv, stdout: { readonly isTTY?: boolean | undefined; readonly columns?: number | undefined }): number => {
+export const terminalWidth = (
+  env: NodeJS.ProcessEnv,
+  stdout: { readonly isTTY?: boolean | undefined; readonly columns?: number | undefined }
+): number => {
   if (stdout.isTTY === true && stdout.columns !== undefined && stdout.columns > 0) return stdout.columns
   const columns = Number(env.COLUMNS)
   return Number.isInteger(columns) && columns > 0 ? columns : 80

@@ -10,11 +10,20 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
-import { type Comparison, comparisonJson, comparisonMarkdown, compareRunCases, defaultAlpha, defaultSeed, formatP, worseLines } from "../compare/Comparison.js"
-import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
+import {
+  compareRunCases,
+  type Comparison,
+  comparisonJson,
+  comparisonMarkdown,
+  defaultAlpha,
+  defaultSeed,
+  formatP,
+  worseLines
+} from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"
+import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { writeFileAtomic } from "../io/Files.js"
+import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
 
 export type CompareFormat = "markdown" | "json"
 
@@ -51,8 +60,15 @@ const resolveGate = (names: ReadonlyArray<string>, c: Comparison): Effect.Effect
   const out: Array<string> = []
   for (const name of names) {
     const lower = name.toLowerCase()
-    const match = compared.find((m) => m.toLowerCase() === lower) ?? compared.find((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === lower)
-    if (match === undefined) return Effect.fail(new UsageError({ problem: `--fail-if-worse: metric "${name}" was not compared; compared: ${compared.join(", ")}` }))
+    const match = compared.find((m) => m.toLowerCase() === lower) ??
+      compared.find((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === lower)
+    if (match === undefined) {
+      return Effect.fail(
+        new UsageError({
+          problem: `--fail-if-worse: metric "${name}" was not compared; compared: ${compared.join(", ")}`
+        })
+      )
+    }
     out.push(match)
   }
   return Effect.succeed(out)
@@ -69,11 +85,18 @@ const gateCanFail = (c: Comparison, gated: ReadonlyArray<string>): Effect.Effect
     if (!gated.includes(m.metric)) continue
     if (needed !== undefined && m.n >= needed) continue
     const smallest = formatP(smallestRandomisationP(m.n, c.permutations))
-    return Effect.fail(new UsageError({
-      problem: `--fail-if-worse cannot fail on ${m.metric}: the randomisation test needs at least ${needed ?? "more"} paired cases to reach p < ${c.alpha}, ` +
-        `and these runs have ${m.n}${m.excluded > 0 ? ` (${m.excluded} left out: null in a run)` : ""} (its smallest p is then ${smallest}); ` +
-        "compare runs over more cases"
-    }))
+    return Effect.fail(
+      new UsageError({
+        problem:
+          `--fail-if-worse cannot fail on ${m.metric}: the randomisation test needs at least ${
+            needed ?? "more"
+          } paired cases to reach p < ${c.alpha}, ` +
+          `and these runs have ${m.n}${
+            m.excluded > 0 ? ` (${m.excluded} left out: null in a run)` : ""
+          } (its smallest p is then ${smallest}); ` +
+          "compare runs over more cases"
+      })
+    )
   }
   return Effect.void
 }
@@ -83,8 +106,12 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
   Effect.gen(function*() {
     const a = yield* loadRunCases(args.runA, { iteration: args.iteration })
     const b = yield* loadRunCases(args.runB, { iteration: args.iteration })
-    const gate = args.failIfWorse === undefined ? [] : args.failIfWorse.split(",").map((m) => m.trim()).filter((m) => m !== "")
-    if (args.failIfWorse !== undefined && gate.length === 0) return yield* new UsageError({ problem: "--fail-if-worse: give at least one metric name" })
+    const gate = args.failIfWorse === undefined
+      ? []
+      : args.failIfWorse.split(",").map((m) => m.trim()).filter((m) => m !== "")
+    if (args.failIfWorse !== undefined && gate.length === 0) {
+      return yield* new UsageError({ problem: "--fail-if-worse: give at least one metric name" })
+    }
     const comparison = yield* compareRunCases(a, b, {
       metrics: args.metrics,
       // The gated metrics are compared whether or not --metrics (or the default) has them.
@@ -96,12 +123,16 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
     })
     const gated = yield* resolveGate(gate, comparison)
     yield* gateCanFail(comparison, gated)
-    const report = args.format === "json" ? JSON.stringify(comparisonJson(comparison), null, 2) + "\n" : comparisonMarkdown(comparison)
+    const report = args.format === "json"
+      ? JSON.stringify(comparisonJson(comparison), null, 2) + "\n"
+      : comparisonMarkdown(comparison)
     return { comparison, report, worse: worseLines(comparison, gated) }
   })
 
 /** Runs `compare`, then prints the report, or writes it to `--output` and prints the verdicts. */
-export const compareAndPrint = (args: CompareArgs): Effect.Effect<CompareResult, InputError | UsageError | OutputError | GateFailed> =>
+export const compareAndPrint = (
+  args: CompareArgs
+): Effect.Effect<CompareResult, InputError | UsageError | OutputError | GateFailed> =>
   Effect.gen(function*() {
     const result = yield* compare(args)
     if (args.output === undefined) {
@@ -118,17 +149,24 @@ export const compareAndPrint = (args: CompareArgs): Effect.Effect<CompareResult,
 export const compareCommand = Command.make(
   "compare",
   {
-    runA: Args.text({ name: "runA" }).pipe(Args.withDescription("Run directory A (the baseline), out/<pipeline>/<run-id>")),
+    runA: Args.text({ name: "runA" }).pipe(
+      Args.withDescription("Run directory A (the baseline), out/<pipeline>/<run-id>")
+    ),
     runB: Args.text({ name: "runB" }).pipe(Args.withDescription("Run directory B (the candidate); deltas are B − A")),
     metrics: Options.text("metrics").pipe(
-      Options.withDescription("Metrics to compare, comma-separated (default: the quality metrics both runs have — not cost, tokens, latency or counts; `clarity` matches rag-answers/clarity)"),
+      Options.withDescription(
+        "Metrics to compare, comma-separated (default: the quality metrics both runs have — not cost, tokens, latency or counts; `clarity` matches rag-answers/clarity)"
+      ),
       Options.optional
     ),
     format: Options.choice("format", ["markdown", "json"]).pipe(
       Options.withDescription("Report format (default markdown)"),
       Options.withDefault("markdown" as const)
     ),
-    output: Options.text("output").pipe(Options.withDescription("Write the report to FILE and print only the verdicts"), Options.optional),
+    output: Options.text("output").pipe(
+      Options.withDescription("Write the report to FILE and print only the verdicts"),
+      Options.optional
+    ),
     seed: Options.integer("seed").pipe(
       Options.withDescription(`Seed of the randomisation test and the bootstrap (default ${defaultSeed})`),
       Options.withDefault(defaultSeed)
@@ -138,10 +176,15 @@ export const compareCommand = Command.make(
       Options.optional
     ),
     failIfWorse: Options.text("fail-if-worse").pipe(
-      Options.withDescription("CI gate: exit 1 when B is significantly worse than A (randomisation test at --alpha) on one of these metrics, comma-separated; needs at least 6 paired cases at α = 0.05 (8 at 0.01), else exit 2"),
+      Options.withDescription(
+        "CI gate: exit 1 when B is significantly worse than A (randomisation test at --alpha) on one of these metrics, comma-separated; needs at least 6 paired cases at α = 0.05 (8 at 0.01), else exit 2"
+      ),
       Options.optional
     ),
-    alpha: Options.float("alpha").pipe(Options.withDescription(`Significance level (default ${defaultAlpha})`), Options.withDefault(defaultAlpha))
+    alpha: Options.float("alpha").pipe(
+      Options.withDescription(`Significance level (default ${defaultAlpha})`),
+      Options.withDefault(defaultAlpha)
+    )
   },
   (flags) =>
     compareAndPrint({
@@ -155,4 +198,8 @@ export const compareCommand = Command.make(
       failIfWorse: Option.getOrUndefined(flags.failIfWorse),
       alpha: flags.alpha
     })
-).pipe(Command.withDescription("Compare two runs over the same cases: paired t-test, randomisation test, bootstrap CI, wins/ties/losses per metric"))
+).pipe(
+  Command.withDescription(
+    "Compare two runs over the same cases: paired t-test, randomisation test, bootstrap CI, wins/ties/losses per metric"
+  )
+)

@@ -10,16 +10,18 @@ import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
 import { parse as parseYaml, YAMLParseError } from "yaml"
 import { UsageError } from "../domain/Errors.js"
-import { fileReadProblem } from "../io/Files.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
-
+import { fileReadProblem } from "../io/Files.js"
 
 /** A value from the file as flag text: lists comma-separated, `{ a: "b" }` as `a=b` (--columns; `{ composite: 0.7 }` for --fail-under). */
 const flagValue = (value: unknown): string | undefined => {
   if (typeof value === "string") return value
   if (typeof value === "number" && Number.isFinite(value)) return String(value)
   if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) return value.join(",")
-  if (isRecord(value) && Object.values(value).every((v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v)))) {
+  if (
+    isRecord(value) &&
+    Object.values(value).every((v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v)))
+  ) {
     return Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
   }
   return undefined
@@ -51,14 +53,20 @@ const literalCredential = (name: string, value: string) =>
  * of "Name: value" or an object). A credential header must read its value from the environment
  * (`"Authorization": "Bearer ${RAG_TOKEN}"`): a config file is not the place for a secret.
  */
-const targetFlags = (file: string, target: Readonly<Record<string, unknown>>, argv: ReadonlyArray<string>): Effect.Effect<Array<string>, UsageError> =>
+const targetFlags = (
+  file: string,
+  target: Readonly<Record<string, unknown>>,
+  argv: ReadonlyArray<string>
+): Effect.Effect<Array<string>, UsageError> =>
   Effect.gen(function*() {
     const out: Array<string> = []
     const bad = (problem: string) => new UsageError({ problem: `--config ${file}: target.${problem}` })
     if (given(argv, "target")) return out
     for (const [key, value] of Object.entries(target)) {
       const flag = TARGET_KEYS[key]
-      if (flag === undefined) return yield* bad(`${key} is not a target setting (${Object.keys(TARGET_KEYS).join(", ")})`)
+      if (flag === undefined) {
+        return yield* bad(`${key} is not a target setting (${Object.keys(TARGET_KEYS).join(", ")})`)
+      }
       if (key === "regenerate") {
         if (typeof value !== "boolean") return yield* bad(`regenerate must be true or false`)
         if (value && !given(argv, flag)) out.push(`--${flag}`)
@@ -67,20 +75,40 @@ const targetFlags = (file: string, target: Readonly<Record<string, unknown>>, ar
       if (key === "headers") {
         const pairs = Array.isArray(value)
           ? value.map((h) => typeof h === "string" ? h : undefined)
-          : isRecord(value) ? Object.entries(value).map(([n, v]) => typeof v === "string" ? `${n}: ${v}` : undefined) : [undefined]
+          : isRecord(value)
+          ? Object.entries(value).map(([n, v]) => typeof v === "string" ? `${n}: ${v}` : undefined)
+          : [undefined]
         for (const h of pairs) {
           if (h === undefined) return yield* bad(`headers must be a list of "Name: value" or an object of texts`)
           const colon = h.indexOf(":")
           if (colon > 0 && literalCredential(h.slice(0, colon), h.slice(colon + 1))) {
-            return yield* bad(`headers: ${h.slice(0, colon).trim()} holds a credential as text; read it from the environment instead, e.g. "${h.slice(0, colon).trim()}: Bearer \${RAG_TOKEN}"`)
+            return yield* bad(
+              `headers: ${
+                h.slice(0, colon).trim()
+              } holds a credential as text; read it from the environment instead, e.g. "${
+                h.slice(0, colon).trim()
+              }: Bearer \${RAG_TOKEN}"`
+            )
           }
           if (!given(argv, flag)) out.push(`--${flag}`, h)
         }
         continue
       }
       if (given(argv, flag)) continue
-      const text = key === "body" && isRecord(value) ? JSON.stringify(value) : typeof value === "string" ? value : typeof value === "number" && Number.isFinite(value) ? String(value) : undefined
-      if (text === undefined) return yield* bad(`${key} must be ${key === "body" ? "a JSON template (text) or an object" : "text or a number"} (got ${JSON.stringify(value)})`)
+      const text = key === "body" && isRecord(value)
+        ? JSON.stringify(value)
+        : typeof value === "string"
+        ? value
+        : typeof value === "number" && Number.isFinite(value)
+        ? String(value)
+        : undefined
+      if (text === undefined) {
+        return yield* bad(
+          `${key} must be ${key === "body" ? "a JSON template (text) or an object" : "text or a number"} (got ${
+            JSON.stringify(value)
+          })`
+        )
+      }
       out.push(`--${flag}`, text)
     }
     return out
@@ -95,7 +123,11 @@ const yamlProblem = (e: YAMLParseError, text: string): string => {
   const what = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
   if (/^Flow (sequence|mapping)/.test(what)) {
     const open = unclosedBracket(text.slice(0, e.pos[0]))
-    if (open !== undefined) return `line ${open.line}: this ${open.char === "[" ? "[ list" : "{ map"} is not closed with ${open.char === "[" ? "]" : "}"} (${what})`
+    if (open !== undefined) {
+      return `line ${open.line}: this ${open.char === "[" ? "[ list" : "{ map"} is not closed with ${
+        open.char === "[" ? "]" : "}"
+      } (${what})`
+    }
   }
   const at = e.linePos?.[0]
   return at === undefined ? what : `line ${at.line}, column ${at.col}: ${what}`
@@ -134,18 +166,24 @@ const unclosedBracket = (text: string): { readonly char: string; readonly line: 
   return stack[0]
 }
 
-const given = (argv: ReadonlyArray<string>, name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
+const given = (argv: ReadonlyArray<string>, name: string) =>
+  argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`))
 
 /**
  * The arguments with a `--config FILE`'s flags added (those not already given). `argv` is the
  * command's own arguments (after `run` or `serve`); `config` its @effect/cli options.
  */
-export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Effect.Effect<ReadonlyArray<string>, UsageError> =>
+export const withConfigFile = (
+  argv: ReadonlyArray<string>,
+  config: unknown
+): Effect.Effect<ReadonlyArray<string>, UsageError> =>
   Effect.gen(function*() {
     const at = argv.findIndex((a) => a === "--config" || a.startsWith("--config="))
     if (at === -1) return argv
     const file = argv[at]!.startsWith("--config=") ? argv[at]!.slice("--config=".length) : argv[at + 1]
-    if (file === undefined || file === "") return yield* new UsageError({ problem: "--config needs a file: --config rag-eval.json (or .yaml)" })
+    if (file === undefined || file === "") {
+      return yield* new UsageError({ problem: "--config needs a file: --config rag-eval.json (or .yaml)" })
+    }
     const text = yield* Effect.try({
       try: () => fs.readFileSync(file, "utf8"),
       catch: (e) => new UsageError({ problem: `--config ${file}: ${fileReadProblem(e)}` })
@@ -153,10 +191,21 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
     const yaml = /\.ya?ml$/i.test(file)
     const parsed = yield* Effect.tryPromise({
       try: async () => (yaml ? parseYaml(text, { prettyErrors: true }) as unknown : JSON.parse(text) as unknown),
-      catch: (e) => new UsageError({ problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${e instanceof YAMLParseError ? yamlProblem(e, text) : (e as Error).message.split("\n")[0]}` })
+      catch: (e) =>
+        new UsageError({
+          problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${
+            e instanceof YAMLParseError ? yamlProblem(e, text) : (e as Error).message.split("\n")[0]
+          }`
+        })
     })
-    if (!isRecord(parsed)) return yield* new UsageError({ problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }` })
-    const shapes = new Map(flagDescriptors(config).map((f) => [f.name, { boolean: f.primitive === "Bool", secret: isSecretFlag(f) }]))
+    if (!isRecord(parsed)) {
+      return yield* new UsageError({
+        problem: `--config ${file}: expected an object whose keys are long flag names, e.g. { "provider": "openai" }`
+      })
+    }
+    const shapes = new Map(
+      flagDescriptors(config).map((f) => [f.name, { boolean: f.primitive === "Bool", secret: isSecretFlag(f) }])
+    )
     const added: Array<string> = []
     for (const [key, value] of Object.entries(parsed)) {
       const name = key.replace(/^--/, "")
@@ -166,19 +215,33 @@ export const withConfigFile = (argv: ReadonlyArray<string>, config: unknown): Ef
       }
       const shape = shapes.get(name)
       if (shape === undefined || name === "config") {
-        return yield* new UsageError({ problem: `--config ${file}: unknown key "${key}" (keys are the long flag names of this command, e.g. provider, model, top-k; see --help)` })
+        return yield* new UsageError({
+          problem:
+            `--config ${file}: unknown key "${key}" (keys are the long flag names of this command, e.g. provider, model, top-k; see --help)`
+        })
       }
       if (shape.secret) {
-        return yield* new UsageError({ problem: `--config ${file}: "${key}" is a secret and is not accepted in a config file; give it with --${name} or its environment variable` })
+        return yield* new UsageError({
+          problem:
+            `--config ${file}: "${key}" is a secret and is not accepted in a config file; give it with --${name} or its environment variable`
+        })
       }
       if (given(argv, name)) continue
       if (shape.boolean) {
-        if (typeof value !== "boolean") return yield* new UsageError({ problem: `--config ${file}: "${key}" must be true or false (got ${JSON.stringify(value)})` })
+        if (typeof value !== "boolean") {
+          return yield* new UsageError({
+            problem: `--config ${file}: "${key}" must be true or false (got ${JSON.stringify(value)})`
+          })
+        }
         if (value) added.push(`--${name}`)
         continue
       }
       const text = typeof value === "boolean" ? String(value) : flagValue(value)
-      if (text === undefined) return yield* new UsageError({ problem: `--config ${file}: "${key}" must be a string, a number or a list (got ${JSON.stringify(value)})` })
+      if (text === undefined) {
+        return yield* new UsageError({
+          problem: `--config ${file}: "${key}" must be a string, a number or a list (got ${JSON.stringify(value)})`
+        })
+      }
       added.push(`--${name}`, text)
     }
     const rest = [...argv.slice(0, at), ...argv.slice(argv[at]!.startsWith("--config=") ? at + 1 : at + 2)]

@@ -44,7 +44,8 @@ interface HasDescriptor {
   readonly descriptor: CommandDescriptor.Command<any>
 }
 
-const nameOf = (descriptor: CommandDescriptor.Command<unknown>): string => [...HashSet.values(CommandDescriptor.getNames(descriptor))][0] ?? ""
+const nameOf = (descriptor: CommandDescriptor.Command<unknown>): string =>
+  [...HashSet.values(CommandDescriptor.getNames(descriptor))][0] ?? ""
 
 /**
  * The tree of commands under the root, children in the order given (their own children, one level
@@ -54,10 +55,16 @@ export const commandTree = (root: HasDescriptor, children: ReadonlyArray<HasDesc
   const node = (descriptor: CommandDescriptor.Command<unknown>, parent: ReadonlyArray<string>): CommandNode => {
     const name = nameOf(descriptor)
     const path = [...parent, name]
-    const subs = [...CommandDescriptor.getSubcommands(descriptor)].filter(([n]) => n !== name).sort(([a], [b]) => a.localeCompare(b))
+    const subs = [...CommandDescriptor.getSubcommands(descriptor)].filter(([n]) => n !== name).sort(([a], [b]) =>
+      a.localeCompare(b)
+    )
     return { path, descriptor, children: subs.map(([, d]) => node(d, path)) }
   }
-  return { path: [], descriptor: root.descriptor as CommandDescriptor.Command<unknown>, children: children.map((c) => node(c.descriptor as CommandDescriptor.Command<unknown>, [])) }
+  return {
+    path: [],
+    descriptor: root.descriptor as CommandDescriptor.Command<unknown>,
+    children: children.map((c) => node(c.descriptor as CommandDescriptor.Command<unknown>, []))
+  }
 }
 
 /** The deepest command named by the leading arguments (`["store", "migrate", "--store", …]` → store migrate). */
@@ -133,11 +140,15 @@ const REPEATED = /^This (?:argument|option) (?:may|must) be repeated/
  * description does not state is kept, as "default X".
  */
 const definitionText = (block: HelpDoc.HelpDoc): string => {
-  const paragraphs = blocksOf(block).slice(1).map((b) => b._tag === "Paragraph" || b._tag === "Header" ? spanText(b.value) : "")
+  const paragraphs = blocksOf(block).slice(1).map((b) =>
+    b._tag === "Paragraph" || b._tag === "Header" ? spanText(b.value) : ""
+  )
   const described = paragraphs.filter((p) => !OPTIONAL.test(p) && !REPEATED.test(p))
   const text = described.join(" ")
   const fallback = paragraphs.map((p) => OPTIONAL.exec(p)?.[1]).find((d) => d !== undefined)
-  return fallback === undefined || fallback === "false" || /default/i.test(text) || fallback === "" ? text : `${text} (default ${fallback})`
+  return fallback === undefined || fallback === "false" || /default/i.test(text) || fallback === ""
+    ? text
+    : `${text} (default ${fallback})`
 }
 
 /** The library's sections (DESCRIPTION, ARGUMENTS, OPTIONS, COMMANDS) as data. */
@@ -163,10 +174,15 @@ const sectionsOf = (doc: HelpDoc.HelpDoc): Array<Section> => {
 
 /** A command's description (its DESCRIPTION section). */
 export const descriptionOf = (descriptor: CommandDescriptor.Command<unknown>): string =>
-  sectionsOf(CommandDescriptor.getHelp(descriptor, helpConfig)).find((s) => s.title === "DESCRIPTION")?.paragraphs.join(" ") ?? ""
+  sectionsOf(CommandDescriptor.getHelp(descriptor, helpConfig)).find((s) => s.title === "DESCRIPTION")?.paragraphs.join(
+    " "
+  ) ?? ""
 
 /** A command's options and arguments (the library's help entries, filler removed). */
-export const entriesOf = (descriptor: CommandDescriptor.Command<unknown>, section: "OPTIONS" | "ARGUMENTS"): ReadonlyArray<Entry> =>
+export const entriesOf = (
+  descriptor: CommandDescriptor.Command<unknown>,
+  section: "OPTIONS" | "ARGUMENTS"
+): ReadonlyArray<Entry> =>
   sectionsOf(CommandDescriptor.getHelp(descriptor, helpConfig)).find((s) => s.title === section)?.entries ?? []
 
 /** One flag of a command, from its usage: names (`--input`, `-i`) and the value it takes (`text`, `a | b`), if any. */
@@ -186,8 +202,16 @@ export const usageParts = (descriptor: CommandDescriptor.Command<unknown>) => {
     switch (u._tag) {
       case "Named": {
         // A repeated flag (`--target-header`, given any number of times) may be left out: not required.
-        if (u.names.some((n) => n.startsWith("-"))) flags.push({ names: u.names, value: Option.getOrUndefined(u.acceptedValues), required: !optional && !repeated, repeated })
-        else if (u.names.some((n) => n.startsWith("<"))) args.push({ name: u.names[0]!, required: !optional, repeated })
+        if (u.names.some((n) => n.startsWith("-"))) {
+          flags.push({
+            names: u.names,
+            value: Option.getOrUndefined(u.acceptedValues),
+            required: !optional && !repeated,
+            repeated
+          })
+        } else if (u.names.some((n) => n.startsWith("<"))) {
+          args.push({ name: u.names[0]!, required: !optional, repeated })
+        }
         return
       }
       case "Optional":
@@ -208,9 +232,20 @@ export const usageParts = (descriptor: CommandDescriptor.Command<unknown>) => {
 
 /** `rag-eval compare [options] <runA> <runB>`: required flags shown, optional ones folded into `[options]`. */
 export const usageLine = (node: CommandNode): string => {
-  if (node.children.length > 0) return ["rag-eval", ...node.path, "<command>", ...(usageParts(node.descriptor).flags.length > 0 ? ["[options]"] : [])].join(" ")
+  if (node.children.length > 0) {
+    return [
+      "rag-eval",
+      ...node.path,
+      "<command>",
+      ...(usageParts(node.descriptor).flags.length > 0 ? ["[options]"] : [])
+    ].join(" ")
+  }
   const { args, flags } = usageParts(node.descriptor)
-  const required = flags.filter((f) => f.required).map((f) => `${f.names.find((n) => n.startsWith("--")) ?? f.names[0]}${f.value === undefined ? "" : ` ${f.value}`}${f.repeated === true ? "..." : ""}`)
+  const required = flags.filter((f) => f.required).map((f) =>
+    `${f.names.find((n) => n.startsWith("--")) ?? f.names[0]}${f.value === undefined ? "" : ` ${f.value}`}${
+      f.repeated === true ? "..." : ""
+    }`
+  )
   const optional = flags.some((f) => !f.required) ? ["[options]"] : []
   // A repeated argument may be given zero times (`Args.repeated`).
   const positional = args.map((a) => a.required && !a.repeated ? a.name : `[${a.name}${a.repeated ? "..." : ""}]`)
@@ -263,7 +298,9 @@ export const verbatim = (line: string, indent: number, width: number): Lines => 
 
 /** A term on its line, its definition below it, further in. */
 export const entry = (e: Entry, width: number, indent = INDENT): Lines =>
-  e.text === "" ? paragraph(e.term, indent, width) : [...paragraph(e.term, indent, width), ...paragraph(e.text, indent + DEFINITION - INDENT, width)]
+  e.text === ""
+    ? paragraph(e.term, indent, width)
+    : [...paragraph(e.term, indent, width), ...paragraph(e.text, indent + DEFINITION - INDENT, width)]
 
 /** Blocks separated by one blank line. */
 export const blocks = (parts: ReadonlyArray<Lines>): Lines => parts.flatMap((p, i) => (i === 0 ? p : ["", ...p]))
@@ -290,14 +327,23 @@ const termFlags = (term: string) => term.split(/[\s,]+/).filter((t) => t.startsW
 /** The help of one command (or of the root): usage, description, arguments, options, subcommands. */
 export const commandHelp = (node: CommandNode, width: number, options: CommandHelpOptions = {}): string => {
   const arguments_ = entriesOf(node.descriptor, "ARGUMENTS")
-  const flags = entriesOf(node.descriptor, "OPTIONS").filter((e) => !termFlags(e.term).some((f) => options.omit?.has(f) === true))
+  const flags = entriesOf(node.descriptor, "OPTIONS").filter((e) =>
+    !termFlags(e.term).some((f) => options.omit?.has(f) === true)
+  )
   const description = descriptionOf(node.descriptor)
   const parts: Array<Lines> = [paragraph(`Usage: ${usageLine(node)}`, 0, width)]
   if (description !== "") parts.push(paragraph(description, 0, width))
   if (arguments_.length > 0) parts.push(section("Arguments", arguments_.map((e) => entry(e, width))))
   if (flags.length > 0) parts.push(section("Options", flags.map((e) => entry(e, width))))
   if (node.children.length > 0) {
-    parts.push(section("Commands", node.children.map((c) => entry({ term: usageLine(c).slice("rag-eval ".length), text: descriptionOf(c.descriptor) }, width))))
+    parts.push(
+      section(
+        "Commands",
+        node.children.map((c) =>
+          entry({ term: usageLine(c).slice("rag-eval ".length), text: descriptionOf(c.descriptor) }, width)
+        )
+      )
+    )
   }
   parts.push(...(options.after ?? []))
   return render(blocks(parts))
@@ -309,7 +355,12 @@ export const rootHelp = (tree: CommandNode, version: string, width: number): str
   const lines = [
     paragraph(`rag-eval ${version}: ${descriptionOf(tree.descriptor)}`, 0, width),
     paragraph("Usage: rag-eval <command> [options]", 0, width),
-    section("Commands", commands.map((c) => entry({ term: usageLine(c).slice("rag-eval ".length), text: descriptionOf(c.descriptor) }, width))),
+    section(
+      "Commands",
+      commands.map((c) =>
+        entry({ term: usageLine(c).slice("rag-eval ".length), text: descriptionOf(c.descriptor) }, width)
+      )
+    ),
     paragraph(
       "rag-eval <command> --help lists a command's options; rag-eval pipelines lists the built-in pipelines with their input. " +
         "Every command also takes --help (-h), --version, --wizard (asks for each flag), --completions sh|bash|fish|zsh (a shell completion script) and --log-level.",

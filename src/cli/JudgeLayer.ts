@@ -3,8 +3,8 @@
  * OpenAI-compatible provider behind the shared rate gate.
  */
 import type * as Effect from "effect/Effect"
-import type * as Redacted from "effect/Redacted"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
 import * as HeuristicJudge from "../judges/HeuristicJudge.js"
 import type { Judge } from "../judges/Judge.js"
@@ -14,7 +14,7 @@ import * as RateGate from "../providers/RateGate.js"
 
 import type { ProviderName } from "../providers/Names.js"
 
-export { PROVIDERS, type ProviderName } from "../providers/Names.js"
+export { type ProviderName, PROVIDERS } from "../providers/Names.js"
 
 /** Default model per provider; `openai-compatible` has none (the server decides what it serves). */
 export const defaultModels: Readonly<Record<ProviderName, string | undefined>> = {
@@ -54,7 +54,9 @@ export interface JudgeFlags {
 export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> => {
   if (flags.provider === "heuristic") return HeuristicJudge.layer
   if (flags.provider === "openai-compatible" && flags.model === undefined) {
-    return Layer.fail(new UsageError({ problem: "--provider openai-compatible needs --model (the name the server serves)" }))
+    return Layer.fail(
+      new UsageError({ problem: "--provider openai-compatible needs --model (the name the server serves)" })
+    )
   }
   const provider = OpenAiProvider.fromFlags({
     provider: flags.provider,
@@ -75,5 +77,7 @@ export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> =>
     maxPauseMs: maxWaitMs,
     stop: flags.stop
   })
-  return LlmJudge.layer({ maxRetries: flags.maxRetries, maxWaitMs, preflight: flags.preflight, stop: flags.stop }).pipe(Layer.provide(Layer.merge(provider, gate)))
+  return LlmJudge.layer({ maxRetries: flags.maxRetries, maxWaitMs, preflight: flags.preflight, stop: flags.stop }).pipe(
+    Layer.provide(Layer.merge(provider, gate))
+  )
 }

@@ -5,10 +5,10 @@
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { defaultPromptsDir } from "../judges/Prompt.js"
 import { pathToFileURL } from "node:url"
 import { UsageError } from "../domain/Errors.js"
 import type { AnyPipeline } from "../engine/Pipeline.js"
+import { defaultPromptsDir } from "../judges/Prompt.js"
 
 /**
  * Compile TypeScript on the fly for the duration of one import, then unregister: tsx's module hooks
@@ -36,7 +36,9 @@ const LIBRARY_KEY = "rag-eval/library"
  */
 const libraryModule = (names: ReadonlyArray<string>) =>
   `const library = globalThis[Symbol.for(${JSON.stringify(LIBRARY_KEY)})];\n` +
-  names.filter((name) => /^[A-Za-z_$][\w$]*$/.test(name)).map((name) => `export const ${name} = library.${name};`).join("\n")
+  names.filter((name) => /^[A-Za-z_$][\w$]*$/.test(name)).map((name) => `export const ${name} = library.${name};`).join(
+    "\n"
+  )
 
 /**
  * A TypeScript pipeline compiled by esbuild — its relative imports bundled in, `rag-eval` bound to
@@ -59,7 +61,10 @@ const compileBeside = async (abs: string): Promise<Record<string, unknown> | und
       name: "rag-eval-library",
       setup: (build) => {
         build.onResolve({ filter: /^rag-eval$/ }, () => ({ path: "rag-eval", namespace: "rag-eval-library" }))
-        build.onLoad({ filter: /.*/, namespace: "rag-eval-library" }, () => ({ contents: libraryModule(Object.keys(library)), loader: "js" }))
+        build.onLoad(
+          { filter: /.*/, namespace: "rag-eval-library" },
+          () => ({ contents: libraryModule(Object.keys(library)), loader: "js" })
+        )
       }
     }],
     format: "esm",
@@ -92,9 +97,13 @@ const importPipeline = async (abs: string): Promise<Record<string, unknown>> => 
 
 /** An esbuild failure as one line per message, with file and line. */
 const describeLoadError = (e: unknown): string => {
-  const errors = (e as { errors?: ReadonlyArray<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors
+  const errors = (e as {
+    errors?: ReadonlyArray<{ text: string; location?: { file: string; line: number; column: number } | null }>
+  }).errors
   if (Array.isArray(errors) && errors.length > 0) {
-    return errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join("; ")
+    return errors.map((
+      m
+    ) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join("; ")
   }
   return e instanceof Error ? e.message : String(e)
 }
@@ -117,7 +126,9 @@ export const isPipelineName = (arg: string) => /^[a-z][a-z0-9-]*$/.test(arg)
  * package's `prompts/`.
  */
 export const promptDirsFor = (file: string): ReadonlyArray<string> =>
-  isPipelineName(file) ? [defaultPromptsDir] : [Path.join(Path.dirname(Path.resolve(file)), "prompts"), defaultPromptsDir]
+  isPipelineName(file)
+    ? [defaultPromptsDir]
+    : [Path.join(Path.dirname(Path.resolve(file)), "prompts"), defaultPromptsDir]
 
 /**
  * A pipeline by built-in name (`rag-answers`, see `src/builtin/`) or by file path (a user's own
@@ -129,22 +140,33 @@ export const loadPipeline = (file: string): Effect.Effect<AnyPipeline, UsageErro
       const { builtins } = yield* Effect.promise(() => import("../builtin/index.js"))
       const builtin = builtins.get(file)
       if (builtin !== undefined) return builtin
-      return yield* new UsageError({ problem: `unknown pipeline "${file}": built-in pipelines are ${[...builtins.keys()].join(", ")}; or give a pipeline file's path (e.g. ./my-pipeline.ts)` })
+      return yield* new UsageError({
+        problem: `unknown pipeline "${file}": built-in pipelines are ${
+          [...builtins.keys()].join(", ")
+        }; or give a pipeline file's path (e.g. ./my-pipeline.ts)`
+      })
     }
     const abs = Path.resolve(file)
     const stat = fs.statSync(abs, { throwIfNoEntry: false })
     if (stat === undefined) {
       const { builtins } = yield* Effect.promise(() => import("../builtin/index.js"))
-      return yield* new UsageError({ problem: `pipeline file not found: ${file} (built-in pipelines, by name: ${[...builtins.keys()].join(", ")})` })
+      return yield* new UsageError({
+        problem: `pipeline file not found: ${file} (built-in pipelines, by name: ${[...builtins.keys()].join(", ")})`
+      })
     }
-    if (!stat.isFile()) return yield* new UsageError({ problem: `pipeline must be a .ts or .js file, not a directory: ${file}` })
+    if (!stat.isFile()) {
+      return yield* new UsageError({ problem: `pipeline must be a .ts or .js file, not a directory: ${file}` })
+    }
     const module = yield* Effect.tryPromise({
       try: () => importPipeline(abs),
       catch: (e) => new UsageError({ problem: `cannot load pipeline ${file}: ${describeLoadError(e)}` })
     })
     const pipeline = module.default
     if (!isPipeline(pipeline)) {
-      return yield* new UsageError({ problem: `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report; or name, options, build)` })
+      return yield* new UsageError({
+        problem:
+          `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report; or name, options, build)`
+      })
     }
     return pipeline
   })

@@ -12,10 +12,10 @@
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Primitive from "@effect/cli/Primitive"
 import type * as ValidationError from "@effect/cli/ValidationError"
+import type { FileSystem } from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { FileSystem } from "@effect/platform/FileSystem"
 import { nearest } from "../domain/Nearest.js"
 import { type CommandNode, type Flag, helpDocText, usageParts } from "./Help.js"
 
@@ -37,19 +37,39 @@ const choicesOf = (value: string) => value.split(" | ")
 
 /** The library's primitive for a flag's placeholder, to check a value exactly as the parser does. */
 const primitiveOf = (value: string): Primitive.Primitive<unknown> | undefined =>
-  value === "integer" ? Primitive.integer : value === "float" ? Primitive.float : value.includes(" | ") ? Primitive.choice(choicesOf(value).map((c) => [c, c] as [string, unknown])) : undefined
+  value === "integer"
+    ? Primitive.integer
+    : value === "float"
+    ? Primitive.float
+    : value.includes(" | ")
+    ? Primitive.choice(choicesOf(value).map((c) => [c, c] as [string, unknown]))
+    : undefined
 
 const kindOf = (value: string) =>
-  value === "integer" ? "a whole number" : value === "float" ? "a number" : value.includes(" | ") ? `one of ${choicesOf(value).join(", ")}` : "a value"
+  value === "integer"
+    ? "a whole number"
+    : value === "float"
+    ? "a number"
+    : value.includes(" | ")
+    ? `one of ${choicesOf(value).join(", ")}`
+    : "a value"
 
 /** What is wrong with a flag's value, if anything (the value as the parser would check it). */
-const valueProblem = (flag: string, value: string, placeholder: string): Effect.Effect<string | undefined, never, FileSystem> => {
+const valueProblem = (
+  flag: string,
+  value: string,
+  placeholder: string
+): Effect.Effect<string | undefined, never, FileSystem> => {
   const primitive = primitiveOf(placeholder)
   if (primitive === undefined) return Effect.succeed(undefined)
   return Primitive.validate(primitive, Option.some(value), CliConfig.defaultConfig).pipe(
     Effect.either,
     Effect.map((r) =>
-      Either.isRight(r) ? undefined : `${flag} takes ${kindOf(placeholder)}, not "${value}"${placeholder.includes(" | ") ? suggestion(value, choicesOf(placeholder)) : ""}`
+      Either.isRight(r)
+        ? undefined
+        : `${flag} takes ${kindOf(placeholder)}, not "${value}"${
+          placeholder.includes(" | ") ? suggestion(value, choicesOf(placeholder)) : ""
+        }`
     )
   )
 }
@@ -59,7 +79,10 @@ const valueProblem = (flag: string, value: string, placeholder: string): Effect.
  * an unknown flag, a flag without its value, a value the flag's type refuses, a flag given twice, a
  * positional argument too many. Undefined when every argument is well-formed.
  */
-export const findProblem = (node: CommandNode, args: ReadonlyArray<string>): Effect.Effect<string | undefined, never, FileSystem> =>
+export const findProblem = (
+  node: CommandNode,
+  args: ReadonlyArray<string>
+): Effect.Effect<string | undefined, never, FileSystem> =>
   Effect.gen(function*() {
     const command = ["rag-eval", ...node.path].join(" ")
     const { args: positional, flags: own } = usageParts(node.descriptor)
@@ -84,7 +107,9 @@ export const findProblem = (node: CommandNode, args: ReadonlyArray<string>): Eff
         const name = eq === -1 ? arg : arg.slice(0, eq)
         const flag = byName.get(name)
         if (flag === undefined) {
-          return `unknown flag ${name} for ${command}${suggestion(name, flags.flatMap((f) => f.names.filter((n) => n.startsWith("--"))))} (${command} --help lists its flags)`
+          return `unknown flag ${name} for ${command}${
+            suggestion(name, flags.flatMap((f) => f.names.filter((n) => n.startsWith("--"))))
+          } (${command} --help lists its flags)`
         }
         if (seen.has(flag)) return `${name} is given twice`
         seen.add(flag)
@@ -101,17 +126,27 @@ export const findProblem = (node: CommandNode, args: ReadonlyArray<string>): Eff
         continue
       }
       positionals++
-      if (positionals > maxPositionals) return `unexpected argument "${arg}" for ${command} (${command} --help shows its usage)`
+      if (
+        positionals > maxPositionals
+      ) return `unexpected argument "${arg}" for ${command} (${command} --help shows its usage)`
     }
     const missingFlag = own.find((f) => f.required && !seen.has(f))
-    if (missingFlag !== undefined) return `${command} needs ${missingFlag.names.find((n) => n.startsWith("--"))}${missingFlag.value === undefined ? "" : ` ${missingFlag.value}`}`
+    if (missingFlag !== undefined) {
+      return `${command} needs ${missingFlag.names.find((n) => n.startsWith("--"))}${
+        missingFlag.value === undefined ? "" : ` ${missingFlag.value}`
+      }`
+    }
     const missingArg = positional.filter((a) => a.required)[positionals]
     if (missingArg !== undefined) return `${command} needs ${missingArg.name} (${command} --help shows its usage)`
     return undefined
   })
 
 /** The message for a failed parse: the argument at fault, else the parser's own words. */
-export const parseErrorMessage = (node: CommandNode, args: ReadonlyArray<string>, error: ValidationError.ValidationError | undefined): Effect.Effect<string, never, FileSystem> =>
+export const parseErrorMessage = (
+  node: CommandNode,
+  args: ReadonlyArray<string>,
+  error: ValidationError.ValidationError | undefined
+): Effect.Effect<string, never, FileSystem> =>
   Effect.map(findProblem(node, args), (problem) => {
     if (problem !== undefined) return `error: ${problem}`
     const text = error === undefined ? "" : helpDocText(error.error).trim()

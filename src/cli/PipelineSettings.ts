@@ -15,7 +15,14 @@ import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
 import { maskUrlsIn } from "../domain/Secrets.js"
 import { type AnyPipeline, declaredOptions } from "../engine/Pipeline.js"
-import { allOptionNames, decodeOptions, type OptionName, optionSpecs, type PipelineOptions, recordedOptions } from "../engine/PipelineOptions.js"
+import {
+  allOptionNames,
+  decodeOptions,
+  type OptionName,
+  optionSpecs,
+  type PipelineOptions,
+  recordedOptions
+} from "../engine/PipelineOptions.js"
 
 /** A flag's parsed value (from @effect/cli), as given or not. */
 export type FlagValue = Option.Option<string | number | boolean | Redacted.Redacted> | boolean
@@ -35,13 +42,16 @@ const flagText = (value: FlagValue): string | undefined => {
 }
 
 /** "--top-k, --listwise" — a pipeline's options as flags, for messages. */
-export const flagList = (names: ReadonlyArray<OptionName>) => names.length === 0 ? "none" : names.map((n) => `--${optionSpecs[n].flag}`).join(", ")
+export const flagList = (names: ReadonlyArray<OptionName>) =>
+  names.length === 0 ? "none" : names.map((n) => `--${optionSpecs[n].flag}`).join(", ")
 
 /** The first environment variable of an option that is set (non-empty), read through Config. */
 const fromEnvironment = (name: OptionName) =>
   Effect.gen(function*() {
     for (const variable of optionSpecs[name].env) {
-      const value = yield* Config.option(Config.string(variable)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+      const value = yield* Config.option(Config.string(variable)).pipe(
+        Effect.orElseSucceed(() => Option.none<string>())
+      )
       if (Option.isSome(value) && value.value.trim() !== "") return Option.some({ variable, value: value.value })
     }
     return Option.none<{ variable: string; value: string }>()
@@ -51,7 +61,11 @@ const fromEnvironment = (name: OptionName) =>
  * The pipeline's options from the flags given and the environment. `flags` maps option names to
  * what the parser got; `quiet` skips the announcements (e.g. `report`, which takes the run's own).
  */
-export const gatherOptions = (pipeline: AnyPipeline, flags: Readonly<Partial<Record<OptionName, FlagValue>>>, settings: { readonly announce: boolean } = { announce: true }) =>
+export const gatherOptions = (
+  pipeline: AnyPipeline,
+  flags: Readonly<Partial<Record<OptionName, FlagValue>>>,
+  settings: { readonly announce: boolean } = { announce: true }
+) =>
   Effect.gen(function*() {
     const declared = declaredOptions(pipeline)
     const raw: Partial<Record<OptionName, string>> = {}
@@ -60,7 +74,9 @@ export const gatherOptions = (pipeline: AnyPipeline, flags: Readonly<Partial<Rec
       const given = flags[name] === undefined ? undefined : flagText(flags[name]!)
       if (given === undefined) continue
       if (!declared.includes(name)) {
-        return yield* new UsageError({ problem: `--${optionSpecs[name].flag} does not apply to ${pipeline.name} (its options: ${flagList(declared)})` })
+        return yield* new UsageError({
+          problem: `--${optionSpecs[name].flag} does not apply to ${pipeline.name} (its options: ${flagList(declared)})`
+        })
       }
       raw[name] = given
       sources[name] = `--${optionSpecs[name].flag}`
@@ -74,26 +90,38 @@ export const gatherOptions = (pipeline: AnyPipeline, flags: Readonly<Partial<Rec
       if (settings.announce) {
         const spec = optionSpecs[name]
         const shown = spec.kind === "secret" ? "(set)" : maskUrlsIn(env.value.value)
-        yield* Console.error(`${env.value.variable}${spec.kind === "secret" ? "" : `=${shown}`} from the environment: --${spec.flag}${spec.kind === "secret" ? "" : ` ${shown}`}`)
+        yield* Console.error(
+          `${env.value.variable}${spec.kind === "secret" ? "" : `=${shown}`} from the environment: --${spec.flag}${
+            spec.kind === "secret" ? "" : ` ${shown}`
+          }`
+        )
       }
     }
     const decoded = decodeOptions(raw)
     if (Either.isLeft(decoded)) {
       const p = decoded.left
-      const where = sources[p.option]?.startsWith("environment ") === true ? `${sources[p.option]!.slice("environment ".length)} (from the environment, for --${optionSpecs[p.option].flag})` : `--${optionSpecs[p.option].flag}`
+      const where = sources[p.option]?.startsWith("environment ") === true
+        ? `${sources[p.option]!.slice("environment ".length)} (from the environment, for --${
+          optionSpecs[p.option].flag
+        })`
+        : `--${optionSpecs[p.option].flag}`
       const shown = optionSpecs[p.option].kind === "secret" ? "" : ` (got "${p.value}")`
       return yield* new UsageError({ problem: `${where} must be ${p.expected}${shown}` })
     }
     const recorded = recordedOptions(decoded.right)
     return {
       options: decoded.right,
-      recorded: Object.fromEntries(Object.entries(recorded).map(([k, v]) => [k, typeof v === "string" ? maskUrlsIn(v) : v])),
+      recorded: Object.fromEntries(
+        Object.entries(recorded).map(([k, v]) => [k, typeof v === "string" ? maskUrlsIn(v) : v])
+      ),
       sources
     } satisfies GatheredOptions
   })
 
 /** Options as a run recorded them (manifest `options`), decoded again; secrets are not recorded, so absent. */
-export const recordedToOptions = (recorded: Readonly<Record<string, unknown>>): Either.Either<PipelineOptions, string> => {
+export const recordedToOptions = (
+  recorded: Readonly<Record<string, unknown>>
+): Either.Either<PipelineOptions, string> => {
   const raw: Partial<Record<OptionName, string>> = {}
   for (const name of allOptionNames) {
     const v = recorded[name]

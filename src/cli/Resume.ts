@@ -55,7 +55,9 @@ const segments = (argv: ReadonlyArray<string>): Array<ReadonlyArray<string>> => 
     if (takesValue && i + 1 < argv.length) {
       out.push([a, argv[i + 1]!])
       i++
-    } else if (a.startsWith("-") && runFlagTakesValue.get(a) === false && (argv[i + 1] === "true" || argv[i + 1] === "false")) {
+    } else if (
+      a.startsWith("-") && runFlagTakesValue.get(a) === false && (argv[i + 1] === "true" || argv[i + 1] === "false")
+    ) {
       out.push([a, argv[i + 1]!])
       i++
     } else {
@@ -67,7 +69,9 @@ const segments = (argv: ReadonlyArray<string>): Array<ReadonlyArray<string>> => 
 
 /** Every name (and alias) of the flag `name` belongs to, so `-i` given now replaces a recorded `--input`. */
 const sameFlag = (name: string): ReadonlyArray<string> => {
-  const f = flagDescriptors(runConfig).find((d) => [d.name, ...d.aliases].some((n) => (n.length === 1 ? `-${n}` : `--${n}`) === name))
+  const f = flagDescriptors(runConfig).find((d) =>
+    [d.name, ...d.aliases].some((n) => (n.length === 1 ? `-${n}` : `--${n}`) === name)
+  )
   return f === undefined ? [name] : [f.name, ...f.aliases].map((n) => (n.length === 1 ? `-${n}` : `--${n}`))
 }
 
@@ -75,9 +79,15 @@ const sameFlag = (name: string): ReadonlyArray<string> => {
  * The arguments a resume runs, from the manifest's `argv` and the flags given after the run
  * directory (see the module comment). Fails when a recorded value had a masked secret in it.
  */
-export const replayArgv = (recorded: ReadonlyArray<string>, extra: ReadonlyArray<string>, runDir: string): Effect.Effect<ReadonlyArray<string>, UsageError> =>
+export const replayArgv = (
+  recorded: ReadonlyArray<string>,
+  extra: ReadonlyArray<string>,
+  runDir: string
+): Effect.Effect<ReadonlyArray<string>, UsageError> =>
   Effect.suspend(() => {
-    const replaced = new Set(segments(extra).filter((s) => s[0]!.startsWith("-")).flatMap((s) => sameFlag(flagName(s[0]!))))
+    const replaced = new Set(
+      segments(extra).filter((s) => s[0]!.startsWith("-")).flatMap((s) => sameFlag(flagName(s[0]!)))
+    )
     const kept: Array<string> = []
     for (const segment of segments(recorded)) {
       const name = flagName(segment[0]!)
@@ -87,10 +97,17 @@ export const replayArgv = (recorded: ReadonlyArray<string>, extra: ReadonlyArray
       if (isFlag && name === "--fresh") continue
       if (isFlag && replaced.has(name)) continue
       if (segment.some((a) => a.includes(MASK))) {
-        return Effect.fail(new UsageError({
-          problem: `the run's ${isFlag ? name : "command"} held credentials, which are never recorded (${segment.join(" ")}): ` +
-            `give it again after the run directory, e.g. rag-eval resume ${displayPath(runDir)} ${isFlag ? `${name} …` : "…"}`
-        }))
+        return Effect.fail(
+          new UsageError({
+            problem:
+              `the run's ${isFlag ? name : "command"} held credentials, which are never recorded (${
+                segment.join(" ")
+              }): ` +
+              `give it again after the run directory, e.g. rag-eval resume ${displayPath(runDir)} ${
+                isFlag ? `${name} …` : "…"
+              }`
+          })
+        )
       }
       kept.push(...segment)
     }
@@ -101,21 +118,34 @@ export const replayArgv = (recorded: ReadonlyArray<string>, extra: ReadonlyArray
  * The manifest of `runDir`: its recorded `argv` (a `run` command), and the directory the run was
  * made in, entered so that relative paths mean what they meant.
  */
-export const resumeArgv = (runDir: string, extra: ReadonlyArray<string>): Effect.Effect<Replay, UsageError | InputError> =>
+export const resumeArgv = (
+  runDir: string,
+  extra: ReadonlyArray<string>
+): Effect.Effect<Replay, UsageError | InputError> =>
   Effect.gen(function*() {
     const path = Path.join(runDir, "manifest.json")
-    if (!fs.existsSync(path)) return yield* new UsageError({ problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
+    if (!fs.existsSync(path)) {
+      return yield* new UsageError({
+        problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>`
+      })
+    }
     const m = yield* Effect.try({
       try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { argv?: unknown; cwd?: unknown; command?: unknown },
       catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${(e as Error).message}` })
     })
     if (!Array.isArray(m.argv) || !m.argv.every((a) => typeof a === "string") || m.argv[0] !== "run") {
-      return yield* new UsageError({ problem: `${path} does not record its arguments (made by an older rag-eval): run its command again${typeof m.command === "string" ? `: ${m.command}` : ""}` })
+      return yield* new UsageError({
+        problem: `${path} does not record its arguments (made by an older rag-eval): run its command again${
+          typeof m.command === "string" ? `: ${m.command}` : ""
+        }`
+      })
     }
     const recorded = m.argv as ReadonlyArray<string>
     const argv = yield* replayArgv(recorded, extra, runDir)
     if (typeof m.cwd === "string" && m.cwd !== process.cwd()) {
-      if (!fs.existsSync(m.cwd)) return yield* new UsageError({ problem: `the run was made in ${m.cwd}, which no longer exists` })
+      if (!fs.existsSync(m.cwd)) {
+        return yield* new UsageError({ problem: `the run was made in ${m.cwd}, which no longer exists` })
+      }
       process.chdir(m.cwd)
     }
     return { argv, recorded }

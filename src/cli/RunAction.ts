@@ -7,36 +7,45 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
-import { displayPath } from "./Display.js"
-import { UsageError } from "../domain/Errors.js"
-import { batchOptions } from "./BatchFlags.js"
-import { judgeLayer } from "./JudgeLayer.js"
-import * as Judgments from "../engine/Judgments.js"
-import { parseColumnMapping } from "../load/CaseMapping.js"
-import { loadPipeline, promptDirsFor } from "./LoadPipeline.js"
-import { precomputed, Retriever } from "../engine/Retriever.js"
-import { ESTIMATED_OUTPUT_TOKENS, estimate, run, type RunOptions } from "../engine/Runner.js"
-import { parseAllGates } from "../report/Gate.js"
-import { finishRun } from "./RunResult.js"
 import { loadStoreModule } from "../cluster/Peers.js"
-import { RecordedArgv } from "./Resume.js"
-import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
-import * as Progress from "../engine/Progress.js"
-import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
-import { judgeSettings, parseWait, pipelineOptionFlags, providerFlagsProblem, type RunFlags, secretFlags } from "./RunFlags.js"
-import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
-import { instantiate } from "../engine/Pipeline.js"
-import type { OptionName } from "../engine/OptionSpecs.js"
-import { Shutdown } from "../engine/Shutdown.js"
+import { UsageError } from "../domain/Errors.js"
+import { thousands } from "../domain/Numbers.js"
 import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
+import { VERSION } from "../domain/Version.js"
+import * as Judgments from "../engine/Judgments.js"
+import type { OptionName } from "../engine/OptionSpecs.js"
+import { instantiate } from "../engine/Pipeline.js"
+import * as Progress from "../engine/Progress.js"
+import { precomputed, Retriever } from "../engine/Retriever.js"
+import { estimate, ESTIMATED_OUTPUT_TOKENS, run, type RunOptions } from "../engine/Runner.js"
+import { Shutdown } from "../engine/Shutdown.js"
+import { parseColumnMapping } from "../load/CaseMapping.js"
+import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
+import { parseAllGates } from "../report/Gate.js"
+import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
-import { VERSION } from "../domain/Version.js"
-import { thousands } from "../domain/Numbers.js"
+import { batchOptions } from "./BatchFlags.js"
+import { displayPath } from "./Display.js"
+import { judgeLayer } from "./JudgeLayer.js"
+import { loadPipeline, promptDirsFor } from "./LoadPipeline.js"
+import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
+import { RecordedArgv } from "./Resume.js"
+import {
+  judgeSettings,
+  parseWait,
+  pipelineOptionFlags,
+  providerFlagsProblem,
+  type RunFlags,
+  secretFlags
+} from "./RunFlags.js"
+import { finishRun } from "./RunResult.js"
 
 /** The flags of the pipeline options, by option name (see `PipelineSettings.ts`). */
 const optionFlagValues = (flags: RunFlags): Partial<Record<OptionName, FlagValue>> =>
-  Object.fromEntries((Object.keys(pipelineOptionFlags) as Array<OptionName>).map((name) => [name, flags[name] as FlagValue]))
+  Object.fromEntries(
+    (Object.keys(pipelineOptionFlags) as Array<OptionName>).map((name) => [name, flags[name] as FlagValue])
+  )
 
 export const runAction = (flags: RunFlags) =>
   Effect.gen(function*() {
@@ -50,31 +59,61 @@ export const runAction = (flags: RunFlags) =>
     const flagProblem = providerFlagsProblem(flags)
     if (flagProblem !== undefined) return yield* new UsageError({ problem: flagProblem })
     if (flags.maxFailures < 0) return yield* new UsageError({ problem: "--max-failures must be 0 or more" })
-    if (Option.isSome(flags.limit) && flags.limit.value < 1) return yield* new UsageError({ problem: "--limit must be at least 1" })
+    if (Option.isSome(flags.limit) && flags.limit.value < 1) {
+      return yield* new UsageError({ problem: "--limit must be at least 1" })
+    }
     const reporters = yield* parseFormats(flags.format, { csvRaw: flags.csvRaw })
-    const thresholds = yield* parseAllGates(Option.getOrUndefined(flags.failUnder), Option.getOrUndefined(flags.failOver))
+    const thresholds = yield* parseAllGates(
+      Option.getOrUndefined(flags.failUnder),
+      Option.getOrUndefined(flags.failOver)
+    )
     const columnMapping = Option.isSome(flags.columns) ? yield* parseColumnMapping(flags.columns.value) : undefined
     const definition = yield* loadPipeline(flags.pipeline)
     const gathered = yield* gatherOptions(definition, optionFlagValues(flags), { announce: !flags.quiet })
     const pipeline = instantiate(definition, gathered.options)
     // A pipeline that judges nothing (evidence-retrieval: metrics against gold spans) uses no judge at all.
     if (Option.isNone(flags.provider) && !flags.quiet && pipeline.judge.rubrics.length > 0) {
-      yield* Console.error("no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)")
+      yield* Console.error(
+        "no --provider given: using the heuristic judge (offline, deterministic lexical proxies, not an LLM)"
+      )
     }
     const shutdown = yield* Shutdown
     // The arguments as typed, or a resumed run's own: secrets masked, they never reach a file.
     const recordedArgv = redactArgv(yield* RecordedArgv, secretFlags)
     // --store / --cluster: the journal and cache on PostgreSQL; with --cluster the runners hold the keys and make the calls
-    if (flags.cluster && Option.isNone(flags.store)) return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
-    const stored = Option.isNone(flags.store) ? undefined : yield* Effect.flatMap(loadStoreModule(flags.cluster ? "--cluster" : "--store", () => import("../cluster/RunSetup.js")), (m) =>
-      m.storeLayers({ store: flags.store.pipe(Option.getOrThrow), cluster: flags.cluster, noCache: flags.noCache, judge: judgeSettings(flags, flags.concurrency), retryFailed: flags.retryFailed, stopping: shutdown.stopping }))
-    const judge = judgeLayer({ ...judgeSettings(flags, flags.concurrency), requireKey: !flags.dryRun && !flags.cluster, stop: shutdown.requested, ...(flags.cluster ? { preflight: false } : {}) })
+    if (flags.cluster && Option.isNone(flags.store)) {
+      return yield* new UsageError({ problem: "--cluster needs --store postgres://… (the store the runners share)" })
+    }
+    const stored = Option.isNone(flags.store) ?
+      undefined :
+      yield* Effect.flatMap(
+        loadStoreModule(flags.cluster ? "--cluster" : "--store", () => import("../cluster/RunSetup.js")),
+        (m) =>
+          m.storeLayers({
+            store: flags.store.pipe(Option.getOrThrow),
+            cluster: flags.cluster,
+            noCache: flags.noCache,
+            judge: judgeSettings(flags, flags.concurrency),
+            retryFailed: flags.retryFailed,
+            stopping: shutdown.stopping
+          })
+      )
+    const judge = judgeLayer({
+      ...judgeSettings(flags, flags.concurrency),
+      requireKey: !flags.dryRun && !flags.cluster,
+      stop: shutdown.requested,
+      ...(flags.cluster ? { preflight: false } : {})
+    })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
     // --batch (the provider's Batch API)
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency))
     // --target: the live system answers the cases before they are judged (engine/Generate.ts)
     const generator = yield* targetLayer(flags, batch !== undefined)
-    const storage = stored ?? Layer.merge(JudgmentJournal.layerFile, flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out)))
+    const storage = stored ??
+      Layer.merge(
+        JudgmentJournal.layerFile,
+        flags.noCache ? JudgmentCache.layerNone : JudgmentCache.layerFile(JudgmentCache.cacheDir(flags.out))
+      )
     // One judge (one rate gate) for the whole command: the core judges with it, or prices a dry run.
     const services = Layer.mergeAll(
       (flags.dryRun ? Judgments.layerEstimate : Judgments.layer).pipe(Layer.provide(judge)),
@@ -84,7 +123,10 @@ export const runAction = (flags: RunFlags) =>
       generator ?? Layer.empty
     ).pipe(Layer.provideMerge(storage))
     const price = (provider: string, model: string): Price | undefined =>
-      priceFor(provider, model, { table, flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) } })
+      priceFor(provider, model, {
+        table,
+        flag: { input: Option.getOrUndefined(flags.priceIn), output: Option.getOrUndefined(flags.priceOut) }
+      })
     const runOptions = (judgeInfo: { provider: string; model: string }): RunOptions => ({
       input: file.value,
       outRoot: flags.out,
@@ -100,7 +142,13 @@ export const runAction = (flags: RunFlags) =>
       retryFailed: flags.retryFailed,
       columns: columnMapping,
       price: price(judgeInfo.provider, judgeInfo.model),
-      manifestExtra: { version: VERSION, argv: recordedArgv, options: gathered.recorded, optionSources: gathered.sources, ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {}) },
+      manifestExtra: {
+        version: VERSION,
+        argv: recordedArgv,
+        options: gathered.recorded,
+        optionSources: gathered.sources,
+        ...(Option.isSome(flags.store) ? { store: maskUrlsIn(flags.store.value), cluster: flags.cluster } : {})
+      },
       details: flags.details,
       batch,
       maxCostUsd: Option.getOrUndefined(flags.maxCost),
@@ -109,33 +157,79 @@ export const runAction = (flags: RunFlags) =>
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity
       if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
-        return yield* new UsageError({ problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices` })
+        return yield* new UsageError({
+          problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices`
+        })
       }
       if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
-        yield* Console.error(`the ${judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"} is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`)
+        yield* Console.error(
+          `the ${
+            judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"
+          } is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`
+        )
       }
       if (flags.dryRun) {
         const e = yield* estimate(pipeline, runOptions(judgeInfo))
         yield* Console.log([
           `dry run: ${pipeline.name} with ${judgeInfo.label}`,
-          ...(e.targetCalls === undefined ? [] : [`  target calls:      ${thousands(e.targetCalls)} (to ${maskUrlsIn(Option.getOrElse(flags.target, () => ""))}; answers already in the run's journal are not asked again)`]),
-          `  judge calls:       ${thousands(e.calls)}${e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""}`,
-          ...(e.judgments > e.calls ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`] : []),
-          `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
-          ...(e.judgments > 0 ? [`  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${(e.outputTokens / e.judgments).toFixed(1)} out`] : []),
+          ...(e.targetCalls === undefined
+            ? []
+            : [
+              `  target calls:      ${thousands(e.targetCalls)} (to ${
+                maskUrlsIn(Option.getOrElse(flags.target, () => ""))
+              }; answers already in the run's journal are not asked again)`
+            ]),
+          `  judge calls:       ${thousands(e.calls)}${
+            e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""
+          }`,
+          ...(e.judgments > e.calls
+            ? [`  judgments:         ${thousands(e.judgments)} (listwise: several hits a call)`]
+            : []),
+          `  estimated tokens:  ${thousands(e.inputTokens)} in / ${
+            thousands(e.outputTokens)
+          } out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a judgment)`,
+          ...(e.judgments > 0
+            ? [
+              `  per judgment:      ${(e.inputTokens / e.judgments).toFixed(1)} in / ${
+                (e.outputTokens / e.judgments).toFixed(1)
+              } out`
+            ]
+            : []),
           `  estimated cost:    ${formatUsd(e.cost.usd)}${batch === undefined ? "" : " (synchronous)"}`,
-          `  with --batch:      ${formatUsd(cost({ input: e.inputTokens, output: e.outputTokens, batchInput: e.inputTokens, batchOutput: e.outputTokens }, e.cost.price ?? undefined).usd)}${judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"}`,
-          `  run directory:     ${displayPath(e.runDir)} (${fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"})`
+          `  with --batch:      ${
+            formatUsd(
+              cost({
+                input: e.inputTokens,
+                output: e.outputTokens,
+                batchInput: e.inputTokens,
+                batchOutput: e.outputTokens
+              }, e.cost.price ?? undefined).usd
+            )
+          }${
+            judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"
+          }`,
+          `  run directory:     ${displayPath(e.runDir)} (${
+            fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"
+          })`
         ].join("\n"))
         return
       }
       const outcome = yield* run(pipeline, runOptions(judgeInfo))
       const j = outcome.judgments
       // Counts are printed one way everywhere: with thousands separators (1,800).
-      const reused = [j.reused > 0 ? `${thousands(j.reused)} reused from the journal` : "", j.cached > 0 ? `${thousands(j.cached)} from the cache` : ""].filter((x) => x !== "")
-      if (!flags.quiet) yield* Console.error(
-        `${thousands(j.total)} judgments: ${thousands(j.ok)} ok, ${thousands(j.failed)} failed${reused.length > 0 ? `, ${reused.join(", ")}` : ""}; tokens ${thousands(outcome.tokens.input)} in / ${thousands(outcome.tokens.output)} out; cost ${formatUsd(outcome.cost.usd)}`
-      )
+      const reused = [
+        j.reused > 0 ? `${thousands(j.reused)} reused from the journal` : "",
+        j.cached > 0 ? `${thousands(j.cached)} from the cache` : ""
+      ].filter((x) => x !== "")
+      if (!flags.quiet) {
+        yield* Console.error(
+          `${thousands(j.total)} judgments: ${thousands(j.ok)} ok, ${thousands(j.failed)} failed${
+            reused.length > 0 ? `, ${reused.join(", ")}` : ""
+          }; tokens ${thousands(outcome.tokens.input)} in / ${thousands(outcome.tokens.output)} out; cost ${
+            formatUsd(outcome.cost.usd)
+          }`
+        )
+      }
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
     }).pipe(Effect.provide(services))
   })
@@ -162,10 +256,21 @@ const targetLayer = (flags: RunFlags, batch: boolean) =>
   Effect.gen(function*() {
     if (Option.isNone(flags.target)) {
       const orphans = orphanTargetFlags(flags)
-      if (orphans.length > 0) return yield* new UsageError({ problem: `${orphans.join(", ")} ${orphans.length === 1 ? "needs" : "need"} --target URL (the live system to ask for answers)` })
+      if (orphans.length > 0) {
+        return yield* new UsageError({
+          problem: `${orphans.join(", ")} ${
+            orphans.length === 1 ? "needs" : "need"
+          } --target URL (the live system to ask for answers)`
+        })
+      }
       return undefined
     }
-    if (batch) return yield* new UsageError({ problem: "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)" })
+    if (batch) {
+      return yield* new UsageError({
+        problem:
+          "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)"
+      })
+    }
     const { resolve } = yield* Effect.promise(() => import("../target/TargetConfig.js"))
     const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
     const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
@@ -191,4 +296,3 @@ const targetLayer = (flags: RunFlags, batch: boolean) =>
       ? Generate.layerEstimate(config, settings)
       : Generate.layerLive(config, settings).pipe(Layer.provide(TargetClient.layer(config)))
   })
-

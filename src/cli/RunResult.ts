@@ -7,8 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type InputError, OutputError } from "../domain/Errors.js"
 import { readJsonFile, Summary } from "../domain/RunFiles.js"
-import type { RunOutcome } from "../engine/RunTypes.js"
 import { checkFailures } from "../engine/Runner.js"
+import type { RunOutcome } from "../engine/RunTypes.js"
 import { enforceGates, evaluateGates, type GateResult, resolveGates, type Threshold } from "../report/Gate.js"
 import { displayPath } from "./Display.js"
 
@@ -28,7 +28,12 @@ export const headlineMetrics = (runDir: string): Effect.Effect<Summary, OutputEr
   )
 
 /** The object `run --json` prints: one line of JSON on stdout. */
-export const jsonSummary = <S>(outcome: RunOutcome<S>, metrics: Readonly<Record<string, number | null>>, gate: ReadonlyArray<GateResult> | undefined, options: FinishOptions) => ({
+export const jsonSummary = <S>(
+  outcome: RunOutcome<S>,
+  metrics: Readonly<Record<string, number | null>>,
+  gate: ReadonlyArray<GateResult> | undefined,
+  options: FinishOptions
+) => ({
   runDir: Path.resolve(outcome.info.runDir),
   runId: outcome.info.runId,
   pipeline: outcome.info.pipeline,
@@ -40,9 +45,16 @@ export const jsonSummary = <S>(outcome: RunOutcome<S>, metrics: Readonly<Record<
   cost: outcome.cost,
   metrics,
   thresholds: gate === undefined ? null : {
-    met: gate.every((g) => g.met) && (options.maxFailures === undefined || outcome.judgments.failed <= options.maxFailures),
+    met: gate.every((g) => g.met) &&
+      (options.maxFailures === undefined || outcome.judgments.failed <= options.maxFailures),
     // `limit` is on the metric's scale (a percentage given as 50% is 0.5 here).
-    results: gate.map((g) => ({ flag: g.gate.threshold.flag, metric: g.gate.metric.name, limit: g.gate.limit, value: g.value, met: g.met }))
+    results: gate.map((g) => ({
+      flag: g.gate.threshold.flag,
+      metric: g.gate.metric.name,
+      limit: g.gate.limit,
+      value: g.value,
+      met: g.met
+    }))
   },
   failuresAllowed: options.maxFailures ?? null,
   files: outcome.files.map((f) => Path.resolve(f))
@@ -53,7 +65,9 @@ export const finishRun = <S>(outcome: RunOutcome<S>, options: FinishOptions) =>
     const summary = yield* headlineMetrics(outcome.info.runDir)
     // The runner resolved the gates against the pipeline's declarations before judging; the
     // summary's own declarations are what they are checked against now.
-    const gates = options.thresholds === undefined ? undefined : yield* resolveGates(options.thresholds, summary.metricSpecs)
+    const gates = options.thresholds === undefined
+      ? undefined
+      : yield* resolveGates(options.thresholds, summary.metricSpecs)
     const gate = gates === undefined ? undefined : evaluateGates(gates, summary.metrics)
     if (options.json) {
       yield* Console.log(JSON.stringify(jsonSummary(outcome, summary.metrics, gate, options)))

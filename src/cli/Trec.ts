@@ -63,11 +63,19 @@ export const trec = (args: TrecArgs): Effect.Effect<TrecResult, InputError | Usa
     })
     const notes: Array<string> = []
     if (evaluation.unjudgedQueries.length > 0) {
-      notes.push(`${evaluation.unjudgedQueries.length} run quer${evaluation.unjudgedQueries.length === 1 ? "y has" : "ies have"} no qrels and ${evaluation.unjudgedQueries.length === 1 ? "is" : "are"} ignored: ${sample(evaluation.unjudgedQueries)}`)
+      notes.push(
+        `${evaluation.unjudgedQueries.length} run quer${
+          evaluation.unjudgedQueries.length === 1 ? "y has" : "ies have"
+        } no qrels and ${evaluation.unjudgedQueries.length === 1 ? "is" : "are"} ignored: ${
+          sample(evaluation.unjudgedQueries)
+        }`
+      )
     }
     if (evaluation.missingQueries.length > 0) {
       notes.push(
-        `${evaluation.missingQueries.length} qrels quer${evaluation.missingQueries.length === 1 ? "y is" : "ies are"} missing from the run: ${sample(evaluation.missingQueries)}` +
+        `${evaluation.missingQueries.length} qrels quer${
+          evaluation.missingQueries.length === 1 ? "y is" : "ies are"
+        } missing from the run: ${sample(evaluation.missingQueries)}` +
           (evaluation.complete ? " (scored 0, --complete)" : " (not averaged; --complete scores them 0)")
       )
     }
@@ -86,8 +94,12 @@ export const trecCommand = Command.make(
       Options.withDescription(`Metrics, comma-separated (default ${defaultTrecMetrics}); trec_eval names work too`),
       Options.withDefault(defaultTrecMetrics)
     ),
-    perQuery: Options.boolean("per-query").pipe(Options.withDescription("Also print each query's values (trec_eval -q)")),
-    json: Options.boolean("json").pipe(Options.withDescription("Print JSON (full precision, per-query values included)")),
+    perQuery: Options.boolean("per-query").pipe(
+      Options.withDescription("Also print each query's values (trec_eval -q)")
+    ),
+    json: Options.boolean("json").pipe(
+      Options.withDescription("Print JSON (full precision, per-query values included)")
+    ),
     relevanceLevel: Options.integer("relevance-level").pipe(
       Options.withDescription("Relevant means grade ≥ N (trec_eval -l; default 1)"),
       Options.withDefault(1)

@@ -48,13 +48,16 @@ export const parseHostPort = (flag: string, value: string): HostPort | UsageErro
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value.trim())
   const port = m === null ? NaN : Number(m[3])
   if (m === null || !(port > 0 && port < 65536)) {
-    return new UsageError({ problem: `${flag} must be host:port (for example 0.0.0.0:34431), not ${JSON.stringify(value)}` })
+    return new UsageError({
+      problem: `${flag} must be host:port (for example 0.0.0.0:34431), not ${JSON.stringify(value)}`
+    })
   }
   return { host: m[1] ?? m[2]!, port }
 }
 
 /** The store tables a runner and a coordinator need (created by `store migrate`). */
-export const storageLayers = Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), Layer.orDie(SqlRunnerStorage.layer)).pipe(Layer.provide(ShardingConfig.layer(failover)))
+export const storageLayers = Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), Layer.orDie(SqlRunnerStorage.layer))
+  .pipe(Layer.provide(ShardingConfig.layer(failover)))
 
 /** A runner: listens on `listen`, tells the others to reach it at `advertise`. Needs the store's SqlClient. */
 export const runnerLayer = (options: { readonly listen: HostPort; readonly advertise: HostPort }) => {
@@ -91,7 +94,9 @@ type Rows = ReadonlyArray<{ readonly key: string; readonly status: string; reado
  * of it socket writes). Each append still returns only once its rows are committed.
  */
 const groupCommit = (write: (runId: string, rows: Rows) => Effect.Effect<void, StoreFailed>) => {
-  let pending: Array<{ readonly runId: string; readonly rows: Rows; readonly done: Deferred.Deferred<void, StoreFailed> }> = []
+  let pending: Array<
+    { readonly runId: string; readonly rows: Rows; readonly done: Deferred.Deferred<void, StoreFailed> }
+  > = []
   let writing = false
   const flush: Effect.Effect<void> = Effect.suspend(() => {
     if (pending.length === 0) {
@@ -130,27 +135,38 @@ export const layerPostgresRunnerStore = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const failed = (e: { readonly message: string }) => new StoreFailed({ problem: e.message })
-    const append = groupCommit((runId, rows) => appendRows(runId, rows).pipe(Effect.mapError(failed), Effect.provideService(SqlClient.SqlClient, sql)))
+    const append = groupCommit((runId, rows) =>
+      appendRows(runId, rows).pipe(Effect.mapError(failed), Effect.provideService(SqlClient.SqlClient, sql))
+    )
     return {
       rows: (runId, keys) =>
-        keys.length === 0 ? Effect.succeed(new Map()) : sql<{ key: string; status: string; body: string }>`SELECT key, status, body FROM ${sql(TABLE)} WHERE run_id = ${runId} AND ${sql.in("key", keys)}`.pipe(
-          Effect.map((rows) => new Map(rows.map((r) => [r.key, { status: r.status, body: r.body }]))),
-          Effect.mapError(failed)
-        ),
+        keys.length === 0 ?
+          Effect.succeed(new Map()) :
+          sql<{ key: string; status: string; body: string }>`SELECT key, status, body FROM ${
+            sql(TABLE)
+          } WHERE run_id = ${runId} AND ${sql.in("key", keys)}`.pipe(
+            Effect.map((rows) => new Map(rows.map((r) => [r.key, { status: r.status, body: r.body }]))),
+            Effect.mapError(failed)
+          ),
       append
     }
   })
 )
 
 const runMessages = (runKey: string) =>
-  Effect.map(SqlClient.SqlClient, (sql) => sql`entity_type = ${JudgeShard.type} AND left(entity_id, ${runKey.length + 1}) = ${`${runKey}#`}`)
+  Effect.map(
+    SqlClient.SqlClient,
+    (sql) => sql`entity_type = ${JudgeShard.type} AND left(entity_id, ${runKey.length + 1}) = ${`${runKey}#`}`
+  )
 
 /** Batches of a run a coordinator sent that no runner has finished yet (a killed coordinator's). */
 export const unfinishedBatches = (runKey: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const where = yield* runMessages(runKey)
-    const rows = yield* sql<{ n: string }>`SELECT count(*) AS n FROM cluster_messages WHERE ${where} AND processed = FALSE`
+    const rows = yield* sql<
+      { n: string }
+    >`SELECT count(*) AS n FROM cluster_messages WHERE ${where} AND processed = FALSE`
     return Number(rows[0]?.n ?? 0)
   })
 
@@ -161,7 +177,9 @@ export const pruneRun = (runKey: string) =>
     const where = yield* runMessages(runKey)
     return yield* Effect.gen(function*() {
       yield* sql`DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM cluster_messages WHERE ${where})`
-      const deleted = yield* sql<{ n: string }>`WITH d AS (DELETE FROM cluster_messages WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`
+      const deleted = yield* sql<
+        { n: string }
+      >`WITH d AS (DELETE FROM cluster_messages WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`
       return Number(deleted[0]?.n ?? 0)
     }).pipe(sql.withTransaction)
   })

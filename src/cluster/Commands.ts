@@ -25,23 +25,40 @@ export const migrateAction = (store: string) =>
       yield* PostgresStore.migrateJournal
       yield* migrateCluster
     }).pipe(Effect.mapError(storeFailed(url)), Effect.provide(PostgresStore.sqlLayer(url, { maxConnections: 2 })))
-    yield* Console.log(`store ${PostgresStore.displayStore(url)}: schema version ${PostgresStore.SCHEMA_VERSION} ready (journal, cache, cluster tables)`)
+    yield* Console.log(
+      `store ${
+        PostgresStore.displayStore(url)
+      }: schema version ${PostgresStore.SCHEMA_VERSION} ready (journal, cache, cluster tables)`
+    )
   })
 
 export const pruneAction = (store: string, run: string) =>
   Effect.gen(function*() {
     const url = yield* storeUrl(store)
     const parts = run.split(/[\\/]/).filter((p) => p !== "")
-    if (parts.length < 2) return yield* new UsageError({ problem: `--run-id must be <pipeline>/<run-id> or a run directory, not ${JSON.stringify(run)}` })
+    if (parts.length < 2) {
+      return yield* new UsageError({
+        problem: `--run-id must be <pipeline>/<run-id> or a run directory, not ${JSON.stringify(run)}`
+      })
+    }
     const runKey = PostgresStore.runKeyOf(Path.join(...parts.slice(-2)))
     const removed = yield* Effect.gen(function*() {
       yield* PostgresStore.checkSchema(url)
       if (!(yield* PostgresStore.runIsIdle(runKey))) {
-        return yield* new UsageError({ problem: `run ${runKey} is in progress (its lock is held); prune it once it has finished` })
+        return yield* new UsageError({
+          problem: `run ${runKey} is in progress (its lock is held); prune it once it has finished`
+        })
       }
       return yield* pruneRun(runKey)
-    }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(storeFailed(url)(e))), Effect.provide(PostgresStore.sqlLayer(url, { maxConnections: 2 })))
-    yield* Console.log(`store ${PostgresStore.displayStore(url)}: removed ${removed} cluster message(s) of run ${runKey}; its judgments stay`)
+    }).pipe(
+      Effect.catchTag("SqlError", (e) => Effect.fail(storeFailed(url)(e))),
+      Effect.provide(PostgresStore.sqlLayer(url, { maxConnections: 2 }))
+    )
+    yield* Console.log(
+      `store ${
+        PostgresStore.displayStore(url)
+      }: removed ${removed} cluster message(s) of run ${runKey}; its judgments stay`
+    )
   })
 
 export const runnerAction = (flags: {
@@ -61,7 +78,10 @@ export const runnerAction = (flags: {
     if (advertise instanceof UsageError) return yield* advertise
     if (flags.concurrency < 1) return yield* new UsageError({ problem: "--concurrency must be at least 1" })
     if (flags.advertise === undefined && (listen.host === "0.0.0.0" || listen.host === "::")) {
-      return yield* new UsageError({ problem: `--listen ${flags.listen} is every interface: give --advertise host:port, the address other machines reach this runner at` })
+      return yield* new UsageError({
+        problem:
+          `--listen ${flags.listen} is every interface: give --advertise host:port, the address other machines reach this runner at`
+      })
     }
     // pg warns that @effect/sql-pg queues queries on a busy client (deprecated in pg 9): nothing a
     // user can act on, printed once per runner otherwise.
@@ -69,12 +89,21 @@ export const runnerAction = (flags: {
     const sql = PostgresStore.sqlLayer(url)
     yield* PostgresStore.checkSchema(url).pipe(Effect.provide(sql))
     const shutdown = yield* Shutdown
-    const runner = layerEntities({ apiKey: flags.apiKey, concurrency: flags.concurrency, adaptive: flags.adaptive, preflight: flags.preflight }).pipe(
+    const runner = layerEntities({
+      apiKey: flags.apiKey,
+      concurrency: flags.concurrency,
+      adaptive: flags.adaptive,
+      preflight: flags.preflight
+    }).pipe(
       Layer.provide(layerPostgresRunnerStore),
       Layer.provideMerge(runnerLayer({ listen, advertise })),
       Layer.provide(sql)
     )
-    yield* Console.error(`runner: listening on ${listen.host}:${listen.port} (reached at ${advertise.host}:${advertise.port}), store ${PostgresStore.displayStore(url)}, ${flags.concurrency} calls in flight at most; Ctrl+C stops it (its batches finish on the other runners)`)
+    yield* Console.error(
+      `runner: listening on ${listen.host}:${listen.port} (reached at ${advertise.host}:${advertise.port}), store ${
+        PostgresStore.displayStore(url)
+      }, ${flags.concurrency} calls in flight at most; Ctrl+C stops it (its batches finish on the other runners)`
+    )
     // Runs until the first Ctrl+C / SIGTERM; closing the layer hands this runner's shards over.
     yield* Layer.launch(runner).pipe(Effect.raceFirst(shutdown.requested))
   })

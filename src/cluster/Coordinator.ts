@@ -14,16 +14,16 @@
  * - When the run is stopping (Ctrl+C, a fatal error), calls not yet sent are answered "not asked";
  *   batches already sent finish on the runners, and their judgments are in the journal.
  */
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import { type FatalJudgeError, OutputError } from "../domain/Errors.js"
-import type { Judgment, JudgeTask, ListJudgeTask } from "../domain/Judgment.js"
+import type { JudgeTask, Judgment, ListJudgeTask } from "../domain/Judgment.js"
+import type { RemoteJudging } from "../engine/RemoteJudging.js"
 import { sha256 } from "../judges/Prompt.js"
 import { type JudgeOptions, JudgeShard, shardEntityId, type WireTask } from "./Protocol.js"
-import type { RemoteJudging } from "../engine/RemoteJudging.js"
 
 export interface CoordinatorOptions {
   readonly judge: JudgeOptions
@@ -57,7 +57,9 @@ const wireTask = (keys: ReadonlyArray<string>, task: JudgeTask | ListJudgeTask):
   iteration: task.iteration,
   rubric: task.rubric,
   vars: task.vars,
-  ...("items" in task ? { items: task.items.map((i) => ({ target: i.target, vars: i.vars })) } : { target: task.target })
+  ...("items" in task
+    ? { items: task.items.map((i) => ({ target: i.target, vars: i.vars })) }
+    : { target: task.target })
 })
 
 /** Sends to a runner that just died fail as defects: retried, a bounded number of times, after a pause. */
@@ -85,7 +87,12 @@ export const make = (options: CoordinatorOptions) =>
         } else yield* firstBatch.withPermits(1)(Effect.void)
         const batchId = sha256(batch.map((p) => `${p.task.keys.join(",")}:${p.states}`).join(";")).slice(0, 24)
         const client = makeClient(shardEntityId(runId, batchId))
-        const reply = yield* client.JudgeBatch({ runId, batchId, judge: options.judge, tasks: batch.map((p) => p.task) }).pipe(
+        const reply = yield* client.JudgeBatch({
+          runId,
+          batchId,
+          judge: options.judge,
+          tasks: batch.map((p) => p.task)
+        }).pipe(
           Effect.sandbox,
           Effect.retry({
             times: DEFECT_RETRIES,
@@ -100,8 +107,14 @@ export const make = (options: CoordinatorOptions) =>
           const error = e._tag === "FatalJudgeError"
             ? e
             : e._tag === "StoreFailed"
-            ? new OutputError({ path: `the store (run ${runId})`, problem: `a runner could not save judgments: ${e.problem}` })
-            : new OutputError({ path: `the cluster (run ${runId})`, problem: `a batch could not be delivered: ${e._tag}${"message" in e ? `: ${String(e.message)}` : ""}` })
+            ? new OutputError({
+              path: `the store (run ${runId})`,
+              problem: `a runner could not save judgments: ${e.problem}`
+            })
+            : new OutputError({
+              path: `the cluster (run ${runId})`,
+              problem: `a batch could not be delivered: ${e._tag}${"message" in e ? `: ${String(e.message)}` : ""}`
+            })
           yield* Effect.forEach(batch, (p) => Deferred.fail(p.done, error), { discard: true })
           return
         }
@@ -142,7 +155,9 @@ export const make = (options: CoordinatorOptions) =>
     if (options.batchesInFlightNow !== undefined) {
       let limit = options.batchesInFlight
       yield* Effect.forkScoped(options.batchesInFlightNow.pipe(
-        Effect.flatMap((n) => n === limit || n < 1 ? Effect.void : Effect.zipRight(inFlight.resize(n), Effect.sync(() => void (limit = n)))),
+        Effect.flatMap((n) =>
+          n === limit || n < 1 ? Effect.void : Effect.zipRight(inFlight.resize(n), Effect.sync(() => void (limit = n)))
+        ),
         Effect.delay("5 seconds"),
         Effect.forever
       ))
@@ -154,7 +169,12 @@ export const make = (options: CoordinatorOptions) =>
       judge: ({ runId, keys, task, states }) =>
         Effect.gen(function*() {
           const done = yield* Deferred.make<ReadonlyArray<Judgment> | undefined, FatalJudgeError | OutputError>()
-          yield* Queue.offer(queue, { runId, task: wireTask(keys, task), states: (states ?? []).map((s) => s ?? "-").join(","), done })
+          yield* Queue.offer(queue, {
+            runId,
+            task: wireTask(keys, task),
+            states: (states ?? []).map((s) => s ?? "-").join(","),
+            done
+          })
           return yield* Deferred.await(done)
         })
     }

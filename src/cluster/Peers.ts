@@ -39,7 +39,8 @@ export const missingPackage = (error: unknown): string | undefined => {
 }
 
 /** The command that installs every optional peer, pinned as package.json pins them. */
-export const installCommand = () => `npm install ${Object.entries(storePeers).map(([name, version]) => `${name}@${version}`).join(" ")}`
+export const installCommand = () =>
+  `npm install ${Object.entries(storePeers).map(([name, version]) => `${name}@${version}`).join(" ")}`
 
 /**
  * `import()` of a module that needs the store's packages (`what` names the feature, e.g. "--store"):
@@ -51,7 +52,12 @@ export const loadStoreModule = <M>(what: string, load: () => Promise<M>): Effect
     Effect.catchAll((e) => {
       const missing = missingPackage(e)
       return missing !== undefined && Object.hasOwn(storePeers, missing)
-        ? Effect.fail(new UsageError({ problem: `${what} needs ${missing}, an optional dependency of rag-eval that is not installed; install the store's packages with: ${installCommand()}` }))
+        ? Effect.fail(
+          new UsageError({
+            problem:
+              `${what} needs ${missing}, an optional dependency of rag-eval that is not installed; install the store's packages with: ${installCommand()}`
+          })
+        )
         : Effect.die(e)
     })
   )

@@ -95,11 +95,20 @@ export const Reserve = Rpc.make("Reserve", {
    * Milliseconds to wait, then start (`committed`) or ask again; the ticket a report gives back;
    * whether the wait is a 429's pause.
    */
-  success: Schema.Struct({ waitMs: Schema.Number, ticket: Schema.Number, committed: Schema.Boolean, paused: Schema.Boolean })
+  success: Schema.Struct({
+    waitMs: Schema.Number,
+    ticket: Schema.Number,
+    committed: Schema.Boolean,
+    paused: Schema.Boolean
+  })
 })
 
 /** A bucket's state as rate-limit headers reported it. */
-const Bucket = Schema.Struct({ limit: Schema.optional(Schema.Number), remaining: Schema.optional(Schema.Number), resetMs: Schema.optional(Schema.Number) })
+const Bucket = Schema.Struct({
+  limit: Schema.optional(Schema.Number),
+  remaining: Schema.optional(Schema.Number),
+  resetMs: Schema.optional(Schema.Number)
+})
 
 /** A call's outcome the shared limit learns from: a 429, or a success with rate-limit headers. */
 export const Report = Rpc.make("Report", {
@@ -117,7 +126,9 @@ export const RateLimit = Entity.make("RateLimit", [Reserve, Report])
 /** Entities per run that batches are spread over (by the hash of the batch id). */
 export const SHARDS_PER_RUN = 64
 
-export const shardEntityId = (runId: string, batchId: string) => `${runId}#${Number.parseInt(batchId.slice(0, 6), 16) % SHARDS_PER_RUN}`
+export const shardEntityId = (runId: string, batchId: string) =>
+  `${runId}#${Number.parseInt(batchId.slice(0, 6), 16) % SHARDS_PER_RUN}`
 
 /** The rate-limit entity of a judge: every runner calling the same model on the same server shares it. */
-export const rateLimitEntityId = (judge: Pick<JudgeOptions, "provider" | "model" | "baseUrl">) => `${judge.provider}|${judge.model}|${judge.baseUrl ?? ""}`
+export const rateLimitEntityId = (judge: Pick<JudgeOptions, "provider" | "model" | "baseUrl">) =>
+  `${judge.provider}|${judge.model}|${judge.baseUrl ?? ""}`

@@ -3,21 +3,21 @@
  * journal and the cache on PostgreSQL instead of files, and — with `--cluster` — judge calls sent to
  * the cluster's runners in batches. Loaded only when `--store` is given.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { UsageError } from "../domain/Errors.js"
-import { maskUrl } from "../domain/Secrets.js"
-import { thousands } from "../domain/Numbers.js"
 import { defaultModels, type JudgeFlags } from "../cli/JudgeLayer.js"
+import { UsageError } from "../domain/Errors.js"
+import { thousands } from "../domain/Numbers.js"
+import { maskUrl } from "../domain/Secrets.js"
+import { ClusterJudging } from "../engine/RemoteJudging.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as PostgresStore from "../store/PostgresStore.js"
 import { clientLayer, unfinishedBatches } from "./ClusterLayers.js"
 import * as Coordinator from "./Coordinator.js"
 import type { JudgeOptions } from "./Protocol.js"
-import { ClusterJudging } from "../engine/RemoteJudging.js"
 
 export interface StoreSetup {
   readonly store: string
@@ -40,10 +40,17 @@ const WAIT_FOR_LEFT_BATCHES = Duration.minutes(5)
 /** The run's judge options as a runner rebuilds them (no key: runners use their own). */
 export const judgeOptionsOf = (judge: JudgeFlags, retryFailed: boolean): JudgeOptions | UsageError => {
   if (judge.provider === "heuristic") {
-    return new UsageError({ problem: "--cluster sends LLM judge calls to runners: give --provider (the heuristic judge runs locally, faster than any cluster)" })
+    return new UsageError({
+      problem:
+        "--cluster sends LLM judge calls to runners: give --provider (the heuristic judge runs locally, faster than any cluster)"
+    })
   }
   if (judge.baseUrl !== undefined && maskUrl(judge.baseUrl) !== judge.baseUrl) {
-    return new UsageError({ problem: `--base-url ${maskUrl(judge.baseUrl)} carries credentials, which must never travel in a cluster message: give the key to each runner (--api-key or its environment)` })
+    return new UsageError({
+      problem: `--base-url ${
+        maskUrl(judge.baseUrl)
+      } carries credentials, which must never travel in a cluster message: give the key to each runner (--api-key or its environment)`
+    })
   }
   return {
     provider: judge.provider,
@@ -68,15 +75,26 @@ const waitForLeftBatches = (sql: SqlClient.SqlClient) => (runId: string) =>
     const deadline = Date.now() + Duration.toMillis(WAIT_FOR_LEFT_BATCHES)
     let noted = false
     for (;;) {
-      const left = yield* unfinishedBatches(runId).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orElseSucceed(() => 0))
+      const left = yield* unfinishedBatches(runId).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.orElseSucceed(() => 0)
+      )
       if (left === 0) return
       if (Date.now() > deadline) {
-        yield* Console.error(`cluster: ${thousands(left)} batch(es) of an earlier coordinator still unfinished after ${Duration.format(WAIT_FOR_LEFT_BATCHES)}; going on (their judgments may be asked twice)`)
+        yield* Console.error(
+          `cluster: ${thousands(left)} batch(es) of an earlier coordinator still unfinished after ${
+            Duration.format(WAIT_FOR_LEFT_BATCHES)
+          }; going on (their judgments may be asked twice)`
+        )
         return
       }
       if (!noted) {
         noted = true
-        yield* Console.error(`cluster: waiting for ${thousands(left)} batch(es) an earlier coordinator of this run left on the runners (no judgment is asked twice)`)
+        yield* Console.error(
+          `cluster: waiting for ${
+            thousands(left)
+          } batch(es) an earlier coordinator of this run left on the runners (no judgment is asked twice)`
+        )
       }
       yield* Effect.sleep("1 second")
     }
@@ -102,7 +120,13 @@ export const storeLayers = (setup: StoreSetup) =>
         )
         const perRunner = setup.batchesPerRunner ?? PER_RUNNER
         const runners = yield* healthyRunners
-        if (runners === 0) yield* Console.error(`cluster: no runner is registered in ${PostgresStore.displayStore(url)} yet; batches wait until one starts (rag-eval runner --store … --listen host:port)`)
+        if (runners === 0) {
+          yield* Console.error(
+            `cluster: no runner is registered in ${
+              PostgresStore.displayStore(url)
+            } yet; batches wait until one starts (rag-eval runner --store … --listen host:port)`
+          )
+        }
         return yield* Coordinator.make({
           judge,
           batchSize: setup.batchSize ?? BATCH,

@@ -30,17 +30,17 @@ import * as Judgments from "../engine/Judgments.js"
 import type { Plan, Sink } from "../engine/Judgments.js"
 import { ClusterJudging } from "../engine/RemoteJudging.js"
 import * as Shutdown from "../engine/Shutdown.js"
-import { noTokens } from "../pricing/Prices.js"
-import * as JudgmentCache from "../store/JudgmentCache.js"
-import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
 import { Judge } from "../judges/Judge.js"
 import * as LlmJudge from "../judges/LlmJudge.js"
-import type { ProviderName } from "../providers/Names.js"
-import * as OpenAiProvider from "../providers/OpenAiProvider.js"
+import { noTokens } from "../pricing/Prices.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import type { ChatResponse, ProviderError } from "../providers/LlmProvider.js"
-import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
+import type { ProviderName } from "../providers/Names.js"
+import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import * as RateGate from "../providers/RateGate.js"
+import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
+import * as JudgmentCache from "../store/JudgmentCache.js"
+import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
 import { type JudgeOptions, JudgeShard, RateLimit, rateLimitEntityId, StoreFailed, type WireTask } from "./Protocol.js"
 import { makeSharedLimit } from "./SharedLimit.js"
 
@@ -54,9 +54,15 @@ export interface StoredRow {
 
 export class RunnerStore extends Context.Tag("rag-eval/cluster/RunnerStore")<RunnerStore, {
   /** The rows a run holds for these keys. */
-  readonly rows: (runId: string, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, StoredRow>, StoreFailed>
+  readonly rows: (
+    runId: string,
+    keys: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, StoredRow>, StoreFailed>
   /** Append whole judgments / attempts: a success is never overwritten. */
-  readonly append: (runId: string, rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>) => Effect.Effect<void, StoreFailed>
+  readonly append: (
+    runId: string,
+    rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>
+  ) => Effect.Effect<void, StoreFailed>
 }>() {}
 
 /** The store in memory (protocol tests): the same first-success-wins rule as the SQL one. */
@@ -68,11 +74,18 @@ export const layerMemoryStore = Layer.sync(RunnerStore, () => {
     return m
   }
   return {
-    rows: (runId, keys) => Effect.sync(() => new Map(keys.flatMap((k) => { const r = run(runId).get(k); return r === undefined ? [] : [[k, r] as const] }))),
-    append: (runId, rows) => Effect.sync(() => {
-      const m = run(runId)
-      for (const r of rows) if (m.get(r.key)?.status !== "ok") m.set(r.key, { status: r.status, body: r.body })
-    })
+    rows: (runId, keys) =>
+      Effect.sync(() =>
+        new Map(keys.flatMap((k) => {
+          const r = run(runId).get(k)
+          return r === undefined ? [] : [[k, r] as const]
+        }))
+      ),
+    append: (runId, rows) =>
+      Effect.sync(() => {
+        const m = run(runId)
+        for (const r of rows) if (m.get(r.key)?.status !== "ok") m.set(r.key, { status: r.status, body: r.body })
+      })
   }
 })
 
@@ -114,7 +127,13 @@ type RateClient = Effect.Effect.Success<typeof RateLimit.client> extends (id: st
  */
 const sharedStart = <R>(
   shared: RateClient,
-  limits: { readonly rpm?: number | undefined; readonly tpm?: number | undefined; readonly burst?: number | undefined; readonly adaptive: boolean; readonly maxPauseMs: number },
+  limits: {
+    readonly rpm?: number | undefined
+    readonly tpm?: number | undefined
+    readonly burst?: number | undefined
+    readonly adaptive: boolean
+    readonly maxPauseMs: number
+  },
   estimatedTokens: number,
   attempt: Effect.Effect<ChatResponse, ProviderError, R>,
   wait: RateGate.WaitBudget | undefined
@@ -141,7 +160,9 @@ const sharedStart = <R>(
       }
     }
     const report = (outcome: "ok" | "rate_limited", retryAfterMs?: number, rateLimit?: RateLimitInfo) =>
-      ticket === undefined ? Effect.void : Effect.ignore(shared.Report({ ...limits, ticket, outcome, retryAfterMs, rateLimit }))
+      ticket === undefined
+        ? Effect.void
+        : Effect.ignore(shared.Report({ ...limits, ticket, outcome, retryAfterMs, rateLimit }))
     return yield* attempt.pipe(
       Effect.tap((reply) => reply.rateLimit === undefined ? Effect.void : report("ok", undefined, reply.rateLimit)),
       Effect.tapError((e) => e.kind === "rate_limited" ? report("rate_limited", e.retryAfterMs, e.limits) : Effect.void)
@@ -165,7 +186,9 @@ export const layerJudges = (settings: RunnerSettings) =>
         Effect.gen(function*() {
           const adaptive = options.adaptive ?? true
           // Every call asks the shared limit when the run sets a limit or learns one (the default).
-          const shared = options.rpm !== undefined || options.tpm !== undefined || adaptive ? makeRateClient(rateLimitEntityId(options)) : undefined
+          const shared = options.rpm !== undefined || options.tpm !== undefined || adaptive
+            ? makeRateClient(rateLimitEntityId(options))
+            : undefined
           const provider = OpenAiProvider.fromFlags({
             provider: options.provider as Exclude<ProviderName, "heuristic">,
             model: options.model,
@@ -177,17 +200,40 @@ export const layerJudges = (settings: RunnerSettings) =>
           })
           // The runner's gate: its own AIMD concurrency (the runner's --adaptive and the run's), no
           // rate of its own — the shared limit paces and learns for the whole cluster.
-          const local = RateGate.make({ concurrency: settings.concurrency, adaptive: (settings.adaptive ?? true) && adaptive, learnRate: false, maxPauseMs: options.maxWaitMs })
-          const limits = { rpm: options.rpm, tpm: options.tpm, burst: options.burst, adaptive, maxPauseMs: options.maxWaitMs }
+          const local = RateGate.make({
+            concurrency: settings.concurrency,
+            adaptive: (settings.adaptive ?? true) && adaptive,
+            learnRate: false,
+            maxPauseMs: options.maxWaitMs
+          })
+          const limits = {
+            rpm: options.rpm,
+            tpm: options.tpm,
+            burst: options.burst,
+            adaptive,
+            maxPauseMs: options.maxWaitMs
+          }
           const gate = Layer.scoped(
             RateGate.RateGate,
             Effect.map(local, (local) => ({
               ...local,
-              run: <R>(estimatedTokens: number, attempt: Parameters<typeof local.run<R>>[1], wait?: RateGate.WaitBudget) =>
-                local.run(estimatedTokens, shared === undefined ? attempt : sharedStart(shared, limits, estimatedTokens, attempt, wait), wait)
+              run: <R>(
+                estimatedTokens: number,
+                attempt: Parameters<typeof local.run<R>>[1],
+                wait?: RateGate.WaitBudget
+              ) =>
+                local.run(
+                  estimatedTokens,
+                  shared === undefined ? attempt : sharedStart(shared, limits, estimatedTokens, attempt, wait),
+                  wait
+                )
             }))
           )
-          const layer = LlmJudge.layer({ maxRetries: options.maxRetries, maxWaitMs: options.maxWaitMs, preflight: settings.preflight ?? true }).pipe(
+          const layer = LlmJudge.layer({
+            maxRetries: options.maxRetries,
+            maxWaitMs: options.maxWaitMs,
+            preflight: settings.preflight ?? true
+          }).pipe(
             Layer.provide(Layer.merge(provider, gate))
           )
           const context = yield* Layer.buildWithScope(layer, scope).pipe(
@@ -203,7 +249,20 @@ export const layerJudges = (settings: RunnerSettings) =>
         withPermit: (effect) => permits.withPermit(effect),
         get: (options: JudgeOptions) =>
           Effect.suspend(() => {
-            const id = JSON.stringify([options.provider, options.model, options.baseUrl, options.temperature, options.seed, options.timeoutMs, options.maxRetries, options.maxWaitMs, options.rpm, options.tpm, options.burst, options.adaptive])
+            const id = JSON.stringify([
+              options.provider,
+              options.model,
+              options.baseUrl,
+              options.temperature,
+              options.seed,
+              options.timeoutMs,
+              options.maxRetries,
+              options.maxWaitMs,
+              options.rpm,
+              options.tpm,
+              options.burst,
+              options.adaptive
+            ])
             let deferred = built.get(id)
             if (deferred !== undefined) return Deferred.await(deferred)
             deferred = Deferred.unsafeMake<Judge["Type"], FatalJudgeError>(undefined as never)
@@ -239,7 +298,11 @@ const stateOfRow = (row: StoredRow | undefined): State | undefined => {
  * the batch's keys when it arrived, and appends that go to the store (a failed write is the
  * coordinator's `StoreFailed`).
  */
-const storeJournal = (store: RunnerStore["Type"], runId: string, held: ReadonlyMap<string, StoredRow>): OpenedJournal => {
+const storeJournal = (
+  store: RunnerStore["Type"],
+  runId: string,
+  held: ReadonlyMap<string, StoredRow>
+): OpenedJournal => {
   const path = `journal of run ${runId}`
   const write = (rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>) =>
     store.append(runId, rows).pipe(Effect.mapError((e) => new OutputError({ path, problem: e.problem })))
@@ -258,14 +321,33 @@ const storeJournal = (store: RunnerStore["Type"], runId: string, held: ReadonlyM
     },
     append: (js) => write(js.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) }))),
     appendAttempt: (key, p) =>
-      write([{ key, status: "attempt", body: JSON.stringify({ key, kind: "attempt", text: p.text, problem: p.problem, usage: p.usage, asks: p.asks, attempts: p.attempts }) }]),
+      write([{
+        key,
+        status: "attempt",
+        body: JSON.stringify({
+          key,
+          kind: "attempt",
+          text: p.text,
+          problem: p.problem,
+          usage: p.usage,
+          asks: p.asks,
+          attempts: p.attempts
+        })
+      }]),
     path
   }
 }
 
 /** A wire task as the core plans it: the keys the coordinator computed, the task it sent. */
 const planOf = (t: WireTask): Plan => {
-  const base = { pipeline: t.pipeline, caseId: t.caseId, ordinal: t.ordinal, iteration: t.iteration, rubric: t.rubric, vars: t.vars }
+  const base = {
+    pipeline: t.pipeline,
+    caseId: t.caseId,
+    ordinal: t.ordinal,
+    iteration: t.iteration,
+    rubric: t.rubric,
+    vars: t.vars
+  }
   return t.items !== undefined
     ? { list: true, rubric: t.rubric, keys: t.keys, task: { ...base, items: t.items } }
     : { list: false, rubric: t.rubric, keys: t.keys, task: { ...base, target: t.target ?? "answer" } }
@@ -276,7 +358,9 @@ const planOf = (t: WireTask): Plan => {
  * and the run keeps is reused (a batch delivered again pays nothing twice); the rest are judged
  * within one of the runner's permits and appended to the store before the batch answers.
  */
-export const judgeBatch = (payload: { readonly runId: string; readonly judge: JudgeOptions; readonly tasks: ReadonlyArray<WireTask> }) =>
+export const judgeBatch = (
+  payload: { readonly runId: string; readonly judge: JudgeOptions; readonly tasks: ReadonlyArray<WireTask> }
+) =>
   Effect.gen(function*() {
     const store = yield* RunnerStore
     const judges = yield* RunnerJudges
@@ -339,8 +423,13 @@ export const layerRateLimit = RateLimit.toLayer(
     const limit = makeSharedLimit()
     return {
       // Time is the entity's Clock (TestClock in tests); the tickets it hands out are on it.
-      Reserve: (envelope) => Effect.map(Effect.zip(Clock.currentTimeMillis, Random.next), ([now, random]) => limit.reserve(now, envelope.payload, random)),
-      Report: (envelope) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => limit.report(now, envelope.payload)))
+      Reserve: (envelope) =>
+        Effect.map(
+          Effect.zip(Clock.currentTimeMillis, Random.next),
+          ([now, random]) => limit.reserve(now, envelope.payload, random)
+        ),
+      Report: (envelope) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => limit.report(now, envelope.payload)))
     }
   }),
   { maxIdleTime: "10 minutes" }

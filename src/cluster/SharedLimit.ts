@@ -14,8 +14,8 @@
  * tell which start a 429 answered whatever the runners' clocks say. Rebuilt on another runner after
  * its host died, or asked with other limits (another run), the state starts afresh.
  */
-import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
 import { RateController, type RateControlStats } from "../providers/RateControl.js"
+import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
 
 /** The run's limits, as every message carries them. */
 export interface SharedLimitOptions {
@@ -76,8 +76,9 @@ export const makeSharedLimit = () => {
   /** A runner's call answered: a 429 (pause everyone, learn), or a success with rate-limit headers. */
   const report = (now: number, report: OutcomeReport) => {
     const c = controllerFor(now, report)
-    if (report.outcome === "rate_limited") c.rateLimited(now, report.ticket, { retryAfterMs: report.retryAfterMs, rateLimit: report.rateLimit })
-    else c.succeeded(now, report.ticket, { rateLimit: report.rateLimit })
+    if (report.outcome === "rate_limited") {
+      c.rateLimited(now, report.ticket, { retryAfterMs: report.retryAfterMs, rateLimit: report.rateLimit })
+    } else c.succeeded(now, report.ticket, { rateLimit: report.rateLimit })
   }
 
   const stats = (): SharedLimitStats | undefined => control?.stats()

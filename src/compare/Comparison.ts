@@ -21,6 +21,8 @@
  */
 import * as Effect from "effect/Effect"
 import { UsageError } from "../domain/Errors.js"
+import { code, inline } from "../domain/Markdown.js"
+import { thousands } from "../domain/Numbers.js"
 import {
   type BootstrapCi,
   bootstrapCi,
@@ -33,8 +35,6 @@ import {
   winsTiesLosses
 } from "../stats/Paired.js"
 import type { RunCases, RunDescription } from "./RunCases.js"
-import { thousands } from "../domain/Numbers.js"
-import { code, inline } from "../domain/Markdown.js"
 
 export interface CompareOptions {
   /** Comma-separated metric names; default every metric both runs have. */
@@ -113,16 +113,24 @@ export const pairCases = (a: RunCases, b: RunCases): Effect.Effect<ReadonlyArray
 }
 
 /** `--metrics` names → metric keys: exact (case-insensitive), or a criterion's last segment (`clarity`). */
-const selectMetrics = (requested: string | undefined, common: ReadonlyArray<string>, defaults: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+const selectMetrics = (
+  requested: string | undefined,
+  common: ReadonlyArray<string>,
+  defaults: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string>, UsageError> => {
   if (requested === undefined || requested.trim() === "") return Effect.succeed(defaults)
   const chosen: Array<string> = []
   for (const raw of requested.split(",")) {
     const name = raw.trim().toLowerCase()
     if (name === "") continue
     const exact = common.filter((m) => m.toLowerCase() === name)
-    const matches = exact.length > 0 ? exact : common.filter((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === name)
+    const matches = exact.length > 0
+      ? exact
+      : common.filter((m) => m.toLowerCase().slice(m.lastIndexOf("/") + 1) === name)
     if (matches.length === 0) {
-      return Effect.fail(new UsageError({ problem: `metric "${raw.trim()}" is not in both runs; they have: ${common.join(", ")}` }))
+      return Effect.fail(
+        new UsageError({ problem: `metric "${raw.trim()}" is not in both runs; they have: ${common.join(", ")}` })
+      )
     }
     if (matches.length > 1) {
       return Effect.fail(new UsageError({ problem: `metric "${raw.trim()}" is ambiguous: ${matches.join(", ")}` }))
@@ -140,7 +148,9 @@ const notQuality = (run: RunCases, metric: string): boolean => run.specs.get(met
  * (the randomisation test at α; "worse" follows the metric's direction), one line each.
  */
 export const worseLines = (c: Comparison, names: ReadonlyArray<string>): ReadonlyArray<string> =>
-  c.metrics.filter((m) => names.includes(m.metric) && m.winner === "A").map((m) => `B is significantly worse than A on ${m.metric}: ${m.verdict}`)
+  c.metrics.filter((m) => names.includes(m.metric) && m.winner === "A").map((m) =>
+    `B is significantly worse than A on ${m.metric}: ${m.verdict}`
+  )
 
 /** p for verdicts: "0.41", "0.003", "< 0.001". */
 export const formatP = (p: number | null): string => {
@@ -182,17 +192,33 @@ const verdictOf = (
   const significant = r.p < alpha
   const ciExcludesZero = ci.lower !== null && ci.upper !== null && (ci.lower > 0 || ci.upper < 0)
   const notes: Array<string> = []
-  if ((t.p < alpha) !== significant) notes.push(`the t-test ${t.p < alpha ? "finds" : "does not find"} a significant difference`)
+  if ((t.p < alpha) !== significant) {
+    notes.push(`the t-test ${t.p < alpha ? "finds" : "does not find"} a significant difference`)
+  }
   if (ciExcludesZero !== significant && ci.lower !== null && ci.upper !== null) {
-    notes.push(`the 95% bootstrap CI [${formatSigned(ci.lower)}, ${formatSigned(ci.upper)}] ${ciExcludesZero ? "excludes" : "includes"} 0`)
+    notes.push(
+      `the 95% bootstrap CI [${formatSigned(ci.lower)}, ${formatSigned(ci.upper)}] ${
+        ciExcludesZero ? "excludes" : "includes"
+      } 0`
+    )
   }
   const disagree = notes.length === 0 ? "" : `; but ${notes.join(" and ")}`
   if (significant) {
     const bBetter = lower ? delta < 0 : delta > 0
     const winner = bBetter ? "B" : "A"
-    return { winner, verdict: `${winner} is better on ${metric}: ${formatSigned(delta)}, ${ps}${lower ? " (lower is better)" : ""}${disagree}${left}` }
+    return {
+      winner,
+      verdict: `${winner} is better on ${metric}: ${formatSigned(delta)}, ${ps}${
+        lower ? " (lower is better)" : ""
+      }${disagree}${left}`
+    }
   }
-  return { winner: "none", verdict: `no significant difference on ${metric} by the randomisation test at α = ${alpha}: ${formatSigned(delta)}, ${ps}${disagree}${left}` }
+  return {
+    winner: "none",
+    verdict: `no significant difference on ${metric} by the randomisation test at α = ${alpha}: ${
+      formatSigned(delta)
+    }, ${ps}${disagree}${left}`
+  }
 }
 
 const mean = (xs: ReadonlyArray<number>): number | null => {
@@ -230,16 +256,46 @@ export const compareMetric = (
   const meanB = mean(ys)
   const delta = meanA === null || meanB === null ? null : meanB - meanA
   const lower = a.specs.get(metric)?.direction === "lower"
-  const { verdict, winner } = verdictOf(metric, n, excluded, delta, tTest, randomisation, bootstrap, options.alpha, lower, n > 0 && wtl.ties === n)
-  return { metric, lowerIsBetter: lower, n, excluded, meanA, meanB, delta, tTest, randomisation, bootstrap, ...wtl, winner, verdict }
+  const { verdict, winner } = verdictOf(
+    metric,
+    n,
+    excluded,
+    delta,
+    tTest,
+    randomisation,
+    bootstrap,
+    options.alpha,
+    lower,
+    n > 0 && wtl.ties === n
+  )
+  return {
+    metric,
+    lowerIsBetter: lower,
+    n,
+    excluded,
+    meanA,
+    meanB,
+    delta,
+    tTest,
+    randomisation,
+    bootstrap,
+    ...wtl,
+    winner,
+    verdict
+  }
 }
 
 /** Pairs the runs' cases and compares every selected metric. */
-export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOptions = {}): Effect.Effect<Comparison, UsageError> =>
+export const compareRunCases = (
+  a: RunCases,
+  b: RunCases,
+  options: CompareOptions = {}
+): Effect.Effect<Comparison, UsageError> =>
   Effect.gen(function*() {
     if (a.run.pipeline !== b.run.pipeline) {
       return yield* new UsageError({
-        problem: `run A is ${a.run.pipeline} and run B is ${b.run.pipeline}: runs of different pipelines cannot be compared (their metrics are computed differently, e.g. NDCG with linear or exponential gain, on different grade scales)`
+        problem:
+          `run A is ${a.run.pipeline} and run B is ${b.run.pipeline}: runs of different pipelines cannot be compared (their metrics are computed differently, e.g. NDCG with linear or exponential gain, on different grade scales)`
       })
     }
     const caseIds = yield* pairCases(a, b)
@@ -249,11 +305,15 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
     const headline = common.filter((m) => !notQuality(a, m))
     if (common.length === 0) {
       return yield* new UsageError({
-        problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${a.metrics.join(", ") || "none"}; B has: ${b.metrics.join(", ") || "none"}`
+        problem: `runs A (${a.run.pipeline}) and B (${b.run.pipeline}) have no per-case metric in common; A has: ${
+          a.metrics.join(", ") || "none"
+        }; B has: ${b.metrics.join(", ") || "none"}`
       })
     }
     const chosen = yield* selectMetrics(options.metrics, common, headline.length > 0 ? headline : common)
-    const extra = options.include === undefined || options.include.length === 0 ? [] : yield* selectMetrics(options.include.join(","), common, [])
+    const extra = options.include === undefined || options.include.length === 0
+      ? []
+      : yield* selectMetrics(options.include.join(","), common, [])
     const selected = [...chosen, ...extra.filter((m) => !chosen.includes(m))]
     const settings = {
       seed: options.seed ?? defaultSeed,
@@ -261,7 +321,9 @@ export const compareRunCases = (a: RunCases, b: RunCases, options: CompareOption
       resamples: options.resamples ?? defaultResamples,
       alpha: options.alpha ?? defaultAlpha
     }
-    if (!(settings.alpha > 0 && settings.alpha < 1)) return yield* new UsageError({ problem: `alpha must be between 0 and 1, got ${settings.alpha}` })
+    if (!(settings.alpha > 0 && settings.alpha < 1)) {
+      return yield* new UsageError({ problem: `alpha must be between 0 and 1, got ${settings.alpha}` })
+    }
     return {
       runA: a.run,
       runB: b.run,
@@ -281,8 +343,12 @@ const fmt = (x: number | null, digits = 4) => {
 }
 
 const describeRun = (label: string, r: RunDescription) =>
-  `- **${label}**: ${code(r.dir)} — ${inline(r.pipeline)}, run ${inline(r.runId)}${r.judge === undefined ? "" : `, judge ${inline(r.judge)}`}` +
-  `, iteration${r.iterations.length === 1 ? ` ${r.iterations[0]}` : `s ${r.iterations[0]}–${r.iterations.at(-1)} averaged per case`}` +
+  `- **${label}**: ${code(r.dir)} — ${inline(r.pipeline)}, run ${inline(r.runId)}${
+    r.judge === undefined ? "" : `, judge ${inline(r.judge)}`
+  }` +
+  `, iteration${
+    r.iterations.length === 1 ? ` ${r.iterations[0]}` : `s ${r.iterations[0]}–${r.iterations.at(-1)} averaged per case`
+  }` +
   `${r.status !== undefined && r.status !== "complete" ? ` (status: ${r.status})` : ""}`
 
 /** The comparison as a markdown report: runs, settings, one table row per metric, verdicts. */
@@ -293,8 +359,12 @@ export const comparisonMarkdown = (c: Comparison): string => {
     describeRun("A", c.runA),
     describeRun("B", c.runB),
     `- ${c.cases} paired case(s); cases with a null in either run are left out of that metric (column "left out").`,
-    `- Paired t-test (two-sided); sign-flip randomisation test (${thousands(c.permutations)} permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
-    `95% percentile bootstrap CI of the mean difference (${thousands(c.resamples)} resamples, seed ${c.seed}); α = ${c.alpha}.`,
+    `- Paired t-test (two-sided); sign-flip randomisation test (${
+      thousands(c.permutations)
+    } permutations, exact when 2ⁿ is fewer, seed ${c.seed}); ` +
+    `95% percentile bootstrap CI of the mean difference (${
+      thousands(c.resamples)
+    } resamples, seed ${c.seed}); α = ${c.alpha}.`,
     "- W/T/L: cases where B is higher / equal / lower.",
     "- Significant: randomisation p < α (the verdict says when the t-test or the bootstrap CI disagrees).",
     "",
@@ -302,17 +372,24 @@ export const comparisonMarkdown = (c: Comparison): string => {
     "|---|---:|---:|---:|---:|---:|---|---:|---:|---|"
   ]
   for (const m of c.metrics) {
-    const ci = m.bootstrap.lower === null || m.bootstrap.upper === null ? "n/a" : `[${formatSigned(m.bootstrap.lower)}, ${formatSigned(m.bootstrap.upper)}]`
+    const ci = m.bootstrap.lower === null || m.bootstrap.upper === null
+      ? "n/a"
+      : `[${formatSigned(m.bootstrap.lower)}, ${formatSigned(m.bootstrap.upper)}]`
     lines.push(
-      `| ${inline(m.metric, 200)} | ${m.n} | ${m.excluded} | ${fmt(m.meanA)} | ${fmt(m.meanB)} | ${formatSigned(m.delta)} | ${ci} | ${formatP(m.tTest.p)} | ${formatP(m.randomisation.p)} | ${m.wins}/${m.ties}/${m.losses} |`
+      `| ${inline(m.metric, 200)} | ${m.n} | ${m.excluded} | ${fmt(m.meanA)} | ${fmt(m.meanB)} | ${
+        formatSigned(m.delta)
+      } | ${ci} | ${formatP(m.tTest.p)} | ${formatP(m.randomisation.p)} | ${m.wins}/${m.ties}/${m.losses} |`
     )
   }
   lines.push("", "## Verdicts", "", ...c.metrics.map((m) => `- ${m.verdict}`))
   if (c.onlyInA.length > 0 || c.onlyInB.length > 0) {
-    lines.push("", "Not compared (in one run only): " + [
-      c.onlyInA.length > 0 ? `A: ${inline(c.onlyInA.join(", "), 2000)}` : "",
-      c.onlyInB.length > 0 ? `B: ${inline(c.onlyInB.join(", "), 2000)}` : ""
-    ].filter((p) => p !== "").join("; "))
+    lines.push(
+      "",
+      "Not compared (in one run only): " + [
+        c.onlyInA.length > 0 ? `A: ${inline(c.onlyInA.join(", "), 2000)}` : "",
+        c.onlyInB.length > 0 ? `B: ${inline(c.onlyInB.join(", "), 2000)}` : ""
+      ].filter((p) => p !== "").join("; ")
+    )
   }
   return lines.join("\n") + "\n"
 }
@@ -339,7 +416,12 @@ export const comparisonJson = (c: Comparison) => ({
     delta: m.delta,
     tTest: { t: jsonNumber(m.tTest.t), df: m.tTest.df, sd: m.tTest.sdDifference, p: m.tTest.p },
     randomisation: { p: m.randomisation.p, permutations: m.randomisation.permutations, exact: m.randomisation.exact },
-    bootstrap: { level: m.bootstrap.level, lower: m.bootstrap.lower, upper: m.bootstrap.upper, resamples: m.bootstrap.resamples },
+    bootstrap: {
+      level: m.bootstrap.level,
+      lower: m.bootstrap.lower,
+      upper: m.bootstrap.upper,
+      resamples: m.bootstrap.resamples
+    },
     wins: m.wins,
     ties: m.ties,
     losses: m.losses,

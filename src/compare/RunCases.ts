@@ -53,7 +53,10 @@ const readCaseMetrics = (file: string, runId: string, acc: Accumulator) =>
     if (!fs.existsSync(file)) {
       return yield* new InputError({
         file,
-        problem: `not found: run ${runId} did not finish this iteration, or was made by an older rag-eval (rag-eval report ${Path.dirname(file)} writes it from the journal)`
+        problem:
+          `not found: run ${runId} did not finish this iteration, or was made by an older rag-eval (rag-eval report ${
+            Path.dirname(file)
+          } writes it from the journal)`
       })
     }
     const seen = new Set<string>()
@@ -71,12 +74,21 @@ const readCaseMetrics = (file: string, runId: string, acc: Accumulator) =>
           if (text.trim() === "") return
           const parsed = yield* Effect.try({
             try: () => JSON.parse(text) as unknown,
-            catch: (e) => new InputError({ file, line, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
+            catch: (e) =>
+              new InputError({ file, line, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
           })
           const decoded = decodeCase(parsed)
-          if (decoded._tag === "Left") return yield* new InputError({ file, line, problem: `not a case-metrics row: ${describeIssues(decoded.left)}` })
+          if (decoded._tag === "Left") {
+            return yield* new InputError({
+              file,
+              line,
+              problem: `not a case-metrics row: ${describeIssues(decoded.left)}`
+            })
+          }
           const { caseId, metrics } = decoded.right
-          if (seen.has(caseId)) return yield* new InputError({ file, line, field: "caseId", problem: `duplicate caseId "${caseId}"` })
+          if (seen.has(caseId)) {
+            return yield* new InputError({ file, line, field: "caseId", problem: `duplicate caseId "${caseId}"` })
+          }
           seen.add(caseId)
           let sums = acc.sums.get(caseId)
           if (sums === undefined) {
@@ -102,31 +114,51 @@ export interface LoadOptions {
 }
 
 /** Reads a run directory (`out/<pipeline>/<run-id>`) into per-case metric values. */
-export const loadRunCases = (dir: string, options: LoadOptions = {}): Effect.Effect<RunCases, InputError | UsageError> =>
+export const loadRunCases = (
+  dir: string,
+  options: LoadOptions = {}
+): Effect.Effect<RunCases, InputError | UsageError> =>
   Effect.gen(function*() {
     const manifest = yield* readManifest(dir)
     if (manifest.caseMetricSpecs === undefined || manifest.caseMetricSpecs.length === 0) {
       return yield* new UsageError({
-        problem: `run ${manifest.runId} (${manifest.pipeline.name}) declares no per-case metrics${manifest.caseMetricSpecs === undefined ? ": it was made by an older rag-eval; run it again (the journal answers every judgment: nothing is paid twice)" : ", so its cases cannot be compared"}`
+        problem: `run ${manifest.runId} (${manifest.pipeline.name}) declares no per-case metrics${
+          manifest.caseMetricSpecs === undefined
+            ? ": it was made by an older rag-eval; run it again (the journal answers every judgment: nothing is paid twice)"
+            : ", so its cases cannot be compared"
+        }`
       })
     }
     const available = Math.max(1, Math.floor(manifest.iterations))
-    if (options.iteration !== undefined && (options.iteration < 1 || options.iteration > available || !Number.isInteger(options.iteration))) {
-      return yield* new UsageError({ problem: `--iteration ${options.iteration}: run ${manifest.runId} has iteration(s) 1–${available}` })
+    if (
+      options.iteration !== undefined &&
+      (options.iteration < 1 || options.iteration > available || !Number.isInteger(options.iteration))
+    ) {
+      return yield* new UsageError({
+        problem: `--iteration ${options.iteration}: run ${manifest.runId} has iteration(s) 1–${available}`
+      })
     }
-    const iterations = options.iteration === undefined ? Array.from({ length: available }, (_, i) => i + 1) : [options.iteration]
+    const iterations = options.iteration === undefined
+      ? Array.from({ length: available }, (_, i) => i + 1)
+      : [options.iteration]
     const acc: Accumulator = { sums: new Map() }
-    for (const iteration of iterations) yield* readCaseMetrics(Path.join(dir, caseMetricsFile(iteration)), manifest.runId, acc)
+    for (const iteration of iterations) {
+      yield* readCaseMetrics(Path.join(dir, caseMetricsFile(iteration)), manifest.runId, acc)
+    }
     const cases = new Map<string, Record<string, number | null>>()
     for (const [caseId, sums] of acc.sums) {
       const values: Record<string, number | null> = {}
-      for (const [metric, [sum, count]] of sums) values[metric] = count === 0 ? null : sum / count
+      for (const [metric, [sum, count]] of sums) {
+        values[metric] = count === 0 ? null : sum / count
+      }
       cases.set(caseId, values)
     }
     // The declared metrics this run has a value of (a metric null for every case — one that needs a
     // reference the input did not give — has nothing to compare).
     const valued = new Set<string>()
-    for (const values of cases.values()) for (const [metric, value] of Object.entries(values)) if (value !== null) valued.add(metric)
+    for (const values of cases.values()) {
+      for (const [metric, value] of Object.entries(values)) if (value !== null) valued.add(metric)
+    }
     const declared = manifest.caseMetricSpecs.filter((m) => valued.has(m.name))
     return {
       run: {

@@ -75,7 +75,11 @@ export interface RetrievalInfo {
   /** Retriever name (`precomputed`, `http`, `bm25`). */
   readonly retriever: string
   readonly status: "ok" | "failed"
-  readonly error?: { readonly kind: RetrievalFailureKind; readonly message: string; readonly status?: number | undefined } | undefined
+  readonly error?: {
+    readonly kind: RetrievalFailureKind
+    readonly message: string
+    readonly status?: number | undefined
+  } | undefined
   /** End-to-end latency of the query, ms: measured around a live call, or the input's total. */
   readonly latencyMs?: number | undefined
   /** Sub-spans in ms (`retrieve`, `rerank`, `generate`…): from the input or the endpoint's timings. */

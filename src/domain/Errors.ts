@@ -37,7 +37,9 @@ export class OutputError extends Schema.TaggedError<OutputError>()("OutputError"
   cause: Schema.optional(Schema.Defect)
 }) {
   get message(): string {
-    return this.diskFull === true ? `disk full while writing ${this.path}: ${this.problem}` : `${this.path}: ${this.problem}`
+    return this.diskFull === true
+      ? `disk full while writing ${this.path}: ${this.problem}`
+      : `${this.path}: ${this.problem}`
   }
 }
 
@@ -61,7 +63,9 @@ export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
   savedIn: Schema.optional(Schema.String)
 }) {
   get message(): string {
-    return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${this.savedIn ?? `${this.runDir}/judgments.jsonl`}`
+    return `stopped: ${thousands(this.done)} of ${thousands(this.total)} judgments are saved in ${
+      this.savedIn ?? `${this.runDir}/judgments.jsonl`
+    }`
   }
 }
 
@@ -102,7 +106,9 @@ export class BatchDetached extends Schema.TaggedError<BatchDetached>()("BatchDet
   runDir: Schema.String
 }) {
   get message(): string {
-    return `submitted: ${thousands(this.inFlight)} judgment call(s) in ${this.batches} batch(es) are with the provider (results within 24 h); run the same command again to collect them (it waits if they are not finished), in ${this.runDir}`
+    return `submitted: ${
+      thousands(this.inFlight)
+    } judgment call(s) in ${this.batches} batch(es) are with the provider (results within 24 h); run the same command again to collect them (it waits if they are not finished), in ${this.runDir}`
   }
 }
 
@@ -116,6 +122,10 @@ export class BudgetReached extends Schema.TaggedError<BudgetReached>()("BudgetRe
   savedIn: Schema.optional(Schema.String)
 }) {
   get message(): string {
-    return `budget of $${this.budgetUsd} reached after ${thousands(this.judgments)} judgments ($${this.spentUsd.toFixed(4)} spent); everything finished is saved in ${this.savedIn ?? `${this.runDir}/judgments.jsonl`} — run the same command again (with a higher --max-cost) to resume`
+    return `budget of $${this.budgetUsd} reached after ${thousands(this.judgments)} judgments ($${
+      this.spentUsd.toFixed(4)
+    } spent); everything finished is saved in ${
+      this.savedIn ?? `${this.runDir}/judgments.jsonl`
+    } — run the same command again (with a higher --max-cost) to resume`
   }
 }

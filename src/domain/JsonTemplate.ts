@@ -14,13 +14,19 @@
  */
 import * as Either from "effect/Either"
 
-export type JsonValue = string | number | boolean | null | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue }
+export type JsonValue = string | number | boolean | null | ReadonlyArray<JsonValue> | {
+  readonly [key: string]: JsonValue
+}
 export type TemplateValue = JsonValue | undefined
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w .-]*?)\s*\}\}/y
 
 /** Walks the template, calling `onPlaceholder` for each placeholder and `onText` for the text between. */
-const scan = (template: string, onText: (text: string) => void, onPlaceholder: (name: string, inString: boolean) => void) => {
+const scan = (
+  template: string,
+  onText: (text: string) => void,
+  onPlaceholder: (name: string, inString: boolean) => void
+) => {
   let inString = false
   let from = 0
   for (let i = 0; i < template.length;) {

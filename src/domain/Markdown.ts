@@ -26,7 +26,8 @@ const MARKUP = /[\\`[\]|#]/g
 export const normaliseBreaks = (text: string): string => text.replace(BREAKS, "\n")
 
 /** `&`, `<`, `>` as entities. */
-export const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+export const escapeHtml = (text: string): string =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
 /** One line of case text as markdown text: controls replaced, HTML and inline markup escaped. */
 const escapeLine = (line: string): string => escapeHtml(line.replace(CONTROLS, "\uFFFD")).replace(MARKUP, "\\$&")
@@ -54,7 +55,9 @@ export const quoteBlock = (text: string): string =>
   normaliseBreaks(text).split("\n").map((raw) => {
     const indent = /^[ \t]*/.exec(raw)![0]
     const rest = escapeLine(raw.slice(indent.length))
-    const line = `${indent.replace(/\t/g, "    ").replace(/ /g, "\u00a0")}${BLOCK_START.test(rest) ? `\\${rest}` : rest}`
+    const line = `${indent.replace(/\t/g, "    ").replace(/ /g, "\u00a0")}${
+      BLOCK_START.test(rest) ? `\\${rest}` : rest
+    }`
     return line === "" ? ">" : `> ${line}`
   }).join("\n")
 

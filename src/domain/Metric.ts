@@ -26,15 +26,43 @@ export const MetricSpec = Schema.Struct({
 export type MetricSpec = typeof MetricSpec.Type
 
 /** A rate or a normalised score, 0–1. */
-export const fraction = (name: string, description: string, direction: Direction = "higher"): MetricSpec => ({ name, description, min: 0, max: 1, direction, unit: "fraction" })
+export const fraction = (name: string, description: string, direction: Direction = "higher"): MetricSpec => ({
+  name,
+  description,
+  min: 0,
+  max: 1,
+  direction,
+  unit: "fraction"
+})
 
 /** A score on a native scale (a rubric's, a relevance grade's). */
-export const score = (name: string, description: string, min: number, max: number): MetricSpec => ({ name, description, min, max, direction: "higher", unit: "score" })
+export const score = (name: string, description: string, min: number, max: number): MetricSpec => ({
+  name,
+  description,
+  min,
+  max,
+  direction: "higher",
+  unit: "score"
+})
 
 /** A count: of failures (lower is better) or of items (neither). */
-export const count = (name: string, description: string, direction: Direction = "lower"): MetricSpec => ({ name, description, min: 0, max: null, direction, unit: "count" })
+export const count = (name: string, description: string, direction: Direction = "lower"): MetricSpec => ({
+  name,
+  description,
+  min: 0,
+  max: null,
+  direction,
+  unit: "count"
+})
 
-export const usd = (name: string, description: string): MetricSpec => ({ name, description, min: 0, max: null, direction: "lower", unit: "usd" })
+export const usd = (name: string, description: string): MetricSpec => ({
+  name,
+  description,
+  min: 0,
+  max: null,
+  direction: "lower",
+  unit: "usd"
+})
 
 /** The range as text: "0–1", "1–5", "≥ 0". */
 export const rangeText = (m: MetricSpec): string => (m.max === null ? `≥ ${m.min}` : `${m.min}–${m.max}`)
@@ -43,7 +71,14 @@ export const rangeText = (m: MetricSpec): string => (m.max === null ? `≥ ${m.m
 export const directionText = (m: MetricSpec): string => (m.direction === "none" ? "" : `${m.direction} is better`)
 
 /** A duration in milliseconds (a latency): lower is better, unbounded. */
-export const ms = (name: string, description: string): MetricSpec => ({ name, description, min: 0, max: null, direction: "lower", unit: "ms" })
+export const ms = (name: string, description: string): MetricSpec => ({
+  name,
+  description,
+  min: 0,
+  max: null,
+  direction: "lower",
+  unit: "ms"
+})
 
 const digitsOf = (m: MetricSpec, x: number): number =>
   Number.isInteger(x) ? 0 : m.unit === "fraction" ? 3 : m.unit === "usd" ? 4 : m.unit === "ms" ? (x < 100 ? 1 : 0) : 2

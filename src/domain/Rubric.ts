@@ -34,7 +34,13 @@ export const RubricFile = Schema.Struct({
    */
   heuristic: Schema.optional(Schema.String),
   /** Its weight in a composite (a user's rubric beside the built-in ones; default 1). */
-  weight: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.annotations({ message: () => "a weight is a number > 0" }))),
+  weight: Schema.optional(
+    Schema.Number.pipe(
+      Schema.finite(),
+      Schema.greaterThan(0),
+      Schema.annotations({ message: () => "a weight is a number > 0" })
+    )
+  ),
   /** Ask the judge for a 1–5 confidence too (checklist relevance judge). */
   confidence: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Ask the judge to quote the sentence of the data that decides its verdict (a claim check's evidence). */

@@ -118,8 +118,17 @@ export const Manifest = Schema.Struct({
   retriever: Schema.Struct({ name: Schema.String, params: Params }),
   target: Schema.optional(TargetFields),
   price: Schema.optional(Schema.NullOr(PriceFields)),
-  prompts: Schema.Array(Schema.Struct({ id: Schema.String, version: Schema.String, hash: Schema.String, path: Schema.String })),
-  preflight: Schema.optional(Schema.Struct({ structuredOutput: Schema.String, inputTokens: Schema.Number, outputTokens: Schema.Number, latencyMs: Schema.Number })),
+  prompts: Schema.Array(
+    Schema.Struct({ id: Schema.String, version: Schema.String, hash: Schema.String, path: Schema.String })
+  ),
+  preflight: Schema.optional(
+    Schema.Struct({
+      structuredOutput: Schema.String,
+      inputTokens: Schema.Number,
+      outputTokens: Schema.Number,
+      latencyMs: Schema.Number
+    })
+  ),
   structuredOutput: Schema.optional(Schema.String),
   store: Schema.optional(Schema.String),
   cluster: Schema.optional(Schema.Boolean),
@@ -148,7 +157,9 @@ export const Manifest = Schema.Struct({
     judgmentsCollected: Schema.optional(Schema.Number),
     callsResubmitted: Schema.optional(Schema.Number),
     note: Schema.optional(Schema.String),
-    batches: Schema.Array(Schema.Struct({ id: Schema.String, file: Schema.String, requests: Schema.Number, status: Schema.String }))
+    batches: Schema.Array(
+      Schema.Struct({ id: Schema.String, file: Schema.String, requests: Schema.Number, status: Schema.String })
+    )
   })),
   /** The pipeline's headline metrics and per-case metrics, declared (name, range, direction). */
   metricSpecs: Schema.optional(Schema.Array(MetricSpec)),
@@ -205,7 +216,17 @@ export const Summary = Schema.Struct({
     runId: Schema.String,
     runDir: Schema.String,
     judge: JudgeFields,
-    rubrics: Schema.Array(Schema.Struct({ id: Schema.String, version: Schema.String, name: Schema.String, hash: Schema.String, path: Schema.String, min: Schema.Number, max: Schema.Number })),
+    rubrics: Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        version: Schema.String,
+        name: Schema.String,
+        hash: Schema.String,
+        path: Schema.String,
+        min: Schema.Number,
+        max: Schema.Number
+      })
+    ),
     input: InputFields,
     iterations: Schema.Number,
     concurrency: Schema.Number,
@@ -366,7 +387,13 @@ export const RunSource = Schema.Struct({
 
 /** Where the judge's grades came from. */
 export const JudgeSource = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("run"), run: RunSource, order: Schema.Literal("records", "journal"), tornLastLine: Schema.Boolean, otherLines: Schema.Number }),
+  Schema.Struct({
+    kind: Schema.Literal("run"),
+    run: RunSource,
+    order: Schema.Literal("records", "journal"),
+    tornLastLine: Schema.Boolean,
+    otherLines: Schema.Number
+  }),
   Schema.Struct({ kind: Schema.Literal("qrels"), file: Schema.String, negative: Schema.Number })
 )
 
@@ -375,10 +402,20 @@ export const GradeFileFormat = Schema.Literal("qrels", "csv", "json", "jsonl")
 
 export const Calibration = Schema.Struct({
   judge: JudgeSource,
-  labels: Schema.Struct({ file: Schema.String, format: GradeFileFormat, count: Schema.Number, negative: Schema.Number }),
+  labels: Schema.Struct({
+    file: Schema.String,
+    format: GradeFileFormat,
+    count: Schema.Number,
+    negative: Schema.Number
+  }),
   kind: GradeKind,
   relevantAt: Schema.Number,
-  bootstrap: Schema.Struct({ resamples: Schema.Number, seed: Schema.Number, level: Schema.Number, unit: Schema.Literal("pair") }),
+  bootstrap: Schema.Struct({
+    resamples: Schema.Number,
+    seed: Schema.Number,
+    level: Schema.Number,
+    unit: Schema.Literal("pair")
+  }),
   criteria: Schema.Array(CriterionCalibration),
   /** Judged criteria no label names (not calibrated), with their judgment counts. */
   unlabelledCriteria: Schema.Array(Schema.Struct({ criterion: Schema.String, judgments: Schema.Number })),
@@ -411,19 +448,36 @@ export const describeIssues = (e: ParseResult.ParseError): string => {
 }
 
 /** A run file's JSON text decoded through its schema; a problem names the file. */
-export const decodeJson = <A, I>(schema: Schema.Schema<A, I>, text: string, file: string, what: string): Effect.Effect<A, InputError> =>
+export const decodeJson = <A, I>(
+  schema: Schema.Schema<A, I>,
+  text: string,
+  file: string,
+  what: string
+): Effect.Effect<A, InputError> =>
   Effect.try({
     try: () => JSON.parse(text) as unknown,
     catch: (e) => new InputError({ file, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
   }).pipe(Effect.flatMap((json) =>
-    Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) => new InputError({ file, problem: `not ${what}: ${describeIssues(e)}` })))
+    Schema.decodeUnknown(schema)(json).pipe(Effect.mapError((e) =>
+      new InputError({ file, problem: `not ${what}: ${describeIssues(e)}` })
+    ))
   ))
 
 /** A run file read and decoded through its schema; a missing or unreadable file names itself. */
-export const readJsonFile = <A, I>(schema: Schema.Schema<A, I>, file: string, what: string): Effect.Effect<A, InputError> =>
+export const readJsonFile = <A, I>(
+  schema: Schema.Schema<A, I>,
+  file: string,
+  what: string
+): Effect.Effect<A, InputError> =>
   Effect.try({
     try: () => fs.readFileSync(file, "utf8"),
-    catch: (e) => new InputError({ file, problem: (e as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : `cannot read it: ${(e as Error).message}` })
+    catch: (e) =>
+      new InputError({
+        file,
+        problem: (e as NodeJS.ErrnoException).code === "ENOENT"
+          ? "file not found"
+          : `cannot read it: ${(e as Error).message}`
+      })
   }).pipe(Effect.flatMap((text) => decodeJson(schema, text, file, what)))
 
 /**
@@ -431,11 +485,18 @@ export const readJsonFile = <A, I>(schema: Schema.Schema<A, I>, file: string, wh
  * JSON or another shape each fail naming the path. `fileHint` is what to say when a file is given
  * (calibrate also takes a judge's qrels file).
  */
-export const readManifest = (dir: string, fileHint = "give a run directory, out/<pipeline>/<run-id>"): Effect.Effect<Manifest, InputError | UsageError> =>
+export const readManifest = (
+  dir: string,
+  fileHint = "give a run directory, out/<pipeline>/<run-id>"
+): Effect.Effect<Manifest, InputError | UsageError> =>
   Effect.gen(function*() {
     if (!fs.existsSync(dir)) return yield* new InputError({ file: dir, problem: "no such run directory" })
     if (!fs.statSync(dir).isDirectory()) return yield* new UsageError({ problem: `${dir} is a file; ${fileHint}` })
     const path = Path.join(dir, "manifest.json")
-    if (!fs.existsSync(path)) return yield* new UsageError({ problem: `${dir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>` })
+    if (!fs.existsSync(path)) {
+      return yield* new UsageError({
+        problem: `${dir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>`
+      })
+    }
     return yield* readJsonFile(Manifest, path, "a rag-eval manifest")
   })

@@ -10,4 +10,6 @@ export const isRunId = (id: string): boolean => RUN_ID_PATTERN.test(id)
 
 /** Why `id` is not a run id, for messages. */
 export const runIdProblem = (id: string): string =>
-  `${JSON.stringify(id.length > 140 ? `${id.slice(0, 140)}…` : id)} is not a run id: use 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit`
+  `${
+    JSON.stringify(id.length > 140 ? `${id.slice(0, 140)}…` : id)
+  } is not a run id: use 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit`

@@ -62,14 +62,17 @@ export const maskUrl = (url: string): string => {
   const question = tail.indexOf("?")
   const path = question === -1 ? tail : tail.slice(0, question)
   const query = question === -1 ? undefined : tail.slice(question + 1)
-  return `${scheme[0]}${host}${path}${query === undefined ? "" : `?${maskParams(query)}`}${hash === -1 ? "" : `#${maskParams(fragment)}`}`
+  return `${scheme[0]}${host}${path}${query === undefined ? "" : `?${maskParams(query)}`}${
+    hash === -1 ? "" : `#${maskParams(fragment)}`
+  }`
 }
 
 /** A URL inside free text: from its scheme to the next whitespace, quote, bracket or parenthesis. */
 const URL_IN_TEXT = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`()]+/g
 
 /** Every `scheme://…` URL inside `text` masked with `maskUrl`; the rest of the text verbatim. */
-export const maskUrlsIn = (text: string): string => text.includes("://") ? text.replace(URL_IN_TEXT, (url) => maskUrl(url)) : text
+export const maskUrlsIn = (text: string): string =>
+  text.includes("://") ? text.replace(URL_IN_TEXT, (url) => maskUrl(url)) : text
 
 /**
  * A command line with its secrets masked: the value of every secret flag, as `--flag value` or
@@ -143,8 +146,10 @@ export const flagDescriptors = (...configs: ReadonlyArray<unknown>): Array<FlagD
 }
 
 /** Whether a flag's value is a secret: declared with `Options.redacted` (or the older `Options.secret`). */
-export const isSecretFlag = (flag: FlagDescriptor): boolean => flag.primitive !== undefined && SECRET_PRIMITIVES.has(flag.primitive)
+export const isSecretFlag = (flag: FlagDescriptor): boolean =>
+  flag.primitive !== undefined && SECRET_PRIMITIVES.has(flag.primitive)
 
 /** The full names (and aliases) of every secret flag among `configs` (see `flagDescriptors`). */
 export const secretFlagNames = (...configs: ReadonlyArray<unknown>): Array<string> =>
-  [...new Set(flagDescriptors(...configs).filter(isSecretFlag).flatMap((f) => [f.name, ...f.aliases].map(fullName)))].sort()
+  [...new Set(flagDescriptors(...configs).filter(isSecretFlag).flatMap((f) => [f.name, ...f.aliases].map(fullName)))]
+    .sort()

@@ -30,17 +30,17 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
-import { FatalJudgeError, InputError, type OutputError } from "../domain/Errors.js"
+import { FatalJudgeError, type InputError, type OutputError } from "../domain/Errors.js"
 import { addUsage, type Judgment, noUsage, type Verdict } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { type BatchCalls, type CallReader, truncate, unusable } from "../judges/CallReader.js"
 import type { BatchStatus } from "../providers/BatchApi.js"
 import type { ProviderError } from "../providers/LlmProvider.js"
-import type { Progress } from "./Progress.js"
 import * as BatchLedger from "../store/BatchLedger.js"
 import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
 import { CaseRounds, type Plan, promptChars, type RunJudging } from "./Judgments.js"
 import type { Pipeline } from "./Pipeline.js"
+import type { Progress } from "./Progress.js"
 import type { Retriever } from "./Retriever.js"
 import type { BatchOptions, RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext } from "./Validate.js"
@@ -85,7 +85,9 @@ export interface BatchPhase {
 /** How many times a call may be submitted before it is recorded as a transport failure. */
 const DEFAULT_MAX_SUBMISSIONS = 3
 
-export const runBatchPhase = <R, S>(ctx: BatchPhaseContext<R, S>): Effect.Effect<BatchPhase, OutputError | FatalJudgeError | InputError> =>
+export const runBatchPhase = <R, S>(
+  ctx: BatchPhaseContext<R, S>
+): Effect.Effect<BatchPhase, OutputError | FatalJudgeError | InputError> =>
   Effect.acquireUseRelease(
     BatchLedger.open(ctx.runDir, { fresh: ctx.options.fresh }),
     (ledger) => phase(ctx, ledger),
@@ -159,7 +161,9 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
           new FatalJudgeError({
             line: e.kind === "not_found"
               ? `${core.identity.provider} answered 404 to ${what} (${e.detail}): this server has no Batch API there; run without --batch`
-              : `${core.identity.provider} batch API: ${what} failed: ${e.message}${e.retryable ? " (after retries; run the same command again to resume)" : ""}`,
+              : `${core.identity.provider} batch API: ${what} failed: ${e.message}${
+                e.retryable ? " (after retries; run the same command again to resume)" : ""
+              }`,
             kind: e.kind,
             status: e.status
           })
@@ -190,25 +194,48 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         const usage = addUsage(prior?.usage ?? noUsage, reply.usage)
         const decoded = reader.decode(reply.text)
         if (Either.isRight(decoded)) {
-          return yield* journalVerdicts(plan, reader.verdicts({ answer: Either.right(decoded.right), usage, attempts, raw: truncate(reply.text) }))
+          return yield* journalVerdicts(
+            plan,
+            reader.verdicts({ answer: Either.right(decoded.right), usage, attempts, raw: truncate(reply.text) })
+          )
         }
         if (asks < totalAsks) {
           // Asked again with the repair prompt (next batch, or the synchronous pass); journaled first.
-          return yield* journal.appendAttempt(callKey, { text: reply.text, problem: decoded.left, usage, asks, attempts })
+          return yield* journal.appendAttempt(callKey, {
+            text: reply.text,
+            problem: decoded.left,
+            usage,
+            asks,
+            attempts
+          })
         }
-        yield* journalVerdicts(plan, reader.verdicts({ answer: Either.left(unusable(asks, decoded.left)), usage, attempts, raw: truncate(reply.text) }))
+        yield* journalVerdicts(
+          plan,
+          reader.verdicts({
+            answer: Either.left(unusable(asks, decoded.left)),
+            usage,
+            attempts,
+            raw: truncate(reply.text)
+          })
+        )
       })
 
     /** A request the provider refused (a 4xx about it): a failed verdict, as synchronously. */
     const onRejected = (plan: Plan, status: number, message: string) => {
       const prior = journal.pendingRepair(plan.keys[0]!)
       const reader = readerOf(plan)
-      return journalVerdicts(plan, reader.verdicts({
-        answer: Either.left({ reason: `provider error: the request was rejected (rejected (HTTP ${status}): ${message})`, failure: "judge" }),
-        usage: prior?.usage ?? noUsage,
-        attempts: (prior?.attempts ?? 0) + 1,
-        raw: undefined
-      }))
+      return journalVerdicts(
+        plan,
+        reader.verdicts({
+          answer: Either.left({
+            reason: `provider error: the request was rejected (rejected (HTTP ${status}): ${message})`,
+            failure: "judge"
+          }),
+          usage: prior?.usage ?? noUsage,
+          attempts: (prior?.attempts ?? 0) + 1,
+          raw: undefined
+        })
+      )
     }
 
     /** `--max-cost`: each submitted request's estimate, settled when its reply lands (a resume's open batches too). */
@@ -220,7 +247,11 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         const text = yield* retrying(`downloading file ${fileId}`, api.content(fileId))
         for (const raw of text.split("\n")) {
           if (raw.trim() === "") continue
-          let line: { custom_id?: unknown; response?: { status_code?: unknown; body?: unknown } | null; error?: { message?: unknown; code?: unknown } | null }
+          let line: {
+            custom_id?: unknown
+            response?: { status_code?: unknown; body?: unknown } | null
+            error?: { message?: unknown; code?: unknown } | null
+          }
           try {
             line = JSON.parse(raw) as typeof line
           } catch {
@@ -231,11 +262,17 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
           if (id === undefined || plan === undefined || done(plan)) continue
           const status = typeof line.response?.status_code === "number" ? line.response.status_code : undefined
           const body = line.response?.body
-          if (status === 200 && typeof body === "object" && body !== null && Array.isArray((body as { choices?: unknown }).choices)) {
+          if (
+            status === 200 && typeof body === "object" && body !== null &&
+            Array.isArray((body as { choices?: unknown }).choices)
+          ) {
             yield* onReply(plan, body, estimates.get(id) ?? 0)
             answered.add(id)
           } else if (status !== undefined && status >= 400 && status < 500 && status !== 429 && status !== 408) {
-            const message = String((body as { error?: { message?: unknown } } | undefined)?.error?.message ?? line.error?.message ?? "refused")
+            const message = String(
+              (body as { error?: { message?: unknown } } | undefined)?.error?.message ?? line.error?.message ??
+                "refused"
+            )
             yield* onRejected(plan, status, message)
             answered.add(id)
           }
@@ -252,7 +289,11 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         const missed = upload.ids.filter((id) => !answered.has(id) && plans.has(id) && !done(plans.get(id)!))
         if (missed.length > 0) {
           resubmitted += missed.length
-          yield* progress.note(`batch ${status.id} ${status.status}: ${thousands(missed.length)} judgment call(s) it did not answer are resubmitted`)
+          yield* progress.note(
+            `batch ${status.id} ${status.status}: ${
+              thousands(missed.length)
+            } judgment call(s) it did not answer are resubmitted`
+          )
         }
         yield* ledger.append({ kind: "closed", id: status.id, status: status.status, answered: answered.size })
       })
@@ -263,9 +304,20 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
     const submitChunk = (ids: ReadonlyArray<string>, lines: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const jsonl = lines.join("\n") + "\n"
-        const fileId = yield* retrying("uploading a request file", api.upload(`rag-eval-${ctx.runId}-${++fileNumber}.jsonl`, jsonl))
-        const estimateUsd = budget === undefined ? undefined : ids.reduce((sum, id) => sum + (estimates.get(id) ?? 0), 0)
-        yield* ledger.append({ kind: "upload", file: fileId, ids, bytes: Buffer.byteLength(jsonl), ...(estimateUsd === undefined ? {} : { estimateUsd }) })
+        const fileId = yield* retrying(
+          "uploading a request file",
+          api.upload(`rag-eval-${ctx.runId}-${++fileNumber}.jsonl`, jsonl)
+        )
+        const estimateUsd = budget === undefined
+          ? undefined
+          : ids.reduce((sum, id) => sum + (estimates.get(id) ?? 0), 0)
+        yield* ledger.append({
+          kind: "upload",
+          file: fileId,
+          ids,
+          bytes: Buffer.byteLength(jsonl),
+          ...(estimateUsd === undefined ? {} : { estimateUsd })
+        })
         yield* createOver(fileId, ids.length)
       })
 
@@ -278,7 +330,7 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
 
     const claimed = () => {
       const ids = new Set<string>()
-      for (const u of ledger.uploads) if (u.closed === undefined) for (const id of u.ids) ids.add(id)
+      for (const u of ledger.uploads) if (u.closed === undefined) { for (const id of u.ids) ids.add(id) }
       return ids
     }
     const submissions = () => {
@@ -302,16 +354,25 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         if ((counts.get(id) ?? 0) >= maxSubmissions) {
           // Submitted this many times without an answer: a transport failure (asked again on resume).
           const reader = readerOf(plan)
-          yield* journalVerdicts(plan, reader.verdicts({
-            answer: Either.left({ reason: `provider error after ${counts.get(id)} batch submissions: no answer for this request`, failure: "transport" }),
-            usage: prior?.usage ?? noUsage,
-            attempts: prior?.attempts ?? 0,
-            raw: undefined
-          }))
+          yield* journalVerdicts(
+            plan,
+            reader.verdicts({
+              answer: Either.left({
+                reason: `provider error after ${counts.get(id)} batch submissions: no answer for this request`,
+                failure: "transport"
+              }),
+              usage: prior?.usage ?? noUsage,
+              attempts: prior?.attempts ?? 0,
+              raw: undefined
+            })
+          )
           continue
         }
         const reader = readerOf(plan)
-        const request = { ...reader.request, ...(prior === undefined ? {} : { repair: { previous: prior.text, error: prior.problem } }) }
+        const request = {
+          ...reader.request,
+          ...(prior === undefined ? {} : { repair: { previous: prior.text, error: prior.problem } })
+        }
         if (budget !== undefined) {
           const estimate = budget.estimate(promptChars(plan), plan.keys.length, "batch")
           if (!budget.admit(estimate)) {
@@ -362,7 +423,9 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
       Effect.suspend(() => {
         const all = ledger.uploads.filter((u) => u.batch !== undefined)
         const running = all.filter((u) => u.closed === undefined).length
-        const line = `batches: ${all.length} submitted, ${running} in progress, ${all.length - running} completed; ${thousands(collected.size)} judgments collected`
+        const line = `batches: ${all.length} submitted, ${running} in progress, ${all.length - running} completed; ${
+          thousands(collected.size)
+        } judgments collected`
         if (line === lastLine) return Effect.void
         lastLine = line
         return progress.note(line)
@@ -403,7 +466,11 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
       collected,
       inFlight: running.reduce((n, u) => n + u.ids.length, 0),
       openBatches: running.length,
-      batches: ledger.uploads.flatMap((u) => u.batch === undefined ? [] : [{ id: u.batch, file: u.file, requests: u.ids.length, status: u.closed ?? "in progress" }]),
+      batches: ledger.uploads.flatMap((u) =>
+        u.batch === undefined
+          ? []
+          : [{ id: u.batch, file: u.file, requests: u.ids.length, status: u.closed ?? "in progress" }]
+      ),
       resubmitted
     } satisfies BatchPhase
   })

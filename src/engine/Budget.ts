@@ -31,14 +31,21 @@ export interface Budget {
  * `before`: what earlier invocations of the run spent, and the estimates of the batches they left
  * open (reserved like calls in flight, settled when their replies are collected).
  */
-export const make = (capUsd: number, price: Price, before: { readonly spentUsd: number; readonly reservedUsd: number } = { spentUsd: 0, reservedUsd: 0 }): Budget => {
+export const make = (
+  capUsd: number,
+  price: Price,
+  before: { readonly spentUsd: number; readonly reservedUsd: number } = { spentUsd: 0, reservedUsd: 0 }
+): Budget => {
   let spent = before.spentUsd
   let inFlight = before.reservedUsd
   let reached = false
   const usd = (input: number, output: number, cached: number, via: "batch" | undefined) =>
-    usdOf(via === "batch"
-      ? { input, output, cachedInput: cached, batchInput: input, batchOutput: output, batchCachedInput: cached }
-      : { input, output, cachedInput: cached }, price)
+    usdOf(
+      via === "batch"
+        ? { input, output, cachedInput: cached, batchInput: input, batchOutput: output, batchCachedInput: cached }
+        : { input, output, cachedInput: cached },
+      price
+    )
   return {
     capUsd,
     admit: (est) => {

@@ -4,13 +4,13 @@ import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { cost } from "../pricing/Prices.js"
-import type { ProgressState } from "./Progress.js"
 import { noTokens } from "../pricing/Prices.js"
 import { readOnly } from "../store/JudgmentJournal.js"
 import { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
 import { TARGET_JOURNAL_DIR } from "./Generate.js"
 import { CaseRounds, Judgments, type RunJudging, type Sink } from "./Judgments.js"
 import { type Pipeline, plannedSpecs } from "./Pipeline.js"
+import type { ProgressState } from "./Progress.js"
 import type { Estimate, RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext, prepare } from "./Validate.js"
 
@@ -34,7 +34,9 @@ const estimateCase = <R, S>(pipeline: Pipeline<R, S>, core: RunJudging, c: EvalC
       walked += specs.length
       if (!complete) {
         // The rounds after this one depend on its results: priced from the stage's stand-ins.
-        for (const spec of plannedSpecs(pipeline.judge, c).slice(walked)) core.countCall?.(core.plan(c, iteration, spec))
+        for (const spec of plannedSpecs(pipeline.judge, c).slice(walked)) {
+          core.countCall?.(core.plan(c, iteration, spec))
+        }
         return
       }
       specs = rounds.advance(judged)
@@ -51,25 +53,43 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const local = judgments.identity.local
     // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
     const journal = options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, "judgments.jsonl"))
-    const core = yield* judgments.open({ pipeline: pipeline.name, runId: info.runId, rubrics, journal, retryFailed: options.retryFailed })
+    const core = yield* judgments.open({
+      pipeline: pipeline.name,
+      runId: info.runId,
+      rubrics,
+      journal,
+      retryFailed: options.retryFailed
+    })
     const state: ProgressState = { done: 0, failed: 0, reused: 0 }
     const sink: Sink = { state, tokens: noTokens() }
     // --target: the answers the target journal holds are judged as they are; each other case is a
     // target call counted (and its judge calls priced on the answer it has, if any).
     const target = generator === undefined || pipeline.generate === undefined
       ? undefined
-      : yield* generator.open({ journal: options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, TARGET_JOURNAL_DIR, "judgments.jsonl")), retryFailed: options.retryFailed })
+      : yield* generator.open({
+        journal: options.fresh
+          ? undefined
+          : yield* readOnly(Path.join(info.runDir, TARGET_JOURNAL_DIR, "judgments.jsonl")),
+        retryFailed: options.retryFailed
+      })
     const fills = pipeline.generate
     yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
       Stream.mapEffect((c) => retriever.retrieve(c)),
-      Stream.mapEffect((c) => target === undefined || fills === undefined ? Effect.succeed(c) : target.generate(c, fills)),
+      Stream.mapEffect((c) =>
+        target === undefined || fills === undefined ? Effect.succeed(c) : target.generate(c, fills)
+      ),
       Stream.runForEach((c) =>
         Effect.gen(function*() {
-          for (let iteration = 1; iteration <= options.iterations; iteration++) yield* estimateCase(pipeline, core, c, iteration, sink)
-        }))
+          for (let iteration = 1; iteration <= options.iterations; iteration++) {
+            yield* estimateCase(pipeline, core, c, iteration, sink)
+          }
+        })
+      )
     )
     const { calls } = core
-    const tokens = local ? { input: 0, output: 0 } : { input: calls.inputTokens, output: calls.judgments * ESTIMATED_OUTPUT_TOKENS }
+    const tokens = local
+      ? { input: 0, output: 0 }
+      : { input: calls.inputTokens, output: calls.judgments * ESTIMATED_OUTPUT_TOKENS }
     return {
       calls: local ? 0 : calls.count,
       judgments: local ? 0 : calls.judgments,

@@ -85,10 +85,12 @@ export interface TargetDescription {
 }
 
 /** The hash a target's answers are keyed by (see the module comment). */
-export const targetHash = (config: TargetConfig): string => sha256(canonicalJson({ target: identity(config), model: config.model ?? null }))
+export const targetHash = (config: TargetConfig): string =>
+  sha256(canonicalJson({ target: identity(config), model: config.model ?? null }))
 
 /** The key of one case's answer from a target. */
-export const targetKey = (hash: string, caseId: string): string => sha256(canonicalJson({ result: TARGET_CRITERION, case: caseId, target: hash }))
+export const targetKey = (hash: string, caseId: string): string =>
+  sha256(canonicalJson({ result: TARGET_CRITERION, case: caseId, target: hash }))
 
 export const describeTarget = (config: TargetConfig, settings: TargetRunSettings): TargetDescription => ({
   config: describe(config),
@@ -99,7 +101,8 @@ export const describeTarget = (config: TargetConfig, settings: TargetRunSettings
 })
 
 /** Whether a case is asked of the target. */
-export const needsAnswer = (c: EvalCase, regenerate: boolean): boolean => regenerate || c.answer === undefined || c.answer.trim() === ""
+export const needsAnswer = (c: EvalCase, regenerate: boolean): boolean =>
+  regenerate || c.answer === undefined || c.answer.trim() === ""
 
 /** What a journal line holds of an answer (`Judgment.value`). */
 interface StoredAnswer {
@@ -137,7 +140,11 @@ const answered = (c: EvalCase, fills: Generates, a: StoredAnswer, latencyMs: num
   return { ...c, answer: a.answer, ...(passages === undefined ? {} : { passages }), generated }
 }
 
-const unanswered = (c: EvalCase, reason: string): EvalCase => ({ ...c, answer: "", generated: { status: "failed", reason } })
+const unanswered = (c: EvalCase, reason: string): EvalCase => ({
+  ...c,
+  answer: "",
+  generated: { status: "failed", reason }
+})
 const skipped = (c: EvalCase): EvalCase => ({ ...c, generated: { status: "skipped" } })
 
 /** A journaled line back as the case it answered. */
@@ -184,7 +191,14 @@ export class Generator extends Context.Tag("rag-eval/Generator")<Generator, {
 /** The core of every mode: which cases, the journal, the key. `ask` makes a call (live) or counts one (estimate). */
 const opener = (
   description: TargetDescription,
-  ask: ((c: EvalCase, fills: Generates, record: (j: Judgment) => Effect.Effect<void, OutputError>, counts: RunGenerating["counts"]) => Effect.Effect<EvalCase, OutputError>) | undefined,
+  ask:
+    | ((
+      c: EvalCase,
+      fills: Generates,
+      record: (j: Judgment) => Effect.Effect<void, OutputError>,
+      counts: RunGenerating["counts"]
+    ) => Effect.Effect<EvalCase, OutputError>)
+    | undefined,
   fatal: () => FatalJudgeError | undefined
 ) =>
 (run: GenerateContext): Effect.Effect<RunGenerating> =>
@@ -201,7 +215,9 @@ const opener = (
         if (!needsAnswer(c, description.regenerate)) return Effect.succeed(c)
         const key = targetKey(description.identity, c.id)
         const now = made?.get(key)
-        if (now !== undefined && (now.status === "ok" || now.failure === "judge")) return Effect.succeed(fromLine(c, fills, now))
+        if (now !== undefined && (now.status === "ok" || now.failure === "judge")) {
+          return Effect.succeed(fromLine(c, fills, now))
+        }
         if (journal !== undefined && keeps(journal.state(key), run.retryFailed)) {
           const line = journal.judgment(key)
           if (line !== undefined) {
@@ -212,9 +228,12 @@ const opener = (
         }
         if (ask === undefined) {
           if (run.partial === true) return Effect.succeed(skipped(c))
-          return Effect.fail(new UsageError({
-            problem: `the target's answer to case ${c.id} is not in the run's journal (target/judgments.jsonl); resume the run with its original command, then report (or render what the journal holds with report --partial)`
-          }))
+          return Effect.fail(
+            new UsageError({
+              problem:
+                `the target's answer to case ${c.id} is not in the run's journal (target/judgments.jsonl); resume the run with its original command, then report (or render what the journal holds with report --partial)`
+            })
+          )
         }
         return ask(c, fills, record, counts)
       })
@@ -228,7 +247,10 @@ const opener = (
  * One call through the gate: the gate speaks `ProviderError` (it learns from 429s), so the target's
  * error is carried across it and handed back as it was.
  */
-const throughGate = (gate: RateGate.RateGate["Type"], call: Effect.Effect<TargetResponse, TargetError>): Effect.Effect<TargetResponse | RateGate.GateStopped, TargetError> =>
+const throughGate = (
+  gate: RateGate.RateGate["Type"],
+  call: Effect.Effect<TargetResponse, TargetError>
+): Effect.Effect<TargetResponse | RateGate.GateStopped, TargetError> =>
   Effect.suspend(() => {
     let response: TargetResponse | undefined
     let error: TargetError | undefined
@@ -239,7 +261,12 @@ const throughGate = (gate: RateGate.RateGate["Type"], call: Effect.Effect<Target
       }),
       Effect.mapError((e) => {
         error = e
-        return new ProviderError({ kind: e.kind === "rate_limited" ? "rate_limited" : "rejected", status: e.status, retryAfterMs: e.retryAfterMs, detail: e.detail })
+        return new ProviderError({
+          kind: e.kind === "rate_limited" ? "rate_limited" : "rejected",
+          status: e.status,
+          retryAfterMs: e.retryAfterMs,
+          detail: e.detail
+        })
       })
     )
     // A call the gate never started (the run is stopping) is not an error of the target: no retry.
@@ -254,17 +281,33 @@ export const makeLive = (config: TargetConfig, settings: TargetRunSettings) =>
     const client = yield* TargetClient
     const shutdown = yield* Shutdown
     const description = describeTarget(config, settings)
-    const gate = yield* RateGate.make({ concurrency: settings.concurrency, rpm: settings.rpm, maxPauseMs: settings.maxWaitMs, stop: shutdown.requested })
+    const gate = yield* RateGate.make({
+      concurrency: settings.concurrency,
+      rpm: settings.rpm,
+      maxPauseMs: settings.maxWaitMs,
+      stop: shutdown.requested
+    })
     let fatal: FatalJudgeError | undefined
     const stopping = () => fatal !== undefined || shutdown.stopping()
     // The preflight: the first call goes alone; the others wait for it to land.
     const preflightDone = Deferred.unsafeMake<void>(FiberId.none)
     let preflightTaken = false
 
-    const call = (c: EvalCase, fills: Generates, record: (j: Judgment) => Effect.Effect<void, OutputError>, counts: RunGenerating["counts"]): Effect.Effect<EvalCase, OutputError> =>
+    const call = (
+      c: EvalCase,
+      fills: Generates,
+      record: (j: Judgment) => Effect.Effect<void, OutputError>,
+      counts: RunGenerating["counts"]
+    ): Effect.Effect<EvalCase, OutputError> =>
       Effect.gen(function*() {
         if (stopping()) return skipped(c)
-        const outcome = yield* Effect.either(withRetries(throughGate(gate, client.call(inputOf(c))), { maxRetries: settings.maxRetries, maxWaitMs: settings.maxWaitMs, gatePauses: true }))
+        const outcome = yield* Effect.either(
+          withRetries(throughGate(gate, client.call(inputOf(c))), {
+            maxRetries: settings.maxRetries,
+            maxWaitMs: settings.maxWaitMs,
+            gatePauses: true
+          })
+        )
         if (outcome._tag === "Right" && outcome.right instanceof RateGate.GateStopped) return skipped(c)
         if (outcome._tag === "Left") {
           const e = outcome.left
@@ -276,22 +319,55 @@ export const makeLive = (config: TargetConfig, settings: TargetRunSettings) =>
           }
           // The case's own failure is kept (asked again with --retry-failed); one that kept failing
           // transiently is asked again on the next resume.
-          const verdict: Verdict = { status: "failed", failure: e.retryable ? "transport" : "judge", score: null, reason: e.message, usage: noUsage, attempts: 1 }
-          yield* record(toJudgment(targetKey(description.identity, c.id), { caseId: c.id, ordinal: c.ordinal, iteration: 0, rubric: targetRubric, target: "answer" }, verdict, { provider: TARGET_CRITERION, model: description.config.url }, 0))
+          const verdict: Verdict = {
+            status: "failed",
+            failure: e.retryable ? "transport" : "judge",
+            score: null,
+            reason: e.message,
+            usage: noUsage,
+            attempts: 1
+          }
+          yield* record(
+            toJudgment(
+              targetKey(description.identity, c.id),
+              { caseId: c.id, ordinal: c.ordinal, iteration: 0, rubric: targetRubric, target: "answer" },
+              verdict,
+              { provider: TARGET_CRITERION, model: description.config.url },
+              0
+            )
+          )
           counts.asked++
           counts.failed++
           return unanswered(c, e.message)
         }
         const r = outcome.right as TargetResponse
-        const verdict: Verdict = { status: "ok", score: null, reason: "", value: asStored(r), usage: noUsage, attempts: 1 }
-        const line = toJudgment(targetKey(description.identity, c.id), { caseId: c.id, ordinal: c.ordinal, iteration: 0, rubric: targetRubric, target: "answer" }, verdict, { provider: TARGET_CRITERION, model: description.config.url }, r.latencyMs)
+        const verdict: Verdict = {
+          status: "ok",
+          score: null,
+          reason: "",
+          value: asStored(r),
+          usage: noUsage,
+          attempts: 1
+        }
+        const line = toJudgment(
+          targetKey(description.identity, c.id),
+          { caseId: c.id, ordinal: c.ordinal, iteration: 0, rubric: targetRubric, target: "answer" },
+          verdict,
+          { provider: TARGET_CRITERION, model: description.config.url },
+          r.latencyMs
+        )
         // Journaled before it is judged: a crash from here on never asks the system again.
         yield* record({ ...line, latencyMs: r.latencyMs })
         counts.asked++
         return answered(c, fills, asStored(r), r.latencyMs)
       })
 
-    const ask = (c: EvalCase, fills: Generates, record: (j: Judgment) => Effect.Effect<void, OutputError>, counts: RunGenerating["counts"]): Effect.Effect<EvalCase, OutputError> =>
+    const ask = (
+      c: EvalCase,
+      fills: Generates,
+      record: (j: Judgment) => Effect.Effect<void, OutputError>,
+      counts: RunGenerating["counts"]
+    ): Effect.Effect<EvalCase, OutputError> =>
       Effect.suspend(() => {
         if (!preflightTaken) {
           preflightTaken = true
@@ -310,8 +386,10 @@ export const makeLive = (config: TargetConfig, settings: TargetRunSettings) =>
   })
 
 /** Asking the target (`--target`): needs its client and the run's Shutdown. */
-export const layerLive = (config: TargetConfig, settings: TargetRunSettings): Layer.Layer<Generator, never, TargetClient | Shutdown> =>
-  Layer.scoped(Generator, makeLive(config, settings))
+export const layerLive = (
+  config: TargetConfig,
+  settings: TargetRunSettings
+): Layer.Layer<Generator, never, TargetClient | Shutdown> => Layer.scoped(Generator, makeLive(config, settings))
 
 /** `--dry-run`: what is not in the journal is a call counted; the case goes on with the answer it has (empty when none). */
 export const layerEstimate = (config: TargetConfig, settings: TargetRunSettings): Layer.Layer<Generator> => {
@@ -321,9 +399,19 @@ export const layerEstimate = (config: TargetConfig, settings: TargetRunSettings)
       counts.asked++
       return { ...c, answer: c.answer ?? "" }
     })
-  return Layer.succeed(Generator, { mode: "estimate", description, concurrency: settings.concurrency, open: opener(description, count, () => undefined) })
+  return Layer.succeed(Generator, {
+    mode: "estimate",
+    description,
+    concurrency: settings.concurrency,
+    open: opener(description, count, () => undefined)
+  })
 }
 
 /** `rag-eval report`: the answers from the run's journal only. */
 export const layerReplay = (description: TargetDescription): Layer.Layer<Generator> =>
-  Layer.succeed(Generator, { mode: "replay", description, concurrency: description.concurrency, open: opener(description, undefined, () => undefined) })
+  Layer.succeed(Generator, {
+    mode: "replay",
+    description,
+    concurrency: description.concurrency,
+    open: opener(description, undefined, () => undefined)
+  })

@@ -8,9 +8,9 @@
  */
 import * as Stream from "effect/Stream"
 import type { Generated } from "../domain/Case.js"
+import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
 import { csvNumber } from "../report/Csv.js"
-import { inline } from "../domain/Markdown.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
 import type { TargetDescription } from "./Generate.js"
 import type { Pipeline, RunInfo } from "./Pipeline.js"
@@ -33,7 +33,10 @@ export interface TargetSummary {
 export const CASE_LATENCY = "targetLatencyMs"
 
 /** The per-case metric: the target's latency for that case. */
-export const caseLatencySpec: Metric.MetricSpec = Metric.ms(CASE_LATENCY, "the live system's latency for this case: request sent → answer read to its end (--target)")
+export const caseLatencySpec: Metric.MetricSpec = Metric.ms(
+  CASE_LATENCY,
+  "the live system's latency for this case: request sent → answer read to its end (--target)"
+)
 
 /** The headline metrics the target adds (present when at least one answer was timed). */
 const headlineSpecs: ReadonlyArray<Metric.MetricSpec> = [
@@ -69,7 +72,10 @@ const ms = (x: number | undefined) => (x === undefined ? "–" : `${x < 10 ? x.t
 
 /** The summary's latency as table rows (markdown and the run-parameter table). */
 const latencyRows = (t: TargetSummary): Array<readonly [string, string]> => {
-  const span = (s: SpanStats | undefined) => s === undefined ? "no answer timed" : `avg ${ms(s.mean)} · P50 ${ms(s.p50)} · P90 ${ms(s.p90)} · P99 ${ms(s.p99)} · max ${ms(s.max)} (n = ${s.n})`
+  const span = (s: SpanStats | undefined) =>
+    s === undefined
+      ? "no answer timed"
+      : `avg ${ms(s.mean)} · P50 ${ms(s.p50)} · P90 ${ms(s.p90)} · P99 ${ms(s.p99)} · max ${ms(s.max)} (n = ${s.n})`
   return [
     ["target", t.url],
     ["answers", `${t.answers.generated} generated, ${t.answers.failed} failed, ${t.answers.fromInput} from the input`],
@@ -78,10 +84,14 @@ const latencyRows = (t: TargetSummary): Array<readonly [string, string]> => {
   ]
 }
 
-const targetOf = (summary: unknown): TargetSummary | undefined => (summary as { readonly target?: TargetSummary }).target
+const targetOf = (summary: unknown): TargetSummary | undefined =>
+  (summary as { readonly target?: TargetSummary }).target
 
 /** The pipeline with the target's facts added to its records, metrics and reports. */
-export const withGenerated = <R, S>(pipeline: Pipeline<R, S>, target: TargetDescription): Pipeline<R & WithGenerated, S & { readonly target: TargetSummary }> => {
+export const withGenerated = <R, S>(
+  pipeline: Pipeline<R, S>,
+  target: TargetDescription
+): Pipeline<R & WithGenerated, S & { readonly target: TargetSummary }> => {
   type R2 = R & WithGenerated
   type S2 = S & { readonly target: TargetSummary }
   const base = pipeline.aggregate
@@ -105,7 +115,14 @@ export const withGenerated = <R, S>(pipeline: Pipeline<R, S>, target: TargetDesc
       }
     },
     aggregate: {
-      init: (info: RunInfo): Acc<unknown> => ({ base: base.init(info), latencies: [], ttfbs: [], generated: 0, failed: 0, fromInput: 0 }),
+      init: (info: RunInfo): Acc<unknown> => ({
+        base: base.init(info),
+        latencies: [],
+        ttfbs: [],
+        generated: 0,
+        failed: 0,
+        fromInput: 0
+      }),
       add: (acc: Acc<unknown>, r: R2) => {
         const g = r.generated
         if (g === undefined) acc.fromInput++
@@ -148,7 +165,17 @@ export const withGenerated = <R, S>(pipeline: Pipeline<R, S>, target: TargetDesc
         ].join("\n")
         return view.markdown(info, summary, records).pipe(Stream.concat(Stream.make(section)))
       },
-      csvHeader: (info, summary) => [...view.csvHeader(info, summary), "answer_source", "generated_answer", "target_latency_ms", "target_ttfb_ms", "target_error"],
+      csvHeader: (
+        info,
+        summary
+      ) => [
+        ...view.csvHeader(info, summary),
+        "answer_source",
+        "generated_answer",
+        "target_latency_ms",
+        "target_ttfb_ms",
+        "target_error"
+      ],
       csvRow: (info, r) => {
         const g = r.generated
         const answer = g?.status === "ok" ? (r as { readonly answer?: string }).answer ?? "" : ""

@@ -3,20 +3,27 @@
  * the iterations, and per criterion the agreement between iterations — exact-agreement rate and
  * Krippendorff's alpha (ordinal) — with the cases whose grade changed listed as unstable.
  */
-import { inline } from "../domain/Markdown.js"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { OutputError } from "../domain/Errors.js"
+import { inline } from "../domain/Markdown.js"
 import { readJsonLines } from "../io/Files.js"
 import { addUnit, type Agreement, emptyAgreement, finishAgreement, meanStd } from "../stats/Agreement.js"
 import type { Pipeline } from "./Pipeline.js"
 
 export interface FinalMetrics {
   readonly iterations: number
-  readonly metrics: Readonly<Record<string, { readonly mean: number | null; readonly std: number | null; readonly perIteration: ReadonlyArray<number | null> }>>
+  readonly metrics: Readonly<
+    Record<
+      string,
+      { readonly mean: number | null; readonly std: number | null; readonly perIteration: ReadonlyArray<number | null> }
+    >
+  >
   readonly agreement: Readonly<Record<string, Agreement>>
   /** Cases whose grade for a criterion differed between iterations (at most `maxUnstable`). */
-  readonly unstable: ReadonlyArray<{ readonly caseId: string; readonly criterion: string; readonly grades: ReadonlyArray<number | null> }>
+  readonly unstable: ReadonlyArray<
+    { readonly caseId: string; readonly criterion: string; readonly grades: ReadonlyArray<number | null> }
+  >
   readonly unstableCount: number
 }
 
@@ -82,20 +89,34 @@ export const finalMarkdown = (f: FinalMetrics, costs: ReadonlyArray<string>): st
     "",
     "| Metric | Mean | Std | Per iteration |",
     "|---|---|---|---|",
-    ...Object.entries(f.metrics).map(([k, m]) => `| ${inline(k, 200)} | ${n(m.mean)} | ${n(m.std)} | ${m.perIteration.map((v) => n(v)).join(" · ")} |`),
+    ...Object.entries(f.metrics).map(([k, m]) =>
+      `| ${inline(k, 200)} | ${n(m.mean)} | ${n(m.std)} | ${m.perIteration.map((v) => n(v)).join(" · ")} |`
+    ),
     "",
     "## Agreement between iterations",
     "",
     "| Criterion | Units | Exact agreement | Krippendorff's α (ordinal) |",
     "|---|---|---|---|",
-    ...Object.entries(f.agreement).map(([k, a]) => `| ${inline(k, 200)} | ${a.units} | ${a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`} | ${a.krippendorffAlpha === null ? `— (${inline(a.krippendorffAlphaNote ?? "undefined", 200)})` : n(a.krippendorffAlpha)} |`),
+    ...Object.entries(f.agreement).map(([k, a]) =>
+      `| ${inline(k, 200)} | ${a.units} | ${
+        a.exactAgreement === null ? "—" : `${(a.exactAgreement * 100).toFixed(1)}%`
+      } | ${
+        a.krippendorffAlpha === null
+          ? `— (${inline(a.krippendorffAlphaNote ?? "undefined", 200)})`
+          : n(a.krippendorffAlpha)
+      } |`
+    ),
     "",
     `## Unstable cases (${f.unstableCount})`,
     "",
     ...(f.unstable.length === 0 ? ["Every grade was the same in every iteration."] : [
       "| Case | Criterion | Grades by iteration |",
       "|---|---|---|",
-      ...f.unstable.map((u) => `| ${inline(u.caseId, 200)} | ${inline(u.criterion, 200)} | ${u.grades.map((g) => (g === null ? "failed" : String(g))).join(" → ")} |`),
+      ...f.unstable.map((u) =>
+        `| ${inline(u.caseId, 200)} | ${inline(u.criterion, 200)} | ${
+          u.grades.map((g) => (g === null ? "failed" : String(g))).join(" → ")
+        } |`
+      ),
       f.unstableCount > f.unstable.length ? `\n(first ${f.unstable.length} of ${f.unstableCount} listed)` : ""
     ]),
     "",

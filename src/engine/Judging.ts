@@ -56,18 +56,23 @@ export const judgeIteration = <R, S>(
   emit: (record: R) => Effect.Effect<void, OutputError>
 ): Effect.Effect<void, Failure | InputError> => {
   const { pipeline, options, retriever, rubrics, core } = ctx
-  const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) => pipeline.score.score(c, judgments, iteration, rubrics)
+  const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
+    pipeline.score.score(c, judgments, iteration, rubrics)
   const loaded = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
   // --target: each case retrieved, then answered by the live system (journaled there before it is
   // judged), `concurrency` cases at a time and in input order; then judged as any case.
   const generate = ctx.generate
   const cases = generate === undefined ? loaded : loaded.pipe(
-    Stream.mapEffect((c) => Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)), { concurrency: generate.concurrency })
+    Stream.mapEffect((c) => Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)), {
+      concurrency: generate.concurrency
+    })
   )
   const retrieve = generate === undefined ? retriever.retrieve : Effect.succeed<EvalCase>
   /** A case the target gave no answer: its judgments fail with the reason (not asked of the judge). */
   const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) => {
-    for (let specs = rounds.current(); specs.length > 0;) specs = rounds.advance(specs.map((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason)))
+    for (let specs = rounds.current(); specs.length > 0;) {
+      specs = rounds.advance(specs.map((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason)))
+    }
   }
 
   if (core.sync) {
@@ -95,8 +100,11 @@ export const judgeIteration = <R, S>(
       Stream.runForEach((chunk) =>
         Effect.forEach(chunk, (c) => Effect.flatMap(retrieve(c), caseSync)).pipe(
           Effect.zipLeft(core.flush),
-          Effect.flatMap((records) => Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value) : Effect.void, { discard: true }))
-        ))
+          Effect.flatMap((records) =>
+            Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value) : Effect.void, { discard: true })
+          )
+        )
+      )
     )
   }
 
@@ -141,7 +149,9 @@ export const judgeIteration = <R, S>(
       }
       return {
         tasks: startRound(),
-        finish: Effect.suspend(() => incomplete || rounds.current().length > 0 ? Effect.void : emit(score(c, rounds.judgments())))
+        finish: Effect.suspend(() =>
+          incomplete || rounds.current().length > 0 ? Effect.void : emit(score(c, rounds.judgments()))
+        )
       }
     })
 
@@ -151,10 +161,13 @@ export const judgeIteration = <R, S>(
   // leave in input order). A window of about twice the workers measured the same at 0 and 100 ms.
   const window = Math.max(4, ctx.workers * 2)
   const live = generate === undefined && retriever.retrieve !== precomputed.retrieve
-  return OrderedPool.run(live ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases, {
-    workers: ctx.workers,
-    window,
-    stopping: core.stopping,
-    start: caseWork
-  })
+  return OrderedPool.run(
+    live ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases,
+    {
+      workers: ctx.workers,
+      window,
+      stopping: core.stopping,
+      start: caseWork
+    }
+  )
 }

@@ -3,7 +3,7 @@
  * the cluster all find a judgment by its key, so this text must never change for the same inputs.
  */
 import type { EvalCase } from "../domain/Case.js"
-import type { Judgment, JudgeTask, Verdict } from "../domain/Judgment.js"
+import type { JudgeTask, Judgment, Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { render, sha256 } from "../judges/Prompt.js"
 import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
@@ -15,7 +15,12 @@ import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipe
 export const canonicalJsonByReplacer = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort((
+          [a],
+          [b]
+        ) => (a < b ? -1 : a > b ? 1 : 0))
+      )
       : v)
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
@@ -48,7 +53,9 @@ const plainJson = (v: unknown): string | undefined => {
         return `${out}]`
       }
       const proto: unknown = Object.getPrototypeOf(v)
-      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return undefined
+      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") {
+        return undefined
+      }
       const record = v as Record<string, unknown>
       const keys = Object.keys(record).sort(byCodeUnits)
       let out = "{"
@@ -95,7 +102,8 @@ const paramsJson = new WeakMap<object, string>()
  * `canonicalJson(parts)` of a judgment key, built directly (keys in sorted order): the same string,
  * so keys stay what they were, at a fraction of the cost (it runs for every judgment).
  */
-export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string => `${keyJsonUpToTarget(parts)}${JSON.stringify(parts.target)}}`
+export const keyJson = (parts: Parameters<typeof judgmentKey>[0]): string =>
+  `${keyJsonUpToTarget(parts)}${JSON.stringify(parts.target)}}`
 
 /** `keyJson` up to the target's value, which comes last (sorted keys): shared by a list's items. */
 const keyJsonUpToTarget = (parts: Omit<Parameters<typeof judgmentKey>[0], "target">): string => {
@@ -103,14 +111,20 @@ const keyJsonUpToTarget = (parts: Omit<Parameters<typeof judgmentKey>[0], "targe
   if (params === undefined) paramsJson.set(parts.params, params = canonicalJson(parts.params))
   const str = JSON.stringify
   const endpoint = parts.endpoint === undefined ? "" : `"endpoint":${str(parts.endpoint)},`
-  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${str(parts.criterion)},${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${str(parts.pipeline)},"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":`
+  return `{"caseId":${str(parts.caseId)},"content":${str(parts.content)},"criterion":${
+    str(parts.criterion)
+  },${endpoint}"iteration":${str(parts.iteration)},"model":${str(parts.model)},"params":${params},"pipeline":${
+    str(parts.pipeline)
+  },"promptHash":${str(parts.promptHash)},"provider":${str(parts.provider)},"target":`
 }
 
 /** Tasks of one case usually share one vars object: hash it once. */
 const contentHashes = new WeakMap<object, string>()
 const contentHash = (vars: Readonly<Record<string, string>>) => {
   let hash = contentHashes.get(vars)
-  if (hash === undefined) contentHashes.set(vars, hash = sha256(stringRecordJson(vars) ?? canonicalJson(vars)).slice(0, 16))
+  if (hash === undefined) {
+    contentHashes.set(vars, hash = sha256(stringRecordJson(vars) ?? canonicalJson(vars)).slice(0, 16))
+  }
   return hash
 }
 
@@ -136,7 +150,10 @@ export interface KeyedJudge {
   readonly endpoint?: string | undefined
 }
 
-export const taskKey = (judge: KeyedJudge, task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">) =>
+export const taskKey = (
+  judge: KeyedJudge,
+  task: Pick<JudgeTask, "pipeline" | "caseId" | "iteration" | "rubric" | "target" | "vars">
+) =>
   judgmentKey({
     pipeline: task.pipeline,
     caseId: task.caseId,
@@ -151,19 +168,34 @@ export const taskKey = (judge: KeyedJudge, task: Pick<JudgeTask, "pipeline" | "c
     endpoint: judge.endpoint
   })
 
-export const keyFor = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: TaskSpec) =>
-  taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
+export const keyFor = (
+  pipeline: string,
+  judge: KeyedJudge,
+  rubric: Rubric,
+  c: Pick<EvalCase, "id">,
+  iteration: number,
+  spec: TaskSpec
+) => taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
 
 /** A list's content hash covers every item: a grade given in context changes with the context. */
 const listContentHashes = new WeakMap<ListSpec, string>()
 const listContentHash = (spec: ListSpec) => {
   let hash = listContentHashes.get(spec)
-  if (hash === undefined) listContentHashes.set(spec, hash = sha256(canonicalJson({ vars: spec.vars, items: spec.items })).slice(0, 16))
+  if (hash === undefined) {
+    listContentHashes.set(spec, hash = sha256(canonicalJson({ vars: spec.vars, items: spec.items })).slice(0, 16))
+  }
   return hash
 }
 
 /** Keys of a list's items, one per target: `judgmentKey` of each, the parts they share written once. */
-export const listKeys = (pipeline: string, judge: KeyedJudge, rubric: Rubric, c: Pick<EvalCase, "id">, iteration: number, spec: ListSpec) => {
+export const listKeys = (
+  pipeline: string,
+  judge: KeyedJudge,
+  rubric: Rubric,
+  c: Pick<EvalCase, "id">,
+  iteration: number,
+  spec: ListSpec
+) => {
   const shared = keyJsonUpToTarget({
     pipeline,
     caseId: c.id,

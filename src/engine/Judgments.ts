@@ -24,23 +24,31 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { EvalCase } from "../domain/Case.js"
 import { type FatalJudgeError, type OutputError, UsageError } from "../domain/Errors.js"
-import { addUsage, type Judgment, type JudgeTask, type ListJudgeTask, noUsage, type RepairCheckpoint, type Verdict } from "../domain/Judgment.js"
+import {
+  addUsage,
+  type JudgeTask,
+  type Judgment,
+  type ListJudgeTask,
+  noUsage,
+  type RepairCheckpoint,
+  type Verdict
+} from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import type { BatchCalls } from "../judges/CallReader.js"
+import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { render } from "../judges/Prompt.js"
+import { addUsageTo, type MutableTokens, type Price } from "../pricing/Prices.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
-import { addUsageTo, type MutableTokens, type Price } from "../pricing/Prices.js"
-import type { ProgressState } from "./Progress.js"
 import { JudgmentCache } from "../store/JudgmentCache.js"
 import { type OpenedJournal, State } from "../store/JudgmentJournal.js"
-import { make as makeBudget, type Budget } from "./Budget.js"
+import { type Budget, make as makeBudget } from "./Budget.js"
 import { keyFor, listKeys, toJudgment } from "./JudgmentKey.js"
 import { isListSpec, type JudgeSpec, type JudgeStage } from "./Pipeline.js"
+import type { ProgressState } from "./Progress.js"
 import { ClusterJudging } from "./RemoteJudging.js"
-import type { SpentBefore } from "./Spent.js"
 import { Shutdown } from "./Shutdown.js"
+import type { SpentBefore } from "./Spent.js"
 
 /** A case as judging needs it: its id (in every key) and its position (in every judgment). */
 export type CaseRef = Pick<EvalCase, "id" | "ordinal">
@@ -138,7 +146,11 @@ export interface RunJudging {
    * call would pass `--max-cost`, a partial replay, or `--dry-run` (which counts the call instead).
    * Replay fails with a `UsageError` naming the judgment the journal lacks.
    */
-  readonly judge: (plan: Plan, c: CaseRef, sink: Sink) => Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError>
+  readonly judge: (
+    plan: Plan,
+    c: CaseRef,
+    sink: Sink
+  ) => Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError>
   /** The same rule for a synchronous local judge, without an Effect per judgment (the sync path). */
   readonly judgeSync: (plan: Plan, c: CaseRef, sink: Sink) => ReadonlyArray<Judgment> | undefined | UsageError
   /** Journal what local judges made since the last flush (they are journaled a batch at a time). */
@@ -161,7 +173,12 @@ export interface RunJudging {
   /** `--dry-run`: count a call the case will need in a round not planned yet (see `JudgeStage.planned`). */
   readonly countCall?: ((plan: Plan) => void) | undefined
   /** Record verdicts made outside `judge` (a batch's replies) as judgments of a plan: journaled, cached. */
-  readonly record: (plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number, via?: "batch") => Effect.Effect<ReadonlyArray<Judgment>, OutputError>
+  readonly record: (
+    plan: Plan,
+    verdicts: ReadonlyArray<Verdict>,
+    latencyMs: number,
+    via?: "batch"
+  ) => Effect.Effect<ReadonlyArray<Judgment>, OutputError>
   /** Whether a journal state is one this run keeps. */
   readonly kept: (state: State | undefined) => boolean
   /**
@@ -184,7 +201,13 @@ export class Judgments extends Context.Tag("rag-eval/Judgments")<Judgments, {
 }>() {}
 
 /** Stands in when a judge returned fewer verdicts than items (a bug in that judge), so the gap is visible. */
-const missingVerdict: Verdict = { status: "failed", score: null, reason: "the judge returned no verdict for this item", usage: noUsage, attempts: 0 }
+const missingVerdict: Verdict = {
+  status: "failed",
+  score: null,
+  reason: "the judge returned no verdict for this item",
+  usage: noUsage,
+  attempts: 0
+}
 
 /** The usage of a call's verdicts together. */
 const sumUsage = (verdicts: ReadonlyArray<Verdict>) => verdicts.reduce((u, v) => addUsage(u, v.usage), noUsage)
@@ -194,36 +217,70 @@ export const keeps = (state: State | undefined, retryFailed: boolean): boolean =
   state === State.ok || (state === State.judgeFailed && !retryFailed)
 
 /** The plan of a spec: keys and task. Shared by every layer (keys never depend on who judges). */
-const planner = (identity: JudgeIdentity, run: RunContext) => (c: CaseRef, iteration: number, spec: JudgeSpec): Plan => {
-  const rubric = run.rubrics.get(spec.rubric)
-  if (rubric === undefined) throw new Error(`pipeline ${run.pipeline} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics`)
-  if (isListSpec(spec)) {
+const planner =
+  (identity: JudgeIdentity, run: RunContext) => (c: CaseRef, iteration: number, spec: JudgeSpec): Plan => {
+    const rubric = run.rubrics.get(spec.rubric)
+    if (rubric === undefined) {
+      throw new Error(
+        `pipeline ${run.pipeline} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics`
+      )
+    }
+    if (isListSpec(spec)) {
+      return {
+        list: true,
+        rubric,
+        keys: listKeys(run.pipeline, identity, rubric, c, iteration, spec),
+        task: {
+          pipeline: run.pipeline,
+          caseId: c.id,
+          ordinal: c.ordinal,
+          iteration,
+          rubric,
+          vars: spec.vars,
+          items: spec.items,
+          pool: spec.pool
+        }
+      }
+    }
     return {
-      list: true,
+      list: false,
       rubric,
-      keys: listKeys(run.pipeline, identity, rubric, c, iteration, spec),
-      task: { pipeline: run.pipeline, caseId: c.id, ordinal: c.ordinal, iteration, rubric, vars: spec.vars, items: spec.items, pool: spec.pool }
+      keys: [keyFor(run.pipeline, identity, rubric, c, iteration, spec)],
+      task: {
+        pipeline: run.pipeline,
+        caseId: c.id,
+        ordinal: c.ordinal,
+        iteration,
+        rubric,
+        target: spec.target,
+        vars: spec.vars,
+        pool: spec.pool
+      }
     }
   }
-  return {
-    list: false,
-    rubric,
-    keys: [keyFor(run.pipeline, identity, rubric, c, iteration, spec)],
-    task: { pipeline: run.pipeline, caseId: c.id, ordinal: c.ordinal, iteration, rubric, target: spec.target, vars: spec.vars, pool: spec.pool }
-  }
-}
 
 /** The judgments of a plan from its verdicts (one per key). */
-const judgmentsOf = (identity: JudgeIdentity, plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number, via?: "batch"): Array<Judgment> => {
+const judgmentsOf = (
+  identity: JudgeIdentity,
+  plan: Plan,
+  verdicts: ReadonlyArray<Verdict>,
+  latencyMs: number,
+  via?: "batch"
+): Array<Judgment> => {
   const mark = (j: Judgment): Judgment => via === undefined ? j : { ...j, via }
-  if (!plan.list) return [mark(toJudgment(plan.keys[0]!, plan.task, verdicts[0] ?? missingVerdict, identity, latencyMs))]
+  if (!plan.list) {
+    return [mark(toJudgment(plan.keys[0]!, plan.task, verdicts[0] ?? missingVerdict, identity, latencyMs))]
+  }
   const task = plan.task
-  return task.items.map((item, i) => mark(toJudgment(plan.keys[i]!, task, verdicts[i] ?? missingVerdict, identity, latencyMs, item.target)))
+  return task.items.map((item, i) =>
+    mark(toJudgment(plan.keys[i]!, task, verdicts[i] ?? missingVerdict, identity, latencyMs, item.target))
+  )
 }
 
 const missing = (run: RunContext, plan: Plan, c: CaseRef) =>
   new UsageError({
-    problem: `run ${run.runId} is incomplete: the ${plan.rubric.name} judgment of case ${c.id} (iteration ${plan.task.iteration}) is not in its journal; resume the run with its original command, then report (or render what the journal holds with report --partial)`
+    problem:
+      `run ${run.runId} is incomplete: the ${plan.rubric.name} judgment of case ${c.id} (iteration ${plan.task.iteration}) is not in its journal; resume the run with its original command, then report (or render what the journal holds with report --partial)`
   })
 
 /** The state every layer shares: the tally and the counting of judgments into it. */
@@ -255,10 +312,20 @@ const makeCounter = (collected?: ReadonlySet<string>) => {
 }
 
 /** See `RunJudging.unanswered`: the same in every layer. */
-const unansweredBy = (identity: JudgeIdentity, count: (sink: Sink, j: Judgment, s: Source) => Judgment) =>
+const unansweredBy =
+  (identity: JudgeIdentity, count: (sink: Sink, j: Judgment, s: Source) => Judgment) =>
   (plan: Plan, c: CaseRef, sink: Sink, reason: string): ReadonlyArray<Judgment> => {
-    const verdict: Verdict = { status: "failed", failure: "judge", score: null, reason: `no answer to judge: ${reason}`, usage: noUsage, attempts: 0 }
-    return judgmentsOf(identity, plan, plan.keys.map(() => verdict), 0).map((j) => count(sink, { ...j, caseId: c.id, ordinal: c.ordinal }, "judge"))
+    const verdict: Verdict = {
+      status: "failed",
+      failure: "judge",
+      score: null,
+      reason: `no answer to judge: ${reason}`,
+      usage: noUsage,
+      attempts: 0
+    }
+    return judgmentsOf(identity, plan, plan.keys.map(() => verdict), 0).map((j) =>
+      count(sink, { ...j, caseId: c.id, ordinal: c.ordinal }, "judge")
+    )
   }
 
 /** The journal part of the rule, the same in every layer. */
@@ -277,7 +344,9 @@ const journalReader = (run: RunContext, count: (sink: Sink, j: Judgment, s: Sour
 
 /** The characters of a plan's prompt, as rendered from its rubric: what `--max-cost` and `--dry-run` price a call by. */
 export const promptChars = (plan: Plan): number => {
-  const { system, user } = plan.list ? render(plan.rubric, plan.task.vars, plan.task.items.map((i) => i.vars)) : render(plan.rubric, plan.task.vars)
+  const { system, user } = plan.list
+    ? render(plan.rubric, plan.task.vars, plan.task.items.map((i) => i.vars))
+    : render(plan.rubric, plan.task.vars)
   return system.length + user.length
 }
 
@@ -303,9 +372,14 @@ export const make = Effect.gen(function*() {
         Effect.suspend(() => {
           const js = held(plan)
           if (js !== undefined || identity.local) return Effect.succeed(js)
-          return Effect.map(Effect.forEach(plan.keys, (key) => cache.get(key)), (hits) => hits.every(Option.isSome) ? hits.map((h) => h.value) : undefined)
+          return Effect.map(
+            Effect.forEach(plan.keys, (key) => cache.get(key)),
+            (hits) => hits.every(Option.isSome) ? hits.map((h) => h.value) : undefined
+          )
         })
-      const budget = run.maxCostUsd === undefined || run.price === undefined ? undefined : makeBudget(run.maxCostUsd, run.price, run.spentBefore)
+      const budget = run.maxCostUsd === undefined || run.price === undefined
+        ? undefined
+        : makeBudget(run.maxCostUsd, run.price, run.spentBefore)
       const latch = run.latchFatal ?? true
       /** The first fatal provider error: no new call starts, and the run ends with it (exit 2). */
       let fatal: FatalJudgeError | undefined
@@ -320,22 +394,27 @@ export const make = Effect.gen(function*() {
       const preflightFiber: Fiber.Fiber<PreflightReport, FatalJudgeError | JudgeStopped> | undefined =
         run.preflight === true && judge.preflight !== undefined ? yield* Effect.forkDaemon(judge.preflight) : undefined
       let preflight: PreflightReport | undefined
-      const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ? Effect.succeed(true) : Effect.suspend(() =>
-        preflight !== undefined ? Effect.succeed(true) : Fiber.join(preflightFiber).pipe(
-          Effect.map((report) => {
-            // Several workers may be waiting for it: its tokens count once, as this invocation's spend.
-            if (preflight === undefined) {
-              preflight = report
-              tally.input += report.inputTokens
-              tally.output += report.outputTokens
-            }
-            return true
-          }),
-          Effect.catchAll((e) => Effect.sync(() => {
-            if (e._tag === "FatalJudgeError") noteFatal(e)
-            return false
-          }))
-        ))
+      const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ?
+        Effect.succeed(true) :
+        Effect.suspend(() =>
+          preflight !== undefined ? Effect.succeed(true) : Fiber.join(preflightFiber).pipe(
+            Effect.map((report) => {
+              // Several workers may be waiting for it: its tokens count once, as this invocation's spend.
+              if (preflight === undefined) {
+                preflight = report
+                tally.input += report.inputTokens
+                tally.output += report.outputTokens
+              }
+              return true
+            }),
+            Effect.catchAll((e) =>
+              Effect.sync(() => {
+                if (e._tag === "FatalJudgeError") noteFatal(e)
+                return false
+              })
+            )
+          )
+        )
 
       let localPending: Array<Judgment> = []
       const flush = Effect.suspend(() => {
@@ -358,13 +437,18 @@ export const make = Effect.gen(function*() {
           return js
         })
 
-
       const ask = (plan: Plan, repair: RepairCheckpoint | undefined) => {
-        const call = plan.list ? judge.judgeList({ ...plan.task, repair }) : Effect.map(judge.judge({ ...plan.task, repair }), (v) => [v])
+        const call = plan.list
+          ? judge.judgeList({ ...plan.task, repair })
+          : Effect.map(judge.judge({ ...plan.task, repair }), (v) => [v])
         return run.around === undefined ? call : run.around(call)
       }
 
-      const judgePlan = (plan: Plan, c: CaseRef, sink: Sink): Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError> =>
+      const judgePlan = (
+        plan: Plan,
+        c: CaseRef,
+        sink: Sink
+      ): Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError> =>
         Effect.gen(function*() {
           if (stopping()) return undefined
           if (!identity.local) {
@@ -378,7 +462,14 @@ export const make = Effect.gen(function*() {
           if (!(yield* awaitPreflight)) return undefined
           if (remote !== undefined && journal !== undefined) {
             // A runner of the cluster makes the call and journals its judgments (cluster/Coordinator.ts).
-            const sent = yield* Effect.either(remote.judge({ runId: `${run.pipeline}/${run.runId}`, keys: plan.keys, task: plan.task, states: plan.keys.map((k) => journal.state(k)) }))
+            const sent = yield* Effect.either(
+              remote.judge({
+                runId: `${run.pipeline}/${run.runId}`,
+                keys: plan.keys,
+                task: plan.task,
+                states: plan.keys.map((k) => journal.state(k))
+              })
+            )
             if (sent._tag === "Left") {
               if (sent.left._tag === "OutputError") return yield* sent.left
               noteFatal(sent.left)
@@ -386,14 +477,20 @@ export const make = Effect.gen(function*() {
             }
             if (sent.right === undefined) return undefined
             const landed = sent.right
-            yield* journal.remember === undefined ? journal.append(landed) : Effect.sync(() => journal.remember!(landed))
+            yield* journal.remember === undefined
+              ? journal.append(landed)
+              : Effect.sync(() => journal.remember!(landed))
             return landed.map((j) => count(sink, j, "judge"))
           }
           // A paid reply awaiting repair is journaled under the call's first key; one a crash left is
           // where this judgment continues from.
           const callKey = plan.keys[0]!
-          const prior = journal !== undefined && journal.state(callKey) === State.attempt ? journal.pendingRepair(callKey) : undefined
-          const repair: RepairCheckpoint | undefined = identity.local || journal === undefined ? undefined : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
+          const prior = journal !== undefined && journal.state(callKey) === State.attempt
+            ? journal.pendingRepair(callKey)
+            : undefined
+          const repair: RepairCheckpoint | undefined = identity.local || journal === undefined
+            ? undefined
+            : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
           // The call starts only within the budget; the first that would pass it stops the run.
           let estimateUsd = 0
           if (budget !== undefined) {
@@ -405,9 +502,13 @@ export const make = Effect.gen(function*() {
           }
           const started = performance.now()
           const asked = yield* Effect.either(ask(plan, repair))
-          if (budget !== undefined) budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
+          if (budget !== undefined) {
+            budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
+          }
           if (asked._tag === "Left") {
-            if (asked.left._tag === "OutputError") return yield* asked.left
+            if (asked.left._tag === "OutputError") {
+              return yield* asked.left
+            }
             // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
             // the first fatal error stops the run once the calls in flight have landed.
             if (asked.left._tag === "FatalJudgeError") {
@@ -428,8 +529,17 @@ export const make = Effect.gen(function*() {
       /** `serve`: a fatal error fails this plan's judgments with its line (not cached, not journaled). */
       const failedAll = (plan: Plan, c: CaseRef, sink: Sink, reason: string, started: number) =>
         Effect.sync(() => {
-          const verdict: Verdict = { status: "failed", failure: "transport", score: null, reason, usage: noUsage, attempts: 1 }
-          return judgmentsOf(identity, plan, plan.keys.map(() => verdict), performance.now() - started).map((j) => count(sink, { ...j, caseId: c.id }, "judge"))
+          const verdict: Verdict = {
+            status: "failed",
+            failure: "transport",
+            score: null,
+            reason,
+            usage: noUsage,
+            attempts: 1
+          }
+          return judgmentsOf(identity, plan, plan.keys.map(() => verdict), performance.now() - started).map((j) =>
+            count(sink, { ...j, caseId: c.id }, "judge")
+          )
         })
 
       const sync = judge.sync
@@ -482,7 +592,10 @@ export const layer: Layer.Layer<Judgments, never, Judge | JudgmentCache | Shutdo
  * `rag-eval report`: every judgment from the run's journal; nothing is judged, written or cached. A
  * judgment the journal lacks is an error, or (`partial`) leaves its case out.
  */
-export const layerReplay = (identity: JudgeIdentity, options: { readonly partial?: boolean | undefined } = {}): Layer.Layer<Judgments> =>
+export const layerReplay = (
+  identity: JudgeIdentity,
+  options: { readonly partial?: boolean | undefined } = {}
+): Layer.Layer<Judgments> =>
   Layer.succeed(Judgments, {
     identity,
     open: (run) =>
@@ -545,7 +658,9 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
             Effect.gen(function*() {
               if (!identity.local) {
                 const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
-                if (hits.every(Option.isSome)) return hits.map((h) => count(sink, { ...h.value, caseId: c.id, ordinal: c.ordinal }, "cache"))
+                if (hits.every(Option.isSome)) {
+                  return hits.map((h) => count(sink, { ...h.value, caseId: c.id, ordinal: c.ordinal }, "cache"))
+                }
               }
               // A list is one call, made again whole unless every item is already judged.
               countCall(plan)

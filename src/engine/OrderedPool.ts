@@ -136,7 +136,8 @@ export const run = <I, E, R, E2, R2>(
       }
       return pull.pipe(
         Effect.matchEffect({
-          onFailure: (e) => Option.match(e, { onNone: () => Effect.sync(() => void (exhausted = true)), onSome: Effect.fail }),
+          onFailure: (e) =>
+            Option.match(e, { onNone: () => Effect.sync(() => void (exhausted = true)), onSome: Effect.fail }),
           onSuccess: (chunk) =>
             Effect.sync(() => {
               buffered = Array.from(chunk)
@@ -152,7 +153,11 @@ export const run = <I, E, R, E2, R2>(
       const task = nextTask()
       if (task !== undefined) return Effect.succeed(task)
       // Every item started: done when none is in flight, else a running task may still add some.
-      if (exhausted) return inFlight() === 0 ? Effect.succeed(undefined) : Effect.zipRight(Deferred.await(changed), take)
+      if (exhausted) {
+        return inFlight() === 0
+          ? Effect.succeed(undefined)
+          : Effect.zipRight(Deferred.await(changed), take)
+      }
       if (inFlight() >= window) return Effect.zipRight(Deferred.await(changed), take)
       return reading.withPermit(Effect.suspend(() =>
         // Another worker may have started items (or read the end) while this one waited.
@@ -160,7 +165,13 @@ export const run = <I, E, R, E2, R2>(
       )).pipe(Effect.zipRight(take))
     })
 
-    const worker: Effect.Effect<void, E | E2, R | R2> = Effect.flatMap(take, (task) => task === undefined ? Effect.void : Effect.zipRight(task, worker))
+    const worker: Effect.Effect<void, E | E2, R | R2> = Effect.flatMap(
+      take,
+      (task) => task === undefined ? Effect.void : Effect.zipRight(task, worker)
+    )
 
-    yield* Effect.all(Array.from({ length: Math.max(1, options.workers) }, () => worker), { concurrency: "unbounded", discard: true })
+    yield* Effect.all(Array.from({ length: Math.max(1, options.workers) }, () => worker), {
+      concurrency: "unbounded",
+      discard: true
+    })
   }))

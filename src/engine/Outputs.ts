@@ -6,21 +6,37 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { thousands } from "../domain/Numbers.js"
-import type { PreflightReport } from "../judges/Judge.js"
-import type { StructuredOutput } from "../providers/LlmProvider.js"
-import type { RateGateStats } from "../providers/RateGate.js"
-import { cost, type Cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
+import type { Rubric } from "../domain/Rubric.js"
 import { encodeJson, Manifest, Summary } from "../domain/RunFiles.js"
 import { readJsonLines, writeAtomic, writeFileAtomic, writeJsonAtomic } from "../io/Files.js"
-import { type Judged, Reporters, type ReportInput } from "./ReportInput.js"
+import type { PreflightReport } from "../judges/Judge.js"
+import { type Cost, cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
+import type { StructuredOutput } from "../providers/LlmProvider.js"
+import type { RateGateStats } from "../providers/RateGate.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
-import { summaryJson } from "./Summary.js"
 import type { Pipeline, RunInfo } from "./Pipeline.js"
-import type { Rubric } from "../domain/Rubric.js"
+import { type Judged, Reporters, type ReportInput } from "./ReportInput.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
+import { summaryJson } from "./Summary.js"
 
 /** What changes in the manifest as the run goes: its status and, once known, its counts, cost and files. */
-export type ManifestProgress = Pick<Manifest, "status"> & Partial<Pick<Manifest, "stoppedAt" | "stoppedBy" | "endedAt" | "counts" | "tokens" | "cost" | "rateControl" | "batch" | "files" | "target">>
+export type ManifestProgress =
+  & Pick<Manifest, "status">
+  & Partial<
+    Pick<
+      Manifest,
+      | "stoppedAt"
+      | "stoppedBy"
+      | "endedAt"
+      | "counts"
+      | "tokens"
+      | "cost"
+      | "rateControl"
+      | "batch"
+      | "files"
+      | "target"
+    >
+  >
 
 /** The manifest of a run, given what is known so far (its status, counts, files…), typed by `RunFiles.Manifest`. */
 export const manifestOf = <R, S>(parts: {
@@ -47,7 +63,9 @@ export const manifestOf = <R, S>(parts: {
     runId: info.runId,
     identity: parts.identityHash,
     input: info.input,
-    columns: options.columns === undefined ? undefined : Object.fromEntries(Object.entries(options.columns).map(([role, column]) => [role, column ?? null])),
+    columns: options.columns === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(options.columns).map(([role, column]) => [role, column ?? null])),
     limit: options.limit,
     iterations: options.iterations,
     judgmentsPerIteration: parts.input.tasks,
@@ -67,7 +85,8 @@ export const manifestOf = <R, S>(parts: {
 }
 
 /** Write the manifest, encoded through its schema. */
-export const writeManifest = (path: string, manifest: Manifest) => writeFileAtomic(path, encodeJson(Manifest, manifest, 2) + "\n")
+export const writeManifest = (path: string, manifest: Manifest) =>
+  writeFileAtomic(path, encodeJson(Manifest, manifest, 2) + "\n")
 
 /** The progress line's view of the gate: the concurrency level, 429s met, the pace, a pause under way. */
 export const gateDetail = (gate: Effect.Effect<RateGateStats> | undefined) =>
@@ -147,7 +166,9 @@ export const writeIteration = <R, S>(parts: {
 /** What every page of a partial report says (`report --partial`); undefined for a complete run. */
 export const partialNote = (partial: boolean, info: RunInfo): string | undefined =>
   partial
-    ? `rendered from what the journal of a stopped run holds: only cases whose every judgment is there are shown (the input has ${thousands(info.input.cases)} cases); metrics cover those cases only`
+    ? `rendered from what the journal of a stopped run holds: only cases whose every judgment is there are shown (the input has ${
+      thousands(info.input.cases)
+    } cases); metrics cover those cases only`
     : undefined
 
 /** The run's final files: final metrics (with cost), the final report when iterating, summary.json. Returns the total cost and the paths. */
@@ -171,15 +192,26 @@ export const writeFinal = <R, S>(parts: {
     files.push(finalPath)
     if (options.iterations > 1) {
       const finalReport = Path.join(info.runDir, "final-report.md")
-      yield* writeFileAtomic(finalReport, finalMarkdown(final, [
-        ...costs.map((c, i) => `- iteration ${i + 1}: ${thousands(c.inputTokens)} in / ${thousands(c.outputTokens)} out tokens, ${formatUsd(c.usd)}`),
-        `- total: ${thousands(totalCost.inputTokens)} in / ${thousands(totalCost.outputTokens)} out tokens, ${formatUsd(totalCost.usd)}`
-      ]))
+      yield* writeFileAtomic(
+        finalReport,
+        finalMarkdown(final, [
+          ...costs.map((c, i) =>
+            `- iteration ${i + 1}: ${thousands(c.inputTokens)} in / ${thousands(c.outputTokens)} out tokens, ${
+              formatUsd(c.usd)
+            }`
+          ),
+          `- total: ${thousands(totalCost.inputTokens)} in / ${thousands(totalCost.outputTokens)} out tokens, ${
+            formatUsd(totalCost.usd)
+          }`
+        ])
+      )
       files.push(finalReport)
     }
     if (options.iterations > 1) {
       for (const reporter of yield* Reporters) {
-        if (reporter.writeFinal !== undefined) files.push(...yield* reporter.writeFinal(info, final, partialNote(parts.partial, info)))
+        if (reporter.writeFinal !== undefined) {
+          files.push(...yield* reporter.writeFinal(info, final, partialNote(parts.partial, info)))
+        }
       }
     }
     const summaryPath = Path.join(info.runDir, "summary.json")

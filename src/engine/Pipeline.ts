@@ -6,14 +6,14 @@
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
-import type { InputError, OutputError } from "../domain/Errors.js"
-import type { Judgment } from "../domain/Judgment.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
+import type { InputError, OutputError } from "../domain/Errors.js"
+import type { Judgment } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Generates } from "./Generate.js"
+import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Retriever } from "./Retriever.js"
 
 /** What the load stage needs to know about the run. */
@@ -101,9 +101,11 @@ export interface JudgeStage {
 }
 
 /** The rubrics a run uses (see `JudgeStage.rubricsFor`). */
-export const runRubrics = (stage: JudgeStage, columns: LoadContext["columns"]): ReadonlyArray<string> => stage.rubricsFor?.(columns) ?? stage.rubrics
+export const runRubrics = (stage: JudgeStage, columns: LoadContext["columns"]): ReadonlyArray<string> =>
+  stage.rubricsFor?.(columns) ?? stage.rubrics
 
-export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> => (stage.planned ?? stage.tasks)(c)
+export const plannedSpecs = (stage: JudgeStage, c: EvalCase): ReadonlyArray<JudgeSpec> =>
+  (stage.planned ?? stage.tasks)(c)
 
 /**
  * Everything known about the run that scoring and reports may show. Deliberately holds no clock
@@ -115,7 +117,12 @@ export interface RunInfo {
   readonly description: string
   readonly runId: string
   readonly runDir: string
-  readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly params: Readonly<Record<string, unknown>> }
+  readonly judge: {
+    readonly provider: string
+    readonly model: string
+    readonly label: string
+    readonly params: Readonly<Record<string, unknown>>
+  }
   readonly rubrics: ReadonlyArray<Rubric>
   readonly input: {
     readonly path: string
@@ -209,7 +216,9 @@ export interface ReportView<R, S> {
   /** The pipeline's own rows of the run-parameter table (after the run's: pipeline, input, judge…). */
   parameters?(info: RunInfo, summary: S): ReadonlyArray<readonly [string, string]>
   /** Failures the summary lists, for the reports' failure sections. */
-  failures?(summary: S): { readonly judgments: ReadonlyArray<ListedFailure>; readonly retrievals: ReadonlyArray<ListedFailure> }
+  failures?(
+    summary: S
+  ): { readonly judgments: ReadonlyArray<ListedFailure>; readonly retrievals: ReadonlyArray<ListedFailure> }
   /** Metrics set by convention for some cases (NDCG with IDCG = 0), with how many. */
   flagged?(summary: S): Readonly<Record<string, number>>
   /**
@@ -300,11 +309,15 @@ export function make<R, S>(pipeline: Pipeline<R, S> | PipelineDefinition<R, S>) 
   return pipeline
 }
 
-export const isDefinition = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>): p is PipelineDefinition<R, S> => "build" in p && typeof p.build === "function"
+export const isDefinition = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>): p is PipelineDefinition<R, S> =>
+  "build" in p && typeof p.build === "function"
 
 /** The options a pipeline accepts (none for a pipeline given as its stages). */
 export const declaredOptions = (p: AnyPipeline): ReadonlyArray<OptionName> => (isDefinition(p) ? p.options : [])
 
 /** The pipeline with its options applied. */
-export const instantiate = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>, options: PipelineOptions): Pipeline<R, S> =>
+export const instantiate = <R, S>(
+  p: Pipeline<R, S> | PipelineDefinition<R, S>,
+  options: PipelineOptions
+): Pipeline<R, S> =>
   isDefinition(p) ? { name: p.name, description: p.description, ...p.build(options) } : p as Pipeline<R, S>

@@ -18,11 +18,15 @@ export * from "./OptionSpecs.js"
 const WholeFromString = Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1))
 const NonNegativeWholeFromString = Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(0))
 const FiniteFromString = Schema.NumberFromString.pipe(Schema.finite())
-const BooleanFromText = Schema.transform(Schema.Literal("1", "0", "true", "false", "yes", "no", "on", "off"), Schema.Boolean, {
-  strict: true,
-  decode: (s) => s === "1" || s === "true" || s === "yes" || s === "on",
-  encode: (b) => (b ? "true" : "false")
-})
+const BooleanFromText = Schema.transform(
+  Schema.Literal("1", "0", "true", "false", "yes", "no", "on", "off"),
+  Schema.Boolean,
+  {
+    strict: true,
+    decode: (s) => s === "1" || s === "true" || s === "yes" || s === "on",
+    encode: (b) => (b ? "true" : "false")
+  }
+)
 const ListFromText = Schema.transform(Schema.String, Schema.Array(Schema.String), {
   strict: true,
   decode: (s) => s.split(",").map((f) => f.trim()).filter((f) => f !== ""),
@@ -71,14 +75,18 @@ export interface OptionProblem {
  * Decode options given as text (from any source) into typed options. The first invalid value is
  * returned as a problem in words (the caller names where it came from).
  */
-export const decodeOptions = (raw: Readonly<Partial<Record<OptionName, string>>>): Either.Either<PipelineOptions, OptionProblem> => {
+export const decodeOptions = (
+  raw: Readonly<Partial<Record<OptionName, string>>>
+): Either.Either<PipelineOptions, OptionProblem> => {
   const decoded: Record<string, unknown> = {}
   for (const name of allOptionNames) {
     const value = raw[name]
     if (value === undefined) continue
     // One option at a time, with its field of the struct's schema, so a problem names its option.
     const field = PipelineOptionsSchema.fields[name] as unknown as Schema.Schema<unknown, unknown>
-    const one = ParseResult.decodeUnknownEither(Schema.Struct({ v: field }))({ v: name === "searchToken" ? value : value.trim() })
+    const one = ParseResult.decodeUnknownEither(Schema.Struct({ v: field }))({
+      v: name === "searchToken" ? value : value.trim()
+    })
     if (Either.isLeft(one)) return Either.left({ option: name, value, expected: optionSpecs[name].expected })
     decoded[name] = (one.right as { readonly v: unknown }).v
   }
@@ -86,7 +94,9 @@ export const decodeOptions = (raw: Readonly<Partial<Record<OptionName, string>>>
 }
 
 /** The options as recorded (manifest) and shown: secrets left out, lists and booleans as text. */
-export const recordedOptions = (options: PipelineOptions): Record<string, string | number | boolean | ReadonlyArray<string>> => {
+export const recordedOptions = (
+  options: PipelineOptions
+): Record<string, string | number | boolean | ReadonlyArray<string>> => {
   const out: Record<string, string | number | boolean | ReadonlyArray<string>> = {}
   for (const name of allOptionNames) {
     const value = options[name]

@@ -5,7 +5,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { FatalJudgeError, OutputError } from "../domain/Errors.js"
-import type { Judgment, JudgeTask, ListJudgeTask } from "../domain/Judgment.js"
+import type { JudgeTask, Judgment, ListJudgeTask } from "../domain/Judgment.js"
 
 export interface RemoteJudging {
   /** Judge calls the run keeps in flight (batches in flight × batch size): the ordered pool's workers. */

@@ -4,13 +4,13 @@
  * what it does with it, and the service holding the chosen ones. The formats themselves live in
  * `report/` and depend on this, never the other way round.
  */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { OutputError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
-import type { CaseValues, ReportView, RunInfo } from "./Pipeline.js"
-import type * as Effect from "effect/Effect"
-import * as Context from "effect/Context"
 import type { FinalMetrics } from "./Iterations.js"
+import type { CaseValues, ReportView, RunInfo } from "./Pipeline.js"
 
 export interface ReportInput<R = unknown, S = unknown> {
   readonly info: RunInfo
@@ -47,7 +47,11 @@ export interface Reporter {
   /** Writes its file(s) into `info.runDir`; returns the paths written. */
   readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
   /** The run's final report across iterations (iterations > 1), for formats that have one. */
-  readonly writeFinal?: (info: RunInfo, final: FinalMetrics, partial?: string) => Effect.Effect<ReadonlyArray<string>, OutputError>
+  readonly writeFinal?: (
+    info: RunInfo,
+    final: FinalMetrics,
+    partial?: string
+  ) => Effect.Effect<ReadonlyArray<string>, OutputError>
 }
 
 /** The reporters a run writes with (`--format`). */

@@ -1,8 +1,8 @@
 /** The runner's shared types (a leaf module: the runner's pieces import it, not each other). */
 import type { Cost, Price } from "../pricing/Prices.js"
 import type { BatchApi } from "../providers/BatchApi.js"
-import type { RunInfo } from "./Pipeline.js"
 import type { Threshold } from "../report/Gate.js"
+import type { RunInfo } from "./Pipeline.js"
 
 export interface RunOptions {
   readonly input: string
@@ -62,7 +62,13 @@ export interface RunOutcome<S> {
   readonly info: RunInfo
   readonly summaries: ReadonlyArray<S>
   /** `reused`: from this run's journal; `cached`: from the cache of earlier runs (no API call). */
-  readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number; readonly reused: number; readonly cached: number }
+  readonly judgments: {
+    readonly total: number
+    readonly ok: number
+    readonly failed: number
+    readonly reused: number
+    readonly cached: number
+  }
   /** Tokens spent by this invocation (reused judgments cost nothing again). */
   readonly tokens: { readonly input: number; readonly output: number }
   /** Cost of the whole run, every iteration (including judgments reused from the journal). */

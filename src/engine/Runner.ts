@@ -9,14 +9,20 @@
  *   (Records.ts); the manifest, metrics and reports are written as iterations end (Outputs.ts).
  */
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Path from "node:path"
-import { BatchDetached, BudgetReached, type FatalJudgeError, Stopped, TooManyFailures, UsageError } from "../domain/Errors.js"
+import {
+  BatchDetached,
+  BudgetReached,
+  type FatalJudgeError,
+  Stopped,
+  TooManyFailures,
+  UsageError
+} from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
-import { compactTokens, cost, type Cost, noTokens } from "../pricing/Prices.js"
-import { spentBefore } from "./Spent.js"
+import { CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
 import { removeLeftovers } from "../io/Files.js"
-import { Progress } from "./Progress.js"
-import { ClusterJudging } from "./RemoteJudging.js"
+import { compactTokens, type Cost, cost, noTokens } from "../pricing/Prices.js"
 import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
@@ -25,17 +31,26 @@ import { withGenerated } from "./GeneratedView.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
-import { CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
-import * as Schema from "effect/Schema"
 import type { Pipeline } from "./Pipeline.js"
+import { Progress } from "./Progress.js"
 import { recordsWriter } from "./Records.js"
+import { ClusterJudging } from "./RemoteJudging.js"
 import type { RunOptions, RunOutcome } from "./RunTypes.js"
+import { spentBefore } from "./Spent.js"
 import { checkRunDir, ensureWritableDir, prepare } from "./Validate.js"
 
-export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
-export { canonicalJson, canonicalJsonByReplacer, judgmentKey, keyJson, stringRecordJson, taskKey, toJudgment } from "./JudgmentKey.js"
 export { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
 export { estimate } from "./Estimate.js"
+export {
+  canonicalJson,
+  canonicalJsonByReplacer,
+  judgmentKey,
+  keyJson,
+  stringRecordJson,
+  taskKey,
+  toJudgment
+} from "./JudgmentKey.js"
+export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
 
 export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
@@ -64,11 +79,21 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
     const leftovers = removeLeftovers(runDir)
     if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
     if (keptOk + keptFailed > 0) {
-      const failedNote = keptFailed > 0 ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)` : ""
-      yield* progress.note(`resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${thousands(total)} judgments done${failedNote}`)
+      const failedNote = keptFailed > 0
+        ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)`
+        : ""
+      yield* progress.note(
+        `resuming run ${runId}: ${thousands(Math.min(keptOk + keptFailed, total))} of ${
+          thousands(total)
+        } judgments done${failedNote}`
+      )
     }
     if (journal.stats.damagedLines > 0) {
-      yield* progress.note(`journal: skipped ${thousands(journal.stats.damagedLines)} damaged line(s) in the middle (torn by an older version on a full disk); their judgments are made again`)
+      yield* progress.note(
+        `journal: skipped ${
+          thousands(journal.stats.damagedLines)
+        } damaged line(s) in the middle (torn by an older version on a full disk); their judgments are made again`
+      )
     }
     if (journal.stats.tornLines > 0) {
       yield* progress.note(`journal: dropped a torn last line (written during a crash); that judgment is made again`)
@@ -87,7 +112,9 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       preflight: keptOk + keptFailed < total,
       maxCostUsd: options.maxCostUsd,
       price: options.price,
-      spentBefore: options.maxCostUsd === undefined || options.price === undefined || options.fresh ? undefined : yield* spentBefore(journal.path, runDir, options.price),
+      spentBefore: options.maxCostUsd === undefined || options.price === undefined || options.fresh
+        ? undefined
+        : yield* spentBefore(journal.path, runDir, options.price),
       collected
     })
     const { tally, budget } = core
@@ -95,21 +122,57 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
     const targetDir = Path.join(runDir, TARGET_JOURNAL_DIR)
     if (fills !== undefined && core.mode !== "replay") yield* ensureWritableDir(targetDir)
     const targetJournal = fills === undefined ? undefined : yield* journals.open(targetDir, { fresh: options.fresh })
-    const target = targetJournal === undefined ? undefined : yield* generator!.open({ journal: targetJournal, retryFailed: options.retryFailed, partial: core.partial, remember: options.iterations > 1 })
-    if (targetJournal !== undefined && targetJournal.stats.ok + targetJournal.stats.judgeFailed > 0 && core.mode !== "replay") {
-      yield* progress.note(`resuming the target's answers: ${thousands(targetJournal.stats.ok)} answered${targetJournal.stats.judgeFailed > 0 ? `, ${thousands(targetJournal.stats.judgeFailed)} failed (kept; --retry-failed asks again)` : ""} — not asked again`)
+    const target = targetJournal === undefined
+      ? undefined
+      : yield* generator!.open({
+        journal: targetJournal,
+        retryFailed: options.retryFailed,
+        partial: core.partial,
+        remember: options.iterations > 1
+      })
+    if (
+      targetJournal !== undefined && targetJournal.stats.ok + targetJournal.stats.judgeFailed > 0 &&
+      core.mode !== "replay"
+    ) {
+      yield* progress.note(
+        `resuming the target's answers: ${thousands(targetJournal.stats.ok)} answered${
+          targetJournal.stats.judgeFailed > 0
+            ? `, ${thousands(targetJournal.stats.judgeFailed)} failed (kept; --retry-failed asks again)`
+            : ""
+        } — not asked again`
+      )
     }
     const fatalOf = () => target?.fatal() ?? core.fatal()
     const targetFacts = () =>
-      generator === undefined || target === undefined ? Effect.succeed({}) : Effect.map(generator.gate ?? Effect.succeed(undefined), (g) => ({
-        target: { ...generator.description, calls: { ...target.counts }, ...(g === undefined ? {} : { rateLimited: g.rateLimited }) }
-      }))
+      generator === undefined || target === undefined ?
+        Effect.succeed({}) :
+        Effect.map(generator.gate ?? Effect.succeed(undefined), (g) => ({
+          target: {
+            ...generator.description,
+            calls: { ...target.counts },
+            ...(g === undefined ? {} : { rateLimited: g.rateLimited })
+          }
+        }))
     // `rag-eval report`: the journal is read, never written; so is the manifest.
     const replay = core.mode === "replay"
     const manifestPath = Path.join(runDir, "manifest.json")
-    const manifestBase = manifestOf({ pipeline, options, info, identityHash, input, rubricList, structuredOutput: judgments.structuredOutput, startedAt: new Date().toISOString(), preflight: core.preflight })
+    const manifestBase = manifestOf({
+      pipeline,
+      options,
+      info,
+      identityHash,
+      input,
+      rubricList,
+      structuredOutput: judgments.structuredOutput,
+      startedAt: new Date().toISOString(),
+      preflight: core.preflight
+    })
     const manifest = (progress: Parameters<typeof manifestBase>[0]): Manifest =>
-      manifestBase(generator === undefined || fills === undefined ? progress : { target: { ...generator.description }, ...progress })
+      manifestBase(
+        generator === undefined || fills === undefined
+          ? progress
+          : { target: { ...generator.description }, ...progress }
+      )
     const saveManifest = (value: Manifest) => replay ? Effect.void : writeManifest(manifestPath, value)
     yield* saveManifest(manifest({ status: "running" }))
 
@@ -122,16 +185,29 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
           status: "stopped",
           stoppedAt: new Date().toISOString(),
           ...(fatal === undefined ? {} : { stoppedBy: fatal.line }),
-          ...(fatal === undefined && budget?.reached() === true ? { stoppedBy: `--max-cost ${budget.capUsd}: the next call would pass the budget` } : {}),
+          ...(fatal === undefined && budget?.reached() === true
+            ? { stoppedBy: `--max-cost ${budget.capUsd}: the next call would pass the budget` }
+            : {}),
           counts: { judgments: tally.total, ok: tally.ok, failed: tally.failed },
           ...gate
         })).pipe(
           Effect.zipRight(Effect.fail<FatalJudgeError | Stopped | BudgetReached>(
             fatal ??
               (budget?.reached() === true
-                ? new BudgetReached({ budgetUsd: budget.capUsd, judgments: tally.total - tally.reused - tally.cached, spentUsd: budget.spentUsd(), runDir, savedIn: journal.path })
+                ? new BudgetReached({
+                  budgetUsd: budget.capUsd,
+                  judgments: tally.total - tally.reused - tally.cached,
+                  spentUsd: budget.spentUsd(),
+                  runDir,
+                  savedIn: journal.path
+                })
                 // (--batch: what the batches brought in counts as saved even when the normal pass has not read it yet)
-                : new Stopped({ done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size), total, runDir, savedIn: journal.path }))
+                : new Stopped({
+                  done: keptOk + keptFailed + Math.max(tally.total - tally.reused, collected.size),
+                  total,
+                  runDir,
+                  savedIn: journal.path
+                }))
           ))
         )
       })
@@ -141,14 +217,33 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
     // left: --batch-repair sync, or what kept going unanswered).
     let batchPhase: BatchPhase | undefined
     if (options.batch !== undefined && !replay && !judgments.identity.local) {
-      if (judgments.calls === undefined) return yield* new UsageError({ problem: `--batch: ${judgments.identity.provider} has no Batch API here; run without --batch` })
+      if (judgments.calls === undefined) {
+        return yield* new UsageError({
+          problem: `--batch: ${judgments.identity.provider} has no Batch API here; run without --batch`
+        })
+      }
       const phase = yield* runBatchPhase({
-        pipeline, options, batch: options.batch, runId, runDir, retriever, journal, progress, core, calls: judgments.calls
+        pipeline,
+        options,
+        batch: options.batch,
+        runId,
+        runDir,
+        retriever,
+        journal,
+        progress,
+        core,
+        calls: judgments.calls
       }).pipe(Effect.catchTag("FatalJudgeError", (e) =>
-        saveManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(Effect.zipRight(Effect.fail(e)))))
+        saveManifest(manifest({ status: "stopped", stoppedAt: new Date().toISOString(), stoppedBy: e.line })).pipe(
+          Effect.zipRight(Effect.fail(e))
+        )))
       batchPhase = phase
-      for (const key of phase.collected) collected.add(key)
-      if (phase.outcome === "stopped") return yield* stopped()
+      for (const key of phase.collected) {
+        collected.add(key)
+      }
+      if (phase.outcome === "stopped") {
+        return yield* stopped()
+      }
       if (phase.outcome === "detached") {
         yield* saveManifest(manifest({ status: "submitted", batch: batchFacts(phase, options.batch.repair) }))
         return yield* new BatchDetached({ inFlight: phase.inFlight, batches: phase.openBatches, runDir })
@@ -162,7 +257,9 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       rubrics,
       core,
       workers: remote?.workers ?? options.concurrency,
-      generate: target === undefined || fills === undefined ? undefined : { stage: target, fills, concurrency: generator!.concurrency }
+      generate: target === undefined || fills === undefined
+        ? undefined
+        : { stage: target, fills, concurrency: generator!.concurrency }
     }
     const perCase = pipeline.score.perCase
     const encodeCase = Schema.encodeSync(CaseMetrics)
@@ -190,13 +287,19 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record) =>
             Effect.gen(function*() {
               yield* writer.write(JSON.stringify(record))
-              if (cases !== undefined) yield* cases.write(caseLine(record, iteration))
+              if (cases !== undefined) {
+                yield* cases.write(caseLine(record, iteration))
+              }
               folded = pipeline.aggregate.add(folded, record)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
-          if (core.stopping()) return yield* stopped()
+          if (core.stopping()) {
+            return yield* stopped()
+          }
           yield* writer.close
-          if (cases !== undefined) yield* cases.close
+          if (cases !== undefined) {
+            yield* cases.close
+          }
           judged.judgments = { ok: state.done - state.failed, failed: state.failed }
           return folded
         })), gateDetail(judgments.gate))
@@ -206,12 +309,35 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       recordFiles.push(recordsPath)
       costs.push(iterationCost)
       files.push(recordsPath)
-      if (perCase !== undefined) files.push(casesPath)
-      files.push(...yield* writeIteration({ pipeline, options, info, iteration, summary, recordsPath, cost: iterationCost, partial: core.partial, judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } } }))
+      if (perCase !== undefined) {
+        files.push(casesPath)
+      }
+      files.push(
+        ...yield* writeIteration({
+          pipeline,
+          options,
+          info,
+          iteration,
+          summary,
+          recordsPath,
+          cost: iterationCost,
+          partial: core.partial,
+          judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } }
+        })
+      )
     }
 
     const counts = { total: tally.total, ok: tally.ok, failed: tally.failed }
-    const final = yield* writeFinal({ pipeline, options, info, summaries, recordFiles, costs, judgments: counts, partial: core.partial })
+    const final = yield* writeFinal({
+      pipeline,
+      options,
+      info,
+      summaries,
+      recordFiles,
+      costs,
+      judgments: counts,
+      partial: core.partial
+    })
     files.push(...final.files)
     const outcome: RunOutcome<S> = {
       info,
@@ -226,11 +352,20 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       ...(yield* targetFacts()),
       status: tally.failed > options.maxFailures ? "failed" : "complete",
       endedAt: new Date().toISOString(),
-      counts: { cases: input.cases, judgments: tally.total, ok: tally.ok, failed: tally.failed, reusedFromJournal: tally.reused, fromCache: tally.cached },
+      counts: {
+        cases: input.cases,
+        judgments: tally.total,
+        ok: tally.ok,
+        failed: tally.failed,
+        reusedFromJournal: tally.reused,
+        fromCache: tally.cached
+      },
       tokens: outcome.tokens,
       cost: final.totalCost,
       ...(batchPhase === undefined ? {} : { batch: batchFacts(batchPhase, options.batch!.repair) }),
-      files: files.map((f) => Path.relative(runDir, f))
+      files: files.map((f) =>
+        Path.relative(runDir, f)
+      )
     }))
     return outcome
   })
@@ -247,5 +382,7 @@ const batchFacts = (phase: BatchPhase, repair: "sync" | "batch") => ({
 /** Fail with exit code 1 when more judgments failed than allowed (after every file is written). */
 export const checkFailures = <S>(outcome: RunOutcome<S>, maxFailures: number) =>
   outcome.judgments.failed > maxFailures
-    ? Effect.fail(new TooManyFailures({ failed: outcome.judgments.failed, allowed: maxFailures, runDir: outcome.info.runDir }))
+    ? Effect.fail(
+      new TooManyFailures({ failed: outcome.judgments.failed, allowed: maxFailures, runDir: outcome.info.runDir })
+    )
     : Effect.succeed(outcome)

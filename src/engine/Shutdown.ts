@@ -30,4 +30,8 @@ export const make = (): Shutdown["Type"] => {
   }
 }
 
-export const layerNever = Layer.succeed(Shutdown, { stopping: () => false, request: Effect.void, requested: Effect.never })
+export const layerNever = Layer.succeed(Shutdown, {
+  stopping: () => false,
+  request: Effect.void,
+  requested: Effect.never
+})

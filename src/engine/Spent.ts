@@ -11,8 +11,8 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
 import type { Usage } from "../domain/Judgment.js"
-import { addUsageTo, noTokens, type Price, usdOf } from "../pricing/Prices.js"
 import { readLines } from "../io/Files.js"
+import { addUsageTo, noTokens, type Price, usdOf } from "../pricing/Prices.js"
 import * as BatchLedger from "../store/BatchLedger.js"
 
 export interface SpentBefore {
@@ -62,7 +62,11 @@ export const journalSpend = (path: string, price: Price): Effect.Effect<number, 
     )
   })
 
-export const spentBefore = (journalPath: string, runDir: string, price: Price): Effect.Effect<SpentBefore, OutputError> =>
+export const spentBefore = (
+  journalPath: string,
+  runDir: string,
+  price: Price
+): Effect.Effect<SpentBefore, OutputError> =>
   Effect.map(journalSpend(journalPath, price), (spentUsd) => ({
     spentUsd,
     reservedUsd: [...BatchLedger.reservedEstimates(BatchLedger.readUploads(runDir)).values()].reduce((a, b) => a + b, 0)

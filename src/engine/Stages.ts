@@ -5,8 +5,8 @@
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { InputError } from "../domain/Errors.js"
 import type { EvalCase, Passage } from "../domain/Case.js"
+import { InputError } from "../domain/Errors.js"
 import { caseOf, checkColumns, type ColumnMapping } from "../load/CaseMapping.js"
 import { readRows } from "../load/Rows.js"
 import type { Generates } from "./Generate.js"
@@ -18,7 +18,8 @@ const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...
  * The columns the input must have: with answers from a target, only the question (a list of
  * questions is enough); a history, an answer or passages the input has are read as usual.
  */
-const required = (m: ColumnMapping, ctx: LoadContext): ColumnMapping => ctx.generated === true ? { ...m, answer: undefined, fragments: undefined, history: undefined } : m
+const required = (m: ColumnMapping, ctx: LoadContext): ColumnMapping =>
+  ctx.generated === true ? { ...m, answer: undefined, fragments: undefined, history: undefined } : m
 
 /** A target fills the answer and the retrieved passages (`--target`, `--target-contexts`). */
 export const generatesAnswer: Generates = { answer: true, contexts: true }
@@ -28,7 +29,9 @@ export const generatesAnswer: Generates = { answer: true, contexts: true }
  * fragments column become the case's passages (the precomputed retrieval).
  */
 export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStage => ({
-  describe: `rows (CSV/JSON/JSONL) with columns ${Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")}`,
+  describe: `rows (CSV/JSON/JSONL) with columns ${
+    Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")
+  }`,
   checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, required(mapping(options.columns, ctx), ctx)),
   cases: (ctx) =>
     Stream.suspend(() => {
@@ -50,7 +53,9 @@ export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStag
             }
             cases.push(c)
           }
-          return failed !== undefined && cases.length === 0 ? Effect.fail(failed) : Effect.succeed(Chunk.unsafeFromArray(cases))
+          return failed !== undefined && cases.length === 0
+            ? Effect.fail(failed)
+            : Effect.succeed(Chunk.unsafeFromArray(cases))
         }),
         Stream.concat(Stream.suspend(() => failed === undefined ? Stream.empty : Stream.fail(failed)))
       )
@@ -79,4 +84,3 @@ export const judgeAnswer = (rubrics: ReadonlyArray<string>): JudgeStage => ({
 })
 
 export const noLlm: JudgeStage = { rubrics: [], tasks: () => [] }
-

@@ -13,11 +13,18 @@ import type { Cost } from "../pricing/Prices.js"
 import type { FinalMetrics } from "./Iterations.js"
 import type { RunInfo } from "./Pipeline.js"
 
-
 /** The run as summary.json records it: rubrics by id, version and hash, without their prompt texts. */
 export const runWithoutPrompts = (info: RunInfo) => ({
   ...info,
-  rubrics: info.rubrics.map((r) => ({ id: r.id, version: r.version, name: r.name, hash: r.hash, path: r.path, min: r.min, max: r.max }))
+  rubrics: info.rubrics.map((r) => ({
+    id: r.id,
+    version: r.version,
+    name: r.name,
+    hash: r.hash,
+    path: r.path,
+    min: r.min,
+    max: r.max
+  }))
 })
 
 export const summaryJson = (parts: {

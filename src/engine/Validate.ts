@@ -10,21 +10,25 @@ import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { Manifest, readJsonFile } from "../domain/RunFiles.js"
+import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
+import { resolveGates } from "../report/Gate.js"
 import { CaseIds } from "./CaseIds.js"
+import { Generator } from "./Generate.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
-import { Generator } from "./Generate.js"
 import { Retriever } from "./Retriever.js"
-import { resolveGates } from "../report/Gate.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 
-export const loadContext = (options: RunOptions) => ({ file: options.input, columns: options.columns, generated: options.generated })
+export const loadContext = (options: RunOptions) => ({
+  file: options.input,
+  columns: options.columns,
+  generated: options.generated
+})
 
 /** Validate everything about the input before any judge is called. */
 const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: ReadonlyMap<string, Rubric>) =>
@@ -34,40 +38,66 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
     const ids = new CaseIds()
     const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
     const counts = yield* cases.pipe(
-      Stream.runFoldEffect({ cases: 0, tasks: 0 }, (acc, c): Effect.Effect<{ cases: number; tasks: number }, InputError | UsageError> => {
-        const earlier = ids.add(c.id, c.ordinal, c.line)
-        if (earlier !== undefined) {
-          // The first one is known by its line, or (an id that is its row's number) by its position.
-          const line = "line" in earlier
-            ? Effect.succeed(earlier.line)
-            : Effect.map(Stream.runHead(Stream.drop(cases, earlier.ordinal)), (first) => Option.match(first, { onNone: () => NaN, onSome: (f) => f.line }))
-          return Effect.flatMap(line, (first) =>
-            Effect.fail(new InputError({ file: options.input, line: c.line, field: "id", problem: `duplicate case id "${c.id}" (first on line ${first})` })))
-        }
-        // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
-        const specs = plannedSpecs(pipeline.judge, c)
-        for (const spec of specs) {
-          const rubric = rubrics.get(spec.rubric)
-          if (rubric === undefined) {
-            return Effect.fail(new UsageError({ problem: `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics` }))
+      Stream.runFoldEffect(
+        { cases: 0, tasks: 0 },
+        (acc, c): Effect.Effect<{ cases: number; tasks: number }, InputError | UsageError> => {
+          const earlier = ids.add(c.id, c.ordinal, c.line)
+          if (earlier !== undefined) {
+            // The first one is known by its line, or (an id that is its row's number) by its position.
+            const line = "line" in earlier
+              ? Effect.succeed(earlier.line)
+              : Effect.map(
+                Stream.runHead(Stream.drop(cases, earlier.ordinal)),
+                (first) => Option.match(first, { onNone: () => NaN, onSome: (f) => f.line })
+              )
+            return Effect.flatMap(line, (first) =>
+              Effect.fail(
+                new InputError({
+                  file: options.input,
+                  line: c.line,
+                  field: "id",
+                  problem: `duplicate case id "${c.id}" (first on line ${first})`
+                })
+              ))
           }
-          if (isListSpec(spec) !== (rubric.item !== undefined)) {
-            return Effect.fail(new UsageError({
-              problem: isListSpec(spec)
-                ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
-                : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
-            }))
+          // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
+          const specs = plannedSpecs(pipeline.judge, c)
+          for (const spec of specs) {
+            const rubric = rubrics.get(spec.rubric)
+            if (rubric === undefined) {
+              return Effect.fail(
+                new UsageError({
+                  problem:
+                    `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics`
+                })
+              )
+            }
+            if (isListSpec(spec) !== (rubric.item !== undefined)) {
+              return Effect.fail(
+                new UsageError({
+                  problem: isListSpec(spec)
+                    ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
+                    : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
+                })
+              )
+            }
+            acc.tasks += specJudgments(spec)
           }
-          acc.tasks += specJudgments(spec)
+          acc.cases++
+          return Effect.succeed(acc)
         }
-        acc.cases++
-        return Effect.succeed(acc)
-      })
+      )
     )
     if (counts.cases === 0) {
       return yield* new InputError({ file: options.input, problem: "no cases to evaluate" })
     }
-    return { rows: scan.rows, sha256: scan.sha256, columns: scan.columns, cases: counts.cases, tasks: counts.tasks } satisfies Validated
+    return {
+      rows: scan.rows,
+      sha256: scan.sha256,
+      columns: scan.columns,
+      cases: counts.cases,
+      tasks: counts.tasks
+    } satisfies Validated
   })
 
 export const limitCases = <E, R>(cases: Stream.Stream<EvalCase, E, R>, limit: number | undefined) =>
@@ -88,12 +118,21 @@ export const ensureWritableDir = (dir: string) =>
  * including a manifest that does not decode (the input is then validated again, as for a new run).
  */
 const validatedBefore = (runDir: string, identityHash: string, sha: string): Effect.Effect<Validated | undefined> =>
-  Effect.map(Effect.option(readJsonFile(Manifest, Path.join(runDir, "manifest.json"), "a rag-eval manifest")), (found) => {
-    if (Option.isNone(found)) return undefined
-    const m = found.value
-    if (m.identity !== identityHash || m.input.sha256 !== sha) return undefined
-    return { rows: m.input.rows, sha256: sha, columns: m.input.columns, cases: m.input.cases, tasks: m.judgmentsPerIteration }
-  })
+  Effect.map(
+    Effect.option(readJsonFile(Manifest, Path.join(runDir, "manifest.json"), "a rag-eval manifest")),
+    (found) => {
+      if (Option.isNone(found)) return undefined
+      const m = found.value
+      if (m.identity !== identityHash || m.input.sha256 !== sha) return undefined
+      return {
+        rows: m.input.rows,
+        sha256: sha,
+        columns: m.input.columns,
+        cases: m.input.cases,
+        tasks: m.judgmentsPerIteration
+      }
+    }
+  )
 
 /** Everything decided before the first judgment: validated input, rubrics, run identity. */
 export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
@@ -103,7 +142,10 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     // --target: the live system answers the cases (Generate.ts), if the pipeline says what it fills.
     const generator = Option.getOrUndefined(yield* Effect.serviceOption(Generator))
     if (generator !== undefined && pipeline.generate === undefined) {
-      return yield* new UsageError({ problem: `pipeline ${pipeline.name} does not take its answers from a live system: --target applies to pipelines that judge answers (rag-answers, answer-synthesis, or a pipeline declaring generate)` })
+      return yield* new UsageError({
+        problem:
+          `pipeline ${pipeline.name} does not take its answers from a live system: --target applies to pipelines that judge answers (rag-answers, answer-synthesis, or a pipeline declaring generate)`
+      })
     }
     const target = generator?.description
     if (target !== undefined) options = { ...options, generated: true }
@@ -113,34 +155,43 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     // A user's own rubrics: a wrong directory, or a judge that cannot judge them, stops the run here.
     const user = pipeline.userRubrics
     if (user?.problem !== undefined) return yield* new UsageError({ problem: user.problem })
-    if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") return yield* heuristicRefusal(user)
+    if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") {
+      return yield* heuristicRefusal(user)
+    }
     const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) =>
       user !== undefined && user.ids.includes(id)
-        ? Effect.flatMap(loadRubric(id, [user.dir]), (r) => checkUserRubric(r, user))
+        ? Effect.flatMap(loadRubric(id, [user.dir]), (r) =>
+          checkUserRubric(r, user))
         : loadRubric(id, options.promptDirs))
     const rubrics = new Map(rubricList.map((r) => [r.id, r]))
-    const identityOf = (inputSha256: string) => sha256(canonicalJson({
-      pipeline: pipeline.name,
-      input: inputSha256,
-      limit: options.limit,
-      iterations: options.iterations,
-      provider: judge.provider,
-      model: judge.model,
-      params: judge.params,
-      endpoint: judge.endpoint,
-      prompts: rubricList.map((r) => [r.id, r.hash]),
-      retriever: { name: retriever.name, params: retriever.params },
-      columns: options.columns,
-      // Another system (URL, template, paths, model), or asking every case: another run.
-      ...(target === undefined ? {} : { target: { identity: target.identity, regenerate: target.regenerate } })
-    }))
+    const identityOf = (inputSha256: string) =>
+      sha256(canonicalJson({
+        pipeline: pipeline.name,
+        input: inputSha256,
+        limit: options.limit,
+        iterations: options.iterations,
+        provider: judge.provider,
+        model: judge.model,
+        params: judge.params,
+        endpoint: judge.endpoint,
+        prompts: rubricList.map((r) => [r.id, r.hash]),
+        retriever: { name: retriever.name, params: retriever.params },
+        columns: options.columns,
+        // Another system (URL, template, paths, model), or asking every case: another run.
+        ...(target === undefined ? {} : { target: { identity: target.identity, regenerate: target.regenerate } })
+      }))
     // The CLI checks --run-id as it parses it; a library caller gets the same check.
-    if (options.runId !== undefined && !isRunId(options.runId)) return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
-    const runDirOf = (identityHash: string) => Path.join(options.outRoot, pipeline.name, options.runId ?? identityHash.slice(0, 12))
+    if (options.runId !== undefined && !isRunId(options.runId)) {
+      return yield* new UsageError({ problem: `run id ${runIdProblem(options.runId)}` })
+    }
+    const runDirOf = (identityHash: string) =>
+      Path.join(options.outRoot, pipeline.name, options.runId ?? identityHash.slice(0, 12))
     // Resuming: the same bytes as a run that was validated give the same validation, so the run's
     // manifest answers instead of a second pass over a large input (a hash is ~1 s for 500 MB).
     const sha = options.fresh ? undefined : hashInput(options.input)
-    const known = sha === undefined ? undefined : yield* validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
+    const known = sha === undefined
+      ? undefined
+      : yield* validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
     const input: Validated = known ?? (yield* validate(pipeline, options, rubrics))
     const identityHash = identityOf(input.sha256)
     const runDir = runDirOf(identityHash)
@@ -150,9 +201,21 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       description: pipeline.description,
       runId,
       runDir,
-      judge: { provider: judge.provider, model: judge.model, label: judge.label, params: judge.params, ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint }) },
+      judge: {
+        provider: judge.provider,
+        model: judge.model,
+        label: judge.label,
+        params: judge.params,
+        ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint })
+      },
       rubrics: rubricList,
-      input: { path: options.input, sha256: input.sha256, rows: input.rows, cases: input.cases, columns: input.columns },
+      input: {
+        path: options.input,
+        sha256: input.sha256,
+        rows: input.rows,
+        cases: input.cases,
+        columns: input.columns
+      },
       iterations: options.iterations,
       concurrency: options.concurrency,
       limit: options.limit,
@@ -160,7 +223,9 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
       price: options.price ?? null
     }
     // A gate naming no declared metric, off its scale or against its direction costs nothing: it stops here.
-    if (options.gates !== undefined) yield* resolveGates(options.gates, pipeline.aggregate.headline?.(info) ?? [])
+    if (options.gates !== undefined) {
+      yield* resolveGates(options.gates, pipeline.aggregate.headline?.(info) ?? [])
+    }
     return { judge, retriever, rubrics, rubricList, input, identityHash, info, options, generator }
   })
 
@@ -170,11 +235,14 @@ export const checkRunDir = (runDir: string, identityHash: string, fresh: boolean
     const path = Path.join(runDir, "manifest.json")
     if (fresh || !fs.existsSync(path)) return
     const previous = yield* readJsonFile(Manifest, path, "a rag-eval manifest").pipe(
-      Effect.mapError((e) => new InputError({ file: path, problem: `${e.problem}; use --fresh to start this run over` }))
+      Effect.mapError((e) =>
+        new InputError({ file: path, problem: `${e.problem}; use --fresh to start this run over` })
+      )
     )
     if (previous.identity !== identityHash) {
       return yield* new UsageError({
-        problem: `${runDir} holds a different run (its input, judge, prompts or settings differ), so its journal cannot be resumed here; use another --run-id, or --fresh to overwrite it`
+        problem:
+          `${runDir} holds a different run (its input, judge, prompts or settings differ), so its journal cannot be resumed here; use another --run-id, or --fresh to overwrite it`
       })
     }
   })

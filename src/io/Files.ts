@@ -35,7 +35,11 @@ export const writeProblem = (path: string, error: unknown): OutputError => {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   return FULL.has(code ?? "")
     ? new OutputError({ path, diskFull: true, problem: "free space and run the same command again", cause: error })
-    : new OutputError({ path, problem: `cannot write: ${error instanceof Error ? error.message : String(error)}`, cause: error })
+    : new OutputError({
+      path,
+      problem: `cannot write: ${error instanceof Error ? error.message : String(error)}`,
+      cause: error
+    })
 }
 
 /**
@@ -61,7 +65,10 @@ export const writeFully = (fd: number, data: string | Uint8Array): number => {
  * fsynced, its size checked against what was written, then renamed into place. On any failure the
  * temporary file is removed and `path` is left as it was.
  */
-export const writeAtomic = <E, R>(path: string, content: Stream.Stream<string, E, R>): Effect.Effect<void, OutputError | E, R> =>
+export const writeAtomic = <E, R>(
+  path: string,
+  content: Stream.Stream<string, E, R>
+): Effect.Effect<void, OutputError | E, R> =>
   Effect.acquireUseRelease(
     Effect.try({
       try: () => fs.openSync(tmpName(path), "w"),
@@ -90,7 +97,9 @@ export const writeAtomic = <E, R>(path: string, content: Stream.Stream<string, E
             fs.fsyncSync(fd)
             const size = fs.fstatSync(fd).size
             if (size !== written) {
-              throw Object.assign(new Error(`${size} bytes on disk, ${written} written`), { code: size < written ? "ENOSPC" : "EIO" })
+              throw Object.assign(new Error(`${size} bytes on disk, ${written} written`), {
+                code: size < written ? "ENOSPC" : "EIO"
+              })
             }
             fs.renameSync(tmpName(path), path)
           },
@@ -133,7 +142,8 @@ export const removeLeftovers = (dir: string): Array<string> => {
   }
   for (const name of names) {
     const tmp = TMP_SUFFIX.exec(name)
-    const stale = (tmp !== null && Number(tmp[1]) !== process.pid && !isAlive(Number(tmp[1]))) || name.endsWith(".partial")
+    const stale = (tmp !== null && Number(tmp[1]) !== process.pid && !isAlive(Number(tmp[1]))) ||
+      name.endsWith(".partial")
     if (!stale) continue
     try {
       fs.rmSync(Path.join(dir, name), { force: true })
@@ -147,7 +157,8 @@ export const removeLeftovers = (dir: string): Array<string> => {
 
 export const writeFileAtomic = (path: string, text: string) => writeAtomic(path, Stream.make(text))
 
-export const writeJsonAtomic = (path: string, value: unknown) => writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n")
+export const writeJsonAtomic = (path: string, value: unknown) =>
+  writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n")
 
 const READ_SIZE = 64 * 1024
 const NEWLINE = 0x0a
@@ -163,7 +174,10 @@ const NEWLINE = 0x0a
  * run's reports grew the process by 25 MB when the reads were synchronous.
  */
 export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
-  readDecodedLines(path, (buffer, start, stop) => (stop > start ? JSON.parse(buffer.toString("utf8", start, stop)) as A : undefined))
+  readDecodedLines(
+    path,
+    (buffer, start, stop) => (stop > start ? JSON.parse(buffer.toString("utf8", start, stop)) as A : undefined)
+  )
 
 /**
  * Every line of a text file as a string, blank lines included (so the n-th element is line n), read

@@ -11,7 +11,14 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { type FailureClass, type JudgeTask, type ListJudgeTask, splitUsage, type Usage, type Verdict } from "../domain/Judgment.js"
+import {
+  type FailureClass,
+  type JudgeTask,
+  type ListJudgeTask,
+  splitUsage,
+  type Usage,
+  type Verdict
+} from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ChatRequest } from "../providers/LlmProvider.js"
 import { answerSchema, claimsSchema, listAnswerSchema, render } from "./Prompt.js"
@@ -40,7 +47,6 @@ const tryParse = (text: string): unknown => {
     return undefined
   }
 }
-
 
 /** End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside strings. */
 const balancedEnd = (text: string, start: number): number | undefined => {
@@ -145,7 +151,11 @@ export interface ListAnswerProblem {
  * every hit graded exactly once, each grade on the rubric's scale. Entries are decoded one by one,
  * so a reply that fails still tells which hits it graded.
  */
-export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
+export const decodeListAnswer = (
+  rubric: Rubric,
+  n: number,
+  text: string
+): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
   if (text.trim() === "") return Either.left({ problem: "the reply was empty" })
   const objects = jsonObjects(text)
   if (objects.length === 0) return Either.left({ problem: "the reply contains no valid JSON object" })
@@ -154,13 +164,19 @@ export const decodeListAnswer = (rubric: Rubric, n: number, text: string): Eithe
   for (let i = objects.length - 1; i >= 0; i--) {
     const result = decodeGradeList(rubric, n, objects[i]!)
     if (Either.isRight(result)) return result
-    if (fallback === undefined || (fallback.items === undefined && result.left.items !== undefined)) fallback = result.left
+    if (fallback === undefined || (fallback.items === undefined && result.left.items !== undefined)) {
+      fallback = result.left
+    }
   }
   return Either.left(fallback!)
 }
 
 /** One object as a listwise answer (see `decodeListAnswer`): every item, by the rubric's item key (`hit`, `claim`…), graded once. */
-const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown>): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
+const decodeGradeList = (
+  rubric: Rubric,
+  n: number,
+  json: Record<string, unknown>
+): Either.Either<ReadonlyArray<Answer>, ListAnswerProblem> => {
   const key = rubric.itemKey
   const grades = json.grades
   if (!Array.isArray(grades)) return Either.left({ problem: `grades: expected an array with one entry per ${key}` })
@@ -192,7 +208,9 @@ const decodeGradeList = (rubric: Rubric, n: number, json: Record<string, unknown
   })
   const missing = items.flatMap((a, i) => (typeof a === "string" && !seen.has(i + 1) ? [i + 1] : []))
   if (missing.length > 0) problems.push(`no grade for ${key}${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
-  return problems.length === 0 ? Either.right(items as Array<Answer>) : Either.left({ problem: problems.join("; "), items })
+  return problems.length === 0
+    ? Either.right(items as Array<Answer>)
+    : Either.left({ problem: problems.join("; "), items })
 }
 
 const decodeClaimList = Schema.decodeUnknownEither(Schema.Struct({ claims: Schema.Array(Schema.String) }))
@@ -261,7 +279,15 @@ const claimsReader = (task: JudgeTask): CallReader<ReadonlyArray<string>> => {
     decode: decodeClaims,
     verdicts: (o) => [
       Either.match(o.answer, {
-        onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+        onLeft: ({ failure, reason }): Verdict => ({
+          status: "failed",
+          failure,
+          score: null,
+          reason,
+          raw: o.raw,
+          usage: o.usage,
+          attempts: o.attempts
+        }),
         onRight: (claims): Verdict => ({
           status: "ok",
           score: claims.length,
@@ -295,7 +321,15 @@ const scoreReader = (task: JudgeTask): CallReader<Answer> => {
     decode: (text) => decodeAnswer(rubric, text),
     verdicts: (o) => [
       Either.match(o.answer, {
-        onLeft: ({ failure, reason }): Verdict => ({ status: "failed", failure, score: null, reason, raw: o.raw, usage: o.usage, attempts: o.attempts }),
+        onLeft: ({ failure, reason }): Verdict => ({
+          status: "failed",
+          failure,
+          score: null,
+          reason,
+          raw: o.raw,
+          usage: o.usage,
+          attempts: o.attempts
+        }),
         onRight: (answer): Verdict => answerVerdict(answer, o.usage, o.attempts)
       })
     ]
@@ -310,7 +344,11 @@ export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer
   // it did grade keep their grades and only the others fail.
   let partial: ReadonlyArray<Answer | string> | undefined
   return {
-    request: { ...render(rubric, task.vars, task.items.map((i) => i.vars)), schema: listAnswerSchema(rubric, n), cacheKey: cacheKeyOf(rubric) },
+    request: {
+      ...render(rubric, task.vars, task.items.map((i) => i.vars)),
+      schema: listAnswerSchema(rubric, n),
+      cacheKey: cacheKeyOf(rubric)
+    },
     decode: (text) => {
       const result = decodeListAnswer(rubric, n, text)
       if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
@@ -321,12 +359,22 @@ export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer
       const items: ReadonlyArray<Answer | Failure> = Either.match(o.answer, {
         onRight: (answers) => answers,
         onLeft: (why) =>
-          partial?.map((a) => typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a) ??
+          partial?.map((a) =>
+            typeof a === "string" ? { reason: `${why.reason} (this hit: ${a})`, failure: why.failure } : a
+          ) ??
             task.items.map(() => why)
       })
       return items.map((a, i): Verdict =>
         "failure" in a
-          ? { status: "failed", failure: a.failure, score: null, reason: a.reason, raw: o.raw, usage: shares[i]!, attempts: o.attempts }
+          ? {
+            status: "failed",
+            failure: a.failure,
+            score: null,
+            reason: a.reason,
+            raw: o.raw,
+            usage: shares[i]!,
+            attempts: o.attempts
+          }
           : answerVerdict(a, shares[i]!, o.attempts)
       )
     }

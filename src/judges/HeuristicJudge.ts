@@ -38,13 +38,22 @@ const nearestScaleValue = (score: number, values: ReadonlyArray<number>): number
   return best
 }
 
-const failed = (reason: string): Verdict => ({ status: "failed", failure: "judge", score: null, reason, usage: noUsage, attempts: 0 })
+const failed = (reason: string): Verdict => ({
+  status: "failed",
+  failure: "judge",
+  score: null,
+  reason,
+  usage: noUsage,
+  attempts: 0
+})
 
 /** Judge one task synchronously (the runner batches local judges; also handy for benchmarks). */
 export const verdict = (task: JudgeTask): Verdict => {
   const rubric = task.rubric
   // A user's rubric names no heuristic (the runner refuses it with this judge before the run).
-  if (rubric.heuristic === undefined) return failed(`rubric "${rubric.id}" names no heuristic: the heuristic judge cannot judge it (use an LLM provider)`)
+  if (rubric.heuristic === undefined) {
+    return failed(`rubric "${rubric.id}" names no heuristic: the heuristic judge cannot judge it (use an LLM provider)`)
+  }
   const claims = pointHeuristics[rubric.heuristic]
   if (claims !== undefined) return claims(task)
   const heuristic = heuristics[rubric.heuristic]
@@ -55,7 +64,9 @@ export const verdict = (task: JudgeTask): Verdict => {
   }
   const result = heuristic(task.vars, { min: rubric.min, max: rubric.max }, { pool: task.pool })
   if (!Number.isFinite(result.score)) {
-    return failed(`heuristic "${rubric.heuristic}" produced no finite score for rubric "${rubric.id}": ${result.reason}`)
+    return failed(
+      `heuristic "${rubric.heuristic}" produced no finite score for rubric "${rubric.id}": ${result.reason}`
+    )
   }
   const clamped = Math.min(rubric.max, Math.max(rubric.min, result.score))
   const score = nearestScaleValue(clamped, rubric.scale.map((v) => v.score))

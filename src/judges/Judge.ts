@@ -48,7 +48,9 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
    * Listwise: every item of the task in one call, one verdict per item in order; the call's tokens
    * are shared among the items' verdicts (`splitUsage`).
    */
-  readonly judgeList: (task: ListJudgeTask) => Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError>
+  readonly judgeList: (
+    task: ListJudgeTask
+  ) => Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError>
   /**
    * Remote judges: one minimal request before judging, so a bad key, model, URL or unsupported
    * structured-output mode is reported at once (and the mode falls back when the server needs it).

@@ -26,12 +26,34 @@ import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as Interval from "effect/ScheduleInterval"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
-import { addUsage, type JudgeTask, type RepairCheckpoint, type ListJudgeTask, type Usage, type Verdict } from "../domain/Judgment.js"
-import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type StructuredOutput } from "../providers/LlmProvider.js"
+import {
+  addUsage,
+  type JudgeTask,
+  type ListJudgeTask,
+  type RepairCheckpoint,
+  type Usage,
+  type Verdict
+} from "../domain/Judgment.js"
+import {
+  type ChatRequest,
+  type ChatResponse,
+  LlmProvider,
+  ProviderError,
+  type StructuredOutput
+} from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
 import { GateStopped } from "../providers/RateGate.js"
+import {
+  DEFAULT_REPAIR_ATTEMPTS,
+  type Failure,
+  listReader,
+  type Outcome,
+  pointReader,
+  readerOf,
+  truncate,
+  unusable
+} from "./CallReader.js"
 import { Judge, JudgeStopped, type PreflightReport } from "./Judge.js"
-import { DEFAULT_REPAIR_ATTEMPTS, type Failure, listReader, type Outcome, pointReader, readerOf, truncate, unusable } from "./CallReader.js"
 
 export interface LlmJudgeOptions {
   /** Retries after server errors, timeouts and network errors. Default 3. */
@@ -90,7 +112,12 @@ const exhausted = new WeakMap<ProviderError, string>()
  * - a rejected request is not asked again.
  */
 export const retrySchedule = (
-  options: { readonly maxRetries: number; readonly maxWaitMs: number; readonly baseDelayMs: number; readonly maxDelayMs: number },
+  options: {
+    readonly maxRetries: number
+    readonly maxWaitMs: number
+    readonly baseDelayMs: number
+    readonly maxDelayMs: number
+  },
   wait?: RateGate.WaitBudget
 ): Schedule.Schedule<ProviderError, ProviderError> =>
   Schedule.makeWithState<RetryState, ProviderError, ProviderError>(
@@ -100,13 +127,23 @@ export const retrySchedule = (
         const since = Math.min(state.firstLimitedAt ?? now, wait?.since ?? now)
         if (wait !== undefined) wait.since = since
         if (now - since >= options.maxWaitMs) {
-          exhausted.set(error, `still rate-limited after waiting ${formatWait(now - since)} (--max-wait ${formatWait(options.maxWaitMs)})`)
+          exhausted.set(
+            error,
+            `still rate-limited after waiting ${formatWait(now - since)} (--max-wait ${formatWait(options.maxWaitMs)})`
+          )
           return Effect.succeed([state, error, ScheduleDecision.done])
         }
-        return Effect.succeed([{ ...state, firstLimitedAt: since }, error, ScheduleDecision.continueWith(Interval.after(now))] as const)
+        return Effect.succeed(
+          [{ ...state, firstLimitedAt: since }, error, ScheduleDecision.continueWith(Interval.after(now))] as const
+        )
       }
       if (error.kind === "rejected" || state.transient >= options.maxRetries) {
-        if (error.kind !== "rejected") exhausted.set(error, `after ${state.transient + 1} attempt${state.transient === 0 ? "" : "s"}`)
+        if (error.kind !== "rejected") {
+          exhausted.set(
+            error,
+            `after ${state.transient + 1} attempt${state.transient === 0 ? "" : "s"}`
+          )
+        }
         return Effect.succeed([state, error, ScheduleDecision.done])
       }
       return Effect.map(
@@ -136,18 +173,24 @@ export const retryAfterFailure = <A, E, R, E2 = never>(
   options: { readonly retryable?: (error: E) => boolean; readonly interrupt?: Effect.Effect<never, E2> } = {}
 ): Effect.Effect<A, E | E2, R> => {
   const retryable = options.retryable ?? (() => true)
-  return Effect.catchAll(self, (first): Effect.Effect<A, E | E2, R> =>
-    !retryable(first) ? Effect.fail(first) : Effect.flatMap(Schedule.driver(schedule), (driver) => {
-      const retry = (error: E): Effect.Effect<A, E | E2, R> => {
-        // The driver fails (with None) when the schedule is done: then the error stands.
-        const next: Effect.Effect<unknown, E | E2> = Effect.mapError(driver.next(error), () => error)
-        return Effect.matchEffect(options.interrupt === undefined ? next : Effect.raceFirst(next, options.interrupt), {
-          onFailure: Effect.fail,
-          onSuccess: () => Effect.catchAll(self, (e) => retryable(e) ? retry(e) : Effect.fail(e))
-        })
-      }
-      return retry(first)
-    }))
+  return Effect.catchAll(
+    self,
+    (first): Effect.Effect<A, E | E2, R> =>
+      !retryable(first) ? Effect.fail(first) : Effect.flatMap(Schedule.driver(schedule), (driver) => {
+        const retry = (error: E): Effect.Effect<A, E | E2, R> => {
+          // The driver fails (with None) when the schedule is done: then the error stands.
+          const next: Effect.Effect<unknown, E | E2> = Effect.mapError(driver.next(error), () => error)
+          return Effect.matchEffect(
+            options.interrupt === undefined ? next : Effect.raceFirst(next, options.interrupt),
+            {
+              onFailure: Effect.fail,
+              onSuccess: () => Effect.catchAll(self, (e) => retryable(e) ? retry(e) : Effect.fail(e))
+            }
+          )
+        }
+        return retry(first)
+      })
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,7 +227,10 @@ export const make = (options: LlmJudgeOptions = {}) =>
       const wait: RateGate.WaitBudget = { maxWaitMs: scheduleOptions.maxWaitMs, since: undefined }
       return { wait, schedule: retrySchedule(scheduleOptions, wait) }
     }
-    const stopped: Effect.Effect<never, GateStopped> = Effect.zipRight(options.stop ?? RateGate.never, Effect.fail(new GateStopped()))
+    const stopped: Effect.Effect<never, GateStopped> = Effect.zipRight(
+      options.stop ?? RateGate.never,
+      Effect.fail(new GateStopped())
+    )
     const { maxTokens, seed, temperature } = provider.params
     const params: Record<string, unknown> = {}
     if (temperature !== undefined) params.temperature = temperature
@@ -209,11 +255,19 @@ export const make = (options: LlmJudgeOptions = {}) =>
             ? `${who} does not serve model "${provider.model}" (HTTP 404: ${e.detail}): check --model`
             : `${who} answered HTTP 404 for its chat-completions endpoint: check --base-url (it usually ends in /v1)`
         case "unsupported":
-          return `${who} rejected the request as unsupported (HTTP ${e.status ?? 400}: ${e.detail}): check --model and the sampling flags${FORMAT_REJECTED.test(e.detail) ? "; without --no-preflight the answer format falls back by itself" : ""}`
+          return `${who} rejected the request as unsupported (HTTP ${
+            e.status ?? 400
+          }: ${e.detail}): check --model and the sampling flags${
+            FORMAT_REJECTED.test(e.detail) ? "; without --no-preflight the answer format falls back by itself" : ""
+          }`
         case "quota":
-          return `${who} refused for quota or billing (HTTP ${e.status ?? 429}: ${e.detail}): check the account's plan and credit`
+          return `${who} refused for quota or billing (HTTP ${
+            e.status ?? 429
+          }: ${e.detail}): check the account's plan and credit`
         default:
-          return `cannot reach ${who} (${e.detail}): ${provider.provider === "ollama" ? "is it running?" : "is the server running? check --base-url"}`
+          return `cannot reach ${who} (${e.detail}): ${
+            provider.provider === "ollama" ? "is it running?" : "is the server running? check --base-url"
+          }`
       }
     }
 
@@ -225,25 +279,36 @@ export const make = (options: LlmJudgeOptions = {}) =>
       if (!e.fatal) return undefined
       fatalStreak++
       if (answeredOnce && fatalStreak < fatalAfter) return undefined
-      return Effect.zipRight(gate.halt, Effect.fail(new FatalJudgeError({ line: fatalLine(e), kind: e.kind, status: e.status })))
+      return Effect.zipRight(
+        gate.halt,
+        Effect.fail(new FatalJudgeError({ line: fatalLine(e), kind: e.kind, status: e.status }))
+      )
     }
 
     /** One attempt through the gate; a success resets the streak of fatal-class errors. */
     const attempt = (request: ChatRequest, estimated: number, wait: RateGate.WaitBudget) =>
       gate.run(estimated, provider.complete(request), wait).pipe(
-        Effect.tap(() => Effect.sync(() => {
-          answeredOnce = true
-          fatalStreak = 0
-        })),
-        Effect.catchTag("ProviderError", (e): Effect.Effect<never, ProviderError | FatalJudgeError> => fatal(e) ?? Effect.fail(e))
+        Effect.tap(() =>
+          Effect.sync(() => {
+            answeredOnce = true
+            fatalStreak = 0
+          })
+        ),
+        Effect.catchTag("ProviderError", (e): Effect.Effect<never, ProviderError | FatalJudgeError> =>
+          fatal(e) ?? Effect.fail(e))
       )
 
     /** Attempts with retries (429s wait, transient errors back off); stops and fatal errors end it. */
-    const send = (request: () => ChatRequest, estimated: number): Effect.Effect<ChatResponse, ProviderError | FatalJudgeError | JudgeStopped> =>
+    const send = (
+      request: () => ChatRequest,
+      estimated: number
+    ): Effect.Effect<ChatResponse, ProviderError | FatalJudgeError | JudgeStopped> =>
       Effect.suspend(() => {
         const { wait, schedule } = retries()
         return retryAfterFailure(
-          Effect.suspend(() => attempt(request(), estimated, wait)),
+          Effect.suspend(() =>
+            attempt(request(), estimated, wait)
+          ),
           schedule as Schedule.Schedule<unknown, ProviderError | FatalJudgeError | GateStopped>,
           { retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal), interrupt: stopped }
         ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
@@ -254,7 +319,11 @@ export const make = (options: LlmJudgeOptions = {}) =>
      * failure class); with the tokens and attempts spent and the last text. Fails only when the run
      * stops or the provider turns out misconfigured.
      */
-    const ask = <A>(base: ChatRequest, decode: (text: string) => Either.Either<A, string>, checkpoint?: RepairCheckpoint) =>
+    const ask = <A>(
+      base: ChatRequest,
+      decode: (text: string) => Either.Either<A, string>,
+      checkpoint?: RepairCheckpoint
+    ) =>
       Effect.suspend(() => {
         const estimated = estimateTokens(base, maxTokens)
         // Per-judgment bookkeeping across every attempt (continued from a reply journaled before a
@@ -264,7 +333,9 @@ export const make = (options: LlmJudgeOptions = {}) =>
         let asks = prior?.asks ?? 0
         let usage: Usage = prior?.usage ?? { inputTokens: 0, outputTokens: 0 }
         let lastText: string | undefined = prior?.text
-        let repair: ChatRequest["repair"] = prior === undefined ? undefined : { previous: prior.text, error: prior.problem }
+        let repair: ChatRequest["repair"] = prior === undefined
+          ? undefined
+          : { previous: prior.text, error: prior.problem }
         // A listwise decoder learns from the journaled reply which hits it did grade.
         if (prior !== undefined) decode(prior.text)
         const totalAsks = repairAttempts + 1
@@ -310,8 +381,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
         return asking.pipe(
           Effect.map((a) => outcome(Either.right(a))),
           Effect.catchTags({
-            AnswerError: (e) =>
-              Effect.sync(() => outcome(Either.left(unusable(asks, e.problem)))),
+            AnswerError: (e) => Effect.sync(() => outcome(Either.left(unusable(asks, e.problem)))),
             ProviderError: (e) =>
               Effect.sync(() => {
                 const why = exhausted.get(e) ?? `after ${attempts} attempt${attempts === 1 ? "" : "s"}`
@@ -323,7 +393,11 @@ export const make = (options: LlmJudgeOptions = {}) =>
               })
           }),
           // A defect here is still a failed judgment, with its reason (asked again on resume).
-          Effect.catchAllDefect((defect) => Effect.sync(() => outcome(Either.left({ reason: `internal error: ${String(defect)}`, failure: "transport" }))))
+          Effect.catchAllDefect((defect) =>
+            Effect.sync(() =>
+              outcome(Either.left({ reason: `internal error: ${String(defect)}`, failure: "transport" }))
+            )
+          )
         )
       })
 
@@ -332,7 +406,9 @@ export const make = (options: LlmJudgeOptions = {}) =>
       return Effect.map(ask(reader.request, reader.decode, task.repair), (o) => reader.verdicts(o)[0]!)
     }
 
-    const judgeList = (task: ListJudgeTask): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError> => {
+    const judgeList = (
+      task: ListJudgeTask
+    ): Effect.Effect<ReadonlyArray<Verdict>, JudgeStopped | FatalJudgeError | OutputError> => {
       if (task.items.length === 0) return Effect.succeed([])
       const reader = listReader(task)
       return Effect.map(ask(reader.request, reader.decode, task.repair), reader.verdicts)
@@ -359,7 +435,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
           answeredOnce = true
           format = mode
           const usage = result.right.usage
-          return { structuredOutput: mode, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, latencyMs: Math.round(performance.now() - started) }
+          return {
+            structuredOutput: mode,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            latencyMs: Math.round(performance.now() - started)
+          }
         }
         const e = result.left
         if (e._tag === "JudgeStopped") return yield* e
@@ -367,9 +448,17 @@ export const make = (options: LlmJudgeOptions = {}) =>
         const stop = fatal(e)
         if (stop !== undefined) return yield* stop
         // Still failing after the retries (5xx, timeouts): judging will meet the same server; go on.
-        return { structuredOutput: mode, inputTokens: 0, outputTokens: 0, latencyMs: Math.round(performance.now() - started) }
+        return {
+          structuredOutput: mode,
+          inputTokens: 0,
+          outputTokens: 0,
+          latencyMs: Math.round(performance.now() - started)
+        }
       }
-      return yield* new FatalJudgeError({ line: fatalLine(new ProviderError({ kind: "unsupported", detail: "no answer format accepted" })), kind: "unsupported" })
+      return yield* new FatalJudgeError({
+        line: fatalLine(new ProviderError({ kind: "unsupported", detail: "no answer format accepted" })),
+        kind: "unsupported"
+      })
     })
 
     return Judge.of({

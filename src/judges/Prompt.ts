@@ -51,23 +51,45 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
           // The first problem's field by name (scale.2.score), then what is wrong with it.
           const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
           const field = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".")
-          return new InputError({ file: path, ...(field === undefined ? {} : { field }), problem: `not a rubric: ${issue?.message ?? e.message}` })
+          return new InputError({
+            file: path,
+            ...(field === undefined ? {} : { field }),
+            problem: `not a rubric: ${issue?.message ?? e.message}`
+          })
         })
       )
     ),
     Effect.flatMap((file) => {
       const scores = file.scale.map((v) => v.score)
       if (file.output === "score" && scores.length < 2) {
-        return Effect.fail(new InputError({ file: path, field: "scale", problem: "a rubric that asks for a score needs a scale of at least two values" }))
+        return Effect.fail(
+          new InputError({
+            file: path,
+            field: "scale",
+            problem: "a rubric that asks for a score needs a scale of at least two values"
+          })
+        )
       }
       if (file.output === "claims" && (scores.length > 0 || file.item !== undefined)) {
-        return Effect.fail(new InputError({ file: path, field: file.item !== undefined ? "item" : "scale", problem: "a rubric that asks for claims has no scale and no item template" }))
+        return Effect.fail(
+          new InputError({
+            file: path,
+            field: file.item !== undefined ? "item" : "scale",
+            problem: "a rubric that asks for claims has no scale and no item template"
+          })
+        )
       }
       if (new Set(scores).size !== scores.length) {
         return Effect.fail(new InputError({ file: path, problem: "scale has duplicate scores" }))
       }
       if (file.item !== undefined && !file.user.some((l) => /\{\{\s*items\s*\}\}/.test(l))) {
-        return Effect.fail(new InputError({ file: path, field: "user", problem: "a listwise rubric (with an item template) must place {{items}} in its user template" }))
+        return Effect.fail(
+          new InputError({
+            file: path,
+            field: "user",
+            problem: "a listwise rubric (with an item template) must place {{items}} in its user template"
+          })
+        )
       }
       return Effect.succeed<Rubric>({
         ...file,
@@ -90,7 +112,9 @@ export const loadRubric = (id: string, dirs: string | ReadonlyArray<string> = de
     for (const path of candidates) {
       if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) continue
       const text = yield* fs.readFileString(path).pipe(
-        Effect.mapError((e) => new InputError({ file: path, problem: `cannot read the prompt file of rubric "${id}": ${e.message}` }))
+        Effect.mapError((e) =>
+          new InputError({ file: path, problem: `cannot read the prompt file of rubric "${id}": ${e.message}` })
+        )
       )
       const rubric = yield* parseRubric(text, path)
       if (rubric.id !== id) {
@@ -100,7 +124,9 @@ export const loadRubric = (id: string, dirs: string | ReadonlyArray<string> = de
     }
     return yield* new InputError({
       file: candidates[0]!,
-      problem: `prompt file not found for rubric "${id}"${candidates.length > 1 ? ` (looked for ${candidates.join(", ")})` : ""}`
+      problem: `prompt file not found for rubric "${id}"${
+        candidates.length > 1 ? ` (looked for ${candidates.join(", ")})` : ""
+      }`
     })
   })
 
@@ -127,7 +153,7 @@ const SKELETON_LENGTH = 2 + Math.max(...DATA_TAGS.map((t) => t.length))
 const skeletonAfter = (value: string, start: number): string => {
   let skeleton = ""
   let visible = 0
-  for (let i = start; i < value.length && visible < SKELETON_LENGTH; ) {
+  for (let i = start; i < value.length && visible < SKELETON_LENGTH;) {
     const ch = String.fromCodePoint(value.codePointAt(i)!)
     i += ch.length
     const n = ch.normalize("NFKC").replace(FORMAT, "").toLowerCase()
@@ -167,7 +193,11 @@ export const scaleText = (rubric: Rubric): string =>
  * its own variables (escaped as data) and `{{hit}}` = its number, 1-based; `{{count}}` is how many.
  * One pass per template: substituted text is never scanned again, so `{{…}}` inside data stays data.
  */
-export const render = (rubric: Rubric, vars: Readonly<Record<string, string>>, items?: ReadonlyArray<Readonly<Record<string, string>>>) => {
+export const render = (
+  rubric: Rubric,
+  vars: Readonly<Record<string, string>>,
+  items?: ReadonlyArray<Readonly<Record<string, string>>>
+) => {
   const t = templates(rubric)
   let trusted = t.trusted
   if (items !== undefined) {
@@ -175,17 +205,30 @@ export const render = (rubric: Rubric, vars: Readonly<Record<string, string>>, i
     trusted = {
       ...trusted,
       count,
-      items: items.map((itemVars, i) => substitute(t.item, { ...vars, ...itemVars }, { ...trusted, count, hit: String(i + 1) })).join("\n\n")
+      items: items.map((itemVars, i) =>
+        substitute(t.item, { ...vars, ...itemVars }, { ...trusted, count, hit: String(i + 1) })
+      ).join("\n\n")
     }
   }
   return { system: substitute(t.system, vars, trusted), user: substitute(t.user, vars, trusted) }
 }
 
-const substitute = (template: string, values: Readonly<Record<string, string>>, fixed: Readonly<Record<string, string>>) =>
-  template.replace(VARIABLE, (_, name: string) => fixed[name] ?? escapeData(values[name] ?? ""))
+const substitute = (
+  template: string,
+  values: Readonly<Record<string, string>>,
+  fixed: Readonly<Record<string, string>>
+) => template.replace(VARIABLE, (_, name: string) => fixed[name] ?? escapeData(values[name] ?? ""))
 
 /** A rubric's templates as single strings and its trusted values, prepared once (a judge renders one per call). */
-const prepared = new WeakMap<Rubric, { readonly system: string; readonly user: string; readonly item: string; readonly trusted: Readonly<Record<string, string>> }>()
+const prepared = new WeakMap<
+  Rubric,
+  {
+    readonly system: string
+    readonly user: string
+    readonly item: string
+    readonly trusted: Readonly<Record<string, string>>
+  }
+>()
 const templates = (rubric: Rubric) => {
   let t = prepared.get(rubric)
   if (t === undefined) {
@@ -218,7 +261,11 @@ export const listAnswerSchema = (rubric: Rubric, n: number) => {
           items: {
             type: "object",
             properties: {
-              [key]: { type: "integer", enum: Array.from({ length: n }, (_, i) => i + 1), description: `The ${key}'s number` },
+              [key]: {
+                type: "integer",
+                enum: Array.from({ length: n }, (_, i) => i + 1),
+                description: `The ${key}'s number`
+              },
               ...single.properties
             },
             required: [key, ...single.required],
@@ -252,7 +299,10 @@ const makeAnswerSchema = (rubric: Rubric) => {
     required.push("confidence")
   }
   if (rubric.evidence) {
-    properties.evidence = { type: "string", description: "The sentence of the data that decides the verdict, quoted exactly; empty when there is none." }
+    properties.evidence = {
+      type: "string",
+      description: "The sentence of the data that decides the verdict, quoted exactly; empty when there is none."
+    }
     required.push("evidence")
   }
   return {
@@ -267,7 +317,12 @@ export const claimsSchema = (rubric: Rubric) => ({
   schema: {
     type: "object",
     properties: {
-      claims: { type: "array", items: { type: "string" }, description: "Each atomic claim of the text, in the order the text makes them; none when it makes no factual claim." }
+      claims: {
+        type: "array",
+        items: { type: "string" },
+        description:
+          "Each atomic claim of the text, in the order the text makes them; none when it makes no factual claim."
+      }
     },
     required: ["claims"],
     additionalProperties: false

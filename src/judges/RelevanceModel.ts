@@ -99,7 +99,11 @@ export interface QueryTerms {
 }
 
 /** Query terms from the primary query's distinct terms and, optionally, a context question's. */
-export const queryTerms = (primary: Iterable<string>, context: Iterable<string> | undefined, match: TermMatch): QueryTerms => {
+export const queryTerms = (
+  primary: Iterable<string>,
+  context: Iterable<string> | undefined,
+  match: TermMatch
+): QueryTerms => {
   const terms = [...primary]
   const n = terms.length
   if (context !== undefined) {
@@ -126,7 +130,7 @@ const matchedIn = (doc: ReadonlySet<string>, query: QueryTerms, memo: MatchMemo)
   const flags = new Uint8Array(query.terms.length)
   for (const t of doc) {
     const m = queryMatches(t, query, memo)
-    if (m !== null) for (const k of m) flags[k] = 1
+    if (m !== null) { for (const k of m) flags[k] = 1 }
   }
   return flags
 }
@@ -183,7 +187,6 @@ const typicalityOf = (
   return n === 0 ? undefined : sum / n
 }
 
-
 /** The statistics of a pool of hits (their distinct terms) for one query. O(total terms of the pool). */
 export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: QueryTerms): PoolStats => {
   const memo: MatchMemo = new Map()
@@ -195,7 +198,7 @@ export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: Query
     for (const t of d) {
       df.set(t, (df.get(t) ?? 0) + 1)
       const m = queryMatches(t, query, memo)
-      if (m !== null) for (const k of m) flags[k] = 1
+      if (m !== null) { for (const k of m) flags[k] = 1 }
     }
     for (let k = 0; k < flags.length; k++) queryDf[k]! += flags[k]!
     return flags
@@ -218,24 +221,30 @@ export const poolStats = (docs: ReadonlyArray<ReadonlySet<string>>, query: Query
 
 export type AnswerType = "quantity" | "duration" | "date" | "phone" | "person" | "definition"
 
-const ANSWER_TYPES: ReadonlyArray<{ readonly type: AnswerType; readonly asks: RegExp; readonly wants: string; readonly has: RegExp }> = [
+const ANSWER_TYPES: ReadonlyArray<
+  { readonly type: AnswerType; readonly asks: RegExp; readonly wants: string; readonly has: RegExp }
+> = [
   {
     type: "duration",
     asks: /\bhow long\b/,
     wants: "a duration",
-    has: /\b\d+(?:[.,]\d+)?(?:\s*(?:-|–|to)\s*\d+(?:[.,]\d+)?)?\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|decades?)\b/
+    has:
+      /\b\d+(?:[.,]\d+)?(?:\s*(?:-|–|to)\s*\d+(?:[.,]\d+)?)?\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|decades?)\b/
   },
   {
     type: "quantity",
-    asks: /\bhow (?:much|many)\b|\b(?:cost|costs|price|prices|salary|salaries|wage|wages|fee|fees|paid|pay|earn|earns|worth|money)\b/,
+    asks:
+      /\bhow (?:much|many)\b|\b(?:cost|costs|price|prices|salary|salaries|wage|wages|fee|fees|paid|pay|earn|earns|worth|money)\b/,
     wants: "a number or an amount",
-    has: /[$€£¥]\s?\d|\b\d[\d,.]*\s*(?:%|percent|dollars?|usd|euros?|pounds?|cents?|thousand|million|billion|k)\b|\b\d[\d,.]*\b/
+    has:
+      /[$€£¥]\s?\d|\b\d[\d,.]*\s*(?:%|percent|dollars?|usd|euros?|pounds?|cents?|thousand|million|billion|k)\b|\b\d[\d,.]*\b/
   },
   {
     type: "date",
     asks: /\bwhen\b|\bwhat (?:year|date|day|month|time)\b/,
     wants: "a date",
-    has: /\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b/
+    has:
+      /\b(?:1[5-9]\d\d|20\d\d)\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b/
   },
   {
     type: "phone",
@@ -245,7 +254,8 @@ const ANSWER_TYPES: ReadonlyArray<{ readonly type: AnswerType; readonly asks: Re
   },
   {
     type: "person",
-    asks: /^\s*who\b|\bwho (?:is|was|are|were|played|plays|owns|owned|invented|wrote|founded|discovered|sang|sings|directed|created)\b/,
+    asks:
+      /^\s*who\b|\bwho (?:is|was|are|were|played|plays|owns|owned|invented|wrote|founded|discovered|sang|sings|directed|created)\b/,
     wants: "a person's name",
     // Two capitalised words in a row, checked on the original casing.
     has: /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+/u
@@ -254,7 +264,8 @@ const ANSWER_TYPES: ReadonlyArray<{ readonly type: AnswerType; readonly asks: Re
     type: "definition",
     asks: /^\s*(?:what|who)(?:'s| is| are| was| were| does| do)\b|\bdefin(?:e|ition)\b|\bmeaning\b|\bmeans?\b/,
     wants: "a defining sentence",
-    has: /\b(?:is|are|was|were) (?:a|an|the|one|any|defined|known|called)\b|\brefers? to\b|\bmeans?\b|\bdefin(?:ed|ition)\b|\b(?:a|an) (?:type|kind|form|term|word|name|way) (?:of|for)\b/
+    has:
+      /\b(?:is|are|was|were) (?:a|an|the|one|any|defined|known|called)\b|\brefers? to\b|\bmeans?\b|\bdefin(?:ed|ition)\b|\b(?:a|an) (?:type|kind|form|term|word|name|way) (?:of|for)\b/
   }
 ]
 
@@ -264,7 +275,12 @@ let lastQuery: { readonly text: string; readonly rule: AnswerRule | undefined } 
 
 /** The kind of answer a query asks for (first matching rule), if any; the last query's is kept. */
 export const answerTypeOf = (query: string): AnswerRule | undefined => {
-  if (lastQuery.text !== query) lastQuery = { text: query, rule: ANSWER_TYPES.find((a) => a.asks.test(query.toLowerCase())) }
+  if (lastQuery.text !== query) {
+    lastQuery = {
+      text: query,
+      rule: ANSWER_TYPES.find((a) => a.asks.test(query.toLowerCase()))
+    }
+  }
   return lastQuery.rule
 }
 
@@ -328,7 +344,12 @@ export interface Relevance {
  * Do all primary query terms occur within some `window` consecutive terms of `terms`? A sliding
  * window counting, per query term, its occurrences inside; O(terms).
  */
-export const withinWindow = (terms: ReadonlyArray<string>, query: QueryTerms, memo: MatchMemo, window: number): boolean => {
+export const withinWindow = (
+  terms: ReadonlyArray<string>,
+  query: QueryTerms,
+  memo: MatchMemo,
+  window: number
+): boolean => {
   const need = query.primary
   const inside = new Array<number>(need).fill(0)
   let present = 0
@@ -383,7 +404,10 @@ export const relevance = (input: RelevanceInput): Relevance => {
   const memo = stats?.memo ?? new Map()
   const flags = pooled?.matched ?? matchedIn(hit, query, memo)
 
-  const share = (from: number, to: number): { readonly found: number; readonly all: number; readonly covered: number } => {
+  const share = (
+    from: number,
+    to: number
+  ): { readonly found: number; readonly all: number; readonly covered: number } => {
     let wAll = 0
     let wHit = 0
     let found = 0
@@ -419,10 +443,15 @@ export const relevance = (input: RelevanceInput): Relevance => {
 
   const asked = answerTypeOf(input.queryText)
   const found = asked !== undefined && hasAnswerType(asked.type, input.hitText, input.hitLower)
-  const score = coverage + TYPICALITY_WEIGHT * (typicality - 1) + (found ? ANSWER_TYPE_WEIGHT : 0) + CONTEXT_WEIGHT * context.covered + (close ? PROXIMITY_WEIGHT : 0) + (titled ? TITLE_WEIGHT : 0)
+  const score = coverage + TYPICALITY_WEIGHT * (typicality - 1) + (found ? ANSWER_TYPE_WEIGHT : 0) +
+    CONTEXT_WEIGHT * context.covered + (close ? PROXIMITY_WEIGHT : 0) + (titled ? TITLE_WEIGHT : 0)
 
   const thresholds = thresholdsFor(others)
-  const margin = Math.min(Math.abs(score - thresholds.grade1), Math.abs(score - thresholds.grade2), Math.abs(score - thresholds.grade3))
+  const margin = Math.min(
+    Math.abs(score - thresholds.grade1),
+    Math.abs(score - thresholds.grade2),
+    Math.abs(score - thresholds.grade3)
+  )
   let confidence = Math.round(1 + 4 * Math.min(1, margin / CONFIDENCE_SPAN))
   if (query.terms.length < 2 || others < 3) confidence = Math.min(confidence, 3)
 

@@ -148,7 +148,9 @@ const sharesStem = (a: string, b: string): boolean => {
 
 /** Do two terms match (equal, or the shared-stem rule of the module comment)? Symmetric; `TermBag.has` agrees. */
 export const termsMatch = (a: string, b: string): boolean =>
-  a === b || (a.length >= PREFIX && b.length >= PREFIX && a.charCodeAt(0) === b.charCodeAt(0) && ASCII_WORD.test(a) && ASCII_WORD.test(b) && sharesStem(a, b))
+  a === b ||
+  (a.length >= PREFIX && b.length >= PREFIX && a.charCodeAt(0) === b.charCodeAt(0) && ASCII_WORD.test(a) &&
+    ASCII_WORD.test(b) && sharesStem(a, b))
 
 /** A set of terms with the soft (shared-stem) match described in the module comment. */
 export class TermBag {
@@ -194,15 +196,22 @@ const ABBREVIATIONS = "mr|mrs|ms|dr|vs|st|prof|fig|approx|no|al|cf|jr|sr"
  * states the rule; `splitSentences` applies it (looking only at the white space that can end a sentence: the
  * expression's variable lookbehind, tried at every position, cost a sixth of the claim checker's time).
  */
-export const SENTENCE_BREAK = new RegExp(`(?<=[.!?。！？]["'”’)\\]]*)(?<!(?:^|[\\s.])\\p{L}\\.)(?<!\\b(?:${ABBREVIATIONS})\\.)\\s+|\\n+`, "iu")
+export const SENTENCE_BREAK = new RegExp(
+  `(?<=[.!?。！？]["'”’)\\]]*)(?<!(?:^|[\\s.])\\p{L}\\.)(?<!\\b(?:${ABBREVIATIONS})\\.)\\s+|\\n+`,
+  "iu"
+)
 
 /** JavaScript's `\s`, by character code. */
 const isSpace = (c: number): boolean =>
-  c === 32 || (c >= 9 && c <= 13) || (c > 127 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff))
+  c === 32 || (c >= 9 && c <= 13) ||
+  (c > 127 &&
+    (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f ||
+      c === 0x205f || c === 0x3000 || c === 0xfeff))
 /** `["'”’)\]]`: what may close a sentence after its final mark, by character code (tested at every space). */
 const isCloser = (c: number): boolean => c === 34 || c === 39 || c === 41 || c === 93 || c === 0x201d || c === 0x2019
 /** `[.!?。！？]`, by character code. */
-const isTerminal = (c: number): boolean => c === 46 || c === 33 || c === 63 || c === 0x3002 || c === 0xff01 || c === 0xff1f
+const isTerminal = (c: number): boolean =>
+  c === 46 || c === 33 || c === 63 || c === 0x3002 || c === 0xff01 || c === 0xff1f
 const LETTER = /\p{L}/u
 const TITLE = new RegExp(`(?:^|[^A-Za-z0-9_])(?:${ABBREVIATIONS})$`, "i")
 
@@ -213,7 +222,9 @@ const endsSentence = (text: string, p: number): boolean => {
   if (i < 0 || !isTerminal(text.charCodeAt(i))) return false
   if (text.charCodeAt(p - 1) !== 46) return true
   // A single letter before the final dot ("e.g.", "U.S."), or a title ("Dr.").
-  if (p >= 2 && LETTER.test(text[p - 2]!) && (p === 2 || isSpace(text.charCodeAt(p - 3)) || text.charCodeAt(p - 3) === 46)) return false
+  if (
+    p >= 2 && LETTER.test(text[p - 2]!) && (p === 2 || isSpace(text.charCodeAt(p - 3)) || text.charCodeAt(p - 3) === 46)
+  ) return false
   return !TITLE.test(text.slice(Math.max(0, p - 8), p - 1))
 }
 

@@ -8,8 +8,8 @@ import { isRecord } from "effect/Predicate"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { splitFragments, unescapeNewlines } from "./Fragments.js"
-import { describeJson } from "./Json.js"
 import type { InputDoc } from "./InputFields.js"
+import { describeJson } from "./Json.js"
 import type { Row } from "./Rows.js"
 
 export interface ColumnMapping {
@@ -47,7 +47,11 @@ export const ragAnswersInput: InputDoc = {
   fields: [
     { name: "Current User Question", required: true, holds: "the question the assistant answered" },
     { name: "Conversation History", required: false, holds: "the conversation before it (empty or absent: none)" },
-    { name: "Fragment Texts", required: true, holds: "the retrieved fragments, numbered \"1. …\", \"2. …\", separated by newlines or \\n" },
+    {
+      name: "Fragment Texts",
+      required: true,
+      holds: "the retrieved fragments, numbered \"1. …\", \"2. …\", separated by newlines or \\n"
+    },
     { name: "Assistant Answer", required: true, holds: "the answer to judge" }
   ],
   exampleExtension: ".csv",
@@ -55,7 +59,8 @@ export const ragAnswersInput: InputDoc = {
     "Current User Question,Conversation History,Fragment Texts,Assistant Answer",
     "What is a heat pump?,,\"1. It moves heat.\\n2. It uses power.\",It moves heat."
   ],
-  minimal: "Current User Question,Fragment Texts,Assistant Answer\nWhat is a heat pump?,1. It moves heat.,It moves heat.\n"
+  minimal:
+    "Current User Question,Fragment Texts,Assistant Answer\nWhat is a heat pump?,1. It moves heat.,It moves heat.\n"
 }
 
 const roles = ["question", "answer", "history", "fragments", "id", "reference", "nuggets"] as const
@@ -79,7 +84,9 @@ export const checkColumns = (
   mapping: ColumnMapping
 ): Effect.Effect<void, InputError> => {
   const available = new Set(columns)
-  const missing = mappedColumns(mapping).filter((column) => !available.has(column) && mapping.optional?.includes(column) !== true)
+  const missing = mappedColumns(mapping).filter((column) =>
+    !available.has(column) && mapping.optional?.includes(column) !== true
+  )
   if (missing.length === 0) return Effect.void
   const list = (names: ReadonlyArray<string>) => names.map((name) => JSON.stringify(name)).join(", ")
   return Effect.fail(

@@ -303,7 +303,9 @@ export class CsvParser {
 
   private problem(line: number, problem: string, column: number): InputError {
     const field = this.header?.[column]
-    return new InputError(field === undefined ? { file: this.file, line, problem } : { file: this.file, line, field, problem })
+    return new InputError(
+      field === undefined ? { file: this.file, line, problem } : { file: this.file, line, field, problem }
+    )
   }
 }
 

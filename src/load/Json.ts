@@ -37,7 +37,6 @@ export const describeJson = (value: unknown): string =>
     ? "a boolean"
     : typeof value
 
-
 type Parsed = { readonly ok: true; readonly value: unknown } | {
   readonly ok: false
   readonly message: string
@@ -56,7 +55,10 @@ export const MAX_JSON_DEPTH = 64
  * the depth reached (limit + 1) and the top-level field it is under; undefined when it does not.
  * Iterative, so any depth JSON.parse accepts is measured without recursion.
  */
-export const nestingTooDeep = (value: unknown, limit = MAX_JSON_DEPTH): { readonly depth: number; readonly field: string | undefined } | undefined => {
+export const nestingTooDeep = (
+  value: unknown,
+  limit = MAX_JSON_DEPTH
+): { readonly depth: number; readonly field: string | undefined } | undefined => {
   const values: Array<unknown> = [value]
   const depths: Array<number> = [1]
   const fields: Array<string | undefined> = [undefined]
@@ -84,7 +86,9 @@ export const nestingTooDeep = (value: unknown, limit = MAX_JSON_DEPTH): { readon
 }
 
 const depthProblem = (found: { readonly field: string | undefined }) =>
-  `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays${found.field === undefined ? "" : ` (in field ${JSON.stringify(found.field)})`}; flatten it`
+  `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays${
+    found.field === undefined ? "" : ` (in field ${JSON.stringify(found.field)})`
+  }; flatten it`
 
 /** `JSON.parse` as a value: the message without V8's position suffix, and the position apart. */
 const parseJson = (text: string): Parsed => {
@@ -92,7 +96,11 @@ const parseJson = (text: string): Parsed => {
     return { ok: true, value: JSON.parse(text) }
   } catch (error) {
     if (error instanceof RangeError) {
-      return { ok: false, message: `nested too deep to read (${error.message}); rows may nest at most ${MAX_JSON_DEPTH} levels`, position: undefined }
+      return {
+        ok: false,
+        message: `nested too deep to read (${error.message}); rows may nest at most ${MAX_JSON_DEPTH} levels`,
+        position: undefined
+      }
     }
     const raw = error instanceof Error ? error.message : String(error)
     const match = /at position (\d+)/.exec(raw)
@@ -184,7 +192,13 @@ export const parseJsonDocument = (file: string, text: string): Either.Either<Jso
     }
     const deep = nestingTooDeep(item)
     if (deep !== undefined) {
-      return Either.left(new InputError({ file, line, problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${depthProblem(deep)}` }))
+      return Either.left(
+        new InputError({
+          file,
+          line,
+          problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${depthProblem(deep)}`
+        })
+      )
     }
     columns.add(item)
     rows.push({ line, values: item })
@@ -326,7 +340,9 @@ export class JsonlParser {
     this.partial = ""
     const problem = this.parseLine(text, out)
     if (problem !== undefined) return problem
-    if (this.rowCount === 0) return new InputError({ file: this.file, problem: "no data rows: the file has only blank lines" })
+    if (this.rowCount === 0) {
+      return new InputError({ file: this.file, problem: "no data rows: the file has only blank lines" })
+    }
     return undefined
   }
 
@@ -346,7 +362,9 @@ export class JsonlParser {
       })
     }
     const deep = nestingTooDeep(value)
-    if (deep !== undefined) return new InputError({ file: this.file, line: this.lineNo, problem: `the object is ${depthProblem(deep)}` })
+    if (deep !== undefined) {
+      return new InputError({ file: this.file, line: this.lineNo, problem: `the object is ${depthProblem(deep)}` })
+    }
     this.keys.add(value)
     this.rowCount++
     out.push({ line: this.lineNo, values: value })

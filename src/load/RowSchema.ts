@@ -85,9 +85,15 @@ export const wordsOf = (ast: AST.AST): string => {
  * large for a double (JSON's `1e999`) reads as Infinity, which is no number a field takes.
  */
 export const found = (actual: unknown): string =>
-  actual === undefined ? "nothing" : typeof actual === "number" && !Number.isFinite(actual) ? String(actual) : describeJson(actual)
+  actual === undefined
+    ? "nothing"
+    : typeof actual === "number" && !Number.isFinite(actual)
+    ? String(actual)
+    : describeJson(actual)
 
-const pathOf = (path: ParseResult.Path): ReadonlyArray<PropertyKey> => (Array.isArray(path) ? path : [path as PropertyKey])
+const pathOf = (
+  path: ParseResult.Path
+): ReadonlyArray<PropertyKey> => (Array.isArray(path) ? path : [path as PropertyKey])
 
 const firstIssue = (issues: ParseResult.Composite["issues"]): ParseResult.ParseIssue =>
   Array.isArray(issues) ? issues[0]! : issues as ParseResult.ParseIssue
@@ -105,7 +111,9 @@ const isShallow = (issue: ParseResult.ParseIssue): boolean => {
     case "Transformation":
       return issue.kind === "Encoded" && isShallow(issue.issue)
     case "Composite": {
-      if (issue.ast._tag === "Union") return (Array.isArray(issue.issues) ? issue.issues : [issue.issues]).every(isShallow)
+      if (issue.ast._tag === "Union") {
+        return (Array.isArray(issue.issues) ? issue.issues : [issue.issues]).every(isShallow)
+      }
       const first = firstIssue(issue.issues)
       return issue.ast._tag === "TypeLiteral" && first._tag === "Pointer" && first.issue.actual === undefined
     }
@@ -117,7 +125,9 @@ const isShallow = (issue: ParseResult.ParseIssue): boolean => {
 /** The message of a failed filter: its `message` annotation, else the text the predicate returned. */
 const messageOf = (issue: ParseResult.Refinement): string | undefined => {
   const annotated = Option.getOrUndefined(AST.getMessageAnnotation(issue.ast))?.(issue)
-  const message = typeof annotated === "object" && annotated !== null && "message" in annotated ? annotated.message : annotated
+  const message = typeof annotated === "object" && annotated !== null && "message" in annotated
+    ? annotated.message
+    : annotated
   if (typeof message === "string") return message
   return issue.issue._tag === "Type" ? issue.issue.message : undefined
 }
@@ -138,7 +148,10 @@ export const problemOf = (issue: ParseResult.ParseIssue): RowProblem => {
   }
   const leaf = (ast: AST.AST, actual: unknown, message: string | undefined): RowProblem => ({
     path,
-    problem: message ?? (absent !== undefined && (actual === undefined || actual === null) ? absent : `expected ${words ?? wordsOf(ast)}, found ${found(actual)}`)
+    problem: message ??
+      (absent !== undefined && (actual === undefined || actual === null)
+        ? absent
+        : `expected ${words ?? wordsOf(ast)}, found ${found(actual)}`)
   })
   let current = issue
   for (;;) {
@@ -190,7 +203,10 @@ export const problemOf = (issue: ParseResult.ParseIssue): RowProblem => {
 
 /** `["hits", 0, "id"]` → `hits[0].id`. */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`), "")
+  path.reduce<string>(
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
+    ""
+  )
 
 /** The row's problem as the input error: the file, the row's line and the field's path. */
 export const rowError = (file: string, row: Row, problem: RowProblem): InputError =>
@@ -202,8 +218,9 @@ export const rowError = (file: string, row: Row, problem: RowProblem): InputErro
   })
 
 /** A decoder returning the first problem as a `ParseIssue` (compiled once per schema). */
-export const issueDecoder = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseResult.ParseIssue> =>
-  ParseResult.decodeUnknownEither(schema)
+export const issueDecoder = <A, I>(
+  schema: Schema.Schema<A, I>
+): (u: unknown) => Either.Either<A, ParseResult.ParseIssue> => ParseResult.decodeUnknownEither(schema)
 
 /**
  * Decodes a row's fields under the schema's own names. `names` maps each schema name to the row's
@@ -223,7 +240,9 @@ export const decodeFields = <A>(
   return Either.mapLeft(decode(projected), (issue) => {
     const problem = problemOf(issue)
     const [head, ...rest] = problem.path
-    return typeof head === "string" && Object.hasOwn(names, head) ? { path: [names[head]!, ...rest], problem: problem.problem } : problem
+    return typeof head === "string" && Object.hasOwn(names, head)
+      ? { path: [names[head]!, ...rest], problem: problem.problem }
+      : problem
   })
 }
 
@@ -241,7 +260,8 @@ export const decodeFields = <A>(
  * field is never `undefined` (`decodeFields` leaves absent ones out), and the parser then has no
  * `undefined` member to try — half the cost of `Schema.optional`.
  */
-export const optionalOrNull = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+export const optionalOrNull = <S extends Schema.Schema.All>(schema: S) =>
+  Schema.optionalWith(Schema.NullOr(schema), { exact: true })
 
 /**
  * The type side of a transformation whose decode function builds a fresh value of type `A` itself:
@@ -257,16 +277,24 @@ export const built = <A>(): Schema.Schema<A> => Schema.declare((_: unknown): _ i
  */
 export const objectWith = <F extends Schema.Struct.Fields, A>(
   fields: Schema.Struct<F>,
-  build: (decoded: Schema.Schema.Type<Schema.Struct<F>>, object: Readonly<Record<string, unknown>>) => Either.Either<A, ParseResult.ParseIssue>
+  build: (
+    decoded: Schema.Schema.Type<Schema.Struct<F>>,
+    object: Readonly<Record<string, unknown>>
+  ) => Either.Either<A, ParseResult.ParseIssue>
 ) =>
   Schema.transformOrFail(fields, built<A>(), {
     strict: true,
     decode: (decoded, _options, _ast, object) => build(decoded, object),
-    encode: (value, _options, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, value, "test-set rows are decoded only"))
+    encode: (value, _options, ast) =>
+      ParseResult.fail(new ParseResult.Forbidden(ast, value, "test-set rows are decoded only"))
   })
 
 /** Text, trimmed. */
-const trimmed = Schema.transform(Schema.String, built<string>(), { strict: true, decode: (s) => s.trim(), encode: (s) => s })
+const trimmed = Schema.transform(Schema.String, built<string>(), {
+  strict: true,
+  decode: (s) => s.trim(),
+  encode: (s) => s
+})
 
 /** Non-empty text, trimmed; "the ⟨role⟩ is empty" when blank. */
 export const requiredText = (role: string, annotations?: Wording) =>
@@ -276,8 +304,16 @@ export const requiredText = (role: string, annotations?: Wording) =>
  * An optional id or name (a case's id, a hit's id, a course's code): text or a number; null or
  * absent is none. `idText` makes it the id.
  */
-export const OptionalId = optionalOrNull(Schema.Union(Schema.String, Schema.Finite).annotations(expecting("text or a number")))
+export const OptionalId = optionalOrNull(
+  Schema.Union(Schema.String, Schema.Finite).annotations(expecting("text or a number"))
+)
 
 /** The id an `OptionalId` gives: text trimmed (blank is none), a number as text. */
 export const idText = (value: string | number | null | undefined): string | undefined =>
-  value === null || value === undefined ? undefined : typeof value === "number" ? String(value) : value.trim() === "" ? undefined : value.trim()
+  value === null || value === undefined
+    ? undefined
+    : typeof value === "number"
+    ? String(value)
+    : value.trim() === ""
+    ? undefined
+    : value.trim()

@@ -6,22 +6,22 @@
  * Files are read with `node:fs` directly (a file handle, 64 KiB reads) and decoded with a fatal
  * streaming `TextDecoder`, which also drops a leading BOM.
  */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import type { FileHandle } from "node:fs/promises"
 import { open } from "node:fs/promises"
 import * as NodePath from "node:path"
 import { TextDecoder } from "node:util"
-import * as Chunk from "effect/Chunk"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
-import type * as Scope from "effect/Scope"
 import { InputError } from "../domain/Errors.js"
 import { CsvParser } from "./Csv.js"
-import type { Row } from "./Row.js"
 import { JsonlParser, parseJsonDocument } from "./Json.js"
+import type { Row } from "./Row.js"
 
 export type { Row } from "./Row.js"
 
@@ -100,7 +100,9 @@ export const hashInput = (path: string): string | undefined => {
     fd = fs.openSync(path, "r")
     const hash = createHash("sha256")
     const buf = Buffer.allocUnsafe(1 << 20)
-    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n))
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) {
+      hash.update(buf.subarray(0, n))
+    }
     return hash.digest("hex")
   } catch {
     return undefined

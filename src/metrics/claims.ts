@@ -71,8 +71,9 @@ const anyContext = (rows: ReadonlyArray<ReadonlyArray<ClaimVerdict>>, claims: nu
   Array.from({ length: claims }, (_, i) => rows.some((row) => entailed(row[i])))
 
 /** The contexts, or undefined when there are none. */
-const contextsOf = (rows: ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined): ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined =>
-  rows === undefined || rows.length === 0 ? undefined : rows
+const contextsOf = (
+  rows: ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined
+): ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined => rows === undefined || rows.length === 0 ? undefined : rows
 
 /**
  * **Precision** = |{i : correct(a_i)}| / n — the share of the answer's claims the reference entails.
@@ -170,8 +171,14 @@ const answerClaimRoles = (v: CaseVerdicts): AnswerClaimRoles | undefined => {
   if (v.answerVsReference === undefined || answerRows === undefined || referenceRows === undefined) return undefined
   const n = v.answerVsReference.length
   const relevant = referenceRows.map((row) => row.some(entailed))
-  const byRelevant = Array.from({ length: n }, (_, i) => answerRows.some((row, c) => relevant[c] === true && entailed(row[i])))
-  const byIrrelevant = Array.from({ length: n }, (_, i) => answerRows.some((row, c) => relevant[c] !== true && entailed(row[i])))
+  const byRelevant = Array.from(
+    { length: n },
+    (_, i) => answerRows.some((row, c) => relevant[c] === true && entailed(row[i]))
+  )
+  const byIrrelevant = Array.from(
+    { length: n },
+    (_, i) => answerRows.some((row, c) => relevant[c] !== true && entailed(row[i]))
+  )
   return {
     correct: v.answerVsReference.map(entailed),
     faithful: anyContext(answerRows, n),
@@ -190,19 +197,22 @@ const shareOfAnswer = (v: CaseVerdicts, pick: (roles: AnswerClaimRoles, i: numbe
  * **Hallucination** = |{i : ¬faithful(a_i) ∧ ¬correct(a_i)}| / n — answer claims that are wrong and
  * come from no context. Null without a reference or contexts, or when the answer has no claims.
  */
-export const hallucination = (v: CaseVerdicts): number | null => shareOfAnswer(v, (r, i) => !r.faithful[i] && !r.correct[i])
+export const hallucination = (v: CaseVerdicts): number | null =>
+  shareOfAnswer(v, (r, i) => !r.faithful[i] && !r.correct[i])
 
 /**
  * **Self-knowledge** = |{i : ¬faithful(a_i) ∧ correct(a_i)}| / n — answer claims that are right
  * although no context holds them (the model knew them). Null as for hallucination.
  */
-export const selfKnowledge = (v: CaseVerdicts): number | null => shareOfAnswer(v, (r, i) => !r.faithful[i] && r.correct[i]!)
+export const selfKnowledge = (v: CaseVerdicts): number | null =>
+  shareOfAnswer(v, (r, i) => !r.faithful[i] && r.correct[i]!)
 
 /**
  * **Noise sensitivity (relevant)** = |{i : ¬correct(a_i) ∧ ∃ c relevant: E(a_i, c)}| / n — wrong
  * answer claims taken from relevant contexts. Null as for hallucination.
  */
-export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null => shareOfAnswer(v, (r, i) => !r.correct[i] && r.byRelevant[i]!)
+export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null =>
+  shareOfAnswer(v, (r, i) => !r.correct[i] && r.byRelevant[i]!)
 
 /**
  * **Noise sensitivity (irrelevant)** = |{i : ¬correct(a_i) ∧ ∃ c irrelevant: E(a_i, c) ∧ ¬∃ c
@@ -210,13 +220,21 @@ export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null => shar
  * entailed by both kinds counts as relevant, as in RAGChecker, so the two never overlap). Null as
  * for hallucination.
  */
-export const noiseSensitivityIrrelevant = (v: CaseVerdicts): number | null => shareOfAnswer(v, (r, i) => !r.correct[i] && r.onlyByIrrelevant[i]!)
+export const noiseSensitivityIrrelevant = (v: CaseVerdicts): number | null =>
+  shareOfAnswer(v, (r, i) => !r.correct[i] && r.onlyByIrrelevant[i]!)
 
 /** AutoNuggetizer's credit for one nugget: strict counts full support only; partial adds ½ for partial support. */
-const credit = (a: NuggetAssignment, strict: boolean): number => (a === "support" ? 1 : a === "partial_support" && !strict ? 0.5 : 0)
+const credit = (
+  a: NuggetAssignment,
+  strict: boolean
+): number => (a === "support" ? 1 : a === "partial_support" && !strict ? 0.5 : 0)
 
 const nuggetScore = (v: CaseVerdicts, vitalOnly: boolean, strict: boolean): number | null => {
-  const nuggets = v.nuggets === undefined ? [] : vitalOnly ? v.nuggets.filter((n) => n.importance === "vital") : v.nuggets
+  const nuggets = v.nuggets === undefined
+    ? []
+    : vitalOnly
+    ? v.nuggets.filter((n) => n.importance === "vital")
+    : v.nuggets
   if (nuggets.length === 0) return null
   let sum = 0
   for (const n of nuggets) sum += credit(n.assignment, strict)

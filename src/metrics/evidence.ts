@@ -163,4 +163,6 @@ export const evaluateEvidence = (
   queries: ReadonlyArray<EvidenceQuery>,
   options: EvidenceOptions = {}
 ): EvidenceSummary =>
-  summarizeEvidence(queries.map((query) => scoreEvidenceQuery(query.id, query.gold.length, coverageMatrix(query, options))))
+  summarizeEvidence(
+    queries.map((query) => scoreEvidenceQuery(query.id, query.gold.length, coverageMatrix(query, options)))
+  )

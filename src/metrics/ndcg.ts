@@ -30,8 +30,10 @@ export interface NdcgResult {
 export const idealOrder = (grades: ReadonlyArray<number>): Array<number> => [...grades].sort((x, y) => y - x)
 
 /** IDCG@k: DCG@k of the ideal ordering of `grades`. */
-export const idcg = (grades: ReadonlyArray<number>, options: { readonly k?: number; readonly gain?: Gain } = {}): number =>
-  dcg(idealOrder(grades), options)
+export const idcg = (
+  grades: ReadonlyArray<number>,
+  options: { readonly k?: number; readonly gain?: Gain } = {}
+): number => dcg(idealOrder(grades), options)
 
 /** NDCG@k with the IDCG = 0 case flagged. */
 export const ndcg = (grades: ReadonlyArray<number>, options: NdcgOptions = {}): NdcgResult => {

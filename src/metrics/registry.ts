@@ -240,7 +240,10 @@ export const evaluate = (spec: MetricSpec, query: QueryGrades, options: Evaluate
  * A query's ranked doc ids against its qrels (doc id → grade): grades in rank order, unjudged docs
  * at −1 (trec_eval's "not in pool": no gain, never relevant), gold = every judged grade.
  */
-export const gradesFromQrels = (rankedDocIds: ReadonlyArray<string>, qrels: ReadonlyMap<string, number>): QueryGrades => ({
+export const gradesFromQrels = (
+  rankedDocIds: ReadonlyArray<string>,
+  qrels: ReadonlyMap<string, number>
+): QueryGrades => ({
   grades: rankedDocIds.map((id) => qrels.get(id) ?? unjudgedGrade),
   gold: Array.from(qrels.values())
 })

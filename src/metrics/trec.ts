@@ -324,7 +324,12 @@ export const writeQrels = (judgments: Iterable<Judgment>, file = "qrels"): Effec
     ].find(([, id]) => id === "" || /\s/.test(id ?? ""))
     if (bad !== undefined) {
       return Effect.fail(
-        new InputError({ file, line: index, field: bad[0] ?? "", problem: `${bad[0]} "${bad[1]}" is empty or contains whitespace` })
+        new InputError({
+          file,
+          line: index,
+          field: bad[0] ?? "",
+          problem: `${bad[0]} "${bad[1]}" is empty or contains whitespace`
+        })
       )
     }
     if (!Number.isSafeInteger(grade)) {

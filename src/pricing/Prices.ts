@@ -73,7 +73,13 @@ export const loadPriceFile = (path: string): Effect.Effect<Readonly<Record<strin
     catch: (e) => new InputError({ file: path, problem: `cannot read prices: ${(e as Error).message}` })
   }).pipe(Effect.flatMap((json) =>
     Schema.decodeUnknown(PriceFile)(json).pipe(
-      Effect.mapError((e) => new InputError({ file: path, problem: `expected { "model": { "input": USD per 1M, "output": USD per 1M[, "batchInput", "batchOutput", "cachedInput"] } }: ${e.message}` }))
+      Effect.mapError((e) =>
+        new InputError({
+          file: path,
+          problem:
+            `expected { "model": { "input": USD per 1M, "output": USD per 1M[, "batchInput", "batchOutput", "cachedInput"] } }: ${e.message}`
+        })
+      )
     )
   ))
 
@@ -81,9 +87,13 @@ export const loadPriceFile = (path: string): Effect.Effect<Readonly<Record<strin
 export const priceFor = (
   provider: string,
   model: string,
-  overrides: { readonly table?: Readonly<Record<string, Price>> | undefined; readonly flag?: Partial<Price> | undefined } = {}
+  overrides: {
+    readonly table?: Readonly<Record<string, Price>> | undefined
+    readonly flag?: Partial<Price> | undefined
+  } = {}
 ): Price | undefined => {
-  const base = overrides.table?.[model] ?? builtInPrices[model] ?? (LOCAL_PROVIDERS.has(provider) ? { input: 0, output: 0 } : undefined)
+  const base = overrides.table?.[model] ?? builtInPrices[model] ??
+    (LOCAL_PROVIDERS.has(provider) ? { input: 0, output: 0 } : undefined)
   const flag = overrides.flag
   if (flag?.input !== undefined || flag?.output !== undefined) {
     // A flag changes the list price: the discounts keep their ratio to it.
@@ -120,12 +130,23 @@ export interface Tokens {
 }
 
 export type MutableTokens = { -readonly [K in keyof Tokens]-?: number }
-export const noTokens = (): MutableTokens => ({ input: 0, output: 0, cachedInput: 0, batchInput: 0, batchOutput: 0, batchCachedInput: 0 })
+export const noTokens = (): MutableTokens => ({
+  input: 0,
+  output: 0,
+  cachedInput: 0,
+  batchInput: 0,
+  batchOutput: 0,
+  batchCachedInput: 0
+})
 
 /** Add a judgment's usage to `acc` (its `via` says whether it went through a batch). */
 export const addUsageTo = (
   acc: MutableTokens,
-  usage: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number | undefined },
+  usage: {
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly cachedInputTokens?: number | undefined
+  },
   via: "batch" | undefined
 ): void => {
   const cached = usage.cachedInputTokens ?? 0
@@ -156,7 +177,9 @@ export const sumTokens = (all: ReadonlyArray<Tokens>): Tokens => {
 /** The token counts with zero parts left out. */
 export const compactTokens = (t: Tokens): Tokens => {
   const out: Record<string, number> = { input: t.input, output: t.output }
-  for (const k of ["cachedInput", "batchInput", "batchOutput", "batchCachedInput"] as const) if ((t[k] ?? 0) > 0) out[k] = t[k]!
+  for (const k of ["cachedInput", "batchInput", "batchOutput", "batchCachedInput"] as const) {
+    if ((t[k] ?? 0) > 0) out[k] = t[k]!
+  }
   return out as unknown as Tokens
 }
 
@@ -202,7 +225,11 @@ export const cost = (tokens: Tokens, price: Price | undefined): Cost => {
     outputTokens: tokens.output,
     ...((tokens.cachedInput ?? 0) > 0 ? { cachedInputTokens: tokens.cachedInput } : {}),
     ...((tokens.batchInput ?? 0) > 0 || (tokens.batchOutput ?? 0) > 0
-      ? { batchInputTokens: tokens.batchInput ?? 0, batchOutputTokens: tokens.batchOutput ?? 0, ...((tokens.batchCachedInput ?? 0) > 0 ? { batchCachedInputTokens: tokens.batchCachedInput } : {}) }
+      ? {
+        batchInputTokens: tokens.batchInput ?? 0,
+        batchOutputTokens: tokens.batchOutput ?? 0,
+        ...((tokens.batchCachedInput ?? 0) > 0 ? { batchCachedInputTokens: tokens.batchCachedInput } : {})
+      }
       : {}),
     usd,
     ...(saving > 1e-12 ? { listUsd: listUsd!, savingUsd: saving } : {}),
@@ -223,12 +250,24 @@ export const tokensOfCost = (c: Cost): Tokens => ({
 /** "cached 42.0% of input tokens; saved $0.0123 (Batch API and prompt cache)" — empty when neither applies. */
 export const savingNote = (c: Cost): string => {
   const parts: Array<string> = []
-  if ((c.cachedInputTokens ?? 0) > 0 && c.inputTokens > 0) parts.push(`${(100 * c.cachedInputTokens! / c.inputTokens).toFixed(1)}% of input tokens cached`)
-  if ((c.batchInputTokens ?? 0) > 0 || (c.batchOutputTokens ?? 0) > 0) parts.push(`${thousandsOf(c.batchInputTokens ?? 0)} in / ${thousandsOf(c.batchOutputTokens ?? 0)} out through the Batch API`)
-  if (c.savingUsd !== undefined) parts.push(`saved ${formatUsd(c.savingUsd)} of ${formatUsd(c.listUsd ?? null)} at the list price`)
+  if ((c.cachedInputTokens ?? 0) > 0 && c.inputTokens > 0) {
+    parts.push(`${(100 * c.cachedInputTokens! / c.inputTokens).toFixed(1)}% of input tokens cached`)
+  }
+  if ((c.batchInputTokens ?? 0) > 0 || (c.batchOutputTokens ?? 0) > 0) {
+    parts.push(
+      `${thousandsOf(c.batchInputTokens ?? 0)} in / ${thousandsOf(c.batchOutputTokens ?? 0)} out through the Batch API`
+    )
+  }
+  if (c.savingUsd !== undefined) {
+    parts.push(`saved ${formatUsd(c.savingUsd)} of ${formatUsd(c.listUsd ?? null)} at the list price`)
+  }
   return parts.join("; ")
 }
 
 const thousandsOf = (n: number) => Math.round(n).toLocaleString("en-US")
 
-export const formatUsd = (usd: number | null) => (usd === null ? "unknown (no price for this model: use --prices or --price-in/--price-out)" : `$${usd < 0.01 && usd > 0 ? usd.toFixed(6) : usd.toFixed(4)}`)
+export const formatUsd = (
+  usd: number | null
+) => (usd === null
+  ? "unknown (no price for this model: use --prices or --price-in/--price-out)"
+  : `$${usd < 0.01 && usd > 0 ? usd.toFixed(6) : usd.toFixed(4)}`)

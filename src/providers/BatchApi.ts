@@ -99,7 +99,9 @@ const statusOf = (flavour: BatchFlavour, json: Record<string, unknown>): BatchSt
     }
   }
   const status = String(json.status ?? "")
-  const counts = typeof json.request_counts === "object" && json.request_counts !== null ? json.request_counts as Record<string, unknown> : {}
+  const counts = typeof json.request_counts === "object" && json.request_counts !== null
+    ? json.request_counts as Record<string, unknown>
+    : {}
   return {
     id: String(json.id ?? ""),
     status,
@@ -120,7 +122,9 @@ const excerpt = (text: string) => {
 
 /** An HTTP status as a provider error kind (as `OpenAiProvider` classifies a chat call's). */
 const errorOf = (status: number, detail: string): ProviderError => {
-  if (status === 429) return new ProviderError({ kind: /quota|billing/i.test(detail) ? "quota" : "rate_limited", status, detail })
+  if (status === 429) {
+    return new ProviderError({ kind: /quota|billing/i.test(detail) ? "quota" : "rate_limited", status, detail })
+  }
   if (status === 401 || status === 403) return new ProviderError({ kind: "unauthorized", status, detail })
   if (status === 404) return new ProviderError({ kind: "not_found", status, detail })
   if (status === 402) return new ProviderError({ kind: "quota", status, detail })
@@ -143,7 +147,11 @@ export const make = (options: BatchApiOptions): BatchApi => {
   })
 
   /** One HTTP request; the body's text on a 2xx, else a `ProviderError`. Interrupting aborts it. */
-  const call = (method: string, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string>; long?: boolean } = {}) =>
+  const call = (
+    method: string,
+    path: string,
+    init: { body?: string | Uint8Array; headers?: Record<string, string>; long?: boolean } = {}
+  ) =>
     Effect.tryPromise({
       try: async (signal) => {
         const timeout = AbortSignal.timeout(init.long === true ? timeoutMs * 10 : timeoutMs)
@@ -157,10 +165,20 @@ export const make = (options: BatchApiOptions): BatchApi => {
       },
       catch: (e): ProviderError => {
         const error = e as Error & { cause?: { code?: string } }
-        if (error.name === "TimeoutError") return new ProviderError({ kind: "timeout", detail: `no response within ${init.long === true ? timeoutMs * 10 : timeoutMs} ms (${method} ${path})` })
+        if (error.name === "TimeoutError") {
+          return new ProviderError({
+            kind: "timeout",
+            detail: `no response within ${init.long === true ? timeoutMs * 10 : timeoutMs} ms (${method} ${path})`
+          })
+        }
         const code = error.cause?.code
-        if (code !== undefined && UNREACHABLE.has(code)) return new ProviderError({ kind: "unreachable", detail: `${code} (${method} ${path})` })
-        return new ProviderError({ kind: "network", detail: scrub(`${error.message}${code === undefined ? "" : ` (${code})`}`) })
+        if (code !== undefined && UNREACHABLE.has(code)) {
+          return new ProviderError({ kind: "unreachable", detail: `${code} (${method} ${path})` })
+        }
+        return new ProviderError({
+          kind: "network",
+          detail: scrub(`${error.message}${code === undefined ? "" : ` (${code})`}`)
+        })
       }
     }).pipe(Effect.flatMap(({ status, text }) => {
       if (status >= 200 && status < 300) return Effect.succeed(text)
@@ -176,7 +194,11 @@ export const make = (options: BatchApiOptions): BatchApi => {
 
   const json = (method: string, path: string, body?: unknown) =>
     Effect.flatMap(
-      call(method, path, body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+      call(
+        method,
+        path,
+        body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }
+      ),
       (text) =>
         Effect.try({
           try: () => {
@@ -184,7 +206,11 @@ export const make = (options: BatchApiOptions): BatchApi => {
             if (typeof parsed !== "object" || parsed === null) throw new Error("not an object")
             return parsed as Record<string, unknown>
           },
-          catch: () => new ProviderError({ kind: "server", detail: `${method} ${path} answered with something that is not a JSON object: ${excerpt(scrub(text))}` })
+          catch: () =>
+            new ProviderError({
+              kind: "server",
+              detail: `${method} ${path} answered with something that is not a JSON object: ${excerpt(scrub(text))}`
+            })
         })
     )
 
@@ -193,7 +219,11 @@ export const make = (options: BatchApiOptions): BatchApi => {
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/jsonl\r\n\r\n`
     const body = Buffer.concat([Buffer.from(head), Buffer.from(jsonl), Buffer.from(`\r\n--${boundary}--\r\n`)])
-    return call("POST", "/files", { body, headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, long: true }).pipe(
+    return call("POST", "/files", {
+      body,
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      long: true
+    }).pipe(
       Effect.flatMap((text) => {
         try {
           const id = str((JSON.parse(text) as { id?: unknown }).id)
@@ -201,7 +231,12 @@ export const make = (options: BatchApiOptions): BatchApi => {
         } catch {
           // below
         }
-        return Effect.fail(new ProviderError({ kind: "server", detail: `the file upload answered without a file id: ${excerpt(scrub(text))}` }))
+        return Effect.fail(
+          new ProviderError({
+            kind: "server",
+            detail: `the file upload answered without a file id: ${excerpt(scrub(text))}`
+          })
+        )
       })
     )
   }
@@ -221,12 +256,22 @@ export const make = (options: BatchApiOptions): BatchApi => {
     upload,
     create: (fileId) =>
       Effect.map(
-        json("POST", jobs, flavour === "mistral"
-          ? { input_files: [fileId], model, endpoint: "/v1/chat/completions", metadata: { source: "rag-eval" } }
-          : { input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { source: "rag-eval" } }),
+        json(
+          "POST",
+          jobs,
+          flavour === "mistral"
+            ? { input_files: [fileId], model, endpoint: "/v1/chat/completions", metadata: { source: "rag-eval" } }
+            : {
+              input_file_id: fileId,
+              endpoint: "/v1/chat/completions",
+              completion_window: "24h",
+              metadata: { source: "rag-eval" }
+            }
+        ),
         (j) => statusOf(flavour, j)
       ),
-    retrieve: (batchId) => Effect.map(json("GET", `${jobs}/${encodeURIComponent(batchId)}`), (j) => statusOf(flavour, j)),
+    retrieve: (batchId) =>
+      Effect.map(json("GET", `${jobs}/${encodeURIComponent(batchId)}`), (j) => statusOf(flavour, j)),
     findByInputFile: (fileId) =>
       Effect.map(json("GET", `${jobs}?limit=100`), (j) => {
         const data = Array.isArray(j.data) ? j.data : []

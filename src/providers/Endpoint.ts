@@ -36,7 +36,9 @@ export const baseUrlProblem = (url: string): string | undefined => {
   try {
     parsed = new URL(url)
   } catch {
-    return `--base-url must be an absolute http(s) URL such as http://127.0.0.1:8000/v1 (got "${withoutCredentials(url)}")`
+    return `--base-url must be an absolute http(s) URL such as http://127.0.0.1:8000/v1 (got "${
+      withoutCredentials(url)
+    }")`
   }
   return parsed.protocol === "http:" || parsed.protocol === "https:"
     ? undefined

@@ -94,7 +94,9 @@ export const make = <E = never>(permits: number): FifoSemaphore<E> => {
   })
   return {
     withPermit: (self) =>
-      Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(restore(self), Effect.sync(release)))),
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(restore(take), Effect.ensuring(restore(self), Effect.sync(release)))
+      ),
     take,
     release,
     setLimit: (n) => {

@@ -5,8 +5,8 @@
  * and `RateGate`, so a provider makes exactly one HTTP attempt per call.
  */
 import * as Context from "effect/Context"
-import * as Schema from "effect/Schema"
 import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Usage } from "../domain/Judgment.js"
 import type { RateLimitInfo } from "./RateLimitHeaders.js"
 
@@ -68,7 +68,13 @@ export const ProviderErrorKind = Schema.Literal(
 )
 export type ProviderErrorKind = typeof ProviderErrorKind.Type
 
-const FATAL: ReadonlySet<ProviderErrorKind> = new Set(["unauthorized", "not_found", "unsupported", "quota", "unreachable"])
+const FATAL: ReadonlySet<ProviderErrorKind> = new Set([
+  "unauthorized",
+  "not_found",
+  "unsupported",
+  "quota",
+  "unreachable"
+])
 
 /** One failed HTTP attempt; `kind` drives what happens next (see `ProviderErrorKind`). */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {

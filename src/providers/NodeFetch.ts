@@ -189,7 +189,9 @@ export const make = (): NodeFetch => {
         return reject(e)
       }
       const headers = headerRecord(init?.headers)
-      if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+      if (body !== undefined) {
+        headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+      }
 
       let settled = false
       const fail = (error: unknown) => {
@@ -217,7 +219,15 @@ export const make = (): NodeFetch => {
           delete headers["content-length"]
           settled = true
           signal?.removeEventListener("abort", onAbort)
-          resolve(new BufferedResponse(res.statusCode ?? 500, res.statusMessage ?? "", new ResponseHeaders(headers), content, url.href) as unknown as Response)
+          resolve(
+            new BufferedResponse(
+              res.statusCode ?? 500,
+              res.statusMessage ?? "",
+              new ResponseHeaders(headers),
+              content,
+              url.href
+            ) as unknown as Response
+          )
         })
       })
       const onAbort = () => {

@@ -16,13 +16,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type OpenAI from "openai"
-import * as NodeFetch from "./NodeFetch.js"
 import type { APIError } from "openai"
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions"
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam
+} from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
-import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
-import { parseRateLimitHeaders } from "./RateLimitHeaders.js"
 import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
+import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
+import * as NodeFetch from "./NodeFetch.js"
+import { parseRateLimitHeaders } from "./RateLimitHeaders.js"
 
 export const providers = ["openai", "mistral", "ollama", "openai-compatible"] as const
 export type OpenAiCompatibleProvider = (typeof providers)[number]
@@ -70,7 +73,11 @@ export const endpointOf = (provider: string, baseURL: string): string | undefine
 
 /** Where a provider's key comes from, for messages. */
 export const keySource = (provider: string): string =>
-  provider === "mistral" ? "--api-key or MISTRAL_API_KEY (or API_KEY)" : provider === "ollama" ? "--api-key" : "--api-key or OPENAI_API_KEY"
+  provider === "mistral"
+    ? "--api-key or MISTRAL_API_KEY (or API_KEY)"
+    : provider === "ollama"
+    ? "--api-key"
+    : "--api-key or OPENAI_API_KEY"
 
 export const defaultBaseURL = (provider: OpenAiCompatibleProvider): Effect.Effect<string | undefined> => {
   switch (provider) {
@@ -147,12 +154,18 @@ const UNREACHABLE: Readonly<Record<string, string>> = {
 }
 
 /** A 4xx whose message says a feature of the request itself is not supported (every call would fail). */
-const UNSUPPORTED = /response_format|json_schema|json_object|structured output|not supported|unsupported|does not support|unrecognized request argument|unknown (?:parameter|field|argument)|extra inputs are not permitted|extra_forbidden/i
+const UNSUPPORTED =
+  /response_format|json_schema|json_object|structured output|not supported|unsupported|does not support|unrecognized request argument|unknown (?:parameter|field|argument)|extra inputs are not permitted|extra_forbidden/i
 /** A 429 that is an exhausted quota or a billing problem, not a rate: waiting does not help. */
 const QUOTA = /insufficient_quota|exceeded your current quota|quota exceeded|billing|payment required|credit balance/i
 
 /** Map anything the SDK threw to a `ProviderError`; `scrub` removes the key from any text. */
-const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: (text: string) => string): ProviderError => {
+const toProviderError = (
+  OpenAI: Sdk,
+  error: unknown,
+  timeoutMs: number,
+  scrub: (text: string) => string
+): ProviderError => {
   const excerpt = (text: string) => {
     const clean = scrub(text).replace(/\s+/g, " ").trim()
     return clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean
@@ -168,7 +181,9 @@ const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: 
     const unreachable = code === undefined ? undefined : UNREACHABLE[code]
     if (unreachable !== undefined) return new ProviderError({ kind: "unreachable", detail: unreachable })
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
-    const inner = error.cause instanceof Error && error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ""
+    const inner = error.cause instanceof Error && error.cause.cause instanceof Error
+      ? ` (${error.cause.cause.message})`
+      : ""
     return new ProviderError({ kind: "network", detail: excerpt(`${error.message}${cause}${inner}`) })
   }
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
@@ -176,7 +191,9 @@ const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: 
     const detail = excerpt(describeBody(error))
     const rateLimit = parseRateLimitHeaders(error.headers ?? undefined)
     if (status === 429) {
-      if (QUOTA.test(detail) || QUOTA.test(String((error as { code?: unknown }).code ?? ""))) return new ProviderError({ kind: "quota", status, detail, rateLimit })
+      if (QUOTA.test(detail) || QUOTA.test(String((error as { code?: unknown }).code ?? ""))) {
+        return new ProviderError({ kind: "quota", status, detail, rateLimit })
+      }
       return new ProviderError({
         kind: "rate_limited",
         status,
@@ -190,7 +207,9 @@ const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: 
     if (status === 402) return new ProviderError({ kind: "quota", status, detail })
     if (status === 408) return new ProviderError({ kind: "timeout", status, detail, rateLimit })
     if (status >= 500) return new ProviderError({ kind: "server", status, detail, rateLimit })
-    if ((status === 400 || status === 422) && UNSUPPORTED.test(detail)) return new ProviderError({ kind: "unsupported", status, detail })
+    if ((status === 400 || status === 422) && UNSUPPORTED.test(detail)) {
+      return new ProviderError({ kind: "unsupported", status, detail })
+    }
     return new ProviderError({ kind: "rejected", status, detail, rateLimit })
   }
   // Anything else unexpected: worth another try.
@@ -202,21 +221,31 @@ const toProviderError = (OpenAI: Sdk, error: unknown, timeoutMs: number, scrub: 
  * A 200 whose body is not a chat completion (an HTML error page from a proxy, a JSON error object):
  * a server error, retried like a 5xx. Undefined when the body is a completion.
  */
-const notACompletion = (body: unknown, contentType: string | null, scrub: (text: string) => string): ProviderError | undefined => {
-  if (typeof body === "object" && body !== null && Array.isArray((body as { choices?: unknown }).choices)) return undefined
+const notACompletion = (
+  body: unknown,
+  contentType: string | null,
+  scrub: (text: string) => string
+): ProviderError | undefined => {
+  if (typeof body === "object" && body !== null && Array.isArray((body as { choices?: unknown }).choices)) {
+    return undefined
+  }
   const text = typeof body === "string" ? body : JSON.stringify(body) ?? String(body)
   const clean = scrub(text).replace(/\s+/g, " ").trim()
   return new ProviderError({
     kind: "server",
     status: 200,
-    detail: `the server answered 200 with ${contentType === null ? "a body" : contentType.split(";")[0]} that is not a chat completion: ${clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean}`
+    detail: `the server answered 200 with ${
+      contentType === null ? "a body" : contentType.split(";")[0]
+    } that is not a chat completion: ${clean.length > excerptLength ? `${clean.slice(0, excerptLength)}…` : clean}`
   })
 }
 
 /** Messages for a request, with the failed reply and a correction request appended when repairing. */
 const messages = (request: ChatRequest): Array<ChatCompletionMessageParam> => {
   const format = request.format ?? "json_schema"
-  const system = format === "json_schema" ? request.system : `${request.system}\n\n${schemaInstruction(request.schema.schema)}`
+  const system = format === "json_schema"
+    ? request.system
+    : `${request.system}\n\n${schemaInstruction(request.schema.schema)}`
   const base: Array<ChatCompletionMessageParam> = [
     { role: "system", content: system },
     { role: "user", content: request.user }
@@ -243,7 +272,12 @@ const schemaInstruction = (schema: Readonly<Record<string, unknown>>) => `${SCHE
 /** The request body; extra fields (Mistral's `random_seed`) are sent as-is by the SDK. */
 type Body = ChatCompletionCreateParamsNonStreaming & { random_seed?: number; prompt_cache_key?: string }
 
-export const body = (provider: OpenAiCompatibleProvider, model: string, params: SamplingParams, request: ChatRequest): Body => {
+export const body = (
+  provider: OpenAiCompatibleProvider,
+  model: string,
+  params: SamplingParams,
+  request: ChatRequest
+): Body => {
   const result: Body = { model, messages: messages(request) }
   const format = request.format ?? "json_schema"
   if (format === "json_schema") {
@@ -262,7 +296,9 @@ export const body = (provider: OpenAiCompatibleProvider, model: string, params: 
     else result.max_tokens = maxTokens
   }
   // Only the hosted APIs that document it: a compatible server may refuse an unknown field.
-  if (request.cacheKey !== undefined && (provider === "openai" || provider === "mistral")) result.prompt_cache_key = request.cacheKey
+  if (request.cacheKey !== undefined && (provider === "openai" || provider === "mistral")) {
+    result.prompt_cache_key = request.cacheKey
+  }
   if (params.seed !== undefined) {
     if (provider === "mistral") result.random_seed = params.seed
     else result.seed = params.seed
@@ -278,7 +314,12 @@ export const body = (provider: OpenAiCompatibleProvider, model: string, params: 
 export const completionReply = (data: unknown): { readonly text: string; readonly usage: ChatResponse["usage"] } => {
   const d = data as {
     choices?: ReadonlyArray<{ message?: { content?: string | null; refusal?: string | null } }>
-    usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null; prompt_cache_hit_tokens?: number }
+    usage?: {
+      prompt_tokens?: number
+      completion_tokens?: number
+      prompt_tokens_details?: { cached_tokens?: number } | null
+      prompt_cache_hit_tokens?: number
+    }
   }
   const message = d.choices?.[0]?.message
   const usage = d.usage
@@ -305,7 +346,9 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
     const invalid = checkBaseUrl(baseURL)
     if (invalid !== undefined) return yield* new UsageError({ problem: invalid })
     const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
-    const scrub = key === undefined || key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
+    const scrub = key === undefined || key.length < 4
+      ? (t: string) => t
+      : (t: string) => t.split(key).join("[redacted]")
     // The SDK loads only when an LLM judge is used (it costs ~13 MB and start-up time otherwise).
     const OpenAI: Sdk = yield* Effect.promise(() => import("openai").then((m) => m.default))
     const client = yield* Effect.try({
@@ -323,14 +366,17 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           fetch: NodeFetch.make().fetch
         }),
       catch: (e) =>
-        new UsageError({ problem: `cannot set up the ${provider} client: ${scrub(e instanceof Error ? e.message : String(e))}` })
+        new UsageError({
+          problem: `cannot set up the ${provider} client: ${scrub(e instanceof Error ? e.message : String(e))}`
+        })
     })
 
     const complete = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
       Effect.tryPromise({
         // The SDK's timeout covers the whole response: NodeFetch resolves only once the body is in,
         // so a body that stalls times out too. The signal aborts the call when the fiber is interrupted.
-        try: (signal) => client.chat.completions.create(body(provider, model, params, request), { signal }).withResponse(),
+        try: (signal) =>
+          client.chat.completions.create(body(provider, model, params, request), { signal }).withResponse(),
         catch: (e) => toProviderError(OpenAI, e, timeoutMs, scrub)
       }).pipe(
         Effect.flatMap(({ data, response }): Effect.Effect<ChatResponse, ProviderError> => {
@@ -346,7 +392,10 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
       model,
       params,
       complete,
-      batchable: { body: (request) => body(provider, model, params, request) as unknown as Readonly<Record<string, unknown>>, reply: completionReply },
+      batchable: {
+        body: (request) => body(provider, model, params, request) as unknown as Readonly<Record<string, unknown>>,
+        reply: completionReply
+      },
       host: hostOf(baseURL),
       endpoint: endpointOf(provider, baseURL),
       keySource: keySource(provider)

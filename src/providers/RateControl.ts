@@ -295,7 +295,13 @@ export class StartLog {
    * allowed for timing noise. D falls as r rises: the rates that fit form a range, found on a grid;
    * both charging rules are tried (or the one `rules` names) and the rates either allows kept.
    */
-  fittingRates(to: number, from: number, maxStarts: number, slackMs: number, rules: "either" | "free" | "charged" = "either"): { readonly low: number; readonly high: number } | undefined {
+  fittingRates(
+    to: number,
+    from: number,
+    maxStarts: number,
+    slackMs: number,
+    rules: "either" | "free" | "charged" = "either"
+  ): { readonly low: number; readonly high: number } | undefined {
     let first = this.times.length
     while (first > this.head && this.times[first - 1]! >= from && this.times.length - first < maxStarts) first--
     let last = this.times.length
@@ -397,7 +403,11 @@ export class StartLog {
  * 1 s; doubling with every pause that follows another without a success between (capped at 30 s).
  */
 export const pauseAfter429 = (pacePerMs: number | undefined, consecutive: number): number =>
-  Math.min(MAX_DEFAULT_PAUSE_MS, (pacePerMs !== undefined ? Math.max(1 / pacePerMs, 50) : DEFAULT_PAUSE_MS) * 2 ** Math.min(10, Math.max(0, consecutive - 1)))
+  Math.min(
+    MAX_DEFAULT_PAUSE_MS,
+    (pacePerMs !== undefined ? Math.max(1 / pacePerMs, 50) : DEFAULT_PAUSE_MS) *
+      2 ** Math.min(10, Math.max(0, consecutive - 1))
+  )
 
 // ---------------------------------------------------------------------------------------------
 // The controller
@@ -583,7 +593,12 @@ export class RateController {
    * pace) is not handed out — `committed` false, the caller asks again at `at` — so a pace that
    * rises meanwhile applies to it.
    */
-  reserveWithin(now: number, cost: number, random: number, horizonMs?: number): Reservation & { readonly committed: boolean } {
+  reserveWithin(
+    now: number,
+    cost: number,
+    random: number,
+    horizonMs?: number
+  ): Reservation & { readonly committed: boolean } {
     const pace = this.pacePerMs()
     const horizon = horizonMs ?? Math.max(HORIZON_MS, pace === undefined ? 0 : 2 / pace)
     const reservation = this.reserve(now, cost, random)
@@ -627,12 +642,23 @@ export class RateController {
   // Outcomes
 
   /** A call answered: AIMD's additive increase, the latency, the headers. */
-  succeeded(now: number, startedAt: number, info: { readonly rateLimit?: RateLimitInfo | undefined; readonly estimatedTokens?: number | undefined; readonly usedTokens?: number | undefined } = {}) {
+  succeeded(
+    now: number,
+    startedAt: number,
+    info: {
+      readonly rateLimit?: RateLimitInfo | undefined
+      readonly estimatedTokens?: number | undefined
+      readonly usedTokens?: number | undefined
+    } = {}
+  ) {
     this.consecutivePauses = 0
     if (startedAt >= this.lastCutAt) this.succeededSinceCut = true
     const took = now - startedAt
     this.latencyMs = this.latencyMs === undefined ? took : this.latencyMs * 0.9 + took * 0.1
-    if (this.tokens !== undefined && info.usedTokens !== undefined && info.usedTokens > 0 && info.estimatedTokens !== undefined) {
+    if (
+      this.tokens !== undefined && info.usedTokens !== undefined && info.usedTokens > 0 &&
+      info.estimatedTokens !== undefined
+    ) {
       // The estimate was charged; the real count replaces it.
       const charged = Math.min(info.estimatedTokens, this.tokens.capacity)
       this.tokens.give(now, charged - Math.min(info.usedTokens, this.tokens.capacity))
@@ -656,11 +682,18 @@ export class RateController {
    * refused): the cut pace was tried, so the 429 is new information, not one more answer to calls
    * already on their way.
    */
-  rateLimited(now: number, startedAt: number, info: { readonly retryAfterMs?: number | undefined; readonly rateLimit?: RateLimitInfo | undefined } = {}) {
+  rateLimited(
+    now: number,
+    startedAt: number,
+    info: { readonly retryAfterMs?: number | undefined; readonly rateLimit?: RateLimitInfo | undefined } = {}
+  ) {
     this.refusals++
     this.log.markRefused(startedAt)
     if (startedAt >= this.lastPauseAt) this.consecutivePauses++
-    if (this.adaptive && startedAt >= this.lastCutAt && (this.cuts === 0 || this.succeededSinceCut || this.log.anyAccepted(this.lastCutAt - 1e-9, startedAt))) {
+    if (
+      this.adaptive && startedAt >= this.lastCutAt &&
+      (this.cuts === 0 || this.succeededSinceCut || this.log.anyAccepted(this.lastCutAt - 1e-9, startedAt))
+    ) {
       this.succeededSinceCut = false
       this.cut(now, startedAt)
     }
@@ -708,9 +741,10 @@ export class RateController {
     // The spacing of the refused start from the one before it, when that one was let through (the
     // bucket then held at least nothing) with no pause between: faster than the server refills.
     const previous = this.log.previous(refusedAt)
-    const refusedRate = previous !== undefined && !previous.refused && previous.at >= this.pauseEndedAt && refusedAt - previous.at >= 1
-      ? 1 / (refusedAt - previous.at)
-      : undefined
+    const refusedRate =
+      previous !== undefined && !previous.refused && previous.at >= this.pauseEndedAt && refusedAt - previous.at >= 1
+        ? 1 / (refusedAt - previous.at)
+        : undefined
     // The rates at which a token bucket would have answered every start as the server did — over
     // the starts since the limit last changed; when none fits them, or only above the rate just
     // refused (the limit went down since), over fewer.
@@ -726,7 +760,9 @@ export class RateController {
     this.lastCutStart = refusedAt
     // Refused while holding a pace (not probing above it): the limit went down — probe again soon
     // once under it. Refused while probing above it: wait longer before the next probe.
-    this.holdMs = phase === "hold" && now - this.phaseSince >= HOLD_MIN_MS ? HOLD_MIN_MS : Math.min(HOLD_MAX_MS, this.holdMs * 2)
+    this.holdMs = phase === "hold" && now - this.phaseSince >= HOLD_MIN_MS
+      ? HOLD_MIN_MS
+      : Math.min(HOLD_MAX_MS, this.holdMs * 2)
     if (fit === undefined) {
       // No bucket explains what the server did: halve, then back up towards the rate refused.
       this.boundFrom = refusedAt
@@ -735,7 +771,9 @@ export class RateController {
       this.enter("converge", now)
       return
     }
-    const high = fit.high >= RATE_GRID_MAX / RATE_GRID_STEP ? (refusedRate ?? pace) : Math.min(fit.high, refusedRate ?? fit.high)
+    const high = fit.high >= RATE_GRID_MAX / RATE_GRID_STEP
+      ? (refusedRate ?? pace)
+      : Math.min(fit.high, refusedRate ?? fit.high)
     // Refused while probing: up to just under the highest rate that fits. Refused while holding a
     // pace that had held: the limit went down, and the answers since pin it from below — hold just
     // under that (the next probe comes soon).
@@ -743,7 +781,11 @@ export class RateController {
     // fits — each such refusal halves what is unknown.
     const dropped = phase === "hold" && now - this.phaseSince >= HOLD_MIN_MS
     const overshot = phase === "converge"
-    this.upperPerMs = dropped ? Math.min(high, Math.max(fit.low, pace / 2)) : overshot ? high * (Math.max(fit.low, high / 4) / high) ** 0.25 : high
+    this.upperPerMs = dropped
+      ? Math.min(high, Math.max(fit.low, pace / 2))
+      : overshot
+      ? high * (Math.max(fit.low, high / 4) / high) ** 0.25
+      : high
     // From what fits at least (but not from nothing: a quarter of the target, at most one a second).
     const floor = Math.min(DISCOVERY_START_PER_MS, this.upperPerMs / 4)
     this.setLearned(now, Math.min(this.upperPerMs * LEARNED_MARGIN, Math.max(fit.low * LEARNED_MARGIN, floor)))
@@ -775,7 +817,9 @@ export class RateController {
         // request's worth of the bucket's unfilled part) — never below: the lowest reading of the
         // last HEADER_WINDOW_MS is the rate (a limit changed shows within that window).
         this.headerRates.push({ at: now, perMs: (capacity - state.remaining) / state.resetMs })
-        while (this.headerRates.length > HEADER_MIN_READINGS && this.headerRates[0]!.at < now - HEADER_WINDOW_MS) this.headerRates.shift()
+        while (this.headerRates.length > HEADER_MIN_READINGS && this.headerRates[0]!.at < now - HEADER_WINDOW_MS) {
+          this.headerRates.shift()
+        }
         let perMs = Number.POSITIVE_INFINITY
         for (const r of this.headerRates) perMs = Math.min(perMs, r.perMs)
         this.headerPerMs = perMs

@@ -72,7 +72,11 @@ export class RateGate extends Context.Tag("rag-eval/RateGate")<RateGate, {
    * headers, latency). Fails with `GateStopped` when the run stops before the attempt could start,
    * and with a `rate_limited` `ProviderError` when `wait` is spent before it could.
    */
-  readonly run: <R>(estimatedTokens: number, attempt: Effect.Effect<ChatResponse, ProviderError, R>, wait?: WaitBudget) => Effect.Effect<ChatResponse, ProviderError | GateStopped, R>
+  readonly run: <R>(
+    estimatedTokens: number,
+    attempt: Effect.Effect<ChatResponse, ProviderError, R>,
+    wait?: WaitBudget
+  ) => Effect.Effect<ChatResponse, ProviderError | GateStopped, R>
   /** Pause every caller until at least now + `duration` (never shortens a pause already set). */
   readonly pause: (duration: Duration.DurationInput) => Effect.Effect<void>
   /** Start nothing more: every waiting call (and every later one) ends with `GateStopped`. */
@@ -82,7 +86,10 @@ export class RateGate extends Context.Tag("rag-eval/RateGate")<RateGate, {
 
 /** The error a call gets when its `--max-wait` is spent while it waits in the gate. */
 export const waitSpent = (wait: WaitBudget) =>
-  new ProviderError({ kind: "rate_limited", detail: `still rate-limited when its --max-wait (${Math.round(wait.maxWaitMs / 1000)} s) ran out` })
+  new ProviderError({
+    kind: "rate_limited",
+    detail: `still rate-limited when its --max-wait (${Math.round(wait.maxWaitMs / 1000)} s) ran out`
+  })
 
 export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -101,7 +108,11 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
     const stopNow = Effect.fail(new GateStopped())
     /** Sleep, unless the run stops first. */
     const sleepUnlessStopped = (ms: number): Effect.Effect<void, GateStopped> =>
-      isStopped ? stopNow : ms <= 0 ? Effect.void : Effect.raceFirst(Effect.sleep(Duration.millis(ms)), Effect.zipRight(stopped, stopNow))
+      isStopped
+        ? stopNow
+        : ms <= 0
+        ? Effect.void
+        : Effect.raceFirst(Effect.sleep(Duration.millis(ms)), Effect.zipRight(stopped, stopNow))
 
     const followConcurrency = () => {
       if (permits.limit() !== control.concurrency()) permits.setLimit(control.concurrency())
@@ -112,24 +123,47 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
      * instant, or undefined when it went stale (reserve again). Holds the caller's permit (and the
      * pacer, when paced) throughout; gives its slot back when interrupted or stopped.
      */
-    const startOnce = (cost: number, wait: WaitBudget | undefined, restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
-      Effect.flatMap(Effect.zip(Clock.currentTimeMillis, Random.next), ([now, random]): Effect.Effect<{ readonly reservation: Reservation; readonly startedAt: number } | undefined, GateStopped | ProviderError> => {
-        const reservation = control.reserve(now, cost, random)
-        if (wait !== undefined && reservation.at > now && control.pausedUntil > now) wait.since ??= now
-        const deadline = wait?.since === undefined ? Number.POSITIVE_INFINITY : wait.since + wait.maxWaitMs
-        const giveBack = Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => control.cancel(t, reservation)))
-        if (reservation.at > deadline) {
-          // Its --max-wait runs out first: wait that long, then end (the slot is not taken).
-          return restore(sleepUnlessStopped(deadline - now)).pipe(Effect.zipRight(giveBack), Effect.zipRight(Effect.fail(waitSpent(wait!))), Effect.onInterrupt(() => giveBack))
+    const startOnce = (
+      cost: number,
+      wait: WaitBudget | undefined,
+      restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.flatMap(
+        Effect.zip(Clock.currentTimeMillis, Random.next),
+        (
+          [now, random]
+        ): Effect.Effect<
+          { readonly reservation: Reservation; readonly startedAt: number } | undefined,
+          GateStopped | ProviderError
+        > => {
+          const reservation = control.reserve(now, cost, random)
+          if (wait !== undefined && reservation.at > now && control.pausedUntil > now) wait.since ??= now
+          const deadline = wait?.since === undefined ? Number.POSITIVE_INFINITY : wait.since + wait.maxWaitMs
+          const giveBack = Effect.flatMap(Clock.currentTimeMillis, (t) =>
+            Effect.sync(() => control.cancel(t, reservation)))
+          if (reservation.at > deadline) {
+            // Its --max-wait runs out first: wait that long, then end (the slot is not taken).
+            return restore(sleepUnlessStopped(deadline - now)).pipe(
+              Effect.zipRight(giveBack),
+              Effect.zipRight(Effect.fail(waitSpent(wait!))),
+              Effect.onInterrupt(() =>
+                giveBack
+              )
+            )
+          }
+          return restore(sleepUnlessStopped(reservation.at - now)).pipe(
+            Effect.onError(() => giveBack),
+            Effect.zipRight(Clock.currentTimeMillis),
+            Effect.map((startedAt) => control.confirm(startedAt, reservation) ? { reservation, startedAt } : undefined)
+          )
         }
-        return restore(sleepUnlessStopped(reservation.at - now)).pipe(
-          Effect.onError(() => giveBack),
-          Effect.zipRight(Clock.currentTimeMillis),
-          Effect.map((startedAt) => control.confirm(startedAt, reservation) ? { reservation, startedAt } : undefined)
-        )
-      })
+      )
 
-    const run = <R>(estimatedTokens: number, attempt: Effect.Effect<ChatResponse, ProviderError, R>, wait?: WaitBudget): Effect.Effect<ChatResponse, ProviderError | GateStopped, R> =>
+    const run = <R>(
+      estimatedTokens: number,
+      attempt: Effect.Effect<ChatResponse, ProviderError, R>,
+      wait?: WaitBudget
+    ): Effect.Effect<ChatResponse, ProviderError | GateStopped, R> =>
       Effect.suspend(() => {
         waiting++
         let started = false
@@ -142,19 +176,30 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
             if (wait !== undefined && control.pausedUntil > now) wait.since ??= now
             if (wait?.since === undefined) return semaphore.take
             const left = wait.since + wait.maxWaitMs - now
-            return Effect.raceFirst(semaphore.take, Effect.zipRight(sleepUnlessStopped(left), Effect.fail(waitSpent(wait))))
+            return Effect.raceFirst(
+              semaphore.take,
+              Effect.zipRight(sleepUnlessStopped(left), Effect.fail(waitSpent(wait)))
+            )
           })
         /** A permit, then (paced) the pacer, then a confirmed start; released again on failure. */
         const admit = Effect.uninterruptibleMask((restore) =>
-          Effect.zipRight(restore(take(permits)), Effect.suspend(() => {
-            const loop: Effect.Effect<{ readonly reservation: Reservation; readonly startedAt: number }, GateStopped | ProviderError> = Effect.flatMap(
-              startOnce(estimatedTokens, wait, restore),
-              (s) => s === undefined ? loop : Effect.succeed(s)
-            )
-            const paced = control.pacePerMs() !== undefined
-            const start = paced ? Effect.zipRight(restore(take(pacer)), Effect.ensuring(loop, Effect.sync(() => pacer.release()))) : loop
-            return Effect.onError(start, () => Effect.sync(() => permits.release()))
-          }))
+          Effect.zipRight(
+            restore(take(permits)),
+            Effect.suspend(() => {
+              const loop: Effect.Effect<
+                { readonly reservation: Reservation; readonly startedAt: number },
+                GateStopped | ProviderError
+              > = Effect.flatMap(
+                startOnce(estimatedTokens, wait, restore),
+                (s) => s === undefined ? loop : Effect.succeed(s)
+              )
+              const paced = control.pacePerMs() !== undefined
+              const start = paced
+                ? Effect.zipRight(restore(take(pacer)), Effect.ensuring(loop, Effect.sync(() => pacer.release())))
+                : loop
+              return Effect.onError(start, () => Effect.sync(() => permits.release()))
+            })
+          )
         )
         return admit.pipe(
           Effect.flatMap(({ reservation, startedAt }) => {
@@ -168,12 +213,19 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
                   permits.release()
                   if (Exit.isSuccess(exit)) {
                     const usage = exit.value.usage
-                    control.succeeded(now, startedAt, { rateLimit: exit.value.rateLimit, estimatedTokens: reservation.cost, usedTokens: usage.inputTokens + usage.outputTokens })
+                    control.succeeded(now, startedAt, {
+                      rateLimit: exit.value.rateLimit,
+                      estimatedTokens: reservation.cost,
+                      usedTokens: usage.inputTokens + usage.outputTokens
+                    })
                   } else {
                     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
                     if (failure?.kind === "rate_limited") {
                       if (wait !== undefined) wait.since ??= now
-                      control.rateLimited(now, startedAt, { retryAfterMs: failure.retryAfterMs, rateLimit: failure.limits })
+                      control.rateLimited(now, startedAt, {
+                        retryAfterMs: failure.retryAfterMs,
+                        rateLimit: failure.limits
+                      })
                     } else {
                       control.failed(now, startedAt, { rateLimit: failure?.limits })
                     }
@@ -188,7 +240,10 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
       })
 
     const pause = (duration: Duration.DurationInput): Effect.Effect<void> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => control.pause(now, Duration.toMillis(duration))))
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => Effect.sync(() => control.pause(now, Duration.toMillis(duration)))
+      )
 
     const stopAll = Effect.suspend(() => {
       isStopped = true
@@ -204,7 +259,14 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
 
     const stats = Effect.sync((): RateGateStats => {
       const s = control.stats()
-      return { inFlight, waiting, pausedUntil: s.pausedUntil, concurrency: s.concurrency, rateLimited: s.rateLimited, rpm: s.rpm }
+      return {
+        inFlight,
+        waiting,
+        pausedUntil: s.pausedUntil,
+        concurrency: s.concurrency,
+        rateLimited: s.rateLimited,
+        rpm: s.rpm
+      }
     })
 
     return RateGate.of({ run, pause, halt: stopAll, stats })

@@ -28,7 +28,15 @@ interface HeaderSource {
   readonly get: (name: string) => string | null
 }
 
-const UNITS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, "µs": 0.001, ns: 0.000001 }
+const UNITS: Readonly<Record<string, number>> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 0.001,
+  "µs": 0.001,
+  ns: 0.000001
+}
 
 /**
  * A duration header in milliseconds: Go-style ("1h2m3.5s", "6m0s", "20ms") as OpenAI sends it, or a
@@ -57,7 +65,11 @@ const number = (text: string | null): number | undefined => {
   return Number.isFinite(n) && n >= 0 ? n : undefined
 }
 
-const first = (headers: HeaderSource, names: ReadonlyArray<string>, read: (text: string | null) => number | undefined) => {
+const first = (
+  headers: HeaderSource,
+  names: ReadonlyArray<string>,
+  read: (text: string | null) => number | undefined
+) => {
   for (const name of names) {
     const value = read(headers.get(name))
     if (value !== undefined) return value
@@ -65,11 +77,16 @@ const first = (headers: HeaderSource, names: ReadonlyArray<string>, read: (text:
   return undefined
 }
 
-const bucket = (headers: HeaderSource, names: { limit: ReadonlyArray<string>; remaining: ReadonlyArray<string>; reset: ReadonlyArray<string> }): BucketState | undefined => {
+const bucket = (
+  headers: HeaderSource,
+  names: { limit: ReadonlyArray<string>; remaining: ReadonlyArray<string>; reset: ReadonlyArray<string> }
+): BucketState | undefined => {
   const limit = first(headers, names.limit, number)
   const remaining = first(headers, names.remaining, number)
   const resetMs = first(headers, names.reset, parseDuration)
-  return limit === undefined && remaining === undefined && resetMs === undefined ? undefined : { limit, remaining, resetMs }
+  return limit === undefined && remaining === undefined && resetMs === undefined
+    ? undefined
+    : { limit, remaining, resetMs }
 }
 
 /** The rate-limit headers of a response, or undefined when it carries none. */
@@ -94,6 +111,8 @@ export const parseRateLimitHeaders = (headers: HeaderSource | undefined): RateLi
  */
 export const refillMs = (state: BucketState, needed: number): number | undefined => {
   const { limit, remaining, resetMs } = state
-  if (limit === undefined || remaining === undefined || resetMs === undefined || remaining >= limit || resetMs <= 0) return undefined
+  if (limit === undefined || remaining === undefined || resetMs === undefined || remaining >= limit || resetMs <= 0) {
+    return undefined
+  }
   return (needed * resetMs) / (limit - remaining)
 }

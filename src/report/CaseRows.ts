@@ -5,7 +5,8 @@
  */
 import type { CsvCell } from "./Csv.js"
 
-export const cellText = (cell: CsvCell | undefined): string => cell === undefined ? "" : typeof cell === "string" ? cell : cell.text
+export const cellText = (cell: CsvCell | undefined): string =>
+  cell === undefined ? "" : typeof cell === "string" ? cell : cell.text
 
 /**
  * Where a record came from, for a pipeline that declares no per-case metrics (a user's own): its

@@ -49,7 +49,10 @@ export interface Bin {
  * Counts of each value (small integer scales: every value of the declared range, empty ones too) or
  * 10 equal bins over the declared range (over the values' own when it is unbounded).
  */
-export const distribution = (values: ReadonlyArray<number>, range?: { readonly min: number; readonly max: number | null }): Array<Bin> => {
+export const distribution = (
+  values: ReadonlyArray<number>,
+  range?: { readonly min: number; readonly max: number | null }
+): Array<Bin> => {
   if (values.length === 0) return []
   let min = Infinity
   let max = -Infinity
@@ -59,8 +62,12 @@ export const distribution = (values: ReadonlyArray<number>, range?: { readonly m
     if (v > max) max = v
     if (integers && !Number.isInteger(v)) integers = false
   }
-  const declared = range !== undefined && range.max !== null && range.min <= min && max <= range.max ? [range.min, range.max] as const : undefined
-  const [intLo, intHi] = declared !== undefined && Number.isInteger(declared[0]) && Number.isInteger(declared[1]) ? declared : [min, max]
+  const declared = range !== undefined && range.max !== null && range.min <= min && max <= range.max
+    ? [range.min, range.max] as const
+    : undefined
+  const [intLo, intHi] = declared !== undefined && Number.isInteger(declared[0]) && Number.isInteger(declared[1])
+    ? declared
+    : [min, max]
   if (integers && intHi - intLo <= 12) {
     const counts = new Map<number, number>()
     for (let v = intLo; v <= intHi; v++) counts.set(v, 0)
@@ -98,7 +105,13 @@ export const histogram = (bins: ReadonlyArray<Bin>, options: { readonly x: strin
       data: { values: bins.map((b) => ({ label: b.label, count: b.count })) },
       mark: { type: "bar", tooltip: true },
       encoding: {
-        x: { field: "label", type: "ordinal", sort: null, title: options.x, axis: { labelAngle: 0, labelOverlap: "greedy", labelSeparation: 4 } },
+        x: {
+          field: "label",
+          type: "ordinal",
+          sort: null,
+          title: options.x,
+          axis: { labelAngle: 0, labelOverlap: "greedy", labelSeparation: 4 }
+        },
         y
       }
     })
@@ -120,7 +133,14 @@ export const histogram = (bins: ReadonlyArray<Bin>, options: { readonly x: strin
         bin: { binned: true, step },
         scale: { domain: [lo, hi] },
         title: options.x,
-        axis: { values: bins.map((b) => b.start!).concat(hi), format, labelAngle: 0, labelOverlap: "greedy", labelSeparation: 4, labelFlush: true }
+        axis: {
+          values: bins.map((b) => b.start!).concat(hi),
+          format,
+          labelAngle: 0,
+          labelOverlap: "greedy",
+          labelSeparation: 4,
+          labelFlush: true
+        }
       },
       x2: { field: "end" },
       y
@@ -129,15 +149,28 @@ export const histogram = (bins: ReadonlyArray<Bin>, options: { readonly x: strin
 }
 
 /** Horizontal bars of one value per item (per-query metric bars), in the given order. */
-export const valueBars = (rows: ReadonlyArray<{ readonly label: string; readonly value: number }>, options: { readonly x: string; readonly domain?: readonly [number, number] }) =>
+export const valueBars = (
+  rows: ReadonlyArray<{ readonly label: string; readonly value: number }>,
+  options: { readonly x: string; readonly domain?: readonly [number, number] }
+) =>
   renderSvg({
     width: 420,
     height: { step: 14 },
-    data: { values: rows.map((r, i) => ({ label: `${i + 1}. ${r.label.length > 40 ? `${r.label.slice(0, 39)}…` : r.label}`, value: r.value })) },
+    data: {
+      values: rows.map((r, i) => ({
+        label: `${i + 1}. ${r.label.length > 40 ? `${r.label.slice(0, 39)}…` : r.label}`,
+        value: r.value
+      }))
+    },
     mark: { type: "bar", tooltip: true },
     encoding: {
       y: { field: "label", type: "nominal", sort: null, title: null },
-      x: { field: "value", type: "quantitative", title: options.x, ...(options.domain === undefined ? {} : { scale: { domain: [...options.domain] } }) },
+      x: {
+        field: "value",
+        type: "quantitative",
+        title: options.x,
+        ...(options.domain === undefined ? {} : { scale: { domain: [...options.domain] } })
+      },
       // Bars start at the scale's low end (1 on a 1–5 scale): from 0 they would reach left over the labels.
       ...(options.domain === undefined ? {} : { x2: { datum: options.domain[0] } })
     }
@@ -148,9 +181,16 @@ export const confusionHeatmap = (grades: ReadonlyArray<number>, confusion: Reado
   renderSvg({
     width: { step: 36 },
     height: { step: 28 },
-    data: { values: confusion.flatMap((row, h) => row.map((n, j) => ({ human: String(grades[h]), judge: String(grades[j]), n }))) },
+    data: {
+      values: confusion.flatMap((row, h) =>
+        row.map((n, j) => ({ human: String(grades[h]), judge: String(grades[j]), n }))
+      )
+    },
     layer: [
-      { mark: "rect", encoding: { color: { field: "n", type: "quantitative", scale: { scheme: "blues" }, legend: null } } },
+      {
+        mark: "rect",
+        encoding: { color: { field: "n", type: "quantitative", scale: { scheme: "blues" }, legend: null } }
+      },
       { mark: { type: "text", fontSize: 11 }, encoding: { text: { field: "n", type: "quantitative" } } }
     ],
     encoding: {
@@ -160,7 +200,10 @@ export const confusionHeatmap = (grades: ReadonlyArray<number>, confusion: Reado
   })
 
 /** Grouped bars: one group per item, one bar per series (e.g. agreement and alpha per criterion). */
-export const groupedBars = (rows: ReadonlyArray<{ readonly item: string; readonly series: string; readonly value: number }>, options: { readonly y: string }) =>
+export const groupedBars = (
+  rows: ReadonlyArray<{ readonly item: string; readonly series: string; readonly value: number }>,
+  options: { readonly y: string }
+) =>
   renderSvg({
     width: { step: 18 },
     height: 160,

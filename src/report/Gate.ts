@@ -46,7 +46,13 @@ export const parseGates = (flag: GateFlag, text: string): Effect.Effect<Readonly
     const number = percent ? typed.slice(0, -1).trim() : typed
     const value = Number(number)
     if (metric === "" || number === "" || !Number.isFinite(value)) {
-      return Effect.fail(new UsageError({ problem: `${flag}: "${part}" is not metric=number (e.g. ${flag} ${flag === "--fail-under" ? "composite=0.7,ndcg@10=0.5" : "irrelevantRate=0.1"}; a rate may be written 10%)` }))
+      return Effect.fail(
+        new UsageError({
+          problem: `${flag}: "${part}" is not metric=number (e.g. ${flag} ${
+            flag === "--fail-under" ? "composite=0.7,ndcg@10=0.5" : "irrelevantRate=0.1"
+          }; a rate may be written 10%)`
+        })
+      )
     }
     out.push({ flag, metric, value, percent })
   }
@@ -55,7 +61,10 @@ export const parseGates = (flag: GateFlag, text: string): Effect.Effect<Readonly
 }
 
 /** Both flags' gates, in the order given (undefined when neither is given). */
-export const parseAllGates = (failUnder: string | undefined, failOver: string | undefined): Effect.Effect<ReadonlyArray<Threshold> | undefined, UsageError> =>
+export const parseAllGates = (
+  failUnder: string | undefined,
+  failOver: string | undefined
+): Effect.Effect<ReadonlyArray<Threshold> | undefined, UsageError> =>
   Effect.gen(function*() {
     if (failUnder === undefined && failOver === undefined) return undefined
     return [
@@ -76,7 +85,9 @@ export interface Gate {
 export const typedValue = (t: Threshold): string => `${t.value}${t.percent ? "%" : ""}`
 
 const describeSpec = (m: MetricSpec): string =>
-  `${m.name} (${m.unit === "fraction" ? "a fraction, 0–1" : rangeText(m)}${m.direction === "none" ? "" : `, ${directionText(m)}`})`
+  `${m.name} (${m.unit === "fraction" ? "a fraction, 0–1" : rangeText(m)}${
+    m.direction === "none" ? "" : `, ${directionText(m)}`
+  })`
 
 const lastSegment = (name: string) => name.slice(name.lastIndexOf("/") + 1)
 
@@ -93,13 +104,16 @@ export const findMetric = (name: string, specs: ReadonlyArray<MetricSpec>): Metr
 
 /** One gate against the run's declared metrics: the name, the direction and the scale (see the module comment). */
 const resolveOne = (t: Threshold, specs: ReadonlyArray<MetricSpec>): Effect.Effect<Gate, UsageError> => {
-  const fail = (problem: string) => Effect.fail(new UsageError({ problem: `${t.flag} ${t.metric}=${typedValue(t)}: ${problem}` }))
+  const fail = (problem: string) =>
+    Effect.fail(new UsageError({ problem: `${t.flag} ${t.metric}=${typedValue(t)}: ${problem}` }))
   if (specs.length === 0) return fail("this pipeline declares no headline metrics to gate on")
   const m = findMetric(t.metric, specs)
   if (m === undefined) {
     const names = specs.map((s) => s.name)
     const near = nearest(t.metric, [...names, ...names.map(lastSegment)].filter((n, i, all) => all.indexOf(n) === i))
-    const meant = near.map((n) => names.find((full) => full === n || lastSegment(full) === n)!).filter((n, i, all) => all.indexOf(n) === i)
+    const meant = near.map((n) => names.find((full) => full === n || lastSegment(full) === n)!).filter((n, i, all) =>
+      all.indexOf(n) === i
+    )
     return fail(
       `no metric "${t.metric}" in this run${meant.length === 0 ? "" : ` (did you mean ${meant.join(" or ")}?)`}; ` +
         `its metrics: ${specs.map(describeSpec).join(", ")}`
@@ -112,21 +126,33 @@ const resolveOne = (t: Threshold, specs: ReadonlyArray<MetricSpec>): Effect.Effe
     return fail(`higher is better for ${m.name}, so its gate is --fail-under ${m.name}=… (exit 1 when it is below)`)
   }
   if (t.percent && m.unit !== "fraction") {
-    return fail(`${m.name} is ${m.unit === "score" ? `a score on ${rangeText(m)}` : `a ${m.unit === "usd" ? "cost in USD" : m.unit} (${rangeText(m)})`}, not a rate: give it without %`)
+    return fail(
+      `${m.name} is ${
+        m.unit === "score"
+          ? `a score on ${rangeText(m)}`
+          : `a ${m.unit === "usd" ? "cost in USD" : m.unit} (${rangeText(m)})`
+      }, not a rate: give it without %`
+    )
   }
   const limit = t.percent ? t.value / 100 : t.value
   if (limit < m.min || (m.max !== null && limit > m.max)) {
     const hint = m.unit === "fraction" && !t.percent && t.value > 1 && t.value <= 100
       ? `; write ${t.value / 100} or ${t.value}%`
-      : specs.some((s) => s.name === `${m.name}.normalised`) ? ` (or gate ${m.name}.normalised, on 0–1)` : ""
-    return fail(`${m.name} is ${m.unit === "fraction" ? "a fraction, 0–1 (a percentage needs %)" : `on ${rangeText(m)}`}${hint}`)
+      : specs.some((s) => s.name === `${m.name}.normalised`)
+      ? ` (or gate ${m.name}.normalised, on 0–1)`
+      : ""
+    return fail(
+      `${m.name} is ${m.unit === "fraction" ? "a fraction, 0–1 (a percentage needs %)" : `on ${rangeText(m)}`}${hint}`
+    )
   }
   return Effect.succeed({ threshold: t, metric: m, limit })
 }
 
 /** Every gate against the run's declared metrics; the first mistake is a usage error (exit 2). */
-export const resolveGates = (thresholds: ReadonlyArray<Threshold>, specs: ReadonlyArray<MetricSpec>): Effect.Effect<ReadonlyArray<Gate>, UsageError> =>
-  Effect.forEach(thresholds, (t) => resolveOne(t, specs))
+export const resolveGates = (
+  thresholds: ReadonlyArray<Threshold>,
+  specs: ReadonlyArray<MetricSpec>
+): Effect.Effect<ReadonlyArray<Gate>, UsageError> => Effect.forEach(thresholds, (t) => resolveOne(t, specs))
 
 export interface GateResult {
   readonly gate: Gate
@@ -136,7 +162,10 @@ export interface GateResult {
 }
 
 /** Each gate against the run's metrics. A metric with no value (every judgment failed) meets no gate. */
-export const evaluateGates = (gates: ReadonlyArray<Gate>, metrics: Readonly<Record<string, number | null>>): ReadonlyArray<GateResult> =>
+export const evaluateGates = (
+  gates: ReadonlyArray<Gate>,
+  metrics: Readonly<Record<string, number | null>>
+): ReadonlyArray<GateResult> =>
   gates.map((gate) => {
     const value = metrics[gate.metric.name] ?? null
     const met = value !== null && (gate.threshold.flag === "--fail-under" ? value >= gate.limit : value <= gate.limit)
@@ -154,7 +183,13 @@ export const enforceGates = (results: ReadonlyArray<GateResult>): Effect.Effect<
   const unmet = results.filter((r) => !r.met)
   return unmet.length === 0
     ? Effect.void
-    : Effect.fail(new GateFailed({
-      failures: unmet.map((r) => `${r.gate.threshold.flag}: ${r.gate.metric.name} = ${shown(r)}, ${r.gate.threshold.flag === "--fail-under" ? "below" : "above"} ${typedValue(r.gate.threshold)}`)
-    }))
+    : Effect.fail(
+      new GateFailed({
+        failures: unmet.map((r) =>
+          `${r.gate.threshold.flag}: ${r.gate.metric.name} = ${shown(r)}, ${
+            r.gate.threshold.flag === "--fail-under" ? "below" : "above"
+          } ${typedValue(r.gate.threshold)}`
+        )
+      })
+    )
 }

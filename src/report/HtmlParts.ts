@@ -12,38 +12,58 @@ const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
 
 /** Case text as HTML text (element content or a quoted attribute value). */
 export const esc = (text: string): string =>
-  text.replace(CONTROLS, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+  text.replace(CONTROLS, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;"
+  ).replace(/'/g, "&#39;")
 
 /** Text cut to `max` characters (an ellipsis says so). */
 export const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
 /** A number for a table: integers as they are, others with `digits` decimals; `—` for unknown. */
-export const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : Number.isInteger(x) ? String(x) : x.toFixed(digits))
+export const fmt = (
+  x: number | null | undefined,
+  digits = 3
+) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : Number.isInteger(x) ? String(x) : x.toFixed(digits))
 
 /** A table; header text is escaped, cells are HTML the caller escaped. */
 export const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, attrs = "") =>
-  `<table${attrs}><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n")}</tbody></table>`
+  `<table${attrs}><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${
+    rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n")
+  }</tbody></table>`
 
-export const figure = (caption: string, svg: string) => `<figure class="chart"><figcaption>${esc(caption)}</figcaption>${svg}</figure>`
+export const figure = (caption: string, svg: string) =>
+  `<figure class="chart"><figcaption>${esc(caption)}</figcaption>${svg}</figure>`
 
 /** The element id of a case's folded block: `case-<n>`, n the case's 1-based position in the input. */
 export const caseAnchor = (ordinal: number) => `case-${ordinal + 1}`
 
 /** A link to a case's block (the script opens it on arrival). */
-export const caseLink = (ordinal: number, text: string) => `<a class="caselink" href="#${caseAnchor(ordinal)}">${esc(text)}</a>`
+export const caseLink = (ordinal: number, text: string) =>
+  `<a class="caselink" href="#${caseAnchor(ordinal)}">${esc(text)}</a>`
 
 /** ` data-status="fail"`: what the colouring and the "only failing" filter read. */
-export const statusAttr = (status: Status | undefined) => (status === undefined || status === "none" ? ` data-status="none"` : ` data-status="${status}"`)
+export const statusAttr = (
+  status: Status | undefined
+) => (status === undefined || status === "none" ? ` data-status="none"` : ` data-status="${status}"`)
 
 const STATUS_WORD: Readonly<Record<Status, string>> = { fail: "failing", warn: "flagged", pass: "passing", none: "" }
 
 /** A short coloured word for a status (`failing`, `flagged`, `passing`). */
 export const statusBadge = (status: Status, why?: string) =>
-  status === "none" ? "" : `<span class="badge ${status}"${why === undefined || why === "" ? "" : ` title="${esc(why)}"`}>${STATUS_WORD[status]}</span>`
+  status === "none"
+    ? ""
+    : `<span class="badge ${status}"${why === undefined || why === "" ? "" : ` title="${esc(why)}"`}>${
+      STATUS_WORD[status]
+    }</span>`
 
 /** What the colours mean, above a table that has them. */
-export const legend = (what: { readonly fail: string; readonly warn?: string | undefined; readonly pass?: string | undefined }) =>
-  `<p class="legend note"><span class="swatch fail"></span> ${esc(what.fail)}${what.warn === undefined ? "" : ` <span class="swatch warn"></span> ${esc(what.warn)}`}${what.pass === undefined ? "" : ` <span class="swatch pass"></span> ${esc(what.pass)}`}</p>`
+export const legend = (
+  what: { readonly fail: string; readonly warn?: string | undefined; readonly pass?: string | undefined }
+) =>
+  `<p class="legend note"><span class="swatch fail"></span> ${esc(what.fail)}${
+    what.warn === undefined ? "" : ` <span class="swatch warn"></span> ${esc(what.warn)}`
+  }${what.pass === undefined ? "" : ` <span class="swatch pass"></span> ${esc(what.pass)}`}</p>`
 
 /**
  * The case filter: a text box (rows whose text holds it) and an "only failing" box (hides every
@@ -58,7 +78,11 @@ export const filterControls = (shown: number, failing: number) =>
 export const DETAIL_TEXT_MAX = 1000
 
 const detailCell = (cell: DetailCell, text: boolean) =>
-  cell === null ? `<td class="n">—</td>` : typeof cell === "number" ? `<td class="n">${fmt(cell)}</td>` : `<td${text ? ` class="t"` : ""}>${esc(cut(cell, DETAIL_TEXT_MAX))}</td>`
+  cell === null
+    ? `<td class="n">—</td>`
+    : typeof cell === "number"
+    ? `<td class="n">${fmt(cell)}</td>`
+    : `<td${text ? ` class="t"` : ""}>${esc(cut(cell, DETAIL_TEXT_MAX))}</td>`
 
 /**
  * One of a case block's tables (hits, claims, gold spans): every cell escaped, each row coloured by
@@ -67,9 +91,16 @@ const detailCell = (cell: DetailCell, text: boolean) =>
 export const detailTable = (t: DetailTable) => {
   const texts = new Set(t.textColumns ?? [])
   if (t.rows.length === 0) return `<p class="caption">${esc(t.caption)}</p>`
-  const shown = t.columns.flatMap((_, i) => (t.rows.some((r) => r.cells[i] !== null && r.cells[i] !== undefined && r.cells[i] !== "") ? [i] : []))
-  return `<p class="caption">${esc(t.caption)}</p><table class="detail"><thead><tr>${shown.map((i) => `<th>${esc(t.columns[i]!)}</th>`).join("")}</tr></thead><tbody>` +
-    t.rows.map((r) => `<tr${statusAttr(r.status)}>${shown.map((i) => detailCell(r.cells[i] ?? null, texts.has(i))).join("")}</tr>`).join("") +
+  const shown = t.columns.flatMap((
+    _,
+    i
+  ) => (t.rows.some((r) => r.cells[i] !== null && r.cells[i] !== undefined && r.cells[i] !== "") ? [i] : []))
+  return `<p class="caption">${esc(t.caption)}</p><table class="detail"><thead><tr>${
+    shown.map((i) => `<th>${esc(t.columns[i]!)}</th>`).join("")
+  }</tr></thead><tbody>` +
+    t.rows.map((r) =>
+      `<tr${statusAttr(r.status)}>${shown.map((i) => detailCell(r.cells[i] ?? null, texts.has(i))).join("")}</tr>`
+    ).join("") +
     `</tbody></table>`
 }
 
@@ -96,9 +127,15 @@ export const caseBlock = (b: CaseBlock) => {
     `<span class="num">${b.ordinal + 1}.</span> <strong>${esc(cut(b.caseId, 200))}</strong>` +
     `${b.line === undefined ? "" : ` <span class="note">line ${b.line}</span>`}` +
     `${b.headline === undefined ? "" : ` — ${esc(b.headline)}`} ${statusBadge(b.status)}` +
-    `${b.why === undefined || b.why === "" ? "" : ` <span class="why">${esc(cut(b.why, 300))}</span>`}</summary><div class="body">` +
+    `${
+      b.why === undefined || b.why === "" ? "" : ` <span class="why">${esc(cut(b.why, 300))}</span>`
+    }</summary><div class="body">` +
     (d.problem === undefined ? "" : `<p class="problem">${esc(cut(d.problem, DETAIL_TEXT_MAX))}</p>`) +
-    (fields.length === 0 ? "" : `<dl>${fields.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(cut(v, DETAIL_TEXT_MAX * 2))}</dd>`).join("")}</dl>`) +
+    (fields.length === 0
+      ? ""
+      : `<dl>${
+        fields.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(cut(v, DETAIL_TEXT_MAX * 2))}</dd>`).join("")
+      }</dl>`) +
     (b.omitted !== undefined ? `<p class="note">${esc(b.omitted)}</p>` : (d.tables ?? []).map(detailTable).join("")) +
     `</div></details>`
 }
@@ -161,4 +198,6 @@ box.addEventListener("input",apply);only.addEventListener("change",apply);
 export const page = (title: string, body: ReadonlyArray<string>) =>
   `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
   `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">` +
-  `<title>${esc(title)}</title><style>${STYLE}</style></head><body>\n${body.filter((b) => b !== "").join("\n")}\n<script>${SCRIPT}</script></body></html>\n`
+  `<title>${esc(title)}</title><style>${STYLE}</style></head><body>\n${
+    body.filter((b) => b !== "").join("\n")
+  }\n<script>${SCRIPT}</script></body></html>\n`

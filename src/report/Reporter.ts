@@ -8,13 +8,13 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
+import { inline } from "../domain/Markdown.js"
+import { thousands } from "../domain/Numbers.js"
 import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "../io/Files.js"
-import { thousands } from "../domain/Numbers.js"
 import { caseOf, Lowest } from "./CaseRows.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
-import { inline } from "../domain/Markdown.js"
 
 export type { ReportInput } from "../engine/ReportInput.js"
 
@@ -36,12 +36,22 @@ export const markdown: Reporter = {
       const chosen = yield* chooseDetails(input, input.details ?? DEFAULT_DETAILS)
       const records = chosen.ordinals === undefined
         ? input.records()
-        : input.records().pipe(Stream.zipWithIndex, Stream.filter(([, i]) => chosen.ordinals!.has(i)), Stream.map(([r]) => r))
+        : input.records().pipe(
+          Stream.zipWithIndex,
+          Stream.filter(([, i]) => chosen.ordinals!.has(i)),
+          Stream.map(([r]) => r)
+        )
       const banner = input.partial === undefined ? "" : `> **Partial report**: ${inline(input.partial, 1000)}\n\n`
       const trailer = chosen.ordinals === undefined
         ? ""
-        : `\n---\n\n**Details for ${thousands(chosen.ordinals.size)} of ${thousands(chosen.total)} cases** (--details ${chosen.limit}: the failed first, then the lowest${chosen.by === undefined ? "" : ` by ${inline(chosen.by)}`}); ` +
-          `the other ${thousands(chosen.total - chosen.ordinals.size)} are left out here. Every case is in ${input.stem}.csv (and ${input.stem}.json / ${input.stem}.html with --format json,html).\n`
+        : `\n---\n\n**Details for ${thousands(chosen.ordinals.size)} of ${
+          thousands(chosen.total)
+        } cases** (--details ${chosen.limit}: the failed first, then the lowest${
+          chosen.by === undefined ? "" : ` by ${inline(chosen.by)}`
+        }); ` +
+          `the other ${
+            thousands(chosen.total - chosen.ordinals.size)
+          } are left out here. Every case is in ${input.stem}.csv (and ${input.stem}.json / ${input.stem}.html with --format json,html).\n`
       const content = Stream.make(banner).pipe(
         Stream.concat(input.view.markdown(input.info, input.summary, records)),
         Stream.concat(Stream.make(trailer))
@@ -97,11 +107,18 @@ export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
   format: "csv",
   write: (input) => {
     const path = Path.join(input.info.runDir, `${input.stem}.csv`)
-    const content = Stream.make(csvLine(["case_id", "line", ...input.view.csvHeader(input.info, input.summary)], options)).pipe(
-      Stream.concat(input.records().pipe(Stream.map((r) => {
-        const c = caseRef(input, r)
-        return csvLine([c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, r)], options)
-      })))
+    const content = Stream.make(
+      csvLine(["case_id", "line", ...input.view.csvHeader(input.info, input.summary)], options)
+    ).pipe(
+      Stream.concat(
+        input.records().pipe(Stream.map((r) => {
+          const c = caseRef(input, r)
+          return csvLine(
+            [c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, r)],
+            options
+          )
+        }))
+      )
     )
     return writeAtomic(path, content).pipe(Effect.as([path]))
   }
@@ -115,13 +132,19 @@ export const json: Reporter = {
   write: (input) => {
     const path = Path.join(input.info.runDir, `${input.stem}.json`)
     let first = true
-    const content = Stream.make(`{\n${input.partial === undefined ? "" : `"partial": ${JSON.stringify(input.partial)},\n`}"run": ${JSON.stringify(runWithoutPrompts(input.info))},\n"summary": ${JSON.stringify(input.summary)},\n"records": [\n`).pipe(
-      Stream.concat(input.records().pipe(Stream.map((r) => {
-        const sep = first ? "" : ",\n"
-        first = false
-        const values = input.caseMetrics?.of(r)
-        return sep + JSON.stringify(values === undefined ? r : { ...(r as object), metrics: values.metrics })
-      }))),
+    const content = Stream.make(
+      `{\n${input.partial === undefined ? "" : `"partial": ${JSON.stringify(input.partial)},\n`}"run": ${
+        JSON.stringify(runWithoutPrompts(input.info))
+      },\n"summary": ${JSON.stringify(input.summary)},\n"records": [\n`
+    ).pipe(
+      Stream.concat(
+        input.records().pipe(Stream.map((r) => {
+          const sep = first ? "" : ",\n"
+          first = false
+          const values = input.caseMetrics?.of(r)
+          return sep + JSON.stringify(values === undefined ? r : { ...(r as object), metrics: values.metrics })
+        }))
+      ),
       Stream.concat(Stream.make("\n]\n}\n"))
     )
     return writeAtomic(path, content).pipe(Effect.as([path]))
@@ -135,7 +158,8 @@ export const json: Reporter = {
 export const html: Reporter = {
   format: "html",
   write: (input) => Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeHtml(input)),
-  writeFinal: (info, final, partial) => Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeFinalHtml(info, final, partial))
+  writeFinal: (info, final, partial) =>
+    Effect.flatMap(Effect.promise(() => import("./Html.js")), (m) => m.writeFinalHtml(info, final, partial))
 }
 
 /** The text formats (what library callers and the test helpers write by default); add `html` for the page with charts. */
@@ -143,13 +167,22 @@ export const all: ReadonlyArray<Reporter> = [markdown, csv, json]
 export { defaultFormats } from "./Formats.js"
 
 /** Parse `--format markdown,csv,json`; `csvRaw` (`--csv-raw`) writes CSV cells without neutralising formulas. */
-export const parseFormats = (value: string, options: { readonly csvRaw?: boolean } = {}): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {
+export const parseFormats = (
+  value: string,
+  options: { readonly csvRaw?: boolean } = {}
+): Effect.Effect<ReadonlyArray<Reporter>, UsageError> => {
   const names = value.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
   const known = new Map([markdown, csvReporter({ raw: options.csvRaw === true }), json, html].map((r) => [r.format, r]))
   known.set("md", markdown)
   const unknown = names.filter((n) => !known.has(n))
   if (names.length === 0 || unknown.length > 0) {
-    return Effect.fail(new UsageError({ problem: `--format: unknown format ${unknown.map((u) => `"${u}"`).join(", ") || "(empty)"}; choose from markdown, csv, json, html` }))
+    return Effect.fail(
+      new UsageError({
+        problem: `--format: unknown format ${
+          unknown.map((u) => `"${u}"`).join(", ") || "(empty)"
+        }; choose from markdown, csv, json, html`
+      })
+    )
   }
   return Effect.succeed([...new Set(names.map((n) => known.get(n)!))])
 }

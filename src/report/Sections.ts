@@ -2,18 +2,20 @@
  * The report kit every pipeline's markdown view shares: the run-parameter table (the one table the
  * HTML page draws too), a rubric's criterion section, the failed-judgments table and number format.
  */
-import type { Judged } from "../engine/ReportInput.js"
+import { inline } from "../domain/Markdown.js"
+import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ListedFailure, RunInfo } from "../engine/Pipeline.js"
-import { thousands } from "../domain/Numbers.js"
+import type { Judged } from "../engine/ReportInput.js"
 import { type Cost, cost, formatUsd, savingNote } from "../pricing/Prices.js"
-import { inline } from "../domain/Markdown.js"
 
-export const num = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? "—" : x.toFixed(digits))
+export const num = (
+  x: number | null | undefined,
+  digits = 2
+) => (x === null || x === undefined ? "—" : x.toFixed(digits))
 
 const listed = (params: Readonly<Record<string, unknown>>) =>
   Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`).join(", ")
-
 
 /** The cost cell, with the cached share and the saving of the Batch API and the prompt cache when there is one. */
 const costCell = (c: Cost) => {
@@ -26,7 +28,11 @@ const costCell = (c: Cost) => {
  * iterations, prompts), what its judging came to when it judged, then the pipeline's own rows. A
  * pipeline without rubrics judges nothing, and says so instead of naming a judge.
  */
-export const parameterRows = (info: RunInfo, judged: Judged | undefined, own: ReadonlyArray<readonly [string, string]> = []): ReadonlyArray<readonly [string, string]> => {
+export const parameterRows = (
+  info: RunInfo,
+  judged: Judged | undefined,
+  own: ReadonlyArray<readonly [string, string]> = []
+): ReadonlyArray<readonly [string, string]> => {
   const sampling = listed(info.judge.params)
   const retriever = listed(info.retriever.params)
   const judges = info.rubrics.length > 0
@@ -36,7 +42,10 @@ export const parameterRows = (info: RunInfo, judged: Judged | undefined, own: Re
     ["Input", `${info.input.path} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…)`],
     ["Cases evaluated", `${info.input.cases}${info.limit === undefined ? "" : ` (--limit ${info.limit})`}`],
     ...(judges
-      ? [["Judge", info.judge.label], ["Provider / model", `${info.judge.provider} / ${info.judge.model}`], ["Sampling", sampling === "" ? "—" : sampling]] as const
+      ? [["Judge", info.judge.label], ["Provider / model", `${info.judge.provider} / ${info.judge.model}`], [
+        "Sampling",
+        sampling === "" ? "—" : sampling
+      ]] as const
       : [["Judge", "none (nothing is judged)"]] as const),
     ["Retriever", `${info.retriever.name}${retriever === "" ? "" : ` (${retriever})`}`],
     ["Iterations", String(info.iterations)],
@@ -47,17 +56,27 @@ export const parameterRows = (info: RunInfo, judged: Judged | undefined, own: Re
         ["Cost", costCell(cost(judged.tokens, info.price ?? undefined))]
       ] as const
       : []),
-    ...(judges ? [["Prompts", info.rubrics.map((r) => `${r.id} v${r.version} (${r.hash.slice(0, 12)})`).join(" · ")]] as const : []),
+    ...(judges
+      ? [["Prompts", info.rubrics.map((r) => `${r.id} v${r.version} (${r.hash.slice(0, 12)})`).join(" · ")]] as const
+      : []),
     ...own
   ]
 }
 
 /** The run-parameter table in markdown (every cell escaped). */
 export const parametersMarkdown = (rows: ReadonlyArray<readonly [string, string]>) =>
-  ["## Run parameters", "", "| Parameter | Value |", "|---|---|", ...rows.map(([k, v]) => `| ${inline(k)} | ${inline(v, 1000)} |`), ""].join("\n")
+  [
+    "## Run parameters",
+    "",
+    "| Parameter | Value |",
+    "|---|---|",
+    ...rows.map(([k, v]) => `| ${inline(k)} | ${inline(v, 1000)} |`),
+    ""
+  ].join("\n")
 
 /** The run-parameter section of a judged run's report. */
-export const runParameters = (info: RunInfo, judged: Judged, own?: ReadonlyArray<readonly [string, string]>) => parametersMarkdown(parameterRows(info, judged, own))
+export const runParameters = (info: RunInfo, judged: Judged, own?: ReadonlyArray<readonly [string, string]>) =>
+  parametersMarkdown(parameterRows(info, judged, own))
 
 /** One rubric: heading with its range (and `note`), description, every score's meaning, prompt hash. */
 export const criterionSection = (r: Rubric, note?: string) =>
@@ -68,20 +87,30 @@ export const criterionSection = (r: Rubric, note?: string) =>
     "",
     "| Score | Label | Meaning |",
     "|---|---|---|",
-    ...[...r.scale].sort((a, b) => b.score - a.score).map((v) => `| ${v.score} | ${v.label} | ${inline(v.description, 1000)} |`),
+    ...[...r.scale].sort((a, b) => b.score - a.score).map((v) =>
+      `| ${v.score} | ${v.label} | ${inline(v.description, 1000)} |`
+    ),
     "",
     `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`,
     ""
   ].join("\n")
 
 /** The failed judgments table (empty text when none failed). */
-export const failures = (summary: { readonly failures: ReadonlyArray<ListedFailure>; readonly judgments: { readonly failed: number } }) =>
+export const failures = (
+  summary: { readonly failures: ReadonlyArray<ListedFailure>; readonly judgments: { readonly failed: number } }
+) =>
   summary.failures.length === 0 ? "" : [
     `## Failed judgments (${summary.judgments.failed})`,
     "",
     "| Line | Case | Dimension | Reason | Raw reply |",
     "|---|---|---|---|---|",
-    ...summary.failures.map((f) => `| ${f.line ?? ""} | ${inline(f.caseId, 200)} | ${inline(f.criterion ?? "", 200)} | ${inline(f.reason)} | ${f.raw === undefined ? "—" : `<code>${inline(f.raw, 200)}</code>`} |`),
-    summary.judgments.failed > summary.failures.length ? `\n(first ${summary.failures.length} listed; all are in judgments.jsonl)` : "",
+    ...summary.failures.map((f) =>
+      `| ${f.line ?? ""} | ${inline(f.caseId, 200)} | ${inline(f.criterion ?? "", 200)} | ${inline(f.reason)} | ${
+        f.raw === undefined ? "—" : `<code>${inline(f.raw, 200)}</code>`
+      } |`
+    ),
+    summary.judgments.failed > summary.failures.length
+      ? `\n(first ${summary.failures.length} listed; all are in judgments.jsonl)`
+      : "",
     ""
   ].join("\n")

@@ -19,9 +19,9 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
+import { Retriever } from "../engine/Retriever.js"
 import { describeJson } from "../load/Json.js"
 import { readRows } from "../load/Rows.js"
-import { Retriever } from "../engine/Retriever.js"
 import { defaultTopK } from "./HttpRetriever.js"
 import { applyParams, paramsRecord, type RetrievalParams } from "./Params.js"
 
@@ -29,7 +29,8 @@ export const K1 = 1.2
 export const B = 0.75
 
 /** Lowercased (NFKC) runs of letters and digits. */
-export const tokenize = (text: string): Array<string> => text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+export const tokenize = (text: string): Array<string> =>
+  text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 
 export interface CorpusDocument {
   readonly id: string
@@ -52,7 +53,10 @@ export interface Bm25Index {
   readonly b: number
 }
 
-export const build = (documents: ReadonlyArray<CorpusDocument>, options: { readonly k1?: number; readonly b?: number } = {}): Bm25Index => {
+export const build = (
+  documents: ReadonlyArray<CorpusDocument>,
+  options: { readonly k1?: number; readonly b?: number } = {}
+): Bm25Index => {
   const postings = new Map<string, Array<readonly [number, number]>>()
   const lengths: Array<number> = []
   let total = 0
@@ -68,7 +72,14 @@ export const build = (documents: ReadonlyArray<CorpusDocument>, options: { reado
       list.push([index, f])
     }
   })
-  return { documents, avgdl: documents.length === 0 ? 0 : total / documents.length, postings, lengths, k1: options.k1 ?? K1, b: options.b ?? B }
+  return {
+    documents,
+    avgdl: documents.length === 0 ? 0 : total / documents.length,
+    postings,
+    lengths,
+    k1: options.k1 ?? K1,
+    b: options.b ?? B
+  }
 }
 
 /** idf(t) for a term in `df` of `n` documents. */
@@ -88,21 +99,33 @@ export const searchIndex = (index: Bm25Index, query: string, limit?: number): Ar
     }
   }
   const ranked = [...scores].sort((x, y) => y[1] - x[1] || x[0] - y[0])
-  return (limit === undefined ? ranked : ranked.slice(0, limit)).map(([i, score]) => ({ ...index.documents[i]!, score, index: i }))
+  return (limit === undefined ? ranked : ranked.slice(0, limit)).map(([i, score]) => ({
+    ...index.documents[i]!,
+    score,
+    index: i
+  }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Corpus file
 
 /** Reads and indexes a corpus file: every row an object with an `id` (text or number) and a `text`. */
-export const loadCorpus = (file: string, options: { readonly k1?: number; readonly b?: number } = {}): Effect.Effect<Bm25Index, InputError> =>
+export const loadCorpus = (
+  file: string,
+  options: { readonly k1?: number; readonly b?: number } = {}
+): Effect.Effect<Bm25Index, InputError> =>
   readRows(file).pipe(
     Stream.mapEffect((row) => {
-      const fail = (field: string, problem: string) => Effect.fail(new InputError({ file, line: row.line, field, problem }))
+      const fail = (field: string, problem: string) =>
+        Effect.fail(new InputError({ file, line: row.line, field, problem }))
       const id = row.values.id
       const text = row.values.text
-      if (typeof id !== "string" && typeof id !== "number") return fail("id", `expected text or a number, found ${id === undefined ? "nothing" : describeJson(id)}`)
-      if (typeof text !== "string") return fail("text", `expected text, found ${text === undefined ? "nothing" : describeJson(text)}`)
+      if (typeof id !== "string" && typeof id !== "number") {
+        return fail("id", `expected text or a number, found ${id === undefined ? "nothing" : describeJson(id)}`)
+      }
+      if (typeof text !== "string") {
+        return fail("text", `expected text, found ${text === undefined ? "nothing" : describeJson(text)}`)
+      }
       return Effect.succeed({ line: row.line, doc: { id: String(id), text } })
     }),
     Stream.runCollect,
@@ -111,7 +134,16 @@ export const loadCorpus = (file: string, options: { readonly k1?: number; readon
       const seen = new Map<string, number>()
       for (const r of rows) {
         const first = seen.get(r.doc.id)
-        if (first !== undefined) return Effect.fail(new InputError({ file, line: r.line, field: "id", problem: `duplicate document id "${r.doc.id}" (first on line ${first})` }))
+        if (first !== undefined) {
+          return Effect.fail(
+            new InputError({
+              file,
+              line: r.line,
+              field: "id",
+              problem: `duplicate document id "${r.doc.id}" (first on line ${first})`
+            })
+          )
+        }
         seen.set(r.doc.id, r.line)
       }
       if (rows.length === 0) return Effect.fail(new InputError({ file, problem: "the corpus has no documents" }))
@@ -150,7 +182,13 @@ export const makeWithIndex = (options: Bm25RetrieverOptions): Bm25Retriever => {
       ready.pipe(
         Effect.flatMap((index) => Effect.timed(Effect.sync(() => searchIndex(index, query(c), params.prefetchLimit)))),
         Effect.map(([elapsed, found]) => {
-          const hits = found.map((d, i): Passage => ({ id: d.id, rank: i + 1, text: d.text, score: d.score, fields: { id: d.id, text: d.text } }))
+          const hits = found.map((d, i): Passage => ({
+            id: d.id,
+            rank: i + 1,
+            text: d.text,
+            score: d.score,
+            fields: { id: d.id, text: d.text }
+          }))
           const applied = applyParams(hits, params)
           const latencyMs = Math.round(Duration.toMillis(elapsed) * 1000) / 1000
           return {

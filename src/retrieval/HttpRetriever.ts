@@ -34,8 +34,8 @@ import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { checkJsonTemplate, renderJsonTemplate } from "../domain/JsonTemplate.js"
 import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
-import { splitCredentials } from "../providers/Endpoint.js"
 import { Retriever } from "../engine/Retriever.js"
+import { splitCredentials } from "../providers/Endpoint.js"
 import { applyParams, paramsRecord, type RetrievalParams, uniqueIds } from "./Params.js"
 import { RetrievalError } from "./RetrievalError.js"
 
@@ -78,15 +78,22 @@ type TemplateValue = string | number | undefined
  * Fills a JSON template: inside a JSON string a placeholder becomes escaped string content (unset →
  * empty), outside it a JSON literal (unset → `null`). See `domain/JsonTemplate.ts`.
  */
-export const renderBody = (template: string, vars: Readonly<Record<string, TemplateValue>>): string => renderJsonTemplate(template, vars)
+export const renderBody = (template: string, vars: Readonly<Record<string, TemplateValue>>): string =>
+  renderJsonTemplate(template, vars)
 
 /** Checks that a template gives valid JSON for a query full of characters that need escaping. */
 export const checkBody = (template: string): Either.Either<string, string> =>
-  checkJsonTemplate(template, "{\"query\": \"{{query}}\", \"top_k\": {{topK}}}", { query: "a \"quoted\" query\\ with\nnewline", id: "case-1", topK: 10, scoreThreshold: 0.5, prefetchLimit: 100, rerankTopN: 20 })
+  checkJsonTemplate(template, "{\"query\": \"{{query}}\", \"top_k\": {{topK}}}", {
+    query: "a \"quoted\" query\\ with\nnewline",
+    id: "case-1",
+    topK: 10,
+    scoreThreshold: 0.5,
+    prefetchLimit: 100,
+    rerankTopN: 20
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Reading the answer
-
 
 /** The value at a dot path (`result.hits`, `hits.0.id`); the root for an empty path. */
 export const atPath = (value: unknown, path: string): unknown => {
@@ -100,7 +107,17 @@ export const atPath = (value: unknown, path: string): unknown => {
   return current
 }
 
-const describe = (u: unknown) => (u === undefined ? "nothing" : u === null ? "null" : Array.isArray(u) ? "a list" : typeof u === "object" ? "an object" : `a ${typeof u}`)
+const describe = (
+  u: unknown
+) => (u === undefined
+  ? "nothing"
+  : u === null
+  ? "null"
+  : Array.isArray(u)
+  ? "a list"
+  : typeof u === "object"
+  ? "an object"
+  : `a ${typeof u}`)
 
 const firstAt = (hit: unknown, paths: ReadonlyArray<string>): unknown => {
   for (const p of paths) {
@@ -116,10 +133,15 @@ export interface SearchResult {
 }
 
 /** The hits of a decoded answer, or what is wrong with its shape. */
-export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "hitsPath" | "idField" | "textField" | "scoreField" | "timingsPath">): Either.Either<SearchResult, string> => {
+export const readHits = (
+  answer: unknown,
+  options: Pick<HttpRetrieverOptions, "hitsPath" | "idField" | "textField" | "scoreField" | "timingsPath">
+): Either.Either<SearchResult, string> => {
   const hitsPath = options.hitsPath ?? "hits"
   const list = atPath(answer, hitsPath)
-  if (!Array.isArray(list)) return Either.left(`expected a list of hits at "${hitsPath === "" ? "(root)" : hitsPath}", found ${describe(list)}`)
+  if (!Array.isArray(list)) {
+    return Either.left(`expected a list of hits at "${hitsPath === "" ? "(root)" : hitsPath}", found ${describe(list)}`)
+  }
   const idPaths = options.idField === undefined ? defaultIdPaths : [options.idField]
   const textPaths = options.textField === undefined ? defaultTextPaths : [options.textField]
   const scorePaths = options.scoreField === undefined ? defaultScorePaths : [options.scoreField]
@@ -135,10 +157,20 @@ export const readHits = (answer: unknown, options: Pick<HttpRetrieverOptions, "h
     }
     const score = firstAt(hit, scorePaths)
     ids.push(typeof id === "string" || typeof id === "number" ? String(id) : undefined)
-    partial.push({ text: String(text), score: typeof score === "number" && Number.isFinite(score) ? score : undefined, fields: hit })
+    partial.push({
+      text: String(text),
+      score: typeof score === "number" && Number.isFinite(score) ? score : undefined,
+      fields: hit
+    })
   }
   const unique = uniqueIds(ids)
-  const hits = partial.map((h, i): Passage => ({ id: unique[i]!, rank: i + 1, text: h.text, ...(h.score === undefined ? {} : { score: h.score }), fields: h.fields }))
+  const hits = partial.map((h, i): Passage => ({
+    id: unique[i]!,
+    rank: i + 1,
+    text: h.text,
+    ...(h.score === undefined ? {} : { score: h.score }),
+    fields: h.fields
+  }))
   let timings: Record<string, number> | undefined
   if (options.timingsPath !== undefined) {
     const t = atPath(answer, options.timingsPath)
@@ -176,7 +208,10 @@ const retriable = (e: RetrievalError) =>
   e.kind === "network" || (e.kind === "status" && e.status !== undefined && (e.status === 429 || e.status >= 500))
 
 /** One search: the request, its timeout and retries, and the decoded hits. */
-export const search = (options: HttpRetrieverOptions, vars: Readonly<Record<string, TemplateValue>>): Effect.Effect<SearchResult, RetrievalError, HttpClient.HttpClient> =>
+export const search = (
+  options: HttpRetrieverOptions,
+  vars: Readonly<Record<string, TemplateValue>>
+): Effect.Effect<SearchResult, RetrievalError, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
@@ -196,24 +231,39 @@ export const search = (options: HttpRetrieverOptions, vars: Readonly<Record<stri
       const response = yield* client.execute(request).pipe(
         Effect.mapError((e) => fail("network", `cannot reach ${recordedUrl(options.url)}: ${maskUrlsIn(e.message)}`))
       )
-      const text = yield* response.text.pipe(Effect.mapError((e) => fail("network", `the answer could not be read: ${maskUrlsIn(e.message)}`)))
+      const text = yield* response.text.pipe(
+        Effect.mapError((e) => fail("network", `the answer could not be read: ${maskUrlsIn(e.message)}`))
+      )
       if (response.status < 200 || response.status > 299) {
         const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200)
-        return yield* fail("status", `HTTP ${response.status} from ${recordedUrl(options.url)}${excerpt === "" ? "" : `: ${excerpt}`}`, { status: response.status })
+        return yield* fail(
+          "status",
+          `HTTP ${response.status} from ${recordedUrl(options.url)}${excerpt === "" ? "" : `: ${excerpt}`}`,
+          { status: response.status }
+        )
       }
       const json = yield* Effect.try({
         try: () => JSON.parse(text) as unknown,
-        catch: (e) => fail("json", `the answer is not JSON (${(e as Error).message}); it starts with ${JSON.stringify(text.slice(0, 80))}`)
+        catch: (e) =>
+          fail(
+            "json",
+            `the answer is not JSON (${(e as Error).message}); it starts with ${JSON.stringify(text.slice(0, 80))}`
+          )
       })
       return yield* Either.match(readHits(json, options), {
         onLeft: (problem) => Effect.fail(fail("shape", problem)),
         onRight: Effect.succeed
       })
     }).pipe(
-      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => fail("timeout", `no answer from ${recordedUrl(options.url)} within ${timeoutMs} ms`) })
+      Effect.timeoutFail({
+        duration: Duration.millis(timeoutMs),
+        onTimeout: () => fail("timeout", `no answer from ${recordedUrl(options.url)} within ${timeoutMs} ms`)
+      })
     )
     return yield* once.pipe(Effect.retry({
-      schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.intersect(Schedule.recurs(options.retries ?? 1))),
+      schedule: Schedule.exponential(Duration.millis(200)).pipe(
+        Schedule.intersect(Schedule.recurs(options.retries ?? 1))
+      ),
       while: retriable
     }))
   })
@@ -232,7 +282,12 @@ export const retrievedCase = (
     return {
       ...c,
       passages: [],
-      retrieval: { retriever, status: "failed", error: { kind: e.kind, message: e.message, status: e.status }, latencyMs: latency }
+      retrieval: {
+        retriever,
+        status: "failed",
+        error: { kind: e.kind, message: e.message, status: e.status },
+        latencyMs: latency
+      }
     }
   }
   const applied = applyParams(outcome.right.hits, params)
@@ -252,7 +307,10 @@ export const retrievedCase = (
 }
 
 /** The http retriever over a given HttpClient layer (tests), else `make` with fetch. */
-export const makeWith = (options: HttpRetrieverOptions, client: Layer.Layer<HttpClient.HttpClient>): Retriever["Type"] => {
+export const makeWith = (
+  options: HttpRetrieverOptions,
+  client: Layer.Layer<HttpClient.HttpClient>
+): Retriever["Type"] => {
   const params: RetrievalParams = { ...options.params, topK: options.params?.topK ?? defaultTopK }
   const query = options.query ?? ((c: EvalCase) => c.question)
   return {

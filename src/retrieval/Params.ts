@@ -41,7 +41,9 @@ export interface ParamProblem {
 }
 
 const positiveInteger = (name: keyof RetrievalParams, value: number | undefined): ParamProblem | undefined =>
-  value === undefined || (Number.isSafeInteger(value) && value >= 1) ? undefined : { name, problem: `must be a whole number ≥ 1 (got ${value})` }
+  value === undefined || (Number.isSafeInteger(value) && value >= 1)
+    ? undefined
+    : { name, problem: `must be a whole number ≥ 1 (got ${value})` }
 
 /** Checks the parameters: counts are whole numbers ≥ 1, the threshold a finite number. */
 export const validateParams = (params: RetrievalParams): Either.Either<RetrievalParams, ParamProblem> => {

@@ -28,10 +28,16 @@ import * as Redacted from "effect/Redacted"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import type { LoadStage } from "../engine/Pipeline.js"
+import {
+  decodeOptions,
+  type OptionName,
+  optionSpecs,
+  type PipelineOptions,
+  retrievalOptionNames
+} from "../engine/PipelineOptions.js"
 import { precomputed, type Retriever } from "../engine/Retriever.js"
 import * as Bm25 from "./Bm25.js"
 import * as HttpRetriever from "./HttpRetriever.js"
-import { decodeOptions, type OptionName, optionSpecs, type PipelineOptions, retrievalOptionNames } from "../engine/PipelineOptions.js"
 import { applyParams, paramsRecord, type RetrievalParams, validateParams } from "./Params.js"
 
 export type RetrieverKind = "precomputed" | "http" | "bm25"
@@ -50,7 +56,8 @@ export interface RetrievalSetup {
 /** A load stage whose column check first runs the given preparations. */
 export const guardLoad = (load: LoadStage, ...ready: ReadonlyArray<Effect.Effect<unknown, InputError>>): LoadStage => ({
   ...load,
-  checkColumns: (ctx, columns) => Effect.forEach(ready, (r) => r, { discard: true }).pipe(Effect.zipRight(load.checkColumns(ctx, columns)))
+  checkColumns: (ctx, columns) =>
+    Effect.forEach(ready, (r) => r, { discard: true }).pipe(Effect.zipRight(load.checkColumns(ctx, columns)))
 })
 
 /**
@@ -58,7 +65,10 @@ export const guardLoad = (load: LoadStage, ...ready: ReadonlyArray<Effect.Effect
  * applied. Counts of dropped hits are added to the case's `retrieval` record (the input's latency
  * and usage, if any, are kept).
  */
-export const precomputedWith = (params: RetrievalParams, extra: Readonly<Record<string, unknown>> = {}): Retriever["Type"] => {
+export const precomputedWith = (
+  params: RetrievalParams,
+  extra: Readonly<Record<string, unknown>> = {}
+): Retriever["Type"] => {
   const recorded = { ...paramsRecord(params), ...extra }
   if (params.topK === undefined && params.scoreThreshold === undefined) {
     return Object.keys(recorded).length === 0 ? precomputed : { ...precomputed, params: recorded }
@@ -86,7 +96,11 @@ export const precomputedWith = (params: RetrievalParams, extra: Readonly<Record<
 }
 
 /** Every case fails with `error`: the retriever of a setup whose configuration is invalid. */
-const broken = (error: InputError): Retriever["Type"] => ({ name: "invalid", params: { error: error.message }, retrieve: () => Effect.fail(error) })
+const broken = (error: InputError): Retriever["Type"] => ({
+  name: "invalid",
+  params: { error: error.message },
+  retrieve: () => Effect.fail(error)
+})
 
 export interface FromEnvOptions {
   /** The query text of a case for live retrievers (default: its question). */
@@ -116,14 +130,29 @@ const atFlag: OptionPlace = (option) => ({ file: `--${optionSpecs[option].flag}`
  * Problems (a live retriever without its endpoint or corpus, a malformed body template, prefetch or
  * rerank settings on precomputed hits) fail `ready`, so the run stops before any case is judged.
  */
-export const fromOptions = (o: PipelineOptions, options: FromEnvOptions = {}, place: OptionPlace = atFlag): RetrievalSetup => {
+export const fromOptions = (
+  o: PipelineOptions,
+  options: FromEnvOptions = {},
+  place: OptionPlace = atFlag
+): RetrievalSetup => {
   const problem = (option: OptionName, text: string) => new InputError({ ...place(option), problem: text })
-  const params = { topK: o.topK, scoreThreshold: o.scoreThreshold, prefetchLimit: o.prefetchLimit, rerankTopN: o.rerankTopN }
+  const params = {
+    topK: o.topK,
+    scoreThreshold: o.scoreThreshold,
+    prefetchLimit: o.prefetchLimit,
+    rerankTopN: o.rerankTopN
+  }
   const checked = validateParams(params)
   if (Either.isLeft(checked)) return failedSetup(problem(checked.left.name, checked.left.problem))
   const record = options.record ?? {}
-  const withRecord = (r: Retriever["Type"]): Retriever["Type"] => (Object.keys(record).length === 0 ? r : { ...r, params: { ...r.params, ...record } })
-  const setup = (kind: RetrieverKind, retriever: Retriever["Type"], ready: Effect.Effect<void, InputError>): RetrievalSetup => ({
+  const withRecord = (
+    r: Retriever["Type"]
+  ): Retriever["Type"] => (Object.keys(record).length === 0 ? r : { ...r, params: { ...r.params, ...record } })
+  const setup = (
+    kind: RetrieverKind,
+    retriever: Retriever["Type"],
+    ready: Effect.Effect<void, InputError>
+  ): RetrievalSetup => ({
     kind,
     retriever: withRecord(retriever),
     live: kind !== "precomputed",
@@ -133,19 +162,36 @@ export const fromOptions = (o: PipelineOptions, options: FromEnvOptions = {}, pl
   const kind = o.retriever ?? "precomputed"
   if (kind === "precomputed") {
     // Settings that only a live retriever uses would be silently ignored on precomputed hits.
-    const live = (Object.keys(optionSpecs) as Array<OptionName>).find((n) => optionSpecs[n].liveOnly === true && o[n] !== undefined)
+    const live = (Object.keys(optionSpecs) as Array<OptionName>).find((n) =>
+      optionSpecs[n].liveOnly === true && o[n] !== undefined
+    )
     if (live !== undefined) {
-      return failedSetup(problem(live, `--${optionSpecs[live].flag} applies only to a live retriever (--retriever http or bm25); the hits here come with the test set`))
+      return failedSetup(
+        problem(
+          live,
+          `--${
+            optionSpecs[live].flag
+          } applies only to a live retriever (--retriever http or bm25); the hits here come with the test set`
+        )
+      )
     }
     return setup("precomputed", precomputedWith(params), Effect.void)
   }
   if (kind === "bm25") {
-    if (o.corpus === undefined) return failedSetup(problem("corpus", "--retriever bm25 needs the corpus file (JSONL of { id, text }): --corpus FILE"))
+    if (o.corpus === undefined) {
+      return failedSetup(
+        problem("corpus", "--retriever bm25 needs the corpus file (JSONL of { id, text }): --corpus FILE")
+      )
+    }
     const bm25 = Bm25.makeWithIndex({ corpus: o.corpus, params, query: options.query })
     return setup("bm25", bm25.retriever, Effect.asVoid(bm25.ready))
   }
-  if (o.searchUrl === undefined) return failedSetup(problem("searchUrl", "--retriever http needs the search endpoint: --search-url URL"))
-  if (!/^https?:\/\//i.test(o.searchUrl)) return failedSetup(problem("searchUrl", `expected an http(s) URL, got "${o.searchUrl}"`))
+  if (o.searchUrl === undefined) {
+    return failedSetup(problem("searchUrl", "--retriever http needs the search endpoint: --search-url URL"))
+  }
+  if (!/^https?:\/\//i.test(o.searchUrl)) {
+    return failedSetup(problem("searchUrl", `expected an http(s) URL, got "${o.searchUrl}"`))
+  }
   if (o.searchBody !== undefined) {
     const body = HttpRetriever.checkBody(o.searchBody)
     if (Either.isLeft(body)) return failedSetup(problem("searchBody", body.left))
@@ -172,7 +218,10 @@ export const fromOptions = (o: PipelineOptions, options: FromEnvOptions = {}, pl
  * first variable set (non-empty) wins. `env` is always given: nothing here reads the process
  * environment (the CLI's config layer does, once).
  */
-export const optionsFromVariables = (env: Readonly<Record<string, string | undefined>>, names: ReadonlyArray<OptionName> = Object.keys(optionSpecs) as Array<OptionName>) => {
+export const optionsFromVariables = (
+  env: Readonly<Record<string, string | undefined>>,
+  names: ReadonlyArray<OptionName> = Object.keys(optionSpecs) as Array<OptionName>
+) => {
   const raw: Partial<Record<OptionName, string>> = {}
   const from: Partial<Record<OptionName, string>> = {}
   for (const name of names) {
@@ -189,11 +238,17 @@ export const optionsFromVariables = (env: Readonly<Record<string, string | undef
 }
 
 /** Typed options from environment-style variables; an invalid value names its variable. */
-export const decodeVariables = (env: Readonly<Record<string, string | undefined>>, names?: ReadonlyArray<OptionName>): Either.Either<{ readonly options: PipelineOptions; readonly place: OptionPlace }, InputError> => {
+export const decodeVariables = (
+  env: Readonly<Record<string, string | undefined>>,
+  names?: ReadonlyArray<OptionName>
+): Either.Either<{ readonly options: PipelineOptions; readonly place: OptionPlace }, InputError> => {
   const { raw, from } = optionsFromVariables(env, names)
   const place: OptionPlace = (option) => ({ file: "environment", field: from[option] ?? optionSpecs[option].env[0] })
   return Either.map(
-    Either.mapLeft(decodeOptions(raw), (p) => new InputError({ ...place(p.option), problem: `must be ${p.expected} (got "${p.value}")` })),
+    Either.mapLeft(
+      decodeOptions(raw),
+      (p) => new InputError({ ...place(p.option), problem: `must be ${p.expected} (got "${p.value}")` })
+    ),
     (options) => ({ options, place })
   )
 }

@@ -36,7 +36,10 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("rag-e
   failure: Unauthorized,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
-      HttpApiSecurity.annotate(OpenApi.Description, "Required when the server was started with a token (the variable named by --token-env, default RAG_EVAL_TOKEN)")
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "Required when the server was started with a token (the variable named by --token-env, default RAG_EVAL_TOKEN)"
+      )
     )
   }
 }) {}
@@ -60,7 +63,10 @@ export class EvalGroup extends HttpApiGroup.make("eval")
     HttpApiEndpoint.post("searchBatch", searchBatchPath)
       .setPayload(SearchBatchRequest)
       .addSuccess(SearchBatchResponse)
-      .annotate(OpenApi.Summary, "Evaluate several queries in one request (judged concurrently), with per-query results and mean metrics")
+      .annotate(
+        OpenApi.Summary,
+        "Evaluate several queries in one request (judged concurrently), with per-query results and mean metrics"
+      )
   )
   .addError(BadRequest)
   .addError(PayloadTooLarge)
@@ -71,11 +77,20 @@ export class EvalGroup extends HttpApiGroup.make("eval")
 {}
 
 export class SystemGroup extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health).annotate(OpenApi.Summary, "Liveness, the judge in use and the evaluation slots"))
-  .add(HttpApiEndpoint.get("openapi", "/openapi.json").addSuccess(Schema.Unknown).annotate(OpenApi.Summary, "This document"))
+  .add(
+    HttpApiEndpoint.get("health", "/health").addSuccess(Health).annotate(
+      OpenApi.Summary,
+      "Liveness, the judge in use and the evaluation slots"
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("openapi", "/openapi.json").addSuccess(Schema.Unknown).annotate(
+      OpenApi.Summary,
+      "This document"
+    )
+  )
   .annotate(OpenApi.Title, "system")
 {}
-
 
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
 
@@ -111,10 +126,14 @@ export const fixOpenApi = (spec: Record<string, unknown>): Record<string, unknow
       const responses: Record<string, unknown> = {}
       for (const [status, response] of Object.entries(op.responses)) {
         const content = isRecord(response) && isRecord(response.content) ? response.content : undefined
-        const json = content !== undefined && isRecord(content["application/json"]) ? content["application/json"] : undefined
+        const json = content !== undefined && isRecord(content["application/json"])
+          ? content["application/json"]
+          : undefined
         if (status === "400" && json !== undefined && isRecord(response)) {
           const schema = withoutDecodeError(json.schema)
-          if (schema !== undefined) responses[status] = { ...response, content: { ...content, "application/json": { ...json, schema } } }
+          if (schema !== undefined) {
+            responses[status] = { ...response, content: { ...content, "application/json": { ...json, schema } } }
+          }
         } else {
           responses[status] = response
         }

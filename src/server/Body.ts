@@ -44,10 +44,17 @@ export const formatSize = (bytes: number): string => {
 }
 
 const tooLarge = (limit: number, detail: string): PayloadTooLarge =>
-  apiError(413, "payload_too_large", `the body is over the limit of ${formatSize(limit)} (${detail}); raise it with --max-body`)
+  apiError(
+    413,
+    "payload_too_large",
+    `the body is over the limit of ${formatSize(limit)} (${detail}); raise it with --max-body`
+  )
 
 /** Read the whole body, at most `limit` bytes. */
-export const readBody = (source: Http.IncomingMessage, limit: number): Effect.Effect<Buffer, PayloadTooLarge | BadRequest> =>
+export const readBody = (
+  source: Http.IncomingMessage,
+  limit: number
+): Effect.Effect<Buffer, PayloadTooLarge | BadRequest> =>
   Effect.suspend(() => {
     const declared = source.headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) {
@@ -81,7 +88,8 @@ export const readBody = (source: Http.IncomingMessage, limit: number): Effect.Ef
         }
       }
       const onEnd = () => settle(Effect.succeed(Buffer.concat(chunks, size)))
-      const onError = (error: Error) => settle(Effect.fail(apiError(400, "unreadable_body", `the body could not be read: ${error.message}`)))
+      const onError = (error: Error) =>
+        settle(Effect.fail(apiError(400, "unreadable_body", `the body could not be read: ${error.message}`)))
       source.on("data", onData)
       source.once("end", onEnd)
       source.once("error", onError)
@@ -96,7 +104,11 @@ export const readBody = (source: Http.IncomingMessage, limit: number): Effect.Ef
  */
 export const parseJson = (body: Buffer): Either.Either<unknown, BadRequest> => {
   const text = body.toString("utf8")
-  if (text.trim() === "") return Either.left(apiError(400, "invalid_json", "the body is empty; send a JSON object", [{ path: "", message: "empty body" }]))
+  if (text.trim() === "") {
+    return Either.left(
+      apiError(400, "invalid_json", "the body is empty; send a JSON object", [{ path: "", message: "empty body" }])
+    )
+  }
   let value: unknown
   try {
     value = JSON.parse(text) as unknown
@@ -108,14 +120,21 @@ export const parseJson = (body: Buffer): Either.Either<unknown, BadRequest> => {
   if (deep !== undefined) {
     const path = formatPath(fieldOf(deep))
     const message = `nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`
-    return Either.left(apiError(400, "invalid_request", `invalid request (1 problem): ${path === "" ? "body" : path}: ${message}`, [{ path, message }]))
+    return Either.left(
+      apiError(400, "invalid_request", `invalid request (1 problem): ${path === "" ? "body" : path}: ${message}`, [{
+        path,
+        message
+      }])
+    )
   }
   return Either.right(value)
 }
 
 /** The path of the first object or array deeper than `limit` levels (the body is level 1); iterative. */
 export const tooDeepAt = (value: unknown, limit: number): ReadonlyArray<PropertyKey> | undefined => {
-  const stack: Array<{ readonly value: unknown; readonly depth: number; readonly path: ReadonlyArray<PropertyKey> }> = [{ value, depth: 1, path: [] }]
+  const stack: Array<{ readonly value: unknown; readonly depth: number; readonly path: ReadonlyArray<PropertyKey> }> = [
+    { value, depth: 1, path: [] }
+  ]
   while (stack.length > 0) {
     const { value: v, depth, path } = stack.pop()!
     if (typeof v !== "object" || v === null) continue
@@ -124,7 +143,9 @@ export const tooDeepAt = (value: unknown, limit: number): ReadonlyArray<Property
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth: depth + 1, path: [...path, i] })
     } else {
       const keys = Object.keys(v)
-      for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (v as Record<string, unknown>)[keys[i]!], depth: depth + 1, path: [...path, keys[i]!] })
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ value: (v as Record<string, unknown>)[keys[i]!], depth: depth + 1, path: [...path, keys[i]!] })
+      }
     }
   }
   return undefined
@@ -204,6 +225,13 @@ export const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown): Eithe
   Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all" })(input), (error) => {
     const problems = problemsOf(error)
     const first = problems[0]
-    const summary = first === undefined ? "the request does not match the schema" : `${first.path === "" ? "body" : first.path}: ${first.message}`
-    return apiError(400, "invalid_request", `invalid request (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${summary}`, problems)
+    const summary = first === undefined
+      ? "the request does not match the schema"
+      : `${first.path === "" ? "body" : first.path}: ${first.message}`
+    return apiError(
+      400,
+      "invalid_request",
+      `invalid request (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${summary}`,
+      problems
+    )
   })

@@ -19,7 +19,10 @@ export const QueryInputs = Schema.Struct({
 })
 
 /** `{ "inputs": { "text": "…" } }`; other keys (an integrated-inference query's `top_k`…) are ignored. */
-export const QueryObject = Schema.Struct({ inputs: QueryInputs }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export const QueryObject = Schema.Struct(
+  { inputs: QueryInputs },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
 
 /** The query: `{ "inputs": { "text": "…" } }`, or its text alone (`"query": "…"`, as `rag-eval run` accepts). */
 export const Query = Schema.Union(
@@ -27,7 +30,10 @@ export const Query = Schema.Union(
   QueryObject
 ).annotations({
   description: "The query text, or { \"inputs\": { \"text\": \"…\" } }",
-  message: () => ({ message: "expected the query text (a non-empty string) or { \"inputs\": { \"text\": \"…\" } }", override: true })
+  message: () => ({
+    message: "expected the query text (a non-empty string) or { \"inputs\": { \"text\": \"…\" } }",
+    override: true
+  })
 })
 
 export const Gain = Schema.Literal("exponential", "linear").annotations({
@@ -38,8 +44,17 @@ export type Gain = typeof Gain.Type
 export const defaultFields: ReadonlyArray<string> = ["text"]
 
 export const EvalOptions = Schema.Struct({
-  fields: Schema.optionalWith(Schema.NonEmptyArray(NonEmptyString).annotations({ message: () => ({ message: "expected a non-empty array of field names, e.g. [\"title\", \"text\"]", override: true }) }), { exact: true }).annotations({
-    description: "Hit fields the judge reads (default [\"text\"]); one field is shown as its value, several as `field: value` lines"
+  fields: Schema.optionalWith(
+    Schema.NonEmptyArray(NonEmptyString).annotations({
+      message: () => ({
+        message: "expected a non-empty array of field names, e.g. [\"title\", \"text\"]",
+        override: true
+      })
+    }),
+    { exact: true }
+  ).annotations({
+    description:
+      "Hit fields the judge reads (default [\"text\"]); one field is shown as its value, several as `field: value` lines"
   }),
   debug: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({
     description: "Add each hit's justification and confidence (default false)"
@@ -73,7 +88,10 @@ export const SearchRequest = Schema.Struct({
   }),
   query: Query,
   eval: Schema.optionalWith(EvalOptions, { exact: true }),
-  hits: Schema.Array(Hit).annotations({ description: "The ranked hits, best first", message: () => "expected an array of hits ({ \"id\": \"…\", \"text\": \"…\" })" })
+  hits: Schema.Array(Hit).annotations({
+    description: "The ranked hits, best first",
+    message: () => "expected an array of hits ({ \"id\": \"…\", \"text\": \"…\" })"
+  })
 }).annotations({ identifier: "SearchRequest", parseOptions: { onExcessProperty: "error" } })
 export type SearchRequest = typeof SearchRequest.Type
 
@@ -86,8 +104,12 @@ export type SearchBatchRequest = typeof SearchBatchRequest.Type
 // Response
 
 export const SearchMetrics = Schema.Struct({
-  ndcg: Schema.Number.annotations({ description: "NDCG@k (proxy: ideal = the judged grades sorted); 0 when no hit has a grade above 0" }),
-  map: Schema.Number.annotations({ description: "Average precision, relevant = grade ≥ 2, R = relevant hits in the list" }),
+  ndcg: Schema.Number.annotations({
+    description: "NDCG@k (proxy: ideal = the judged grades sorted); 0 when no hit has a grade above 0"
+  }),
+  map: Schema.Number.annotations({
+    description: "Average precision, relevant = grade ≥ 2, R = relevant hits in the list"
+  }),
   mrr: Schema.Number.annotations({ description: "Reciprocal rank of the first hit with grade ≥ 2; 0 if none" })
 }).annotations({ identifier: "SearchMetrics" })
 export type SearchMetrics = typeof SearchMetrics.Type
@@ -95,10 +117,16 @@ export type SearchMetrics = typeof SearchMetrics.Type
 export const HitResult = Schema.Struct({
   index: Schema.Int.annotations({ description: "Position of the hit in the request (0-based)" }),
   fields: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "The hit as sent" }),
-  score: Schema.Int.annotations({ description: "Relevance grade: 3 highly, 2 moderately, 1 partially, 0 not relevant" }),
+  score: Schema.Int.annotations({
+    description: "Relevance grade: 3 highly, 2 moderately, 1 partially, 0 not relevant"
+  }),
   relevant: Schema.Boolean.annotations({ description: "grade ≥ 2" }),
-  justification: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "The judge's justification (debug only)" }),
-  confidence: Schema.optionalWith(Schema.Int, { exact: true }).annotations({ description: "The judge's confidence 1–5 (debug only)" })
+  justification: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+    description: "The judge's justification (debug only)"
+  }),
+  confidence: Schema.optionalWith(Schema.Int, { exact: true }).annotations({
+    description: "The judge's confidence 1–5 (debug only)"
+  })
 }).annotations({ identifier: "HitResult" })
 export type HitResult = typeof HitResult.Type
 
@@ -155,9 +183,13 @@ export type Problem = typeof Problem.Type
 const errorFields = <S extends number>(status: S) => ({
   error: Schema.Struct({
     status: Schema.Literal(status),
-    code: Schema.String.annotations({ description: "Stable machine-readable reason, e.g. invalid_request, payload_too_large" }),
+    code: Schema.String.annotations({
+      description: "Stable machine-readable reason, e.g. invalid_request, payload_too_large"
+    }),
     message: Schema.String,
-    problems: Schema.Array(Problem).annotations({ description: "Each problem with its path (empty when there is none to list)" })
+    problems: Schema.Array(Problem).annotations({
+      description: "Each problem with its path (empty when there is none to list)"
+    })
   })
 })
 
@@ -170,11 +202,17 @@ export interface ErrorDetail {
 
 export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
   errorFields(400),
-  HttpApiSchema.annotations({ status: 400, description: "Malformed JSON or a schema violation; `problems` lists each one" })
+  HttpApiSchema.annotations({
+    status: 400,
+    description: "Malformed JSON or a schema violation; `problems` lists each one"
+  })
 ) {}
 export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(
   errorFields(401),
-  HttpApiSchema.annotations({ status: 401, description: "Missing or wrong bearer token (only when the server has one)" })
+  HttpApiSchema.annotations({
+    status: 401,
+    description: "Missing or wrong bearer token (only when the server has one)"
+  })
 ) {}
 export class NotFound extends Schema.Class<NotFound>("NotFound")(
   errorFields(404),
@@ -182,11 +220,17 @@ export class NotFound extends Schema.Class<NotFound>("NotFound")(
 ) {}
 export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(
   errorFields(413),
-  HttpApiSchema.annotations({ status: 413, description: "The body is over --max-body, or the request has more hits than --max-hits" })
+  HttpApiSchema.annotations({
+    status: 413,
+    description: "The body is over --max-body, or the request has more hits than --max-hits"
+  })
 ) {}
 export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(
   errorFields(429),
-  HttpApiSchema.annotations({ status: 429, description: "Every evaluation slot is busy; retry after the Retry-After header's seconds" })
+  HttpApiSchema.annotations({
+    status: 429,
+    description: "Every evaluation slot is busy; retry after the Retry-After header's seconds"
+  })
 ) {}
 export class InternalError extends Schema.Class<InternalError>("InternalError")(
   errorFields(500),
@@ -194,7 +238,10 @@ export class InternalError extends Schema.Class<InternalError>("InternalError")(
 ) {}
 export class UpstreamFailed extends Schema.Class<UpstreamFailed>("UpstreamFailed")(
   errorFields(502),
-  HttpApiSchema.annotations({ status: 502, description: "The LLM judge failed (after its retries) on at least one hit; `problems` names each" })
+  HttpApiSchema.annotations({
+    status: 502,
+    description: "The LLM judge failed (after its retries) on at least one hit; `problems` names each"
+  })
 ) {}
 export class Unavailable extends Schema.Class<Unavailable>("Unavailable")(
   errorFields(503),
@@ -231,7 +278,8 @@ export const apiError = <S extends ErrorStatus>(
   problems: ReadonlyArray<Problem> = []
 ): InstanceType<(typeof classes)[S]> => {
   // Each class's `status` is the literal of its own key, so the props fit the class picked.
-  const ErrorClass = classes[status] as unknown as new(props: { readonly error: ErrorDetail }) => InstanceType<(typeof classes)[S]>
+  const ErrorClass = classes[status] as unknown as new(
+    props: { readonly error: ErrorDetail }
+  ) => InstanceType<(typeof classes)[S]>
   return new ErrorClass({ error: { status, code, message, problems } })
 }
-

@@ -26,17 +26,16 @@ import * as Layer from "effect/Layer"
 import type { InputError } from "../domain/Errors.js"
 import { type Judgment, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import { toJudgment } from "../engine/JudgmentKey.js"
 import { Judgments, type Plan, type RunJudging, type Sink } from "../engine/Judgments.js"
-import { noTokens } from "../pricing/Prices.js"
+import type { ListSpec, TaskSpec } from "../engine/Pipeline.js"
 import { loadRubric } from "../judges/Prompt.js"
+import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
+import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
 import { averagePrecision } from "../metrics/averagePrecision.js"
 import { ndcg } from "../metrics/ndcg.js"
 import { reciprocalRank } from "../metrics/reciprocalRank.js"
-import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
-import { toJudgment } from "../engine/JudgmentKey.js"
-import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
-import type { ListSpec, TaskSpec } from "../engine/Pipeline.js"
-import type { FairShare } from "./FairShare.js"
+import { noTokens } from "../pricing/Prices.js"
 import {
   apiError,
   defaultFields,
@@ -51,6 +50,7 @@ import {
   type SearchResponse,
   type UpstreamFailed
 } from "./Domain.js"
+import type { FairShare } from "./FairShare.js"
 
 /** The pipeline name in judgment keys: the CLI's search-relevance pipeline. */
 export const pipelineName = "search-relevance"
@@ -78,7 +78,11 @@ const join = (prefix: string, rest: string) => (prefix === "" ? rest : `${prefix
  * What the schema cannot check: every hit has at least one of the chosen fields. `path` prefixes
  * problem paths (e.g. `requests[2]`).
  */
-export const prepare = (request: SearchRequest, path = "", serverFields: ReadonlyArray<string> = defaultFields): Either.Either<PreparedQuery, ReadonlyArray<Problem>> => {
+export const prepare = (
+  request: SearchRequest,
+  path = "",
+  serverFields: ReadonlyArray<string> = defaultFields
+): Either.Either<PreparedQuery, ReadonlyArray<Problem>> => {
   const fields = request.eval?.fields ?? serverFields
   const problems: Array<Problem> = []
   const passages: Array<string> = []
@@ -87,7 +91,9 @@ export const prepare = (request: SearchRequest, path = "", serverFields: Readonl
     if (text === undefined) {
       problems.push({
         path: join(path, `hits[${i}]`),
-        message: `has none of the fields the judge reads (${fields.map((f) => `"${f}"`).join(", ")}); choose others with eval.fields`
+        message: `has none of the fields the judge reads (${
+          fields.map((f) => `"${f}"`).join(", ")
+        }); choose others with eval.fields`
       })
     } else {
       passages.push(text)
@@ -107,7 +113,10 @@ export const prepare = (request: SearchRequest, path = "", serverFields: Readonl
 }
 
 /** NDCG@k (k undefined: every hit), MAP and MRR of one ranking's grades; relevant = grade ≥ 2. */
-export const searchMetrics = (grades: ReadonlyArray<number>, options: { readonly k?: number | undefined; readonly gain: Gain }): SearchMetrics => ({
+export const searchMetrics = (
+  grades: ReadonlyArray<number>,
+  options: { readonly k?: number | undefined; readonly gain: Gain }
+): SearchMetrics => ({
   ndcg: ndcg(grades, options.k === undefined ? { gain: options.gain } : { k: options.k, gain: options.gain }).value,
   map: averagePrecision(grades, { threshold: RELEVANT_AT }),
   mrr: reciprocalRank(grades, { threshold: RELEVANT_AT })
@@ -115,7 +124,9 @@ export const searchMetrics = (grades: ReadonlyArray<number>, options: { readonly
 
 /** The mean of each metric (0 for no queries). */
 export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics => {
-  const mean = (pick: (m: SearchMetrics) => number) => (all.length === 0 ? 0 : all.reduce((s, m) => s + pick(m), 0) / all.length)
+  const mean = (
+    pick: (m: SearchMetrics) => number
+  ) => (all.length === 0 ? 0 : all.reduce((s, m) => s + pick(m), 0) / all.length)
   return { ndcg: mean((m) => m.ndcg), map: mean((m) => m.map), mrr: mean((m) => m.mrr) }
 }
 
@@ -127,7 +138,9 @@ export class Evaluator extends Context.Tag("rag-eval/server/Evaluator")<Evaluato
   /** Judge and score one query. Fails when a judgment failed (502; 500 for the local judge). */
   readonly evaluate: (query: PreparedQuery) => Effect.Effect<SearchResponse, UpstreamFailed | InternalError>
   /** Several queries, judged concurrently (the judge's gate bounds the calls in flight). */
-  readonly evaluateBatch: (queries: ReadonlyArray<PreparedQuery>) => Effect.Effect<SearchBatchResponse, UpstreamFailed | InternalError>
+  readonly evaluateBatch: (
+    queries: ReadonlyArray<PreparedQuery>
+  ) => Effect.Effect<SearchBatchResponse, UpstreamFailed | InternalError>
 }>() {}
 
 interface Judged {
@@ -154,7 +167,10 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
   Effect.gen(function*() {
     const judgments = yield* Judgments
     const judge = judgments.identity
-    const rubric: Rubric = yield* loadRubric(options.listwise === true ? listwiseRubric : defaultRubric, options.promptsDir)
+    const rubric: Rubric = yield* loadRubric(
+      options.listwise === true ? listwiseRubric : defaultRubric,
+      options.promptsDir
+    )
     const rubrics = new Map([[rubric.id, rubric]])
 
     /**
@@ -177,17 +193,38 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
     /** The server is stopping: the judgments it did not start fail with that reason (a 502). */
     const shuttingDown = (plan: Plan): ReadonlyArray<Judgment> =>
       plan.keys.map((key, i) =>
-        toJudgment(key, { ...plan.task, target: plan.list ? plan.task.items[i]!.target : plan.task.target }, { status: "failed", failure: "transport", score: null, reason: "the server is shutting down", usage: noUsage, attempts: 0 }, judge, 0))
+        toJudgment(
+          key,
+          { ...plan.task, target: plan.list ? plan.task.items[i]!.target : plan.task.target },
+          {
+            status: "failed",
+            failure: "transport",
+            score: null,
+            reason: "the server is shutting down",
+            usage: noUsage,
+            attempts: 0
+          },
+          judge,
+          0
+        )
+      )
     const judgePlan = (core: RunJudging, plan: Plan, caseId: string): Effect.Effect<ReadonlyArray<Judged>> =>
       core.judge(plan, { id: caseId, ordinal: 0 }, sink()).pipe(
         // Without a journal nothing is written but the cache (which never fails a call): these cannot happen.
         Effect.orDie,
-        Effect.map((js) => (js ?? shuttingDown(plan)).map((j) => ({ judgment: j, spent: j.fromCache === true ? noUsage : j.usage })))
+        Effect.map((js) =>
+          (js ?? shuttingDown(plan)).map((j) => ({ judgment: j, spent: j.fromCache === true ? noUsage : j.usage }))
+        )
       )
 
     /** A query's hits, pointwise: one spec (and key) per hit, as the CLI's search-relevance plans them. */
     const pointSpecs = (q: PreparedQuery): ReadonlyArray<TaskSpec> =>
-      q.hits.map((hit, i) => ({ rubric: rubric.id, target: hitTarget(hit), vars: { query: q.query, passage: q.passages[i]! }, pool: q.passages }))
+      q.hits.map((hit, i) => ({
+        rubric: rubric.id,
+        target: hitTarget(hit),
+        vars: { query: q.query, passage: q.passages[i]! },
+        pool: q.passages
+      }))
 
     /**
      * A query's hits as the CLI's listwise search-relevance judges them: groups of at most
@@ -196,7 +233,12 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
     const listSpecs = (q: PreparedQuery): ReadonlyArray<ListSpec> => {
       const items = q.hits.map((hit, i) => ({ target: hitTarget(hit), vars: { passage: q.passages[i]! } }))
       let start = 0
-      return groupSizes(items.length, LISTWISE_MAX_HITS).map((size) => ({ rubric: rubric.id, vars: { query: q.query }, items: items.slice(start, start += size), pool: q.passages }))
+      return groupSizes(items.length, LISTWISE_MAX_HITS).map((size) => ({
+        rubric: rubric.id,
+        vars: { query: q.query },
+        items: items.slice(start, start += size),
+        pool: q.passages
+      }))
     }
 
     /**
@@ -207,47 +249,67 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
     const judgeAll = (queries: ReadonlyArray<PreparedQuery>) =>
       Effect.gen(function*() {
         const core = yield* openCore
-        const perQuery = queries.map((q) => (options.listwise === true ? listSpecs(q) : pointSpecs(q)).map((spec) => core.plan({ id: q.caseId, ordinal: 0 }, 1, spec)))
+        const perQuery = queries.map((q) =>
+          (options.listwise === true ? listSpecs(q) : pointSpecs(q)).map((spec) =>
+            core.plan({ id: q.caseId, ordinal: 0 }, 1, spec)
+          )
+        )
         const unique = new Map<string, Plan>()
-        for (const row of perQuery) for (const plan of row) if (!unique.has(plan.keys.join(","))) unique.set(plan.keys.join(","), plan)
-        const judgedPlans = yield* Effect.forEach([...unique.values()], (plan) => judgePlan(core, plan, plan.task.caseId), { concurrency: judge.local ? 1 : "unbounded" })
+        for (const row of perQuery) {
+          for (const plan of row) if (!unique.has(plan.keys.join(","))) unique.set(plan.keys.join(","), plan)
+        }
+        const judgedPlans = yield* Effect.forEach([...unique.values()], (plan) =>
+          judgePlan(core, plan, plan.task.caseId), { concurrency: judge.local ? 1 : "unbounded" })
         const judged = new Map<string, Judged>()
-        ;[...unique.values()].forEach((plan, i) => plan.keys.forEach((key, j) => judged.set(key, judgedPlans[i]![j]!)))
+        ;[...unique.values()].forEach((plan, i) =>
+          plan.keys.forEach((key, j) =>
+            judged.set(key, judgedPlans[i]![j]!)
+          )
+        )
         return attribute(perQuery.map((row) => row.flatMap((plan) => plan.keys)), judged)
       })
 
     /** Each query's judgments, with the tokens it paid for (a judgment shared by queries counts once, for the first). */
     const attribute = (keysPerQuery: ReadonlyArray<ReadonlyArray<string>>, judged: ReadonlyMap<string, Judged>) => {
-        const attributed = new Set<string>()
-        return keysPerQuery.map((row) => {
-          let inputTokens = 0
-          let outputTokens = 0
-          const judgments = row.map((key) => {
-            const j = judged.get(key)!
-            if (!attributed.has(key)) {
-              attributed.add(key)
-              inputTokens += j.spent.inputTokens
-              outputTokens += j.spent.outputTokens
-            }
-            return j.judgment
-          })
-          return { judgments, usage: { inputTokens, outputTokens } }
+      const attributed = new Set<string>()
+      return keysPerQuery.map((row) => {
+        let inputTokens = 0
+        let outputTokens = 0
+        const judgments = row.map((key) => {
+          const j = judged.get(key)!
+          if (!attributed.has(key)) {
+            attributed.add(key)
+            inputTokens += j.spent.inputTokens
+            outputTokens += j.spent.outputTokens
+          }
+          return j.judgment
         })
+        return { judgments, usage: { inputTokens, outputTokens } }
+      })
     }
 
     /** The error when any judgment failed: 502 naming each failed hit (500 if the local judge failed). */
-    const failure = (queries: ReadonlyArray<PreparedQuery>, perQuery: ReadonlyArray<{ readonly judgments: ReadonlyArray<Judgment> }>) => {
+    const failure = (
+      queries: ReadonlyArray<PreparedQuery>,
+      perQuery: ReadonlyArray<{ readonly judgments: ReadonlyArray<Judgment> }>
+    ) => {
       const problems: Array<Problem> = []
       let total = 0
       perQuery.forEach(({ judgments }, qi) => {
         total += judgments.length
         judgments.forEach((j, i) => {
-          if (j.status !== "ok" || j.score === null) problems.push({ path: `${queries[qi]!.path}hits[${i}]`, message: j.reason })
+          if (j.status !== "ok" || j.score === null) {
+            problems.push({ path: `${queries[qi]!.path}hits[${i}]`, message: j.reason })
+          }
         })
       })
       if (problems.length === 0) return undefined
-      const message = `the judge (${judge.label}) failed on ${problems.length} of ${total} hit${total === 1 ? "" : "s"}: ${problems[0]!.message}`
-      return judge.local ? apiError(500, "judge_failed", message, problems) : apiError(502, "upstream_failed", message, problems)
+      const message = `the judge (${judge.label}) failed on ${problems.length} of ${total} hit${
+        total === 1 ? "" : "s"
+      }: ${problems[0]!.message}`
+      return judge.local
+        ? apiError(500, "judge_failed", message, problems)
+        : apiError(502, "upstream_failed", message, problems)
     }
 
     const respond = (q: PreparedQuery, judgments: ReadonlyArray<Judgment>, usage: TokenUsage): SearchResponse => {
@@ -260,7 +322,9 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           fields: hit,
           score: grade,
           relevant: grade >= RELEVANT_AT,
-          ...(q.debug ? { justification: j.reason, ...(j.confidence === undefined ? {} : { confidence: j.confidence }) } : {})
+          ...(q.debug
+            ? { justification: j.reason, ...(j.confidence === undefined ? {} : { confidence: j.confidence }) }
+            : {})
         }
       })
       return {

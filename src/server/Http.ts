@@ -11,43 +11,51 @@
  * open keep-alive connections, lets the requests in flight finish (their responses close the
  * connection), then closes what is left.
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
+import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type { ServeError } from "@effect/platform/HttpServerError"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isRecord } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { InputError } from "../domain/Errors.js"
-import type { Judge } from "../judges/Judge.js"
-import type { JudgmentCache } from "../store/JudgmentCache.js"
+import { VERSION } from "../domain/Version.js"
 import * as Judgments from "../engine/Judgments.js"
 import * as Shutdown from "../engine/Shutdown.js"
-import { VERSION } from "../domain/Version.js"
+import type { Judge } from "../judges/Judge.js"
+import type { JudgmentCache } from "../store/JudgmentCache.js"
 import { Api, Authorization } from "./Api.js"
 import { decode, parseJson, readBody } from "./Body.js"
-import { apiError, type ApiError, type InternalError, type NotFound, type Problem, SearchBatchRequest, SearchRequest } from "./Domain.js"
+import {
+  type ApiError,
+  apiError,
+  type InternalError,
+  type NotFound,
+  type Problem,
+  SearchBatchRequest,
+  SearchRequest
+} from "./Domain.js"
 import * as Evaluate from "./Evaluate.js"
-import * as FairShare from "./FairShare.js"
 import { Evaluator } from "./Evaluate.js"
+import * as FairShare from "./FairShare.js"
 import * as Slots from "./Slots.js"
 import { EvaluationSlots, type SlotsStats } from "./Slots.js"
 
@@ -92,7 +100,8 @@ export class ServerConfig extends Context.Tag("rag-eval/server/ServerConfig")<Se
 const digest = (text: string) => createHash("sha256").update(text, "utf8").digest()
 
 /** Constant-time comparison (hashing first makes both sides the same length). */
-export const tokensEqual = (presented: string, expected: string): boolean => timingSafeEqual(digest(presented), digest(expected))
+export const tokensEqual = (presented: string, expected: string): boolean =>
+  timingSafeEqual(digest(presented), digest(expected))
 
 /** The token check; with no token configured, every request passes. */
 export const authorizationLayer = (token: Redacted.Redacted | undefined) =>
@@ -104,7 +113,13 @@ export const authorizationLayer = (token: Redacted.Redacted | undefined) =>
         const header = request.headers.authorization
         const presented = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1]
         if (presented === undefined) {
-          return yield* Effect.fail(apiError(401, "unauthorized", header === undefined ? "missing header Authorization: Bearer <token>" : "the Authorization header is not \"Bearer <token>\""))
+          return yield* Effect.fail(apiError(
+            401,
+            "unauthorized",
+            header === undefined
+              ? "missing header Authorization: Bearer <token>"
+              : "the Authorization header is not \"Bearer <token>\""
+          ))
         }
         if (!tokensEqual(presented, Redacted.value(token))) {
           return yield* Effect.fail(apiError(401, "unauthorized", "wrong bearer token"))
@@ -116,27 +131,41 @@ export const authorizationLayer = (token: Redacted.Redacted | undefined) =>
 // Handlers
 
 /** The tag and message of a cause's failure, when it has a tagged one. */
-const failureOf = (cause: Cause.Cause<unknown>): { readonly _tag: unknown; readonly message: string | undefined } | undefined => {
+const failureOf = (
+  cause: Cause.Cause<unknown>
+): { readonly _tag: unknown; readonly message: string | undefined } | undefined => {
   const failure = Cause.failureOption(cause)
   if (Option.isNone(failure)) return undefined
   const value: unknown = failure.value
   if (typeof value !== "object" || value === null || !("_tag" in value)) return undefined
-  return { _tag: value._tag, message: "message" in value && typeof value.message === "string" ? value.message : undefined }
+  return {
+    _tag: value._tag,
+    message: "message" in value && typeof value.message === "string" ? value.message : undefined
+  }
 }
 
-const readRequest = <A, I>(request: HttpServerRequest.HttpServerRequest, schema: Schema.Schema<A, I>, config: ServerConfig["Type"]) =>
+const readRequest = <A, I>(
+  request: HttpServerRequest.HttpServerRequest,
+  schema: Schema.Schema<A, I>,
+  config: ServerConfig["Type"]
+) =>
   Effect.gen(function*() {
     const body = yield* readBody(NodeHttpServerRequest.toIncomingMessage(request), config.maxBodyBytes)
     const json = yield* Either.match(parseJson(body), { onLeft: Effect.fail, onRight: Effect.succeed })
     // Before the schema: counting is cheap, decoding thousands of hits is not.
     const hits = hitCount(json)
     if (hits > config.maxHits) {
-      const message = `too many hits: ${hits} hits in this request, at most ${config.maxHits}; split it, or start the server with a larger --max-hits`
-      return yield* Effect.fail(apiError(413, "too_many_hits", message, [{ path: isRecord(json) && Array.isArray(json.requests) ? "requests" : "hits", message }]))
+      const message =
+        `too many hits: ${hits} hits in this request, at most ${config.maxHits}; split it, or start the server with a larger --max-hits`
+      return yield* Effect.fail(
+        apiError(413, "too_many_hits", message, [{
+          path: isRecord(json) && Array.isArray(json.requests) ? "requests" : "hits",
+          message
+        }])
+      )
     }
     return yield* Either.match(decode(schema, json), { onLeft: Effect.fail, onRight: Effect.succeed })
   })
-
 
 /** Hits in a request body as sent (before validation): `hits`, or the sum over a batch's `requests`. */
 const hitCount = (json: unknown): number => {
@@ -145,7 +174,11 @@ const hitCount = (json: unknown): number => {
   return Array.isArray(json.requests) ? json.requests.reduce((sum: number, r: unknown) => sum + one(r), 0) : one(json)
 }
 
-const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) => string, fields: ReadonlyArray<string>) => {
+const prepared = (
+  requests: ReadonlyArray<SearchRequest>,
+  prefix: (i: number) => string,
+  fields: ReadonlyArray<string>
+) => {
   const problems: Array<Problem> = []
   const queries: Array<Evaluate.PreparedQuery> = []
   requests.forEach((r, i) =>
@@ -155,7 +188,16 @@ const prepared = (requests: ReadonlyArray<SearchRequest>, prefix: (i: number) =>
     })
   )
   if (problems.length === 0) return Effect.succeed(queries)
-  return Effect.fail(apiError(400, "invalid_request", `invalid request (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${problems[0]!.path}: ${problems[0]!.message}`, problems))
+  return Effect.fail(
+    apiError(
+      400,
+      "invalid_request",
+      `invalid request (${problems.length} problem${problems.length === 1 ? "" : "s"}): ${problems[0]!.path}: ${
+        problems[0]!.message
+      }`,
+      problems
+    )
+  )
 }
 
 export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
@@ -174,7 +216,8 @@ export const EvalLive = HttpApiBuilder.group(Api, "eval", (handlers) =>
         Effect.gen(function*() {
           const body = yield* readRequest(request, SearchBatchRequest, config)
           if (body.requests.length > config.maxBatch) {
-            const message = `at most ${config.maxBatch} requests in one batch (got ${body.requests.length}); split it, or start the server with a larger --max-batch`
+            const message =
+              `at most ${config.maxBatch} requests in one batch (got ${body.requests.length}); split it, or start the server with a larger --max-batch`
             return yield* Effect.fail(apiError(400, "invalid_request", message, [{ path: "requests", message }]))
           }
           const queries = yield* prepared(body.requests, (i) => `requests[${i}]`, evaluator.fields)
@@ -223,7 +266,7 @@ export const makeTraffic = (): Traffic => {
     },
     leave: () => {
       active--
-      if (active === 0) for (const wake of waiters) wake()
+      if (active === 0) { for (const wake of waiters) wake() }
     },
     startDrain: () => {
       draining = true
@@ -240,10 +283,12 @@ export const makeTraffic = (): Traffic => {
   }
 }
 
-const describeRequest = (request: HttpServerRequest.HttpServerRequest) => `${request.method} ${request.url.split("?")[0]}`
+const describeRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  `${request.method} ${request.url.split("?")[0]}`
 
 const isApiError = (u: unknown): u is ApiError =>
-  typeof u === "object" && u !== null && "error" in u && typeof u.error === "object" && u.error !== null && "status" in u.error
+  typeof u === "object" && u !== null && "error" in u && typeof u.error === "object" && u.error !== null &&
+  "status" in u.error
 
 /**
  * Wraps every request inside the API (so its failures are still encoded by the API's error
@@ -259,9 +304,15 @@ export const guardLayer = (traffic: Traffic, slots: EvaluationSlots["Type"]) =>
       yield* HttpApp.appendPreResponseHandler((_, response) =>
         Effect.sync(() => {
           let decorated = response
-          if (response.status === 429) decorated = HttpServerResponse.setHeader(decorated, "retry-after", String(slots.retryAfterSeconds()))
-          if (response.status === 401) decorated = HttpServerResponse.setHeader(decorated, "www-authenticate", "Bearer")
-          if (traffic.draining()) decorated = HttpServerResponse.setHeader(decorated, "connection", "close")
+          if (response.status === 429) {
+            decorated = HttpServerResponse.setHeader(decorated, "retry-after", String(slots.retryAfterSeconds()))
+          }
+          if (response.status === 401) {
+            decorated = HttpServerResponse.setHeader(decorated, "www-authenticate", "Bearer")
+          }
+          if (traffic.draining()) {
+            decorated = HttpServerResponse.setHeader(decorated, "connection", "close")
+          }
           return decorated
         })
       )
@@ -270,16 +321,25 @@ export const guardLayer = (traffic: Traffic, slots: EvaluationSlots["Type"]) =>
       return yield* app.pipe(
         Effect.catchAllCause((cause): Effect.Effect<never, NotFound | InternalError> => {
           // Interruptions and the API's own errors go on to the API's error encoder as they are.
-          if (Cause.isInterruptedOnly(cause) || isApiError(Option.getOrUndefined(Cause.failureOption<unknown>(cause)))) return Effect.failCause(cause)
+          if (
+            Cause.isInterruptedOnly(cause) || isApiError(Option.getOrUndefined(Cause.failureOption<unknown>(cause)))
+          ) return Effect.failCause(cause)
           const tagged = failureOf(cause)
           if (tagged?._tag === "RouteNotFound") {
-            return Effect.fail(apiError(404, "not_found", `no route ${describeRequest(request)}; see GET /openapi.json`))
+            return Effect.fail(
+              apiError(404, "not_found", `no route ${describeRequest(request)}; see GET /openapi.json`)
+            )
           }
-          return Console.error(`rag-eval serve: internal error on ${describeRequest(request)}:\n${Cause.pretty(cause)}`).pipe(
-            Effect.zipRight(Effect.fail(apiError(500, "internal_error", tagged?._tag === "HttpApiDecodeError"
-              ? `internal error: a response did not match its schema: ${tagged.message ?? ""}`
-              : "internal error; see the server's log")))
-          )
+          return Console.error(`rag-eval serve: internal error on ${describeRequest(request)}:\n${Cause.pretty(cause)}`)
+            .pipe(
+              Effect.zipRight(Effect.fail(apiError(
+                500,
+                "internal_error",
+                tagged?._tag === "HttpApiDecodeError"
+                  ? `internal error: a response did not match its schema: ${tagged.message ?? ""}`
+                  : "internal error; see the server's log"
+              )))
+            )
         }),
         Effect.ensuring(Effect.sync(traffic.leave))
       )
@@ -329,13 +389,22 @@ export const start = (options: ServerOptions): Effect.Effect<
     const slots = yield* Slots.make({ concurrency: options.concurrency, queue: options.queue })
     // The judging core over the judge and cache given: a stop reaches calls through the judge's own
     // gate (its `stop`), which fails what it has not started with the reason.
-    const evaluator = yield* Evaluate.make({ promptsDir: options.promptsDir, fairShare: FairShare.make(options.concurrency), listwise: options.listwise, fields: options.fields }).pipe(
+    const evaluator = yield* Evaluate.make({
+      promptsDir: options.promptsDir,
+      fairShare: FairShare.make(options.concurrency),
+      listwise: options.listwise,
+      fields: options.fields
+    }).pipe(
       Effect.provide(Judgments.layer.pipe(Layer.provide(Shutdown.layerNever)))
     )
     const services = Layer.mergeAll(
       Layer.succeed(Evaluator, evaluator),
       Layer.succeed(EvaluationSlots, slots),
-      Layer.succeed(ServerConfig, { maxBodyBytes: options.maxBodyBytes, maxBatch: options.maxBatch, maxHits: options.maxHits ?? defaults.maxHits }),
+      Layer.succeed(ServerConfig, {
+        maxBodyBytes: options.maxBodyBytes,
+        maxBatch: options.maxBatch,
+        maxHits: options.maxHits ?? defaults.maxHits
+      }),
       authorizationLayer(options.token)
     )
     const app = HttpApiBuilder.serve().pipe(
@@ -360,10 +429,18 @@ export const start = (options: ServerOptions): Effect.Effect<
       }
       // Interruptible inside: the drain also runs as a finalizer (uninterruptible), where a timeout
       // could not otherwise stop the wait — a second Ctrl+C would then hang for good.
-      const idle = yield* traffic.idle.pipe(Effect.interruptible, Effect.timeout(Math.max(0, graceEnds - Date.now())), Effect.option)
+      const idle = yield* traffic.idle.pipe(
+        Effect.interruptible,
+        Effect.timeout(Math.max(0, graceEnds - Date.now())),
+        Effect.option
+      )
       if (Option.isNone(idle)) {
         const n = traffic.active()
-        yield* Console.error(`shutdown grace of ${shutdownGraceMs / 1000} s over: closing the connections of ${n} request${n === 1 ? "" : "s"} still in flight`)
+        yield* Console.error(
+          `shutdown grace of ${shutdownGraceMs / 1000} s over: closing the connections of ${n} request${
+            n === 1 ? "" : "s"
+          } still in flight`
+        )
         server.closeAllConnections()
       }
       server.closeIdleConnections()
@@ -381,7 +458,11 @@ export const start = (options: ServerOptions): Effect.Effect<
         server.close(() => Deferred.unsafeDone(closed, Effect.void))
       }
       const n = traffic.active()
-      if (n > 0) yield* Console.error(`stopping now: closing the connections of ${n} request${n === 1 ? "" : "s"} still in flight`)
+      if (n > 0) {
+        yield* Console.error(
+          `stopping now: closing the connections of ${n} request${n === 1 ? "" : "s"} still in flight`
+        )
+      }
       server.closeAllConnections()
       yield* Deferred.await(closed).pipe(Effect.interruptible, Effect.timeout(closeGraceMs), Effect.option)
     })
@@ -394,4 +475,3 @@ export const start = (options: ServerOptions): Effect.Effect<
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address
     return { url: `http://${host}:${address.port}`, port: address.port, drain, traffic, stats: slots.stats }
   })
-

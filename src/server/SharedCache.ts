@@ -16,7 +16,10 @@ export const make = (dir: string): JudgmentCache["Type"] & { readonly close: () 
   const cache = makeFile(dir, { batchWrites: false })
   return {
     get: (key) =>
-      Effect.flatMap(cache.get(key), (found) => (Option.isSome(found) ? Effect.succeed(found) : makeFile(dir).get(key))),
+      Effect.flatMap(
+        cache.get(key),
+        (found) => (Option.isSome(found) ? Effect.succeed(found) : makeFile(dir).get(key))
+      ),
     put: cache.put,
     close: cache.close
   }

@@ -23,7 +23,9 @@ export class EvaluationSlots extends Context.Tag("rag-eval/server/EvaluationSlot
   readonly retryAfterSeconds: () => number
 }>() {}
 
-export const make = (options: { readonly concurrency: number; readonly queue: number }): Effect.Effect<EvaluationSlots["Type"]> =>
+export const make = (
+  options: { readonly concurrency: number; readonly queue: number }
+): Effect.Effect<EvaluationSlots["Type"]> =>
   Effect.gen(function*() {
     const semaphore = yield* Effect.makeSemaphore(options.concurrency)
     let admitted = 0
@@ -46,8 +48,16 @@ export const make = (options: { readonly concurrency: number; readonly queue: nu
           }),
           (ok): Effect.Effect<A, E | TooManyRequests, R> => {
             if (!ok) {
-              const busy = `${options.concurrency} evaluation${options.concurrency === 1 ? "" : "s"} running${options.queue > 0 ? ` and ${options.queue} waiting` : ""}`
-              return Effect.fail(apiError(429, "too_many_requests", `the server is busy (${busy}); retry after the Retry-After header's seconds`))
+              const busy = `${options.concurrency} evaluation${options.concurrency === 1 ? "" : "s"} running${
+                options.queue > 0 ? ` and ${options.queue} waiting` : ""
+              }`
+              return Effect.fail(
+                apiError(
+                  429,
+                  "too_many_requests",
+                  `the server is busy (${busy}); retry after the Retry-After header's seconds`
+                )
+              )
             }
             return semaphore.withPermits(1)(
               Effect.suspend(() => {
@@ -62,9 +72,10 @@ export const make = (options: { readonly concurrency: number; readonly queue: nu
               })
             )
           },
-          (ok) => Effect.sync(() => {
-            if (ok) admitted--
-          })
+          (ok) =>
+            Effect.sync(() => {
+              if (ok) admitted--
+            })
         )
     })
   })

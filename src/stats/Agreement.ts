@@ -20,7 +20,12 @@ export interface AgreementAccumulator {
   readonly values: Set<number>
 }
 
-export const emptyAgreement = (): AgreementAccumulator => ({ units: 0, agreeing: 0, coincidences: new Map(), values: new Set() })
+export const emptyAgreement = (): AgreementAccumulator => ({
+  units: 0,
+  agreeing: 0,
+  coincidences: new Map(),
+  values: new Set()
+})
 
 /** Add one unit's values (nulls — failed judgments — are not pairable and are left out). */
 export const addUnit = (acc: AgreementAccumulator, raw: ReadonlyArray<number | null>): AgreementAccumulator => {
@@ -58,7 +63,9 @@ export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   const o = (c: number, k: number) => acc.coincidences.get(`${c}|${k}`) ?? 0
   const nc = new Map(values.map((c) => [c, values.reduce((s, k) => s + o(c, k), 0)]))
   const n = [...nc.values()].reduce((s, x) => s + x, 0)
-  if (n < 2) return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues }
+  if (n < 2) {
+    return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues }
+  }
   const index = new Map(values.map((v, i) => [v, i]))
   const delta2 = (c: number, k: number) => {
     const [lo, hi] = index.get(c)! <= index.get(k)! ? [c, k] : [k, c]
@@ -79,7 +86,9 @@ export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   const Do = observed / n
   const De = expected / (n * (n - 1))
   // D_e = 0 only when a single value occurs (then D_o = 0 too): α = 1 − 0/0 is undefined.
-  if (De === 0) return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation }
+  if (De === 0) {
+    return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation }
+  }
   return { units: acc.units, exactAgreement, krippendorffAlpha: 1 - Do / De }
 }
 

@@ -19,7 +19,8 @@ const TWO_26 = 67108864
 const TWO_53 = 9007199254740992
 
 /** A uniform float in [0, 1) with 53 random bits: 27 from one 32-bit draw, 26 from the next. */
-export const uniform53 = (prng: Prng): number => ((prng.nextUint32() >>> 5) * TWO_26 + (prng.nextUint32() >>> 6)) / TWO_53
+export const uniform53 = (prng: Prng): number =>
+  ((prng.nextUint32() >>> 5) * TWO_26 + (prng.nextUint32() >>> 6)) / TWO_53
 
 /**
  * One draw from Binomial(n, p) by inversion of one uniform u:

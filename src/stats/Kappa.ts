@@ -41,7 +41,8 @@ const defined = (value: number): Value => ({ value })
 const undefinedBecause = (reason: string): Value => ({ value: null, reason })
 
 export const noPairs = "no matched pairs"
-export const singleGrade = "undefined: both sides gave every pair one and the same grade, so chance agreement is 1 and κ = 0/0"
+export const singleGrade =
+  "undefined: both sides gave every pair one and the same grade, so chance agreement is 1 and κ = 0/0"
 export const noVariation = "undefined: no grade varies, every grade given by either side is the same value"
 
 /** A K × K table of counts over `grades` (ascending), row = human grade index, column = judge grade index. */
@@ -58,7 +59,11 @@ export const emptyTable = (grades: ReadonlyArray<number>): ContingencyTable => (
 })
 
 /** The table of paired grades (`human[i]`, `judge[i]`), over the union of their values. */
-export const tableOf = (human: ReadonlyArray<number>, judge: ReadonlyArray<number>, grades?: ReadonlyArray<number>): ContingencyTable => {
+export const tableOf = (
+  human: ReadonlyArray<number>,
+  judge: ReadonlyArray<number>,
+  grades?: ReadonlyArray<number>
+): ContingencyTable => {
   const values = grades ?? [...new Set([...human, ...judge])].sort((a, b) => a - b)
   const table = emptyTable(values)
   const index = new Map(values.map((g, i) => [g, i]))

@@ -30,7 +30,7 @@ const TWO_32 = 4294967296
  * Mulberry32 (Tommy Ettinger): a 32-bit counter stepped by 0x6D2B79F5, then mixed.
  * Only used to expand the seed into xoshiro's 128-bit state.
  */
-const mulberry32 = (seed: number): (() => number) => {
+const mulberry32 = (seed: number): () => number => {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0
@@ -45,7 +45,7 @@ const mulberry32 = (seed: number): (() => number) => {
  * Seeded uniform floats in [0, 1): mulberry32's output over 2³² — for simulations and generated
  * data where a plain stream of numbers will do (the statistics use `makePrng`).
  */
-export const mulberry32Floats = (seed: number): (() => number) => {
+export const mulberry32Floats = (seed: number): () => number => {
   const next = mulberry32(seed)
   return () => next() / TWO_32
 }
@@ -96,10 +96,20 @@ export const makePrng = (seed: number): Prng => {
  */
 export const logGamma = (x: number): number => {
   const cof = [
-    57.1562356658629235, -59.5979603554754912, 14.1360979747417471, -0.491913816097620199,
-    0.339946499848118887e-4, 0.465236289270485756e-4, -0.983744753048795646e-4, 0.158088703224912494e-3,
-    -0.210264441724104883e-3, 0.217439618115212643e-3, -0.164318106536763890e-3, 0.844182239838527433e-4,
-    -0.261908384015814087e-4, 0.368991826595316234e-5
+    57.1562356658629235,
+    -59.5979603554754912,
+    14.1360979747417471,
+    -0.491913816097620199,
+    0.339946499848118887e-4,
+    0.465236289270485756e-4,
+    -0.983744753048795646e-4,
+    0.158088703224912494e-3,
+    -0.210264441724104883e-3,
+    0.217439618115212643e-3,
+    -0.164318106536763890e-3,
+    0.844182239838527433e-4,
+    -0.261908384015814087e-4,
+    0.368991826595316234e-5
   ]
   let y = x
   const tmp0 = x + 5.2421875
@@ -359,7 +369,11 @@ export const quantileSorted = (sorted: ReadonlyArray<number>, q: number): number
  * (1 − level)/2 and (1 + level)/2 quantiles (type 7) of the sorted m_r. n = 1: the interval is
  * the single difference.
  */
-export const bootstrapCi = (a: ReadonlyArray<number>, b: ReadonlyArray<number>, options: BootstrapOptions): BootstrapCi => {
+export const bootstrapCi = (
+  a: ReadonlyArray<number>,
+  b: ReadonlyArray<number>,
+  options: BootstrapOptions
+): BootstrapCi => {
   const d = differences(a, b)
   const n = d.length
   const level = options.level ?? 0.95
@@ -398,7 +412,11 @@ export interface WinsTiesLosses {
  * Per-case outcome from B's side. Differences within `tolerance` (default 1e-12, to absorb float
  * noise in averaged or recomputed scores) are ties.
  */
-export const winsTiesLosses = (a: ReadonlyArray<number>, b: ReadonlyArray<number>, tolerance = 1e-12): WinsTiesLosses => {
+export const winsTiesLosses = (
+  a: ReadonlyArray<number>,
+  b: ReadonlyArray<number>,
+  tolerance = 1e-12
+): WinsTiesLosses => {
   let wins = 0
   let ties = 0
   let losses = 0

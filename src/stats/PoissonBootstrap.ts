@@ -48,7 +48,10 @@ export interface PoissonBootstrap {
 
 export const defaultResamples = 1_000
 
-export const poissonBootstrap = (statistics: number, options: { readonly seed: number; readonly resamples?: number }): PoissonBootstrap => {
+export const poissonBootstrap = (
+  statistics: number,
+  options: { readonly seed: number; readonly resamples?: number }
+): PoissonBootstrap => {
   const resamples = Math.max(1, Math.floor(options.resamples ?? defaultResamples))
   const prng = makePrng(options.seed)
   const sums = Array.from({ length: statistics }, () => new Float64Array(resamples))

@@ -50,10 +50,19 @@ export interface BatchLedger {
 
 export const LEDGER_FILE = "batches.jsonl"
 
-const apply = (uploads: Array<LedgerUpload>, byFile: Map<string, LedgerUpload>, byBatch: Map<string, LedgerUpload>, line: LedgerLine) => {
+const apply = (
+  uploads: Array<LedgerUpload>,
+  byFile: Map<string, LedgerUpload>,
+  byBatch: Map<string, LedgerUpload>,
+  line: LedgerLine
+) => {
   switch (line.kind) {
     case "upload": {
-      const u: LedgerUpload = { file: line.file, ids: line.ids, ...(line.estimateUsd === undefined ? {} : { estimateUsd: line.estimateUsd }) }
+      const u: LedgerUpload = {
+        file: line.file,
+        ids: line.ids,
+        ...(line.estimateUsd === undefined ? {} : { estimateUsd: line.estimateUsd })
+      }
       uploads.push(u)
       byFile.set(line.file, u)
       return
@@ -162,9 +171,20 @@ export const open = (runDir: string, options: { readonly fresh: boolean }): Effe
             }
             apply(uploads, byFile, byBatch, line)
           },
-          catch: (e) => new OutputError({ path, problem: `cannot write the batch ledger: ${(e as Error).message}`, diskFull: (e as { code?: string }).code === "ENOSPC" })
+          catch: (e) =>
+            new OutputError({
+              path,
+              problem: `cannot write the batch ledger: ${(e as Error).message}`,
+              diskFull: (e as { code?: string }).code === "ENOSPC"
+            })
         })
       return { path, uploads, append, close: () => fs.closeSync(fd) }
     },
-    catch: (e) => e instanceof OutputError ? e : new OutputError({ path: Path.join(runDir, LEDGER_FILE), problem: `cannot open the batch ledger: ${(e as Error).message}` })
+    catch: (e) =>
+      e instanceof OutputError
+        ? e
+        : new OutputError({
+          path: Path.join(runDir, LEDGER_FILE),
+          problem: `cannot open the batch ledger: ${(e as Error).message}`
+        })
   })

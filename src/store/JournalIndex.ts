@@ -86,7 +86,7 @@ export class JournalIndex {
   set(key: string, state: State, offset: number): void {
     if ((this.size + 1) > this.capacity * 0.75) this.grow()
     const [h, fp] = hashes(key)
-    for (let slot = h & this.mask; ; slot = (slot + 1) & this.mask) {
+    for (let slot = h & this.mask;; slot = (slot + 1) & this.mask) {
       if (this.stateAt(slot) === 0) {
         this.write(slot, fp, state, offset)
         this.size++
@@ -105,7 +105,7 @@ export class JournalIndex {
    */
   find(key: string): { readonly state: State; readonly offset: number } | undefined {
     const [h, fp] = hashes(key)
-    for (let slot = h & this.mask; ; slot = (slot + 1) & this.mask) {
+    for (let slot = h & this.mask;; slot = (slot + 1) & this.mask) {
       const state = this.stateAt(slot)
       if (state === 0) return undefined
       if (this.fp[slot] === fp) {
@@ -137,9 +137,19 @@ export class JournalIndex {
   }
 
   /** Keys by the state of their latest line. */
-  counts(): { readonly ok: number; readonly judgeFailed: number; readonly transportFailed: number; readonly attempts: number } {
+  counts(): {
+    readonly ok: number
+    readonly judgeFailed: number
+    readonly transportFailed: number
+    readonly attempts: number
+  } {
     const n = [0, 0, 0, 0, 0]
     for (let slot = 0; slot < this.meta.length; slot++) n[this.meta[slot]! & STATE_MASK]!++
-    return { ok: n[State.ok]!, judgeFailed: n[State.judgeFailed]!, transportFailed: n[State.transportFailed]!, attempts: n[State.attempt]! }
+    return {
+      ok: n[State.ok]!,
+      judgeFailed: n[State.judgeFailed]!,
+      transportFailed: n[State.transportFailed]!,
+      attempts: n[State.attempt]!
+    }
   }
 }

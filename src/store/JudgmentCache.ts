@@ -35,7 +35,10 @@ export interface FileCacheOptions {
   readonly batchWrites?: boolean | undefined
 }
 
-export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache["Type"] & { readonly close: () => void } => {
+export const makeFile = (
+  dir: string,
+  options?: FileCacheOptions
+): JudgmentCache["Type"] & { readonly close: () => void } => {
   const batched = options?.batchWrites ?? true
   const shards = new Map<string, Map<string, Judgment>>()
   /** Append descriptors, one per shard written (opened once: a run may add thousands of entries). */
@@ -125,7 +128,10 @@ export const makeFile = (dir: string, options?: FileCacheOptions): JudgmentCache
 export const cacheDir = (outRoot: string) => Path.join(outRoot, ".cache", "judgments")
 
 export const layerFile = (dir: string, options?: FileCacheOptions) =>
-  Layer.scoped(JudgmentCache, Effect.acquireRelease(Effect.sync(() => makeFile(dir, options)), (cache) => Effect.sync(cache.close)))
+  Layer.scoped(
+    JudgmentCache,
+    Effect.acquireRelease(Effect.sync(() => makeFile(dir, options)), (cache) => Effect.sync(cache.close))
+  )
 
 /** `--no-cache`: every judgment not in the run's own journal is asked again. */
 export const layerNone = Layer.succeed(JudgmentCache, {

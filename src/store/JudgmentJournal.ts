@@ -24,14 +24,14 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { InputError, OutputError } from "../domain/Errors.js"
+import { InputError, type OutputError } from "../domain/Errors.js"
 import type { Judgment, PendingRepair } from "../domain/Judgment.js"
 import { writeFully, writeProblem } from "../io/Files.js"
 import { JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
 
-export { State } from "./JournalIndex.js"
 export type { PendingRepair } from "../domain/Judgment.js"
+export { State } from "./JournalIndex.js"
 
 export interface JournalStats {
   /** Keys whose latest line is a success / a judge failure / a transport failure / an attempt. */
@@ -65,7 +65,10 @@ export interface OpenedJournal {
 
 export class JudgmentJournal extends Context.Tag("rag-eval/JudgmentJournal")<JudgmentJournal, {
   /** Open (creating if needed) the journal of a run directory, holding its lock. `fresh` discards what it held. */
-  readonly open: (runDir: string, options: { readonly fresh: boolean }) => Effect.Effect<OpenedJournal, OutputError | InputError>
+  readonly open: (
+    runDir: string,
+    options: { readonly fresh: boolean }
+  ) => Effect.Effect<OpenedJournal, OutputError | InputError>
 }>() {}
 
 // ---------------------------------------------------------------------------------------------
@@ -152,7 +155,8 @@ const FAILED = Buffer.from("failed\"")
 /** Journals written before failures had a class: a provider error was the only transport failure. */
 const LEGACY_TRANSPORT = Buffer.from("\"reason\":\"provider error")
 
-const startsWith = (buf: Buffer, at: number, prefix: Buffer) => buf.length - at >= prefix.length && buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0
+const startsWith = (buf: Buffer, at: number, prefix: Buffer) =>
+  buf.length - at >= prefix.length && buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0
 
 const keyOfLine = (line: string): string | undefined => {
   if (!line.startsWith("{\"key\":\"")) return undefined
@@ -165,8 +169,14 @@ const keyOfLine = (line: string): string | undefined => {
  * key; a judgment's status comes before any free text (and `"status":"` cannot occur inside a JSON
  * string, where every quote is escaped). Undefined for a line that is not one we write.
  */
-const scanLine = (buf: Buffer, start: number, end: number): { readonly key: string; readonly state: State } | undefined => {
-  if (end - start < KEY_PREFIX.length + 2 || buf[end - 1] !== 0x7d || !startsWith(buf, start, KEY_PREFIX)) return undefined
+const scanLine = (
+  buf: Buffer,
+  start: number,
+  end: number
+): { readonly key: string; readonly state: State } | undefined => {
+  if (end - start < KEY_PREFIX.length + 2 || buf[end - 1] !== 0x7d || !startsWith(buf, start, KEY_PREFIX)) {
+    return undefined
+  }
   const keyEnd = buf.indexOf(QUOTE, start + KEY_PREFIX.length)
   if (keyEnd === -1 || keyEnd >= end) return undefined
   // A line torn mid-file runs into the next one: a second `{"key":"` (unescaped, so not inside a
@@ -231,7 +241,11 @@ const scan = (fd: number, size: number, reader: LineReader): Scanned => {
     if (read === 0 || base + end >= size) {
       // A last line without its newline was written up to a crash: it is cut off (a complete one
       // too, so the next append starts on a fresh line) and its judgment made again.
-      return { index, stats: { ...index.counts(), damagedLines: damaged, tornLines: end > start ? 1 : 0 }, validBytes: base + start }
+      return {
+        index,
+        stats: { ...index.counts(), damagedLines: damaged, tornLines: end > start ? 1 : 0 },
+        validBytes: base + start
+      }
     }
     if (start === 0 && end === buf.length) {
       const bigger = Buffer.allocUnsafe(buf.length * 2)
@@ -328,7 +342,11 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
         return appendText(text)
       },
       appendAttempt: (key, a) =>
-        appendText(`{"key":${JSON.stringify(key)},"kind":"attempt","text":${JSON.stringify(a.text)},"problem":${JSON.stringify(a.problem)},"usage":${JSON.stringify(a.usage)},"asks":${a.asks},"attempts":${a.attempts}}\n`),
+        appendText(
+          `{"key":${JSON.stringify(key)},"kind":"attempt","text":${JSON.stringify(a.text)},"problem":${
+            JSON.stringify(a.problem)
+          },"usage":${JSON.stringify(a.usage)},"asks":${a.asks},"attempts":${a.attempts}}\n`
+        ),
       path
     } satisfies OpenedJournal
   })
@@ -352,7 +370,10 @@ export const layerFile = Layer.scoped(
 export const readOnly = (path: string): Effect.Effect<OpenedJournal | undefined, InputError, Scope.Scope> =>
   fs.existsSync(path)
     ? Effect.acquireRelease(
-      Effect.try({ try: () => fs.openSync(path, "r"), catch: (e) => new InputError({ file: path, problem: `cannot read the journal: ${(e as Error).message}` }) }),
+      Effect.try({
+        try: () => fs.openSync(path, "r"),
+        catch: (e) => new InputError({ file: path, problem: `cannot read the journal: ${(e as Error).message}` })
+      }),
       (fd) => Effect.sync(() => fs.closeSync(fd))
     ).pipe(
       Effect.flatMap((fd) => readJournalFile(path, fd)),

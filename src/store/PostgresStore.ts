@@ -44,7 +44,11 @@ export const SCHEMA_VERSION = 1
 /** A `--store` value: a PostgreSQL URL (its credentials stay redacted), or a problem. */
 export const parseStoreUrl = (value: string): Redacted.Redacted<string> | UsageError => {
   if (!/^postgres(ql)?:\/\//i.test(value)) {
-    return new UsageError({ problem: `--store must be a PostgreSQL URL (postgres://user:password@host:5432/database), not ${JSON.stringify(maskUrlsIn(value))}` })
+    return new UsageError({
+      problem: `--store must be a PostgreSQL URL (postgres://user:password@host:5432/database), not ${
+        JSON.stringify(maskUrlsIn(value))
+      }`
+    })
   }
   try {
     new URL(value)
@@ -58,25 +62,39 @@ export const parseStoreUrl = (value: string): Redacted.Redacted<string> | UsageE
 export const displayStore = (url: Redacted.Redacted<string>) => maskUrl(Redacted.value(url))
 
 /** The key a run's rows (and its cluster messages) are filed under: `<pipeline>/<run-id>`. */
-export const runKeyOf = (runDir: string) => `${Path.basename(Path.dirname(Path.resolve(runDir)))}/${Path.basename(Path.resolve(runDir))}`
+export const runKeyOf = (runDir: string) =>
+  `${Path.basename(Path.dirname(Path.resolve(runDir)))}/${Path.basename(Path.resolve(runDir))}`
 
 const problemOf = (e: SqlError | unknown): string => {
   const err = e as { message?: string; cause?: { message?: string } }
-  return maskUrlsIn([err.message, err.cause?.message].filter((m) => m !== undefined && m !== "").join(": ") || String(e))
+  return maskUrlsIn(
+    [err.message, err.cause?.message].filter((m) => m !== undefined && m !== "").join(": ") || String(e)
+  )
 }
 
-const storeError = (url: Redacted.Redacted<string>, what: string) => (e: unknown) => new OutputError({ path: displayStore(url), problem: `${what}: ${problemOf(e)}` })
+const storeError = (url: Redacted.Redacted<string>, what: string) => (e: unknown) =>
+  new OutputError({ path: displayStore(url), problem: `${what}: ${problemOf(e)}` })
 
 /** The SQL client of a `--store` URL (a small pool; connections are opened on use). */
 export const sqlLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number | undefined }) =>
   PgClient.layer({ url, maxConnections: options?.maxConnections ?? 10, applicationName: "rag-eval" }).pipe(
-    Layer.mapError((e) => new OutputError({ path: displayStore(url), problem: `cannot connect to the store: ${problemOf(e)}` }))
+    Layer.mapError((e) =>
+      new OutputError({ path: displayStore(url), problem: `cannot connect to the store: ${problemOf(e)}` })
+    )
   )
 
 /** The state a judgment's row is filed under. */
 const statusOf = (j: Judgment): string => j.status === "ok" ? "ok" : j.failure === "transport" ? "transport" : "judge"
 const stateOf = (status: string): State | undefined =>
-  status === "ok" ? State.ok : status === "judge" ? State.judgeFailed : status === "transport" ? State.transportFailed : status === "attempt" ? State.attempt : undefined
+  status === "ok"
+    ? State.ok
+    : status === "judge"
+    ? State.judgeFailed
+    : status === "transport"
+    ? State.transportFailed
+    : status === "attempt"
+    ? State.attempt
+    : undefined
 
 /** Create (or bring up to date) the journal's schema; the cluster's tables come from the cluster layers. */
 export const migrateJournal = Effect.gen(function*() {
@@ -100,9 +118,15 @@ export const migrateJournal = Effect.gen(function*() {
 export const checkSchema = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ version: number }>`SELECT version FROM rag_eval_schema`.pipe(Effect.catchAll(() => Effect.succeed([])))
+    const rows = yield* sql<{ version: number }>`SELECT version FROM rag_eval_schema`.pipe(
+      Effect.catchAll(() => Effect.succeed([]))
+    )
     if (rows.length === 0 || rows[0]!.version !== SCHEMA_VERSION) {
-      return yield* new UsageError({ problem: `the store ${displayStore(url)} has no rag-eval schema (version ${SCHEMA_VERSION}): run \`rag-eval store migrate --store …\` once first` })
+      return yield* new UsageError({
+        problem: `the store ${
+          displayStore(url)
+        } has no rag-eval schema (version ${SCHEMA_VERSION}): run \`rag-eval store migrate --store …\` once first`
+      })
     }
   })
 
@@ -110,26 +134,34 @@ export const checkSchema = (url: Redacted.Redacted<string>) =>
  * Append judgments (whole rows, one statement) to a run: a success is never overwritten; a failure
  * or an attempt is replaced. Used by the journal and by cluster runners.
  */
-export const appendRows = (runKey: string, rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>) =>
+export const appendRows = (
+  runKey: string,
+  rows: ReadonlyArray<{ readonly key: string; readonly status: string; readonly body: string }>
+) =>
   Effect.gen(function*() {
     if (rows.length === 0) return
     const sql = yield* SqlClient.SqlClient
     // One row per key in a statement (ON CONFLICT cannot touch a row twice): the last one wins.
     const byKey = new Map<string, { readonly key: string; readonly status: string; readonly body: string }>()
     for (const r of rows) byKey.set(r.key, r)
-    yield* sql`INSERT INTO ${sql(TABLE)} ${sql.insert([...byKey.values()].map((r) => ({ run_id: runKey, key: r.key, status: r.status, body: r.body })))}
+    yield* sql`INSERT INTO ${sql(TABLE)} ${
+      sql.insert([...byKey.values()].map((r) => ({ run_id: runKey, key: r.key, status: r.status, body: r.body })))
+    }
       ON CONFLICT (run_id, key) DO UPDATE SET status = EXCLUDED.status, body = EXCLUDED.body, seq = EXCLUDED.seq, updated_at = now()
       WHERE ${sql(TABLE)}.status <> 'ok'`
   })
 
-export const judgmentRows = (judgments: ReadonlyArray<Judgment>) => judgments.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) }))
+export const judgmentRows = (judgments: ReadonlyArray<Judgment>) =>
+  judgments.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) }))
 
 /** The judgments a run holds for some keys (successes and failures, not attempts). */
 export const judgmentsOf = (runKey: string, keys: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     if (keys.length === 0) return new Map<string, Judgment>()
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ key: string; body: string }>`SELECT key, body FROM ${sql(TABLE)} WHERE run_id = ${runKey} AND status <> 'attempt' AND ${sql.in("key", keys)}`
+    const rows = yield* sql<{ key: string; body: string }>`SELECT key, body FROM ${
+      sql(TABLE)
+    } WHERE run_id = ${runKey} AND status <> 'attempt' AND ${sql.in("key", keys)}`
     return new Map(rows.map((r) => [r.key, JSON.parse(r.body) as Judgment]))
   })
 
@@ -140,15 +172,26 @@ const lockSql = (runKey: string) => `rag-eval run ${runKey}`
  * The run's advisory lock on a connection of its own, for the life of the scope (closing the
  * connection — a crash included — releases it).
  */
-export const lockRun = (url: Redacted.Redacted<string>, runKey: string): Effect.Effect<void, OutputError, SqlClient.SqlClient | Scope.Scope> =>
+export const lockRun = (
+  url: Redacted.Redacted<string>,
+  runKey: string
+): Effect.Effect<void, OutputError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const conn = yield* sql.reserve
-    const rows = yield* conn.execute("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [lockSql(runKey)], undefined)
+    const rows = yield* conn.execute("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [
+      lockSql(runKey)
+    ], undefined)
     if ((rows[0] as { locked?: boolean } | undefined)?.locked !== true) {
-      return yield* new OutputError({ path: displayStore(url), problem: `run ${runKey} is in use by another process (its lock is held in the store); wait for it or stop it first` })
+      return yield* new OutputError({
+        path: displayStore(url),
+        problem:
+          `run ${runKey} is in use by another process (its lock is held in the store); wait for it or stop it first`
+      })
     }
-    yield* Effect.addFinalizer(() => Effect.ignore(conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockSql(runKey)], undefined)))
+    yield* Effect.addFinalizer(() =>
+      Effect.ignore(conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockSql(runKey)], undefined))
+    )
   }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(storeError(url, `cannot lock run ${runKey}`)(e))))
 
 /** Whether a run's lock is free now (`store prune` refuses a run still in progress). */
@@ -156,9 +199,13 @@ export const runIsIdle = (runKey: string) =>
   Effect.scoped(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const conn = yield* sql.reserve
-    const rows = yield* conn.execute("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [lockSql(runKey)], undefined)
+    const rows = yield* conn.execute("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [
+      lockSql(runKey)
+    ], undefined)
     const locked = (rows[0] as { locked?: boolean } | undefined)?.locked === true
-    if (locked) yield* conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockSql(runKey)], undefined)
+    if (locked) {
+      yield* conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockSql(runKey)], undefined)
+    }
     return locked
   }))
 
@@ -166,11 +213,15 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
   Effect.gen(function*() {
     const runKey = runKeyOf(runDir)
     const fail = storeError(url, `journal of run ${runKey}`)
-    yield* checkSchema(url).pipe(Effect.catchTag("UsageError", (e) => Effect.fail(new InputError({ file: displayStore(url), problem: e.problem }))))
+    yield* checkSchema(url).pipe(
+      Effect.catchTag("UsageError", (e) => Effect.fail(new InputError({ file: displayStore(url), problem: e.problem })))
+    )
     yield* lockRun(url, runKey)
     const sql = yield* SqlClient.SqlClient
     if (options.fresh) yield* sql`DELETE FROM ${sql(TABLE)} WHERE run_id = ${runKey}`.pipe(Effect.mapError(fail))
-    const rows = yield* sql<{ key: string; status: string; body: string }>`SELECT key, status, body FROM ${sql(TABLE)} WHERE run_id = ${runKey}`.pipe(Effect.mapError(fail))
+    const rows = yield* sql<{ key: string; status: string; body: string }>`SELECT key, status, body FROM ${
+      sql(TABLE)
+    } WHERE run_id = ${runKey}`.pipe(Effect.mapError(fail))
     const states = new Map<string, State>()
     const bodies = new Map<string, string>()
     let ok = 0, judgeFailed = 0, transportFailed = 0, attempts = 0
@@ -213,7 +264,15 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
           Effect.provideService(SqlClient.SqlClient, sql)
         ),
       appendAttempt: (key, a) => {
-        const body = JSON.stringify({ key, kind: "attempt", text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts })
+        const body = JSON.stringify({
+          key,
+          kind: "attempt",
+          text: a.text,
+          problem: a.problem,
+          usage: a.usage,
+          asks: a.asks,
+          attempts: a.attempts
+        })
         return appendRows(runKey, [{ key, status: "attempt", body }]).pipe(
           Effect.mapError(fail),
           Effect.zipRight(Effect.sync(() => {
@@ -250,7 +309,9 @@ export const layerCache = Layer.effect(
     return {
       get: (key: string) =>
         sql<{ body: string }>`SELECT body FROM ${sql(TABLE)} WHERE key = ${key} AND status = 'ok' LIMIT 1`.pipe(
-          Effect.map((rows) => rows.length === 0 ? Option.none<Judgment>() : Option.some(JSON.parse(rows[0]!.body) as Judgment)),
+          Effect.map((rows) =>
+            rows.length === 0 ? Option.none<Judgment>() : Option.some(JSON.parse(rows[0]!.body) as Judgment)
+          ),
           // The cache is an optimisation, never a reason to fail a run.
           Effect.orElseSucceed(() => Option.none<Judgment>())
         ),
@@ -260,7 +321,8 @@ export const layerCache = Layer.effect(
 )
 
 /** Journal + cache on one store (the SQL client is built once). */
-export const layer = (url: Redacted.Redacted<string>) => Layer.mergeAll(layerJournal(url), layerCache).pipe(Layer.provideMerge(sqlLayer(url)))
+export const layer = (url: Redacted.Redacted<string>) =>
+  Layer.mergeAll(layerJournal(url), layerCache).pipe(Layer.provideMerge(sqlLayer(url)))
 
 /**
  * `calibrate --store`: a run's journal written out as `judgments.jsonl` lines (in the order they
@@ -274,18 +336,29 @@ export const exportJournal = (store: string, runDir: string): Effect.Effect<stri
     const rows = yield* Effect.gen(function*() {
       yield* checkSchema(url)
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ body: string }>`SELECT body FROM ${sql(TABLE)} WHERE run_id = ${runKey} AND status <> 'attempt' ORDER BY seq`
+      return yield* sql<{ body: string }>`SELECT body FROM ${
+        sql(TABLE)
+      } WHERE run_id = ${runKey} AND status <> 'attempt' ORDER BY seq`
     }).pipe(
-      Effect.catchTag("SqlError", (e) => Effect.fail(new InputError({ file: displayStore(url), problem: `cannot read run ${runKey}: ${problemOf(e)}` }))),
+      Effect.catchTag(
+        "SqlError",
+        (e) =>
+          Effect.fail(
+            new InputError({ file: displayStore(url), problem: `cannot read run ${runKey}: ${problemOf(e)}` })
+          )
+      ),
       Effect.provide(sqlLayer(url, { maxConnections: 1 })),
       Effect.catchTag("OutputError", (e) => Effect.fail(new InputError({ file: e.path, problem: e.problem })))
     )
-    if (rows.length === 0) return yield* new InputError({ file: displayStore(url), problem: `run ${runKey} has no judgments in the store` })
+    if (rows.length === 0) {
+      return yield* new InputError({ file: displayStore(url), problem: `run ${runKey} has no judgments in the store` })
+    }
     const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-journal-"))
     const path = Path.join(dir, "judgments.jsonl")
     yield* Effect.try({
       try: () => fs.writeFileSync(path, rows.map((r) => r.body).join("\n") + "\n"),
-      catch: (e) => new InputError({ file: path, problem: `cannot write the exported journal: ${(e as Error).message}` })
+      catch: (e) =>
+        new InputError({ file: path, problem: `cannot write the exported journal: ${(e as Error).message}` })
     })
     return path
   })

@@ -87,7 +87,10 @@ export const acquire = (dir: string): number | OutputError => {
           continue
         }
       } else if (owner.runs && owner.pid !== process.pid) {
-        return new OutputError({ path: dir, problem: `this run is in use by process ${owner.pid}; wait for it or stop it first` })
+        return new OutputError({
+          path: dir,
+          problem: `this run is in use by process ${owner.pid}; wait for it or stop it first`
+        })
       }
     }
     const mine = top + 1
@@ -120,7 +123,10 @@ export const acquire = (dir: string): number | OutputError => {
     const legacyOwner = ownerRuns(read(legacy) ?? "")
     if (legacyOwner?.runs === true && legacyOwner.pid !== process.pid) {
       fs.rmSync(path, { force: true })
-      return new OutputError({ path: dir, problem: `this run is in use by process ${legacyOwner.pid}; wait for it or stop it first` })
+      return new OutputError({
+        path: dir,
+        problem: `this run is in use by process ${legacyOwner.pid}; wait for it or stop it first`
+      })
     }
     fs.rmSync(legacy, { force: true })
     return mine

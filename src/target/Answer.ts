@@ -19,8 +19,8 @@
  * absent, the list empty) gives no passages, with the reason in `contextsNote`; a passage that is not
  * text is a `shape` failure, like an answer that is missing or not text.
  */
-import { isRecord } from "effect/Predicate"
 import * as Either from "effect/Either"
+import { isRecord } from "effect/Predicate"
 import * as JsonPath from "./JsonPath.js"
 import type { SseEvent } from "./Sse.js"
 
@@ -30,8 +30,11 @@ export interface AnswerPaths {
   readonly delta?: JsonPath.JsonPath | undefined
 }
 
-export const compilePaths = (config: { readonly answer: string; readonly contexts?: string | undefined; readonly delta?: string | undefined }): AnswerPaths => {
-  const compile = (text: string) => Either.getOrThrowWith(JsonPath.parse(text), (e) => new Error(`unchecked JSON path: ${e}`))
+export const compilePaths = (
+  config: { readonly answer: string; readonly contexts?: string | undefined; readonly delta?: string | undefined }
+): AnswerPaths => {
+  const compile = (text: string) =>
+    Either.getOrThrowWith(JsonPath.parse(text), (e) => new Error(`unchecked JSON path: ${e}`))
   return {
     answer: compile(config.answer),
     contexts: config.contexts === undefined ? undefined : compile(config.contexts),
@@ -64,12 +67,20 @@ const excerpt = (text: string, n = 120) => {
 const shape = (detail: string): Either.Either<never, Unreadable> => Either.left({ kind: "shape", detail })
 
 /** The answer text at the answer path, or why it is not there. */
-const answerIn = (paths: AnswerPaths, json: unknown, what: string): Either.Either<string, Unreadable & { readonly absent: boolean }> => {
+const answerIn = (
+  paths: AnswerPaths,
+  json: unknown,
+  what: string
+): Either.Either<string, Unreadable & { readonly absent: boolean }> => {
   const found = JsonPath.readOne(paths.answer, json, what)
   if (Either.isLeft(found)) return Either.left({ kind: "shape", detail: found.left.reason, absent: found.left.absent })
   const value = found.right
   if (typeof value === "string") return Either.right(value)
-  return Either.left({ kind: "shape", absent: value === null, detail: `the answer at ${paths.answer.text} in ${what} is ${JsonPath.describeValue(value)}, not text` })
+  return Either.left({
+    kind: "shape",
+    absent: value === null,
+    detail: `the answer at ${paths.answer.text} in ${what} is ${JsonPath.describeValue(value)}, not text`
+  })
 }
 
 type ContextsFound = { readonly contexts: ReadonlyArray<string> } | { readonly note: string }
@@ -86,7 +97,11 @@ const contextsIn = (path: JsonPath.JsonPath, json: unknown, what: string): Eithe
   for (const m of items) {
     if (typeof m.value === "string") texts.push(m.value)
     else if (typeof m.value === "number" && Number.isFinite(m.value)) texts.push(String(m.value))
-    else return shape(`the passage at ${m.at} in ${what} is ${JsonPath.describeValue(m.value)}, not text (point --target-contexts at its text, e.g. ${path.text}.text)`)
+    else {return shape(
+        `the passage at ${m.at} in ${what} is ${
+          JsonPath.describeValue(m.value)
+        }, not text (point --target-contexts at its text, e.g. ${path.text}.text)`
+      )}
   }
   if (texts.length === 0) return Either.right({ note: misses[0]?.reason ?? `${what} has no passages at ${path.text}` })
   return Either.right({ contexts: texts })
@@ -94,7 +109,11 @@ const contextsIn = (path: JsonPath.JsonPath, json: unknown, what: string): Eithe
 
 const withContexts = (answer: string, found: ContextsFound | undefined, events?: number): Reading => ({
   answer,
-  ...(found === undefined ? {} : "contexts" in found ? { contexts: found.contexts } : { contexts: [], contextsNote: found.note }),
+  ...(found === undefined
+    ? {}
+    : "contexts" in found
+    ? { contexts: found.contexts }
+    : { contexts: [], contextsNote: found.note }),
   ...(events === undefined ? {} : { events })
 })
 
@@ -106,7 +125,9 @@ export const readJson = (paths: AnswerPaths, text: string): Either.Either<Readin
   } catch (e) {
     return Either.left({
       kind: "malformed",
-      detail: text.trim() === "" ? "the response body is empty" : `the response is not JSON (${(e as Error).message}); it starts with ${excerpt(text)}`
+      detail: text.trim() === ""
+        ? "the response body is empty"
+        : `the response is not JSON (${(e as Error).message}); it starts with ${excerpt(text)}`
     })
   }
   const answer = answerIn(paths, json, "the response")
@@ -114,7 +135,6 @@ export const readJson = (paths: AnswerPaths, text: string): Either.Either<Readin
   if (paths.contexts === undefined) return Either.right(withContexts(answer.right, undefined))
   return Either.map(contextsIn(paths.contexts, json, "the response"), (found) => withContexts(answer.right, found))
 }
-
 
 /** The message of an `error` field in a stream's event (OpenAI: `{"error": {"message": …}}`). */
 const errorMessage = (json: unknown): string | undefined => {
@@ -177,7 +197,9 @@ export class StreamReading {
       }
     }
     const error = errorMessage(json)
-    if (error !== undefined && Either.isLeft(whole)) return this.#failure = { kind: "server", detail: `the stream sent an error at ${what}: ${excerpt(error, 300)}` }
+    if (error !== undefined && Either.isLeft(whole)) {
+      return this.#failure = { kind: "server", detail: `the stream sent an error at ${what}: ${excerpt(error, 300)}` }
+    }
     return undefined
   }
 
@@ -187,12 +209,21 @@ export class StreamReading {
     if (this.#whole !== undefined) return Either.right(withContexts(this.#whole, this.#contexts, this.#events))
     if (this.#events === 0) return Either.left({ kind: "malformed", detail: "the event stream ended without an event" })
     if (this.#jsonEvents === 0) {
-      return Either.left({ kind: "malformed", detail: `none of the stream's ${this.#events} event(s) holds JSON; the first is ${excerpt(this.#firstNonJson ?? "")}` })
+      return Either.left({
+        kind: "malformed",
+        detail: `none of the stream's ${this.#events} event(s) holds JSON; the first is ${
+          excerpt(this.#firstNonJson ?? "")
+        }`
+      })
     }
-    const looked = this.paths.delta === undefined ? this.paths.answer.text : `${this.paths.delta.text} or ${this.paths.answer.text}`
+    const looked = this.paths.delta === undefined
+      ? this.paths.answer.text
+      : `${this.paths.delta.text} or ${this.paths.answer.text}`
     return Either.left({
       kind: "shape",
-      detail: `the stream ended after ${this.#events} event(s) without ${looked}${this.#lastMiss === undefined ? "" : ` (${this.#lastMiss})`}`
+      detail: `the stream ended after ${this.#events} event(s) without ${looked}${
+        this.#lastMiss === undefined ? "" : ` (${this.#lastMiss})`
+      }`
     })
   }
 }

@@ -10,8 +10,8 @@
  * response mapping needs, and the one thing worth having is the explanation: "the response has no
  * $.answer: it has keys answer_text, sources".
  */
-import { isRecord } from "effect/Predicate"
 import * as Either from "effect/Either"
+import { isRecord } from "effect/Predicate"
 
 export type Step =
   | { readonly _tag: "Key"; readonly name: string }
@@ -54,7 +54,12 @@ export const parse = (input: string): Either.Either<JsonPath, string> => {
     steps.push({ _tag: "Key", name: m[0] })
     i = m[0].length
   }
-  const fail = (what: string) => Either.left(`"${input}" is not a JSON path: ${what} at character ${i + 1} (e.g. $.answer, $.sources[*].text, $['key with spaces'])`)
+  const fail = (what: string) =>
+    Either.left(
+      `"${input}" is not a JSON path: ${what} at character ${
+        i + 1
+      } (e.g. $.answer, $.sources[*].text, $['key with spaces'])`
+    )
   while (i < text.length) {
     const c = text[i]
     if (c === ".") {
@@ -105,7 +110,6 @@ export const parse = (input: string): Either.Either<JsonPath, string> => {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-
 /** What a value is, for messages: "a list of 3", "an object", "a string (\"…\")", "null". */
 export const describeValue = (u: unknown): string => {
   if (u === undefined) return "nothing"
@@ -123,7 +127,9 @@ const keyList = (o: Readonly<Record<string, unknown>>): string => {
   const keys = Object.keys(o)
   if (keys.length === 0) return "no keys"
   const shown = keys.slice(0, KEYS_SHOWN).join(", ")
-  return `${keys.length === 1 ? "key" : "keys"} ${shown}${keys.length > KEYS_SHOWN ? ` and ${keys.length - KEYS_SHOWN} more` : ""}`
+  return `${keys.length === 1 ? "key" : "keys"} ${shown}${
+    keys.length > KEYS_SHOWN ? ` and ${keys.length - KEYS_SHOWN} more` : ""
+  }`
 }
 
 /** Where `select` did not get through, and why. */
@@ -174,7 +180,12 @@ export const select = (path: JsonPath, value: unknown, what = "the response"): S
           if (Object.hasOwn(current, step.name)) return walk(current[step.name], depth + 1, [...at, step])
           return miss(true, `has ${keyList(current)}`)
         }
-        return miss(false, `is ${describeValue(current)}, not an object${Array.isArray(current) ? " (use [0] or [*] for its items)" : ""}`)
+        return miss(
+          false,
+          `is ${describeValue(current)}, not an object${
+            Array.isArray(current) ? " (use [0] or [*] for its items)" : ""
+          }`
+        )
       }
       case "Index": {
         if (Array.isArray(current)) {
@@ -182,7 +193,10 @@ export const select = (path: JsonPath, value: unknown, what = "the response"): S
           if (i >= 0 && i < current.length) return walk(current[i], depth + 1, [...at, { _tag: "Index", index: i }])
           return miss(true, `is ${describeValue(current)}`)
         }
-        return miss(false, `is ${describeValue(current)}, not a list${isRecord(current) ? ` (it has ${keyList(current)})` : ""}`)
+        return miss(
+          false,
+          `is ${describeValue(current)}, not a list${isRecord(current) ? ` (it has ${keyList(current)})` : ""}`
+        )
       }
       case "Wildcard": {
         if (Array.isArray(current)) {
@@ -209,6 +223,8 @@ export const readOne = (path: JsonPath, value: unknown, what = "the response"): 
   return Either.left({
     at: path.text,
     absent: matches.length === 0,
-    reason: matches.length === 0 ? `${what} has nothing at ${path.text}` : `${path.text} selects ${matches.length} values in ${what}; it must select one`
+    reason: matches.length === 0
+      ? `${what} has nothing at ${path.text}`
+      : `${path.text} selects ${matches.length} values in ${what}; it must select one`
   })
 }

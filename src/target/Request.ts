@@ -20,7 +20,12 @@ export interface TargetInput {
   readonly fields?: Readonly<Record<string, unknown>> | undefined
 }
 
-export const inputOf = (c: EvalCase): TargetInput => ({ id: c.id, question: c.question, history: c.history, fields: c.source })
+export const inputOf = (c: EvalCase): TargetInput => ({
+  id: c.id,
+  question: c.question,
+  history: c.history,
+  fields: c.source
+})
 
 export interface ChatMessage {
   readonly role: "system" | "user" | "assistant"
@@ -56,10 +61,14 @@ export const chatMessages = (history: string | undefined, question: string): Arr
 }
 
 const isJsonValue = (u: unknown): u is JsonValue =>
-  u === null || typeof u === "string" || typeof u === "boolean" || (typeof u === "number" && Number.isFinite(u)) || typeof u === "object"
+  u === null || typeof u === "string" || typeof u === "boolean" || (typeof u === "number" && Number.isFinite(u)) ||
+  typeof u === "object"
 
 /** The template's variables for one case (see the module comment). */
-export const templateVars = (config: Pick<TargetConfig, "model">, input: TargetInput): Record<string, TemplateValue> => {
+export const templateVars = (
+  config: Pick<TargetConfig, "model">,
+  input: TargetInput
+): Record<string, TemplateValue> => {
   const vars: Record<string, TemplateValue> = {}
   for (const [k, v] of Object.entries(input.fields ?? {})) if (isJsonValue(v)) vars[k] = v
   vars.question = input.question

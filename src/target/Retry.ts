@@ -52,7 +52,8 @@ export const retrySchedule = (options: RetryOptions = {}): Schedule.Schedule<Tar
   const cap = options.maxDelayMs ?? defaults.maxDelayMs
   const maxWait = options.maxWaitMs ?? defaults.maxWaitMs
   const done = (state: RetryState, error: TargetError) => Effect.succeed([state, error, ScheduleDecision.done] as const)
-  const after = (state: RetryState, error: TargetError, at: number) => [state, error, ScheduleDecision.continueWith(Interval.after(Math.round(at)))] as const
+  const after = (state: RetryState, error: TargetError, at: number) =>
+    [state, error, ScheduleDecision.continueWith(Interval.after(Math.round(at)))] as const
   return Schedule.makeWithState<RetryState, TargetError, TargetError>(
     { transient: 0, limited: 0, firstLimitedAt: undefined },
     (now, error, state) => {
@@ -70,11 +71,16 @@ export const retrySchedule = (options: RetryOptions = {}): Schedule.Schedule<Tar
         return Effect.map(delay, (ms) => after(next, error, now + Math.min(ms, maxWait - waited)))
       }
       if (state.transient >= maxRetries) return done(state, error)
-      return Effect.map(backoff(state.transient, base, cap), (ms) => after({ ...state, transient: state.transient + 1 }, error, now + ms))
+      return Effect.map(
+        backoff(state.transient, base, cap),
+        (ms) => after({ ...state, transient: state.transient + 1 }, error, now + ms)
+      )
     }
   )
 }
 
 /** `call`, asked again after retryable failures by `retrySchedule(options)`; the last failure stands. */
-export const withRetries = <A, R>(call: Effect.Effect<A, TargetError, R>, options: RetryOptions = {}): Effect.Effect<A, TargetError, R> =>
-  Effect.retry(call, retrySchedule(options))
+export const withRetries = <A, R>(
+  call: Effect.Effect<A, TargetError, R>,
+  options: RetryOptions = {}
+): Effect.Effect<A, TargetError, R> => Effect.retry(call, retrySchedule(options))

@@ -91,7 +91,11 @@ export class SseParser {
 
   #dispatch(out: Array<SseEvent>) {
     if (this.#hasData) {
-      out.push({ event: this.#event === "" ? "message" : this.#event, data: this.#data.join("\n"), ...(this.#id === undefined ? {} : { id: this.#id }) })
+      out.push({
+        event: this.#event === "" ? "message" : this.#event,
+        data: this.#data.join("\n"),
+        ...(this.#id === undefined ? {} : { id: this.#id })
+      })
     }
     this.#data = []
     this.#hasData = false

@@ -24,11 +24,11 @@
  * - Failures are `TargetError`s (see there); nothing in them holds a header value or a URL secret:
  *   every text from the server or the socket goes through the configuration's scrubber.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -41,7 +41,7 @@ import * as Stream from "effect/Stream"
 import { maskUrl } from "../domain/Secrets.js"
 import { splitCredentials } from "../providers/Endpoint.js"
 import { parseRetryAfter } from "../providers/OpenAiProvider.js"
-import { type AnswerPaths, compilePaths, readJson, type Reading, StreamReading, type Unreadable } from "./Answer.js"
+import { type AnswerPaths, compilePaths, type Reading, readJson, StreamReading, type Unreadable } from "./Answer.js"
 import { requestBody, type TargetInput } from "./Request.js"
 import { SseParser } from "./Sse.js"
 import { identity as identityOf, scrubber, type TargetConfig } from "./TargetConfig.js"
@@ -178,7 +178,12 @@ const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`
  * else as one JSON document (see `Answer.ts`). Stops at `limit` bytes, or at the first event that
  * settles the outcome (an error event, a passage that is not text).
  */
-export const readBody = <E>(paths: AnswerPaths, contentType: string, body: Stream.Stream<Uint8Array, E>, limit = maxBodyBytes): Effect.Effect<BodyRead, E> =>
+export const readBody = <E>(
+  paths: AnswerPaths,
+  contentType: string,
+  body: Stream.Stream<Uint8Array, E>,
+  limit = maxBodyBytes
+): Effect.Effect<BodyRead, E> =>
   Effect.gen(function*() {
     const streamed = /^\s*text\/event-stream\b/i.test(contentType)
     if (!streamed) {
@@ -204,14 +209,23 @@ export const readBody = <E>(paths: AnswerPaths, contentType: string, body: Strea
         }
         for (const event of parser.feed(decoder.decode(chunk, { stream: true }))) {
           stop = fold.add(event)
-          if (stop !== undefined) return false
+          if (stop !== undefined) {
+            return false
+          }
         }
         return true
       }))
     if (stop === undefined) {
-      for (const event of [...parser.feed(decoder.decode()), ...parser.end()]) stop ??= fold.add(event)
+      for (const event of [...parser.feed(decoder.decode()), ...parser.end()]) {
+        stop ??= fold.add(event)
+      }
     }
-    return { reading: stop === undefined ? fold.finish() : Either.left(stop), streamed, firstByteAt, endedAt: yield* Clock.currentTimeNanos }
+    return {
+      reading: stop === undefined ? fold.finish() : Either.left(stop),
+      streamed,
+      firstByteAt,
+      endedAt: yield* Clock.currentTimeNanos
+    }
   })
 
 export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], never, HttpClient.HttpClient> =>
@@ -227,8 +241,11 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
     const hasAuthorization = config.headers.some((h) => h.name.toLowerCase() === "authorization")
     const headerNames = config.headers.map((h) => h.name)
 
-    const fail = (kind: TargetErrorKind, detail: string, extra: { readonly status?: number; readonly retryAfterMs?: number | undefined } = {}) =>
-      new TargetError({ kind, target, detail: scrub(detail), ...extra })
+    const fail = (
+      kind: TargetErrorKind,
+      detail: string,
+      extra: { readonly status?: number; readonly retryAfterMs?: number | undefined } = {}
+    ) => new TargetError({ kind, target, detail: scrub(detail), ...extra })
 
     const clip = (text: string) => {
       const clean = scrub(text).replace(/\s+/g, " ").trim()
@@ -241,7 +258,12 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
       const unreachable = code === undefined ? undefined : UNREACHABLE[code]
       if (unreachable !== undefined) return fail("unreachable", unreachable)
       const message = causeMessage(e.cause)
-      return fail("network", `the connection broke${e._tag === "ResponseError" ? " while reading the response" : ""}${code === undefined ? "" : ` (${code})`}${message === "" ? "" : `: ${message}`}`)
+      return fail(
+        "network",
+        `the connection broke${e._tag === "ResponseError" ? " while reading the response" : ""}${
+          code === undefined ? "" : ` (${code})`
+        }${message === "" ? "" : `: ${message}`}`
+      )
     }
 
     /** An error status: a short excerpt of its body for the message. */
@@ -258,14 +280,35 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
         switch (kind) {
           case "rate_limited": {
             const headers = response.headers
-            const retryAfterMs = parseRetryAfter({ get: (name) => headers[name.toLowerCase()] ?? null }, yield* Clock.currentTimeMillis)
-            return yield* fail(kind, `too many requests${retryAfterMs === undefined ? "" : ` (Retry-After ${Math.round(retryAfterMs)} ms)`}${tail}`, { status, retryAfterMs })
+            const retryAfterMs = parseRetryAfter(
+              { get: (name) => headers[name.toLowerCase()] ?? null },
+              yield* Clock.currentTimeMillis
+            )
+            return yield* fail(
+              kind,
+              `too many requests${
+                retryAfterMs === undefined ? "" : ` (Retry-After ${Math.round(retryAfterMs)} ms)`
+              }${tail}`,
+              { status, retryAfterMs }
+            )
           }
           case "unauthorized":
-            return yield* fail(kind, `${statusText(status)}${headerNames.length === 0 ? " (no --target-header was given)" : ` (headers sent: ${headerNames.join(", ")})`}${tail}`, { status })
+            return yield* fail(
+              kind,
+              `${statusText(status)}${
+                headerNames.length === 0
+                  ? " (no --target-header was given)"
+                  : ` (headers sent: ${headerNames.join(", ")})`
+              }${tail}`,
+              { status }
+            )
           case "moved": {
             const location = response.headers["location"]
-            return yield* fail(kind, `HTTP ${status}: the service redirects${location === undefined ? "" : ` to ${maskUrl(location)}`}`, { status })
+            return yield* fail(
+              kind,
+              `HTTP ${status}: the service redirects${location === undefined ? "" : ` to ${maskUrl(location)}`}`,
+              { status }
+            )
           }
           default:
             return yield* fail(kind, `${statusText(status)}${tail}`, { status })
@@ -274,10 +317,15 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
 
     const unreadable = (u: Unreadable, status: number) => fail(u.kind, u.detail, { status })
 
-    const readResponse = (response: HttpClientResponse.HttpClientResponse, started: bigint): Effect.Effect<TargetResponse, TargetError> =>
+    const readResponse = (
+      response: HttpClientResponse.HttpClientResponse,
+      started: bigint
+    ): Effect.Effect<TargetResponse, TargetError> =>
       Effect.gen(function*() {
         const headersAt = yield* Clock.currentTimeNanos
-        const body = yield* readBody(paths, response.headers["content-type"] ?? "", response.stream).pipe(Effect.mapError(transportError))
+        const body = yield* readBody(paths, response.headers["content-type"] ?? "", response.stream).pipe(
+          Effect.mapError(transportError)
+        )
         if (Either.isLeft(body.reading)) return yield* unreadable(body.reading.left, response.status)
         const ms = (t: bigint) => Math.round(Number(t - started) / 1000) / 1000
         return {
@@ -306,7 +354,11 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
       }).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(config.timeoutMs),
-          onTimeout: () => fail("timeout", `no complete answer within ${Duration.format(Duration.millis(config.timeoutMs))} (--target-timeout)`)
+          onTimeout: () =>
+            fail(
+              "timeout",
+              `no complete answer within ${Duration.format(Duration.millis(config.timeoutMs))} (--target-timeout)`
+            )
         })
       )
 

@@ -53,7 +53,8 @@ export const PRESETS: Readonly<Record<TargetPreset, PresetDefaults>> = {
     answer: "$.answer"
   },
   "openai-chat": {
-    body: (model) => `{${model === undefined ? "" : `"model": ${JSON.stringify(model)}, `}"messages": {{messages}}, "stream": true}`,
+    body: (model) =>
+      `{${model === undefined ? "" : `"model": ${JSON.stringify(model)}, `}"messages": {{messages}}, "stream": true}`,
     answer: "$.choices[0].message.content",
     delta: "$.choices[0].delta.content"
   }
@@ -73,7 +74,9 @@ export const TargetSettings = Schema.Struct({
   /** `--target-body`: the JSON body template (in `--config`, also a JSON object). */
   body: Schema.optional(Schema.Union(Schema.String, BodyObject)),
   /** `--target-header "Name: value"` (repeatable; `${NAME}` read from the environment); in `--config` also `{ "Name": "value" }`. */
-  headers: Schema.optional(Schema.Union(Schema.Array(Schema.String), Schema.Record({ key: Schema.String, value: Schema.String }))),
+  headers: Schema.optional(
+    Schema.Union(Schema.Array(Schema.String), Schema.Record({ key: Schema.String, value: Schema.String }))
+  ),
   /** `--target-answer`: JSON path of the answer. Default by preset. */
   answer: Schema.optional(Schema.String),
   /** `--target-contexts`: JSON path of the retrieved passages (text), e.g. `$.sources[*].text`. */
@@ -99,7 +102,9 @@ export class TargetHeader extends Schema.Class<TargetHeader>("TargetHeader")({
 }) {}
 
 /** A JSON path that parses (kept as its canonical text). */
-const JsonPathText = Schema.String.pipe(Schema.filter((s) => Either.match(JsonPath.parse(s), { onLeft: (e) => e, onRight: () => true })))
+const JsonPathText = Schema.String.pipe(
+  Schema.filter((s) => Either.match(JsonPath.parse(s), { onLeft: (e) => e, onRight: () => true }))
+)
 
 const NodeInspect = Symbol.for("nodejs.util.inspect.custom")
 
@@ -174,7 +179,11 @@ const usage = (problem: string) => new UsageError({ problem })
 /** `"Name: value"` → name and value (the value trimmed; it may be empty). */
 const splitHeader = (raw: string): Either.Either<{ readonly name: string; readonly value: string }, string> => {
   const colon = raw.indexOf(":")
-  if (colon <= 0) return Either.left(`--target-header takes "Name: value" (e.g. "Authorization: Bearer \${RAG_TOKEN}"); got a value without a name`)
+  if (colon <= 0) {
+    return Either.left(
+      `--target-header takes "Name: value" (e.g. "Authorization: Bearer \${RAG_TOKEN}"); got a value without a name`
+    )
+  }
   return Either.right({ name: raw.slice(0, colon).trim(), value: raw.slice(colon + 1).trim() })
 }
 
@@ -197,7 +206,9 @@ const expandEnv = (name: string, template: string): Effect.Effect<string, UsageE
 const header = (raw: { readonly name: string; readonly value: string }): Effect.Effect<TargetHeader, UsageError> =>
   Effect.gen(function*() {
     if (!Schema.is(HeaderName)(raw.name)) {
-      return yield* usage(`--target-header: "${raw.name}" is not a header name (letters, digits and - only, e.g. Authorization, X-Api-Key)`)
+      return yield* usage(
+        `--target-header: "${raw.name}" is not a header name (letters, digits and - only, e.g. Authorization, X-Api-Key)`
+      )
     }
     if (RESERVED_HEADERS.has(raw.name.toLowerCase())) {
       return yield* usage(`--target-header: ${raw.name} is set by rag-eval from the request; leave it out`)
@@ -221,7 +232,9 @@ export const urlProblem = (url: string): string | undefined => {
   } catch {
     return `--target must be an absolute http(s) URL such as http://127.0.0.1:8000/ask (got "${maskUrl(url)}")`
   }
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `--target must be an http or https URL (got "${maskUrl(url)}")`
+  return parsed.protocol === "http:" || parsed.protocol === "https:"
+    ? undefined
+    : `--target must be an http or https URL (got "${maskUrl(url)}")`
 }
 
 /**
@@ -241,15 +254,19 @@ export const resolve = (settings: TargetSettings): Effect.Effect<TargetConfig, U
       : typeof settings.body === "string"
       ? settings.body
       : JSON.stringify(settings.body)
-    yield* Either.mapLeft(checkJsonTemplate(body, PRESETS.generic.body(undefined)), (problem) => usage(`--target-body: ${problem}`))
+    yield* Either.mapLeft(checkJsonTemplate(body, PRESETS.generic.body(undefined)), (problem) =>
+      usage(`--target-body: ${problem}`))
     const answer = yield* jsonPath("--target-answer", settings.answer ?? defaults.answer)
-    const contexts = settings.contexts === undefined ? undefined : yield* jsonPath("--target-contexts", settings.contexts)
+    const contexts = settings.contexts === undefined
+      ? undefined
+      : yield* jsonPath("--target-contexts", settings.contexts)
     const deltaText = settings.delta ?? defaults.delta
     const delta = deltaText === undefined ? undefined : yield* jsonPath("--target-delta", deltaText)
     const rawHeaders = settings.headers === undefined
       ? []
       : Array.isArray(settings.headers)
-      ? yield* Effect.forEach(settings.headers as ReadonlyArray<string>, (h) => Either.mapLeft(splitHeader(h), usage))
+      ? yield* Effect.forEach(settings.headers as ReadonlyArray<string>, (h) =>
+        Either.mapLeft(splitHeader(h), usage))
       : Object.entries(settings.headers).map(([name, value]) => ({ name: name.trim(), value: value.trim() }))
     const headers = yield* Effect.forEach(rawHeaders, header)
     const seen = new Set<string>()

@@ -40,7 +40,8 @@ const FATAL: ReadonlySet<TargetErrorKind> = new Set(["unauthorized", "not_found"
 
 /** What to do about a fatal error, for its one line. */
 const FIX: Readonly<Record<string, string>> = {
-  unauthorized: "check the credentials sent with --target-header (e.g. --target-header \"Authorization: Bearer ${RAG_TOKEN}\" with RAG_TOKEN set)",
+  unauthorized:
+    "check the credentials sent with --target-header (e.g. --target-header \"Authorization: Bearer ${RAG_TOKEN}\" with RAG_TOKEN set)",
   not_found: "check the path in --target",
   moved: "use the URL it redirects to in --target",
   unreachable: "check that the service is running and the host and port in --target"
@@ -59,7 +60,9 @@ export class TargetError extends Schema.TaggedError<TargetError>()("TargetError"
   get message(): string {
     const status = this.status === undefined ? "" : ` (HTTP ${this.status})`
     const fix = FIX[this.kind]
-    return `target ${this.target}: ${this.kind.replace("_", " ")}${status}: ${this.detail}${fix === undefined ? "" : ` — ${fix}`}`
+    return `target ${this.target}: ${this.kind.replace("_", " ")}${status}: ${this.detail}${
+      fix === undefined ? "" : ` — ${fix}`
+    }`
   }
   /** Transient: worth another attempt (a 429 waits, the others back off). */
   get retryable(): boolean {

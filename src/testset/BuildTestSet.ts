@@ -18,9 +18,9 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
-import { readRows, scanInput } from "../load/Rows.js"
 import { writeJsonAtomic } from "../io/Files.js"
 import { fieldsFor, validateRow } from "../kinds/synthesis/AnswerSynthesis.js"
+import { readRows, scanInput } from "../load/Rows.js"
 
 export interface BuildTestSetOptions {
   /** The query-log JSONL file. */
@@ -67,9 +67,11 @@ export interface BuildTestSetResult {
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
 /** `<name>-v<version>.json`; a version given as `v2` is not doubled to `vv2`. */
-export const testSetFileName = (name: string, version: string): string => `${name}-v${version.replace(/^v(?=\d)/i, "")}.json`
+export const testSetFileName = (name: string, version: string): string =>
+  `${name}-v${version.replace(/^v(?=\d)/i, "")}.json`
 
-export const defaultOutput = (name: string, version: string): string => Path.join("test-sets", "answer-synthesis", testSetFileName(name, version))
+export const defaultOutput = (name: string, version: string): string =>
+  Path.join("test-sets", "answer-synthesis", testSetFileName(name, version))
 
 export const queryLogHash = (queryLogId: string): string => createHash("sha256").update(queryLogId).digest("hex")
 
@@ -77,7 +79,14 @@ export const queryLogHash = (queryLogId: string): string => createHash("sha256")
 const timeOf = (value: unknown, file: string, line: number): Effect.Effect<number | undefined, InputError> => {
   if (value === undefined || value === null) return Effect.succeed(undefined)
   const fail = (found: string) =>
-    Effect.fail(new InputError({ file, line, field: "timestamp", problem: `expected an ISO 8601 date or epoch milliseconds, found ${found}` }))
+    Effect.fail(
+      new InputError({
+        file,
+        line,
+        field: "timestamp",
+        problem: `expected an ISO 8601 date or epoch milliseconds, found ${found}`
+      })
+    )
   if (typeof value === "number") return Number.isFinite(value) ? Effect.succeed(value) : fail(String(value))
   if (typeof value === "string") {
     const ms = Date.parse(value)
@@ -93,17 +102,29 @@ interface Kept {
   readonly value: TestSetCase
 }
 
-export const buildTestSet = (options: BuildTestSetOptions): Effect.Effect<BuildTestSetResult, InputError | UsageError | OutputError> =>
+export const buildTestSet = (
+  options: BuildTestSetOptions
+): Effect.Effect<BuildTestSetResult, InputError | UsageError | OutputError> =>
   Effect.gen(function*() {
     if (!SAFE_NAME.test(options.name)) {
-      return yield* new UsageError({ problem: `test-set name ${JSON.stringify(options.name)}: use letters, digits, ".", "_" or "-" (it becomes a file name)` })
+      return yield* new UsageError({
+        problem: `test-set name ${
+          JSON.stringify(options.name)
+        }: use letters, digits, ".", "_" or "-" (it becomes a file name)`
+      })
     }
     if (!SAFE_NAME.test(options.version)) {
-      return yield* new UsageError({ problem: `test-set version ${JSON.stringify(options.version)}: use letters, digits, ".", "_" or "-", e.g. 1 or 2.1` })
+      return yield* new UsageError({
+        problem: `test-set version ${
+          JSON.stringify(options.version)
+        }: use letters, digits, ".", "_" or "-", e.g. 1 or 2.1`
+      })
     }
     const out = options.out ?? defaultOutput(options.name, options.version)
     if (options.overwrite !== true && fs.existsSync(out)) {
-      return yield* new UsageError({ problem: `${out} already exists; choose another --version or name, or pass --overwrite to replace it` })
+      return yield* new UsageError({
+        problem: `${out} already exists; choose another --version or name, or pass --overwrite to replace it`
+      })
     }
 
     const file = options.logs
@@ -117,7 +138,12 @@ export const buildTestSet = (options: BuildTestSetOptions): Effect.Effect<BuildT
         read++
         const r = yield* validateRow(row, file, fields)
         if (r.queryLogId === undefined) {
-          return yield* new InputError({ file, line: row.line, field: "queryLogId", problem: "the queryLogId is missing (it identifies the query and de-duplicates the log)" })
+          return yield* new InputError({
+            file,
+            line: row.line,
+            field: "queryLogId",
+            problem: "the queryLogId is missing (it identifies the query and de-duplicates the log)"
+          })
         }
         const time = yield* timeOf(row.values.timestamp, file, row.line)
         const hash = queryLogHash(r.queryLogId)
@@ -128,7 +154,9 @@ export const buildTestSet = (options: BuildTestSetOptions): Effect.Effect<BuildT
           question: r.question,
           answer: r.answer,
           context: r.context,
-          ...(row.values.timestamp === undefined || row.values.timestamp === null ? {} : { timestamp: row.values.timestamp as string | number }),
+          ...(row.values.timestamp === undefined || row.values.timestamp === null
+            ? {}
+            : { timestamp: row.values.timestamp as string | number }),
           ...rest
         }
         const earlier = kept.get(hash)
@@ -145,13 +173,16 @@ export const buildTestSet = (options: BuildTestSetOptions): Effect.Effect<BuildT
       version: options.version,
       name: options.name,
       description: options.description ??
-        `Answer-synthesis test set built from ${Path.basename(file)}: ${cases.length} unique queries (${duplicates} duplicate log line${duplicates === 1 ? "" : "s"} dropped).`,
+        `Answer-synthesis test set built from ${
+          Path.basename(file)
+        }: ${cases.length} unique queries (${duplicates} duplicate log line${duplicates === 1 ? "" : "s"} dropped).`,
       createdFrom: { file, sha256: scan.sha256 },
       cases
     }
     yield* Effect.try({
       try: () => fs.mkdirSync(Path.dirname(out), { recursive: true }),
-      catch: (e) => new OutputError({ path: out, problem: `cannot create the directory: ${(e as Error).message}`, cause: e })
+      catch: (e) =>
+        new OutputError({ path: out, problem: `cannot create the directory: ${(e as Error).message}`, cause: e })
     })
     yield* writeJsonAtomic(out, testSet)
     return { testSet, duplicates, read, written: out }

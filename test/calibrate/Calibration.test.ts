@@ -1,10 +1,17 @@
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { type Calibration, calibrate, defaultRelevantAt, type JudgeGrades, kappaGateFailures, type SystemRun } from "../../src/calibrate/Calibration.js"
+import {
+  calibrate,
+  type Calibration,
+  defaultRelevantAt,
+  type JudgeGrades,
+  kappaGateFailures,
+  type SystemRun
+} from "../../src/calibrate/Calibration.js"
 import type { CriterionGrades, Graded } from "../../src/calibrate/Grades.js"
 import type { GradeFile } from "../../src/calibrate/Labels.js"
-import { parseRun } from "../../src/metrics/trec.js"
 import { parseMetric } from "../../src/metrics/registry.js"
+import { parseRun } from "../../src/metrics/trec.js"
 
 /** criterion → "group/item" → grade (null = failed), lines numbered in order. */
 const grades = (spec: Record<string, ReadonlyArray<readonly [string, string, number | null]>>): CriterionGrades => {
@@ -49,15 +56,24 @@ const okRun = async (judge: JudgeGrades, labels: GradeFile, runs?: ReadonlyArray
 
 describe("pairing: nothing is dropped silently", () => {
   const judge = qrelsJudge(grades({ relevance: [["q1", "a", 3], ["q1", "b", null], ["q1", "c", 1], ["q2", "x", 2]] }))
-  const labels = labelsOf(grades({ relevance: [["q1", "a", 2], ["q1", "b", 1], ["q1", "d", 0], ["q2", "x", 2], ["q3", "y", 1]] }))
+  const labels = labelsOf(
+    grades({ relevance: [["q1", "a", 2], ["q1", "b", 1], ["q1", "d", 0], ["q2", "x", 2], ["q3", "y", 1]] })
+  )
 
   it("counts and lists pairs, labels without a judgment, judgments without a label, and failed judgments", async () => {
     const c = (await okRun(judge, labels)).criteria[0]!
     expect(c.criterion).toBe("relevance")
     expect(c.pairs).toBe(2)
-    expect(c.labelsWithoutJudgment).toEqual({ count: 2, items: [{ id: "q1", item: "d", grade: 0, line: 3 }, { id: "q3", item: "y", grade: 1, line: 5 }] })
+    expect(c.labelsWithoutJudgment).toEqual({
+      count: 2,
+      items: [{ id: "q1", item: "d", grade: 0, line: 3 }, { id: "q3", item: "y", grade: 1, line: 5 }]
+    })
     expect(c.judgmentsWithoutLabel).toEqual({ count: 1, items: [{ id: "q1", item: "c", grade: 1, line: 3 }] })
-    expect(c.judgeFailed).toEqual({ count: 1, withLabel: 1, items: [{ id: "q1", item: "b", grade: null, label: 1, line: 2 }] })
+    expect(c.judgeFailed).toEqual({
+      count: 1,
+      withLabel: 1,
+      items: [{ id: "q1", item: "b", grade: null, label: 1, line: 2 }]
+    })
     // Pairs (human, judge): (2, 3), (2, 2) → grades 2…3.
     expect(c.grades).toEqual([2, 3])
     expect(c.confusion).toEqual([[1, 1], [0, 0]])
@@ -74,7 +90,12 @@ describe("pairing: nothing is dropped silently", () => {
     expect(q.order).toMatch(/judge's qrels file/)
     // q1 ranking a, b, c. Humans: grades (2, 1, unlabelled), ideal from labels (2, 1, 0) → NDCG 1.
     // Judge: grades (3, failed, 1), ideal (3, 1): DCG = 3 + 1/log2(4) = 3.5, IDCG = 3 + 1/log2(3).
-    expect(q.queries[0]).toEqual({ id: "q1", items: 3, human: expect.closeTo(1, 12), judge: expect.closeTo(3.5 / (3 + 1 / Math.log2(3)), 12) })
+    expect(q.queries[0]).toEqual({
+      id: "q1",
+      items: 3,
+      human: expect.closeTo(1, 12),
+      judge: expect.closeTo(3.5 / (3 + 1 / Math.log2(3)), 12)
+    })
     expect(q.queries[1]).toEqual({ id: "q2", items: 1, human: 1, judge: 1 })
     expect(q.labelOnlyQueries).toBe(1)
     expect(q.judgeOnlyQueries).toBe(0)
@@ -89,39 +110,67 @@ describe("pairing: nothing is dropped silently", () => {
   it("degenerate: one grade for everything gives null κ with the reason and no CI", async () => {
     const same = qrelsJudge(grades({ relevance: [["q1", "a", 1], ["q1", "b", 1]] }))
     const c = (await okRun(same, labelsOf(grades({ relevance: [["q1", "a", 1], ["q1", "b", 1]] })))).criteria[0]!
-    expect(c.cohenKappa).toMatchObject({ value: null, ci: null, reason: expect.stringContaining("one and the same grade") })
+    expect(c.cohenKappa).toMatchObject({
+      value: null,
+      ci: null,
+      reason: expect.stringContaining("one and the same grade")
+    })
     expect(c.krippendorffAlpha).toMatchObject({ value: null, ci: null })
     expect(c.exactAgreement.value).toBe(1)
   })
 
   it("no pairs at all: every statistic null, and --min-kappa fails on it", async () => {
-    const result = await okRun(qrelsJudge(grades({ relevance: [["q1", "a", 1]] })), labelsOf(grades({ relevance: [["q9", "z", 1]] })))
+    const result = await okRun(
+      qrelsJudge(grades({ relevance: [["q1", "a", 1]] })),
+      labelsOf(grades({ relevance: [["q9", "z", 1]] }))
+    )
     const c = result.criteria[0]!
     expect(c.pairs).toBe(0)
     expect(c.cohenKappa).toMatchObject({ value: null, reason: "no matched pairs" })
-    expect(kappaGateFailures(result, 0.1)).toEqual(["relevance: Cohen's κ is undefined (no matched pairs), so it cannot reach --min-kappa 0.1"])
+    expect(kappaGateFailures(result, 0.1)).toEqual([
+      "relevance: Cohen's κ is undefined (no matched pairs), so it cannot reach --min-kappa 0.1"
+    ])
   })
 })
 
 describe("rubric criteria", () => {
   const judge: JudgeGrades = {
-    source: { kind: "run", run: { dir: "out/rag-answers/x", runId: "x", pipeline: "rag-answers", judge: "j", status: "complete", iteration: 1, iterations: 1 }, order: "records", tornLastLine: false, otherLines: 0 },
+    source: {
+      kind: "run",
+      run: {
+        dir: "out/rag-answers/x",
+        runId: "x",
+        pipeline: "rag-answers",
+        judge: "j",
+        status: "complete",
+        iteration: 1,
+        iterations: 1
+      },
+      order: "records",
+      tornLastLine: false,
+      otherLines: 0
+    },
     kind: "rubric",
     grades: grades({
       "rag-answers/answer-relevance": [["1", "", 3], ["2", "", 1], ["3", "", 0]],
       "rag-answers/groundedness": [["1", "", 2], ["2", "", 0]],
       "rag-answers/clarity": [["1", "", 4]]
     }),
-    rubrics: new Map([["rag-answers/answer-relevance", ["rag-answers/answer-relevance"]], ["rag-answers/groundedness", ["rag-answers/groundedness"]], ["rag-answers/clarity", ["rag-answers/clarity"]]]),
+    rubrics: new Map([["rag-answers/answer-relevance", ["rag-answers/answer-relevance"]], ["rag-answers/groundedness", [
+      "rag-answers/groundedness"
+    ]], ["rag-answers/clarity", ["rag-answers/clarity"]]]),
     rubricNames: new Map([["rag-answers/answer-relevance", "Answer relevance"]])
   }
 
   it("labels may name a criterion by rubric id, last segment or display name; spellings merge", async () => {
-    const labels = labelsOf(grades({
-      "Answer relevance": [["1", "", 3], ["2", "", 2], ["3", "", 0]],
-      groundedness: [["1", "", 2]],
-      "rag-answers/groundedness": [["2", "", 1]]
-    }), "rubric")
+    const labels = labelsOf(
+      grades({
+        "Answer relevance": [["1", "", 3], ["2", "", 2], ["3", "", 0]],
+        groundedness: [["1", "", 2]],
+        "rag-answers/groundedness": [["2", "", 1]]
+      }),
+      "rubric"
+    )
     const result = await okRun(judge, labels)
     // Merging spellings leaves the labels read from the file as they were.
     expect([...labels.grades.get("groundedness")!.get("1")!.keys()]).toEqual([""])
@@ -145,22 +194,36 @@ describe("rubric criteria", () => {
   })
 
   it("the same label under two spellings is an InputError naming the line", async () => {
-    const result = await run(judge, labelsOf(grades({ groundedness: [["1", "", 2]], Groundedness: [["1", "", 1]] }), "rubric"))
+    const result = await run(
+      judge,
+      labelsOf(grades({ groundedness: [["1", "", 2]], Groundedness: [["1", "", 1]] }), "rubric")
+    )
     expect(Either.isLeft(result) && result.left._tag).toBe("InputError")
-    expect(Either.isLeft(result) && result.left.message).toMatch(/human\.csv:2: duplicate label for id "1", criterion "rag-answers\/groundedness"/)
+    expect(Either.isLeft(result) && result.left.message).toMatch(
+      /human\.csv:2: duplicate label for id "1", criterion "rag-answers\/groundedness"/
+    )
   })
 
   it("an ambiguous label name is a UsageError", async () => {
-    const twoClarities: JudgeGrades = { ...judge, grades: grades({ "a/clarity": [["1", "", 1]], "b/clarity": [["1", "", 1]] }), rubrics: new Map() }
+    const twoClarities: JudgeGrades = {
+      ...judge,
+      grades: grades({ "a/clarity": [["1", "", 1]], "b/clarity": [["1", "", 1]] }),
+      rubrics: new Map()
+    }
     const result = await run(twoClarities, labelsOf(grades({ clarity: [["1", "", 1]] }), "rubric"))
-    expect(Either.isLeft(result) && result.left.message).toMatch(/matches several judged criteria: a\/clarity, b\/clarity/)
+    expect(Either.isLeft(result) && result.left.message).toMatch(
+      /matches several judged criteria: a\/clarity, b\/clarity/
+    )
   })
 
   it("labels of the wrong kind are a UsageError saying what to give", async () => {
     const wrong = await run(judge, labelsOf(grades({ relevance: [["q1", "a", 1]] })))
     expect(Either.isLeft(wrong) && wrong.left._tag).toBe("UsageError")
     expect(Either.isLeft(wrong) && wrong.left.message).toMatch(/CSV \/ JSONL of id, criterion, grade/)
-    const wrong2 = await run(qrelsJudge(grades({ relevance: [["q1", "a", 1]] })), labelsOf(grades({ clarity: [["1", "", 1]] }), "rubric"))
+    const wrong2 = await run(
+      qrelsJudge(grades({ relevance: [["q1", "a", 1]] })),
+      labelsOf(grades({ clarity: [["1", "", 1]] }), "rubric")
+    )
     expect(Either.isLeft(wrong2) && wrong2.left.message).toMatch(/must be TREC qrels/)
   })
 
@@ -173,10 +236,15 @@ describe("rubric criteria", () => {
 
 describe("system rankings with --runs", () => {
   const systems = async () => {
-    const text = (docs: ReadonlyArray<string>, tag: string) => docs.map((d, i) => `q1 Q0 ${d} ${i + 1} ${10 - i} ${tag}\n`).join("") + `q9 Q0 z 1 1 ${tag}\n`
+    const text = (docs: ReadonlyArray<string>, tag: string) =>
+      docs.map((d, i) => `q1 Q0 ${d} ${i + 1} ${10 - i} ${tag}\n`).join("") + `q9 Q0 z 1 1 ${tag}\n`
     const parse = (docs: ReadonlyArray<string>, tag: string): Promise<SystemRun> =>
       Effect.runPromise(parseRun(text(docs, tag), `${tag}.run`)).then((r) => ({ file: `${tag}.run`, run: r }))
-    return Promise.all([parse(["d1", "d3", "d2"], "S1"), parse(["d2", "d3", "d1"], "S2"), parse(["d3", "d1", "d2"], "S3")])
+    return Promise.all([
+      parse(["d1", "d3", "d2"], "S1"),
+      parse(["d2", "d3", "d1"], "S2"),
+      parse(["d3", "d1", "d2"], "S3")
+    ])
   }
 
   it("τ-b between the systems' NDCG@10 under human and judge grades, hand-computed", async () => {
@@ -190,8 +258,12 @@ describe("system rankings with --runs", () => {
     const idcg = 3 + 1 / Math.log2(3)
     expect(s.queries).toBe(1)
     expect(s.systems.map((x) => x.name)).toEqual(["S1", "S2", "S3"])
-    expect(s.systems.map((x) => x.human["ndcg@10"])).toEqual([1, (1 / Math.log2(3) + 1.5) / idcg, (1 + 3 / Math.log2(3)) / idcg].map((v) => expect.closeTo(v, 12)))
-    expect(s.systems.map((x) => x.judge["ndcg@10"])).toEqual([3.5 / idcg, 2.5 / idcg, (3 / Math.log2(3) + 0.5) / idcg].map((v) => expect.closeTo(v, 12)))
+    expect(s.systems.map((x) => x.human["ndcg@10"])).toEqual(
+      [1, (1 / Math.log2(3) + 1.5) / idcg, (1 + 3 / Math.log2(3)) / idcg].map((v) => expect.closeTo(v, 12))
+    )
+    expect(s.systems.map((x) => x.judge["ndcg@10"])).toEqual(
+      [3.5 / idcg, 2.5 / idcg, (3 / Math.log2(3) + 0.5) / idcg].map((v) => expect.closeTo(v, 12))
+    )
     // q9 has no label: both qrels are restricted to q1, so the judge side averages one query too.
     expect(s.systems.every((x) => x.queriesHuman === 1 && x.queriesJudge === 1)).toBe(true)
     expect(s.correlation["ndcg@10"]!.kendallTauB.value).toBeCloseTo(1 / 3, 12)

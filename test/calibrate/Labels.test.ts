@@ -45,7 +45,9 @@ describe("qrels", () => {
     const fraction = write("fraction.txt", "q1 0 d1 1.5\n")
     expect(await errorOf(fraction)).toMatch(/:1 \(field "grade"\): grade "1\.5" is not an integer/)
     const dup = write("dup.txt", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 2\n")
-    expect(await errorOf(dup)).toBe(`${dup}:3 (field "docid"): duplicate judgment for query "q1", doc "d1" (first on line 1)`)
+    expect(await errorOf(dup)).toBe(
+      `${dup}:3 (field "docid"): duplicate judgment for query "q1", doc "d1" (first on line 1)`
+    )
     // A negative grade is not a label, but repeating its pair is still a duplicate.
     const dupNegative = write("dupneg.txt", "q1 0 d1 -1\nq1 0 d1 2\n")
     expect(await errorOf(dupNegative)).toMatch(/:2 .*first on line 1/)
@@ -58,7 +60,15 @@ describe("qrels", () => {
   })
 
   it("the format is chosen by extension; anything but .csv/.json/.jsonl/.ndjson is qrels", () => {
-    expect(["a.csv", "a.JSONL", "a.ndjson", "a.json", "a.qrels", "a.txt", "qrels"].map(gradeFileFormat)).toEqual(["csv", "jsonl", "jsonl", "json", "qrels", "qrels", "qrels"])
+    expect(["a.csv", "a.JSONL", "a.ndjson", "a.json", "a.qrels", "a.txt", "qrels"].map(gradeFileFormat)).toEqual([
+      "csv",
+      "jsonl",
+      "jsonl",
+      "json",
+      "qrels",
+      "qrels",
+      "qrels"
+    ])
   })
 })
 
@@ -74,7 +84,10 @@ describe("rubric labels", () => {
   })
 
   it("JSONL: numbers or text; caseId is accepted for id", async () => {
-    const path = write("l.jsonl", `{"id":"a","criterion":"answer-synthesis/faithfulness","grade":5}\n{"caseId":7,"criterion":"faithfulness","grade":"4"}\n`)
+    const path = write(
+      "l.jsonl",
+      `{"id":"a","criterion":"answer-synthesis/faithfulness","grade":5}\n{"caseId":7,"criterion":"faithfulness","grade":"4"}\n`
+    )
     const result = await read(path)
     if (Either.isLeft(result)) throw result.left
     expect(result.right.grades.get("faithfulness")!.get("7")!.get("")).toEqual({ grade: 4, line: 2 })
@@ -88,7 +101,9 @@ describe("rubric labels", () => {
     const empty = write("e.jsonl", `{"id":"","criterion":"clarity","grade":1}\n`)
     expect(await errorOf(empty)).toBe(`${empty}:1 (field "id"): id is empty or not a string / number`)
     const dup = write("d.csv", "id,criterion,grade\nc1,clarity,2\nc1,clarity,3\n")
-    expect(await errorOf(dup)).toBe(`${dup}:3 (field "id"): duplicate label for id "c1", criterion "clarity" (first on line 2)`)
+    expect(await errorOf(dup)).toBe(
+      `${dup}:3 (field "id"): duplicate label for id "c1", criterion "clarity" (first on line 2)`
+    )
     const broken = write("b.jsonl", `{"id":"a","criterion":"c","grade":1}\n{"id":\n`)
     expect(await errorOf(broken)).toMatch(/b\.jsonl:2/)
   })

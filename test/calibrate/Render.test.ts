@@ -1,10 +1,10 @@
 import { Effect } from "effect"
+import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import { calibrate, type JudgeGrades } from "../../src/calibrate/Calibration.js"
 import type { CriterionGrades, Graded } from "../../src/calibrate/Grades.js"
 import { calibrationJson, calibrationMarkdown, markdownText, summaryLines } from "../../src/calibrate/Render.js"
 import { CalibrationFile } from "../../src/domain/RunFiles.js"
-import * as Schema from "effect/Schema"
 
 const grades = (entries: ReadonlyArray<readonly [string, string, number | null]>): CriterionGrades => {
   const groups = new Map<string, Map<string, Graded>>()
@@ -15,10 +15,22 @@ const grades = (entries: ReadonlyArray<readonly [string, string, number | null]>
   return new Map([["relevance", groups]])
 }
 
-const judge = (g: CriterionGrades): JudgeGrades => ({ source: { kind: "qrels", file: "j.qrels", negative: 0 }, kind: "retrieval", grades: g, rubrics: new Map(), rubricNames: new Map() })
+const judge = (g: CriterionGrades): JudgeGrades => ({
+  source: { kind: "qrels", file: "j.qrels", negative: 0 },
+  kind: "retrieval",
+  grades: g,
+  rubrics: new Map(),
+  rubricNames: new Map()
+})
 
 const calibrated = (j: CriterionGrades, l: CriterionGrades) =>
-  Effect.runPromise(calibrate(judge(j), { file: "h.qrels", format: "qrels", kind: "retrieval", grades: l, count: 0, negative: 0 }, { relevantAt: 2, seed: 1, resamples: 200 }))
+  Effect.runPromise(
+    calibrate(judge(j), { file: "h.qrels", format: "qrels", kind: "retrieval", grades: l, count: 0, negative: 0 }, {
+      relevantAt: 2,
+      seed: 1,
+      resamples: 200
+    })
+  )
 
 describe("markdown escaping of ids from users' files", () => {
   it("escapes table pipes, backticks, markup and HTML; keeps ordinary ids readable", () => {
@@ -33,7 +45,9 @@ describe("markdown escaping of ids from users' files", () => {
 
   it("a hostile doc id cannot break the report's tables", async () => {
     const evil = "d|<img src=x>`"
-    const md = calibrationMarkdown(await calibrated(grades([["q1", "a", 1], ["q1", evil, 2]]), grades([["q1", "a", 1]])))
+    const md = calibrationMarkdown(
+      await calibrated(grades([["q1", "a", 1], ["q1", evil, 2]]), grades([["q1", "a", 1]]))
+    )
     expect(md).toContain("| q1 | d\\|&lt;img src=x&gt;\\` | 2 | 2 |")
     expect(md).not.toContain("<img")
   })

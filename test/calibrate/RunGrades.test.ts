@@ -25,18 +25,29 @@ const judgment = (caseId: string, target: string, score: number | null, extra: R
     ...extra
   })
 
-const makeRun = (lines: ReadonlyArray<string>, options: { pipeline?: string; iterations?: number; records?: ReadonlyArray<unknown>; raw?: string } = {}) => {
+const makeRun = (
+  lines: ReadonlyArray<string>,
+  options: { pipeline?: string; iterations?: number; records?: ReadonlyArray<unknown>; raw?: string } = {}
+) => {
   const dir = tempDir("calibrate-run-")
-  fs.writeFileSync(Path.join(dir, "manifest.json"), manifestText({
-    runId: "abc123",
-    pipeline: { name: options.pipeline ?? "search-relevance" },
-    iterations: options.iterations ?? 1,
-    judge: { provider: "fake", model: "fake", label: "test judge", params: {} },
-    prompts: [{ id: "search-relevance/checklist", version: "1", hash: "0", path: Path.join(dir, "prompt.json") }]
-  }))
+  fs.writeFileSync(
+    Path.join(dir, "manifest.json"),
+    manifestText({
+      runId: "abc123",
+      pipeline: { name: options.pipeline ?? "search-relevance" },
+      iterations: options.iterations ?? 1,
+      judge: { provider: "fake", model: "fake", label: "test judge", params: {} },
+      prompts: [{ id: "search-relevance/checklist", version: "1", hash: "0", path: Path.join(dir, "prompt.json") }]
+    })
+  )
   fs.writeFileSync(Path.join(dir, "prompt.json"), JSON.stringify({ name: "Search relevance (checklist)" }))
   fs.writeFileSync(Path.join(dir, "judgments.jsonl"), options.raw ?? lines.map((l) => `${l}\n`).join(""))
-  if (options.records !== undefined) fs.writeFileSync(Path.join(dir, "records-iteration-1.jsonl"), options.records.map((r) => `${JSON.stringify(r)}\n`).join(""))
+  if (options.records !== undefined) {
+    fs.writeFileSync(
+      Path.join(dir, "records-iteration-1.jsonl"),
+      options.records.map((r) => `${JSON.stringify(r)}\n`).join("")
+    )
+  }
   return dir
 }
 
@@ -58,7 +69,13 @@ describe("a run's judged grades from its journal", () => {
     ])
     const run = await ok(dir)
     expect(run.kind).toBe("retrieval")
-    expect(run.run).toMatchObject({ runId: "abc123", pipeline: "search-relevance", judge: "test judge", iteration: 1, iterations: 1 })
+    expect(run.run).toMatchObject({
+      runId: "abc123",
+      pipeline: "search-relevance",
+      judge: "test judge",
+      iteration: 1,
+      iterations: 1
+    })
     const q1 = run.grades.get("relevance")!.get("q1")!
     expect([...q1.entries()]).toEqual([["a", { grade: 3, line: 3 }], ["b", { grade: null, line: 2 }]])
     expect(run.rubrics.get("relevance")).toEqual(["search-relevance/checklist"])
@@ -69,7 +86,16 @@ describe("a run's judged grades from its journal", () => {
 
   it("skips other record kinds and non-judgment lines, and other iterations", async () => {
     const dir = makeRun([
-      JSON.stringify({ kind: "repair", key: "k", caseId: "q1", iteration: 1, criterion: "c", target: "hit:z", status: "ok", score: 2 }),
+      JSON.stringify({
+        kind: "repair",
+        key: "k",
+        caseId: "q1",
+        iteration: 1,
+        criterion: "c",
+        target: "hit:z",
+        status: "ok",
+        score: 2
+      }),
       judgment("q1", "hit:a", 2),
       JSON.stringify({ something: "else" }),
       judgment("q1", "hit:a", 0, { iteration: 2 })
@@ -91,7 +117,9 @@ describe("a run's judged grades from its journal", () => {
   })
 
   it("answer judgments: criterion = rubric id, item \"\"", async () => {
-    const dir = makeRun([judgment("1", "answer", 2, { criterion: "rag-answers/groundedness" })], { pipeline: "rag-answers" })
+    const dir = makeRun([judgment("1", "answer", 2, { criterion: "rag-answers/groundedness" })], {
+      pipeline: "rag-answers"
+    })
     const run = await ok(dir)
     expect(run.kind).toBe("rubric")
     expect(run.grades.get("rag-answers/groundedness")!.get("1")!.get("")).toEqual({ grade: 2, line: 1 })
@@ -104,7 +132,9 @@ describe("a run's judged grades from its journal", () => {
     expect(run.grades.get("relevance")!.get("q1")!.size).toBe(1)
     const damaged = makeRun([], { raw: `${judgment("q1", "hit:a", 2)}\n{broken\n${judgment("q1", "hit:b", 2)}\n` })
     const result = await read(damaged)
-    expect(Either.isLeft(result) && result.left.message).toMatch(/judgments\.jsonl:2: not valid JSON .*the journal is damaged/)
+    expect(Either.isLeft(result) && result.left.message).toMatch(
+      /judgments\.jsonl:2: not valid JSON .*the journal is damaged/
+    )
   })
 
   it("usage problems: not a run directory, an iteration the run does not have", async () => {

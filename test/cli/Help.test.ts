@@ -42,7 +42,9 @@ const run = async (args: ReadonlyArray<string>, width = 80): Promise<Output> => 
       unsafe: { ...base.unsafe, log: (...xs) => void out.push(text(xs)), error: (...xs) => void err.push(text(xs)) }
     })
   )
-  const exit = await Effect.runPromiseExit(program.pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, Shutdown.make())))
+  const exit = await Effect.runPromiseExit(
+    program.pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, Shutdown.make()))
+  )
   const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
   const code = Exit.isSuccess(exit) ? 0 : failure instanceof ExitCode ? failure.code : 1
   return { stdout: out.join("\n"), stderr: err.join("\n"), code }
@@ -57,7 +59,16 @@ const pages: ReadonlyArray<ReadonlyArray<string>> = [
   ...[...builtins.keys()].map((name) => ["run", name, "--help"])
 ]
 
-const FILLER = ["A user-defined piece of text", "This setting is optional", "A true or false value", "An integer.", "A floating point number", "One of the following", "Defaults to:", "may be repeated"]
+const FILLER = [
+  "A user-defined piece of text",
+  "This setting is optional",
+  "A true or false value",
+  "An integer.",
+  "A floating point number",
+  "One of the following",
+  "Defaults to:",
+  "may be repeated"
+]
 
 describe("--help fits the terminal", () => {
   for (const width of [80, 120]) {
@@ -81,7 +92,9 @@ describe("--help fits the terminal", () => {
 
   it("the root lists every command, nested ones too; the page is short (it was 227 rows at 120 columns)", async () => {
     const r = await run(["--help"], 120)
-    for (const c of tree.children.flatMap((c) => [c, ...c.children])) expect(r.stdout).toContain(`  ${c.path.join(" ")}`)
+    for (const c of tree.children.flatMap((c) => [c, ...c.children])) {
+      expect(r.stdout).toContain(`  ${c.path.join(" ")}`)
+    }
     expect(r.stdout.split("\n").length).toBeLessThan(60)
   })
 
@@ -149,18 +162,36 @@ describe("each pipeline's input", () => {
 
 describe("parse errors: error:, the flag, the nearest flag, exit 2", () => {
   const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-    [["run", "rag-answers", "--csv", "x.csv", "--concurrency", "abc"], `error: --concurrency takes a whole number, not "abc"`],
-    [["run", "rag-answers", "--csv", "x.csv", "--concurrency=abc"], `error: --concurrency takes a whole number, not "abc"`],
+    [
+      ["run", "rag-answers", "--csv", "x.csv", "--concurrency", "abc"],
+      `error: --concurrency takes a whole number, not "abc"`
+    ],
+    [
+      ["run", "rag-answers", "--csv", "x.csv", "--concurrency=abc"],
+      `error: --concurrency takes a whole number, not "abc"`
+    ],
     [["run", "rag-answers", "--csv", "x.csv", "--timeout", "soon"], `error: --timeout takes a number, not "soon"`],
-    [["run", "rag-answers", "--csv", "x.csv", "--concurency", "4"], "error: unknown flag --concurency for rag-eval run; did you mean --concurrency?"],
-    [["run", "rag-answers", "--csv", "x.csv", "--provider", "opena"], `error: --provider takes one of heuristic, openai, mistral, ollama, openai-compatible, not "opena"; did you mean openai?`],
+    [
+      ["run", "rag-answers", "--csv", "x.csv", "--concurency", "4"],
+      "error: unknown flag --concurency for rag-eval run; did you mean --concurrency?"
+    ],
+    [
+      ["run", "rag-answers", "--csv", "x.csv", "--provider", "opena"],
+      `error: --provider takes one of heuristic, openai, mistral, ollama, openai-compatible, not "opena"; did you mean openai?`
+    ],
     [["run", "rag-answers", "--csv", "x.csv", "--timeout"], "error: --timeout needs a number"],
     [["run", "rag-answers", "--csv", "x.csv", "--csv", "y.csv"], "error: --csv is given twice"],
-    [["run", "rag-answers", "--csv", "x.csv", "--verbose"], "error: unknown flag --verbose for rag-eval run (rag-eval run --help lists its flags)"],
+    [
+      ["run", "rag-answers", "--csv", "x.csv", "--verbose"],
+      "error: unknown flag --verbose for rag-eval run (rag-eval run --help lists its flags)"
+    ],
     [["run", "rag-answers", "--csv", "x.csv", "--rpm", "0"], "error: --rpm must be greater than 0 (got 0)"],
     [["compare", "a"], "error: rag-eval compare needs <runB>"],
     [["compare", "a", "b", "c"], `error: unexpected argument "c" for rag-eval compare`],
-    [["compare", "a", "b", "--alhpa", "0.1"], "error: unknown flag --alhpa for rag-eval compare; did you mean --alpha?"],
+    [
+      ["compare", "a", "b", "--alhpa", "0.1"],
+      "error: unknown flag --alhpa for rag-eval compare; did you mean --alpha?"
+    ],
     [["build-test-set", "--name", "x"], "error: rag-eval build-test-set needs --logs"],
     [["runn"], `error: unknown command "runn" for rag-eval; did you mean run?`],
     [["store", "migrat"], `error: unknown command "migrat" for rag-eval store; did you mean migrate?`],

@@ -7,8 +7,8 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fs from "node:fs"
-import * as Path from "node:path"
 import { createRequire } from "node:module"
+import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { installCommand, loadStoreModule, missingPackage, storePeers } from "../../src/cluster/Peers.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
@@ -30,16 +30,30 @@ describe("optional peer dependencies of the store", () => {
     if (Exit.isFailure(exit)) {
       const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
       expect(error?._tag).toBe("UsageError")
-      expect(error?.message).toBe(`--store needs @effect/sql-pg, an optional dependency of rag-eval that is not installed; install the store's packages with: ${installCommand()}`)
+      expect(error?.message).toBe(
+        `--store needs @effect/sql-pg, an optional dependency of rag-eval that is not installed; install the store's packages with: ${installCommand()}`
+      )
       expect(error?.message).toContain("npm install @effect/cluster@0.60.2 ")
       expect(error?.message).toContain(" pg@^8.23.1")
     }
   })
 
   it("a deep import (pg/lib/…) names the package; a missing package that is not a store peer is a defect, not a usage error", async () => {
-    expect(missingPackage({ code: "ERR_MODULE_NOT_FOUND", message: "Cannot find module '/x/node_modules/pg/lib/client' imported from /y" })).toBe("pg")
-    expect(missingPackage({ code: "ERR_MODULE_NOT_FOUND", message: "Cannot find package 'pg' imported from /y" })).toBe("pg")
-    expect(missingPackage({ code: "ERR_MODULE_NOT_FOUND", message: "Cannot find package '@effect/cluster' imported from /y" })).toBe("@effect/cluster")
+    expect(
+      missingPackage({
+        code: "ERR_MODULE_NOT_FOUND",
+        message: "Cannot find module '/x/node_modules/pg/lib/client' imported from /y"
+      })
+    ).toBe("pg")
+    expect(missingPackage({ code: "ERR_MODULE_NOT_FOUND", message: "Cannot find package 'pg' imported from /y" })).toBe(
+      "pg"
+    )
+    expect(
+      missingPackage({
+        code: "ERR_MODULE_NOT_FOUND",
+        message: "Cannot find package '@effect/cluster' imported from /y"
+      })
+    ).toBe("@effect/cluster")
     expect(missingPackage(new Error("boom"))).toBeUndefined()
     const other = await Effect.runPromiseExit(loadStoreModule("--store", loaderFromTemp("left-pad-not-installed")))
     expect(Exit.isFailure(other) && other.cause._tag === "Die").toBe(true)

@@ -10,19 +10,18 @@ import { Clock, Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { judgeLayer } from "../../src/cli/JudgeLayer.js"
 import * as Coordinator from "../../src/cluster/Coordinator.js"
 import { type JudgeOptions, JudgeShard, RateLimit, shardEntityId } from "../../src/cluster/Protocol.js"
-import { ClusterJudging } from "../../src/engine/RemoteJudging.js"
 import * as RunnerHost from "../../src/cluster/RunnerHost.js"
 import { makeSharedLimit } from "../../src/cluster/SharedLimit.js"
-import { judgeLayer } from "../../src/cli/JudgeLayer.js"
+import { ClusterJudging } from "../../src/engine/RemoteJudging.js"
 import { loadRubric } from "../../src/judges/Prompt.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const SAMPLE_JUDGMENTS = 72
-
 
 let fake: FakeOpenAi.FakeOpenAi
 beforeAll(async () => {
@@ -31,21 +30,41 @@ beforeAll(async () => {
 afterAll(() => fake.close())
 
 const judgeOptions = (): JudgeOptions => ({
-  provider: "openai-compatible", model: "fake", baseUrl: fake.url, timeoutMs: 10_000, maxRetries: 2, maxWaitMs: 60_000, retryFailed: false
+  provider: "openai-compatible",
+  model: "fake",
+  baseUrl: fake.url,
+  timeoutMs: 10_000,
+  maxRetries: 2,
+  maxWaitMs: 60_000,
+  retryFailed: false
 })
 
 /** A runner's entities on the in-memory test runner, with a store in memory. */
 const cluster = (settings: RunnerHost.RunnerSettings = { concurrency: 8 }) =>
-  RunnerHost.layerEntities(settings).pipe(Layer.provideMerge(RunnerHost.layerMemoryStore), Layer.provideMerge(TestRunner.layer))
+  RunnerHost.layerEntities(settings).pipe(
+    Layer.provideMerge(RunnerHost.layerMemoryStore),
+    Layer.provideMerge(TestRunner.layer)
+  )
 
-const llmJudge = () => judgeLayer({ provider: "openai-compatible", model: "fake", baseUrl: fake.url, concurrency: 8, timeoutMs: 10_000, maxRetries: 2, preflight: false })
+const llmJudge = () =>
+  judgeLayer({
+    provider: "openai-compatible",
+    model: "fake",
+    baseUrl: fake.url,
+    concurrency: 8,
+    timeoutMs: 10_000,
+    maxRetries: 2,
+    preflight: false
+  })
 
 const records = (outRoot: string) => {
   const root = Path.join(outRoot, "rag-answers")
   const [id] = fs.readdirSync(root)
-  return fs.readFileSync(Path.join(root, id!, "records-iteration-1.jsonl"), "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+  return fs.readFileSync(Path.join(root, id!, "records-iteration-1.jsonl"), "utf8").split("\n").filter((l) => l !== "")
+    .map((l) => JSON.parse(l))
 }
-const withoutLatency = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (k, v) => k === "latencyMs" ? undefined : v))
+const withoutLatency = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value, (k, v) => k === "latencyMs" ? undefined : v))
 
 describe("cluster protocol (in-memory test runner)", () => {
   it("a run in cluster mode gives the records of a local run; every judgment is asked once", async () => {
@@ -57,10 +76,14 @@ describe("cluster protocol (in-memory test runner)", () => {
 
     const clusterOut = tempDir()
     fake.reset()
-    const outcome = await Effect.runPromise(Effect.gen(function*() {
-      const remote = yield* Coordinator.make({ judge: judgeOptions(), batchSize: 10, batchesInFlight: 3 })
-      return yield* runWith(pipeline, llmJudge(), { input: sample, outRoot: clusterOut }).pipe(Effect.provideService(ClusterJudging, remote))
-    }).pipe(Effect.scoped, Effect.provide(cluster())))
+    const outcome = await Effect.runPromise(
+      Effect.gen(function*() {
+        const remote = yield* Coordinator.make({ judge: judgeOptions(), batchSize: 10, batchesInFlight: 3 })
+        return yield* runWith(pipeline, llmJudge(), { input: sample, outRoot: clusterOut }).pipe(
+          Effect.provideService(ClusterJudging, remote)
+        )
+      }).pipe(Effect.scoped, Effect.provide(cluster()))
+    )
     expect(outcome.judgments.total).toBe(SAMPLE_JUDGMENTS)
     expect(fake.judgeCalls).toBe(SAMPLE_JUDGMENTS)
     expect(withoutLatency(records(clusterOut))).toEqual(withoutLatency(records(localOut)))
@@ -69,17 +92,25 @@ describe("cluster protocol (in-memory test runner)", () => {
   it("a batch sent three times (one primary key) is judged once; another batch of the same keys reuses the journal", async () => {
     const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
     const tasks = Array.from({ length: 5 }, (_, i) => ({
-      keys: [`key-${i}`], pipeline: "p", caseId: `c${i}`, ordinal: i, iteration: 1, rubric, target: "answer",
+      keys: [`key-${i}`],
+      pipeline: "p",
+      caseId: `c${i}`,
+      ordinal: i,
+      iteration: 1,
+      rubric,
+      target: "answer",
       vars: { question: `q${i}`, answer: `a${i}`, passages: "", history: "" }
     }))
     fake.reset()
-    const [a, b, c, d] = await Effect.runPromise(Effect.gen(function*() {
-      const client = (yield* JudgeShard.client)(shardEntityId("p/run", "aaaaaa"))
-      const send = (batchId: string) => client.JudgeBatch({ runId: "p/run", batchId, judge: judgeOptions(), tasks })
-      const three = yield* Effect.all([send("aaaaaa"), send("aaaaaa"), send("aaaaaa")], { concurrency: "unbounded" })
-      const again = yield* send("bbbbbb")
-      return [...three, again]
-    }).pipe(Effect.scoped, Effect.provide(cluster())))
+    const [a, b, c, d] = await Effect.runPromise(
+      Effect.gen(function*() {
+        const client = (yield* JudgeShard.client)(shardEntityId("p/run", "aaaaaa"))
+        const send = (batchId: string) => client.JudgeBatch({ runId: "p/run", batchId, judge: judgeOptions(), tasks })
+        const three = yield* Effect.all([send("aaaaaa"), send("aaaaaa"), send("aaaaaa")], { concurrency: "unbounded" })
+        const again = yield* send("bbbbbb")
+        return [...three, again]
+      }).pipe(Effect.scoped, Effect.provide(cluster()))
+    )
     expect(fake.judgeCalls).toBe(5)
     expect(a.map((j) => j.key)).toEqual(tasks.map((t) => t.keys[0]))
     expect(b).toEqual(a)
@@ -90,11 +121,30 @@ describe("cluster protocol (in-memory test runner)", () => {
   it("once the run is stopping (Ctrl+C), calls not yet sent are answered \"not asked\" and nothing is sent", async () => {
     fake.reset()
     const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
-    const answers = await Effect.runPromise(Effect.gen(function*() {
-      const remote = yield* Coordinator.make({ judge: judgeOptions(), batchSize: 10, batchesInFlight: 2, stopping: () => true })
-      return yield* Effect.forEach([0, 1, 2], (i) =>
-        remote.judge({ runId: "p/stop", keys: [`s${i}`], task: { pipeline: "p", caseId: `c${i}`, ordinal: i, iteration: 1, rubric, target: "answer", vars: { question: "q", answer: "a", passages: "", history: "" } } }), { concurrency: "unbounded" })
-    }).pipe(Effect.scoped, Effect.provide(cluster())))
+    const answers = await Effect.runPromise(
+      Effect.gen(function*() {
+        const remote = yield* Coordinator.make({
+          judge: judgeOptions(),
+          batchSize: 10,
+          batchesInFlight: 2,
+          stopping: () => true
+        })
+        return yield* Effect.forEach([0, 1, 2], (i) =>
+          remote.judge({
+            runId: "p/stop",
+            keys: [`s${i}`],
+            task: {
+              pipeline: "p",
+              caseId: `c${i}`,
+              ordinal: i,
+              iteration: 1,
+              rubric,
+              target: "answer",
+              vars: { question: "q", answer: "a", passages: "", history: "" }
+            }
+          }), { concurrency: "unbounded" })
+      }).pipe(Effect.scoped, Effect.provide(cluster()))
+    )
     expect(answers).toEqual([undefined, undefined, undefined])
     expect(fake.calls).toBe(0)
   })
@@ -102,11 +152,29 @@ describe("cluster protocol (in-memory test runner)", () => {
   it("a runner whose key the provider rejects fails the run with the provider's one-line message (no key in any message)", async () => {
     const strict = await FakeOpenAi.start({ apiKey: "right-key" })
     try {
-      const exit = await Effect.runPromiseExit(Effect.gen(function*() {
-        const remote = yield* Coordinator.make({ judge: { ...judgeOptions(), baseUrl: strict.url }, batchSize: 10, batchesInFlight: 2 })
-        const rubric = yield* loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer))
-        return yield* remote.judge({ runId: "p/r2", keys: ["k"], task: { pipeline: "p", caseId: "c", ordinal: 0, iteration: 1, rubric, target: "answer", vars: { question: "q", answer: "a", passages: "", history: "" } } })
-      }).pipe(Effect.scoped, Effect.provide(cluster({ concurrency: 2, apiKey: undefined }))))
+      const exit = await Effect.runPromiseExit(
+        Effect.gen(function*() {
+          const remote = yield* Coordinator.make({
+            judge: { ...judgeOptions(), baseUrl: strict.url },
+            batchSize: 10,
+            batchesInFlight: 2
+          })
+          const rubric = yield* loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer))
+          return yield* remote.judge({
+            runId: "p/r2",
+            keys: ["k"],
+            task: {
+              pipeline: "p",
+              caseId: "c",
+              ordinal: 0,
+              iteration: 1,
+              rubric,
+              target: "answer",
+              vars: { question: "q", answer: "a", passages: "", history: "" }
+            }
+          })
+        }).pipe(Effect.scoped, Effect.provide(cluster({ concurrency: 2, apiKey: undefined })))
+      )
       expect(exit._tag).toBe("Failure")
       expect(JSON.stringify(exit)).toContain("FatalJudgeError")
       expect(strict.judgeCalls).toBe(0)
@@ -129,7 +197,7 @@ describe("cluster protocol (in-memory test runner)", () => {
     limit.report(0, { ticket: committed[0]!.ticket, outcome: "rate_limited", retryAfterMs: 5_000, rpm: 600, burst: 1 })
     // (A runner asks again when its start is not handed out yet: the start it gets.)
     const startAt = (from: number) => {
-      for (let t = from; ;) {
+      for (let t = from;;) {
         const r = limit.reserve(t, { rpm: 600, burst: 1, tokens: 10 }, 0.5)
         if (r.committed) return t + r.waitMs
         expect(r.paused).toBe(t < 5_000)
@@ -140,7 +208,7 @@ describe("cluster protocol (in-memory test runner)", () => {
     // Tokens per minute: a call costing a second's worth waits a second for the next.
     const tpm = makeSharedLimit()
     const tpmStart = () => {
-      for (let t = 0; ;) {
+      for (let t = 0;;) {
         const r = tpm.reserve(t, { tpm: 60_000, tokens: 1_000 }, 0.5)
         if (r.committed) return t + r.waitMs
         t += r.waitMs
@@ -154,7 +222,9 @@ describe("cluster protocol (in-memory test runner)", () => {
   it("--burst: that many starts at once for the whole cluster (one short of full at first), then the pace; without it one at first", () => {
     for (const [burst, atOnce] of [[5, 4], [20, 19], [undefined, 1], [1, 1]] as const) {
       const limit = makeSharedLimit()
-      const waits = Array.from({ length: 25 }, () => limit.reserve(0, { rpm: 600, burst, tokens: 10 }, 0.5)).filter((r) => r.committed).map((r) => r.waitMs)
+      const waits = Array.from({ length: 25 }, () => limit.reserve(0, { rpm: 600, burst, tokens: 10 }, 0.5)).filter((
+        r
+      ) => r.committed).map((r) => r.waitMs)
       expect(waits.filter((w) => w < 1e-6).length).toBe(atOnce)
       expect(waits[atOnce]).toBeCloseTo(60_000 / 570, 6)
     }
@@ -186,45 +256,85 @@ describe("cluster protocol (in-memory test runner)", () => {
       currentTimeNanos: Effect.succeed(0n),
       sleep: (duration) => real.sleep(duration)
     }
-    const replies = await Effect.runPromise(Effect.gen(function*() {
-      const gate = (yield* RateLimit.client)("openai-compatible|fake|")
-      const out: Array<{ readonly waitMs: number; readonly committed: boolean; readonly ticket: number }> = []
-      for (let i = 0; i < 5; i++) out.push(yield* gate.Reserve({ rpm: 600, burst: 1, tokens: 10 }))
-      return out
-    }).pipe(Effect.scoped, Effect.provide(cluster()), Effect.withClock(stopped)))
+    const replies = await Effect.runPromise(
+      Effect.gen(function*() {
+        const gate = (yield* RateLimit.client)("openai-compatible|fake|")
+        const out: Array<{ readonly waitMs: number; readonly committed: boolean; readonly ticket: number }> = []
+        for (let i = 0; i < 5; i++) out.push(yield* gate.Reserve({ rpm: 600, burst: 1, tokens: 10 }))
+        return out
+      }).pipe(Effect.scoped, Effect.provide(cluster()), Effect.withClock(stopped))
+    )
     const interval = 60_000 / 570
-    expect(replies.map((r) => [r.committed, r.waitMs])).toEqual([[true, 0], [true, interval], [true, 2 * interval], [false, 2 * interval], [false, 2 * interval]].map(([c, w]) => [c, expect.closeTo(w as number, 6)]))
+    expect(replies.map((r) => [r.committed, r.waitMs])).toEqual(
+      [[true, 0], [true, interval], [true, 2 * interval], [false, 2 * interval], [false, 2 * interval]].map((
+        [c, w]
+      ) => [c, expect.closeTo(w as number, 6)])
+    )
     // The tickets are the starts handed out, on the entity's clock.
-    expect(replies.slice(0, 3).map((r) => r.ticket)).toEqual([0, interval, 2 * interval].map((t) => expect.closeTo(t, 6)))
+    expect(replies.slice(0, 3).map((r) => r.ticket)).toEqual(
+      [0, interval, 2 * interval].map((t) => expect.closeTo(t, 6))
+    )
   })
 
-  it("three runners against a server enforcing 600 requests/min and charging rejected requests (no --rpm given): every call ends ok, each paid once (rate figures: RatePolicy.test.ts)", async () => {
-    const server = await FakeOpenAi.start({ record: false, latencyMs: 50, limit: { rpm: 600, burst: 10, chargeRejected: true } })
-    try {
-      const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
-      const options: JudgeOptions = { ...judgeOptions(), baseUrl: server.url, maxWaitMs: 60_000 }
-      const PER_RUNNER = 40
-      const verdicts = await Effect.runPromise(Effect.gen(function*() {
-        const scope = yield* Effect.scope
-        // Three runners: three gates of their own (16 calls in flight each), one RateLimit entity.
-        const runners = yield* Effect.forEach([1, 2, 3], () =>
-          Layer.buildWithScope(RunnerHost.layerJudges({ concurrency: 16, preflight: false }), scope).pipe(
-            Effect.map((ctx) => Context.get(ctx, RunnerHost.RunnerJudges))
-          ))
-        return yield* Effect.forEach(runners, (runner, r) =>
-          Effect.flatMap(runner.get(options), (judge) =>
-            Effect.forEach(Array.from({ length: PER_RUNNER }, (_, i) => i), (i) =>
-              runner.withPermit(judge.judge({ pipeline: "p", caseId: `r${r}c${i}`, ordinal: i, iteration: 1, rubric, target: "answer", vars: { question: `q${r}-${i}`, answer: "a", passages: "", history: "" } })),
-              { concurrency: "unbounded" })), { concurrency: "unbounded" })
-      }).pipe(Effect.scoped, Effect.provide(RunnerHost.layerRateLimit.pipe(Layer.provideMerge(TestRunner.layer)))))
-      const all = verdicts.flat()
-      expect(all.length).toBe(3 * PER_RUNNER)
-      expect(all.filter((v) => v.status !== "ok")).toEqual([])
-      // Every judgment paid once: the server accepted exactly one call per judgment.
-      expect(server.calls - server.limited).toBe(3 * PER_RUNNER)
-      console.log(`cluster protocol, 3 runners, charging server: ${server.calls} calls, ${server.limited} met a 429`)
-    } finally {
-      await server.close()
-    }
-  }, 120_000)
+  it(
+    "three runners against a server enforcing 600 requests/min and charging rejected requests (no --rpm given): every call ends ok, each paid once (rate figures: RatePolicy.test.ts)",
+    async () => {
+      const server = await FakeOpenAi.start({
+        record: false,
+        latencyMs: 50,
+        limit: { rpm: 600, burst: 10, chargeRejected: true }
+      })
+      try {
+        const rubric = await Effect.runPromise(
+          loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer))
+        )
+        const options: JudgeOptions = { ...judgeOptions(), baseUrl: server.url, maxWaitMs: 60_000 }
+        const PER_RUNNER = 40
+        const verdicts = await Effect.runPromise(
+          Effect.gen(function*() {
+            const scope = yield* Effect.scope
+            // Three runners: three gates of their own (16 calls in flight each), one RateLimit entity.
+            const runners = yield* Effect.forEach(
+              [1, 2, 3],
+              () =>
+                Layer.buildWithScope(RunnerHost.layerJudges({ concurrency: 16, preflight: false }), scope).pipe(
+                  Effect.map((ctx) => Context.get(ctx, RunnerHost.RunnerJudges))
+                )
+            )
+            return yield* Effect.forEach(
+              runners,
+              (runner, r) =>
+                Effect.flatMap(runner.get(options), (judge) =>
+                  Effect.forEach(
+                    Array.from({ length: PER_RUNNER }, (_, i) => i),
+                    (i) =>
+                      runner.withPermit(
+                        judge.judge({
+                          pipeline: "p",
+                          caseId: `r${r}c${i}`,
+                          ordinal: i,
+                          iteration: 1,
+                          rubric,
+                          target: "answer",
+                          vars: { question: `q${r}-${i}`, answer: "a", passages: "", history: "" }
+                        })
+                      ),
+                    { concurrency: "unbounded" }
+                  )),
+              { concurrency: "unbounded" }
+            )
+          }).pipe(Effect.scoped, Effect.provide(RunnerHost.layerRateLimit.pipe(Layer.provideMerge(TestRunner.layer))))
+        )
+        const all = verdicts.flat()
+        expect(all.length).toBe(3 * PER_RUNNER)
+        expect(all.filter((v) => v.status !== "ok")).toEqual([])
+        // Every judgment paid once: the server accepted exactly one call per judgment.
+        expect(server.calls - server.limited).toBe(3 * PER_RUNNER)
+        console.log(`cluster protocol, 3 runners, charging server: ${server.calls} calls, ${server.limited} met a 429`)
+      } finally {
+        await server.close()
+      }
+    },
+    120_000
+  )
 })

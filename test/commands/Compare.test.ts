@@ -2,8 +2,8 @@
  * `rag-eval compare`, in-process: fake run directories (manifest + records files) with known
  * differences, and two real rag-answers runs (heuristic judge) on the same questions.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Command } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -14,8 +14,8 @@ import { formatP, formatSigned } from "../../src/compare/Comparison.js"
 import * as Metric from "../../src/domain/Metric.js"
 import type { MetricSpec } from "../../src/domain/Metric.js"
 import { caseMetricsFile, encodeJson, Manifest } from "../../src/domain/RunFiles.js"
-import { manifestFixture } from "../support/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { manifestFixture } from "../support/RunFiles.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 type Rec = Record<string, unknown>
@@ -26,18 +26,35 @@ const specsOf: Record<string, ReadonlyArray<MetricSpec>> = {
     Metric.score("rag-answers/clarity", "clarity", 0, 4),
     Metric.fraction("composite", "composite")
   ],
-  "course-retrieval": [Metric.fraction("irrelevantRate", "share graded 0", "lower"), Metric.fraction("ndcg@10", "NDCG@10"), Metric.count("totalCourses", "courses", "none")],
+  "course-retrieval": [
+    Metric.fraction("irrelevantRate", "share graded 0", "lower"),
+    Metric.fraction("ndcg@10", "NDCG@10"),
+    Metric.count("totalCourses", "courses", "none")
+  ],
   "search-relevance": [Metric.fraction("ndcg@10", "NDCG@10")]
 }
 
 /** Writes out/<pipeline>/<runId>/ with a manifest (declaring the pipeline's per-case metrics) and one case-metrics file per iteration. */
-const writeRun = (root: string, runId: string, iterations: ReadonlyArray<ReadonlyArray<Rec>>, pipeline = "rag-answers") => {
+const writeRun = (
+  root: string,
+  runId: string,
+  iterations: ReadonlyArray<ReadonlyArray<Rec>>,
+  pipeline = "rag-answers"
+) => {
   const dir = Path.join(root, pipeline, runId)
   fs.mkdirSync(dir, { recursive: true })
-  const manifest = manifestFixture({ runId, pipeline: { name: pipeline }, iterations: iterations.length, caseMetricSpecs: specsOf[pipeline] })
+  const manifest = manifestFixture({
+    runId,
+    pipeline: { name: pipeline },
+    iterations: iterations.length,
+    caseMetricSpecs: specsOf[pipeline]
+  })
   fs.writeFileSync(Path.join(dir, "manifest.json"), encodeJson(Manifest, manifest))
   iterations.forEach((rows, i) =>
-    fs.writeFileSync(Path.join(dir, caseMetricsFile(i + 1)), rows.map((r) => JSON.stringify({ line: 2, iteration: i + 1, failed: false, ...r })).join("\n") + "\n")
+    fs.writeFileSync(
+      Path.join(dir, caseMetricsFile(i + 1)),
+      rows.map((r) => JSON.stringify({ line: 2, iteration: i + 1, failed: false, ...r })).join("\n") + "\n"
+    )
   )
   return dir
 }
@@ -68,7 +85,11 @@ describe("rag-eval compare", () => {
       const b = writeRun(root, "b", [runB])
       const { comparison, report } = yield* compare({ runA: a, runB: b })
       expect(comparison.cases).toBe(20)
-      expect(comparison.metrics.map((m) => m.metric)).toEqual(["rag-answers/groundedness", "rag-answers/clarity", "composite"])
+      expect(comparison.metrics.map((m) => m.metric)).toEqual([
+        "rag-answers/groundedness",
+        "rag-answers/clarity",
+        "composite"
+      ])
       const g = comparison.metrics[0]!
       expect(g.n).toBe(20)
       expect(g.excluded).toBe(0)
@@ -81,11 +102,15 @@ describe("rag-eval compare", () => {
       expect(g.randomisation.p).toBe(1 / 10_001)
       expect(g.bootstrap.lower!).toBeGreaterThan(0.15)
       expect(g.bootstrap.upper!).toBeLessThanOrEqual(0.25)
-      expect(g.verdict).toBe("B is better on rag-answers/groundedness: +0.225, p < 0.001 (t-test), < 0.001 (randomisation)")
+      expect(g.verdict).toBe(
+        "B is better on rag-answers/groundedness: +0.225, p < 0.001 (t-test), < 0.001 (randomisation)"
+      )
       const c = comparison.metrics[1]!
       expect(c.winner).toBe("none")
       expect(c.verdict).toBe("no difference on rag-answers/clarity: equal on all 20 cases")
-      expect(report).toContain("| rag-answers/groundedness | 20 | 0 | 0.2375 | 0.4625 | +0.225 | [+0.188, +0.250] | < 0.001 | < 0.001 | 18/2/0 |")
+      expect(report).toContain(
+        "| rag-answers/groundedness | 20 | 0 | 0.2375 | 0.4625 | +0.225 | [+0.188, +0.250] | < 0.001 | < 0.001 | 18/2/0 |"
+      )
       expect(report).toContain("- B is better on rag-answers/groundedness")
     }))
 
@@ -93,7 +118,9 @@ describe("rag-eval compare", () => {
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
       // Mixed differences so the Monte Carlo p is not at its floor.
-      const noisyB = ids.map((id, i) => rubric(id, Math.min(1, Math.max(0, baseG[i]! + [0.25, -0.25, 0.5, 0, 0.25][i % 5]!)), clarity[i]!))
+      const noisyB = ids.map((id, i) =>
+        rubric(id, Math.min(1, Math.max(0, baseG[i]! + [0.25, -0.25, 0.5, 0, 0.25][i % 5]!)), clarity[i]!)
+      )
       const a = writeRun(root, "a", [runA])
       const b = writeRun(root, "b", [noisyB])
       const one = yield* compare({ runA: a, runB: b, metrics: "groundedness", format: "json" })
@@ -106,7 +133,11 @@ describe("rag-eval compare", () => {
       expect(Math.abs(m7.randomisation.p! - m1.randomisation.p!)).toBeLessThan(0.02)
       const json = JSON.parse(one.report)
       expect(json.seed).toBe(42)
-      expect(json.metrics[0]).toMatchObject({ metric: "rag-answers/groundedness", n: 20, randomisation: { permutations: 10_000, exact: false } })
+      expect(json.metrics[0]).toMatchObject({
+        metric: "rag-answers/groundedness",
+        n: 20,
+        randomisation: { permutations: 10_000, exact: false }
+      })
     }))
 
   it.effect("leaves out cases with a null in either run, and says how many", () =>
@@ -159,9 +190,19 @@ describe("rag-eval compare", () => {
   it.effect("a lower-is-better metric (as declared) reverses the verdict; a count with no direction is compared only when named", () =>
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
-      const rec = (id: string, ndcg: number, irrelevant: number) => ({ caseId: id, metrics: { "ndcg@10": ndcg, irrelevantRate: irrelevant, totalCourses: 10 } })
-      const a = writeRun(root, "a", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.4 + (i % 3) * 0.05))], "course-retrieval")
-      const b = writeRun(root, "b", [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.2 + (i % 3) * 0.05 + (i % 2) * 0.01))], "course-retrieval")
+      const rec = (id: string, ndcg: number, irrelevant: number) => ({
+        caseId: id,
+        metrics: { "ndcg@10": ndcg, irrelevantRate: irrelevant, totalCourses: 10 }
+      })
+      const a = writeRun(
+        root,
+        "a",
+        [ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.4 + (i % 3) * 0.05))],
+        "course-retrieval"
+      )
+      const b = writeRun(root, "b", [
+        ids.map((id, i) => rec(id, 0.5 + (i % 4) * 0.1, 0.2 + (i % 3) * 0.05 + (i % 2) * 0.01))
+      ], "course-retrieval")
       const { comparison } = yield* compare({ runA: a, runB: b })
       expect(comparison.metrics.map((m) => m.metric)).toEqual(["irrelevantRate", "ndcg@10"])
       const irr = comparison.metrics[0]!
@@ -182,7 +223,9 @@ describe("rag-eval compare", () => {
       const picked = yield* compare({ runA: a, runB: b, metrics: "composite, rag-answers/clarity" })
       expect(picked.comparison.metrics.map((m) => m.metric)).toEqual(["composite", "rag-answers/clarity"])
       const error = yield* Effect.flip(compare({ runA: a, runB: b, metrics: "ndcg@10" }))
-      expect(error.message).toBe("metric \"ndcg@10\" is not in both runs; they have: rag-answers/groundedness, rag-answers/clarity, composite")
+      expect(error.message).toBe(
+        "metric \"ndcg@10\" is not in both runs; they have: rag-answers/groundedness, rag-answers/clarity, composite"
+      )
     }))
 
   it.effect("bad run directories: missing → InputError, no manifest → UsageError, a bad case-metrics line → file and line", () =>
@@ -190,7 +233,10 @@ describe("rag-eval compare", () => {
       const root = tempDir("rag-eval-compare-")
       const a = writeRun(root, "a", [runA])
       const missing = Path.join(root, "nope")
-      expect(yield* Effect.flip(compare({ runA: a, runB: missing }))).toMatchObject({ _tag: "InputError", file: missing })
+      expect(yield* Effect.flip(compare({ runA: a, runB: missing }))).toMatchObject({
+        _tag: "InputError",
+        file: missing
+      })
       const empty = Path.join(root, "empty")
       fs.mkdirSync(empty)
       const notRun = yield* Effect.flip(compare({ runA: empty, runB: a }))
@@ -199,10 +245,21 @@ describe("rag-eval compare", () => {
       const broken = writeRun(root, "broken", [runB])
       const rows = Path.join(broken, caseMetricsFile(1))
       fs.appendFileSync(rows, "{not json\n")
-      expect(yield* Effect.flip(compare({ runA: a, runB: broken }))).toMatchObject({ _tag: "InputError", file: rows, line: 21 })
+      expect(yield* Effect.flip(compare({ runA: a, runB: broken }))).toMatchObject({
+        _tag: "InputError",
+        file: rows,
+        line: 21
+      })
       const wrong = writeRun(root, "wrong", [runB])
-      fs.appendFileSync(Path.join(wrong, caseMetricsFile(1)), JSON.stringify({ caseId: "c21", metrics: { composite: "high" } }) + "\n")
-      expect(yield* Effect.flip(compare({ runA: a, runB: wrong }))).toMatchObject({ _tag: "InputError", file: Path.join(wrong, caseMetricsFile(1)), line: 21 })
+      fs.appendFileSync(
+        Path.join(wrong, caseMetricsFile(1)),
+        JSON.stringify({ caseId: "c21", metrics: { composite: "high" } }) + "\n"
+      )
+      expect(yield* Effect.flip(compare({ runA: a, runB: wrong }))).toMatchObject({
+        _tag: "InputError",
+        file: Path.join(wrong, caseMetricsFile(1)),
+        line: 21
+      })
       const noRows = writeRun(root, "gone", [runB])
       fs.rmSync(Path.join(noRows, caseMetricsFile(1)))
       const gone = yield* Effect.flip(compare({ runA: a, runB: noRows }))
@@ -211,9 +268,21 @@ describe("rag-eval compare", () => {
     }))
 
   it("formats p-values and deltas for verdicts", () => {
-    expect([formatP(0.41), formatP(0.0034), formatP(0.00002), formatP(null)]).toEqual(["0.41", "0.003", "< 0.001", "n/a"])
+    expect([formatP(0.41), formatP(0.0034), formatP(0.00002), formatP(null)]).toEqual([
+      "0.41",
+      "0.003",
+      "< 0.001",
+      "n/a"
+    ])
     // What rounds to zero is 0.000: never -0.000 (nor +0.000).
-    expect([formatSigned(0.0623), formatSigned(-0.01), formatSigned(0), formatSigned(-0.0004), formatSigned(-0), formatSigned(0.0004)]).toEqual(["+0.062", "-0.010", "0.000", "0.000", "0.000", "0.000"])
+    expect([
+      formatSigned(0.0623),
+      formatSigned(-0.01),
+      formatSigned(0),
+      formatSigned(-0.0004),
+      formatSigned(-0),
+      formatSigned(0.0004)
+    ]).toEqual(["+0.062", "-0.010", "0.000", "0.000", "0.000", "0.000"])
   })
 
   it.effect("two real rag-answers runs on the same questions: the worse answers lose on groundedness; the Command writes --output", () =>
@@ -225,10 +294,15 @@ describe("rag-eval compare", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const a = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out })
       const cases = yield* Effect.sync(() => {
-        const records = fs.readFileSync(Path.join(a.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Rec)
+        const records = fs.readFileSync(Path.join(a.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split(
+          "\n"
+        ).map((l) => JSON.parse(l) as Rec)
         return records.map((r) => {
           const source = r["source"] as Record<string, string>
-          return { ...source, "Assistant Answer": "Bananas are a good source of potassium and grow in warm tropical climates." }
+          return {
+            ...source,
+            "Assistant Answer": "Bananas are a good source of potassium and grow in warm tropical climates."
+          }
         })
       })
       fs.writeFileSync(worse, JSON.stringify(cases))
@@ -281,7 +355,10 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
   it.effect("by default the metrics with a direction: a count that is neither better nor worse only when --metrics names it", () =>
     Effect.gen(function*() {
       const root = tempDir("rag-eval-compare-")
-      const rec = (id: string, i: number) => ({ caseId: id, metrics: { "ndcg@10": 0.5 + (i % 3) * 0.1, irrelevantRate: 0.1, totalCourses: 4 } })
+      const rec = (id: string, i: number) => ({
+        caseId: id,
+        metrics: { "ndcg@10": 0.5 + (i % 3) * 0.1, irrelevantRate: 0.1, totalCourses: 4 }
+      })
       const a = writeRun(root, "a", [ids.map(rec)], "course-retrieval")
       const b = writeRun(root, "b", [ids.map(rec)], "course-retrieval")
       const { comparison } = yield* compare({ runA: a, runB: b })
@@ -341,7 +418,9 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
       const b5 = writeRun(root, "b5", [cases(5, true)])
       const refused = yield* Effect.flip(compare({ runA: a5, runB: b5, failIfWorse: "composite" }))
       expect(refused._tag).toBe("UsageError")
-      expect(refused.message).toContain("--fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5")
+      expect(refused.message).toContain(
+        "--fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5"
+      )
       // Without the gate the comparison is still made: 0 wins, 5 losses, not significant.
       const plain = yield* compare({ runA: a5, runB: b5, metrics: "composite" })
       expect([plain.comparison.metrics[0]!.wins, plain.comparison.metrics[0]!.losses]).toEqual([0, 5])
@@ -356,7 +435,9 @@ describe("compare: refusals, default metrics, verdict wording, --fail-if-worse",
       const strict = yield* Effect.flip(compare({ runA: a6, runB: b6, failIfWorse: "composite", alpha: 0.01 }))
       expect(strict.message).toContain("needs at least 8 paired cases to reach p < 0.01, and these runs have 6")
       // Cases with a null on either side are not paired, and the message says how many were left out.
-      const withNull = writeRun(root, "b6null", [cases(6, true).map((r, i) => (i === 0 ? rubric("c1", null, null) : r))])
+      const withNull = writeRun(root, "b6null", [
+        cases(6, true).map((r, i) => (i === 0 ? rubric("c1", null, null) : r))
+      ])
       const left = yield* Effect.flip(compare({ runA: a6, runB: withNull, failIfWorse: "composite" }))
       expect(left.message).toContain("these runs have 5 (1 left out: null in a run)")
     }))

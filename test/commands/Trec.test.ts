@@ -11,8 +11,8 @@
  * Default metrics: ndcg@10 = (2.5/(2 + 1/log2 3) + 1/log2 3)/2, recall@10 = 1.
  * --relevance-level 2: q1 R = 1 → AP 1, RR 1, P@5 1/5; q2 has no relevant doc → 0; means 1/2, 1/2, 1/10.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Command } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -112,7 +112,14 @@ describe("rag-eval trec", () => {
     Effect.gen(function*() {
       const { qrels, run } = setup()
       const result = yield* trec({ qrels, run })
-      expect(result.evaluation.metrics.map((m) => m.name)).toEqual(["ndcg@10", "map", "mrr", "p@5", "p@10", "recall@10"])
+      expect(result.evaluation.metrics.map((m) => m.name)).toEqual([
+        "ndcg@10",
+        "map",
+        "mrr",
+        "p@5",
+        "p@10",
+        "recall@10"
+      ])
       // q1: DCG = 2/log2 2 + 0 + 1/log2 4 = 2.5, IDCG = 2 + 1/log2 3; q2: DCG = 1/log2 3, IDCG = 1.
       const ndcg = (2.5 / (2 + 1 / Math.log2(3)) + 1 / Math.log2(3)) / 2
       expect(result.evaluation.mean["ndcg@10"]).toBeCloseTo(ndcg, 15)
@@ -175,10 +182,13 @@ describe("rag-eval trec", () => {
         "2",
         "--complete",
         "--json"
-      ]).pipe(Effect.provide(NodeContext.layer), Effect.ensuring(Effect.sync(() => {
-        log.mockRestore()
-        errors.mockRestore()
-      })))
+      ]).pipe(
+        Effect.provide(NodeContext.layer),
+        Effect.ensuring(Effect.sync(() => {
+          log.mockRestore()
+          errors.mockRestore()
+        }))
+      )
       const json = JSON.parse(logged.join("\n"))
       expect(json).toMatchObject({ queries: 3, relevanceLevel: 2, complete: true })
       expect(json.mean.map).toBeCloseTo(1 / 3, 15)

@@ -30,10 +30,14 @@ afterAll(() => {
 const pageDir = () => {
   const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "rag-eval-docs-")))
   dirs.push(dir)
-  for (const name of ["test-sets", "pipelines", "prompts", "examples"]) Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
+  for (const name of ["test-sets", "pipelines", "prompts", "examples"]) {
+    Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
+  }
   const binDir = Path.join(dir, ".bin")
   Fs.mkdirSync(binDir)
-  Fs.writeFileSync(Path.join(binDir, "rag-eval"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 })
+  Fs.writeFileSync(Path.join(binDir, "rag-eval"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, {
+    mode: 0o755
+  })
   return { dir, binDir }
 }
 
@@ -59,7 +63,11 @@ const run = (script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outco
 /** `rag-eval serve --port 0` in the page's directory; resolves with its URL once it listens. */
 const serve = (cwd: string, env: NodeJS.ProcessEnv) =>
   new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     const closed = new Promise<void>((done) => child.on("close", () => done()))
     const stop = () => {
@@ -98,7 +106,8 @@ const runExample = async (example: Example, dir: string, binDir: string) => {
     const outcome = await run(script, dir, env)
     const actual = normalise(outcome.output, dir)
     const where = `${example.file}:${example.line}`
-    expect(outcome.code, `${where} exited ${outcome.code}, expected ${example.exit}; it printed:\n${outcome.output}`).toBe(example.exit)
+    expect(outcome.code, `${where} exited ${outcome.code}, expected ${example.exit}; it printed:\n${outcome.output}`)
+      .toBe(example.exit)
     if (example.expected !== undefined) {
       const expected = normalise(example.expected)
       if (!matches(expected, actual)) {
@@ -114,27 +123,89 @@ const runExample = async (example: Example, dir: string, binDir: string) => {
 describe("the examples' conventions", () => {
   it("finds the blocks, their output, exit code and skip reason", () => {
     const text = [
-      "```sh", "rag-eval --version", "```", "", "```output", "0.1.0", "```",
-      "```sh exit=2", "rag-eval run nope", "```",
-      "```sh no-run (needs an API key)", "rag-eval run x --provider openai", "```",
-      "```ts file=p.ts", "const x = 1", "```",
-      "```sh", "rag-eval run ./p.ts", "```"
+      "```sh",
+      "rag-eval --version",
+      "```",
+      "",
+      "```output",
+      "0.1.0",
+      "```",
+      "```sh exit=2",
+      "rag-eval run nope",
+      "```",
+      "```sh no-run (needs an API key)",
+      "rag-eval run x --provider openai",
+      "```",
+      "```ts file=p.ts",
+      "const x = 1",
+      "```",
+      "```sh",
+      "rag-eval run ./p.ts",
+      "```"
     ].join("\n")
     expect(examples("x.md", text)).toEqual([
-      { file: "x.md", line: 1, script: "rag-eval --version", expected: "0.1.0", exit: 0, serve: false, skip: undefined, files: [] },
-      { file: "x.md", line: 8, script: "rag-eval run nope", expected: undefined, exit: 2, serve: false, skip: undefined, files: [] },
-      { file: "x.md", line: 11, script: "rag-eval run x --provider openai", expected: undefined, exit: 0, serve: false, skip: "needs an API key", files: [] },
-      { file: "x.md", line: 17, script: "rag-eval run ./p.ts", expected: undefined, exit: 0, serve: false, skip: undefined, files: [{ name: "p.ts", content: "const x = 1\n" }] }
+      {
+        file: "x.md",
+        line: 1,
+        script: "rag-eval --version",
+        expected: "0.1.0",
+        exit: 0,
+        serve: false,
+        skip: undefined,
+        files: []
+      },
+      {
+        file: "x.md",
+        line: 8,
+        script: "rag-eval run nope",
+        expected: undefined,
+        exit: 2,
+        serve: false,
+        skip: undefined,
+        files: []
+      },
+      {
+        file: "x.md",
+        line: 11,
+        script: "rag-eval run x --provider openai",
+        expected: undefined,
+        exit: 0,
+        serve: false,
+        skip: "needs an API key",
+        files: []
+      },
+      {
+        file: "x.md",
+        line: 17,
+        script: "rag-eval run ./p.ts",
+        expected: undefined,
+        exit: 0,
+        serve: false,
+        skip: undefined,
+        files: [{ name: "p.ts", content: "const x = 1\n" }]
+      }
     ])
   })
 
   it("lets only rates, durations, run ids and the temp directory differ", () => {
-    const shown = normalise("rag-answers: 72/72 100% · 1,636.4/s · ETA 0:00 · failed 0\nrun: out/rag-answers/ba1480b3c794")
-    expect(matches(shown, normalise("rag-answers: 72/72 100% · 605.0/s · ETA 0:01 · failed 0\nrun: out/rag-answers/0123456789ab"))).toBe(true)
-    expect(matches(shown, normalise("rag-answers: 71/72 99% · 605.0/s · ETA 0:01 · failed 1\nrun: out/rag-answers/0123456789ab"))).toBe(false)
+    const shown = normalise(
+      "rag-answers: 72/72 100% · 1,636.4/s · ETA 0:00 · failed 0\nrun: out/rag-answers/ba1480b3c794"
+    )
+    expect(
+      matches(
+        shown,
+        normalise("rag-answers: 72/72 100% · 605.0/s · ETA 0:01 · failed 0\nrun: out/rag-answers/0123456789ab")
+      )
+    ).toBe(true)
+    expect(
+      matches(
+        shown,
+        normalise("rag-answers: 71/72 99% · 605.0/s · ETA 0:01 · failed 1\nrun: out/rag-answers/0123456789ab")
+      )
+    ).toBe(false)
     expect(matches(normalise("wrote a\n…\nrun: x"), normalise("wrote a\nwrote b\nwrote c\nrun: x"))).toBe(true)
     expect(matches(normalise("wrote a\n…\nrun: x"), normalise("wrote a\nrun: y"))).toBe(false)
-    expect(normalise('{"runDir":"/tmp/d/out"}', "/tmp/d")).toBe('{"runDir":"…/out"}')
+    expect(normalise("{\"runDir\":\"/tmp/d/out\"}", "/tmp/d")).toBe("{\"runDir\":\"…/out\"}")
   })
 })
 
@@ -148,7 +219,11 @@ const all = pages(repoRoot).flatMap((page) => examples(page, Fs.readFileSync(Pat
 describe("the docs' examples", () => {
   it("are found: the quick start among them", () => {
     expect(all.filter((e) => e.skip === undefined).length).toBeGreaterThanOrEqual(15)
-    expect(all.some((e) => e.file === "README.md" && e.skip === undefined && e.expected !== undefined && /run rag-answers/.test(e.script))).toBe(true)
+    expect(
+      all.some((e) =>
+        e.file === "README.md" && e.skip === undefined && e.expected !== undefined && /run rag-answers/.test(e.script)
+      )
+    ).toBe(true)
   })
 
   for (const page of pages(repoRoot)) {
@@ -157,7 +232,9 @@ describe("the docs' examples", () => {
     describe.sequential(page, () => {
       let where: { dir: string; binDir: string } | undefined
       for (const example of list) {
-        const title = `${page}:${example.line} ${example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""}`
+        const title = `${page}:${example.line} ${
+          example.script.split("\n").find((l) => l.trim() !== "" && !l.startsWith("#")) ?? ""
+        }`
         if (example.skip !== undefined) {
           it.skip(`${title} — not run: ${example.skip}`, () => {})
           continue

@@ -1,11 +1,11 @@
-import { optionSpecs } from "../../src/engine/OptionSpecs.js"
 import * as Options from "@effect/cli/Options"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { maskUrl, maskUrlsIn, redactArgv, secretFlagNames } from "../../src/domain/Secrets.js"
 import { providerFlags, runConfig, secretFlags } from "../../src/cli/RunFlags.js"
 import { serveConfig } from "../../src/cli/ServeCommand.js"
+import { maskUrl, maskUrlsIn, redactArgv, secretFlagNames } from "../../src/domain/Secrets.js"
+import { optionSpecs } from "../../src/engine/OptionSpecs.js"
 import { repoRoot } from "../support/RunPipeline.js"
 
 describe("maskUrl", () => {
@@ -22,14 +22,18 @@ describe("maskUrl", () => {
     expect(maskUrl("http://h/s?index=docs&api_key=s3&key=k&token=t&x-api-key=x")).toBe(
       "http://h/s?index=docs&api_key=<redacted>&key=<redacted>&token=<redacted>&x-api-key=<redacted>"
     )
-    expect(maskUrl("http://h/?Access_Token=a;sig=b&Password=c&ok=1")).toBe("http://h/?Access_Token=<redacted>;sig=<redacted>&Password=<redacted>&ok=1")
+    expect(maskUrl("http://h/?Access_Token=a;sig=b&Password=c&ok=1")).toBe(
+      "http://h/?Access_Token=<redacted>;sig=<redacted>&Password=<redacted>&ok=1"
+    )
     expect(maskUrl("http://h/?api%5Fkey=s")).toBe("http://h/?api%5Fkey=<redacted>")
     expect(maskUrl("http://h/cb#access_token=abc&state=1")).toBe("http://h/cb#access_token=<redacted>&state=1")
     expect(maskUrl("http://h/?flag&q=a")).toBe("http://h/?flag&q=a")
   })
 
   it("leaves text that is not a URL, and URLs without secrets, unchanged; is idempotent", () => {
-    for (const text of ["not a url", "host:8080", "http://127.0.0.1:8080/v1", "file:///tmp/x?y=1"]) expect(maskUrl(text)).toBe(text)
+    for (const text of ["not a url", "host:8080", "http://127.0.0.1:8080/v1", "file:///tmp/x?y=1"]) {
+      expect(maskUrl(text)).toBe(text)
+    }
     const once = maskUrl("http://u:p@h/?token=t")
     expect(maskUrl(once)).toBe(once)
   })
@@ -46,13 +50,35 @@ describe("redactArgv", () => {
   const flags = ["--api-key", "--search-token"]
   it("masks secret flag values in both forms, and URL credentials in any argument", () => {
     expect(redactArgv([
-      "run", "p.ts", "--api-key", "sk-1", "--search-token=tok", "--base-url", "http://u:p@h/v1", "--search-url=http://h/s?key=k", "--model", "m"
+      "run",
+      "p.ts",
+      "--api-key",
+      "sk-1",
+      "--search-token=tok",
+      "--base-url",
+      "http://u:p@h/v1",
+      "--search-url=http://h/s?key=k",
+      "--model",
+      "m"
     ], flags)).toEqual([
-      "run", "p.ts", "--api-key", "<redacted>", "--search-token=<redacted>", "--base-url", "http://<redacted>@h/v1", "--search-url=http://h/s?key=<redacted>", "--model", "m"
+      "run",
+      "p.ts",
+      "--api-key",
+      "<redacted>",
+      "--search-token=<redacted>",
+      "--base-url",
+      "http://<redacted>@h/v1",
+      "--search-url=http://h/s?key=<redacted>",
+      "--model",
+      "m"
     ])
   })
   it("leaves flags that merely start like a secret flag alone", () => {
-    expect(redactArgv(["--api-key-file", "f", "--search-tokens=3"], flags)).toEqual(["--api-key-file", "f", "--search-tokens=3"])
+    expect(redactArgv(["--api-key-file", "f", "--search-tokens=3"], flags)).toEqual([
+      "--api-key-file",
+      "f",
+      "--search-tokens=3"
+    ])
   })
 })
 
@@ -69,10 +95,14 @@ describe("secret flags come from the flag definitions", () => {
 
   it("every Options.redacted declared in src/ is a secret flag of run or serve (a new one is covered automatically)", () => {
     const files = (dir: string): Array<string> =>
-      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? files(Path.join(dir, e.name)) : e.name.endsWith(".ts") ? [Path.join(dir, e.name)] : [])
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(Path.join(dir, e.name)) : e.name.endsWith(".ts") ? [Path.join(dir, e.name)] : []
+      )
     const declared = new Set<string>()
     for (const file of files(Path.join(repoRoot, "src"))) {
-      for (const m of fs.readFileSync(file, "utf8").matchAll(/Options\.(?:redacted|secret)\(\s*"([^"]+)"/g)) declared.add(`--${m[1]}`)
+      for (const m of fs.readFileSync(file, "utf8").matchAll(/Options\.(?:redacted|secret)\(\s*"([^"]+)"/g)) {
+        declared.add(`--${m[1]}`)
+      }
     }
     // Pipeline options' flags are built from the option table: its secret kinds are secret flags too.
     for (const spec of Object.values(optionSpecs)) if (spec.kind === "secret") declared.add(`--${spec.flag}`)

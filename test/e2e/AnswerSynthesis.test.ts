@@ -9,10 +9,10 @@ import * as Path from "node:path"
 import type { InputError } from "../../src/domain/Errors.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import { readRows } from "../../src/load/Rows.js"
 import { lowScoreAnalysis } from "../../src/kinds/synthesis/LowScores.js"
 import type { SynthesisRecord } from "../../src/kinds/synthesis/SynthesisScore.js"
 import type { SynthesisSummary } from "../../src/kinds/synthesis/SynthesisSummary.js"
+import { readRows } from "../../src/load/Rows.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -22,7 +22,9 @@ const sample = Path.join(repoRoot, "test-sets", "answer-synthesis", "sample.json
 const CASES = 11
 
 const readRecords = (runDir: string, iteration = 1) =>
-  fs.readFileSync(Path.join(runDir, `records-iteration-${iteration}.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SynthesisRecord)
+  fs.readFileSync(Path.join(runDir, `records-iteration-${iteration}.jsonl`), "utf8").trim().split("\n").map((l) =>
+    JSON.parse(l) as SynthesisRecord
+  )
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
 
@@ -34,7 +36,9 @@ describe("answer-synthesis with the heuristic judge", () => {
       expect(outcome.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES, failed: 0 })
       const summary = outcome.summaries[0] as SynthesisSummary
       const records = readRecords(outcome.info.runDir)
-      expect(records.map((r) => r.caseId)).toEqual([...Array(CASES).keys()].map((i) => `ql-${String(i + 1).padStart(3, "0")}`))
+      expect(records.map((r) => r.caseId)).toEqual(
+        [...Array(CASES).keys()].map((i) => `ql-${String(i + 1).padStart(3, "0")}`)
+      )
 
       const f = records.map((r) => r.faithfulness!)
       const c = records.map((r) => r.completeness!)
@@ -51,7 +55,9 @@ describe("answer-synthesis with the heuristic judge", () => {
       expect(m.overall.mean).toBeCloseTo(mean(records.map((r) => (r.faithfulness! + r.completeness!) / 2)), 12)
       expect(summary.lowScores).toEqual(lowScoreAnalysis(records))
       const groupCount = (id: string) => summary.lowScores.groups.find((g) => g.id === id)!.count
-      expect(groupCount("faithfulness-1") + groupCount("faithfulness-2") + groupCount("faithfulness-3")).toBe(f.filter((x) => x < 4).length)
+      expect(groupCount("faithfulness-1") + groupCount("faithfulness-2") + groupCount("faithfulness-3")).toBe(
+        f.filter((x) => x < 4).length
+      )
       expect(groupCount("completeness-low")).toBe(c.filter((x) => x < 4).length)
 
       // The sample's intent shows through even a lexical judge.
@@ -71,7 +77,18 @@ describe("answer-synthesis with the heuristic judge", () => {
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: tempDir() })
       const dir = outcome.info.runDir
       const md = fs.readFileSync(Path.join(dir, "report.md"), "utf8")
-      for (const heading of ["# Answer synthesis evaluation", "## Run parameters", "## Rubrics", "### Faithfulness (1–5", "### Completeness (1–5", "## Metrics", "## Low-score analysis", "## Per-case details"]) {
+      for (
+        const heading of [
+          "# Answer synthesis evaluation",
+          "## Run parameters",
+          "## Rubrics",
+          "### Faithfulness (1–5",
+          "### Completeness (1–5",
+          "## Metrics",
+          "## Low-score analysis",
+          "## Per-case details"
+        ]
+      ) {
         expect(md).toContain(heading)
       }
       expect(md).toContain("heuristic judge")
@@ -80,8 +97,12 @@ describe("answer-synthesis with the heuristic judge", () => {
       expect(md).toMatch(/### Completely false — \d+ cases?/)
       expect(md).toContain("Sustainability and Climate Change (ENV101)")
       const csvText = fs.readFileSync(Path.join(dir, "report.csv"), "utf8")
-      expect(csvText.slice(0, csvText.indexOf("\r\n"))).toBe("case_id,line,queryLogId,question,answer,faithfulness,completeness,overall,pass,faithfulness reason,completeness reason")
-      const rows = yield* Stream.runCollect(readRows(Path.join(dir, "report.csv"))).pipe(Effect.map(Chunk.toReadonlyArray))
+      expect(csvText.slice(0, csvText.indexOf("\r\n"))).toBe(
+        "case_id,line,queryLogId,question,answer,faithfulness,completeness,overall,pass,faithfulness reason,completeness reason"
+      )
+      const rows = yield* Stream.runCollect(readRows(Path.join(dir, "report.csv"))).pipe(
+        Effect.map(Chunk.toReadonlyArray)
+      )
       const records = readRecords(dir)
       expect(rows).toHaveLength(CASES)
       expect(rows.map((r) => r.values)).toEqual(records.map((r) => ({
@@ -98,7 +119,10 @@ describe("answer-synthesis with the heuristic judge", () => {
         "completeness reason": r.reasons.completeness
       })))
       const manifest = JSON.parse(fs.readFileSync(Path.join(dir, "manifest.json"), "utf8"))
-      expect(manifest.prompts.map((p: { id: string }) => p.id)).toEqual(["answer-synthesis/faithfulness", "answer-synthesis/completeness"])
+      expect(manifest.prompts.map((p: { id: string }) => p.id)).toEqual([
+        "answer-synthesis/faithfulness",
+        "answer-synthesis/completeness"
+      ])
     }))
 
   it.effect("the same cases as JSONL give the same records", () =>
@@ -119,11 +143,15 @@ describe("answer-synthesis with the heuristic judge", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("answer-synthesis"))
       const dir = tempDir()
       const bad = Path.join(dir, "bad.jsonl")
-      fs.writeFileSync(bad, [
-        JSON.stringify({ queryLogId: "a", question: "q?", answer: "x", context: [] }),
-        JSON.stringify({ queryLogId: "b", question: "q?", answer: "x", context: "CS101" })
-      ].join("\n"))
-      const error = (yield* Effect.flip(runWith(pipeline, HeuristicJudge.layer, { input: bad, outRoot: dir }))) as InputError
+      fs.writeFileSync(
+        bad,
+        [
+          JSON.stringify({ queryLogId: "a", question: "q?", answer: "x", context: [] }),
+          JSON.stringify({ queryLogId: "b", question: "q?", answer: "x", context: "CS101" })
+        ].join("\n")
+      )
+      const error =
+        (yield* Effect.flip(runWith(pipeline, HeuristicJudge.layer, { input: bad, outRoot: dir }))) as InputError
       expect(error).toMatchObject({ _tag: "InputError", file: bad, line: 2, field: "context" })
       expect(fs.existsSync(Path.join(dir, "answer-synthesis"))).toBe(false)
     }))
@@ -132,7 +160,14 @@ describe("answer-synthesis with the heuristic judge", () => {
 describe("answer-synthesis with an LLM judge over the fake OpenAI-compatible server", () => {
   const llm = (url: string) =>
     LlmJudge.layer({ maxRetries: 2 }).pipe(Layer.provide(Layer.merge(
-      OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL: url, apiKey: Redacted.make("k"), timeoutMs: 5_000, params: { seed: 7, temperature: 0 } }),
+      OpenAiProvider.layer({
+        provider: "openai-compatible",
+        model: "fake-judge",
+        baseURL: url,
+        apiKey: Redacted.make("k"),
+        timeoutMs: 5_000,
+        params: { seed: 7, temperature: 0 }
+      }),
       RateGate.layer({ concurrency: 8 })
     )))
 
@@ -160,7 +195,10 @@ describe("answer-synthesis with an LLM judge over the fake OpenAI-compatible ser
       expect(summary.metrics.faithfulness.mean).toBeCloseTo((5 * (CASES - 1) + 1) / CASES, 12)
       const f1 = summary.lowScores.groups.find((g) => g.id === "faithfulness-1")!
       expect(f1.count).toBe(1)
-      expect(f1.examples[0]).toMatchObject({ caseId: "ql-003", reason: "AI450 and AI470 are not in the context: pure hallucination." })
+      expect(f1.examples[0]).toMatchObject({
+        caseId: "ql-003",
+        reason: "AI450 and AI470 are not in the context: pure hallucination."
+      })
       expect(summary.tokens.input).toBeGreaterThan(0)
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
       expect(md).toContain("AI450 and AI470 are not in the context")
@@ -170,10 +208,22 @@ describe("answer-synthesis with an LLM judge over the fake OpenAI-compatible ser
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make({ faults: { malformed: 1 } })
       const pipeline = yield* Effect.promise(() => loadPipelineModule("answer-synthesis"))
-      const outcome = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), limit: 3, maxFailures: 100 })
+      const outcome = yield* runWith(pipeline, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: 3,
+        maxFailures: 100
+      })
       expect(outcome.judgments.failed).toBe(6)
       const summary = outcome.summaries[0] as SynthesisSummary
-      expect(summary.metrics.overall).toMatchObject({ n: 0, passed: 0, failed: 0, unknown: 3, passRate: null, mean: null })
+      expect(summary.metrics.overall).toMatchObject({
+        n: 0,
+        passed: 0,
+        failed: 0,
+        unknown: 3,
+        passRate: null,
+        mean: null
+      })
       expect(summary.metrics.faithfulness).toMatchObject({ n: 0, failed: 3, mean: null, passRate: null })
       expect(summary.lowScores.groups.every((g) => g.count === 0)).toBe(true)
       const csv = fs.readFileSync(Path.join(outcome.info.runDir, "report.csv"), "utf8")

@@ -8,8 +8,8 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { cli, start, waitFor } from "../support/ChildCli.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
@@ -22,9 +22,20 @@ const prices = Path.join(tempDir(), "prices.json")
 fs.writeFileSync(prices, JSON.stringify({ fake: { input: 2, output: 8, batchInput: 1, batchOutput: 4 } }))
 
 const args = (server: FakeOpenAi.FakeOpenAi, out: string, ...extra: ReadonlyArray<string>) => [
-  "run", pipeline, "--csv", sample, "--out", out,
-  "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake",
-  "--prices", prices,
+  "run",
+  pipeline,
+  "--csv",
+  sample,
+  "--out",
+  out,
+  "--provider",
+  "openai-compatible",
+  "--base-url",
+  server.url,
+  "--model",
+  "fake",
+  "--prices",
+  prices,
   ...extra
 ]
 
@@ -102,7 +113,9 @@ describe("rag-eval run --batch (child process)", () => {
       expect(dry.stdout).toMatch(/estimated cost: +\$[\d.]+ \(synchronous\)\n +with --batch: +\$[\d.]+/)
       const detached = await cli(args(server, out, "--batch", "--detach", "--batch-poll", "0.02"))
       expect(detached.code).toBe(0)
-      expect(detached.stdout).toMatch(/submitted: 72 judgment call\(s\) in 1 batch\(es\) .*run the same command again to collect them/)
+      expect(detached.stdout).toMatch(
+        /submitted: 72 judgment call\(s\) in 1 batch\(es\) .*run the same command again to collect them/
+      )
       expect(server.batches).toHaveLength(1)
 
       // Without --detach it waits for the batch; Ctrl+C while it waits: exit 130, resumable, nothing new submitted.

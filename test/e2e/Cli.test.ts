@@ -13,14 +13,23 @@ const bin = Path.join(repoRoot, "dist", "bin.js")
 const sample = "test-sets/rag-answers/sample.csv"
 const pipeline = "pipelines/rag-answers.ts"
 
-interface Result { code: number; stdout: string; stderr: string }
+interface Result {
+  code: number
+  stdout: string
+  stderr: string
+}
 
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        resolve({ code, stdout, stderr })
+      }
+    )
   })
 
 const write = (dir: string, name: string, content: string | Buffer) => {
@@ -76,18 +85,63 @@ describe("rag-eval CLI", () => {
       ["a directory", () => ["--csv", dir], /directory/],
       ["empty file", () => ["--csv", write(dir, "empty.csv", "")], /empty/],
       ["missing columns", () => ["--csv", write(dir, "cols.csv", "Question,Answer\nq,a\n")], /Current User Question/],
-      ["unbalanced quotes", () => ["--csv", write(dir, "quote.csv", "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,\"1. open,a\n")], /:2\b.*quot|quot.*line 2|:2/i],
-      ["invalid UTF-8", () => ["--csv", write(dir, "bytes.csv", Buffer.concat([Buffer.from("Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. a,"), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from("\n")]))], /UTF-8/i],
-      ["a 10 MB field", () => ["--csv", write(dir, "big.csv", `Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. ${"x".repeat(10 * 1024 * 1024)},a\n`)], /MiB|MB|too (long|large)|exceeds/i],
+      [
+        "unbalanced quotes",
+        () => [
+          "--csv",
+          write(
+            dir,
+            "quote.csv",
+            "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,\"1. open,a\n"
+          )
+        ],
+        /:2\b.*quot|quot.*line 2|:2/i
+      ],
+      [
+        "invalid UTF-8",
+        () => [
+          "--csv",
+          write(
+            dir,
+            "bytes.csv",
+            Buffer.concat([
+              Buffer.from("Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. a,"),
+              Buffer.from([0xff, 0xfe, 0x41]),
+              Buffer.from("\n")
+            ])
+          )
+        ],
+        /UTF-8/i
+      ],
+      [
+        "a 10 MB field",
+        () => [
+          "--csv",
+          write(
+            dir,
+            "big.csv",
+            `Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq,,1. ${
+              "x".repeat(10 * 1024 * 1024)
+            },a\n`
+          )
+        ],
+        /MiB|MB|too (long|large)|exceeds/i
+      ],
       ["an unknown format", () => ["--csv", sample, "--format", "pdf"], /pdf/],
-      ["an unknown provider", () => ["--csv", sample, "--provider", "bogus"], /heuristic, openai, mistral, ollama, openai-compatible/],
+      [
+        "an unknown provider",
+        () => ["--csv", sample, "--provider", "bogus"],
+        /heuristic, openai, mistral, ollama, openai-compatible/
+      ],
       ["no input", () => [], /--input/],
       ["a missing pipeline", () => ["--csv", sample], /pipeline/i]
     ]
     for (const [name, args, message] of cases) {
       it(name, async () => {
         const out = tempDir()
-        const argv = name === "a missing pipeline" ? ["run", "pipelines/nope.ts", ...args(), "--out", out] : ["run", pipeline, ...args(), "--out", out]
+        const argv = name === "a missing pipeline"
+          ? ["run", "pipelines/nope.ts", ...args(), "--out", out]
+          : ["run", pipeline, ...args(), "--out", out]
         const r = await cli(argv)
         expect(r.code).toBe(2)
         expect(r.stderr).toMatch(message)
@@ -97,7 +151,9 @@ describe("rag-eval CLI", () => {
 
     it("--provider openai without a key names OPENAI_API_KEY", async () => {
       const out = tempDir()
-      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai"], { OPENAI_API_KEY: "" })
+      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai"], {
+        OPENAI_API_KEY: ""
+      })
       expect(r.code).toBe(2)
       expect(r.stderr).toContain("OPENAI_API_KEY")
       expectNothingWritten(out)
@@ -114,7 +170,26 @@ describe("rag-eval CLI", () => {
     it("judges with the LLM; the API key never reaches a file", async () => {
       const out = tempDir()
       const key = "sk-cli-SECRET-999"
-      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--api-key", key, "--seed", "7", "--temperature", "0"])
+      const r = await cli([
+        "run",
+        pipeline,
+        "--csv",
+        sample,
+        "--out",
+        out,
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--api-key",
+        key,
+        "--seed",
+        "7",
+        "--temperature",
+        "0"
+      ])
       expect(r.stderr).not.toContain(key)
       expect(r.code).toBe(0)
       expect(r.stdout).not.toContain(key)
@@ -128,7 +203,24 @@ describe("rag-eval CLI", () => {
     it("exit 1 when failed judgments exceed --max-failures, with every report still written", async () => {
       server.setBehaviour({ faults: { malformed: 1 } })
       const out = tempDir()
-      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--limit", "1", "--max-retries", "0"])
+      const r = await cli([
+        "run",
+        pipeline,
+        "--csv",
+        sample,
+        "--out",
+        out,
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--limit",
+        "1",
+        "--max-retries",
+        "0"
+      ])
       server.setBehaviour({ faults: {} })
       expect(r.code).toBe(1)
       expect(r.stderr).toMatch(/6 judgment\(s\) failed \(allowed: 0\)/)
@@ -143,20 +235,24 @@ describe("rag-eval CLI", () => {
       const dir = fs.mkdtempSync(Path.join(repoRoot, "pipelines", ".test-"))
       try {
         write(dir, "dims.ts", "export const dims: Array<string> = [\"rag-answers/groundedness\"]\n")
-        write(dir, "mine.ts", [
-          "import { Columns, Pipeline, Reports, Scoring, Stages, Summary } from \"rag-eval\"",
-          "import { dims } from \"./dims.js\"",
-          "const dimensions = dims.map((rubric) => ({ rubric, weight: 1 }))",
-          "export default Pipeline.make({",
-          "  name: \"mine\", description: \"groundedness only\",",
-          "  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),",
-          "  judge: Stages.judgeAnswer(dims),",
-          "  score: Scoring.rubricScore({ dimensions }),",
-          "  aggregate: Summary.rubricSummary({ lowest: 3 }),",
-          "  report: Reports.rubricReport({ dimensions, title: \"Mine\" })",
-          "})",
-          ""
-        ].join("\n"))
+        write(
+          dir,
+          "mine.ts",
+          [
+            "import { Columns, Pipeline, Reports, Scoring, Stages, Summary } from \"rag-eval\"",
+            "import { dims } from \"./dims.js\"",
+            "const dimensions = dims.map((rubric) => ({ rubric, weight: 1 }))",
+            "export default Pipeline.make({",
+            "  name: \"mine\", description: \"groundedness only\",",
+            "  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),",
+            "  judge: Stages.judgeAnswer(dims),",
+            "  score: Scoring.rubricScore({ dimensions }),",
+            "  aggregate: Summary.rubricSummary({ lowest: 3 }),",
+            "  report: Reports.rubricReport({ dimensions, title: \"Mine\" })",
+            "})",
+            ""
+          ].join("\n")
+        )
         const out = tempDir()
         const r = await cli(["run", Path.join(dir, "mine.ts"), "--csv", sample, "--out", out, "--limit", "2"])
         expect(r.stderr).not.toContain("error")
@@ -170,7 +266,11 @@ describe("rag-eval CLI", () => {
 
     it("a pipeline with a syntax error: exit 2 naming the file and line", async () => {
       const dir = tempDir()
-      const file = write(dir, "broken.ts", "import { Pipeline } from \"rag-eval\"\nexport default Pipeline.make({ name: \"x\",, })\n")
+      const file = write(
+        dir,
+        "broken.ts",
+        "import { Pipeline } from \"rag-eval\"\nexport default Pipeline.make({ name: \"x\",, })\n"
+      )
       const r = await cli(["run", file, "--csv", sample, "--out", Path.join(dir, "out")])
       expect(r.code).toBe(2)
       expect(r.stderr).toMatch(/cannot load pipeline .*broken\.ts:2:\d+: /)
@@ -209,7 +309,15 @@ describe("rag-eval CLI", () => {
 
     it("a run made with --listwise is judged a query at a time, recorded, and reported again as it ran, whatever this shell's settings", async () => {
       const out = tempDir()
-      const made = await cli(["run", "pipelines/search-relevance.ts", "--input", "test-sets/search-relevance/sample.jsonl", "--out", out, "--listwise"])
+      const made = await cli([
+        "run",
+        "pipelines/search-relevance.ts",
+        "--input",
+        "test-sets/search-relevance/sample.jsonl",
+        "--out",
+        out,
+        "--listwise"
+      ])
       expect(made.code).toBe(0)
       const runDir = runDirOf(made)
       const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))

@@ -16,10 +16,10 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { cli, sleep, start, waitFor } from "../support/ChildCli.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { parseCsv } from "../support/Csv.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
@@ -31,9 +31,20 @@ const CONCURRENCY = 4
 
 /** A run of rag-answers judged by the fake server. */
 const llmArgs = (server: FakeOpenAi.FakeOpenAi, input: string, out: string, ...extra: ReadonlyArray<string>) => [
-  "run", pipeline, "--csv", input, "--out", out,
-  "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake",
-  "--concurrency", String(CONCURRENCY),
+  "run",
+  pipeline,
+  "--csv",
+  input,
+  "--out",
+  out,
+  "--provider",
+  "openai-compatible",
+  "--base-url",
+  server.url,
+  "--model",
+  "fake",
+  "--concurrency",
+  String(CONCURRENCY),
   ...extra
 ]
 
@@ -64,18 +75,24 @@ const readJournal = (runDir: string) => {
   const lines = text.split("\n")
   const tail = lines.pop()!
   // Paid replies awaiting repair are journaled too (as attempts): the judgments are the other lines.
-  return { lines: lines.map((l) => JSON.parse(l) as JournalLine & { kind?: string }).filter((l) => l.kind !== "attempt"), torn: tail !== "" }
+  return {
+    lines: lines.map((l) => JSON.parse(l) as JournalLine & { kind?: string }).filter((l) => l.kind !== "attempt"),
+    torn: tail !== ""
+  }
 }
 
 interface RecordLine {
   readonly caseId: string
   readonly iteration: number
-  readonly dimensions: ReadonlyArray<{ readonly criterion: string; readonly status: string; readonly score: number | null; readonly reason: string }>
+  readonly dimensions: ReadonlyArray<
+    { readonly criterion: string; readonly status: string; readonly score: number | null; readonly reason: string }
+  >
 }
 
 const readRecords = (runDir: string, iteration = 1) =>
-  fs.readFileSync(Path.join(runDir, `records-iteration-${iteration}.jsonl`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordLine)
-
+  fs.readFileSync(Path.join(runDir, `records-iteration-${iteration}.jsonl`), "utf8").trim().split("\n").map((l) =>
+    JSON.parse(l) as RecordLine
+  )
 
 const sampleRows = () => parseCsv(fs.readFileSync(sample, "utf8")).slice(1)
 const sampleQuestions = () => sampleRows().map((r) => r[0]!)
@@ -98,10 +115,12 @@ const results = (runDir: string) => ({
 })
 
 const snapshot = (dir: string) =>
-  Object.fromEntries(fs.readdirSync(dir).sort().map((f) => {
-    const p = Path.join(dir, f)
-    return [f, { bytes: fs.readFileSync(p, "utf8"), mtime: fs.statSync(p).mtimeMs }]
-  }))
+  Object.fromEntries(
+    fs.readdirSync(dir).sort().map((f) => {
+      const p = Path.join(dir, f)
+      return [f, { bytes: fs.readFileSync(p, "utf8"), mtime: fs.statSync(p).mtimeMs }]
+    })
+  )
 
 const resumeLine = (id: string, done: number, total: number) =>
   `resuming run ${id}: ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} judgments done`
@@ -201,7 +220,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(journal.torn).toBe(false)
       expect(journal.lines).toHaveLength(server.judgeCalls)
       expect(journal.lines.length).toBeLessThan(JUDGMENTS)
-      expect(stopped.stderr).toContain(`stopped: ${journal.lines.length} of ${JUDGMENTS} judgments are saved in ${run.dir}/judgments.jsonl`)
+      expect(stopped.stderr).toContain(
+        `stopped: ${journal.lines.length} of ${JUDGMENTS} judgments are saved in ${run.dir}/judgments.jsonl`
+      )
       const manifest = JSON.parse(fs.readFileSync(Path.join(run.dir, "manifest.json"), "utf8"))
       expect(manifest.status).toBe("stopped")
       expect(fs.existsSync(Path.join(run.dir, "records-iteration-1.jsonl"))).toBe(false)
@@ -274,7 +295,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         // --dry-run agrees with the run: the torn judgment is still to be made.
         const dry = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache", "--dry-run"))
         expect(dry.code).toBe(0)
-        expect(dry.stdout).toMatch(new RegExp(`judge calls: +1 \\(${2 * DIMENSIONS - 1} more already in the journal or cache\\)`))
+        expect(dry.stdout).toMatch(
+          new RegExp(`judge calls: +1 \\(${2 * DIMENSIONS - 1} more already in the journal or cache\\)`)
+        )
         expect(server.judgeCalls).toBe(0)
 
         const second = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache"))
@@ -332,7 +355,10 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const dir = tempDir()
         const other = Path.join(dir, "other.csv")
         const rows = fs.readFileSync(sample, "utf8").split("\n")
-        fs.writeFileSync(other, [rows[0], "What is a heat pump?,,1. A heat pump moves heat.,It moves heat.", ""].join("\n"))
+        fs.writeFileSync(
+          other,
+          [rows[0], "What is a heat pump?,,1. A heat pump moves heat.,It moves heat.", ""].join("\n")
+        )
         server.reset()
         const second = await cli(llmArgs(server, other, out, "--run-id", "nightly"))
         expect(second.code).toBe(2)
@@ -415,7 +441,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     it("--retry-failed asks again only the judgments recorded as failed", async () => {
       // Every clarity answer is malformed; the other dimensions answer normally.
       const clarityBroken = (req: FakeOpenAi.RecordedRequest) =>
-        req.body.response_format?.json_schema?.name === "rag-answers_clarity" ? "I would say it is clear, maybe {" : FakeOpenAi.defaultAnswer(req)
+        req.body.response_format?.json_schema?.name === "rag-answers_clarity"
+          ? "I would say it is clear, maybe {"
+          : FakeOpenAi.defaultAnswer(req)
       const server = await FakeOpenAi.start({ answer: clarityBroken })
       try {
         const out = tempDir()
@@ -425,7 +453,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         expect(first.stderr).toContain(`${2 * DIMENSIONS} judgments: ${2 * DIMENSIONS - 2} ok, 2 failed`)
         const run = onlyRunDir(out)
         const failed = readJournal(run.dir).lines.filter((l) => l.status === "failed")
-        expect(failed.map((l) => [l.caseId, l.criterion])).toEqual([["1", "rag-answers/clarity"], ["2", "rag-answers/clarity"]].sort())
+        expect(failed.map((l) => [l.caseId, l.criterion])).toEqual(
+          [["1", "rag-answers/clarity"], ["2", "rag-answers/clarity"]].sort()
+        )
         for (const l of failed) {
           expect(l.score).toBeNull()
           expect(l.reason).toMatch(/unusable answer after 3 tries/)
@@ -442,7 +472,10 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const retry = await cli([...args, "--retry-failed"])
         expect(retry.code).toBe(0)
         expect(server.judgeCalls).toBe(2)
-        expect(server.judgeRequests.map((r) => r.body.response_format?.json_schema?.name)).toEqual(["rag-answers_clarity", "rag-answers_clarity"])
+        expect(server.judgeRequests.map((r) => r.body.response_format?.json_schema?.name)).toEqual([
+          "rag-answers_clarity",
+          "rag-answers_clarity"
+        ])
         expect(retry.stderr).toContain(`${2 * DIMENSIONS} judgments: ${2 * DIMENSIONS} ok, 0 failed`)
         for (const r of readRecords(run.dir)) for (const d of r.dimensions) expect(d.status).toBe("ok")
         expectEveryCaseOnce(run.dir, 2)
@@ -457,7 +490,21 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     const brokenAnswer = sampleRows()[2]![3]!
     const server = await FakeOpenAi.start({
       // A 429 burst early on and two hangs, then 20 % 500s, 10 % malformed and a few more hangs.
-      script: ["ok", "ok", "ok", "ok", "rate_limit", "rate_limit", "rate_limit", "rate_limit", "rate_limit", "rate_limit", "hang", "ok", "hang"],
+      script: [
+        "ok",
+        "ok",
+        "ok",
+        "ok",
+        "rate_limit",
+        "rate_limit",
+        "rate_limit",
+        "rate_limit",
+        "rate_limit",
+        "rate_limit",
+        "hang",
+        "ok",
+        "hang"
+      ],
       faults: { server_error: 0.2, malformed: 0.1, hang: 0.02 },
       retryAfterSeconds: 1,
       seed: 7,
@@ -469,7 +516,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     })
     try {
       const out = tempDir()
-      const r = await cli(llmArgs(server, sample, out, "--timeout", "1", "--max-retries", "2", "--max-failures", "1000"))
+      const r = await cli(
+        llmArgs(server, sample, out, "--timeout", "1", "--max-retries", "2", "--max-failures", "1000")
+      )
       expect(r.code).toBe(0)
       expect(server.replies.rate_limit).toBeGreaterThanOrEqual(6)
       expect(server.replies.server_error).toBeGreaterThan(0)
@@ -488,7 +537,9 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       for (const l of ok) expect(typeof l.score).toBe("number")
       for (const l of failed) {
         expect(l.score).toBeNull()
-        expect(l.reason).toMatch(/^(unusable answer after \d tries|provider error after \d+ attempts: (server \(HTTP 500\)|timeout))/)
+        expect(l.reason).toMatch(
+          /^(unusable answer after \d tries|provider error after \d+ attempts: (server \(HTTP 500\)|timeout))/
+        )
       }
       // The 429 burst was waited out (Retry-After), never turned into failed judgments.
       expect(failed.filter((l) => /rate_limited|HTTP 429/.test(l.reason))).toEqual([])
@@ -509,7 +560,12 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(summary.judgments).toEqual({ total: JUDGMENTS, ok: ok.length, failed: failed.length })
       expect(r.stderr).toContain(`${JUDGMENTS} judgments: ${ok.length} ok, ${failed.length} failed`)
       const manifest = JSON.parse(fs.readFileSync(Path.join(run.dir, "manifest.json"), "utf8"))
-      expect(manifest.counts).toMatchObject({ cases: CASES, judgments: JUDGMENTS, ok: ok.length, failed: failed.length })
+      expect(manifest.counts).toMatchObject({
+        cases: CASES,
+        judgments: JUDGMENTS,
+        ok: ok.length,
+        failed: failed.length
+      })
     } finally {
       await server.close()
     }

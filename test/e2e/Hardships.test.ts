@@ -15,8 +15,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { cli, start, waitFor } from "../support/ChildCli.js"
 import { writeCsv } from "../../bench/gen.js"
+import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
@@ -36,7 +36,9 @@ const runDirOf = (out: string) => {
 const journalOf = (runDir: string) => {
   const text = fs.readFileSync(Path.join(runDir, "judgments.jsonl"), "utf8")
   expect(text === "" || text.endsWith("\n")).toBe(true)
-  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { key: string; kind?: string }).filter((l) => l.kind !== "attempt")
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { key: string; kind?: string }).filter((
+    l
+  ) => l.kind !== "attempt")
 }
 
 const results = (runDir: string) => ({
@@ -46,7 +48,20 @@ const results = (runDir: string) => ({
 })
 
 const llm = (url: string, out: string, ...extra: ReadonlyArray<string>) => [
-  "run", pipeline, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", url, "--model", "fake", "--no-cache", ...extra
+  "run",
+  pipeline,
+  "--csv",
+  sample,
+  "--out",
+  out,
+  "--provider",
+  "openai-compatible",
+  "--base-url",
+  url,
+  "--model",
+  "fake",
+  "--no-cache",
+  ...extra
 ]
 
 /** Can this test mount a tmpfs (root, with the capability)? */
@@ -70,7 +85,9 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
     const args = ["run", pipeline, "--csv", input, "--out", out]
     const full = await cli(args, { shell: "ulimit -f 256" })
     expect(full.code).toBe(2)
-    expect(full.stderr).toMatch(/disk full while writing \S+judgments\.jsonl: free space and run the same command again/)
+    expect(full.stderr).toMatch(
+      /disk full while writing \S+judgments\.jsonl: free space and run the same command again/
+    )
     expect(full.stderr).not.toMatch(/internal error|\n\s+at /)
     const runDir = runDirOf(out)
     const kept = journalOf(runDir)
@@ -79,7 +96,9 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
     expect(fs.readdirSync(runDir).filter((f) => /\.tmp-\d+$|\.partial$/.test(f))).toEqual([])
     const again = await cli(args)
     expect(again.code).toBe(0)
-    expect(again.stderr).toContain(`resuming run ${Path.basename(runDir)}: ${kept.length.toLocaleString("en-US")} of 1,800 judgments done`)
+    expect(again.stderr).toContain(
+      `resuming run ${Path.basename(runDir)}: ${kept.length.toLocaleString("en-US")} of 1,800 judgments done`
+    )
     expect(results(runDir)).toEqual(results(runDirOf(reference)))
   })
 
@@ -108,27 +127,32 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
     }
   })
 
-  it.skipIf(!canMount)("a real 64 KiB tmpfs (ENOSPC), then space freed: the same results as an uninterrupted run", async () => {
-    const reference = tempDir()
-    expect((await cli(["run", pipeline, "--csv", sample, "--out", reference])).code).toBe(0)
-    const mountPoint = tempDir("rag-eval-tmpfs-")
-    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status).toBe(0)
-    try {
-      const args = ["run", pipeline, "--csv", sample, "--out", mountPoint]
-      const full = await cli(args)
-      expect(full.code).toBe(2)
-      expect(full.stderr).toContain("disk full while writing")
-      expect(full.stderr).toContain("free space and run the same command again")
-      expect(spawnSync("mount", ["-o", "remount,size=16m", mountPoint]).status).toBe(0)
-      const again = await cli(args)
-      expect(again.code).toBe(0)
-      expect(results(runDirOf(mountPoint))).toEqual(results(runDirOf(reference)))
-    } finally {
-      spawnSync("umount", [mountPoint])
+  it.skipIf(!canMount)(
+    "a real 64 KiB tmpfs (ENOSPC), then space freed: the same results as an uninterrupted run",
+    async () => {
+      const reference = tempDir()
+      expect((await cli(["run", pipeline, "--csv", sample, "--out", reference])).code).toBe(0)
+      const mountPoint = tempDir("rag-eval-tmpfs-")
+      expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status).toBe(0)
+      try {
+        const args = ["run", pipeline, "--csv", sample, "--out", mountPoint]
+        const full = await cli(args)
+        expect(full.code).toBe(2)
+        expect(full.stderr).toContain("disk full while writing")
+        expect(full.stderr).toContain("free space and run the same command again")
+        expect(spawnSync("mount", ["-o", "remount,size=16m", mountPoint]).status).toBe(0)
+        const again = await cli(args)
+        expect(again.code).toBe(0)
+        expect(results(runDirOf(mountPoint))).toEqual(results(runDirOf(reference)))
+      } finally {
+        spawnSync("umount", [mountPoint])
+      }
     }
-  })
+  )
 })
-if (!canMount) console.log("skipped: the tmpfs disk-full test needs root and mount (the file-size-limit tests above run everywhere)")
+if (!canMount) {
+  console.log("skipped: the tmpfs disk-full test needs root and mount (the file-size-limit tests above run everywhere)")
+}
 
 describe("one owner per run", { timeout: 300_000 }, () => {
   it("two processes racing for a crashed run's lock, 20 times: never both running, always one", async () => {
@@ -139,7 +163,8 @@ describe("one owner per run", { timeout: 300_000 }, () => {
         child.on("close", (code) => resolve(code))
       })
     // A pid that has certainly exited: a process we ran and waited for.
-    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    const dead =
+      spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
     for (let round = 0; round < 20; round++) {
       const dir = tempDir("rag-eval-lock-")
       const log = Path.join(dir, "held.log")
@@ -164,7 +189,8 @@ describe.concurrent("kill -9 and its leftovers", { timeout: 120_000 }, () => {
     // Every first ask gets an unusable reply; its repair (which carries the reply back) is answered.
     const server = await FakeOpenAi.start({
       latencyMs: 60,
-      answer: (request) => (request.body.messages?.length ?? 0) > 2 ? FakeOpenAi.defaultAnswer(request) : "Let me think… the answer is {"
+      answer: (request) =>
+        (request.body.messages?.length ?? 0) > 2 ? FakeOpenAi.defaultAnswer(request) : "Let me think… the answer is {"
     })
     try {
       const out = tempDir()
@@ -183,7 +209,11 @@ describe.concurrent("kill -9 and its leftovers", { timeout: 120_000 }, () => {
       // Journaled repairs were continued, not started over: some judgment's first request in the
       // second run was a repair carrying its earlier reply.
       const secondRun = server.judgeRequests.slice(paidBefore)
-      expect(secondRun.some((r) => (r.body.messages?.length ?? 0) > 2 && String(r.body.messages![2]!.content).includes("Let me think"))).toBe(true)
+      expect(
+        secondRun.some((r) =>
+          (r.body.messages?.length ?? 0) > 2 && String(r.body.messages![2]!.content).includes("Let me think")
+        )
+      ).toBe(true)
       const firstAsks = server.judgeRequests.filter((r) => (r.body.messages?.length ?? 0) === 2).length
       expect(firstAsks - JUDGMENTS).toBeLessThanOrEqual(16)
     } finally {
@@ -196,7 +226,8 @@ describe.concurrent("kill -9 and its leftovers", { timeout: 120_000 }, () => {
     const args = ["run", pipeline, "--csv", sample, "--out", out]
     expect((await cli(args)).code).toBe(0)
     const runDir = runDirOf(out)
-    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    const dead =
+      spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
     const left = [`report.md.tmp-${dead}`, `summary.json.tmp-${dead}`, "records-iteration-1.jsonl.partial"]
     for (const f of left) fs.writeFileSync(Path.join(runDir, f), "half")
     const again = await cli(args)

@@ -8,9 +8,9 @@
  * - report.csv, parsed as CSV, has every cell that starts with `=`, `+`, `-`, `@`, tab or CR
  *   neutralised with a leading `'` (numbers the tool writes excepted), unless `--csv-raw` is given.
  */
-import { execFile } from "node:child_process"
 import { parse as parseCsv } from "csv-parse/sync"
 import MarkdownIt from "markdown-it"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
@@ -71,7 +71,9 @@ interface MdToken {
 /** Everything in report.md that case text must never produce. */
 const markdownProblems = (text: string): Array<string> => {
   const problems: Array<string> = []
-  for (const ch of ["\r", "\u2028", "\u2029", "\u0085"]) if (text.includes(ch)) problems.push(`raw line break U+${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  for (const ch of ["\r", "\u2028", "\u2029", "\u0085"]) {
+    if (text.includes(ch)) problems.push(`raw line break U+${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  }
   const md = new MarkdownIt({ html: true, linkify: false })
   const tokens = md.parse(text, {}) as ReadonlyArray<MdToken>
   const flat = tokens.flatMap((t) => [t, ...(t.children ?? [])])
@@ -84,13 +86,19 @@ const markdownProblems = (text: string): Array<string> => {
     }
   })
   for (const t of flat) {
-    if ((t.type === "html_block" || t.type === "html_inline") && !allowedHtml.has(t.content.trim())) problems.push(`HTML: ${JSON.stringify(t.content.slice(0, 80))}`)
+    if ((t.type === "html_block" || t.type === "html_inline") && !allowedHtml.has(t.content.trim())) {
+      problems.push(`HTML: ${JSON.stringify(t.content.slice(0, 80))}`)
+    }
     if (t.type === "link_open" || t.type === "image") problems.push(`${t.type}: ${JSON.stringify(t.content)}`)
-    if (t.type === "fence" || t.type === "code_block") problems.push(`${t.type}: ${JSON.stringify(t.content.slice(0, 80))}`)
+    if (t.type === "fence" || t.type === "code_block") {
+      problems.push(`${t.type}: ${JSON.stringify(t.content.slice(0, 80))}`)
+    }
   }
   // Case text is shown: its dangerous parts as visible text.
   const html = md.render(text)
-  if (!html.includes("&lt;script&gt;alert('xss')&lt;/script&gt;")) problems.push("the <script> text is not shown as text")
+  if (!html.includes("&lt;script&gt;alert('xss')&lt;/script&gt;")) {
+    problems.push("the <script> text is not shown as text")
+  }
   if (!/<td>[^<]*PIPE a \| b \| c/.test(html)) problems.push("a | inside case text left its table cell")
   return problems
 }
@@ -100,7 +108,9 @@ const csvProblems = (text: string): Array<string> => {
   const problems: Array<string> = []
   rows.forEach((row, r) =>
     row.forEach((cell, c) => {
-      if (FORMULA_START.test(cell) && !NUMBER.test(cell)) problems.push(`row ${r + 1} column ${c + 1}: ${JSON.stringify(cell.slice(0, 40))}`)
+      if (FORMULA_START.test(cell) && !NUMBER.test(cell)) {
+        problems.push(`row ${r + 1} column ${c + 1}: ${JSON.stringify(cell.slice(0, 40))}`)
+      }
     })
   )
   return problems
@@ -130,7 +140,11 @@ describe("hostile case text cannot escape its place in the reports", () => {
   const check = async (runDir: string, idCell?: string) => {
     const md = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
     expect(markdownProblems(md)).toEqual([])
-    if (idCell !== undefined) expect(new MarkdownIt().render(md)).toContain(`<td>${idCell.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</td>`)
+    if (idCell !== undefined) {
+      expect(new MarkdownIt().render(md)).toContain(
+        `<td>${idCell.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</td>`
+      )
+    }
     const csv = fs.readFileSync(Path.join(runDir, "report.csv"), "utf8")
     expect(csvProblems(csv)).toEqual([])
     return { md, csv }
@@ -138,8 +152,19 @@ describe("hostile case text cannot escape its place in the reports", () => {
 
   it("rag-answers (rubric report)", async () => {
     const input = inputPath("csv")
-    fs.writeFileSync(input, csvLine(["ID", "Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer"]) +
-      formulas.map((f, i) => csvLine([i === 0 ? "=id|`x`" : `id-${i}`, `${f} what is the capital of france ${hostileText}`, `${f} ${hostileText}`, `1. Paris is the capital ${hostileText}\\n2. ${f}`, `${f} Paris ${hostileText}`])).join(""))
+    fs.writeFileSync(
+      input,
+      csvLine(["ID", "Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer"]) +
+        formulas.map((f, i) =>
+          csvLine([
+            i === 0 ? "=id|`x`" : `id-${i}`,
+            `${f} what is the capital of france ${hostileText}`,
+            `${f} ${hostileText}`,
+            `1. Paris is the capital ${hostileText}\\n2. ${f}`,
+            `${f} Paris ${hostileText}`
+          ])
+        ).join("")
+    )
     const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--columns", "id=ID"])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
@@ -158,16 +183,19 @@ describe("hostile case text cannot escape its place in the reports", () => {
 
   it("answer-synthesis (synthesis report, low-score examples)", async () => {
     const input = inputPath("json")
-    fs.writeFileSync(input, JSON.stringify({
-      version: "1",
-      name: "hostile",
-      cases: formulas.map((f, i) => ({
-        queryLogId: i === 1 ? "+ql|`1`" : `ql-${i}`,
-        question: `${f} which courses ${hostileText}`,
-        answer: `${f} Take STAT101 ${hostileText}`,
-        context: [{ name: `Stats ${hostileText}`, code: `${f}`, learningOutcomes: [hostileText] }]
-      }))
-    }))
+    fs.writeFileSync(
+      input,
+      JSON.stringify({
+        version: "1",
+        name: "hostile",
+        cases: formulas.map((f, i) => ({
+          queryLogId: i === 1 ? "+ql|`1`" : `ql-${i}`,
+          question: `${f} which courses ${hostileText}`,
+          answer: `${f} Take STAT101 ${hostileText}`,
+          context: [{ name: `Stats ${hostileText}`, code: `${f}`, learningOutcomes: [hostileText] }]
+        }))
+      })
+    )
     const r = await cli(["run", "pipelines/answer-synthesis.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
@@ -177,19 +205,26 @@ describe("hostile case text cannot escape its place in the reports", () => {
 
   it("course-retrieval (course report)", async () => {
     const input = inputPath("json")
-    fs.writeFileSync(input, JSON.stringify({
-      version: 1,
-      name: "hostile",
-      cases: formulas.map((f, i) => ({
-        id: i === 2 ? "-case|`2`" : `c-${i}`,
-        question: `${f} learn statistics ${hostileText}`,
-        skill: `${f} statistics ${hostileText}`,
-        retrievedCourses: [
-          { subjectCode: `${f}`, subjectName: `Statistics ${hostileText}`, cleanedLearningOutcomes: [`statistics ${hostileText}`] },
-          { subjectCode: "CS1", subjectName: "Cooking", cleanedLearningOutcomes: ["bake bread"] }
-        ]
-      }))
-    }))
+    fs.writeFileSync(
+      input,
+      JSON.stringify({
+        version: 1,
+        name: "hostile",
+        cases: formulas.map((f, i) => ({
+          id: i === 2 ? "-case|`2`" : `c-${i}`,
+          question: `${f} learn statistics ${hostileText}`,
+          skill: `${f} statistics ${hostileText}`,
+          retrievedCourses: [
+            {
+              subjectCode: `${f}`,
+              subjectName: `Statistics ${hostileText}`,
+              cleanedLearningOutcomes: [`statistics ${hostileText}`]
+            },
+            { subjectCode: "CS1", subjectName: "Cooking", cleanedLearningOutcomes: ["bake bread"] }
+          ]
+        }))
+      })
+    )
     const r = await cli(["run", "pipelines/course-retrieval.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
@@ -199,11 +234,19 @@ describe("hostile case text cannot escape its place in the reports", () => {
 
   it("search-relevance (search report)", async () => {
     const input = inputPath("jsonl")
-    fs.writeFileSync(input, formulas.map((f, i) => JSON.stringify({
-      id: i === 3 ? "@q|`3`" : `q-${i}`,
-      query: { inputs: { text: `${f} capital of france ${hostileText}` } },
-      hits: [{ id: `${f}|hit`, text: `Paris is the capital of France ${hostileText}` }, { id: "h2", text: `Bananas ${hostileText}` }]
-    })).join("\n") + "\n")
+    fs.writeFileSync(
+      input,
+      formulas.map((f, i) =>
+        JSON.stringify({
+          id: i === 3 ? "@q|`3`" : `q-${i}`,
+          query: { inputs: { text: `${f} capital of france ${hostileText}` } },
+          hits: [{ id: `${f}|hit`, text: `Paris is the capital of France ${hostileText}` }, {
+            id: "h2",
+            text: `Bananas ${hostileText}`
+          }]
+        })
+      ).join("\n") + "\n"
+    )
     const r = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
@@ -217,15 +260,20 @@ describe("hostile case text cannot escape its place in the reports", () => {
 
   it("evidence-retrieval (evidence report) and compare's markdown", async () => {
     const input = inputPath("jsonl")
-    fs.writeFileSync(input, formulas.map((f, i) => JSON.stringify({
-      id: i === 4 ? "\t=q|`4`" : `e-${i}`,
-      query: `${f} annual leave ${hostileText}`,
-      gold: [`25 days of paid annual leave ${hostileText}`],
-      chunks: [
-        { id: `${f}|chunk`, text: `Employees accrue 25 days of paid annual leave ${hostileText}`, score: 0.9 },
-        { id: "c2", text: `Office closed ${hostileText}`, score: 0.5 }
-      ]
-    })).join("\n") + "\n")
+    fs.writeFileSync(
+      input,
+      formulas.map((f, i) =>
+        JSON.stringify({
+          id: i === 4 ? "\t=q|`4`" : `e-${i}`,
+          query: `${f} annual leave ${hostileText}`,
+          gold: [`25 days of paid annual leave ${hostileText}`],
+          chunks: [
+            { id: `${f}|chunk`, text: `Employees accrue 25 days of paid annual leave ${hostileText}`, score: 0.9 },
+            { id: "c2", text: `Office closed ${hostileText}`, score: 0.5 }
+          ]
+        })
+      ).join("\n") + "\n"
+    )
     const a = await cli(["run", "pipelines/evidence-retrieval.ts", "--input", input, "--out", out])
     expect(a.stderr).not.toContain("internal error")
     expect(a.code).toBe(0)

@@ -14,9 +14,14 @@ const bin = Path.join(repoRoot, "dist", "bin.js")
 
 const cli = (args: ReadonlyArray<string>, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+      }
+    )
   })
 
 const pipeline = (name: string) => Path.join(repoRoot, "pipelines", `${name}.ts`)
@@ -69,23 +74,40 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
   const searchLine = (extra: string) =>
     `{"id": "q${++lineNo}", "query": "capital of france", "hits": [{"id": "a", "text": "Paris is the capital of France."}], "extra": ${extra}}`
 
-  it("JSONL: an unused field nested 100 levels deep → exit 2 naming the file and line; the LLM is never called", async () => {
-    const fake = await FakeOpenAi.start()
-    try {
-      const cwd = tempDir()
-      const input = Path.join(cwd, "deep.jsonl")
-      // Line 2 holds 100 levels in a field the pipeline never reads.
-      fs.writeFileSync(input, [searchLine("1"), searchLine(nested(99)), searchLine("2")].join("\n") + "\n")
-      const r = await cli(["run", pipeline("search-relevance"), "--input", input, "--provider", "openai-compatible", "--model", "m", "--base-url", fake.url, "--out", Path.join(cwd, "out")], cwd)
-      expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
-      expect(r.code).toBe(2)
-      expect(r.stderr).toMatch(/deep\.jsonl:2\b.*nest/i)
-      expect(fake.calls).toBe(0)
-      expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
-    } finally {
-      await fake.close()
-    }
-  }, 120_000)
+  it(
+    "JSONL: an unused field nested 100 levels deep → exit 2 naming the file and line; the LLM is never called",
+    async () => {
+      const fake = await FakeOpenAi.start()
+      try {
+        const cwd = tempDir()
+        const input = Path.join(cwd, "deep.jsonl")
+        // Line 2 holds 100 levels in a field the pipeline never reads.
+        fs.writeFileSync(input, [searchLine("1"), searchLine(nested(99)), searchLine("2")].join("\n") + "\n")
+        const r = await cli([
+          "run",
+          pipeline("search-relevance"),
+          "--input",
+          input,
+          "--provider",
+          "openai-compatible",
+          "--model",
+          "m",
+          "--base-url",
+          fake.url,
+          "--out",
+          Path.join(cwd, "out")
+        ], cwd)
+        expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
+        expect(r.code).toBe(2)
+        expect(r.stderr).toMatch(/deep\.jsonl:2\b.*nest/i)
+        expect(fake.calls).toBe(0)
+        expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
+      } finally {
+        await fake.close()
+      }
+    },
+    120_000
+  )
 
   it("JSONL: 100,000 levels (arrays) → exit 2 naming the line, no stack overflow", async () => {
     const cwd = tempDir()
@@ -101,9 +123,19 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
   it("JSON document: a case nested 65 levels deep → exit 2 naming the case's line", async () => {
     const cwd = tempDir()
     const input = Path.join(cwd, "deep.json")
-    const ok = { queryLogId: "q1", question: "Which course?", answer: "Take STAT101.", context: [{ name: "Stats", code: "STAT101" }] }
+    const ok = {
+      queryLogId: "q1",
+      question: "Which course?",
+      answer: "Take STAT101.",
+      context: [{ name: "Stats", code: "STAT101" }]
+    }
     // The second case starts on line 3; its `meta` field holds 64 more levels (65 with the case).
-    fs.writeFileSync(input, `{"cases": [\n${JSON.stringify(ok)},\n${JSON.stringify({ ...ok, queryLogId: "q2" }).slice(0, -1)}, "meta": ${nested(64)}}\n]}\n`)
+    fs.writeFileSync(
+      input,
+      `{"cases": [\n${JSON.stringify(ok)},\n${JSON.stringify({ ...ok, queryLogId: "q2" }).slice(0, -1)}, "meta": ${
+        nested(64)
+      }}\n]}\n`
+    )
     const r = await cli(["run", pipeline("answer-synthesis"), "--input", input, "--out", Path.join(cwd, "out")], cwd)
     expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
     expect(r.code).toBe(2)

@@ -9,11 +9,11 @@ import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
+import type { Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import * as CourseRetrieval from "../../src/kinds/course/CourseRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
 import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
@@ -30,21 +30,33 @@ const readLines = <A>(path: string) => fs.readFileSync(path, "utf8").trim().spli
 
 const llmJudge = (server: FakeOpenAi.FakeOpenAi) =>
   LlmJudge.layer({ maxRetries: 1 }).pipe(Layer.provide(Layer.merge(
-    OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL: server.url, apiKey: Redacted.make("k"), timeoutMs: 5_000, params: { temperature: 0 } }),
+    OpenAiProvider.layer({
+      provider: "openai-compatible",
+      model: "fake-judge",
+      baseURL: server.url,
+      apiKey: Redacted.make("k"),
+      timeoutMs: 5_000,
+      params: { temperature: 0 }
+    }),
     RateGate.layer({ concurrency: 4 })
   )))
 
 const searchPipeline = (listwise: boolean) =>
   Effect.map(Effect.promise(() => loadPipelineModule("search-relevance")), (p): Pipeline<unknown, unknown> => ({
     ...p,
-    judge: SearchRelevance.judgeSearchHits("search-relevance/checklist", { listwise: listwise ? SearchRelevance.listwiseRubric : undefined })
+    judge: SearchRelevance.judgeSearchHits("search-relevance/checklist", {
+      listwise: listwise ? SearchRelevance.listwiseRubric : undefined
+    })
   }))
 
 describe("listwise judging", () => {
   it.scoped("search-relevance over the fake server: one call per query, one journaled judgment per hit, the call's tokens shared", () =>
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make()
-      const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: tempDir() })
+      const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), {
+        input: searches,
+        outRoot: tempDir()
+      })
       expect(server.judgeCalls).toBe(HITS.filter((n) => n > 0).length)
       expect(outcome.judgments).toMatchObject({ total: TOTAL_HITS, ok: TOTAL_HITS, failed: 0 })
       const journal = readLines<Judgment>(Path.join(outcome.info.runDir, "judgments.jsonl"))
@@ -54,7 +66,10 @@ describe("listwise judging", () => {
       // Every call's reported prompt tokens, shared among its hits, add up to the judgments' total;
       // the run's total (what this invocation spent) also has the preflight's.
       const promptTokens = (requests: ReadonlyArray<FakeOpenAi.RecordedRequest>) =>
-        requests.reduce((s, r) => s + Math.ceil(r.body.messages!.reduce((n, m) => n + String(m.content).length, 0) / 4), 0)
+        requests.reduce(
+          (s, r) => s + Math.ceil(r.body.messages!.reduce((n, m) => n + String(m.content).length, 0) / 4),
+          0
+        )
       const serverTokens = promptTokens(server.judgeRequests)
       expect(outcome.tokens.input).toBe(promptTokens(server.requests))
       expect(server.preflights).toBe(1)
@@ -70,7 +85,10 @@ describe("listwise judging", () => {
 
       // Resume: everything from the journal, nothing called again.
       server.reset()
-      const again = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: Path.dirname(Path.dirname(outcome.info.runDir)) })
+      const again = yield* runWith(yield* searchPipeline(true), llmJudge(server), {
+        input: searches,
+        outRoot: Path.dirname(Path.dirname(outcome.info.runDir))
+      })
       expect(server.judgeCalls).toBe(0)
       expect(again.judgments).toMatchObject({ total: TOTAL_HITS, reused: TOTAL_HITS })
     }))
@@ -78,15 +96,23 @@ describe("listwise judging", () => {
   it.scoped("fewer prompt tokens per judged hit than pointwise on the same sample (both shown in the report)", () =>
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make()
-      const pointwise = yield* runWith(yield* searchPipeline(false), llmJudge(server), { input: searches, outRoot: tempDir() })
+      const pointwise = yield* runWith(yield* searchPipeline(false), llmJudge(server), {
+        input: searches,
+        outRoot: tempDir()
+      })
       const pointCalls = server.judgeCalls
       server.reset()
-      const listwise = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: searches, outRoot: tempDir() })
+      const listwise = yield* runWith(yield* searchPipeline(true), llmJudge(server), {
+        input: searches,
+        outRoot: tempDir()
+      })
       expect(pointCalls).toBe(TOTAL_HITS)
       expect(server.judgeCalls).toBe(7)
       const perHit = (o: typeof pointwise) => (o.summaries[0] as GradedSummary).tokens.perJudgedHit!.input
       expect(perHit(listwise)).toBeLessThan(perHit(pointwise) / 2)
-      expect(fs.readFileSync(Path.join(pointwise.info.runDir, "report.md"), "utf8")).toContain("Judged pointwise: one call per hit")
+      expect(fs.readFileSync(Path.join(pointwise.info.runDir, "report.md"), "utf8")).toContain(
+        "Judged pointwise: one call per hit"
+      )
     }))
 
   it.scoped("the cache works per list: an edited hit re-judges its query's list (its grades were given in that context), the others come from the cache", () =>
@@ -100,7 +126,11 @@ describe("listwise judging", () => {
       const edited = Path.join(tempDir(), "edited.jsonl")
       fs.writeFileSync(edited, [JSON.stringify(first), ...lines.slice(1)].join("\n") + "\n")
       server.reset()
-      const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), { input: edited, outRoot: out, cache: true })
+      const outcome = yield* runWith(yield* searchPipeline(true), llmJudge(server), {
+        input: edited,
+        outRoot: out,
+        cache: true
+      })
       expect(server.judgeCalls).toBe(1)
       expect(outcome.judgments).toMatchObject({ total: TOTAL_HITS, cached: TOTAL_HITS - HITS[0]! })
     }))
@@ -110,13 +140,20 @@ describe("listwise judging", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("course-retrieval"))
       const pointwise = yield* runWith(pipeline, HeuristicJudge.layer, { input: courses, outRoot: tempDir() })
       const listwise = yield* runWith(
-        { ...pipeline, judge: CourseRetrieval.judgeCourses("course-retrieval/relevance", { listwise: CourseRetrieval.listwiseRubric }) },
+        {
+          ...pipeline,
+          judge: CourseRetrieval.judgeCourses("course-retrieval/relevance", {
+            listwise: CourseRetrieval.listwiseRubric
+          })
+        },
         HeuristicJudge.layer,
         { input: courses, outRoot: tempDir() }
       )
       expect(listwise.judgments).toMatchObject({ total: 39, ok: 39 })
       const grades = (o: typeof pointwise) =>
-        readLines<GradedRecord>(Path.join(o.info.runDir, "records-iteration-1.jsonl")).map((r) => r.hits.map((h) => h.grade))
+        readLines<GradedRecord>(Path.join(o.info.runDir, "records-iteration-1.jsonl")).map((r) =>
+          r.hits.map((h) => h.grade)
+        )
       expect(grades(listwise)).toEqual(grades(pointwise))
       expect(readLines<Judgment>(Path.join(listwise.info.runDir, "judgments.jsonl"))).toHaveLength(39)
       expect((listwise.summaries[0] as GradedSummary).means).toEqual((pointwise.summaries[0] as GradedSummary).means)

@@ -11,9 +11,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { repoRoot } from "../support/RunPipeline.js"
 import { postgresAvailable, startPostgres } from "../support/Postgres.js"
 import { quickStartRunId } from "../support/QuickStart.js"
+import { repoRoot } from "../support/RunPipeline.js"
 
 const tmp = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-pack-"))
 const project = Path.join(tmp, "project")
@@ -24,8 +24,13 @@ let problem = ""
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(command, [...args], { cwd, timeout: 180_000, env: { ...process.env, OPENAI_API_KEY: "" } }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    execFile(
+      command,
+      [...args],
+      { cwd, timeout: 180_000, env: { ...process.env, OPENAI_API_KEY: "" } },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+    )
   })
 
 beforeAll(async () => {
@@ -37,8 +42,15 @@ beforeAll(async () => {
     return
   }
   fs.mkdirSync(project)
-  fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "user-project", version: "1.0.0", private: true, type: "module" }))
-  const install = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", Path.join(tmp, tarball)], project)
+  fs.writeFileSync(
+    Path.join(project, "package.json"),
+    JSON.stringify({ name: "user-project", version: "1.0.0", private: true, type: "module" })
+  )
+  const install = await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", Path.join(tmp, tarball)],
+    project
+  )
   if (install.code !== 0) {
     problem = `npm install of the tarball failed (no registry or cache?): ${install.stderr.slice(-500)}`
     return
@@ -64,7 +76,9 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
     expect(r.stderr).toContain("using the heuristic judge")
     expect(r.code).toBe(0)
     expect(r.stdout).toContain(`run: out/rag-answers/${quickStartRunId()}`)
-    expect(fs.readFileSync(Path.join(installed, `out/rag-answers/${quickStartRunId()}/report.md`), "utf8")).toContain("RAG answer evaluation")
+    expect(fs.readFileSync(Path.join(installed, `out/rag-answers/${quickStartRunId()}/report.md`), "utf8")).toContain(
+      "RAG answer evaluation"
+    )
     const list = await run("npx", ["--no-install", "rag-eval", "pipelines"], installed)
     expect(list.code).toBe(0)
     expect(list.stdout).toContain("evidence-retrieval")
@@ -72,13 +86,16 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
 
   it("a user's pipeline file importing \"rag-eval\", run by its path", async () => {
     if (installed === undefined) throw new Error(problem)
-    fs.writeFileSync(Path.join(installed, "my-pipeline.ts"), [
-      `import { Builtin, Pipeline, Scoring } from "rag-eval"`,
-      ``,
-      `const dimensions: ReadonlyArray<Scoring.Dimension> = [{ rubric: "rag-answers/groundedness", weight: 1 }]`,
-      `const base = Pipeline.instantiate(Builtin.ragAnswers, {})`,
-      `export default Pipeline.make({ ...base, name: "my-answers", description: "groundedness only", score: Scoring.rubricScore({ dimensions }) })`
-    ].join("\n"))
+    fs.writeFileSync(
+      Path.join(installed, "my-pipeline.ts"),
+      [
+        `import { Builtin, Pipeline, Scoring } from "rag-eval"`,
+        ``,
+        `const dimensions: ReadonlyArray<Scoring.Dimension> = [{ rubric: "rag-answers/groundedness", weight: 1 }]`,
+        `const base = Pipeline.instantiate(Builtin.ragAnswers, {})`,
+        `export default Pipeline.make({ ...base, name: "my-answers", description: "groundedness only", score: Scoring.rubricScore({ dimensions }) })`
+      ].join("\n")
+    )
     const r = await run("npx", ["--no-install", "rag-eval", "run", "./my-pipeline.ts", "--csv", sample], installed)
     expect(r.stderr).toContain("using the heuristic judge")
     // The base pipeline's judge stage (six dimensions) for each of the 12 cases; only groundedness is scored.
@@ -89,29 +106,51 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
   it("the install prints no engine warning, and installs none of the optional peers (cluster stack, pg, @effect/platform-node)", () => {
     if (installed === undefined) throw new Error(problem)
     expect(installOutput).not.toContain("EBADENGINE")
-    const pkg = JSON.parse(fs.readFileSync(Path.join(repoRoot, "package.json"), "utf8")) as { peerDependencies: Record<string, string> }
+    const pkg = JSON.parse(fs.readFileSync(Path.join(repoRoot, "package.json"), "utf8")) as {
+      peerDependencies: Record<string, string>
+    }
     const peers = Object.keys(pkg.peerDependencies)
     expect(peers).toEqual(expect.arrayContaining(["@effect/cluster", "@effect/sql-pg", "pg", "@effect/platform-node"]))
     for (const name of [...peers, "@effect/workflow", "@effect/rpc", "@effect/sql", "@effect/experimental"]) {
       expect(fs.existsSync(Path.join(installed, "node_modules", name)), name).toBe(false)
     }
     // The library's server entry point is the one that needs @effect/platform-node: Node names it.
-    const server = execFileSync(process.execPath, ["-e", `import("rag-eval/server").then(() => console.log("loaded"), (e) => console.log(e.message))`], { cwd: installed, encoding: "utf8" })
+    const server = execFileSync(process.execPath, [
+      "-e",
+      `import("rag-eval/server").then(() => console.log("loaded"), (e) => console.log(e.message))`
+    ], { cwd: installed, encoding: "utf8" })
     expect(server).toContain("Cannot find package '@effect/platform-node'")
   })
 
-  it.skipIf(!postgresAvailable)("--store works from the installed CLI without the peers: its bundle carries them (skipped without PostgreSQL)", async () => {
-    if (installed === undefined) throw new Error(problem)
-    const pg = await startPostgres()
-    try {
-      const migrate = await run("npx", ["--no-install", "rag-eval", "store", "migrate", "--store", pg.url], installed)
-      expect(migrate.stderr).not.toContain("error")
-      expect(migrate.code).toBe(0)
-      const r = await run("npx", ["--no-install", "rag-eval", "run", "rag-answers", "--csv", sample, "--limit", "2", "--store", pg.url, "--out", "stored"], installed)
-      expect(r.stderr).toContain("12 judgments: 12 ok, 0 failed")
-      expect(r.code).toBe(0)
-    } finally {
-      pg.stop()
-    }
-  }, 120_000)
+  it.skipIf(!postgresAvailable)(
+    "--store works from the installed CLI without the peers: its bundle carries them (skipped without PostgreSQL)",
+    async () => {
+      if (installed === undefined) throw new Error(problem)
+      const pg = await startPostgres()
+      try {
+        const migrate = await run("npx", ["--no-install", "rag-eval", "store", "migrate", "--store", pg.url], installed)
+        expect(migrate.stderr).not.toContain("error")
+        expect(migrate.code).toBe(0)
+        const r = await run("npx", [
+          "--no-install",
+          "rag-eval",
+          "run",
+          "rag-answers",
+          "--csv",
+          sample,
+          "--limit",
+          "2",
+          "--store",
+          pg.url,
+          "--out",
+          "stored"
+        ], installed)
+        expect(r.stderr).toContain("12 judgments: 12 ok, 0 failed")
+        expect(r.code).toBe(0)
+      } finally {
+        pg.stop()
+      }
+    },
+    120_000
+  )
 })

@@ -8,8 +8,8 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
-import { repoRoot } from "../support/RunPipeline.js"
 import { quickStartRunId } from "../support/QuickStart.js"
+import { repoRoot } from "../support/RunPipeline.js"
 
 const tmp = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-options-"))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
@@ -39,13 +39,17 @@ describe("built-in pipelines by name", () => {
   it("an unknown name lists the built-in ones (exit 2)", async () => {
     const r = await cli(["run", "rag-answer", "--csv", sampleCsv], { cwd: dir("unknown") })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain(`unknown pipeline "rag-answer": built-in pipelines are rag-answers, answer-synthesis, answer-correctness, course-retrieval, search-relevance, evidence-retrieval`)
+    expect(r.stderr).toContain(
+      `unknown pipeline "rag-answer": built-in pipelines are rag-answers, answer-synthesis, answer-correctness, course-retrieval, search-relevance, evidence-retrieval`
+    )
   })
 
   it("rag-eval pipelines lists the five with their options; run <pipeline> --help shows that pipeline's", async () => {
     const list = await cli(["pipelines"])
     expect(list.code).toBe(0)
-    for (const name of ["rag-answers", "answer-synthesis", "course-retrieval", "search-relevance", "evidence-retrieval"]) expect(list.stdout).toContain(name)
+    for (
+      const name of ["rag-answers", "answer-synthesis", "course-retrieval", "search-relevance", "evidence-retrieval"]
+    ) expect(list.stdout).toContain(name)
     expect(list.stdout).toContain("--fuzzy-threshold")
     const help = await cli(["run", "search-relevance", "--help"])
     expect(help.code).toBe(0)
@@ -67,7 +71,9 @@ describe("options that do not apply are refused", () => {
     const cwd = dir("listwise-rag")
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--listwise"], { cwd })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("error: --listwise does not apply to rag-answers (its options: --rubrics, --only-rubrics)")
+    expect(r.stderr).toContain(
+      "error: --listwise does not apply to rag-answers (its options: --rubrics, --only-rubrics)"
+    )
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
   })
 
@@ -75,13 +81,19 @@ describe("options that do not apply are refused", () => {
     const a = await cli(["run", "rag-answers", "--csv", sampleCsv, "--retriever", "bm25"], { cwd: dir("bm25-rag") })
     expect(a.code).toBe(2)
     expect(a.stderr).toContain("--retriever does not apply to rag-answers")
-    const b = await cli(["run", "search-relevance", "--input", searchSample, "--fuzzy-threshold", "0.5"], { cwd: dir("fuzzy-search") })
+    const b = await cli(["run", "search-relevance", "--input", searchSample, "--fuzzy-threshold", "0.5"], {
+      cwd: dir("fuzzy-search")
+    })
     expect(b.code).toBe(2)
-    expect(b.stderr).toMatch(/--fuzzy-threshold does not apply to search-relevance \(its options: --retriever, --top-k, .*--listwise, --fields\)/)
+    expect(b.stderr).toMatch(
+      /--fuzzy-threshold does not apply to search-relevance \(its options: --retriever, --top-k, .*--listwise, --fields\)/
+    )
   })
 
   it("--prefetch-limit on precomputed hits: exit 2, it only means something to a live retriever", async () => {
-    const r = await cli(["run", "search-relevance", "--input", searchSample, "--prefetch-limit", "50"], { cwd: dir("prefetch") })
+    const r = await cli(["run", "search-relevance", "--input", searchSample, "--prefetch-limit", "50"], {
+      cwd: dir("prefetch")
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain("--prefetch-limit applies only to a live retriever (--retriever http or bm25)")
   })
@@ -101,12 +113,18 @@ describe("the environment: announced, recorded, checked", () => {
 
   it("RAG_EVAL_TOP_K wins over its alias; a flag wins over both", async () => {
     const a = dir("env-both")
-    const r = await cli(["run", "search-relevance", "--input", searchSample], { cwd: a, env: { RAG_TOP_K: "2", RAG_EVAL_TOP_K: "3" } })
+    const r = await cli(["run", "search-relevance", "--input", searchSample], {
+      cwd: a,
+      env: { RAG_TOP_K: "2", RAG_EVAL_TOP_K: "3" }
+    })
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("RAG_EVAL_TOP_K=3 from the environment")
     expect(manifestOf(Path.join(a, "out"), "search-relevance").options).toEqual({ topK: 3 })
     const b = dir("env-flag")
-    const f = await cli(["run", "search-relevance", "--input", searchSample, "--top-k", "4"], { cwd: b, env: { RAG_TOP_K: "2" } })
+    const f = await cli(["run", "search-relevance", "--input", searchSample, "--top-k", "4"], {
+      cwd: b,
+      env: { RAG_TOP_K: "2" }
+    })
     expect(f.code).toBe(0)
     expect(f.stderr).not.toContain("from the environment")
     expect(manifestOf(Path.join(b, "out"), "search-relevance").optionSources).toEqual({ topK: "--top-k" })
@@ -114,14 +132,20 @@ describe("the environment: announced, recorded, checked", () => {
 
   it("a variable of an option the pipeline does not take changes nothing and is not recorded", async () => {
     const cwd = dir("env-unrelated")
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv], { cwd, env: { RAG_TOP_K: "2", RAG_EVAL_LISTWISE: "1" } })
+    const r = await cli(["run", "rag-answers", "--csv", sampleCsv], {
+      cwd,
+      env: { RAG_TOP_K: "2", RAG_EVAL_LISTWISE: "1" }
+    })
     expect(r.code).toBe(0)
     expect(r.stdout).toContain(quickStartRunId())
     expect(manifestOf(Path.join(cwd, "out"), "rag-answers").options).toEqual({})
   })
 
   it("an invalid value names the variable and what was expected (exit 2)", async () => {
-    const r = await cli(["run", "search-relevance", "--input", searchSample], { cwd: dir("env-bad"), env: { RAG_TOP_K: "ten" } })
+    const r = await cli(["run", "search-relevance", "--input", searchSample], {
+      cwd: dir("env-bad"),
+      env: { RAG_TOP_K: "ten" }
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`RAG_TOP_K (from the environment, for --top-k) must be a whole number ≥ 1 (got "ten")`)
   })
@@ -130,8 +154,20 @@ describe("the environment: announced, recorded, checked", () => {
 describe("--config FILE", () => {
   it("JSON: keys are long flag names; the command line wins", async () => {
     const cwd = dir("config-json")
-    fs.writeFileSync(Path.join(cwd, "rag-eval.json"), JSON.stringify({ "top-k": 2, listwise: true, "run-id": "from-config", fields: ["title", "text"] }))
-    const r = await cli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.json", "--top-k", "3"], { cwd })
+    fs.writeFileSync(
+      Path.join(cwd, "rag-eval.json"),
+      JSON.stringify({ "top-k": 2, listwise: true, "run-id": "from-config", fields: ["title", "text"] })
+    )
+    const r = await cli([
+      "run",
+      "search-relevance",
+      "--input",
+      searchSample,
+      "--config",
+      "rag-eval.json",
+      "--top-k",
+      "3"
+    ], { cwd })
     // 7 queries × the command line's 3 hits (the file's 2 would judge 14).
     expect(r.stderr).toContain("21 judgments: 21 ok, 0 failed")
     expect(r.stderr).not.toContain("error")
@@ -145,18 +181,24 @@ describe("--config FILE", () => {
     fs.writeFileSync(Path.join(cwd, "rag-eval.yaml"), "# a comment\ntop-k: 2\nrun-id: yaml-run\nlistwise: true\n")
     const r = await cli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.yaml"], { cwd })
     expect(r.code).toBe(0)
-    expect(JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/yaml-run/manifest.json"), "utf8")).options).toEqual({ topK: 2, listwise: true })
+    expect(JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/yaml-run/manifest.json"), "utf8")).options)
+      .toEqual({ topK: 2, listwise: true })
   })
 
   it("gates in the file: fail-under / fail-over as maps, checked on the declared scale like the flags", async () => {
     const cwd = dir("config-gates")
-    fs.writeFileSync(Path.join(cwd, "gates.yaml"), "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failed: 0\n")
+    fs.writeFileSync(
+      Path.join(cwd, "gates.yaml"),
+      "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failed: 0\n"
+    )
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/error: --fail-under: composite = [\d.]+%, below 99%/)
     expect(r.stderr).not.toContain("clarity =")
     fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failed: 0 } }))
-    const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], { cwd })
+    const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], {
+      cwd
+    })
     expect(w.code).toBe(2)
     expect(w.stderr).toContain("--fail-under failed=0: lower is better for failed, so its gate is --fail-over failed=…")
     expect(fs.existsSync(Path.join(cwd, "wrong-out"))).toBe(false)
@@ -184,7 +226,16 @@ describe("--config FILE", () => {
 describe("rag-eval resume <run-dir>", () => {
   it("runs the run's own command again, from its directory, with secrets left to the environment", async () => {
     const cwd = dir("resume")
-    const first = await cli(["run", "search-relevance", "--input", searchSample, "--top-k", "2", "--run-id", "to-resume"], { cwd })
+    const first = await cli([
+      "run",
+      "search-relevance",
+      "--input",
+      searchSample,
+      "--top-k",
+      "2",
+      "--run-id",
+      "to-resume"
+    ], { cwd })
     expect(first.code).toBe(0)
     const runDir = Path.join(cwd, "out/search-relevance/to-resume")
     // Half the journal lost, as after a crash: resume re-judges what is missing.
@@ -225,13 +276,19 @@ describe("the library never touches the environment", () => {
     // The entry point reads NO_COLOR and COLUMNS (terminal conventions, not settings) before anything runs.
     expect(offenders).toEqual(["src/bin.ts"])
     const bin = fs.readFileSync(Path.join(repoRoot, "src/bin.ts"), "utf8")
-    expect([...bin.matchAll(/process\.env\b[^\n]*/g)].map((m) => m[0])).toEqual(["process.env, process.stdout.isTTY)", "process.env, process.stderr.isTTY)", "process.env, process.stdout)"])
+    expect([...bin.matchAll(/process\.env\b[^\n]*/g)].map((m) => m[0])).toEqual([
+      "process.env, process.stdout.isTTY)",
+      "process.env, process.stderr.isTTY)",
+      "process.env, process.stdout)"
+    ])
   })
 })
 
 describe("--iterations with a deterministic judge", () => {
   it("says once on stderr that the heuristic judge's iterations will agree exactly", async () => {
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--iterations", "2", "--limit", "3"], { cwd: dir("iterations") })
+    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--iterations", "2", "--limit", "3"], {
+      cwd: dir("iterations")
+    })
     expect(r.code).toBe(0)
     expect(r.stderr.split("the heuristic judge is deterministic: iterations will agree exactly").length).toBe(2)
   })

@@ -18,11 +18,11 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { cli, start, waitFor } from "../support/ChildCli.js"
 import { writeCsv } from "../../bench/gen.js"
+import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { freePort } from "../support/Ports.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
@@ -37,7 +37,19 @@ const csvOf = (dir: string, rows: number) => {
 }
 
 const llm = (url: string, input: string, out: string, ...extra: ReadonlyArray<string>) => [
-  "run", pipeline, "--csv", input, "--out", out, "--provider", "openai-compatible", "--base-url", url, "--model", "fake", ...extra
+  "run",
+  pipeline,
+  "--csv",
+  input,
+  "--out",
+  out,
+  "--provider",
+  "openai-compatible",
+  "--base-url",
+  url,
+  "--model",
+  "fake",
+  ...extra
 ]
 
 const runDirOf = (out: string) => {
@@ -50,69 +62,79 @@ const runDirOf = (out: string) => {
 const journalLines = (runDir: string) => {
   const path = Path.join(runDir, "judgments.jsonl")
   if (!fs.existsSync(path)) return []
-  return fs.readFileSync(path, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { status: string; failure?: string; key: string })
+  return fs.readFileSync(path, "utf8").split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l) as { status: string; failure?: string; key: string }
+  )
 }
 
-const manifestOf = (runDir: string) => JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as Record<string, any>
+const manifestOf = (runDir: string) =>
+  JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8")) as Record<string, any>
 
+describe.concurrent(
+  "a rate-limited server (600 requests/min as a token bucket, burst 10)",
+  { timeout: 120_000 },
+  () => {
+    // Outcomes only: every judgment ends ok and is paid for once. How many requests meet a 429 and how
+    // long the run takes against the limit's ideal depend on the machine's load here; they are asserted
+    // on the simulated server (test/providers/RatePolicy.test.ts) and measured by `npm run bench`.
+    for (const chargeRejected of [false, true]) {
+      const rule = chargeRejected ? "charging rejected requests (as OpenAI does)" : "not charging rejected requests"
+      const limit = { rpm: 600, burst: 10, chargeRejected }
 
-describe.concurrent("a rate-limited server (600 requests/min as a token bucket, burst 10)", { timeout: 120_000 }, () => {
-  // Outcomes only: every judgment ends ok and is paid for once. How many requests meet a 429 and how
-  // long the run takes against the limit's ideal depend on the machine's load here; they are asserted
-  // on the simulated server (test/providers/RatePolicy.test.ts) and measured by `npm run bench`.
-  for (const chargeRejected of [false, true]) {
-    const rule = chargeRejected ? "charging rejected requests (as OpenAI does)" : "not charging rejected requests"
-    const limit = { rpm: 600, burst: 10, chargeRejected }
+      it(`${rule}; default flags, --concurrency 32, no --rpm: every judgment ends ok, each paid once; the manifest tells the rate control`, async () => {
+        const server = await FakeOpenAi.start({ record: false, limit })
+        try {
+          const out = tempDir()
+          const input = csvOf(out, 25)
+          const r = await cli(llm(server.url, input, out, "--concurrency", "32"))
+          expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
+          expect(r.code).toBe(0)
+          expect(server.paidJudgeCalls).toBe(150)
+          const manifest = manifestOf(runDirOf(out))
+          expect(manifest.rateControl.concurrency.max).toBe(32)
+          expect(manifest.rateControl.rateLimited).toBe(server.limited)
+          expect(manifest.preflight.structuredOutput).toBe("json_schema")
+          // The progress line shows the level the judge runs at.
+          expect(r.stderr).toMatch(/concurrency \d+\/32/)
+          expect(journalLines(runDirOf(out)).every((j) => j.status === "ok")).toBe(true)
+        } finally {
+          await server.close()
+        }
+      })
 
-    it(`${rule}; default flags, --concurrency 32, no --rpm: every judgment ends ok, each paid once; the manifest tells the rate control`, async () => {
-      const server = await FakeOpenAi.start({ record: false, limit })
+      it(`${rule}; --rpm 600 (the server's own limit): every judgment ends ok, each paid once`, async () => {
+        const server = await FakeOpenAi.start({ record: false, latencyMs: 20, limit })
+        try {
+          const out = tempDir()
+          const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32", "--rpm", "600"))
+          expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
+          expect(r.code).toBe(0)
+          expect(server.paidJudgeCalls).toBe(150)
+          expect(manifestOf(runDirOf(out)).rateControl.rateLimited).toBe(server.limited)
+        } finally {
+          await server.close()
+        }
+      })
+    }
+
+    it("x-ratelimit headers and retry-after-ms, 50 ms latency: every judgment ends ok, each paid once", async () => {
+      const server = await FakeOpenAi.start({
+        record: false,
+        latencyMs: 50,
+        limit: { rpm: 600, burst: 10, headers: true, retryAfter: "ms" }
+      })
       try {
         const out = tempDir()
-        const input = csvOf(out, 25)
-        const r = await cli(llm(server.url, input, out, "--concurrency", "32"))
+        const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32"))
         expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
         expect(r.code).toBe(0)
         expect(server.paidJudgeCalls).toBe(150)
-        const manifest = manifestOf(runDirOf(out))
-        expect(manifest.rateControl.concurrency.max).toBe(32)
-        expect(manifest.rateControl.rateLimited).toBe(server.limited)
-        expect(manifest.preflight.structuredOutput).toBe("json_schema")
-        // The progress line shows the level the judge runs at.
-        expect(r.stderr).toMatch(/concurrency \d+\/32/)
-        expect(journalLines(runDirOf(out)).every((j) => j.status === "ok")).toBe(true)
-      } finally {
-        await server.close()
-      }
-    })
-
-    it(`${rule}; --rpm 600 (the server's own limit): every judgment ends ok, each paid once`, async () => {
-      const server = await FakeOpenAi.start({ record: false, latencyMs: 20, limit })
-      try {
-        const out = tempDir()
-        const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32", "--rpm", "600"))
-        expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
-        expect(r.code).toBe(0)
-        expect(server.paidJudgeCalls).toBe(150)
-        expect(manifestOf(runDirOf(out)).rateControl.rateLimited).toBe(server.limited)
       } finally {
         await server.close()
       }
     })
   }
-
-  it("x-ratelimit headers and retry-after-ms, 50 ms latency: every judgment ends ok, each paid once", async () => {
-    const server = await FakeOpenAi.start({ record: false, latencyMs: 50, limit: { rpm: 600, burst: 10, headers: true, retryAfter: "ms" } })
-    try {
-      const out = tempDir()
-      const r = await cli(llm(server.url, csvOf(out, 25), out, "--concurrency", "32"))
-      expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
-      expect(r.code).toBe(0)
-      expect(server.paidJudgeCalls).toBe(150)
-    } finally {
-      await server.close()
-    }
-  })
-})
+)
 
 describe.concurrent("waiting out a rate limit", { timeout: 120_000 }, () => {
   it("the first Ctrl+C ends a wait at once (a 10-minute Retry-After): exit 130, nothing lost, the same command resumes", async () => {
@@ -142,7 +164,8 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
    * Run until exit. That it stops at once is told by the requests it made (the preflight's one, or
    * the calls that started together), not by a time on the real clock, which the machine's load moves.
    */
-  const fatalRun = (args: ReadonlyArray<string>, env?: Record<string, string>) => start(args, env === undefined ? {} : { env }).result
+  const fatalRun = (args: ReadonlyArray<string>, env?: Record<string, string>) =>
+    start(args, env === undefined ? {} : { env }).result
 
   const expectNothingJournaled = (out: string) => {
     const root = Path.join(out, "rag-answers")
@@ -160,7 +183,11 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
         const out = tempDir()
         const r = await fatalRun(llm(server.url, sample, out, "--api-key", "sk-wrong", ...flags))
         expect(r.code).toBe(2)
-        expect(r.stderr.trim().split("\n").at(-1)).toBe(`error: openai-compatible at ${new URL(server.url).host} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
+        expect(r.stderr.trim().split("\n").at(-1)).toBe(
+          `error: openai-compatible at ${
+            new URL(server.url).host
+          } rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`
+        )
         expect(r.stderr).not.toContain("sk-wrong")
         // The preflight is one call; without it, at most the calls that started at once (--concurrency 8).
         expect(server.calls).toBeLessThanOrEqual(preflight ? 1 : 8)
@@ -176,7 +203,9 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
         const out = tempDir()
         const r = await fatalRun(llm(server.url, sample, out, ...flags))
         expect(r.code).toBe(2)
-        expect(r.stderr).toContain(`error: openai-compatible at ${new URL(server.url).host} does not serve model "fake" (HTTP 404`)
+        expect(r.stderr).toContain(
+          `error: openai-compatible at ${new URL(server.url).host} does not serve model "fake" (HTTP 404`
+        )
         expect(r.stderr).toContain("check --model")
         expect(server.calls).toBeLessThanOrEqual(preflight ? 1 : 8)
         expectNothingJournaled(out)
@@ -190,7 +219,9 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const out = tempDir()
       const r = await fatalRun(llm(`http://127.0.0.1:${port}/v1`, sample, out, ...flags))
       expect(r.code).toBe(2)
-      expect(r.stderr).toContain(`error: cannot reach openai-compatible at 127.0.0.1:${port} (connection refused): is the server running? check --base-url`)
+      expect(r.stderr).toContain(
+        `error: cannot reach openai-compatible at 127.0.0.1:${port} (connection refused): is the server running? check --base-url`
+      )
       expectNothingJournaled(out)
     })
   }
@@ -201,7 +232,9 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const out = tempDir()
       const r = await fatalRun(llm(`${server.origin}/api`, sample, out))
       expect(r.code).toBe(2)
-      expect(r.stderr).toContain(`answered HTTP 404 for its chat-completions endpoint: check --base-url (it usually ends in /v1)`)
+      expect(r.stderr).toContain(
+        `answered HTTP 404 for its chat-completions endpoint: check --base-url (it usually ends in /v1)`
+      )
       expectNothingJournaled(out)
     } finally {
       await server.close()
@@ -211,7 +244,9 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
   it("an Ollama that is not running", async () => {
     const port = await freePort()
     const out = tempDir()
-    const r = await fatalRun(["run", pipeline, "--csv", sample, "--out", out, "--provider", "ollama"], { OLLAMA_HOST: `127.0.0.1:${port}` })
+    const r = await fatalRun(["run", pipeline, "--csv", sample, "--out", out, "--provider", "ollama"], {
+      OLLAMA_HOST: `127.0.0.1:${port}`
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`error: cannot reach ollama at 127.0.0.1:${port} (connection refused): is it running?`)
     expectNothingJournaled(out)
@@ -258,7 +293,8 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
   it("judge failures (unusable answers after repairs) are kept and said so; --retry-failed asks them again", async () => {
     const server = await FakeOpenAi.start({
       // Clarity answers are never usable; everything else is.
-      answer: (request) => String(request.body.messages?.[0]?.content).includes("Clarity") ? "no idea" : FakeOpenAi.defaultAnswer(request)
+      answer: (request) =>
+        String(request.body.messages?.[0]?.content).includes("Clarity") ? "no idea" : FakeOpenAi.defaultAnswer(request)
     })
     try {
       const out = tempDir()
@@ -268,7 +304,9 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       const id = Path.basename(runDirOf(out))
       server.reset()
       const second = await cli(args)
-      expect(second.stderr).toContain(`resuming run ${id}: 72 of 72 judgments done (12 failed judgments kept; --retry-failed asks again)`)
+      expect(second.stderr).toContain(
+        `resuming run ${id}: 72 of 72 judgments done (12 failed judgments kept; --retry-failed asks again)`
+      )
       // Nothing is left to judge: nothing is sent, not even the preflight.
       expect(server.calls).toBe(0)
       server.setBehaviour({ answer: FakeOpenAi.defaultAnswer })
@@ -331,16 +369,28 @@ describe.concurrent("rag-eval report on a run judged at a custom endpoint", { ti
 
 describe.concurrent("flags are checked as they are parsed", { timeout: 120_000 }, () => {
   const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-    [["--provider", "openai-compatible", "--model", "m", "--base-url", "localhost:8000"], "--base-url must be an http or https URL"],
-    [["--provider", "openai-compatible", "--model", "m", "--base-url", "not a url"], "--base-url must be an absolute http(s) URL"],
-    [["--provider", "openai-compatible", "--model", "m", "--base-url", "ftp://example.com/v1"], "--base-url must be an http or https URL"],
+    [
+      ["--provider", "openai-compatible", "--model", "m", "--base-url", "localhost:8000"],
+      "--base-url must be an http or https URL"
+    ],
+    [
+      ["--provider", "openai-compatible", "--model", "m", "--base-url", "not a url"],
+      "--base-url must be an absolute http(s) URL"
+    ],
+    [
+      ["--provider", "openai-compatible", "--model", "m", "--base-url", "ftp://example.com/v1"],
+      "--base-url must be an http or https URL"
+    ],
     [["--timeout", "0"], "--timeout must be greater than 0"],
     [["--rpm", "0"], "--rpm must be greater than 0"],
     [["--tpm", "-5"], "--tpm must be greater than 0"],
     [["--burst", "0"], "--burst must be greater than 0"],
     [["--concurrency", "0"], "--concurrency must be at least 1"],
     [["--max-wait", "soon"], "--max-wait must be a duration"],
-    [["--provider", "openai", "--api-key", "k", "--temperature", "3"], "--temperature must be between 0 and 2 for openai"],
+    [
+      ["--provider", "openai", "--api-key", "k", "--temperature", "3"],
+      "--temperature must be between 0 and 2 for openai"
+    ],
     [["--temperature", "-1"], "--temperature must be 0 or more"]
   ]
   for (const [flags, message] of cases) {

@@ -17,8 +17,24 @@ const JUDGMENTS = 72
 const KEY = "sk-resume-test-secret-0123456789"
 
 const runArgs = (url: string, out: string) => [
-  "run", "rag-answers", "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", url, "--model", "fake",
-  "--api-key", KEY, "--concurrency", "4", "--format", "markdown,csv,json"
+  "run",
+  "rag-answers",
+  "--csv",
+  sample,
+  "--out",
+  out,
+  "--provider",
+  "openai-compatible",
+  "--base-url",
+  url,
+  "--model",
+  "fake",
+  "--api-key",
+  KEY,
+  "--concurrency",
+  "4",
+  "--format",
+  "markdown,csv,json"
 ]
 
 const runDirOf = (out: string) => {
@@ -39,7 +55,8 @@ const judgmentsOf = (runDir: string) =>
   }).sort((a, b) => String(a.key).localeCompare(String(b.key)))
 
 /** Metrics files without their timing figures. */
-const withoutTimes = (text: string) => JSON.stringify(JSON.parse(text), (k, v) => /latency|duration|seconds|At$/i.test(k) ? undefined : v)
+const withoutTimes = (text: string) =>
+  JSON.stringify(JSON.parse(text), (k, v) => /latency|duration|seconds|At$/i.test(k) ? undefined : v)
 
 describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
   it("three resumes with Ctrl+C between them: every judgment asked once, the records of an uninterrupted run", async () => {
@@ -88,7 +105,9 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
       expect(m.status).toBe("complete")
       expect(m.argv).toEqual(original)
       expect(m.command).toBe(["rag-eval", ...original].join(" "))
-      for (const file of ["manifest.json", "judgments.jsonl", "report.md", "report.json"]) expect(read(runDir, file)).not.toContain(KEY)
+      for (const file of ["manifest.json", "judgments.jsonl", "report.md", "report.json"]) {
+        expect(read(runDir, file)).not.toContain(KEY)
+      }
 
       // The same command, never interrupted, against the same server: the same results.
       const straightOut = tempDir("rag-eval-straight-")
@@ -100,7 +119,9 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
       expect(judgmentsOf(runDir)).toHaveLength(JUDGMENTS)
       expect(read(runDir, "records-iteration-1.jsonl")).toBe(read(straightDir, "records-iteration-1.jsonl"))
       expect(read(runDir, "report.csv")).toBe(read(straightDir, "report.csv"))
-      expect(withoutTimes(read(runDir, "final-metrics.json"))).toBe(withoutTimes(read(straightDir, "final-metrics.json")))
+      expect(withoutTimes(read(runDir, "final-metrics.json"))).toBe(
+        withoutTimes(read(straightDir, "final-metrics.json"))
+      )
     } finally {
       await server.close()
     }
@@ -108,7 +129,17 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
 
   it("a flag given after the run directory replaces the run's own for that resume only; --fresh is never replayed", async () => {
     const cwd = tempDir("rag-eval-resume-flags-")
-    const first = await cli(["run", "rag-answers", "--csv", sample, "--concurrency", "3", "--fresh", "--run-id", "flags"], { cwd })
+    const first = await cli([
+      "run",
+      "rag-answers",
+      "--csv",
+      sample,
+      "--concurrency",
+      "3",
+      "--fresh",
+      "--run-id",
+      "flags"
+    ], { cwd })
     expect(first.code).toBe(0)
     const runDir = Path.join(cwd, "out/rag-answers/flags")
     const recorded = manifestOf(runDir).argv

@@ -12,12 +12,12 @@ import type { AddressInfo } from "node:net"
 import * as Path from "node:path"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import { readRows } from "../../src/load/Rows.js"
-import { evaluateEvidence } from "../../src/metrics/evidence.js"
 import type { EvidenceRecord, EvidenceRunSummary } from "../../src/kinds/evidence/EvidenceRetrieval.js"
 import { loadQueries } from "../../src/kinds/evidence/EvidenceRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
 import { loadRequests } from "../../src/kinds/search/SearchRelevance.js"
+import { readRows } from "../../src/load/Rows.js"
+import { evaluateEvidence } from "../../src/metrics/evidence.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
 import { fromEnv, precomputedWith } from "../../src/retrieval/RetrievalSetup.js"
@@ -31,7 +31,9 @@ const evidence = sample("evidence-retrieval", "sample.jsonl")
 const corpus = sample("evidence-retrieval", "corpus.jsonl")
 
 const readRecords = <R>(runDir: string) =>
-  fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as R)
+  fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) =>
+    JSON.parse(l) as R
+  )
 
 const csvRows = (path: string) => Stream.runCollect(readRows(path)).pipe(Effect.map(Chunk.toReadonlyArray))
 
@@ -48,8 +50,25 @@ describe("course-retrieval", () => {
       expect(outcome.judgments).toMatchObject({ total: 39, ok: 39, failed: 0 })
       const summary = outcome.summaries[0] as GradedSummary
       const records = readRecords<GradedRecord>(outcome.info.runDir)
-      expect(records.map((r) => [r.caseId, r.hits.length])).toEqual([["v1-001", 10], ["v1-002", 10], ["v1-003", 8], ["v1-004", 6], ["v1-005", 5], ["v1-006", 0]])
-      for (const metric of ["averageRelevance", "highlyRelevantRate", "irrelevantRate", "ndcg@5", "ndcg@10", "precision@5", "precision@10"]) {
+      expect(records.map((r) => [r.caseId, r.hits.length])).toEqual([
+        ["v1-001", 10],
+        ["v1-002", 10],
+        ["v1-003", 8],
+        ["v1-004", 6],
+        ["v1-005", 5],
+        ["v1-006", 0]
+      ])
+      for (
+        const metric of [
+          "averageRelevance",
+          "highlyRelevantRate",
+          "irrelevantRate",
+          "ndcg@5",
+          "ndcg@10",
+          "precision@5",
+          "precision@10"
+        ]
+      ) {
         expect(summary.means[metric]).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[metric]))!, 12)
       }
       expect(summary.counts.averageRelevance).toBe(5) // v1-006 retrieved nothing: no average
@@ -57,17 +76,42 @@ describe("course-retrieval", () => {
       const byId = new Map(records.map((r) => [r.caseId, r]))
       // The prompt injection in a pottery course's outcomes does not buy it a grade.
       expect(byId.get("v1-005")!.hits.find((h) => h.id === "ART105")!.grade).toBe(0)
-      expect(byId.get("v1-001")!.hits[0]).toMatchObject({ id: "CS210", label: "Web Development Fundamentals (CS210)", grade: 3 })
+      expect(byId.get("v1-001")!.hits[0]).toMatchObject({
+        id: "CS210",
+        label: "Web Development Fundamentals (CS210)",
+        grade: 3
+      })
 
       const dir = outcome.info.runDir
       const md = fs.readFileSync(Path.join(dir, "report.md"), "utf8")
-      for (const text of ["# Course retrieval evaluation", "Proxy metrics — no ground truth", "true recall (and F1) cannot be computed", "## Retrieval parameters", "### Course relevance (0–3", "## Results (averaged over cases)", "### Interpretation bands", "| ≥ 0.9 | Excellent | Near-perfect ranking |", "| < 0.4 | Poor | Few top results are relevant |", "## Per-case results", "## Per-case details", "heuristic judge"]) {
+      for (
+        const text of [
+          "# Course retrieval evaluation",
+          "Proxy metrics — no ground truth",
+          "true recall (and F1) cannot be computed",
+          "## Retrieval parameters",
+          "### Course relevance (0–3",
+          "## Results (averaged over cases)",
+          "### Interpretation bands",
+          "| ≥ 0.9 | Excellent | Near-perfect ranking |",
+          "| < 0.4 | Poor | Few top results are relevant |",
+          "## Per-case results",
+          "## Per-case details",
+          "heuristic judge"
+        ]
+      ) {
         expect(md).toContain(text)
       }
       expect(md).toMatch(/\*\*NDCG@10 \d\.\d{3} — (Excellent|Good|Fair|Poor): /)
       const rows = yield* csvRows(Path.join(dir, "report.csv"))
       expect(rows).toHaveLength(6)
-      expect(rows[0]!.values).toMatchObject({ id: "v1-001", skill: "web development", totalCourses: "10", grades: records[0]!.hits.map((h) => h.grade).join(" "), retrieval: "ok" })
+      expect(rows[0]!.values).toMatchObject({
+        id: "v1-001",
+        skill: "web development",
+        totalCourses: "10",
+        grades: records[0]!.hits.map((h) => h.grade).join(" "),
+        retrieval: "ok"
+      })
       const qrels = fs.readFileSync(Path.join(dir, "qrels.txt"), "utf8").trim().split("\n")
       expect(qrels).toHaveLength(39)
       expect(qrels[0]).toBe(`v1-001 0 CS210 ${records[0]!.hits[0]!.grade}`)
@@ -104,15 +148,31 @@ describe("search-relevance", () => {
       expect(outcome.judgments).toMatchObject({ total: 25, ok: 25, failed: 0 })
       const records = readRecords<GradedRecord>(outcome.info.runDir)
       const summary = outcome.summaries[0] as GradedSummary
-      expect(records.flatMap((r) => r.hits).every((h) => h.confidence !== undefined && h.confidence >= 1 && h.confidence <= 5)).toBe(true)
-      for (const m of ["ndcg", "ndcg@10", "map", "mrr"]) expect(summary.means[m]).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[m]))!, 12)
+      expect(
+        records.flatMap((r) => r.hits).every((h) =>
+          h.confidence !== undefined && h.confidence >= 1 && h.confidence <= 5
+        )
+      ).toBe(true)
+      for (const m of ["ndcg", "ndcg@10", "map", "mrr"]) {
+        expect(summary.means[m]).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[m]))!, 12)
+      }
       const byId = new Map(records.map((r) => [r.caseId, r]))
       expect(byId.get("sr-001")!.hits[0]).toMatchObject({ id: "a", grade: 3 }) // "Paris is the capital…"
       expect(byId.get("sr-007")!.hits.find((h) => h.id === "f2")!.grade).toBeLessThan(2) // the injected hit
       expect(byId.get("sr-008")!.metrics).toMatchObject({ ndcg: 0, map: 0, mrr: 0 })
       expect(byId.get("sr-008")!.flagged).toContain("ndcg")
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
-      for (const text of ["# Search relevance evaluation", "Proxy metrics — judged relevance, no gold labels", "## Results (mean over queries)", "## Judge usage", "| Per judged hit |", "## Per-hit judgments", "Confidence"]) expect(md).toContain(text)
+      for (
+        const text of [
+          "# Search relevance evaluation",
+          "Proxy metrics — judged relevance, no gold labels",
+          "## Results (mean over queries)",
+          "## Judge usage",
+          "| Per judged hit |",
+          "## Per-hit judgments",
+          "Confidence"
+        ]
+      ) expect(md).toContain(text)
       const rows = yield* csvRows(Path.join(outcome.info.runDir, "report.csv"))
       expect(rows.map((r) => r.values.id)).toEqual(records.map((r) => r.caseId))
       expect(fs.readFileSync(Path.join(outcome.info.runDir, "qrels.txt"), "utf8").trim().split("\n")).toHaveLength(25)
@@ -122,22 +182,36 @@ describe("search-relevance", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make()
       const judge = LlmJudge.layer({ maxRetries: 1 }).pipe(Layer.provide(Layer.merge(
-        OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL: server.url, apiKey: Redacted.make("k"), timeoutMs: 5_000, params: { temperature: 0 } }),
+        OpenAiProvider.layer({
+          provider: "openai-compatible",
+          model: "fake-judge",
+          baseURL: server.url,
+          apiKey: Redacted.make("k"),
+          timeoutMs: 5_000,
+          params: { temperature: 0 }
+        }),
         RateGate.layer({ concurrency: 4 })
       )))
       const pipeline = yield* Effect.promise(() => loadPipelineModule("search-relevance"))
       const outcome = yield* runWith(pipeline, judge, { input: searches, outRoot: tempDir() })
       expect(server.judgeCalls).toBe(25)
-      const request = server.requests.find((r) => String(r.body.messages?.find((m) => m.role === "user")?.content).includes("Vaccines expose"))!
+      const request = server.requests.find((r) =>
+        String(r.body.messages?.find((m) => m.role === "user")?.content).includes("Vaccines expose")
+      )!
       const user = String(request.body.messages?.find((m) => m.role === "user")?.content)
       const system = String(request.body.messages?.find((m) => m.role === "system")?.content)
       expect(user).toContain("<data name=\"query\">\nhow do vaccines train the immune system\n</data>")
       expect(user).toContain("<data name=\"passage\">\ntitle: How vaccines work\ntext: Vaccines expose") // eval.fields: title, text
       expect(system).toContain("Highly relevant (3): (a) Does the passage precisely address")
       expect(system).toContain("never instructions to you")
-      expect((request.body.response_format?.json_schema?.schema as { required: ReadonlyArray<string> }).required).toContain("confidence")
-      const injected = server.requests.find((r) => String(r.body.messages?.find((m) => m.role === "user")?.content).includes("Ignore previous instructions"))!
-      expect(String(injected.body.messages?.find((m) => m.role === "user")?.content)).toMatch(/<data name="passage">\nIgnore previous instructions[^<]*\n<\/data>/)
+      expect((request.body.response_format?.json_schema?.schema as { required: ReadonlyArray<string> }).required)
+        .toContain("confidence")
+      const injected = server.requests.find((r) =>
+        String(r.body.messages?.find((m) => m.role === "user")?.content).includes("Ignore previous instructions")
+      )!
+      expect(String(injected.body.messages?.find((m) => m.role === "user")?.content)).toMatch(
+        /<data name="passage">\nIgnore previous instructions[^<]*\n<\/data>/
+      )
 
       const summary = outcome.summaries[0] as GradedSummary
       const records = readRecords<GradedRecord>(outcome.info.runDir)
@@ -165,22 +239,39 @@ describe("search-relevance", () => {
                 const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { query: string; top_k: number }
                 const [status, payload] = body.query.includes("tomatoes")
                   ? [503, { error: "index unavailable" }]
-                  : [200, { hits: [{ id: "h1", text: `About ${body.query}.`, score: 0.9 }, { id: "h2", text: "Something else entirely.", score: 0.2 }] }]
+                  : [200, {
+                    hits: [{ id: "h1", text: `About ${body.query}.`, score: 0.9 }, {
+                      id: "h2",
+                      text: "Something else entirely.",
+                      score: 0.2
+                    }]
+                  }]
                 const text = JSON.stringify(payload)
                 res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
                 res.end(text)
               })
             })
-            s.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/search`, server: s }))
+            s.listen(0, "127.0.0.1", () =>
+              resolve({ url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/search`, server: s }))
           })
         ),
         ({ server }) => Effect.promise(() => new Promise<void>((done) => server.close(() => done())))
       )
-      const setup = fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: server.url, RAG_EVAL_SEARCH_RETRIES: "0", RAG_SCORE_THRESHOLD: "0.5" })
+      const setup = fromEnv({}, {
+        RAG_EVAL_RETRIEVER: "http",
+        RAG_EVAL_SEARCH_URL: server.url,
+        RAG_EVAL_SEARCH_RETRIES: "0",
+        RAG_SCORE_THRESHOLD: "0.5"
+      })
       const base = yield* Effect.promise(() => loadPipelineModule("search-relevance"))
       const dir = tempDir()
       const input = Path.join(dir, "queries.jsonl")
-      fs.writeFileSync(input, ["capital of france", "best time to plant tomatoes", "vitamin d symptoms"].map((q) => JSON.stringify({ query: q })).join("\n") + "\n")
+      fs.writeFileSync(
+        input,
+        ["capital of france", "best time to plant tomatoes", "vitamin d symptoms"].map((q) =>
+          JSON.stringify({ query: q })
+        ).join("\n") + "\n"
+      )
       const pipeline = { ...base, load: setup.guard(loadRequests({ hitsRequired: false })), retrieve: setup.retriever }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input, outRoot: dir })
       expect(outcome.judgments.total).toBe(2) // one hit per working query (h2 is below the threshold)
@@ -202,8 +293,11 @@ describe("search-relevance", () => {
 
 describe("evidence-retrieval", () => {
   const expectedMetrics = (file: string) => {
-    const queries = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; gold: Array<string>; chunks: Array<{ text: string }> })
-    return evaluateEvidence(queries.map((q) => ({ id: q.id, gold: q.gold, chunks: q.chunks.map((c) => c.text) }))).metrics
+    const queries = fs.readFileSync(file, "utf8").trim().split("\n").map((l) =>
+      JSON.parse(l) as { id: string; gold: Array<string>; chunks: Array<{ text: string }> }
+    )
+    return evaluateEvidence(queries.map((q) => ({ id: q.id, gold: q.gold, chunks: q.chunks.map((c) => c.text) })))
+      .metrics
   }
 
   it.effect("the sample, no judge: metrics equal evaluateEvidence, latency percentiles per span, report, CSV and qrels", () =>
@@ -213,7 +307,9 @@ describe("evidence-retrieval", () => {
       expect(outcome.judgments.total).toBe(0)
       const summary = outcome.summaries[0] as EvidenceRunSummary
       const expected = expectedMetrics(evidence)
-      for (const [k, v] of Object.entries(expected)) expect(summary.metrics[k as keyof typeof expected]).toBeCloseTo(v, 12)
+      for (const [k, v] of Object.entries(expected)) {
+        expect(summary.metrics[k as keyof typeof expected]).toBeCloseTo(v, 12)
+      }
       expect(summary).toMatchObject({ cases: 8, queries: 8, goldSpans: 11, fuzzyThreshold: 0.7 })
       // total latencies of the sample, sorted: 790 860 905 980 1120 1240 1410 1530 → P50 = (980 + 1120)/2
       expect(summary.latency.total).toMatchObject({ n: 8, p50: 1050, max: 1530 })
@@ -224,10 +320,28 @@ describe("evidence-retrieval", () => {
       expect(records.find((r) => r.caseId === "hr-006")!.gold[0]!.firstRank).toBe(1) // fuzzy: a paraphrase of the chunk
       expect(records.find((r) => r.caseId === "hr-005")!.scores).toMatchObject({ coveredAt10: 0, hitAt10: 0 })
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
-      for (const text of ["# Evidence retrieval evaluation", "Measured against gold evidence — no LLM", "| Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD) | 0.7 |", "| EvidenceRecall@10 |", "## Latency per query (ms)", "| generate (LLM) | 8 |", "## Cost", "## Per-query results", "**not covered**"]) expect(md).toContain(text)
+      for (
+        const text of [
+          "# Evidence retrieval evaluation",
+          "Measured against gold evidence — no LLM",
+          "| Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD) | 0.7 |",
+          "| EvidenceRecall@10 |",
+          "## Latency per query (ms)",
+          "| generate (LLM) | 8 |",
+          "## Cost",
+          "## Per-query results",
+          "**not covered**"
+        ]
+      ) expect(md).toContain(text)
       const rows = yield* csvRows(Path.join(outcome.info.runDir, "report.csv"))
       expect(rows).toHaveLength(8)
-      expect(rows[0]!.values).toMatchObject({ id: "hr-001", "gold spans": "2", "covered@3": "2", "latency ms": "1240", "input tokens": "1320" })
+      expect(rows[0]!.values).toMatchObject({
+        id: "hr-001",
+        "gold spans": "2",
+        "covered@3": "2",
+        "latency ms": "1240",
+        "input tokens": "1320"
+      })
       const qrels = fs.readFileSync(Path.join(outcome.info.runDir, "qrels.txt"), "utf8")
       expect(qrels.startsWith("hr-001 0 hb-01 1\nhr-001 0 hb-22 0\n")).toBe(true)
     }))
@@ -235,7 +349,9 @@ describe("evidence-retrieval", () => {
   it.effect("a price per 1K tokens gives the cost per query and in total", () =>
     Effect.gen(function*() {
       const base = yield* Effect.promise(() => loadPipelineModule("evidence-retrieval"))
-      const { evidenceScore, evidenceSummary } = yield* Effect.promise(() => import("../../src/kinds/evidence/EvidenceRetrieval.js"))
+      const { evidenceScore, evidenceSummary } = yield* Effect.promise(() =>
+        import("../../src/kinds/evidence/EvidenceRetrieval.js")
+      )
       const settings = { fuzzyThreshold: 0.7, pricePer1K: 0.002 }
       const pipeline = { ...base, score: evidenceScore(settings), aggregate: evidenceSummary(settings) }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: evidence, outRoot: tempDir() })

@@ -38,7 +38,9 @@ const leaks = (out: string, secrets: ReadonlyArray<string>, streams: { stdout: s
     const text = fs.readFileSync(file, "latin1")
     for (const s of secrets) if (text.includes(s)) found.push(`${Path.relative(out, file)}: ${s}`)
   }
-  for (const [name, text] of Object.entries(streams)) for (const s of secrets) if (text.includes(s)) found.push(`${name}: ${s}`)
+  for (const [name, text] of Object.entries(streams)) {
+    for (const s of secrets) if (text.includes(s)) found.push(`${name}: ${s}`)
+  }
   return found
 }
 
@@ -60,7 +62,11 @@ describe("no secret on disk", () => {
           res.end(text)
         })
       })
-      server.listen(0, "127.0.0.1", () => resolve({ url: `127.0.0.1:${(server.address() as AddressInfo).port}`, server, received }))
+      server.listen(
+        0,
+        "127.0.0.1",
+        () => resolve({ url: `127.0.0.1:${(server.address() as AddressInfo).port}`, server, received })
+      )
     })
   })
   afterAll(async () => {
@@ -68,68 +74,150 @@ describe("no secret on disk", () => {
     await new Promise<void>((done) => search.server.close(() => done()))
   })
 
-  it("LLM flags: --api-key (both forms) and a --base-url with user:pass@ and ?api_key= never reach out/, stdout or stderr", async () => {
-    const secrets = ["sk-apikey-c0ffee11", "sk-apikey-eq-d00dfeed", "basic-pass-5eed", "query-key-ba5eba11", "fragment-tok-f00d"]
-    const out = tempDir()
-    const host = fake.url.slice("http://".length)
-    // 1. user:pass@ in the base URL and `--api-key=value`.
-    const a = await cli([
-      "run", "pipelines/rag-answers.ts", "--csv", "test-sets/rag-answers/sample.csv", "--limit", "2", "--out", out,
-      "--provider", "openai-compatible", "--model", "fake-judge", "--concurrency", "2",
-      "--base-url", `http://judge-user:${secrets[2]}@${host}`, `--api-key=${secrets[1]}`
-    ])
-    expect(a.stderr).not.toContain("internal error")
-    expect(fs.existsSync(Path.join(runDirOf(a.stdout), "manifest.json"))).toBe(true)
-    // 2. `--base-url=` with a secret query parameter and fragment, and `--api-key value`.
-    const b = await cli([
-      "run", "pipelines/rag-answers.ts", "--csv", "test-sets/rag-answers/sample.csv", "--limit", "1", "--out", out, "--fresh",
-      "--provider", "openai-compatible", "--model", "fake-judge-2", "--max-failures", "100",
-      `--base-url=http://${host}?api_key=${secrets[3]}&x=1#access_token=${secrets[4]}`, "--api-key", secrets[0]
-    ])
-    // Its base URL, query first, has no chat endpoint (a 404): the run stops at once, exit 2.
-    expect(b.code).toBe(2)
-    expect(b.stderr).toContain("answered HTTP 404 for its chat-completions endpoint")
-    const runB = fs.readdirSync(Path.join(out, "rag-answers")).map((id) => Path.join(out, "rag-answers", id)).find((d) => d !== runDirOf(a.stdout))!
-    // The secrets were used: the fake judge saw the key of run 1 as its bearer token (run 2's base URL,
-    // query first, cannot reach the chat endpoint: it only has to be masked).
-    expect(new Set(fake.requests.map((r) => String(r.headers.authorization)))).toContain(`Bearer ${secrets[1]}`)
-    // The manifest still tells which flags were given.
-    const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as { command: string }
-    expect(manifest.command).toContain(`--base-url http://<redacted>@${host}`)
-    expect(manifest.command).toContain("--api-key=<redacted>")
-    const manifestB = JSON.parse(fs.readFileSync(Path.join(runB, "manifest.json"), "utf8")) as { command: string }
-    expect(manifestB.command).toContain(`--base-url=http://${host}?api_key=<redacted>&x=1#access_token=<redacted>`)
-    expect(manifestB.command).toContain("--api-key <redacted>")
-    // `report` re-renders from the journal: still nothing.
-    const r = await cli(["report", runDirOf(a.stdout), "--format", "markdown,csv,json"])
-    expect(r.code).toBe(0)
-    expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr })).toEqual([])
-  }, 120_000)
+  it(
+    "LLM flags: --api-key (both forms) and a --base-url with user:pass@ and ?api_key= never reach out/, stdout or stderr",
+    async () => {
+      const secrets = [
+        "sk-apikey-c0ffee11",
+        "sk-apikey-eq-d00dfeed",
+        "basic-pass-5eed",
+        "query-key-ba5eba11",
+        "fragment-tok-f00d"
+      ]
+      const out = tempDir()
+      const host = fake.url.slice("http://".length)
+      // 1. user:pass@ in the base URL and `--api-key=value`.
+      const a = await cli([
+        "run",
+        "pipelines/rag-answers.ts",
+        "--csv",
+        "test-sets/rag-answers/sample.csv",
+        "--limit",
+        "2",
+        "--out",
+        out,
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "fake-judge",
+        "--concurrency",
+        "2",
+        "--base-url",
+        `http://judge-user:${secrets[2]}@${host}`,
+        `--api-key=${secrets[1]}`
+      ])
+      expect(a.stderr).not.toContain("internal error")
+      expect(fs.existsSync(Path.join(runDirOf(a.stdout), "manifest.json"))).toBe(true)
+      // 2. `--base-url=` with a secret query parameter and fragment, and `--api-key value`.
+      const b = await cli([
+        "run",
+        "pipelines/rag-answers.ts",
+        "--csv",
+        "test-sets/rag-answers/sample.csv",
+        "--limit",
+        "1",
+        "--out",
+        out,
+        "--fresh",
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "fake-judge-2",
+        "--max-failures",
+        "100",
+        `--base-url=http://${host}?api_key=${secrets[3]}&x=1#access_token=${secrets[4]}`,
+        "--api-key",
+        secrets[0]
+      ])
+      // Its base URL, query first, has no chat endpoint (a 404): the run stops at once, exit 2.
+      expect(b.code).toBe(2)
+      expect(b.stderr).toContain("answered HTTP 404 for its chat-completions endpoint")
+      const runB = fs.readdirSync(Path.join(out, "rag-answers")).map((id) => Path.join(out, "rag-answers", id)).find((
+        d
+      ) => d !== runDirOf(a.stdout))!
+      // The secrets were used: the fake judge saw the key of run 1 as its bearer token (run 2's base URL,
+      // query first, cannot reach the chat endpoint: it only has to be masked).
+      expect(new Set(fake.requests.map((r) => String(r.headers.authorization)))).toContain(`Bearer ${secrets[1]}`)
+      // The manifest still tells which flags were given.
+      const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as {
+        command: string
+      }
+      expect(manifest.command).toContain(`--base-url http://<redacted>@${host}`)
+      expect(manifest.command).toContain("--api-key=<redacted>")
+      const manifestB = JSON.parse(fs.readFileSync(Path.join(runB, "manifest.json"), "utf8")) as { command: string }
+      expect(manifestB.command).toContain(`--base-url=http://${host}?api_key=<redacted>&x=1#access_token=<redacted>`)
+      expect(manifestB.command).toContain("--api-key <redacted>")
+      // `report` re-renders from the journal: still nothing.
+      const r = await cli(["report", runDirOf(a.stdout), "--format", "markdown,csv,json"])
+      expect(r.code).toBe(0)
+      expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr }))
+        .toEqual([])
+    },
+    120_000
+  )
 
-  it("search flags: --search-token (both forms) and a --search-url with user:pass@ and ?token= never reach out/, stdout or stderr", async () => {
-    const secrets = ["search-tok-abad1dea", "search-tok-eq-deadbeef", "search-pass-0ddba11", "search-query-tok-ace0fbase"]
-    const out = tempDir()
-    const url = `http://searcher:${secrets[2]}@${search.url}/search?token=${secrets[3]}&index=docs`
-    const a = await cli([
-      "run", "pipelines/search-relevance.ts", "--input", "test-sets/search-relevance/sample.jsonl", "--limit", "2", "--out", out,
-      "--retriever", "http", "--search-url", url, "--search-token", secrets[0]
-    ])
-    expect(a.code).toBe(0)
-    const b = await cli([
-      "run", "pipelines/search-relevance.ts", "--input", "test-sets/search-relevance/sample.jsonl", "--limit", "1", "--out", out,
-      "--retriever", "http", `--search-url=${url}`, `--search-token=${secrets[1]}`
-    ])
-    expect(b.code).toBe(0)
-    // The secrets were used: the endpoint saw both tokens and the secret query parameter.
-    expect(search.received.map((x) => x.authorization)).toEqual(expect.arrayContaining([`Bearer ${secrets[0]}`, `Bearer ${secrets[1]}`]))
-    expect(search.received.some((x) => x.url.includes(secrets[3]!))).toBe(true)
-    const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as { command: string; argv: Array<string>; options: Record<string, string> }
-    expect(manifest.command).toContain("--search-token <redacted>")
-    expect(manifest.argv).toContain("<redacted>")
-    expect(manifest.options.searchToken).toBeUndefined()
-    expect(manifest.options.searchUrl).toBe(`http://<redacted>@${search.url}/search?token=<redacted>&index=docs`)
-    const r = await cli(["report", runDirOf(a.stdout)])
-    expect(r.code).toBe(0)
-    expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr })).toEqual([])
-  }, 120_000)
+  it(
+    "search flags: --search-token (both forms) and a --search-url with user:pass@ and ?token= never reach out/, stdout or stderr",
+    async () => {
+      const secrets = [
+        "search-tok-abad1dea",
+        "search-tok-eq-deadbeef",
+        "search-pass-0ddba11",
+        "search-query-tok-ace0fbase"
+      ]
+      const out = tempDir()
+      const url = `http://searcher:${secrets[2]}@${search.url}/search?token=${secrets[3]}&index=docs`
+      const a = await cli([
+        "run",
+        "pipelines/search-relevance.ts",
+        "--input",
+        "test-sets/search-relevance/sample.jsonl",
+        "--limit",
+        "2",
+        "--out",
+        out,
+        "--retriever",
+        "http",
+        "--search-url",
+        url,
+        "--search-token",
+        secrets[0]
+      ])
+      expect(a.code).toBe(0)
+      const b = await cli([
+        "run",
+        "pipelines/search-relevance.ts",
+        "--input",
+        "test-sets/search-relevance/sample.jsonl",
+        "--limit",
+        "1",
+        "--out",
+        out,
+        "--retriever",
+        "http",
+        `--search-url=${url}`,
+        `--search-token=${secrets[1]}`
+      ])
+      expect(b.code).toBe(0)
+      // The secrets were used: the endpoint saw both tokens and the secret query parameter.
+      expect(search.received.map((x) => x.authorization)).toEqual(
+        expect.arrayContaining([`Bearer ${secrets[0]}`, `Bearer ${secrets[1]}`])
+      )
+      expect(search.received.some((x) => x.url.includes(secrets[3]!))).toBe(true)
+      const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as {
+        command: string
+        argv: Array<string>
+        options: Record<string, string>
+      }
+      expect(manifest.command).toContain("--search-token <redacted>")
+      expect(manifest.argv).toContain("<redacted>")
+      expect(manifest.options.searchToken).toBeUndefined()
+      expect(manifest.options.searchUrl).toBe(`http://<redacted>@${search.url}/search?token=<redacted>&index=docs`)
+      const r = await cli(["report", runDirOf(a.stdout)])
+      expect(r.code).toBe(0)
+      expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr }))
+        .toEqual([])
+    },
+    120_000
+  )
 })

@@ -6,14 +6,14 @@
  * duration.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { cli, start, waitFor } from "../support/ChildCli.js"
+import { parseCsv as csvRows } from "../support/Csv.js"
 import * as FakeRag from "../support/FakeRag.js"
 import { freePort } from "../support/Ports.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
-import * as ChildProcess from "node:child_process"
-import { parseCsv as csvRows } from "../support/Csv.js"
 
 const QUESTIONS = [
   "How do heat pumps heat a house in winter?",
@@ -30,13 +30,26 @@ const QUESTIONS = [
 const writeCsv = (dir: string, questions: ReadonlyArray<string>, answers: Readonly<Record<number, string>> = {}) => {
   const file = Path.join(dir, "questions.csv")
   const quote = (s: string) => `"${s.replace(/"/g, "\"\"")}"`
-  fs.writeFileSync(file, ["Current User Question,Assistant Answer", ...questions.map((q, i) => `${quote(q)},${quote(answers[i] ?? "")}`)].join("\n") + "\n")
+  fs.writeFileSync(
+    file,
+    ["Current User Question,Assistant Answer", ...questions.map((q, i) => `${quote(q)},${quote(answers[i] ?? "")}`)]
+      .join("\n") + "\n"
+  )
   return file
 }
 
 const runArgs = (input: string, out: string, fake: FakeRag.FakeRag, extra: ReadonlyArray<string> = []) => [
-  "run", "rag-answers", "--input", input, "--out", out, "--quiet",
-  "--target", fake.url, "--target-contexts", "$.sources[*].text",
+  "run",
+  "rag-answers",
+  "--input",
+  input,
+  "--out",
+  out,
+  "--quiet",
+  "--target",
+  fake.url,
+  "--target-contexts",
+  "$.sources[*].text",
   ...extra
 ]
 
@@ -51,7 +64,10 @@ const onlyRunDir = (out: string) => {
 }
 
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, any>
-const jsonLines = (file: string) => fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, any>) : []
+const jsonLines = (file: string) =>
+  fs.existsSync(file)
+    ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, any>)
+    : []
 
 const column = (rows: Array<Array<string>>, name: string) => {
   const i = rows[0]!.indexOf(name)
@@ -61,21 +77,29 @@ const column = (rows: Array<Array<string>>, name: string) => {
 
 /** Every file under a directory, recursively. */
 const filesUnder = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? filesUnder(Path.join(dir, e.name)) : [Path.join(dir, e.name)])
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(Path.join(dir, e.name)) : [Path.join(dir, e.name)]
+  )
 
-describe.concurrent("--target: answers from a live RAG service (child processes against the fake service)", { timeout: 120_000 }, () => {
+describe.concurrent("--target: answers from a live RAG service (child processes against the fake service)", {
+  timeout: 120_000
+}, () => {
   it("asks each case without an answer once, judges it, and reports the answers as generated with the service's latency", async () => {
     const fake = await FakeRag.start()
     try {
       const dir = tempDir()
-      const input = writeCsv(dir, QUESTIONS.slice(0, 5), { 2: "The sky is blue because air scatters blue light more than red light." })
+      const input = writeCsv(dir, QUESTIONS.slice(0, 5), {
+        2: "The sky is blue because air scatters blue light more than red light."
+      })
       const out = Path.join(dir, "out")
       const r = await cli(runArgs(input, out, fake, ["--format", "markdown,csv,json,html"]))
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
       // The four cases without an answer, once each; the one with an answer never.
       expect(fake.calls).toBe(4)
-      expect([...fake.asked.entries()].sort()).toEqual(QUESTIONS.slice(0, 5).filter((_, i) => i !== 2).map((q) => [q, 1]).sort())
+      expect([...fake.asked.entries()].sort()).toEqual(
+        QUESTIONS.slice(0, 5).filter((_, i) => i !== 2).map((q) => [q, 1]).sort()
+      )
       const run = onlyRunDir(out)
       const rows = csvRows(fs.readFileSync(Path.join(run, "report.csv"), "utf8"))
       expect(column(rows, "answer_source")).toEqual(["generated", "generated", "input", "generated", "generated"])
@@ -107,7 +131,12 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(readJson(Path.join(run, "report.json")).summary.target.answers.generated).toBe(4)
       // The target, masked, in the manifest; this invocation's calls.
       const manifest = readJson(Path.join(run, "manifest.json"))
-      expect(manifest.target.config).toMatchObject({ url: fake.url, body: "{\"question\": \"{{question}}\"}", answer: "$.answer", contexts: "$.sources[*].text" })
+      expect(manifest.target.config).toMatchObject({
+        url: fake.url,
+        body: "{\"question\": \"{{question}}\"}",
+        answer: "$.answer",
+        contexts: "$.sources[*].text"
+      })
       expect(manifest.target.calls).toEqual({ asked: 4, reused: 0, failed: 0 })
 
       // The same command again: the journal answers, the service is not asked.
@@ -115,7 +144,9 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(again.code).toBe(0)
       expect(fake.calls).toBe(4)
       expect(readJson(Path.join(run, "manifest.json")).target.calls).toEqual({ asked: 0, reused: 4, failed: 0 })
-      expect(fs.readFileSync(Path.join(run, "report.csv"), "utf8")).toBe(fs.readFileSync(Path.join(run, "report.csv"), "utf8"))
+      expect(fs.readFileSync(Path.join(run, "report.csv"), "utf8")).toBe(
+        fs.readFileSync(Path.join(run, "report.csv"), "utf8")
+      )
 
       // `rag-eval report` re-renders from the journals, asking nobody.
       const report = await cli(["report", run])
@@ -139,8 +170,12 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const out = Path.join(dir, "out")
       const args = runArgs(input, out, fake, ["--target-concurrency", "2"])
       const first = start(args)
-      const targetJournal = () => runDirs(out).length === 1 ? jsonLines(Path.join(runDirs(out)[0]!, "target", "judgments.jsonl")) : []
-      await waitFor("3 answers journaled and 2 calls hanging", () => (targetJournal().length >= 3 && fake.calls >= 5) || first.exited())
+      const targetJournal = () =>
+        runDirs(out).length === 1 ? jsonLines(Path.join(runDirs(out)[0]!, "target", "judgments.jsonl")) : []
+      await waitFor(
+        "3 answers journaled and 2 calls hanging",
+        () => (targetJournal().length >= 3 && fake.calls >= 5) || first.exited()
+      )
       first.child.kill("SIGKILL")
       const killed = await first.result
       expect(killed.signal).toBe("SIGKILL")
@@ -162,7 +197,9 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const lines = jsonLines(Path.join(run, "target", "judgments.jsonl"))
       expect(new Set(lines.map((l) => l.caseId)).size).toBe(QUESTIONS.length)
       expect(lines).toHaveLength(QUESTIONS.length)
-      expect(jsonLines(Path.join(run, "records-iteration-1.jsonl")).map((r) => r.caseId)).toEqual(QUESTIONS.map((_, i) => String(i + 1)))
+      expect(jsonLines(Path.join(run, "records-iteration-1.jsonl")).map((r) => r.caseId)).toEqual(
+        QUESTIONS.map((_, i) => String(i + 1))
+      )
     } finally {
       await fake.close()
     }
@@ -191,7 +228,9 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       // compare of the two systems pairs their latencies case by case, beside the quality metrics.
       const compared = await cli(["compare", ...dirs, "--format", "json"])
       expect(compared.code).toBe(0)
-      const metrics = (JSON.parse(compared.stdout) as { metrics: Array<{ metric: string; n: number; lowerIsBetter: boolean }> }).metrics
+      const metrics =
+        (JSON.parse(compared.stdout) as { metrics: Array<{ metric: string; n: number; lowerIsBetter: boolean }> })
+          .metrics
       expect(metrics.find((m) => m.metric === "targetLatencyMs")).toMatchObject({ n: 3, lowerIsBetter: true })
       expect(metrics.map((m) => m.metric)).toContain("composite")
     } finally {
@@ -207,15 +246,26 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 4))
       const out = Path.join(dir, "out")
-      const headers = ["--target-header", "Authorization: Bearer ${RAG_TOKEN}", "--target-header", `X-Api-Key: ${literal}`, "--format", "markdown,csv,json,html"]
+      const headers = [
+        "--target-header",
+        "Authorization: Bearer ${RAG_TOKEN}",
+        "--target-header",
+        `X-Api-Key: ${literal}`,
+        "--format",
+        "markdown,csv,json,html"
+      ]
       const ok = await cli(runArgs(input, out, fake, headers), { env: { RAG_TOKEN: token } })
       expect(ok.code).toBe(0)
       expect(fake.calls).toBe(4)
-      expect(fake.requests.every((r) => r.headers.authorization === `Bearer ${token}` && r.headers["x-api-key"] === literal)).toBe(true)
+      expect(
+        fake.requests.every((r) => r.headers.authorization === `Bearer ${token}` && r.headers["x-api-key"] === literal)
+      ).toBe(true)
       // A wrong token: the service answers 401 echoing the header it got; the run stops at the
       // preflight (one call), with one line that names the fix and not the token.
       const wrong = "wrong-token-44c1e9ab"
-      const denied = await cli(runArgs(input, Path.join(dir, "out-denied"), fake, [...headers, "--regenerate"]), { env: { RAG_TOKEN: wrong } })
+      const denied = await cli(runArgs(input, Path.join(dir, "out-denied"), fake, [...headers, "--regenerate"]), {
+        env: { RAG_TOKEN: wrong }
+      })
       expect(denied.code).toBe(2)
       expect(fake.calls).toBe(5)
       const lines = denied.stderr.trim().split("\n").filter((l) => l.startsWith("error:"))
@@ -223,7 +273,10 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(lines[0]).toContain("unauthorized (HTTP 401)")
       expect(lines[0]).toContain("--target-header")
       const deniedRun = onlyRunDir(Path.join(dir, "out-denied"))
-      expect(readJson(Path.join(deniedRun, "manifest.json"))).toMatchObject({ status: "stopped", stoppedBy: expect.stringContaining("unauthorized") })
+      expect(readJson(Path.join(deniedRun, "manifest.json"))).toMatchObject({
+        status: "stopped",
+        stoppedBy: expect.stringContaining("unauthorized")
+      })
       // Nowhere: every file of both runs, stdout and stderr.
       for (const file of [...filesUnder(out), ...filesUnder(Path.join(dir, "out-denied"))]) {
         const text = fs.readFileSync(file, "utf8")
@@ -232,7 +285,10 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       for (const text of [ok.stdout, ok.stderr, denied.stdout, denied.stderr]) {
         for (const secret of [token, literal, wrong]) expect(text).not.toContain(secret)
       }
-      expect(readJson(Path.join(onlyRunDir(out), "manifest.json")).target.config.headers).toEqual({ Authorization: "<redacted>", "X-Api-Key": "<redacted>" })
+      expect(readJson(Path.join(onlyRunDir(out), "manifest.json")).target.config.headers).toEqual({
+        Authorization: "<redacted>",
+        "X-Api-Key": "<redacted>"
+      })
     } finally {
       await fake.close()
     }
@@ -243,11 +299,15 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     const fake = await FakeRag.start({
       retryAfterSeconds: 1,
       replyFor: (q, nth) =>
-        q === limited && nth === 1 ? "rate_limit"
-        : q === failing && nth === 1 ? "server_error"
-        : q === malformed ? "malformed"
-        : q === missing ? "missing_answer"
-        : "ok"
+        q === limited && nth === 1 ?
+          "rate_limit"
+          : q === failing && nth === 1 ?
+          "server_error"
+          : q === malformed ?
+          "malformed"
+          : q === missing ?
+          "missing_answer"
+          : "ok"
     })
     try {
       const dir = tempDir()
@@ -263,7 +323,13 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(fake.asked.get(missing!)).toBe(1)
       const run = onlyRunDir(out)
       const rows = csvRows(fs.readFileSync(Path.join(run, "report.csv"), "utf8"))
-      expect(column(rows, "answer_source")).toEqual(["generated", "generated", "generation failed", "generation failed", "generated"])
+      expect(column(rows, "answer_source")).toEqual([
+        "generated",
+        "generated",
+        "generation failed",
+        "generation failed",
+        "generated"
+      ])
       const errors = column(rows, "target_error")
       expect(errors[2], errors[2]).toMatch(/malformed \(HTTP 200\): the response is not JSON/)
       expect(errors[3], errors[3]).toMatch(/shape \(HTTP 200\): the response has no \$\.answer/)
@@ -272,7 +338,11 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       // Their judgments failed with the reason (never scored as 0), not asked of the judge.
       const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
       expect(records[2]!.composite).toBeNull()
-      expect(records[2]!.dimensions.every((d: any) => d.status === "failed" && d.reason.startsWith("no answer to judge: target"))).toBe(true)
+      expect(
+        records[2]!.dimensions.every((d: any) =>
+          d.status === "failed" && d.reason.startsWith("no answer to judge: target")
+        )
+      ).toBe(true)
       expect(records[4]!.composite).not.toBeNull()
       // A resume keeps the failures (the service is not asked); --retry-failed asks them again.
       expect((await cli(args)).code).toBe(0)
@@ -340,27 +410,47 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 2))
       const config = Path.join(dir, "rag-eval.yaml")
-      fs.writeFileSync(config, [
-        "target:",
-        `  url: ${fake.url}`,
-        "  body: { question: \"{{question}}\", case: \"{{id}}\" }",
-        "  headers:",
-        "    Authorization: \"Bearer ${RAG_TOKEN}\"",
-        "  contexts: \"$.sources[*].text\"",
-        "  concurrency: 1",
-        ""
-      ].join("\n"))
+      fs.writeFileSync(
+        config,
+        [
+          "target:",
+          `  url: ${fake.url}`,
+          "  body: { question: \"{{question}}\", case: \"{{id}}\" }",
+          "  headers:",
+          "    Authorization: \"Bearer ${RAG_TOKEN}\"",
+          "  contexts: \"$.sources[*].text\"",
+          "  concurrency: 1",
+          ""
+        ].join("\n")
+      )
       const out = Path.join(dir, "out")
-      const r = await cli(["run", "rag-answers", "--input", input, "--out", out, "--quiet", "--config", config], { env: { RAG_TOKEN: token } })
+      const r = await cli(["run", "rag-answers", "--input", input, "--out", out, "--quiet", "--config", config], {
+        env: { RAG_TOKEN: token }
+      })
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
-      expect(fake.requests.map((q) => JSON.parse(q.body))).toEqual([{ question: QUESTIONS[0], case: "1" }, { question: QUESTIONS[1], case: "2" }])
+      expect(fake.requests.map((q) => JSON.parse(q.body))).toEqual([{ question: QUESTIONS[0], case: "1" }, {
+        question: QUESTIONS[1],
+        case: "2"
+      }])
       const manifest = readJson(Path.join(onlyRunDir(out), "manifest.json"))
-      expect(manifest.target).toMatchObject({ concurrency: 1, config: { url: fake.url, headers: { Authorization: "<redacted>" }, contexts: "$.sources[*].text" } })
+      expect(manifest.target).toMatchObject({
+        concurrency: 1,
+        config: { url: fake.url, headers: { Authorization: "<redacted>" }, contexts: "$.sources[*].text" }
+      })
       for (const file of filesUnder(out)) expect(fs.readFileSync(file, "utf8")).not.toContain(token)
       // A credential written into the file itself is refused, naming the fix.
       fs.writeFileSync(config, `target:\n  url: ${fake.url}\n  headers:\n    Authorization: Bearer ${token}\n`)
-      const refused = await cli(["run", "rag-answers", "--input", input, "--out", Path.join(dir, "out2"), "--config", config])
+      const refused = await cli([
+        "run",
+        "rag-answers",
+        "--input",
+        input,
+        "--out",
+        Path.join(dir, "out2"),
+        "--config",
+        config
+      ])
       expect(refused.code).toBe(2)
       expect(refused.stderr).toContain("target.headers: Authorization holds a credential as text")
       expect(refused.stderr).not.toContain(token)
@@ -372,7 +462,10 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
   it("the worked example of docs/target.md: the tiny RAG service in examples/, evaluated end to end", async () => {
     const port = await freePort()
     const token = "dev-token"
-    const server = ChildProcess.spawn(process.execPath, [Path.join(repoRoot, "examples", "tiny-rag-server.mjs")], { env: { ...process.env, PORT: String(port), RAG_TOKEN: token }, stdio: ["ignore", "pipe", "inherit"] })
+    const server = ChildProcess.spawn(process.execPath, [Path.join(repoRoot, "examples", "tiny-rag-server.mjs")], {
+      env: { ...process.env, PORT: String(port), RAG_TOKEN: token },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     try {
       await new Promise<void>((ready, failed) => {
         server.stdout!.on("data", (d: Buffer) => {
@@ -383,11 +476,21 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const out = Path.join(tempDir(), "out")
       // The documented command, with --out for the test.
       const r = await cli([
-        "run", "rag-answers", "--csv", "test-sets/rag-answers/sample.csv", "--provider", "heuristic",
-        "--target", `http://127.0.0.1:${port}/ask`,
-        "--target-header", "Authorization: Bearer ${RAG_TOKEN}",
-        "--target-contexts", "$.sources[*].text",
-        "--regenerate", "--out", out
+        "run",
+        "rag-answers",
+        "--csv",
+        "test-sets/rag-answers/sample.csv",
+        "--provider",
+        "heuristic",
+        "--target",
+        `http://127.0.0.1:${port}/ask`,
+        "--target-header",
+        "Authorization: Bearer ${RAG_TOKEN}",
+        "--target-contexts",
+        "$.sources[*].text",
+        "--regenerate",
+        "--out",
+        out
       ], { env: { RAG_TOKEN: token } })
       expect(r.code).toBe(0)
       expect(r.stderr).toContain("72 judgments: 72 ok, 0 failed")
@@ -408,9 +511,26 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     try {
       const dir = tempDir()
       const input = Path.join(dir, "cases.jsonl")
-      fs.writeFileSync(input, QUESTIONS.slice(0, 3).map((q, i) => JSON.stringify({ id: `c${i + 1}`, question: q, reference: `The answer to "${q}" is in the handbook.` })).join("\n") + "\n")
+      fs.writeFileSync(
+        input,
+        QUESTIONS.slice(0, 3).map((q, i) =>
+          JSON.stringify({ id: `c${i + 1}`, question: q, reference: `The answer to "${q}" is in the handbook.` })
+        ).join("\n") + "\n"
+      )
       const out = Path.join(dir, "out")
-      const r = await cli(["run", "answer-correctness", "--input", input, "--out", out, "--quiet", "--target", fake.url, "--target-contexts", "$.sources[*].text"])
+      const r = await cli([
+        "run",
+        "answer-correctness",
+        "--input",
+        input,
+        "--out",
+        out,
+        "--quiet",
+        "--target",
+        fake.url,
+        "--target-contexts",
+        "$.sources[*].text"
+      ])
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
       expect(fake.calls).toBe(3)
@@ -435,7 +555,9 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(r.code).toBe(0)
       expect(fake.calls).toBe(3)
       const run = onlyRunDir(out)
-      expect(jsonLines(Path.join(run, "records-iteration-2.jsonl")).map((x) => x.answer)).toEqual(jsonLines(Path.join(run, "records-iteration-1.jsonl")).map((x) => x.answer))
+      expect(jsonLines(Path.join(run, "records-iteration-2.jsonl")).map((x) => x.answer)).toEqual(
+        jsonLines(Path.join(run, "records-iteration-1.jsonl")).map((x) => x.answer)
+      )
       expect(jsonLines(Path.join(run, "target", "judgments.jsonl"))).toHaveLength(3)
     } finally {
       await fake.close()
@@ -445,10 +567,29 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
   it("refuses --target-* flags without --target, and a pipeline that judges no answers", async () => {
     const dir = tempDir()
     const input = writeCsv(dir, QUESTIONS.slice(0, 2))
-    const orphan = await cli(["run", "rag-answers", "--input", input, "--out", Path.join(dir, "out"), "--regenerate", "--target-rpm", "10"])
+    const orphan = await cli([
+      "run",
+      "rag-answers",
+      "--input",
+      input,
+      "--out",
+      Path.join(dir, "out"),
+      "--regenerate",
+      "--target-rpm",
+      "10"
+    ])
     expect(orphan.code).toBe(2)
     expect(orphan.stderr).toContain("--target-rpm, --regenerate need --target URL")
-    const badUrl = await cli(["run", "rag-answers", "--input", input, "--out", Path.join(dir, "out"), "--target", "ftp://example.com/ask"])
+    const badUrl = await cli([
+      "run",
+      "rag-answers",
+      "--input",
+      input,
+      "--out",
+      Path.join(dir, "out"),
+      "--target",
+      "ftp://example.com/ask"
+    ])
     expect(badUrl.code).toBe(2)
     expect(badUrl.stderr).toContain("--target must be an http or https URL")
     expect(fs.existsSync(Path.join(dir, "out"))).toBe(false)

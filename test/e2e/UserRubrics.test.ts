@@ -8,8 +8,8 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { cli } from "../support/ChildCli.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
@@ -27,8 +27,22 @@ const tone = (extra: Record<string, unknown> = {}) => ({
     { score: 2, label: "Neutral", description: "Neither warm nor rude." },
     { score: 3, label: "Courteous", description: "Polite and professional throughout." }
   ],
-  system: ["You judge one dimension: {{criterion}}.", "Scale:", "{{scale}}", "Answer only with the JSON object requested."],
-  user: ["Question:", "<data name=\"question\">", "{{question}}", "</data>", "Answer:", "<data name=\"answer\">", "{{answer}}", "</data>"],
+  system: [
+    "You judge one dimension: {{criterion}}.",
+    "Scale:",
+    "{{scale}}",
+    "Answer only with the JSON object requested."
+  ],
+  user: [
+    "Question:",
+    "<data name=\"question\">",
+    "{{question}}",
+    "</data>",
+    "Answer:",
+    "<data name=\"answer\">",
+    "{{answer}}",
+    "</data>"
+  ],
   ...extra
 })
 
@@ -63,59 +77,118 @@ afterAll(() => server.close())
 const llm = () => ["--provider", "openai-compatible", "--base-url", server.url, "--model", "fake"]
 
 describe("--rubrics DIR", () => {
-  it("rag-answers: the rubric is a seventh dimension (summary, per-case metrics, report), weighted by its file in the composite", async () => {
-    const rubrics = writeDir({ "tone.json": tone() })
-    const out = tempDir("rag-eval-rubrics-out-")
-    const before = server.judgeCalls
-    const r = await cli(["run", "rag-answers", "--csv", sample, "--out", out, "--rubrics", rubrics, "--json", "--quiet", ...llm(), "--fail-under", "tone.normalised=0.3"])
-    expect(r.stderr).toBe("")
-    expect(r.code).toBe(0)
-    // 12 cases × (6 built-in + 1 own) judgments.
-    expect(server.judgeCalls - before).toBe(84)
-    const json = JSON.parse(r.stdout)
-    expect(json.judgments).toMatchObject({ total: 84, ok: 84, failed: 0 })
-    const dir = runDirOf(out, "rag-answers")
-    const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
-    expect(summary.metrics.tone).toBe(1)
-    expect(summary.metrics["tone.normalised"]).toBeCloseTo(1 / 3, 10)
-    expect(summary.metricSpecs).toContainEqual(expect.objectContaining({ name: "tone", min: 1, max: 3, direction: "higher" }))
-    // Six built-ins at their maximum (weight 1 each) and tone at 1/3 with weight 2.
-    expect(summary.metrics.composite).toBeCloseTo((6 + 2 / 3) / 8, 10)
-    expect(summary.run.rubrics.map((x: { id: string }) => x.id)).toContain("tone")
-    const manifest = JSON.parse(fs.readFileSync(Path.join(dir, "manifest.json"), "utf8"))
-    expect(manifest.options).toEqual({ rubrics })
-    expect(manifest.caseMetricSpecs.map((m: { name: string }) => m.name)).toContain("tone")
-    const report = fs.readFileSync(Path.join(dir, "report.md"), "utf8")
-    expect(report).toContain("Tone")
-    expect(report).toContain("weight 2")
-    const csv = fs.readFileSync(Path.join(dir, "report.csv"), "utf8")
-    expect(csv.split("\n")[0]).toContain("Tone")
-    // `report` rebuilds the run from its manifest, user rubrics included, with no call.
-    const calls = server.judgeCalls
-    const again = await cli(["report", dir, "--format", "markdown"])
-    expect(again.code).toBe(0)
-    expect(server.judgeCalls).toBe(calls)
-  }, 120_000)
+  it(
+    "rag-answers: the rubric is a seventh dimension (summary, per-case metrics, report), weighted by its file in the composite",
+    async () => {
+      const rubrics = writeDir({ "tone.json": tone() })
+      const out = tempDir("rag-eval-rubrics-out-")
+      const before = server.judgeCalls
+      const r = await cli([
+        "run",
+        "rag-answers",
+        "--csv",
+        sample,
+        "--out",
+        out,
+        "--rubrics",
+        rubrics,
+        "--json",
+        "--quiet",
+        ...llm(),
+        "--fail-under",
+        "tone.normalised=0.3"
+      ])
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      // 12 cases × (6 built-in + 1 own) judgments.
+      expect(server.judgeCalls - before).toBe(84)
+      const json = JSON.parse(r.stdout)
+      expect(json.judgments).toMatchObject({ total: 84, ok: 84, failed: 0 })
+      const dir = runDirOf(out, "rag-answers")
+      const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
+      expect(summary.metrics.tone).toBe(1)
+      expect(summary.metrics["tone.normalised"]).toBeCloseTo(1 / 3, 10)
+      expect(summary.metricSpecs).toContainEqual(
+        expect.objectContaining({ name: "tone", min: 1, max: 3, direction: "higher" })
+      )
+      // Six built-ins at their maximum (weight 1 each) and tone at 1/3 with weight 2.
+      expect(summary.metrics.composite).toBeCloseTo((6 + 2 / 3) / 8, 10)
+      expect(summary.run.rubrics.map((x: { id: string }) => x.id)).toContain("tone")
+      const manifest = JSON.parse(fs.readFileSync(Path.join(dir, "manifest.json"), "utf8"))
+      expect(manifest.options).toEqual({ rubrics })
+      expect(manifest.caseMetricSpecs.map((m: { name: string }) => m.name)).toContain("tone")
+      const report = fs.readFileSync(Path.join(dir, "report.md"), "utf8")
+      expect(report).toContain("Tone")
+      expect(report).toContain("weight 2")
+      const csv = fs.readFileSync(Path.join(dir, "report.csv"), "utf8")
+      expect(csv.split("\n")[0]).toContain("Tone")
+      // `report` rebuilds the run from its manifest, user rubrics included, with no call.
+      const calls = server.judgeCalls
+      const again = await cli(["report", dir, "--format", "markdown"])
+      expect(again.code).toBe(0)
+      expect(server.judgeCalls).toBe(calls)
+    },
+    120_000
+  )
 
   it("--only-rubrics: the user's rubrics alone (no harmfulness gate); also from --config", async () => {
-    const rubrics = writeDir({ "tone.json": tone({ weight: undefined }), "style/brevity.json": { ...tone(), id: "style/brevity", name: "Brevity", weight: undefined } })
+    const rubrics = writeDir({
+      "tone.json": tone({ weight: undefined }),
+      "style/brevity.json": { ...tone(), id: "style/brevity", name: "Brevity", weight: undefined }
+    })
     const cwd = tempDir("rag-eval-rubrics-config-")
     fs.writeFileSync(Path.join(cwd, "rag-eval.yaml"), `rubrics: ${rubrics}\nonly-rubrics: true\n`)
     const before = server.judgeCalls
-    const r = await cli(["run", "rag-answers", "--csv", sample, "--config", "rag-eval.yaml", "--quiet", ...llm()], { cwd })
+    const r = await cli(["run", "rag-answers", "--csv", sample, "--config", "rag-eval.yaml", "--quiet", ...llm()], {
+      cwd
+    })
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     expect(server.judgeCalls - before).toBe(24)
-    const summary = JSON.parse(fs.readFileSync(Path.join(runDirOf(Path.join(cwd, "out"), "rag-answers"), "summary.json"), "utf8"))
-    expect(Object.keys(summary.metrics).sort()).toEqual(["composite", "failed", "style/brevity", "style/brevity.normalised", "tone", "tone.normalised"])
+    const summary = JSON.parse(
+      fs.readFileSync(Path.join(runDirOf(Path.join(cwd, "out"), "rag-answers"), "summary.json"), "utf8")
+    )
+    expect(Object.keys(summary.metrics).sort()).toEqual([
+      "composite",
+      "failed",
+      "style/brevity",
+      "style/brevity.normalised",
+      "tone",
+      "tone.normalised"
+    ])
     // Brevity is not "Tone": the fake gives it its maximum (3 of 3); tone 1 of 3; equal weights.
     expect(summary.metrics.composite).toBeCloseTo((1 + 1 / 3) / 2, 10)
   }, 120_000)
 
   it("answer-synthesis: the rubric beside faithfulness and completeness (overall and pass stay theirs)", async () => {
-    const rubrics = writeDir({ "tone.json": tone({ user: ["<data name=\"question\">", "{{question}}", "</data>", "<data name=\"answer\">", "{{answer}}", "</data>", "<data name=\"context\">", "{{context}}", "</data>"] }) })
+    const rubrics = writeDir({
+      "tone.json": tone({
+        user: [
+          "<data name=\"question\">",
+          "{{question}}",
+          "</data>",
+          "<data name=\"answer\">",
+          "{{answer}}",
+          "</data>",
+          "<data name=\"context\">",
+          "{{context}}",
+          "</data>"
+        ]
+      })
+    })
     const out = tempDir("rag-eval-rubrics-synthesis-")
-    const r = await cli(["run", "answer-synthesis", "--input", synthesisSample, "--out", out, "--rubrics", rubrics, "--quiet", ...llm()])
+    const r = await cli([
+      "run",
+      "answer-synthesis",
+      "--input",
+      synthesisSample,
+      "--out",
+      out,
+      "--rubrics",
+      rubrics,
+      "--quiet",
+      ...llm()
+    ])
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     const dir = runDirOf(out, "answer-synthesis")
@@ -140,13 +213,29 @@ describe("refused before anything is judged or written (exit 2)", () => {
   it("a bad rubric file names the file and the field; a wrong directory or --only-rubrics alone says so", async () => {
     const calls = server.calls
     const cases: ReadonlyArray<[Record<string, unknown> | undefined, ReadonlyArray<string>, ReadonlyArray<string>]> = [
-      [{ "tone.json": tone({ scale: [{ score: "high", label: "x", description: "y" }, { score: 1, label: "a", description: "b" }] }) }, [], ["tone.json (field \"scale.0.score\"): not a rubric"]],
-      [{ "tone.json": tone({ weight: 0 }) }, [], ["tone.json (field \"weight\"): not a rubric: a weight is a number > 0"]],
+      [
+        {
+          "tone.json": tone({
+            scale: [{ score: "high", label: "x", description: "y" }, { score: 1, label: "a", description: "b" }]
+          })
+        },
+        [],
+        ["tone.json (field \"scale.0.score\"): not a rubric"]
+      ],
+      [{ "tone.json": tone({ weight: 0 }) }, [], [
+        "tone.json (field \"weight\"): not a rubric: a weight is a number > 0"
+      ]],
       [{ "tone.json": tone({ colour: "blue" }) }, [], ["tone.json (field \"colour\"): not a rubric"]],
       [{ "tone.json": "{ not json" }, [], ["tone.json: not valid JSON"]],
-      [{ "tone.json": tone({ id: "my/tone" }) }, [], ["tone.json (field \"id\"): expected \"tone\", found \"my/tone\""]],
-      [{ "tone.json": tone({ user: ["<data name=\"answer\">", "{{answr}}", "</data>"] }) }, [], ["tone.json (field \"user\"): {{answr}} is not a variable of this pipeline; its rubrics can use {{question}}, {{history}}, {{passages}}, {{answer}}"]],
-      [{ "rag-answers/clarity.json": tone({ id: "rag-answers/clarity" }) }, [], ["rag-answers/clarity.json has the id of a built-in rubric"]],
+      [{ "tone.json": tone({ id: "my/tone" }) }, [], [
+        "tone.json (field \"id\"): expected \"tone\", found \"my/tone\""
+      ]],
+      [{ "tone.json": tone({ user: ["<data name=\"answer\">", "{{answr}}", "</data>"] }) }, [], [
+        "tone.json (field \"user\"): {{answr}} is not a variable of this pipeline; its rubrics can use {{question}}, {{history}}, {{passages}}, {{answer}}"
+      ]],
+      [{ "rag-answers/clarity.json": tone({ id: "rag-answers/clarity" }) }, [], [
+        "rag-answers/clarity.json has the id of a built-in rubric"
+      ]],
       [{ "notes.txt": "x" }, [], ["holds no rubric files (*.json)"]],
       [undefined, ["--only-rubrics"], ["--only-rubrics needs --rubrics DIR"]]
     ]

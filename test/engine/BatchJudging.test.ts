@@ -6,24 +6,24 @@
  * prompt cache; `--max-cost`.
  * (The first scripted reply goes to the preflight, a synchronous call.)
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Redacted, TestClock } from "effect"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
-import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
-import type { BatchOptions } from "../../src/engine/RunTypes.js"
-import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import * as Judgments from "../../src/engine/Judgments.js"
+import type { Pipeline } from "../../src/engine/Pipeline.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { estimate } from "../../src/engine/Runner.js"
-import * as JudgmentCache from "../../src/store/JudgmentCache.js"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import type { BatchOptions } from "../../src/engine/RunTypes.js"
+import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import type { RubricSummary } from "../../src/kinds/rubric/RubricSummary.js"
+import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
+import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
@@ -35,7 +35,14 @@ const price = { input: 2, output: 8, batchInput: 1, batchOutput: 4, cachedInput:
 
 const llm = (url: string) =>
   LlmJudge.layer({ maxRetries: 1, baseDelayMs: 1 }).pipe(Layer.provide(Layer.merge(
-    OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL: url, apiKey: Redacted.make("k"), timeoutMs: 5_000, params: { temperature: 0 } }),
+    OpenAiProvider.layer({
+      provider: "openai-compatible",
+      model: "fake-judge",
+      baseURL: url,
+      apiKey: Redacted.make("k"),
+      timeoutMs: 5_000,
+      params: { temperature: 0 }
+    }),
     RateGate.layer({ concurrency: 4 })
   )))
 
@@ -75,9 +82,15 @@ const verdicts = (runDir: string) =>
 const grades = (runDir: string) => {
   const strip = (u: unknown): unknown =>
     Array.isArray(u) ? u.map(strip) : typeof u === "object" && u !== null
-      ? Object.fromEntries(Object.entries(u).filter(([k]) => k !== "tokens" && k !== "latencyMs" && k !== "latency").map(([k, v]) => [k, strip(v)]))
+      ? Object.fromEntries(
+        Object.entries(u).filter(([k]) => k !== "tokens" && k !== "latencyMs" && k !== "latency").map((
+          [k, v]
+        ) => [k, strip(v)])
+      )
       : u
-  return fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => strip(JSON.parse(l)))
+  return fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) =>
+    strip(JSON.parse(l))
+  )
 }
 
 const pipeline = () => Effect.promise(() => loadPipelineModule("rag-answers"))
@@ -88,7 +101,13 @@ describe("--batch", () => {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make()
       const out = tempDir()
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price, batch: batchOf(server.url) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        limit: LIMIT,
+        price,
+        batch: batchOf(server.url)
+      })
       expect(server.judgeCalls).toBe(0)
       expect(server.uploads).toBe(1)
       expect(server.batches).toHaveLength(1)
@@ -105,7 +124,9 @@ describe("--batch", () => {
       const manifest = JSON.parse(fs.readFileSync(Path.join(outcome.info.runDir, "manifest.json"), "utf8"))
       expect(manifest.batch.judgmentsCollected).toBe(JUDGMENTS)
       expect(manifest.batch.batches).toEqual([expect.objectContaining({ requests: JUDGMENTS, status: "completed" })])
-      expect(fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")).toMatch(/through the Batch API; saved \$/)
+      expect(fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")).toMatch(
+        /through the Batch API; saved \$/
+      )
 
       // The same judge synchronously, against a fresh fake: the same verdicts, record for record.
       const sync = yield* FakeOpenAi.make()
@@ -114,7 +135,13 @@ describe("--batch", () => {
       expect(verdicts(outcome.info.runDir)).toEqual(verdicts(syncOut.info.runDir))
 
       // Run again: everything is in the journal; nothing is submitted.
-      yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price, batch: batchOf(server.url) })
+      yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        limit: LIMIT,
+        price,
+        batch: batchOf(server.url)
+      })
       expect(server.batches).toHaveLength(1)
       expect(server.judgeCalls).toBe(0)
     }))
@@ -123,7 +150,12 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ script: ["ok", "malformed"] })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: batchOf(server.url) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        batch: batchOf(server.url)
+      })
       expect(outcome.judgments.failed).toBe(0)
       expect(server.judgeCalls).toBe(0)
       expect(server.batches.map((b) => b.requests)).toEqual([JUDGMENTS, 1])
@@ -138,7 +170,12 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ script: ["ok", "malformed"] })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: batchOf(server.url, { repair: "sync" }) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        batch: batchOf(server.url, { repair: "sync" })
+      })
       expect(outcome.judgments.failed).toBe(0)
       expect(server.batches).toHaveLength(1)
       expect(server.judgeCalls).toBe(1)
@@ -152,7 +189,12 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ batch: { outcome: "expired", answerFirst: 10 } })
-      const run = runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: batchOf(server.url) })
+      const run = runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        batch: batchOf(server.url)
+      })
       // The second batch would expire too: let it complete.
       const watcher = Effect.promise(async () => {
         while (server.batches.length < 2) await new Promise((r) => setTimeout(r, 2))
@@ -173,7 +215,13 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ script: ["ok", "bad_request"] })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, maxFailures: 1, batch: batchOf(server.url) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        maxFailures: 1,
+        batch: batchOf(server.url)
+      })
       expect(outcome.judgments.failed).toBe(1)
       expect(server.batches).toHaveLength(1)
       const failed = judgmentsIn(outcome.info.runDir).find((l) => l.status === "failed")!
@@ -186,15 +234,34 @@ describe("--batch", () => {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ batch: { hold: true } })
       const out = tempDir()
-      const detached = yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, batch: batchOf(server.url, { detach: true }) }))
+      const detached = yield* Effect.exit(
+        runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: out,
+          limit: LIMIT,
+          batch: batchOf(server.url, { detach: true })
+        })
+      )
       expect(Exit.isFailure(detached) && JSON.stringify(detached.cause)).toMatch(/BatchDetached/)
       expect(server.batches).toHaveLength(1)
       // Still running: a second --detach checks, submits nothing, returns again.
-      const again = yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, batch: batchOf(server.url, { detach: true }) }))
+      const again = yield* Effect.exit(
+        runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: out,
+          limit: LIMIT,
+          batch: batchOf(server.url, { detach: true })
+        })
+      )
       expect(Exit.isFailure(again)).toBe(true)
       expect(server.batches).toHaveLength(1)
       server.setBehaviour({ batch: { hold: false } })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, batch: batchOf(server.url, { detach: true }) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        limit: LIMIT,
+        batch: batchOf(server.url, { detach: true })
+      })
       expect(outcome.judgments).toMatchObject({ total: JUDGMENTS, ok: JUDGMENTS })
       expect(server.batches).toHaveLength(1)
       expect(server.judgeCalls).toBe(0)
@@ -205,7 +272,14 @@ describe("--batch", () => {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ batch: { hold: true } })
       const out = tempDir()
-      yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, batch: batchOf(server.url, { detach: true }) }))
+      yield* Effect.exit(
+        runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: out,
+          limit: LIMIT,
+          batch: batchOf(server.url, { detach: true })
+        })
+      )
       const runDir = Path.join(out, "rag-answers", fs.readdirSync(Path.join(out, "rag-answers"))[0]!)
       const ledger = Path.join(runDir, "batches.jsonl")
       // What a kill between "batch created" and "batch journaled" leaves: the upload line only.
@@ -213,7 +287,12 @@ describe("--batch", () => {
       expect(lines.map((l) => JSON.parse(l).kind)).toEqual(["upload", "batch"])
       fs.writeFileSync(ledger, lines[0] + "\n" + "{\"kind\":\"batch\",\"id\":\"batc")
       server.setBehaviour({ batch: { hold: false } })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, batch: batchOf(server.url) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        limit: LIMIT,
+        batch: batchOf(server.url)
+      })
       expect(outcome.judgments.ok).toBe(JUDGMENTS)
       expect(server.batches).toHaveLength(1)
       expect(server.batchRequests).toBe(JUDGMENTS)
@@ -223,8 +302,18 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ batch: { steps: 2 } })
-      const api = BatchApi.make({ flavour: "mistral", baseURL: server.url, apiKey: Redacted.make("k"), model: "fake-judge" })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: { ...batchOf(server.url), api } })
+      const api = BatchApi.make({
+        flavour: "mistral",
+        baseURL: server.url,
+        apiKey: Redacted.make("k"),
+        model: "fake-judge"
+      })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        batch: { ...batchOf(server.url), api }
+      })
       expect(outcome.judgments.ok).toBe(JUDGMENTS)
       expect(server.batches.map((b) => [b.flavour, b.status])).toEqual([["mistral", "SUCCESS"]])
     }))
@@ -233,9 +322,23 @@ describe("--batch", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make()
-      const api = BatchApi.make({ flavour: "openai", baseURL: `${server.origin}/nowhere/v1`, apiKey: Redacted.make("k"), model: "fake-judge" })
-      const exit = yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, batch: { ...batchOf(server.url), api } }))
-      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toMatch(/has no Batch API there; run without --batch.*FatalJudgeError/)
+      const api = BatchApi.make({
+        flavour: "openai",
+        baseURL: `${server.origin}/nowhere/v1`,
+        apiKey: Redacted.make("k"),
+        model: "fake-judge"
+      })
+      const exit = yield* Effect.exit(
+        runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: tempDir(),
+          limit: LIMIT,
+          batch: { ...batchOf(server.url), api }
+        })
+      )
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toMatch(
+        /has no Batch API there; run without --batch.*FatalJudgeError/
+      )
     }))
 })
 
@@ -243,16 +346,23 @@ describe("--batch, listwise and on the Clock", () => {
   const searches = Path.join(repoRoot, "test-sets", "search-relevance", "sample.jsonl")
   /** Hits per query in the search-relevance sample (sr-008 retrieved nothing). */
   const HITS = [5, 4, 4, 3, 3, 3, 3, 0]
-  const searchPipeline = Effect.map(Effect.promise(() => loadPipelineModule("search-relevance")), (p): Pipeline<unknown, unknown> => ({
-    ...p,
-    judge: SearchRelevance.judgeSearchHits("search-relevance/checklist", { listwise: SearchRelevance.listwiseRubric })
-  }))
+  const searchPipeline = Effect.map(
+    Effect.promise(() => loadPipelineModule("search-relevance")),
+    (p): Pipeline<unknown, unknown> => ({
+      ...p,
+      judge: SearchRelevance.judgeSearchHits("search-relevance/checklist", { listwise: SearchRelevance.listwiseRubric })
+    })
+  )
 
   it.scopedLive("listwise: one request line per query, one journaled judgment per hit, the same grades as synchronously", () =>
     Effect.gen(function*() {
       const p = yield* searchPipeline
       const server = yield* FakeOpenAi.make()
-      const outcome = yield* runWith(p, llm(server.url), { input: searches, outRoot: tempDir(), batch: batchOf(server.url) })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: searches,
+        outRoot: tempDir(),
+        batch: batchOf(server.url)
+      })
       expect(server.batchRequests).toBe(HITS.filter((n) => n > 0).length)
       expect(outcome.judgments).toMatchObject({ total: 25, ok: 25, failed: 0 })
       const sync = yield* FakeOpenAi.make()
@@ -263,37 +373,44 @@ describe("--batch, listwise and on the Clock", () => {
       expect(summary.tokens.batchInput).toBe(summary.tokens.input)
     }))
 
-  it.scoped("polls with backoff on the Effect Clock: a batch in progress for four checks is collected after waits of 1, 2, 4, 8 and 8 minutes of TestClock time", () =>
-    Effect.gen(function*() {
-      const p = yield* pipeline()
-      const server = yield* FakeOpenAi.make({ batch: { steps: 4 } })
-      const fiber = yield* Effect.fork(runWith(p, llm(server.url), {
-        input: sample, outRoot: tempDir(), limit: LIMIT, batch: batchOf(server.url, { pollMs: 60_000, maxPollMs: 8 * 60_000 })
-      }))
-      /** Real time passes for the HTTP round trips (the fake is outside the TestClock). */
-      const realWait = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-      const checks = () => server.batches[0]?.checks ?? 0
-      const checksReach = (n: number) =>
-        Effect.promise(async () => {
-          while (checks() < n) await new Promise((r) => setTimeout(r, 2))
+  it.scoped(
+    "polls with backoff on the Effect Clock: a batch in progress for four checks is collected after waits of 1, 2, 4, 8 and 8 minutes of TestClock time",
+    () =>
+      Effect.gen(function*() {
+        const p = yield* pipeline()
+        const server = yield* FakeOpenAi.make({ batch: { steps: 4 } })
+        const fiber = yield* Effect.fork(runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: tempDir(),
+          limit: LIMIT,
+          batch: batchOf(server.url, { pollMs: 60_000, maxPollMs: 8 * 60_000 })
+        }))
+        /** Real time passes for the HTTP round trips (the fake is outside the TestClock). */
+        const realWait = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
+        const checks = () => server.batches[0]?.checks ?? 0
+        const checksReach = (n: number) =>
+          Effect.promise(async () => {
+            while (checks() < n) await new Promise((r) => setTimeout(r, 2))
+          })
+        // Submitted, then a check after each wait of 1, 2, 4, 8 and 8 minutes (the cap) — not a second before.
+        yield* Effect.promise(async () => {
+          while (server.batches.length === 0) await new Promise((r) => setTimeout(r, 2))
         })
-      // Submitted, then a check after each wait of 1, 2, 4, 8 and 8 minutes (the cap) — not a second before.
-      yield* Effect.promise(async () => {
-        while (server.batches.length === 0) await new Promise((r) => setTimeout(r, 2))
-      })
-      for (const [i, minutes] of [1, 2, 4, 8, 8].entries()) {
-        yield* realWait(50)
-        yield* TestClock.adjust(`${minutes * 60 - 1} seconds`)
-        yield* realWait(50)
-        expect(checks()).toBe(i)
-        yield* TestClock.adjust("1 second")
-        yield* checksReach(i + 1)
-      }
-      const outcome = yield* Fiber.join(fiber)
-      expect(outcome.judgments.ok).toBe(JUDGMENTS)
-      expect(checks()).toBe(5)
-      expect(server.batches[0]!.status).toBe("completed")
-    }), 30_000)
+        for (const [i, minutes] of [1, 2, 4, 8, 8].entries()) {
+          yield* realWait(50)
+          yield* TestClock.adjust(`${minutes * 60 - 1} seconds`)
+          yield* realWait(50)
+          expect(checks()).toBe(i)
+          yield* TestClock.adjust("1 second")
+          yield* checksReach(i + 1)
+        }
+        const outcome = yield* Fiber.join(fiber)
+        expect(outcome.judgments.ok).toBe(JUDGMENTS)
+        expect(checks()).toBe(5)
+        expect(server.batches[0]!.status).toBe("completed")
+      }),
+    30_000
+  )
 })
 
 describe("the prompt cache", () => {
@@ -301,7 +418,13 @@ describe("the prompt cache", () => {
     Effect.gen(function*() {
       const p = yield* pipeline()
       const server = yield* FakeOpenAi.make({ promptCache: true })
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: tempDir(), limit: LIMIT, price, concurrency: 1 })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        limit: LIMIT,
+        price,
+        concurrency: 1
+      })
       const systems = new Set(server.judgeRequests.map((r) => String(r.body.messages![0]!.content)))
       expect(systems.size).toBe(DIMENSIONS)
       // Every judgment after the first of its rubric reuses at least the system message.
@@ -327,7 +450,9 @@ describe("the prompt cache", () => {
       expect(summary.tokens.cachedInput).toBe(server.cachedTokens)
       expect(outcome.cost.cachedInputTokens).toBe(server.cachedTokens)
       expect(outcome.cost.savingUsd).toBeCloseTo(server.cachedTokens * (2 - 0.5) / 1e6, 12)
-      expect(fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")).toMatch(/\d+\.\d% of input tokens cached; saved \$/)
+      expect(fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")).toMatch(
+        /\d+\.\d% of input tokens cached; saved \$/
+      )
     }))
 })
 
@@ -338,14 +463,30 @@ describe("--max-cost", () => {
       const server = yield* FakeOpenAi.make()
       const out = tempDir()
       const expensive = { input: 1000, output: 1000 }
-      const exit = yield* Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price: expensive, maxCostUsd: 3, concurrency: 1 }))
+      const exit = yield* Effect.exit(
+        runWith(p, llm(server.url), {
+          input: sample,
+          outRoot: out,
+          limit: LIMIT,
+          price: expensive,
+          maxCostUsd: 3,
+          concurrency: 1
+        })
+      )
       expect(Exit.isFailure(exit)).toBe(true)
       const cause = JSON.stringify(Exit.isFailure(exit) ? exit.cause : null)
       expect(cause).toMatch(/BudgetReached/)
       const made = server.judgeCalls
       expect(made).toBeGreaterThan(0)
       expect(made).toBeLessThan(JUDGMENTS)
-      const outcome = yield* runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price: expensive, maxCostUsd: 1000, concurrency: 1 })
+      const outcome = yield* runWith(p, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        limit: LIMIT,
+        price: expensive,
+        maxCostUsd: 1000,
+        concurrency: 1
+      })
       expect(outcome.judgments.ok).toBe(JUDGMENTS)
       expect(server.judgeCalls).toBe(JUDGMENTS)
     }))
@@ -356,11 +497,22 @@ describe("--max-cost", () => {
       const server = yield* FakeOpenAi.make()
       const out = tempDir()
       const expensive = { input: 1000, output: 1000 }
-      const capped = () => Effect.exit(runWith(p, llm(server.url), { input: sample, outRoot: out, limit: LIMIT, price: expensive, maxCostUsd: 3, concurrency: 1 }))
+      const capped = () =>
+        Effect.exit(
+          runWith(p, llm(server.url), {
+            input: sample,
+            outRoot: out,
+            limit: LIMIT,
+            price: expensive,
+            maxCostUsd: 3,
+            concurrency: 1
+          })
+        )
       const first = yield* capped()
       expect(JSON.stringify(Exit.isFailure(first) ? first.cause : null)).toMatch(/BudgetReached/)
       const made = server.judgeCalls
-      const spentUsd = (exit: typeof first) => Number(/"spentUsd":([0-9.e-]+)/.exec(JSON.stringify(Exit.isFailure(exit) ? exit.cause : null))?.[1])
+      const spentUsd = (exit: typeof first) =>
+        Number(/"spentUsd":([0-9.e-]+)/.exec(JSON.stringify(Exit.isFailure(exit) ? exit.cause : null))?.[1])
       expect(spentUsd(first)).toBeLessThanOrEqual(3)
       // The same command again: the journal says what was spent; nothing more fits.
       const second = yield* capped()
@@ -377,18 +529,40 @@ describe("--max-cost", () => {
       const expensive = { input: 1000, output: 1000, batchInput: 500, batchOutput: 500 }
       const options = { input: sample, outRoot: out, limit: LIMIT, price: expensive }
       // What all the requests are estimated at, through a batch: a cap of half of it.
-      const e = yield* estimate(p, { ...options, iterations: 1, concurrency: 4, maxFailures: 0, command: "test", fresh: false, retryFailed: false }).pipe(
-        Effect.provide(Layer.mergeAll(Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))), Layer.succeed(Retriever, precomputed), NodeContext.layer).pipe(Layer.provideMerge(JudgmentCache.layerNone)))
+      const e = yield* estimate(p, {
+        ...options,
+        iterations: 1,
+        concurrency: 4,
+        maxFailures: 0,
+        command: "test",
+        fresh: false,
+        retryFailed: false
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(
+            Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
+            Layer.succeed(Retriever, precomputed),
+            NodeContext.layer
+          ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
+        )
       )
       const cap = (e.inputTokens * 500 + e.outputTokens * 500) / 1_000_000 / 2
       // The first invocation submits what fits (about half) and stops at the cap; nothing is paid yet.
-      const first = yield* runWith(p, llm(server.url), { ...options, maxCostUsd: cap, batch: batchOf(server.url, { detach: true }) }).pipe(Effect.exit)
+      const first = yield* runWith(p, llm(server.url), {
+        ...options,
+        maxCostUsd: cap,
+        batch: batchOf(server.url, { detach: true })
+      }).pipe(Effect.exit)
       expect(JSON.stringify(Exit.isFailure(first) ? first.cause : null)).toMatch(/BudgetReached/)
       const submitted = server.batchRequests
       expect(submitted).toBeGreaterThan(0)
       expect(submitted).toBeLessThan(JUDGMENTS)
       // The same command: the open batch's estimate is reserved, so nothing more fits under the cap.
-      const second = yield* runWith(p, llm(server.url), { ...options, maxCostUsd: cap, batch: batchOf(server.url, { detach: true }) }).pipe(Effect.exit)
+      const second = yield* runWith(p, llm(server.url), {
+        ...options,
+        maxCostUsd: cap,
+        batch: batchOf(server.url, { detach: true })
+      }).pipe(Effect.exit)
       expect(JSON.stringify(Exit.isFailure(second) ? second.cause : null)).toMatch(/BudgetReached/)
       expect(server.batchRequests).toBe(submitted)
       expect(server.judgeCalls).toBe(0)

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { HeuristicJudge } from "../../src/index.js"
-import type { Pipeline } from "../../src/engine/Pipeline.js"
 import { CaseIds } from "../../src/engine/CaseIds.js"
+import type { Pipeline } from "../../src/engine/Pipeline.js"
+import { HeuristicJudge } from "../../src/index.js"
 import { loadPipelineModule, runWith, tempDir } from "../support/RunPipeline.js"
 
 describe("CaseIds", () => {
@@ -35,15 +35,25 @@ describe("a run refuses duplicate case ids before judging", () => {
     Effect.gen(function*() {
       const dir = tempDir()
       const input = Path.join(dir, "in.csv")
-      fs.writeFileSync(input, ["id,Current User Question,Conversation History,Fragment Texts,Assistant Answer", ...rows].join("\n"))
+      fs.writeFileSync(
+        input,
+        ["id,Current User Question,Conversation History,Fragment Texts,Assistant Answer", ...rows].join("\n")
+      )
       const pipeline = (yield* Effect.promise(() => loadPipelineModule("rag-answers"))) as Pipeline<unknown, unknown>
-      return yield* Effect.flip(runWith(pipeline, HeuristicJudge.layer, { input, outRoot: Path.join(dir, "out"), columns: { id: "id" } }))
+      return yield* Effect.flip(
+        runWith(pipeline, HeuristicJudge.layer, { input, outRoot: Path.join(dir, "out"), columns: { id: "id" } })
+      )
     })
 
   it.effect("names the line of both cases, also when a multi-line field shifts the lines", () =>
     Effect.gen(function*() {
       const error = yield* run(["x,\"Q1\nsecond line?\",,1. a,A", "2,Q2?,,1. b,A", "y,Q3?,,1. c,A", "2,Q4?,,1. d,A"])
-      expect(error).toMatchObject({ _tag: "InputError", line: 6, field: "id", problem: "duplicate case id \"2\" (first on line 4)" })
+      expect(error).toMatchObject({
+        _tag: "InputError",
+        line: 6,
+        field: "id",
+        problem: "duplicate case id \"2\" (first on line 4)"
+      })
       const other = yield* run(["x,Q1?,,1. a,A", "y,Q2?,,1. b,A", "x,Q3?,,1. c,A"])
       expect(other).toMatchObject({ _tag: "InputError", line: 4, problem: "duplicate case id \"x\" (first on line 2)" })
     }))

@@ -5,8 +5,9 @@
  * ordered pool, the journal and resume (a kill -9 between the rounds pays for nothing twice), the
  * cache, `--batch` (a batch per round), `--cluster`, `--dry-run` and `report`.
  */
-import { it } from "@effect/vitest"
 import * as TestRunner from "@effect/cluster/TestRunner"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -24,11 +25,10 @@ import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { defaultPromptsDir } from "../../src/judges/Prompt.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as JudgmentCache from "../../src/store/JudgmentCache.js"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import toyChain from "../fixtures/toy-chain/toy-chain.js"
 import { start } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
-import toyChain from "../fixtures/toy-chain/toy-chain.js"
 
 const fixture = Path.join(repoRoot, "test", "fixtures", "toy-chain")
 const pipelineFile = Path.join(fixture, "toy-chain.ts")
@@ -46,8 +46,10 @@ const chainAnswer = (request: FakeOpenAi.RecordedRequest) => {
   for (let i = 0; i < user.length; i++) h = (h * 31 + user.charCodeAt(i)) >>> 0
   return JSON.stringify({ reasoning: `extracted fact #${h.toString(16)}`, score: 1 + (h % 2) })
 }
-const isCheck = (request: FakeOpenAi.RecordedRequest) => String(request.body.messages?.find((m) => m.role === "system")?.content ?? "").includes("CHECK STEP")
-const userOf = (request: FakeOpenAi.RecordedRequest) => String(request.body.messages?.find((m) => m.role === "user")?.content ?? "")
+const isCheck = (request: FakeOpenAi.RecordedRequest) =>
+  String(request.body.messages?.find((m) => m.role === "system")?.content ?? "").includes("CHECK STEP")
+const userOf = (request: FakeOpenAi.RecordedRequest) =>
+  String(request.body.messages?.find((m) => m.role === "user")?.content ?? "")
 
 interface Line {
   readonly key: string
@@ -58,13 +60,26 @@ interface Line {
   readonly reason: string
   readonly score: number | null
 }
-const journal = (runDir: string) => fs.readFileSync(Path.join(runDir, "judgments.jsonl"), "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Line)
+const journal = (runDir: string) =>
+  fs.readFileSync(Path.join(runDir, "judgments.jsonl"), "utf8").trim().split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l) as Line
+  )
 /** Records without token and latency figures (they differ between modes; the grades must not). */
 const grades = (runDir: string) =>
   fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) =>
-    JSON.parse(l, (k, v) => (k === "tokens" || k === "latencyMs" ? undefined : v)) as unknown)
+    JSON.parse(l, (k, v) => (k === "tokens" || k === "latencyMs" ? undefined : v)) as unknown
+  )
 
-const llm = (url: string) => judgeLayer({ provider: "openai-compatible", model: "fake", baseUrl: url, concurrency: 4, timeoutMs: 5_000, maxRetries: 1, preflight: false })
+const llm = (url: string) =>
+  judgeLayer({
+    provider: "openai-compatible",
+    model: "fake",
+    baseUrl: url,
+    concurrency: 4,
+    timeoutMs: 5_000,
+    maxRetries: 1,
+    preflight: false
+  })
 
 describe("chained judgments (a two-step toy pipeline)", () => {
   it.effect("the heuristic judge (sync path): two rounds per case, the second built from the first; a re-run reuses both", () =>
@@ -76,9 +91,13 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       expect(lines.filter((l) => l.criterion === "toy/extract")).toHaveLength(CASES)
       expect(lines.filter((l) => l.criterion === "toy/check")).toHaveLength(CASES)
       expect(new Set(lines.map((l) => l.key)).size).toBe(2 * CASES)
-      const records = grades(outcome.info.runDir) as ReadonlyArray<{ dimensions: ReadonlyArray<{ criterion: string; status: string }> }>
+      const records = grades(outcome.info.runDir) as ReadonlyArray<
+        { dimensions: ReadonlyArray<{ criterion: string; status: string }> }
+      >
       expect(records).toHaveLength(CASES)
-      for (const r of records) expect(r.dimensions.map((d) => [d.criterion, d.status])).toEqual([["toy/extract", "ok"], ["toy/check", "ok"]])
+      for (const r of records) {
+        expect(r.dimensions.map((d) => [d.criterion, d.status])).toEqual([["toy/extract", "ok"], ["toy/check", "ok"]])
+      }
       // A second run of the same command reuses both rounds from the journal.
       const again = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out, promptDirs })
       expect(again.judgments).toMatchObject({ total: 2 * CASES, reused: 2 * CASES })
@@ -89,19 +108,34 @@ describe("chained judgments (a two-step toy pipeline)", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make({ answer: chainAnswer })
       const out = tempDir()
-      const outcome = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: out, promptDirs, cache: true })
+      const outcome = yield* runWith(pipeline, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        promptDirs,
+        cache: true
+      })
       expect(outcome.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES })
       expect(server.judgeCalls).toBe(2 * CASES)
-      const extracts = new Map(journal(outcome.info.runDir).filter((l) => l.criterion === "toy/extract").map((l) => [l.caseId, l]))
+      const extracts = new Map(
+        journal(outcome.info.runDir).filter((l) => l.criterion === "toy/extract").map((l) => [l.caseId, l])
+      )
       const checks = server.judgeRequests.filter(isCheck)
       expect(checks).toHaveLength(CASES)
       // Every check request quotes one case's extraction, and every case's extraction is quoted once.
-      const quoted = checks.map((r) => [...extracts.values()].filter((e) => userOf(r).includes(e.reason)).map((e) => e.caseId))
+      const quoted = checks.map((r) =>
+        [...extracts.values()].filter((e) => userOf(r).includes(e.reason)).map((e) => e.caseId)
+      )
       for (const q of quoted) expect(q).toHaveLength(1)
       expect(new Set(quoted.flat()).size).toBe(CASES)
       // A fresh run over the same cache: no call.
       server.reset()
-      const cached = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: out, promptDirs, cache: true, runId: "again" })
+      const cached = yield* runWith(pipeline, llm(server.url), {
+        input: sample,
+        outRoot: out,
+        promptDirs,
+        cache: true,
+        runId: "again"
+      })
       expect(server.judgeCalls).toBe(0)
       expect(cached.judgments).toMatchObject({ total: 2 * CASES, cached: 2 * CASES })
       expect(grades(cached.info.runDir)).toEqual(grades(outcome.info.runDir))
@@ -121,7 +155,12 @@ describe("chained judgments (a two-step toy pipeline)", () => {
         maxRequests: 50_000,
         maxBytes: 200 * 1024 * 1024
       }
-      const batched = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs, batch })
+      const batched = yield* runWith(pipeline, llm(server.url), {
+        input: sample,
+        outRoot: tempDir(),
+        promptDirs,
+        batch
+      })
       expect(server.judgeCalls).toBe(0)
       expect(server.batches.map((b) => b.requests)).toEqual([CASES, CASES])
       expect(batched.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES })
@@ -133,11 +172,28 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       const server = yield* FakeOpenAi.make({ answer: chainAnswer })
       const local = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs })
       server.reset()
-      const judge = { provider: "openai-compatible", model: "fake", baseUrl: server.url, timeoutMs: 5_000, maxRetries: 1, maxWaitMs: 60_000, retryFailed: false }
+      const judge = {
+        provider: "openai-compatible",
+        model: "fake",
+        baseUrl: server.url,
+        timeoutMs: 5_000,
+        maxRetries: 1,
+        maxWaitMs: 60_000,
+        retryFailed: false
+      }
       const clustered = yield* Effect.gen(function*() {
         const remote = yield* Coordinator.make({ judge, batchSize: 5, batchesInFlight: 2 })
-        return yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs }).pipe(Effect.provideService(ClusterJudging, remote))
-      }).pipe(Effect.provide(RunnerHost.layerEntities({ concurrency: 4, preflight: false }).pipe(Layer.provideMerge(RunnerHost.layerMemoryStore), Layer.provideMerge(TestRunner.layer))))
+        return yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs }).pipe(
+          Effect.provideService(ClusterJudging, remote)
+        )
+      }).pipe(
+        Effect.provide(
+          RunnerHost.layerEntities({ concurrency: 4, preflight: false }).pipe(
+            Layer.provideMerge(RunnerHost.layerMemoryStore),
+            Layer.provideMerge(TestRunner.layer)
+          )
+        )
+      )
       expect(server.judgeCalls).toBe(2 * CASES)
       expect(clustered.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES })
       expect(grades(clustered.info.runDir)).toEqual(grades(local.info.runDir))
@@ -148,8 +204,24 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       const server = yield* FakeOpenAi.make({ answer: chainAnswer })
       const out = tempDir()
       const dryRun = () =>
-        estimate(pipeline, { input: sample, outRoot: out, promptDirs, iterations: 1, concurrency: 4, maxFailures: 0, command: "test", fresh: false, retryFailed: false }).pipe(
-          Effect.provide(Layer.mergeAll(Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))), Layer.succeed(Retriever, precomputed), NodeContext.layer).pipe(Layer.provideMerge(JudgmentCache.layerNone)))
+        estimate(pipeline, {
+          input: sample,
+          outRoot: out,
+          promptDirs,
+          iterations: 1,
+          concurrency: 4,
+          maxFailures: 0,
+          command: "test",
+          fresh: false,
+          retryFailed: false
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(
+              Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
+              Layer.succeed(Retriever, precomputed),
+              NodeContext.layer
+            ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
+          )
         )
       const before = yield* dryRun()
       expect(before).toMatchObject({ calls: 2 * CASES, judgments: 2 * CASES, alreadyDone: 0 })
@@ -159,8 +231,24 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: out, promptDirs, maxFailures: CASES })
       const after = yield* dryRun()
       expect(after).toMatchObject({ calls: 0, alreadyDone: 2 * CASES })
-      const retried = yield* estimate(pipeline, { input: sample, outRoot: out, promptDirs, iterations: 1, concurrency: 4, maxFailures: 0, command: "test", fresh: false, retryFailed: true }).pipe(
-        Effect.provide(Layer.mergeAll(Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))), Layer.succeed(Retriever, precomputed), NodeContext.layer).pipe(Layer.provideMerge(JudgmentCache.layerNone)))
+      const retried = yield* estimate(pipeline, {
+        input: sample,
+        outRoot: out,
+        promptDirs,
+        iterations: 1,
+        concurrency: 4,
+        maxFailures: 0,
+        command: "test",
+        fresh: false,
+        retryFailed: true
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(
+            Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
+            Layer.succeed(Retriever, precomputed),
+            NodeContext.layer
+          ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
+        )
       )
       expect(retried).toMatchObject({ calls: CASES, judgments: CASES, alreadyDone: CASES })
     }))
@@ -169,7 +257,25 @@ describe("chained judgments (a two-step toy pipeline)", () => {
     const server = await FakeOpenAi.start({ answer: chainAnswer, replyFor: (r) => isCheck(r) ? "hang" : undefined })
     try {
       const out = tempDir()
-      const args = ["run", pipelineFile, "--csv", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--no-preflight", "--concurrency", "16", "--timeout", "60"]
+      const args = [
+        "run",
+        pipelineFile,
+        "--csv",
+        sample,
+        "--out",
+        out,
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--no-preflight",
+        "--concurrency",
+        "16",
+        "--timeout",
+        "60"
+      ]
       const first = start(args)
       // Every extraction journaled; the checks hang at the server (more workers than cases: none waits behind a hung check).
       const root = Path.join(out, "toy-chain")
@@ -181,7 +287,11 @@ describe("chained judgments (a two-step toy pipeline)", () => {
           return []
         }
       }
-      for (let i = 0; i < 600 && !(journaled().length === CASES && server.judgeRequests.filter(isCheck).length === CASES); i++) await new Promise((r) => setTimeout(r, 50))
+      for (
+        let i = 0;
+        i < 600 && !(journaled().length === CASES && server.judgeRequests.filter(isCheck).length === CASES);
+        i++
+      ) await new Promise((r) => setTimeout(r, 50))
       expect(journaled().map((l) => l.criterion), first.stderr()).toEqual(Array(CASES).fill("toy/extract"))
       first.child.kill("SIGKILL")
       await first.result

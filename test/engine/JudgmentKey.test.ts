@@ -5,9 +5,16 @@
  */
 import { describe, expect, it } from "vitest"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
-import { sha256 } from "../../src/judges/Prompt.js"
-import { canonicalJson, canonicalJsonByReplacer, judgmentKey, keyJson, stringRecordJson, taskKey } from "../../src/engine/Runner.js"
 import { listKeys } from "../../src/engine/JudgmentKey.js"
+import {
+  canonicalJson,
+  canonicalJsonByReplacer,
+  judgmentKey,
+  keyJson,
+  stringRecordJson,
+  taskKey
+} from "../../src/engine/Runner.js"
+import { sha256 } from "../../src/judges/Prompt.js"
 
 const base = {
   pipeline: "rag-answers",
@@ -39,12 +46,30 @@ describe("judgment keys", () => {
       constructor(readonly y: number, readonly x: number) {}
     }
     const fixed: ReadonlyArray<unknown> = [
-      null, true, 0, -0, 1e21, 3.25, Number.NaN, Infinity, "", "quote \" backslash \\ newline \n é✓ 🚀 \u2028",
-      [], {}, [1, "a", null, [2, [3]]], { b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined }, "": "empty key", "a b": "x" },
+      null,
+      true,
+      0,
+      -0,
+      1e21,
+      3.25,
+      Number.NaN,
+      Infinity,
+      "",
+      "quote \" backslash \\ newline \n é✓ 🚀 \u2028",
+      [],
+      {},
+      [1, "a", null, [2, [3]]],
+      { b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined }, "": "empty key", "a b": "x" },
       { vars: { question: "q", text: "t" }, items: [{ target: "answer/claims:1", vars: { claim: "c" } }] },
       // Handed back: index-like keys (ordered first by JSON), undefined in arrays, toJSON, other prototypes, functions.
-      { 10: "ten", 2: "two", b: "b", "1a": "x" }, [undefined, 1], { d: new Date(0) }, { p: new Point(2, 1) },
-      { f: () => 1, a: 1 }, [() => 1], { toJSON: () => "mine" }, Object.create(null)
+      { 10: "ten", 2: "two", b: "b", "1a": "x" },
+      [undefined, 1],
+      { d: new Date(0) },
+      { p: new Point(2, 1) },
+      { f: () => 1, a: 1 },
+      [() => 1],
+      { toJSON: () => "mine" },
+      Object.create(null)
     ]
     fixed.forEach((v, i) => expect(canonicalJson(v), `value ${i}`).toBe(canonicalJsonByReplacer(v)))
     // Random nested values.
@@ -84,17 +109,44 @@ describe("judgment keys", () => {
 
   it("a fixed task's content hash is pinned too", () => {
     const rubric = { id: "rag-answers/clarity", hash: "fedcba9876543210" } as Parameters<typeof taskKey>[1]["rubric"]
-    const task = { pipeline: "rag-answers", caseId: "7", iteration: 2, rubric, target: "answer", vars: { question: "Why?", answer: "Because.", passages: "[1] p" } }
+    const task = {
+      pipeline: "rag-answers",
+      caseId: "7",
+      iteration: 2,
+      rubric,
+      target: "answer",
+      vars: { question: "Why?", answer: "Because.", passages: "[1] p" }
+    }
     const judge = { provider: "openai", model: "gpt-4o-mini", params: { seed: 7 } }
     const content = sha256(canonicalJson(task.vars)).slice(0, 16)
-    expect(taskKey(judge, task)).toBe(judgmentKey({ ...judge, pipeline: "rag-answers", caseId: "7", content, iteration: 2, criterion: rubric.id, target: "answer", promptHash: rubric.hash }))
+    expect(taskKey(judge, task)).toBe(
+      judgmentKey({
+        ...judge,
+        pipeline: "rag-answers",
+        caseId: "7",
+        content,
+        iteration: 2,
+        criterion: rubric.id,
+        target: "answer",
+        promptHash: rubric.hash
+      })
+    )
     expect(taskKey(judge, task)).toBe("39a2ef038e6082c3d1a07868f9212cac")
   })
 
   it("a task's pool (the heuristic judge's statistics) is not part of its key", () => {
-    const rubric = { id: "search-relevance/checklist", hash: "fedcba9876543210" } as Parameters<typeof taskKey>[1]["rubric"]
+    const rubric = { id: "search-relevance/checklist", hash: "fedcba9876543210" } as Parameters<
+      typeof taskKey
+    >[1]["rubric"]
     const judge = { provider: "openai", model: "gpt-4o-mini", params: {} }
-    const task = { pipeline: "search-relevance", caseId: "q1", iteration: 1, rubric, target: "hit:a", vars: { query: "capital of france", passage: "Paris" } }
+    const task = {
+      pipeline: "search-relevance",
+      caseId: "q1",
+      iteration: 1,
+      rubric,
+      target: "hit:a",
+      vars: { query: "capital of france", passage: "Paris" }
+    }
     const pooled: JudgeTask = { ...task, ordinal: 0, vars: { ...task.vars }, pool: ["Paris", "Lyon", "Bananas"] }
     expect(taskKey(judge, pooled)).toBe(taskKey(judge, task))
     const other: JudgeTask = { ...pooled, pool: ["Paris"] }
@@ -103,11 +155,37 @@ describe("judgment keys", () => {
 
   it("a list's keys are each item's judgmentKey, with the list's content hash (all items and vars)", () => {
     const rubric = { id: "answer-correctness/check", hash: "0011223344556677" } as Parameters<typeof listKeys>[2]
-    const spec = { rubric: rubric.id, vars: { question: "Why?", text: "Because \"so\"." }, items: [{ target: "reference/answer:1", vars: { claim: "é ✓" } }, { target: "context:2/answer:1", vars: { claim: "b" } }] }
-    for (const judge of [{ provider: "heuristic", model: "lexical-v3", params: {} }, { provider: "openai", model: "m", params: { t: 0 }, endpoint: "http://127.0.0.1:1/v1" }]) {
+    const spec = {
+      rubric: rubric.id,
+      vars: { question: "Why?", text: "Because \"so\"." },
+      items: [{ target: "reference/answer:1", vars: { claim: "é ✓" } }, {
+        target: "context:2/answer:1",
+        vars: { claim: "b" }
+      }]
+    }
+    for (
+      const judge of [{ provider: "heuristic", model: "lexical-v3", params: {} }, {
+        provider: "openai",
+        model: "m",
+        params: { t: 0 },
+        endpoint: "http://127.0.0.1:1/v1"
+      }]
+    ) {
       const content = sha256(canonicalJsonByReplacer({ vars: spec.vars, items: spec.items })).slice(0, 16)
       const expected = spec.items.map((item) =>
-        sha256(canonicalJsonByReplacer({ ...judge, pipeline: "answer-correctness", caseId: "c1", content, iteration: 1, criterion: rubric.id, target: item.target, promptHash: rubric.hash })).slice(0, 32))
+        sha256(
+          canonicalJsonByReplacer({
+            ...judge,
+            pipeline: "answer-correctness",
+            caseId: "c1",
+            content,
+            iteration: 1,
+            criterion: rubric.id,
+            target: item.target,
+            promptHash: rubric.hash
+          })
+        ).slice(0, 32)
+      )
       expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, spec)).toEqual(expected)
     }
   })

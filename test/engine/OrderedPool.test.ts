@@ -56,14 +56,21 @@ describe("OrderedPool", () => {
       const ran: Array<string> = []
       let running = 0
       let maxRunning = 0
-      const task = (i: number, name: string, more: () => ReadonlyArray<OrderedPool.Task<never, never>>): OrderedPool.Task<never, never> =>
+      const task = (
+        i: number,
+        name: string,
+        more: () => ReadonlyArray<OrderedPool.Task<never, never>>
+      ): OrderedPool.Task<never, never> =>
         Effect.suspend(() => {
           running++
           maxRunning = Math.max(maxRunning, running)
-          return Effect.sleep(10).pipe(Effect.ensuring(Effect.sync(() => running--)), Effect.map(() => {
-            ran.push(`${i}:${name}`)
-            return more()
-          }))
+          return Effect.sleep(10).pipe(
+            Effect.ensuring(Effect.sync(() => running--)),
+            Effect.map(() => {
+              ran.push(`${i}:${name}`)
+              return more()
+            })
+          )
         })
       const run = OrderedPool.run(Stream.range(0, 9), {
         workers: 4,
@@ -76,7 +83,12 @@ describe("OrderedPool", () => {
             return {
               tasks: [task(i, "first", () => [second("second-a"), second("second-b")])],
               finish: Effect.sync(() => {
-                expect(ran.filter((r) => r.startsWith(`${i}:`)).sort()).toEqual([`${i}:first`, `${i}:second-a`, `${i}:second-b`, `${i}:third`])
+                expect(ran.filter((r) => r.startsWith(`${i}:`)).sort()).toEqual([
+                  `${i}:first`,
+                  `${i}:second-a`,
+                  `${i}:second-b`,
+                  `${i}:third`
+                ])
                 finished.push(i)
               })
             }
@@ -151,7 +163,11 @@ describe("OrderedPool", () => {
         stopping: () => false,
         start: (i) =>
           Effect.succeed({
-            tasks: [i === 2 ? Effect.zipRight(Effect.sleep(5), Effect.fail(`task of item ${i} failed`)) : Effect.sleep(1_000).pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted++)))],
+            tasks: [
+              i === 2
+                ? Effect.zipRight(Effect.sleep(5), Effect.fail(`task of item ${i} failed`))
+                : Effect.sleep(1_000).pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted++)))
+            ],
             finish: Effect.void
           })
       })

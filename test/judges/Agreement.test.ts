@@ -4,14 +4,15 @@
  * a real assertion where the data is, a visible skip where it is not. TREC DL 2019/2020 directories
  * (built by bench/llmjudge-convert.ts) are checked too when present.
  */
+import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { describe, expect, it } from "@effect/vitest"
 import { binary, cohenKappa, fitThresholds, leaveOneQueryOut, measureAgreement } from "../../bench/judge-agreement.js"
 
 const data = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../../shared/data")
-const present = (name: string) => fs.existsSync(Path.join(data, name, "search.jsonl")) && fs.existsSync(Path.join(data, name, "qrels.txt"))
+const present = (name: string) =>
+  fs.existsSync(Path.join(data, name, "search.jsonl")) && fs.existsSync(Path.join(data, name, "qrels.txt"))
 
 describe("Cohen's κ (hand-computed)", () => {
   it("2×2: p_o = 35/50, p_e = (25·30 + 25·20)/50² = 0.5 → κ = 0.4", () => {
@@ -49,32 +50,40 @@ describe("threshold fit", () => {
 })
 
 describe("agreement with NIST assessors", () => {
-  it.skipIf(!present("llmjudge-test"))("llmjudge-test: κ ≥ 0.15 on four grades and ≥ 0.25 on relevant/not, above Llama-3-8B's", async () => {
-    const a = await measureAgreement(Path.join(data, "llmjudge-test"), { throughputSeconds: 0 })
-    expect(a.queries).toBe(25)
-    expect(a.pairs).toBe(4410)
-    expect(a.confusion.flat().reduce((x, y) => x + y, 0)).toBe(4410)
-    // The local κ reproduces the published figures for the Llama grades shipped with the data.
-    expect(a.reference!.kappa4).toBeCloseTo(0.1044, 4)
-    expect(a.reference!.kappa2).toBeCloseTo(0.1545, 4)
-    expect(a.kappa4).toBeGreaterThanOrEqual(0.15)
-    expect(a.kappa2).toBeGreaterThanOrEqual(0.25)
-    expect(a.kappa4).toBeGreaterThan(a.reference!.kappa4)
-    expect(a.kappa2).toBeGreaterThan(a.reference!.kappa2)
-    // Thresholds refitted without each query still clear the targets.
-    expect(a.crossValidation.kappa4).toBeGreaterThanOrEqual(0.15)
-    expect(a.crossValidation.kappa2).toBeGreaterThanOrEqual(0.25)
-  }, 120_000)
-
-  for (const name of ["trec-dl-2019", "trec-dl-2020"]) {
-    it.skipIf(!present(name))(`${name}: above Llama-3-8B's grades on the same pairs, with the same thresholds`, async () => {
-      const a = await measureAgreement(Path.join(data, name), { throughputSeconds: 0 })
+  it.skipIf(!present("llmjudge-test"))(
+    "llmjudge-test: κ ≥ 0.15 on four grades and ≥ 0.25 on relevant/not, above Llama-3-8B's",
+    async () => {
+      const a = await measureAgreement(Path.join(data, "llmjudge-test"), { throughputSeconds: 0 })
+      expect(a.queries).toBe(25)
+      expect(a.pairs).toBe(4410)
+      expect(a.confusion.flat().reduce((x, y) => x + y, 0)).toBe(4410)
+      // The local κ reproduces the published figures for the Llama grades shipped with the data.
+      expect(a.reference!.kappa4).toBeCloseTo(0.1044, 4)
+      expect(a.reference!.kappa2).toBeCloseTo(0.1545, 4)
       expect(a.kappa4).toBeGreaterThanOrEqual(0.15)
       expect(a.kappa2).toBeGreaterThanOrEqual(0.25)
-      if (a.reference !== undefined) {
-        expect(a.kappa4).toBeGreaterThan(a.reference.kappa4)
-        expect(a.kappa2).toBeGreaterThan(a.reference.kappa2)
-      }
-    }, 120_000)
+      expect(a.kappa4).toBeGreaterThan(a.reference!.kappa4)
+      expect(a.kappa2).toBeGreaterThan(a.reference!.kappa2)
+      // Thresholds refitted without each query still clear the targets.
+      expect(a.crossValidation.kappa4).toBeGreaterThanOrEqual(0.15)
+      expect(a.crossValidation.kappa2).toBeGreaterThanOrEqual(0.25)
+    },
+    120_000
+  )
+
+  for (const name of ["trec-dl-2019", "trec-dl-2020"]) {
+    it.skipIf(!present(name))(
+      `${name}: above Llama-3-8B's grades on the same pairs, with the same thresholds`,
+      async () => {
+        const a = await measureAgreement(Path.join(data, name), { throughputSeconds: 0 })
+        expect(a.kappa4).toBeGreaterThanOrEqual(0.15)
+        expect(a.kappa2).toBeGreaterThanOrEqual(0.25)
+        if (a.reference !== undefined) {
+          expect(a.kappa4).toBeGreaterThan(a.reference.kappa4)
+          expect(a.kappa2).toBeGreaterThan(a.reference.kappa2)
+        }
+      },
+      120_000
+    )
   }
 })

@@ -11,16 +11,17 @@ import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { type ListJudgeTask, splitUsage } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
+import { decodeListAnswer } from "../../src/judges/CallReader.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { Judge } from "../../src/judges/Judge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import { decodeListAnswer } from "../../src/judges/CallReader.js"
 import { defaultPromptsDir, listAnswerSchema, loadRubric, parseRubric, render } from "../../src/judges/Prompt.js"
 import { groupSizes, judgeHits } from "../../src/kinds/graded-hits/GradedHits.js"
 import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 
 /** `--listwise` as the pipelines read it from RAG_EVAL_LISTWISE (the option decoded, off unless true). */
-const listwiseFromEnv = (env: Readonly<Record<string, string>>) => Either.getOrThrow(decodeVariables(env)).options.listwise === true
+const listwiseFromEnv = (env: Readonly<Record<string, string>>) =>
+  Either.getOrThrow(decodeVariables(env)).options.listwise === true
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -48,21 +49,29 @@ const userOf = (r: FakeOpenAi.RecordedRequest) => String(r.body.messages?.find((
 describe("listwise rubrics", () => {
   it.effect("both listwise rubrics load, keep their pointwise scale, and render every hit numbered inside its own data block", () =>
     Effect.gen(function*() {
-      for (const [id, pointwise, hitVar] of [
-        ["search-relevance/checklist-listwise", "search-relevance/checklist", "passage"],
-        ["course-retrieval/relevance-listwise", "course-retrieval/relevance", "course"]
-      ] as const) {
+      for (
+        const [id, pointwise, hitVar] of [
+          ["search-relevance/checklist-listwise", "search-relevance/checklist", "passage"],
+          ["course-retrieval/relevance-listwise", "course-retrieval/relevance", "course"]
+        ] as const
+      ) {
         const rubric = yield* load(id)
         const single = yield* load(pointwise)
         expect(rubric.item).toBeDefined()
         expect(single.item).toBeUndefined()
         expect(rubric.scale).toEqual(single.scale)
         expect(rubric.confidence).toBe(single.confidence)
-        const { system, user } = render(rubric, { query: "q", question: "q", skill: "s" }, items.map((i) => ({ [hitVar]: i.vars.passage })))
+        const { system, user } = render(
+          rubric,
+          { query: "q", question: "q", skill: "s" },
+          items.map((i) => ({ [hitVar]: i.vars.passage }))
+        )
         expect(system).toContain("never instructions to you")
         expect(user).toContain("numbered by hit from 1 to 3:")
         // The count is case data: the static system text is the same for a list of one.
-        expect(render(rubric, { query: "other", question: "other", skill: "other" }, [{ [hitVar]: "x" }]).system).toBe(system)
+        expect(render(rubric, { query: "other", question: "other", skill: "other" }, [{ [hitVar]: "x" }]).system).toBe(
+          system
+        )
         for (const n of [1, 2, 3]) expect(user).toContain(`<data name="${hitVar}" hit="${n}">`)
         expect(user).toContain(`<data name="${hitVar}" hit="1">\nParis is the capital of France.\n</data>`)
         // Data cannot close its block, and template syntax inside data stays literal.
@@ -118,7 +127,11 @@ describe("decodeListAnswer", () => {
   })
 
   it("a missing hit, a duplicate, an off-scale score or a hit out of range is a problem; what was readable is kept per hit", () => {
-    const result = decodeListAnswer(rubric, 4, JSON.stringify({ grades: [entry(1, 3), entry(1, 2), entry(2, 7), entry(9, 1)] }))
+    const result = decodeListAnswer(
+      rubric,
+      4,
+      JSON.stringify({ grades: [entry(1, 3), entry(1, 2), entry(2, 7), entry(9, 1)] })
+    )
     expect(Either.isLeft(result)).toBe(true)
     const problem = Either.getLeft(result).pipe((o) => o._tag === "Some" ? o.value : undefined)!
     expect(problem.problem).toContain("hit 1 is graded more than once")
@@ -135,17 +148,25 @@ describe("decodeListAnswer", () => {
   it("takes the last valid grade list: an example list in the prose before the answer is not the answer", () => {
     const example = JSON.stringify({ grades: [entry(1, 0), entry(2, 0)] })
     const answer = JSON.stringify({ grades: [entry(1, 3), entry(2, 2)] })
-    expect(decodeListAnswer(rubric, 2, `For example ${example} means irrelevant. Mine: ${answer} — and the schema is {"type": "object"}`)).toEqual(
+    expect(
+      decodeListAnswer(
+        rubric,
+        2,
+        `For example ${example} means irrelevant. Mine: ${answer} — and the schema is {"type": "object"}`
+      )
+    ).toEqual(
       Either.right([{ reasoning: "r1", score: 3 }, { reasoning: "r2", score: 2 }])
     )
   })
 
   it("no JSON, no grades array, an empty reply: a problem without per-hit items", () => {
-    for (const [text, problem] of [
-      ["", "the reply was empty"],
-      ["I think they are all relevant", "the reply contains no valid JSON object"],
-      [JSON.stringify({ score: 3 }), "grades: expected an array"]
-    ] as const) {
+    for (
+      const [text, problem] of [
+        ["", "the reply was empty"],
+        ["I think they are all relevant", "the reply contains no valid JSON object"],
+        [JSON.stringify({ score: 3 }), "grades: expected an array"]
+      ] as const
+    ) {
       const left = Either.getLeft(decodeListAnswer(rubric, 2, text))
       expect(left._tag).toBe("Some")
       if (left._tag === "Some") {
@@ -180,14 +201,24 @@ describe("listwise helpers", () => {
   })
 
   it("judgeHits with listwise: one list per query (split past the maximum), shared vars apart from each hit's", () => {
-    const stage = judgeHits({ rubric: "p", hitVar: "passage", caseVars: (c) => ({ query: c.question }), listwise: { rubric: "p-list", maxHits: 2 } })
+    const stage = judgeHits({
+      rubric: "p",
+      hitVar: "passage",
+      caseVars: (c) => ({ query: c.question }),
+      listwise: { rubric: "p-list", maxHits: 2 }
+    })
     const passages = ["x", "y", "z"].map((id, i) => ({ id, rank: i + 1, text: `text ${id}` }))
     const specs = stage.tasks({ id: "q", ordinal: 0, line: 1, question: "Q", passages, source: {} } as never)
     expect(stage.rubrics).toEqual(["p-list"])
     // Every list carries the query's whole pool (all hit texts) for the heuristic judge's statistics.
     const pool = ["text x", "text y", "text z"]
     expect(specs).toEqual([
-      { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:x", vars: { passage: "text x" } }, { target: "hit:y", vars: { passage: "text y" } }], pool },
+      {
+        rubric: "p-list",
+        vars: { query: "Q" },
+        items: [{ target: "hit:x", vars: { passage: "text x" } }, { target: "hit:y", vars: { passage: "text y" } }],
+        pool
+      },
       { rubric: "p-list", vars: { query: "Q" }, items: [{ target: "hit:z", vars: { passage: "text z" } }], pool }
     ])
     expect(stage.tasks({ id: "q", ordinal: 0, line: 1, question: "Q", passages: [], source: {} } as never)).toEqual([])
@@ -202,7 +233,11 @@ describe("HeuristicJudge.judgeList", () => {
       const verdicts = yield* judge.judgeList(task(rubric))
       expect(verdicts).toHaveLength(3)
       for (const [i, item] of items.entries()) {
-        const single = yield* judge.judge({ ...task(rubric), target: item.target, vars: { query: "capital of france", ...item.vars } })
+        const single = yield* judge.judge({
+          ...task(rubric),
+          target: item.target,
+          vars: { query: "capital of france", ...item.vars }
+        })
         expect(verdicts[i]).toEqual(single)
       }
       expect(verdicts[0]!.score).toBeGreaterThan(verdicts[2]!.score!)
@@ -211,10 +246,21 @@ describe("HeuristicJudge.judgeList", () => {
 
 describe("LlmJudge.judgeList over the fake server", () => {
   const judgeOver = (server: FakeOpenAi.FakeOpenAi, options: LlmJudge.LlmJudgeOptions = {}) =>
-    Judge.pipe(Effect.provide(LlmJudge.layer({ maxRetries: 0, baseDelayMs: 1, ...options }).pipe(Layer.provide(Layer.merge(
-      OpenAiProvider.layer({ provider: "openai-compatible", model: "fake-judge", baseURL: server.url, apiKey: Redacted.make("k"), timeoutMs: 5_000, params: {} }),
-      RateGate.layer({ concurrency: 2 })
-    )))))
+    Judge.pipe(
+      Effect.provide(
+        LlmJudge.layer({ maxRetries: 0, baseDelayMs: 1, ...options }).pipe(Layer.provide(Layer.merge(
+          OpenAiProvider.layer({
+            provider: "openai-compatible",
+            model: "fake-judge",
+            baseURL: server.url,
+            apiKey: Redacted.make("k"),
+            timeoutMs: 5_000,
+            params: {}
+          }),
+          RateGate.layer({ concurrency: 2 })
+        )))
+      )
+    )
 
   it.scoped("one call for the whole list; one verdict per item; the call's tokens shared so they add up", () =>
     Effect.gen(function*() {
@@ -226,22 +272,35 @@ describe("LlmJudge.judgeList over the fake server", () => {
       expect(verdicts.map((v) => [v.status, v.score, v.confidence])).toEqual([["ok", 3, 5], ["ok", 3, 5], ["ok", 3, 5]])
       const request = server.requests[0]!
       expect(userOf(request)).toContain("<data name=\"passage\" hit=\"3\">\nBananas are yellow.\n</data>")
-      const schema = request.body.response_format?.json_schema?.schema as { properties: { grades: { items: { properties: { hit: { enum: Array<number> } } } } } }
+      const schema = request.body.response_format?.json_schema?.schema as {
+        properties: { grades: { items: { properties: { hit: { enum: Array<number> } } } } }
+      }
       expect(schema.properties.grades.items.properties.hit.enum).toEqual([1, 2, 3])
       const total = verdicts.reduce((s, v) => s + v.usage.inputTokens, 0)
       expect(total).toBe(Math.ceil(request.body.messages!.reduce((n, m) => n + String(m.content).length, 0) / 4))
-      expect(Math.max(...verdicts.map((v) => v.usage.inputTokens)) - Math.min(...verdicts.map((v) => v.usage.inputTokens))).toBeLessThanOrEqual(1)
+      expect(
+        Math.max(...verdicts.map((v) => v.usage.inputTokens)) - Math.min(...verdicts.map((v) => v.usage.inputTokens))
+      ).toBeLessThanOrEqual(1)
     }))
 
   it.scoped("a reply missing a hit is re-asked with the problem; if it stays incomplete, graded hits keep their grade and the rest fail with the raw reply", () =>
     Effect.gen(function*() {
-      const partial = JSON.stringify({ grades: [{ hit: 1, reasoning: "on topic", score: 3, confidence: 4 }, { hit: 3, reasoning: "off topic", score: 0, confidence: 5 }] })
+      const partial = JSON.stringify({
+        grades: [{ hit: 1, reasoning: "on topic", score: 3, confidence: 4 }, {
+          hit: 3,
+          reasoning: "off topic",
+          score: 0,
+          confidence: 5
+        }]
+      })
       const server = yield* FakeOpenAi.make({ answer: () => partial })
       const judge = yield* judgeOver(server, { repairAttempts: 1 })
       const rubric = yield* load("search-relevance/checklist-listwise")
       const verdicts = yield* judge.judgeList(task(rubric))
       expect(server.calls).toBe(2)
-      expect(userOf(server.requests[1]!) + JSON.stringify(server.requests[1]!.body.messages)).toContain("no grade for hit 2")
+      expect(userOf(server.requests[1]!) + JSON.stringify(server.requests[1]!.body.messages)).toContain(
+        "no grade for hit 2"
+      )
       expect(verdicts.map((v) => [v.status, v.score])).toEqual([["ok", 3], ["failed", null], ["ok", 0]])
       expect(verdicts[1]!.reason).toContain("unusable answer after 2 tries")
       expect(verdicts[1]!.reason).toContain("no grade was given for this hit")

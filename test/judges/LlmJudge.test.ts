@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Either, Fiber, Layer, Redacted, Schedule, TestClock } from "effect"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
-import { Judge } from "../../src/judges/Judge.js"
 import * as CallReader from "../../src/judges/CallReader.js"
+import { Judge } from "../../src/judges/Judge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError } from "../../src/providers/LlmProvider.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
@@ -81,10 +81,14 @@ describe("LlmJudge decoding", () => {
       "I considered {\"reasoning\": \"x\", \"score\": 9} (off the scale) then {\"reasoning\": \"every claim is in the passage\", \"score\": 3}"
     ]
     for (const text of examples) {
-      expect(CallReader.decodeAnswer(rubric, text)).toEqual(Either.right({ reasoning: "every claim is in the passage", score: 3 }))
+      expect(CallReader.decodeAnswer(rubric, text)).toEqual(
+        Either.right({ reasoning: "every claim is in the passage", score: 3 })
+      )
     }
     // When nothing is valid, the error is the last object's.
-    expect(CallReader.decodeAnswer(rubric, "{\"score\": 1, \"reasoning\": 2} then {\"reasoning\": \"r\", \"score\": 7}")).toEqual(
+    expect(
+      CallReader.decodeAnswer(rubric, "{\"score\": 1, \"reasoning\": 2} then {\"reasoning\": \"r\", \"score\": 7}")
+    ).toEqual(
       Either.left(expect.stringContaining("score 7 is not on the scale"))
     )
   })
@@ -120,14 +124,27 @@ describe("LlmJudge decoding", () => {
   })
 })
 
-const fail = (kind: ProviderError["kind"], extra: Partial<{ status: number; retryAfterMs: number; detail: string }> = {}) =>
-  Effect.fail(new ProviderError({ kind, detail: extra.detail ?? kind, ...(extra.status === undefined ? {} : { status: extra.status }), ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs }) }))
+const fail = (
+  kind: ProviderError["kind"],
+  extra: Partial<{ status: number; retryAfterMs: number; detail: string }> = {}
+) =>
+  Effect.fail(
+    new ProviderError({
+      kind,
+      detail: extra.detail ?? kind,
+      ...(extra.status === undefined ? {} : { status: extra.status }),
+      ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs })
+    })
+  )
 
 describe("LlmJudge retries on TestClock", () => {
   it.effect("a 429 pauses every worker until Retry-After; the waiting calls then restart spread over a second", () => {
     const stub = stubProvider((n) =>
       n === 1
-        ? Effect.zipRight(Effect.sleep("50 millis"), fail("rate_limited", { status: 429, retryAfterMs: 10_000, detail: "slow down" }))
+        ? Effect.zipRight(
+          Effect.sleep("50 millis"),
+          fail("rate_limited", { status: 429, retryAfterMs: 10_000, detail: "slow down" })
+        )
         : Effect.as(Effect.sleep("100 millis"), ok())
     )
     return Effect.gen(function*() {
@@ -150,7 +167,9 @@ describe("LlmJudge retries on TestClock", () => {
   })
 
   it.effect("429s are never failures: they do not count against --max-retries", () => {
-    const stub = stubProvider((n) => n <= 20 ? fail("rate_limited", { status: 429, retryAfterMs: 1_000 }) : Effect.succeed(ok()))
+    const stub = stubProvider((n) =>
+      n <= 20 ? fail("rate_limited", { status: 429, retryAfterMs: 1_000 }) : Effect.succeed(ok())
+    )
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork((yield* Judge).judge(task()))
       // Each 429 pauses 1 s, then a restart within the jitter window (up to another second).
@@ -175,7 +194,11 @@ describe("LlmJudge retries on TestClock", () => {
       expect(verdict.reason).toContain("still rate-limited after waiting")
       expect(verdict.reason).toContain("--max-wait 1 min")
     }).pipe(
-      Effect.provide(LlmJudge.layer({ maxRetries: 1, maxWaitMs: 60_000 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ maxPauseMs: 60_000 })))))
+      Effect.provide(
+        LlmJudge.layer({ maxRetries: 1, maxWaitMs: 60_000 }).pipe(
+          Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ maxPauseMs: 60_000 })))
+        )
+      )
     )
   })
 
@@ -186,7 +209,11 @@ describe("LlmJudge retries on TestClock", () => {
       const ended: Array<number> = []
       const fiber = yield* Effect.fork(Effect.forEach(
         Array.from({ length: 12 }, (_, i) => task(`c${i}`)),
-        (t) => Effect.tap(judge.judge(t), () => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => ended.push(now)))),
+        (t) =>
+          Effect.tap(
+            judge.judge(t),
+            () => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => ended.push(now)))
+          ),
         { concurrency: 12 }
       ))
       yield* TestClock.adjust("21 seconds")
@@ -199,7 +226,11 @@ describe("LlmJudge retries on TestClock", () => {
       // The first four were sent (4 in flight); the rest never: each one's wait ran out in the gate.
       expect(stub.calls.length).toBeLessThanOrEqual(8)
     }).pipe(
-      Effect.provide(LlmJudge.layer({ maxRetries: 1, maxWaitMs: 20_000 }).pipe(Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ concurrency: 4, maxPauseMs: 20_000 })))))
+      Effect.provide(
+        LlmJudge.layer({ maxRetries: 1, maxWaitMs: 20_000 }).pipe(
+          Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ concurrency: 4, maxPauseMs: 20_000 })))
+        )
+      )
     )
   })
 
@@ -259,9 +290,11 @@ describe("LlmJudge retries on TestClock", () => {
         yield* Deferred.succeed(stop, undefined)
         yield* TestClock.adjust("1 millis")
         return yield* Fiber.join(fiber)
-      }).pipe(Effect.provide(LlmJudge.layer({ maxRetries: 5, baseDelayMs: 60_000, stop: Deferred.await(stop) }).pipe(
-        Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ stop: Deferred.await(stop) })))
-      )))
+      }).pipe(Effect.provide(
+        LlmJudge.layer({ maxRetries: 5, baseDelayMs: 60_000, stop: Deferred.await(stop) }).pipe(
+          Layer.provideMerge(Layer.merge(stub.layer, RateGate.layer({ stop: Deferred.await(stop) })))
+        )
+      ))
       expect(Either.isLeft(result) && result.left._tag).toBe("JudgeStopped")
       expect(stub.calls.length).toBe(1)
     })
@@ -289,7 +322,14 @@ describe("LlmJudge: a misconfigured provider stops the run", () => {
 
   it.effect("after calls were answered, one fatal-class error is retried (a flaky gateway); three in a row stop the run", () => {
     const stub = stubProvider((n) =>
-      n === 1 ? Effect.succeed(ok()) : n === 2 ? fail("not_found", { status: 404, detail: "Not found" }) : n === 3 ? Effect.succeed(ok()) : fail("not_found", { status: 404, detail: "The model `stub-model` does not exist" }))
+      n === 1
+        ? Effect.succeed(ok())
+        : n === 2
+        ? fail("not_found", { status: 404, detail: "Not found" })
+        : n === 3
+        ? Effect.succeed(ok())
+        : fail("not_found", { status: 404, detail: "The model `stub-model` does not exist" })
+    )
     return Effect.gen(function*() {
       const judge = yield* Judge
       expect(yield* judge.judge(task("a"))).toMatchObject({ status: "ok" })
@@ -312,7 +352,9 @@ describe("LlmJudge: a misconfigured provider stops the run", () => {
     const stub = stubProvider(() => fail("unreachable", { detail: "connection refused" }))
     return Effect.gen(function*() {
       const result = yield* Effect.either((yield* Judge).judge(task()))
-      expect(Either.isLeft(result) && result.left.message).toBe("cannot reach stub at 127.0.0.1:9921 (connection refused): is the server running? check --base-url")
+      expect(Either.isLeft(result) && result.left.message).toBe(
+        "cannot reach stub at 127.0.0.1:9921 (connection refused): is the server running? check --base-url"
+      )
     }).pipe(Effect.provide(judgeWith(stub.layer)))
   })
 })
@@ -374,13 +416,16 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
       const messages = fake.requests[1]!.body.messages!
       expect(messages.length).toBe(4)
       expect(messages[2]).toEqual({ role: "assistant", content: expect.stringContaining("Sure! Here is my verdict") })
-      expect(messages[3]!.content).toContain("Your previous reply could not be used: the reply contains no valid JSON object")
+      expect(messages[3]!.content).toContain(
+        "Your previous reply could not be used: the reply contains no valid JSON object"
+      )
     }))
 
   it.scopedLive("an example object in the prose before the real answer: scored from the answer (3), not the example (0)", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make({
-        answer: () => "Scores look like this, for example {\"reasoning\": \"an example\", \"score\": 0}. My answer: {\"reasoning\": \"all supported\", \"score\": 3}"
+        answer: () =>
+          "Scores look like this, for example {\"reasoning\": \"an example\", \"score\": 0}. My answer: {\"reasoning\": \"all supported\", \"score\": 3}"
       })
       const verdict = yield* Effect.flatMap(Judge, (j) => j.judge(task())).pipe(Effect.provide(judgeOver(fake)))
       expect(verdict).toMatchObject({ status: "ok", score: 3, reason: "all supported", attempts: 1 })
@@ -452,7 +497,9 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
     it.scopedLive(`preflight: a server that rejects json_schema${accepted === "none" ? " and json_object" : ""} → answers in ${expected} mode, and judging uses it`, () =>
       Effect.gen(function*() {
         const fake = yield* FakeOpenAi.make({ structuredOutput: accepted })
-        const [report, verdict] = yield* Effect.flatMap(Judge, (j) => Effect.all([j.preflight!, j.judge(task())])).pipe(Effect.provide(judgeOver(fake)))
+        const [report, verdict] = yield* Effect.flatMap(Judge, (j) => Effect.all([j.preflight!, j.judge(task())])).pipe(
+          Effect.provide(judgeOver(fake))
+        )
         expect(report.structuredOutput).toBe(expected)
         expect(verdict).toMatchObject({ status: "ok", score: 3 })
         const last = fake.requests[fake.requests.length - 1]!.body
@@ -464,12 +511,27 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
   it.scopedLive("preflight: a rejected key or an unknown model is fatal at once (one call each, no retry), before any judgment", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make({ apiKey: "right", models: ["judge-model"] })
-      const wrongKey = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake))))
+      const wrongKey = yield* Effect.flip(
+        Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeOver(fake)))
+      )
       expect(wrongKey).toMatchObject({ _tag: "FatalJudgeError", kind: "unauthorized" })
-      expect(wrongKey.message).toBe(`openai-compatible at ${fake.url.replace("http://", "").replace("/v1", "")} rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`)
-      const wrongModel = yield* Effect.flip(Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeWith(
-        Layer.orDie(OpenAiProvider.layer({ provider: "openai-compatible", model: "gpt-9", baseURL: fake.url, apiKey: Redacted.make("right") }))
-      ))))
+      expect(wrongKey.message).toBe(
+        `openai-compatible at ${
+          fake.url.replace("http://", "").replace("/v1", "")
+        } rejected the API key (HTTP 401): check --api-key or OPENAI_API_KEY`
+      )
+      const wrongModel = yield* Effect.flip(
+        Effect.flatMap(Judge, (j) => j.preflight!).pipe(Effect.provide(judgeWith(
+          Layer.orDie(
+            OpenAiProvider.layer({
+              provider: "openai-compatible",
+              model: "gpt-9",
+              baseURL: fake.url,
+              apiKey: Redacted.make("right")
+            })
+          )
+        )))
+      )
       expect(wrongModel.message).toContain("does not serve model \"gpt-9\" (HTTP 404")
       expect(wrongModel.message).toContain("check --model")
       expect(fake.calls).toBe(2)
@@ -494,7 +556,9 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
             { concurrency: 32 }
           ))
         )
-      expect(verdicts.every((v) => v.status === "ok" && v.score === 3)).toBe(true)
+      expect(verdicts.every((v) =>
+        v.status === "ok" && v.score === 3
+      )).toBe(true)
       expect(fake.calls).toBe(200)
     }))
 })
@@ -529,7 +593,9 @@ describe("retryAfterFailure", () => {
   it.effect("the schedule's first input is the first failure", () =>
     Effect.gen(function*() {
       const seen: Array<number> = []
-      const recordInputs = Schedule.recurs(5).pipe(Schedule.tapInput((e: number) => Effect.sync(() => void seen.push(e))))
+      const recordInputs = Schedule.recurs(5).pipe(
+        Schedule.tapInput((e: number) => Effect.sync(() => void seen.push(e)))
+      )
       const { effect } = flaky(2)
       expect(yield* LlmJudge.retryAfterFailure(effect, recordInputs)).toBe("done")
       expect(seen).toEqual([1, 2])

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { heuristics, measureRelevance, relevanceOf } from "../../src/judges/Heuristic.js"
-import { termsMatch } from "../../src/judges/Terms.js"
 import {
   answerTypeOf,
   hasAnswerType,
@@ -16,6 +15,7 @@ import {
   thresholdsFor,
   withinWindow
 } from "../../src/judges/RelevanceModel.js"
+import { termsMatch } from "../../src/judges/Terms.js"
 
 const set = (...terms: ReadonlyArray<string>): ReadonlySet<string> => new Set(terms)
 
@@ -36,7 +36,13 @@ describe("pool-weighted coverage and typicality (hand-computed)", () => {
   })
 
   it("weighs query terms by the other hits that contain them, leaves the hit out, and grades on the blended thresholds", () => {
-    const r = relevance({ query, queryText: "bounty hunter money", hit: d2, hitText: "bounty hunter bail agent", pool: { stats, includesHit: true } })
+    const r = relevance({
+      query,
+      queryText: "bounty hunter money",
+      hit: d2,
+      hitText: "bounty hunter bail agent",
+      pool: { stats, includesHit: true }
+    })
     // Others: df bounty 2, hunter 2, money 1 → w = (df + ½)/(3 + 1) = 2.5/4, 2.5/4, 1.5/4.
     // C = (2.5 + 2.5) / (2.5 + 2.5 + 1.5) = 5/6.5 (plain coverage would be 2/3).
     expect(r.coverage).toBeCloseTo(5 / 6.5, 12)
@@ -56,7 +62,13 @@ describe("pool-weighted coverage and typicality (hand-computed)", () => {
   })
 
   it("a number in the hit adds the answer-type bonus", () => {
-    const r = relevance({ query, queryText: "bounty hunter money", hit: d2, hitText: "bounty hunters get 10% of the bail", pool: { stats, includesHit: true } })
+    const r = relevance({
+      query,
+      queryText: "bounty hunter money",
+      hit: d2,
+      hitText: "bounty hunters get 10% of the bail",
+      pool: { stats, includesHit: true }
+    })
     expect(r.answer).toEqual({ wants: "a number or an amount", found: true })
     expect(r.score).toBeCloseTo(5 / 6.5 + 0.1 + 0.1, 12)
   })
@@ -102,12 +114,42 @@ describe("proximity", () => {
 
 describe("answer types", () => {
   const cases: ReadonlyArray<[string, string | undefined, string, string]> = [
-    ["how much does a plumber cost", "quantity", "Plumbers charge $45 to $150 per hour.", "Plumbers fix leaking pipes."],
-    ["how long do you blanch spinach", "duration", "Blanch spinach for 2 minutes, then cool it.", "Blanching keeps spinach green."],
-    ["when did blue sour patch come out", "date", "The blue flavour was launched in 2016.", "Sour Patch Kids are sour then sweet."],
-    ["simons university phone number", "phone", "Call the admissions office at (555) 123-4567.", "The university has three campuses."],
-    ["who played sherrilyn feeney", "person", "She was played by Jane Doherty in the series.", "the role was recast in the second season."],
-    ["what is karma koin", "definition", "Karma Koin is a prepaid card for online games.", "Buy it at any store near you."]
+    [
+      "how much does a plumber cost",
+      "quantity",
+      "Plumbers charge $45 to $150 per hour.",
+      "Plumbers fix leaking pipes."
+    ],
+    [
+      "how long do you blanch spinach",
+      "duration",
+      "Blanch spinach for 2 minutes, then cool it.",
+      "Blanching keeps spinach green."
+    ],
+    [
+      "when did blue sour patch come out",
+      "date",
+      "The blue flavour was launched in 2016.",
+      "Sour Patch Kids are sour then sweet."
+    ],
+    [
+      "simons university phone number",
+      "phone",
+      "Call the admissions office at (555) 123-4567.",
+      "The university has three campuses."
+    ],
+    [
+      "who played sherrilyn feeney",
+      "person",
+      "She was played by Jane Doherty in the series.",
+      "the role was recast in the second season."
+    ],
+    [
+      "what is karma koin",
+      "definition",
+      "Karma Koin is a prepaid card for online games.",
+      "Buy it at any store near you."
+    ]
   ]
   for (const [query, type, yes, no] of cases) {
     it(`${type}: "${query}"`, () => {
@@ -129,7 +171,11 @@ describe("titles, skills and question context", () => {
     "Full-Stack Web Applications (CS315)\nLearning outcomes:\n- Design a REST API for a web application\n- Develop front ends",
     "Medieval European History (HIS105)\nLearning outcomes:\n- Analyse primary sources from medieval Europe"
   ]
-  const vars = (course: string) => ({ question: "How do I learn web development to build websites?", skill: "web development", course })
+  const vars = (course: string) => ({
+    question: "How do I learn web development to build websites?",
+    skill: "web development",
+    course
+  })
   it("a course whose name holds the whole skill gets the title bonus; one that only uses the words does not", () => {
     const [fundamentals, fullStack, history] = courses.map((c) => relevanceOf(vars(c), { pool: courses })!)
     expect(fundamentals!.titled).toBe(true)
@@ -158,9 +204,15 @@ describe("edge cases", () => {
   const grade = heuristics["relevance-grade"]!
   const scale = { min: 0, max: 3 }
   it("an empty hit is 0 with confidence 5; a query without content terms is 0 with confidence 1", () => {
-    expect(grade({ query: "capital of france", passage: "   " }, scale, { pool: ["   ", "Paris"] })).toMatchObject({ score: 0, confidence: 5 })
+    expect(grade({ query: "capital of france", passage: "   " }, scale, { pool: ["   ", "Paris"] })).toMatchObject({
+      score: 0,
+      confidence: 5
+    })
     expect(measureRelevance({ query: "capital of france", passage: "" })).toBe("empty-hit")
-    expect(grade({ query: "what is it?", passage: "Paris is the capital." }, scale)).toMatchObject({ score: 0, confidence: 1 })
+    expect(grade({ query: "what is it?", passage: "Paris is the capital." }, scale)).toMatchObject({
+      score: 0,
+      confidence: 1
+    })
     expect(measureRelevance({ query: "what is it?", passage: "Paris" })).toBe("no-query-terms")
   })
 
@@ -195,7 +247,9 @@ describe("edge cases", () => {
   it("is deterministic across calls and pools judged in between", () => {
     const pool = ["Paris is the capital of France.", "Lyon is a city in France."]
     const first = grade({ query: "capital of france", passage: pool[1]! }, scale, { pool })
-    grade({ query: "bananas", passage: "Bananas are yellow." }, scale, { pool: ["Bananas are yellow.", "Apples are red."] })
+    grade({ query: "bananas", passage: "Bananas are yellow." }, scale, {
+      pool: ["Bananas are yellow.", "Apples are red."]
+    })
     expect(grade({ query: "capital of france", passage: pool[1]! }, scale, { pool })).toEqual(first)
   })
 })

@@ -26,14 +26,17 @@ describe("splitSentences", () => {
     for (const t of texts) expect(pieces(splitSentences(t)), JSON.stringify(t)).toEqual(pieces(t.split(SENTENCE_BREAK)))
   })
   it("does not cut after \"et al.\", \"cf.\", \"Jr.\"", () => {
-    expect(pieces(splitSentences("Adapted by Min et al. (2021) for retrieval. Cf. Jones. King Jr. Day is in January."))).toEqual([
-      "Adapted by Min et al. (2021) for retrieval.",
-      "Cf. Jones.",
-      "King Jr. Day is in January."
-    ])
+    expect(pieces(splitSentences("Adapted by Min et al. (2021) for retrieval. Cf. Jones. King Jr. Day is in January.")))
+      .toEqual([
+        "Adapted by Min et al. (2021) for retrieval.",
+        "Cf. Jones.",
+        "King Jr. Day is in January."
+      ])
   })
   it("cuts after . ! ? and closing quotes, not after abbreviations or inside numbers", () => {
-    expect(pieces(splitSentences("He said \"it works.\" Then he left. Fruits, e.g. apples, cost 3.5 euros. Dr. Who won."))).toEqual([
+    expect(
+      pieces(splitSentences("He said \"it works.\" Then he left. Fruits, e.g. apples, cost 3.5 euros. Dr. Who won."))
+    ).toEqual([
       "He said \"it works.\"",
       "Then he left.",
       "Fruits, e.g. apples, cost 3.5 euros.",
@@ -54,7 +57,39 @@ describe("tokensOfPiece", () => {
 
 describe("splitSentences on generated text", () => {
   // Pieces that exercise every rule: final marks, closers, abbreviations, titles, every kind of white space.
-  const parts = ["word", "Dr", "al", "e", "g", "U", "S", "no", "3", "5", ".", ".", "!", "?", "。", "\"", "'", "”", "’", ")", "]", " ", " ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028", "\u3000"]
+  const parts = [
+    "word",
+    "Dr",
+    "al",
+    "e",
+    "g",
+    "U",
+    "S",
+    "no",
+    "3",
+    "5",
+    ".",
+    ".",
+    "!",
+    "?",
+    "。",
+    "\"",
+    "'",
+    "”",
+    "’",
+    ")",
+    "]",
+    " ",
+    " ",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u00a0",
+    "\u2028",
+    "\u3000"
+  ]
   it("gives the pieces of SENTENCE_BREAK on 2,000 random texts", () => {
     const random = makePrng(11)
     for (let k = 0; k < 2_000; k++) {

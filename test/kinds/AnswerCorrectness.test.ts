@@ -17,15 +17,15 @@ import { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { claimRubrics, checkRound, extractionRound, nextRound } from "../../src/kinds/correctness/Claims.js"
+import { checkRound, claimRubrics, extractionRound, nextRound } from "../../src/kinds/correctness/Claims.js"
 import { correctnessCase, fieldsFor, loadCorrectness } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { type CorrectnessRecord, correctnessRecord } from "../../src/kinds/correctness/CorrectnessScore.js"
 import { parseColumnMapping } from "../../src/load/CaseMapping.js"
 import * as Reporter from "../../src/report/Reporter.js"
 import { start } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 import { quickStartRunId } from "../support/QuickStart.js"
+import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const pipeline = answerCorrectness as Pipeline<unknown, unknown>
 const sample = Path.join(repoRoot, "test-sets", "answer-correctness", "sample.jsonl")
@@ -41,15 +41,20 @@ const loadAll = (file: string, columns?: Readonly<Record<string, string>>) =>
   Stream.runCollect(loadCorrectness().cases({ file, columns })).pipe(Effect.map((c) => [...c]), Effect.either)
 
 const records = (runDir: string) =>
-  fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as CorrectnessRecord)
+  fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) =>
+    JSON.parse(l) as CorrectnessRecord
+  )
 
 describe("answer-correctness input", () => {
   it.effect("a row with none of reference, contexts and nuggets is refused with its line and what to give", () =>
     Effect.gen(function*() {
-      const file = write("t.jsonl", [
-        JSON.stringify({ id: "a", question: "Q1?", answer: "A.", reference: "R." }),
-        JSON.stringify({ id: "b", question: "Q2?", answer: "A.", reference: "  ", contexts: [], nuggets: [] })
-      ].join("\n") + "\n")
+      const file = write(
+        "t.jsonl",
+        [
+          JSON.stringify({ id: "a", question: "Q1?", answer: "A.", reference: "R." }),
+          JSON.stringify({ id: "b", question: "Q2?", answer: "A.", reference: "  ", contexts: [], nuggets: [] })
+        ].join("\n") + "\n"
+      )
       const result = yield* loadAll(file)
       expect(Either.isLeft(result)).toBe(true)
       const error = Either.getLeft(result).pipe((o) => o._tag === "Some" ? o.value : undefined) as InputError
@@ -61,26 +66,47 @@ describe("answer-correctness input", () => {
 
   it.effect("CSV: contexts split like fragments, nuggets as a JSON list or one per line, --columns renames (contexts is fragments)", () =>
     Effect.gen(function*() {
-      const file = write("t.csv", [
-        "id,question,answer,gold,retrieved,nuggets",
-        "1,What is it?,It moves heat.,A heat pump moves heat.,\"1. It moves heat.\\n2. It uses power.\",\"[{\"\"text\"\":\"\"moves heat\"\",\"\"importance\"\":\"\"vital\"\"},\"\"uses power\"\"]\"",
-        "2,And then?,It cools.,,,\"cools rooms\\nheats rooms\""
-      ].join("\n") + "\n")
+      const file = write(
+        "t.csv",
+        [
+          "id,question,answer,gold,retrieved,nuggets",
+          "1,What is it?,It moves heat.,A heat pump moves heat.,\"1. It moves heat.\\n2. It uses power.\",\"[{\"\"text\"\":\"\"moves heat\"\",\"\"importance\"\":\"\"vital\"\"},\"\"uses power\"\"]\"",
+          "2,And then?,It cools.,,,\"cools rooms\\nheats rooms\""
+        ].join("\n") + "\n"
+      )
       const columns = yield* parseColumnMapping("reference=gold,contexts=retrieved")
       const cases = yield* Effect.flatMap(loadAll(file, columns as Record<string, string>), (e) => e)
-      expect(cases[0]).toMatchObject({ id: "1", reference: "A heat pump moves heat.", nuggets: [{ text: "moves heat", importance: "vital" }, { text: "uses power" }] })
+      expect(cases[0]).toMatchObject({
+        id: "1",
+        reference: "A heat pump moves heat.",
+        nuggets: [{ text: "moves heat", importance: "vital" }, { text: "uses power" }]
+      })
       expect(cases[0]!.passages.map((p) => p.text)).toEqual(["It moves heat.", "It uses power."])
-      expect(cases[1]).toMatchObject({ id: "2", nuggets: [{ text: "cools rooms" }, { text: "heats rooms" }], passages: [] })
+      expect(cases[1]).toMatchObject({
+        id: "2",
+        nuggets: [{ text: "cools rooms" }, { text: "heats rooms" }],
+        passages: []
+      })
       expect(cases[1]!.reference).toBeUndefined()
     }))
 
   it("a bad nugget or context is named by its path", () => {
     const fields = fieldsFor(undefined)
-    const bad = correctnessCase({ line: 7, values: { question: "Q?", answer: "A.", nuggets: [{ text: "x", importance: "essential" }] } }, 0, "f.jsonl", fields)
+    const bad = correctnessCase(
+      { line: 7, values: { question: "Q?", answer: "A.", nuggets: [{ text: "x", importance: "essential" }] } },
+      0,
+      "f.jsonl",
+      fields
+    )
     expect(bad).toBeInstanceOf(InputError)
     expect(bad).toMatchObject({ line: 7, field: "nuggets[0].importance" })
     expect((bad as InputError).problem).toContain("\"vital\" or \"okay\"")
-    const context = correctnessCase({ line: 3, values: { question: "Q?", answer: "A.", contexts: ["ok", 5] } }, 0, "f.jsonl", fields)
+    const context = correctnessCase(
+      { line: 3, values: { question: "Q?", answer: "A.", contexts: ["ok", 5] } },
+      0,
+      "f.jsonl",
+      fields
+    )
     expect(context).toMatchObject({ line: 3 })
     expect((context as InputError).field).toMatch(/^contexts/)
   })
@@ -119,11 +145,17 @@ const judgment = (criterion: string, target: string, fields: Partial<Judgment>):
   model: "test",
   ...fields
 })
-const extraction = (target: string, claims: ReadonlyArray<string>) => judgment(R.extract, target, { score: claims.length, value: claims })
+const extraction = (target: string, claims: ReadonlyArray<string>) =>
+  judgment(R.extract, target, { score: claims.length, value: claims })
 const VERDICT = { c: 0, n: 1, e: 2 } as const
 /** Checks of `side`'s claims against `text`: one verdict letter per claim. */
 const checks = (text: string, side: string, verdicts: string) =>
-  [...verdicts].map((v, i) => judgment(R.check, `${text}/${side}:${i + 1}`, { score: VERDICT[v as keyof typeof VERDICT], evidence: `evidence ${text} ${i + 1}` }))
+  [...verdicts].map((v, i) =>
+    judgment(R.check, `${text}/${side}:${i + 1}`, {
+      score: VERDICT[v as keyof typeof VERDICT],
+      evidence: `evidence ${text} ${i + 1}`
+    })
+  )
 
 describe("answer-correctness: claims and metrics from judgments (hand-computed)", () => {
   // Answer claims a1, a2; reference claims r1, r2; contexts P1, P2.
@@ -168,44 +200,111 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
     const answer = r.claims.answer
     expect(answer.status).toBe("ok")
     if (answer.status !== "ok") return
-    expect(answer.claims[0]).toMatchObject({ n: 1, text: "a1", against: { verdict: "entailed", evidence: "evidence reference 1" } })
+    expect(answer.claims[0]).toMatchObject({
+      n: 1,
+      text: "a1",
+      against: { verdict: "entailed", evidence: "evidence reference 1" }
+    })
     expect(answer.claims[1]!.contexts.map((k) => k.verdict)).toEqual(["neutral", "neutral"])
   })
 
   it("a failed check leaves the metrics that need it null, never 0, and the case failed", () => {
-    const failedCheck = full.map((j) => j.target === "reference/answer:2" ? { ...j, status: "failed" as const, score: null, reason: "judge_failed: 3 verdicts for 2 claims" } : j)
+    const failedCheck = full.map((j) =>
+      j.target === "reference/answer:2"
+        ? { ...j, status: "failed" as const, score: null, reason: "judge_failed: 3 verdicts for 2 claims" }
+        : j
+    )
     const r = correctnessRecord(baseCase, failedCheck, 1, R)
     expect(r.metrics.precision).toBeNull()
     expect(r.metrics.hallucination).toBeNull()
     expect(r.metrics.recall).toBe(0.5)
     expect(r.metrics.faithfulness).toBe(0.5)
     expect(r.failed).toBe(1)
-    expect(r.failures[0]).toMatchObject({ target: "reference/answer:2", reason: "judge_failed: 3 verdicts for 2 claims" })
+    expect(r.failures[0]).toMatchObject({
+      target: "reference/answer:2",
+      reason: "judge_failed: 3 verdicts for 2 claims"
+    })
   })
 
   it("a failed extraction: the answer has no claim list, and every answer-side metric is null", () => {
-    const js = [judgment(R.extract, "claims:answer", { status: "failed", score: null, reason: "no claims list", raw: "{\"claims\": 3}" }), ...full.slice(1).filter((j) => !j.target.includes("/answer:"))]
+    const js = [
+      judgment(R.extract, "claims:answer", {
+        status: "failed",
+        score: null,
+        reason: "no claims list",
+        raw: "{\"claims\": 3}"
+      }),
+      ...full.slice(1).filter((j) => !j.target.includes("/answer:"))
+    ]
     const r = correctnessRecord(baseCase, js, 1, R)
     expect(r.claims.answer).toMatchObject({ status: "failed", reason: "no claims list", raw: "{\"claims\": 3}" })
-    expect(r.metrics).toMatchObject({ precision: null, f1: null, faithfulness: null, hallucination: null, recall: 0.5, contextRecall: 0.5 })
+    expect(r.metrics).toMatchObject({
+      precision: null,
+      f1: null,
+      faithfulness: null,
+      hallucination: null,
+      recall: 0.5,
+      contextRecall: 0.5
+    })
   })
 
   it("null cases: only nuggets, an answer without claims, no reference, no contexts", () => {
-    const nuggetsOnly: EvalCase = { ...baseCase, reference: undefined, passages: [], nuggets: [{ text: "n1", importance: "vital" }, { text: "n2", importance: "okay" }, { text: "n3" }] }
+    const nuggetsOnly: EvalCase = {
+      ...baseCase,
+      reference: undefined,
+      passages: [],
+      nuggets: [{ text: "n1", importance: "vital" }, { text: "n2", importance: "okay" }, { text: "n3" }]
+    }
     const grades = [2, 1, 0].map((score, i) => judgment(R.nugget, `answer/nugget:${i + 1}`, { score }))
     const r1 = correctnessRecord(nuggetsOnly, [extraction("claims:answer", ["a1"]), ...grades], 1, R)
     // strict all: 1/3; partial all: (1 + ½)/3 = 0.5; vital: 1/1.
-    expect(r1.metrics).toMatchObject({ precision: null, recall: null, f1: null, faithfulness: null, contextRecall: null, nuggetRecall: 1 / 3, nuggetRecallPartial: 0.5, vitalNuggetRecall: 1, vitalNuggetRecallPartial: 1 })
+    expect(r1.metrics).toMatchObject({
+      precision: null,
+      recall: null,
+      f1: null,
+      faithfulness: null,
+      contextRecall: null,
+      nuggetRecall: 1 / 3,
+      nuggetRecallPartial: 0.5,
+      vitalNuggetRecall: 1,
+      vitalNuggetRecallPartial: 1
+    })
     expect(r1.claims.nuggets?.map((g) => g.assignment)).toEqual(["support", "partial_support", "not_support"])
     expect(r1.score).toBe(1 / 3)
 
     // An answer without claims ("I don't know."), a reference with two: precision null, recall 0, F1 0.
-    const empty = correctnessRecord({ ...baseCase, passages: [] }, [extraction("claims:answer", []), extraction("claims:reference", ["r1", "r2"]), ...checks("answer", "reference", "nn")], 1, R)
+    const empty = correctnessRecord(
+      { ...baseCase, passages: [] },
+      [
+        extraction("claims:answer", []),
+        extraction("claims:reference", ["r1", "r2"]),
+        ...checks("answer", "reference", "nn")
+      ],
+      1,
+      R
+    )
     expect(empty.metrics).toMatchObject({ precision: null, recall: 0, f1: 0, faithfulness: null, hallucination: null })
 
     // Contexts but no reference: faithfulness alone, the reference-side metrics null.
-    const noReference = correctnessRecord({ ...baseCase, reference: undefined }, [extraction("claims:answer", ["a1", "a2"]), ...checks("context:1", "answer", "ec"), ...checks("context:2", "answer", "ne")], 1, R)
-    expect(noReference.metrics).toMatchObject({ faithfulness: 1, precision: null, recall: null, contextRecall: null, contextPrecision: null, hallucination: null, contextUtilization: null })
+    const noReference = correctnessRecord(
+      { ...baseCase, reference: undefined },
+      [
+        extraction("claims:answer", ["a1", "a2"]),
+        ...checks("context:1", "answer", "ec"),
+        ...checks("context:2", "answer", "ne")
+      ],
+      1,
+      R
+    )
+    expect(noReference.metrics).toMatchObject({
+      faithfulness: 1,
+      precision: null,
+      recall: null,
+      contextRecall: null,
+      contextPrecision: null,
+      hallucination: null,
+      contextUtilization: null
+    })
     expect(noReference.score).toBe(1)
   })
 
@@ -221,8 +320,18 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
     expect(second.map((s) => "items" in s ? [s.vars["source"], s.items.map((i) => i.target)] : [])).toEqual([
       ["reference answer", ["reference/answer:1", "reference/answer:2"]],
       ["answer", ["answer/reference:1", "answer/reference:2"]],
-      ["retrieved passage 1", ["context:1/answer:1", "context:1/answer:2", "context:1/reference:1", "context:1/reference:2"]],
-      ["retrieved passage 2", ["context:2/answer:1", "context:2/answer:2", "context:2/reference:1", "context:2/reference:2"]]
+      ["retrieved passage 1", [
+        "context:1/answer:1",
+        "context:1/answer:2",
+        "context:1/reference:1",
+        "context:1/reference:2"
+      ]],
+      ["retrieved passage 2", [
+        "context:2/answer:1",
+        "context:2/answer:2",
+        "context:2/reference:1",
+        "context:2/reference:2"
+      ]]
     ])
     // After the checks: no third round; no claims at all: no checks.
     expect(nextRound(c, full, R)).toEqual([])
@@ -234,8 +343,18 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
 // Runs
 // ---------------------------------------------------------------------------------------------
 
-const llm = (url: string) => judgeLayer({ provider: "openai-compatible", model: "fake", baseUrl: url, concurrency: 4, timeoutMs: 5_000, maxRetries: 1, preflight: false })
-const system = (r: FakeOpenAi.RecordedRequest) => String(r.body.messages?.find((m) => m.role === "system")?.content ?? "")
+const llm = (url: string) =>
+  judgeLayer({
+    provider: "openai-compatible",
+    model: "fake",
+    baseUrl: url,
+    concurrency: 4,
+    timeoutMs: 5_000,
+    maxRetries: 1,
+    preflight: false
+  })
+const system = (r: FakeOpenAi.RecordedRequest) =>
+  String(r.body.messages?.find((m) => m.role === "system")?.content ?? "")
 const user = (r: FakeOpenAi.RecordedRequest) => String(r.body.messages?.find((m) => m.role === "user")?.content ?? "")
 const isExtract = (r: FakeOpenAi.RecordedRequest) => system(r).includes("atomic claims")
 const isCheck = (r: FakeOpenAi.RecordedRequest) => system(r).includes("You check each numbered claim")
@@ -243,7 +362,10 @@ const isCheck = (r: FakeOpenAi.RecordedRequest) => system(r).includes("You check
 /** One row run through the pipeline with the heuristic judge; every judgment ok; its record. */
 const judgeOneRow = (row: Readonly<Record<string, unknown>>) =>
   Effect.gen(function*() {
-    const result = yield* runWith(pipeline, HeuristicJudge.layer, { input: write("row.jsonl", JSON.stringify({ id: "r1", ...row }) + "\n"), outRoot: tempDir() })
+    const result = yield* runWith(pipeline, HeuristicJudge.layer, {
+      input: write("row.jsonl", JSON.stringify({ id: "r1", ...row }) + "\n"),
+      outRoot: tempDir()
+    })
     expect(result.judgments.failed).toBe(0)
     return records(result.info.runDir)[0]!
   })
@@ -274,10 +396,15 @@ describe("answer-correctness runs", () => {
       expect(report).toContain("Mars has three moons, Phobos, Deimos and Ganymede.")
       const csv = fs.readFileSync(Path.join(result.info.runDir, "report.csv"), "utf8")
       expect(csv.split("\n")[0]).toContain("precision,recall,f1,faithfulness")
-      const caseMetrics = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
+      const caseMetrics = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8")
+        .trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
       expect(caseMetrics.find((c) => c.caseId === "q5")!.metrics["precision"]).toBeNull()
       // The HTML page's case blocks list each claim with its verdict and evidence, as escaped data.
-      const html = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out, reporters: [Reporter.html] })
+      const html = yield* runWith(pipeline, HeuristicJudge.layer, {
+        input: sample,
+        outRoot: out,
+        reporters: [Reporter.html]
+      })
       const page = fs.readFileSync(Path.join(html.info.runDir, "report.html"), "utf8")
       expect(page).toContain("Answer claims (")
       expect(page).toContain("Reference claims (")
@@ -310,7 +437,8 @@ describe("answer-correctness runs", () => {
       // "lower bills" would not cover "reduce electricity bills" (recall 0 instead of ½).
       const r = yield* judgeOneRow({
         question: "Are solar panels worth it?",
-        answer: "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills.",
+        answer:
+          "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills.",
         reference: "Solar panels reduce electricity bills. They last 25 years."
       })
       expect(r.metrics.recall).toBe(0.5)
@@ -321,9 +449,14 @@ describe("answer-correctness runs", () => {
       let brokenExtractions = 0
       const server = yield* FakeOpenAi.make({
         answer: (r) => {
-          if (isExtract(r) && user(r).includes("Mars has three moons") && brokenExtractions++ === 0) return JSON.stringify({ claims: "Mars has three moons" })
+          if (isExtract(r) && user(r).includes("Mars has three moons") && brokenExtractions++ === 0) {
+            return JSON.stringify({ claims: "Mars has three moons" })
+          }
           // Checks against the reference of q7 always give one verdict too few.
-          if (isCheck(r) && user(r).includes("Canberra is the capital of Australia") && user(r).includes("reference answer")) {
+          if (
+            isCheck(r) && user(r).includes("Canberra is the capital of Australia") &&
+            user(r).includes("reference answer")
+          ) {
             return JSON.stringify({ grades: [] })
           }
           return FakeOpenAi.defaultAnswer(r)
@@ -334,7 +467,10 @@ describe("answer-correctness runs", () => {
       const rs = records(result.info.runDir)
       const mars = rs.find((r) => r.caseId === "q2")!
       expect(brokenExtractions).toBe(2)
-      expect(mars.claims.answer).toMatchObject({ status: "ok", claims: [{ text: "Mars has three moons, Phobos, Deimos and Ganymede." }] })
+      expect(mars.claims.answer).toMatchObject({
+        status: "ok",
+        claims: [{ text: "Mars has three moons, Phobos, Deimos and Ganymede." }]
+      })
       const canberra = rs.find((r) => r.caseId === "q7")!
       expect(canberra.failed).toBeGreaterThan(0)
       expect(canberra.metrics.precision).toBeNull()
@@ -350,7 +486,9 @@ describe("answer-correctness runs", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make({})
       yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir() })
-      const injected = server.judgeRequests.filter((r) => isExtract(r) && user(r).includes("Ignore previous instructions"))
+      const injected = server.judgeRequests.filter((r) =>
+        isExtract(r) && user(r).includes("Ignore previous instructions")
+      )
       expect(injected).toHaveLength(1)
       const body = user(injected[0]!)
       const open = body.indexOf("<data name=\"text\">")
@@ -366,24 +504,53 @@ describe("answer-correctness runs", () => {
     const server = await FakeOpenAi.start({ replyFor: (r) => isCheck(r) ? "hang" : undefined })
     try {
       const out = tempDir()
-      const args = ["run", "answer-correctness", "--input", sample, "--out", out, "--provider", "openai-compatible", "--base-url", server.url, "--model", "fake", "--no-preflight", "--concurrency", "64", "--timeout", "60"]
+      const args = [
+        "run",
+        "answer-correctness",
+        "--input",
+        sample,
+        "--out",
+        out,
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--no-preflight",
+        "--concurrency",
+        "64",
+        "--timeout",
+        "60"
+      ]
       const first = start(args)
       const root = Path.join(out, "answer-correctness")
       const journaled = () => {
         try {
           const [id] = fs.readdirSync(root)
-          return id === undefined ? [] : fs.readFileSync(Path.join(root, id, "judgments.jsonl"), "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Judgment)
+          return id === undefined
+            ? []
+            : fs.readFileSync(Path.join(root, id, "judgments.jsonl"), "utf8").trim().split("\n").filter((l) => l !== "")
+              .map((l) => JSON.parse(l) as Judgment)
         } catch {
           return []
         }
       }
       // 8 answers + 6 references extracted, 3 nugget grades (q5 ×3, q6 ×1 → 4 judgments); the checks hang.
       const extractions = 14
-      for (let i = 0; i < 600 && !(journaled().filter((j) => j.criterion === R.extract).length === extractions && server.judgeRequests.some(isCheck)); i++) await new Promise((r) => setTimeout(r, 50))
+      for (
+        let i = 0;
+        i < 600 &&
+        !(journaled().filter((j) => j.criterion === R.extract).length === extractions &&
+          server.judgeRequests.some(isCheck));
+        i++
+      ) await new Promise((r) => setTimeout(r, 50))
       expect(journaled().filter((j) => j.criterion === R.extract), first.stderr()).toHaveLength(extractions)
       expect(journaled().filter((j) => j.criterion === R.check)).toHaveLength(0)
       // Let every check be asked (they hang), so the kill loses them.
-      for (let i = 0; i < 200 && server.judgeRequests.filter(isCheck).length < 10; i++) await new Promise((r) => setTimeout(r, 50))
+      for (let i = 0; i < 200 && server.judgeRequests.filter(isCheck).length < 10; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+      }
       first.child.kill("SIGKILL")
       await first.result
       const firstExtractions = server.judgeRequests.filter(isExtract).length
@@ -397,7 +564,9 @@ describe("answer-correctness runs", () => {
       // Nothing paid twice: no extraction and no nugget grade asked again; each check once.
       expect(server.judgeRequests.filter(isExtract)).toHaveLength(0)
       const [id] = fs.readdirSync(root)
-      const lines = fs.readFileSync(Path.join(root, id!, "judgments.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Judgment)
+      const lines = fs.readFileSync(Path.join(root, id!, "judgments.jsonl"), "utf8").trim().split("\n").map((l) =>
+        JSON.parse(l) as Judgment
+      )
       const keys = lines.map((l) => l.key)
       expect(new Set(keys).size).toBe(keys.length)
       const checkCalls = server.judgeRequests.filter(isCheck).length
@@ -413,7 +582,12 @@ describe("answer-correctness runs", () => {
   it("a test set row without reference, contexts or nuggets: exit 2 naming the file and line, nothing judged or written", async () => {
     const dir = tempDir()
     const file = Path.join(dir, "bad.jsonl")
-    fs.writeFileSync(file, `${JSON.stringify({ id: "1", question: "Q?", answer: "A.", reference: "R." })}\n${JSON.stringify({ id: "2", question: "Q?", answer: "A.", reference: "" })}\n`)
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ id: "1", question: "Q?", answer: "A.", reference: "R." })}\n${
+        JSON.stringify({ id: "2", question: "Q?", answer: "A.", reference: "" })
+      }\n`
+    )
     const out = Path.join(dir, "out")
     const result = await start(["run", "answer-correctness", "--input", file, "--out", out]).result
     expect(result.code).toBe(2)
@@ -434,15 +608,31 @@ describe("claims beside the rubric dimensions", () => {
   it.effect("rag-answers with --columns reference=…: claim precision, recall and F1 per case, in the summary, reports and case metrics; a blank reference has none", () =>
     Effect.gen(function*() {
       const input = write("rag.csv", ragCsv)
-      const ragAnswers = instantiate((yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
-      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "Reference Answer" } })
-      const rs = fs.readFileSync(Path.join(result.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; dimensions: unknown[]; claims?: { precision: number | null; recall: number | null; f1: number | null } })
+      const ragAnswers = instantiate(
+        (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline,
+        {}
+      ) as Pipeline<unknown, unknown>
+      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, {
+        input,
+        outRoot: tempDir(),
+        columns: { reference: "Reference Answer" }
+      })
+      const rs = fs.readFileSync(Path.join(result.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n")
+        .map((l) =>
+          JSON.parse(l) as {
+            caseId: string
+            dimensions: unknown[]
+            claims?: { precision: number | null; recall: number | null; f1: number | null }
+          }
+        )
       expect(rs.map((r) => r.dimensions.length)).toEqual([6, 6, 6])
       expect(rs[0]!.claims).toMatchObject({ precision: 1, recall: 1, f1: 1 })
       // 1925 against 1889: the number must agree.
       expect(rs[1]!.claims).toMatchObject({ precision: 0, recall: 0, f1: 0 })
       expect(rs[2]!.claims).toBeUndefined()
-      const summary = JSON.parse(fs.readFileSync(Path.join(result.info.runDir, "summary.json"), "utf8")) as { iterations: ReadonlyArray<{ metrics: Record<string, number | null> }> }
+      const summary = JSON.parse(fs.readFileSync(Path.join(result.info.runDir, "summary.json"), "utf8")) as {
+        iterations: ReadonlyArray<{ metrics: Record<string, number | null> }>
+      }
       expect(JSON.stringify(summary)).toContain("\"f1\"")
       const report = fs.readFileSync(Path.join(result.info.runDir, "report.md"), "utf8")
       expect(report).toContain("**Claims against the reference**")
@@ -453,8 +643,14 @@ describe("claims beside the rubric dimensions", () => {
 
   it.effect("rag-answers without a reference column is the run it was: no claim rubric in its identity or prompts", () =>
     Effect.gen(function*() {
-      const ragAnswers = instantiate((yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
-      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, { input: Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"), outRoot: tempDir() })
+      const ragAnswers = instantiate(
+        (yield* Effect.promise(() => import("../../src/builtin/rag-answers.js"))).default as AnyPipeline,
+        {}
+      ) as Pipeline<unknown, unknown>
+      const result = yield* runWith(ragAnswers, HeuristicJudge.layer, {
+        input: Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"),
+        outRoot: tempDir()
+      })
       // The quick start's run id (README): claims existing change nothing in it (only the heuristic's version does).
       expect(result.info.runId).toBe(quickStartRunId())
       expect(result.info.rubrics.map((r) => r.id).some((id) => id.startsWith("answer-correctness/"))).toBe(false)
@@ -462,13 +658,36 @@ describe("claims beside the rubric dimensions", () => {
 
   it.effect("answer-synthesis with a reference field: claim precision, recall and F1 beside faithfulness and completeness", () =>
     Effect.gen(function*() {
-      const input = write("s.jsonl", [
-        JSON.stringify({ queryLogId: "a", question: "Which course teaches statistics?", answer: "STAT101 teaches statistics.", context: [{ name: "Statistics", code: "STAT101" }], gold: "STAT101 teaches statistics." }),
-        JSON.stringify({ queryLogId: "b", question: "Which course teaches art?", answer: "ART200 teaches art.", context: ["ART200: art"] })
-      ].join("\n") + "\n")
-      const synthesis = instantiate((yield* Effect.promise(() => import("../../src/builtin/answer-synthesis.js"))).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
-      const result = yield* runWith(synthesis, HeuristicJudge.layer, { input, outRoot: tempDir(), columns: { reference: "gold" } })
-      const cm = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
+      const input = write(
+        "s.jsonl",
+        [
+          JSON.stringify({
+            queryLogId: "a",
+            question: "Which course teaches statistics?",
+            answer: "STAT101 teaches statistics.",
+            context: [{ name: "Statistics", code: "STAT101" }],
+            gold: "STAT101 teaches statistics."
+          }),
+          JSON.stringify({
+            queryLogId: "b",
+            question: "Which course teaches art?",
+            answer: "ART200 teaches art.",
+            context: ["ART200: art"]
+          })
+        ].join("\n") + "\n"
+      )
+      const synthesis = instantiate(
+        (yield* Effect.promise(() => import("../../src/builtin/answer-synthesis.js"))).default as AnyPipeline,
+        {}
+      ) as Pipeline<unknown, unknown>
+      const result = yield* runWith(synthesis, HeuristicJudge.layer, {
+        input,
+        outRoot: tempDir(),
+        columns: { reference: "gold" }
+      })
+      const cm = fs.readFileSync(Path.join(result.info.runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split(
+        "\n"
+      ).map((l) => JSON.parse(l) as { caseId: string; metrics: Record<string, number | null> })
       expect(cm[0]!.metrics).toMatchObject({ precision: 1, recall: 1, f1: 1 })
       expect(cm[1]!.metrics["f1"] ?? null).toBeNull()
       expect(cm[0]!.metrics["faithfulness"]).not.toBeNull()

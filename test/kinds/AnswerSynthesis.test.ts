@@ -12,6 +12,7 @@ import type { EvalCase } from "../../src/domain/Case.js"
 import type { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
+import type { RunInfo } from "../../src/engine/Pipeline.js"
 import { defaultPromptsDir, parseRubric } from "../../src/judges/Prompt.js"
 import {
   contextLabel,
@@ -20,12 +21,22 @@ import {
   renderContextItem
 } from "../../src/kinds/synthesis/AnswerSynthesis.js"
 import { lowScoreAnalysis } from "../../src/kinds/synthesis/LowScores.js"
-import type { RunInfo } from "../../src/engine/Pipeline.js"
-import { defaultConfig, overallScore, passOf, type SynthesisRecord, synthesisScore } from "../../src/kinds/synthesis/SynthesisScore.js"
+import {
+  defaultConfig,
+  overallScore,
+  passOf,
+  type SynthesisRecord,
+  synthesisScore
+} from "../../src/kinds/synthesis/SynthesisScore.js"
 import { synthesisSummary } from "../../src/kinds/synthesis/SynthesisSummary.js"
 
 const loadPrompt = (name: string): Rubric =>
-  Effect.runSync(parseRubric(fs.readFileSync(Path.join(defaultPromptsDir, "answer-synthesis", `${name}.json`), "utf8"), `answer-synthesis/${name}.json`))
+  Effect.runSync(
+    parseRubric(
+      fs.readFileSync(Path.join(defaultPromptsDir, "answer-synthesis", `${name}.json`), "utf8"),
+      `answer-synthesis/${name}.json`
+    )
+  )
 const F = loadPrompt("faithfulness")
 const C = loadPrompt("completeness")
 const rubrics = new Map([[F.id, F], [C.id, C]])
@@ -38,7 +49,11 @@ const write = (ext: string, text: string) => {
   return path
 }
 
-const course = { name: "Database Systems", code: "CS230", matchedLearningOutcomes: ["Design relational database schemas", "Write SQL queries"] }
+const course = {
+  name: "Database Systems",
+  code: "CS230",
+  matchedLearningOutcomes: ["Design relational database schemas", "Write SQL queries"]
+}
 
 const cases = (file: string, columns?: Record<string, string>) =>
   Stream.runCollect(loadTestSet().cases({ file, columns })).pipe(Effect.map(Chunk.toReadonlyArray))
@@ -51,7 +66,13 @@ describe("context items as text", () => {
   })
 
   it("reads other course exports (subjectName / subjectCode / cleanedLearningOutcomes, outcomes as objects)", () => {
-    expect(renderContextItem({ subjectCode: "ENV101", subjectName: "Sustainability", cleanedLearningOutcomes: [{ text: "Explain climate change" }, "Evaluate strategies"] }))
+    expect(
+      renderContextItem({
+        subjectCode: "ENV101",
+        subjectName: "Sustainability",
+        cleanedLearningOutcomes: [{ text: "Explain climate change" }, "Evaluate strategies"]
+      })
+    )
       .toBe("Sustainability (ENV101)\nMatched learning outcomes:\n- Explain climate change\n- Evaluate strategies")
   })
 
@@ -69,11 +90,20 @@ describe("context items as text", () => {
 })
 
 describe("loadTestSet", () => {
-  const item = (id: unknown, extra: Record<string, unknown> = {}) => ({ queryLogId: id, question: "Which database course?", answer: "CS230.", context: [course], ...extra })
+  const item = (id: unknown, extra: Record<string, unknown> = {}) => ({
+    queryLogId: id,
+    question: "Which database course?",
+    answer: "CS230.",
+    context: [course],
+    ...extra
+  })
 
   it.effect("loads a JSON array: id = queryLogId, each context item a passage", () =>
     Effect.gen(function*() {
-      const file = write("json", JSON.stringify([item("ql-1"), item(42, { context: ["plain text item", course] })], null, 2))
+      const file = write(
+        "json",
+        JSON.stringify([item("ql-1"), item(42, { context: ["plain text item", course] })], null, 2)
+      )
       const [a, b] = yield* cases(file)
       expect(a!.id).toBe("ql-1")
       expect(a!.line).toBe(2)
@@ -95,7 +125,10 @@ describe("loadTestSet", () => {
 
   it.effect("honours field renames from --columns (fragments = the context list, id = the log id)", () =>
     Effect.gen(function*() {
-      const file = write("jsonl", JSON.stringify({ logId: "r1", question: "q?", answer: "a", courses: [course] }) + "\n")
+      const file = write(
+        "jsonl",
+        JSON.stringify({ logId: "r1", question: "q?", answer: "a", courses: [course] }) + "\n"
+      )
       const [c] = yield* cases(file, { fragments: "courses", id: "logId" })
       expect(c!.id).toBe("r1")
       expect(c!.passages).toHaveLength(1)
@@ -149,11 +182,21 @@ describe("loadTestSet", () => {
     }))
 
   it("judges each answer once per rubric with question, answer and the numbered context", () => {
-    const c: EvalCase = { id: "x", ordinal: 0, line: 1, question: "q?", answer: "a", passages: [{ id: "1", rank: 1, text: "A (1)" }, { id: "2", rank: 2, text: "B" }], source: {} }
+    const c: EvalCase = {
+      id: "x",
+      ordinal: 0,
+      line: 1,
+      question: "q?",
+      answer: "a",
+      passages: [{ id: "1", rank: 1, text: "A (1)" }, { id: "2", rank: 2, text: "B" }],
+      source: {}
+    }
     const tasks = judgeSynthesis([F.id, C.id]).tasks(c)
     expect(tasks.map((t) => t.rubric)).toEqual([F.id, C.id])
     expect(tasks[0]!.vars).toEqual({ question: "q?", answer: "a", context: "[1] A (1)\n\n[2] B" })
-    expect(judgeSynthesis([F.id]).tasks({ ...c, passages: [] })[0]!.vars.context).toBe("(no context items were retrieved)")
+    expect(judgeSynthesis([F.id]).tasks({ ...c, passages: [] })[0]!.vars.context).toBe(
+      "(no context items were retrieved)"
+    )
   })
 })
 
@@ -216,7 +259,12 @@ const record = (id: string, f: number | null, c: number | null): SynthesisRecord
     passages: [{ id: "1", rank: 1, text: renderContextItem(course), fields: course }],
     source: {}
   }
-  return score.score(evalCase, [judgment(id, F.id, f, `F reason ${id}`), judgment(id, C.id, c, `C reason ${id}`)], 1, rubrics)
+  return score.score(
+    evalCase,
+    [judgment(id, F.id, f, `F reason ${id}`), judgment(id, C.id, c, `C reason ${id}`)],
+    1,
+    rubrics
+  )
 }
 
 const info: RunInfo = {
@@ -235,7 +283,16 @@ const info: RunInfo = {
 describe("synthesisScore", () => {
   it("builds the record: scores, overall, pass, reasons, context labels; composite = overall / 5", () => {
     const r = record("a", 5, 4)
-    expect(r).toMatchObject({ caseId: "a", faithfulness: 5, completeness: 4, overall: 4.5, pass: true, reasons: { faithfulness: "F reason a", completeness: "C reason a" }, context: ["Database Systems (CS230)"], failed: 0 })
+    expect(r).toMatchObject({
+      caseId: "a",
+      faithfulness: 5,
+      completeness: 4,
+      overall: 4.5,
+      pass: true,
+      reasons: { faithfulness: "F reason a", completeness: "C reason a" },
+      context: ["Database Systems (CS230)"],
+      failed: 0
+    })
     expect(r.composite).toBeCloseTo(4.5 / 5, 12)
     expect(r.tokens).toEqual({ input: 20, output: 4 })
     expect(score.grades?.(r)).toEqual({ caseId: "a", grades: { [F.id]: 5, [C.id]: 4, pass: 1 } })
@@ -243,11 +300,28 @@ describe("synthesisScore", () => {
 
   it("a failed judgment leaves its score null (never 0), overall null, pass unknown", () => {
     const r = record("b", null, 5)
-    expect(r).toMatchObject({ faithfulness: null, completeness: 5, overall: null, pass: null, composite: null, failed: 1 })
+    expect(r).toMatchObject({
+      faithfulness: null,
+      completeness: 5,
+      overall: null,
+      pass: null,
+      composite: null,
+      failed: 1
+    })
     expect(r.reasons.faithfulness).toBe("F reason b")
     // A missing judgment (none recorded) is a failure too.
-    const missing = score.score({ id: "m", ordinal: 0, line: 1, question: "q", answer: "a", passages: [], source: {} }, [judgment("m", C.id, 2, "why")], 1, rubrics)
-    expect(missing).toMatchObject({ faithfulness: null, completeness: 2, pass: false, reasons: { faithfulness: "no judgment recorded" } })
+    const missing = score.score(
+      { id: "m", ordinal: 0, line: 1, question: "q", answer: "a", passages: [], source: {} },
+      [judgment("m", C.id, 2, "why")],
+      1,
+      rubrics
+    )
+    expect(missing).toMatchObject({
+      faithfulness: null,
+      completeness: 2,
+      pass: false,
+      reasons: { faithfulness: "no judgment recorded" }
+    })
   })
 })
 
@@ -282,18 +356,33 @@ describe("lowScoreAnalysis", () => {
       ["faithfulness-3", 1],
       ["completeness-low", 4]
     ])
-    expect(a.groups.map((g) => g.label)).toEqual(["Completely false", "Mostly false", "Mixed", "Missing bridging (completeness 1–3)"])
+    expect(a.groups.map((g) => g.label)).toEqual([
+      "Completely false",
+      "Mostly false",
+      "Mixed",
+      "Missing bridging (completeness 1–3)"
+    ])
     expect(a.groups[3]!.byScore).toEqual({ 1: 1, 2: 2, 3: 1 })
   })
 
   it("keeps the first three examples per group with the judge's reason for that dimension", () => {
     const f1 = a.groups[0]!
     expect(f1.examples.map((e) => e.caseId)).toEqual(["r2", "r9", "r10"])
-    expect(f1.examples[0]).toMatchObject({ question: "Question r2?", score: 1, faithfulness: 1, completeness: 5, reason: "F reason r2" })
+    expect(f1.examples[0]).toMatchObject({
+      question: "Question r2?",
+      score: 1,
+      faithfulness: 1,
+      completeness: 5,
+      reason: "F reason r2"
+    })
     expect(f1.examples[0]!.answer.length).toBeLessThanOrEqual(300)
     expect(f1.examples[0]!.answer.endsWith("…")).toBe(true)
     const low = a.groups[3]!
-    expect(low.examples.map((e) => [e.caseId, e.score, e.reason])).toEqual([["r3", 2, "C reason r3"], ["r5", 1, "C reason r5"], ["r6", 3, "C reason r6"]])
+    expect(low.examples.map((e) => [e.caseId, e.score, e.reason])).toEqual([["r3", 2, "C reason r3"], [
+      "r5",
+      1,
+      "C reason r5"
+    ], ["r6", 3, "C reason r6"]])
   })
 
   it("gives recommendations per group, for completeness by the scores present", () => {
@@ -304,7 +393,8 @@ describe("lowScoreAnalysis", () => {
     expect(low).toMatch(/no relevant courses found/)
     const onlyDescriptive = lowScoreAnalysis([record("d", 5, 3)]).groups[3]!.recommendations.join(" ")
     expect(onlyDescriptive).not.toMatch(/no relevant courses found/)
-    expect(lowScoreAnalysis([record("p", 5, 5)]).groups.every((g) => g.count === 0 && g.recommendations.length === 0)).toBe(true)
+    expect(lowScoreAnalysis([record("p", 5, 5)]).groups.every((g) => g.count === 0 && g.recommendations.length === 0))
+      .toBe(true)
   })
 
   it("tells persuasive-but-wrong from accurate-but-unhelpful (cases with both scores known)", () => {
@@ -313,7 +403,10 @@ describe("lowScoreAnalysis", () => {
 
   it("follows the pass threshold and is empty for no records", () => {
     const at3 = lowScoreAnalysis(records, { passAt: 3, examples: 1 })
-    expect(at3.groups.map((g) => [g.id, g.count])).toEqual([["faithfulness-1", 5], ["faithfulness-2", 1], ["completeness-low", 3]])
+    expect(at3.groups.map((g) => [g.id, g.count])).toEqual([["faithfulness-1", 5], ["faithfulness-2", 1], [
+      "completeness-low",
+      3
+    ]])
     expect(at3.groups[0]!.examples).toHaveLength(1)
     const none = lowScoreAnalysis([])
     expect(none).toMatchObject({ cases: 0, failed: 0, unknown: 0 })
@@ -353,7 +446,12 @@ describe("synthesisSummary", () => {
   })
 
   it("exposes headline metrics and the low-score analysis for per-iteration files", () => {
-    expect(stage.metrics?.(summary)).toMatchObject({ faithfulness: m.faithfulness.mean, overallPassRate: m.overall.passRate, undecided: 1, failedJudgments: 2 })
+    expect(stage.metrics?.(summary)).toMatchObject({
+      faithfulness: m.faithfulness.mean,
+      overallPassRate: m.overall.passRate,
+      undecided: 1,
+      failedJudgments: 2
+    })
     expect(stage.lowScores?.(summary)).toBe(summary.lowScores)
   })
 

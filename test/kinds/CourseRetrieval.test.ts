@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import type { EvalCase } from "../../src/domain/Case.js"
+import type { TaskSpec } from "../../src/engine/Pipeline.js"
 import {
   courseMetrics,
   courseScore,
@@ -16,12 +17,15 @@ import {
   renderCourse
 } from "../../src/kinds/course/CourseRetrieval.js"
 import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
-import type { TaskSpec } from "../../src/engine/Pipeline.js"
 import { judgment, loadPrompt, runInfo, writeInput } from "../support/Retrieval.js"
 
 const rubric = loadPrompt("course-retrieval/relevance")
 
-const course = (code: string, name: string, ...outcomes: Array<string>) => ({ subjectCode: code, subjectName: name, cleanedLearningOutcomes: outcomes })
+const course = (code: string, name: string, ...outcomes: Array<string>) => ({
+  subjectCode: code,
+  subjectName: name,
+  cleanedLearningOutcomes: outcomes
+})
 
 const testSet = (cases: ReadonlyArray<unknown>) => JSON.stringify({ version: 1, name: "t", description: "d", cases })
 
@@ -31,9 +35,20 @@ const load = (file: string, options?: Parameters<typeof loadTestSet>[0]) =>
 describe("course-retrieval test set", () => {
   it.effect("each course becomes a passage: name (code) and its cleaned learning outcomes; ids are subject codes", () =>
     Effect.gen(function*() {
-      const file = writeInput("json", testSet([
-        { id: "v1-001", question: "How do I learn SQL?", skill: "SQL", retrievedCourses: [course("CS220", "Database Systems", "Write SQL queries", " "), { subjectName: "Data Basics", score: 0.4 }, course("CS220", "Database Systems (copy)")] }
-      ]))
+      const file = writeInput(
+        "json",
+        testSet([
+          {
+            id: "v1-001",
+            question: "How do I learn SQL?",
+            skill: "SQL",
+            retrievedCourses: [course("CS220", "Database Systems", "Write SQL queries", " "), {
+              subjectName: "Data Basics",
+              score: 0.4
+            }, course("CS220", "Database Systems (copy)")]
+          }
+        ])
+      )
       const [c] = yield* load(file)
       expect(c!.id).toBe("v1-001")
       expect(c!.passages.map((p) => [p.id, p.rank])).toEqual([["CS220", 1], ["Data Basics", 2], ["CS220~2", 3]])
@@ -47,11 +62,30 @@ describe("course-retrieval test set", () => {
       const noSkill = writeInput("jsonl", JSON.stringify({ question: "q?", retrievedCourses: [] }))
       expect(yield* Effect.flip(load(noSkill))).toMatchObject({ _tag: "InputError", line: 1, field: "skill" })
       const notList = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: "CS101" }))
-      expect(yield* Effect.flip(load(notList))).toMatchObject({ field: "retrievedCourses", problem: "expected a list of retrieved courses, found a string" })
-      const nameless = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ cleanedLearningOutcomes: ["x"] }] }))
-      expect(yield* Effect.flip(load(nameless))).toMatchObject({ field: "retrievedCourses[0]", problem: "the course has neither a subjectName nor a subjectCode" })
-      const badOutcome = writeInput("jsonl", JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ subjectCode: "A", cleanedLearningOutcomes: [3] }] }))
-      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({ field: "retrievedCourses[0].cleanedLearningOutcomes[0]", problem: "expected text, found a number" })
+      expect(yield* Effect.flip(load(notList))).toMatchObject({
+        field: "retrievedCourses",
+        problem: "expected a list of retrieved courses, found a string"
+      })
+      const nameless = writeInput(
+        "jsonl",
+        JSON.stringify({ question: "q?", skill: "s", retrievedCourses: [{ cleanedLearningOutcomes: ["x"] }] })
+      )
+      expect(yield* Effect.flip(load(nameless))).toMatchObject({
+        field: "retrievedCourses[0]",
+        problem: "the course has neither a subjectName nor a subjectCode"
+      })
+      const badOutcome = writeInput(
+        "jsonl",
+        JSON.stringify({
+          question: "q?",
+          skill: "s",
+          retrievedCourses: [{ subjectCode: "A", cleanedLearningOutcomes: [3] }]
+        })
+      )
+      expect(yield* Effect.flip(load(badOutcome))).toMatchObject({
+        field: "retrievedCourses[0].cleanedLearningOutcomes[0]",
+        problem: "expected text, found a number"
+      })
     }))
 
   it.effect("with a live retriever the course list may be absent", () =>
@@ -62,7 +96,9 @@ describe("course-retrieval test set", () => {
     }))
 
   it("renders a course without outcomes", () => {
-    expect(renderCourse({ subjectCode: "X1", cleanedLearningOutcomes: [] })).toBe("X1\nLearning outcomes: (none listed)")
+    expect(renderCourse({ subjectCode: "X1", cleanedLearningOutcomes: [] })).toBe(
+      "X1\nLearning outcomes: (none listed)"
+    )
   })
 })
 
@@ -71,7 +107,12 @@ const aCase = (grades: ReadonlyArray<unknown>): EvalCase => ({
   ordinal: 0,
   line: 3,
   question: "How do I learn SQL for data analysis?",
-  passages: grades.map((_, i) => ({ id: `K${i + 1}`, rank: i + 1, text: `Course ${i + 1}\nLearning outcomes:\n- x`, fields: { subjectCode: `K${i + 1}`, subjectName: `Course ${i + 1}` } })),
+  passages: grades.map((_, i) => ({
+    id: `K${i + 1}`,
+    rank: i + 1,
+    text: `Course ${i + 1}\nLearning outcomes:\n- x`,
+    fields: { subjectCode: `K${i + 1}`, subjectName: `Course ${i + 1}` }
+  })),
   source: { skill: "SQL" }
 })
 
@@ -81,8 +122,26 @@ describe("judge stage", () => {
     // The case's course texts, one array shared by its tasks: the heuristic judge's pool (not a variable).
     const pool = ["Course 1\nLearning outcomes:\n- x", "Course 2\nLearning outcomes:\n- x"]
     expect(tasks).toEqual([
-      { rubric: "course-retrieval/relevance", target: "hit:K1", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 1\nLearning outcomes:\n- x" }, pool },
-      { rubric: "course-retrieval/relevance", target: "hit:K2", vars: { question: "How do I learn SQL for data analysis?", skill: "SQL", course: "Course 2\nLearning outcomes:\n- x" }, pool }
+      {
+        rubric: "course-retrieval/relevance",
+        target: "hit:K1",
+        vars: {
+          question: "How do I learn SQL for data analysis?",
+          skill: "SQL",
+          course: "Course 1\nLearning outcomes:\n- x"
+        },
+        pool
+      },
+      {
+        rubric: "course-retrieval/relevance",
+        target: "hit:K2",
+        vars: {
+          question: "How do I learn SQL for data analysis?",
+          skill: "SQL",
+          course: "Course 2\nLearning outcomes:\n- x"
+        },
+        pool
+      }
     ])
     expect((tasks[0] as TaskSpec).pool).toBe((tasks[1] as TaskSpec).pool)
   })
@@ -123,13 +182,29 @@ describe("per-case metrics (hand-computed)", () => {
 
   it("no courses: averages unknown, NDCG 0 (flagged), precision 0", () => {
     const { values, flagged } = courseMetrics([])
-    expect(values).toEqual({ totalCourses: 0, averageRelevance: null, highlyRelevantRate: null, irrelevantRate: null, "ndcg@5": 0, "ndcg@10": 0, "precision@5": 0, "precision@10": 0 })
+    expect(values).toEqual({
+      totalCourses: 0,
+      averageRelevance: null,
+      highlyRelevantRate: null,
+      irrelevantRate: null,
+      "ndcg@5": 0,
+      "ndcg@10": 0,
+      "precision@5": 0,
+      "precision@10": 0
+    })
     expect(flagged).toEqual(["ndcg@5", "ndcg@10"])
   })
 
   it("a failed judgment: averages over the judged courses, ranking metrics unknown", () => {
     const { values } = courseMetrics([3, null, 1])
-    expect(values).toMatchObject({ totalCourses: 3, averageRelevance: 2, highlyRelevantRate: 0.5, irrelevantRate: 0, "ndcg@10": null, "precision@10": null })
+    expect(values).toMatchObject({
+      totalCourses: 3,
+      averageRelevance: 2,
+      highlyRelevantRate: 0.5,
+      irrelevantRate: 0,
+      "ndcg@10": null,
+      "precision@10": null
+    })
   })
 })
 
@@ -157,12 +232,19 @@ describe("score and summary", () => {
   const score = courseScore()
   const summary = courseSummary()
   const info = runInfo([rubric])
-  const fold = (records: ReadonlyArray<GradedRecord>): GradedSummary => summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
+  const fold = (records: ReadonlyArray<GradedRecord>): GradedSummary =>
+    summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
 
   it("a record holds each course's grade and reason in rank order, tokens and the judge's time", () => {
     const c = aCase([3, 0])
     const r = score.score(c, [judgment("c1", "K2", 0), judgment("c1", "K1", 3)], 1, new Map())
-    expect(r.hits.map((h) => [h.rank, h.id, h.label, h.grade, h.reason])).toEqual([[1, "K1", "Course 1 (K1)", 3, "grade 3"], [2, "K2", "Course 2 (K2)", 0, "grade 0"]])
+    expect(r.hits.map((h) => [h.rank, h.id, h.label, h.grade, h.reason])).toEqual([[
+      1,
+      "K1",
+      "Course 1 (K1)",
+      3,
+      "grade 3"
+    ], [2, "K2", "Course 2 (K2)", 0, "grade 0"]])
     expect(r.context).toEqual({ skill: "SQL" })
     expect(r.tokens).toEqual({ input: 200, output: 40 })
     expect(r.latency).toEqual({ judge: 20 })
@@ -171,21 +253,49 @@ describe("score and summary", () => {
   })
 
   it("a failed retrieval: no metrics at all (unknown), left out of the means and listed", () => {
-    const failed: EvalCase = { ...aCase([]), id: "c2", retrieval: { retriever: "http", status: "failed", error: { kind: "timeout", message: "no answer within 100 ms" }, latencyMs: 100 } }
+    const failed: EvalCase = {
+      ...aCase([]),
+      id: "c2",
+      retrieval: {
+        retriever: "http",
+        status: "failed",
+        error: { kind: "timeout", message: "no answer within 100 ms" },
+        latencyMs: 100
+      }
+    }
     const ok = score.score(aCase([3, 0]), [judgment("c1", "K1", 3), judgment("c1", "K2", 0)], 1, new Map())
     const bad = score.score(failed, [], 1, new Map())
     expect(bad.metrics).toBeNull()
     const s = fold([ok, bad])
-    expect(s).toMatchObject({ cases: 2, measured: 1, retrievalFailures: { count: 1, cases: [{ caseId: "c2", message: "no answer within 100 ms" }] } })
+    expect(s).toMatchObject({
+      cases: 2,
+      measured: 1,
+      retrievalFailures: { count: 1, cases: [{ caseId: "c2", message: "no answer within 100 ms" }] }
+    })
     expect(s.means["ndcg@10"]).toBe(1)
     expect(s.counts["ndcg@10"]).toBe(1)
     expect(s.latency.total).toMatchObject({ n: 1, mean: 100 })
   })
 
   it("summary: means over cases, grade distribution, flags, failures, worst cases, tokens per hit and per request", () => {
-    const c1 = score.score(aCase([3, 0, 2, 1]), [judgment("c1", "K1", 3), judgment("c1", "K2", 0), judgment("c1", "K3", 2), judgment("c1", "K4", 1)], 1, new Map())
-    const c2 = score.score({ ...aCase([0, 0]), id: "c2" }, [judgment("c2", "K1", 0), judgment("c2", "K2", 0)], 1, new Map())
-    const c3 = score.score({ ...aCase([2, 2]), id: "c3" }, [judgment("c3", "K1", 2), judgment("c3", "K2", null)], 1, new Map())
+    const c1 = score.score(
+      aCase([3, 0, 2, 1]),
+      [judgment("c1", "K1", 3), judgment("c1", "K2", 0), judgment("c1", "K3", 2), judgment("c1", "K4", 1)],
+      1,
+      new Map()
+    )
+    const c2 = score.score(
+      { ...aCase([0, 0]), id: "c2" },
+      [judgment("c2", "K1", 0), judgment("c2", "K2", 0)],
+      1,
+      new Map()
+    )
+    const c3 = score.score(
+      { ...aCase([2, 2]), id: "c3" },
+      [judgment("c3", "K1", 2), judgment("c3", "K2", null)],
+      1,
+      new Map()
+    )
     const s = fold([c1, c2, c3])
     expect(s.cases).toBe(3)
     expect(s.judgments).toEqual({ ok: 7, failed: 1 })
@@ -199,7 +309,16 @@ describe("score and summary", () => {
     expect(s.casesWithFailedJudgments).toBe(1)
     expect(s.failures).toEqual([expect.objectContaining({ caseId: "c3", target: "hit:K2", raw: "not json" })])
     expect(s.lowest.map((l) => l.caseId)).toEqual(["c2", "c1"])
-    expect(s.tokens).toEqual({ input: 800, output: 160, perJudgedHit: { input: 100, output: 20 }, perRequest: { input: 800 / 3, output: 160 / 3 } })
-    expect(summary.metrics!(s)).toMatchObject({ "ndcg@10": s.means["ndcg@10"], failedJudgments: 1, retrievalFailures: 0 })
+    expect(s.tokens).toEqual({
+      input: 800,
+      output: 160,
+      perJudgedHit: { input: 100, output: 20 },
+      perRequest: { input: 800 / 3, output: 160 / 3 }
+    })
+    expect(summary.metrics!(s)).toMatchObject({
+      "ndcg@10": s.means["ndcg@10"],
+      failedJudgments: 1,
+      retrievalFailures: 0
+    })
   })
 })

@@ -5,10 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import type { EvalCase } from "../../src/domain/Case.js"
+import {
+  type EvidenceRecord,
+  evidenceScore,
+  evidenceSummary,
+  loadQueries,
+  queryCost,
+  settingsFromOptions
+} from "../../src/kinds/evidence/EvidenceRetrieval.js"
 import { evaluateEvidence } from "../../src/metrics/evidence.js"
-import { type EvidenceRecord, evidenceScore, evidenceSummary, loadQueries, queryCost, settingsFromOptions } from "../../src/kinds/evidence/EvidenceRetrieval.js"
+import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import { precomputedWith } from "../../src/retrieval/RetrievalSetup.js"
 import { runInfo, writeInput } from "../support/Retrieval.js"
 
@@ -20,26 +27,60 @@ const lines = (...rows: ReadonlyArray<unknown>) => rows.map((r) => JSON.stringif
 describe("evidence queries", () => {
   it.effect("gold and chunks under any alias; chunks as objects or texts; latency and usage", () =>
     Effect.gen(function*() {
-      const file = writeInput("jsonl", lines(
-        { id: "q1", query: "leave?", gold: ["25 days"], chunks: [{ id: "c1", text: "You get 25 days.", score: 0.8 }, "plain chunk"], latencyMs: { total: 900, retrieve: 80, rerank: 120 }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
-        { query: { inputs: { text: "sick?" } }, gold_evidence: [], retrieved: [], latencyMs: 450 }
-      ))
+      const file = writeInput(
+        "jsonl",
+        lines(
+          {
+            id: "q1",
+            query: "leave?",
+            gold: ["25 days"],
+            chunks: [{ id: "c1", text: "You get 25 days.", score: 0.8 }, "plain chunk"],
+            latencyMs: { total: 900, retrieve: 80, rerank: 120 },
+            usage: { prompt_tokens: 1000, completion_tokens: 50 }
+          },
+          { query: { inputs: { text: "sick?" } }, gold_evidence: [], retrieved: [], latencyMs: 450 }
+        )
+      )
       const [a, b] = yield* load(file)
       expect(a).toMatchObject({ id: "q1", question: "leave?", gold: ["25 days"] })
-      expect(a!.passages.map((p) => [p.id, p.rank, p.text, p.score])).toEqual([["c1", 1, "You get 25 days.", 0.8], ["2", 2, "plain chunk", undefined]])
-      expect(a!.retrieval).toEqual({ retriever: "precomputed", status: "ok", latencyMs: 900, spans: { retrieve: 80, rerank: 120 }, usage: { inputTokens: 1000, outputTokens: 50 } })
+      expect(a!.passages.map((p) => [p.id, p.rank, p.text, p.score])).toEqual([["c1", 1, "You get 25 days.", 0.8], [
+        "2",
+        2,
+        "plain chunk",
+        undefined
+      ]])
+      expect(a!.retrieval).toEqual({
+        retriever: "precomputed",
+        status: "ok",
+        latencyMs: 900,
+        spans: { retrieve: 80, rerank: 120 },
+        usage: { inputTokens: 1000, outputTokens: 50 }
+      })
       expect(b).toMatchObject({ id: "2", question: "sick?", gold: [], passages: [], retrieval: { latencyMs: 450 } })
     }))
 
   it.effect("bad input names the line and field; the column check wants gold and chunks", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: "x", chunks: [] }))))).toMatchObject({ line: 1, field: "gold" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [1], chunks: [] }))))).toMatchObject({ field: "gold[0]", problem: "expected text, found a number" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [{ id: "a" }] }))))).toMatchObject({ field: "chunks[0].text", problem: "expected text, found nothing" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [], latencyMs: { total: -1 } }))))).toMatchObject({ field: "latencyMs.total", problem: "expected milliseconds ≥ 0, found -1" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: "x", chunks: [] }))))).toMatchObject(
+        { line: 1, field: "gold" }
+      )
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [1], chunks: [] }))))).toMatchObject(
+        { field: "gold[0]", problem: "expected text, found a number" }
+      )
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [{ id: "a" }] })))))
+        .toMatchObject({ field: "chunks[0].text", problem: "expected text, found nothing" })
+      expect(
+        yield* Effect.flip(
+          load(writeInput("jsonl", lines({ query: "q", gold: [], chunks: [], latencyMs: { total: -1 } })))
+        )
+      ).toMatchObject({ field: "latencyMs.total", problem: "expected milliseconds ≥ 0, found -1" })
       const check = loadQueries().checkColumns
-      expect(yield* Effect.flip(check({ file: "f" }, ["query", "chunks"]))).toMatchObject({ problem: expect.stringContaining("no gold evidence field") })
-      expect(yield* Effect.flip(check({ file: "f" }, ["query", "gold"]))).toMatchObject({ problem: expect.stringContaining("no retrieved chunks field") })
+      expect(yield* Effect.flip(check({ file: "f" }, ["query", "chunks"]))).toMatchObject({
+        problem: expect.stringContaining("no gold evidence field")
+      })
+      expect(yield* Effect.flip(check({ file: "f" }, ["query", "gold"]))).toMatchObject({
+        problem: expect.stringContaining("no retrieved chunks field")
+      })
       yield* loadQueries({ chunksRequired: false }).checkColumns({ file: "f" }, ["query", "evidence"])
     }))
 })
@@ -48,11 +89,19 @@ describe("settings", () => {
   it.effect("RAG_EVAL_FUZZY_THRESHOLD and RAG_EVAL_PRICE_PER_1K", () =>
     Effect.gen(function*() {
       // As the pipeline gets them: the variables decoded into options, then its settings.
-      const settingsFromEnv = (env: Readonly<Record<string, string>>) => Effect.map(decodeVariables(env, ["fuzzyThreshold", "pricePer1k"]), (d) => settingsFromOptions(d.options))
+      const settingsFromEnv = (env: Readonly<Record<string, string>>) =>
+        Effect.map(decodeVariables(env, ["fuzzyThreshold", "pricePer1k"]), (d) => settingsFromOptions(d.options))
       expect(yield* settingsFromEnv({})).toEqual({ fuzzyThreshold: 0.7 })
-      expect(yield* settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "0.9", RAG_EVAL_PRICE_PER_1K: "0.002" })).toEqual({ fuzzyThreshold: 0.9, pricePer1K: 0.002 })
-      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "1.5" }))).toMatchObject({ field: "RAG_EVAL_FUZZY_THRESHOLD" })
-      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_PRICE_PER_1K: "cheap" }))).toMatchObject({ field: "RAG_EVAL_PRICE_PER_1K" })
+      expect(yield* settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "0.9", RAG_EVAL_PRICE_PER_1K: "0.002" })).toEqual({
+        fuzzyThreshold: 0.9,
+        pricePer1K: 0.002
+      })
+      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_FUZZY_THRESHOLD: "1.5" }))).toMatchObject({
+        field: "RAG_EVAL_FUZZY_THRESHOLD"
+      })
+      expect(yield* Effect.flip(settingsFromEnv({ RAG_EVAL_PRICE_PER_1K: "cheap" }))).toMatchObject({
+        field: "RAG_EVAL_PRICE_PER_1K"
+      })
     }))
 
   it("cost = (input + output) / 1000 × price per 1K; unknown without usage or price", () => {
@@ -62,7 +111,12 @@ describe("settings", () => {
   })
 })
 
-const query = (id: string, gold: ReadonlyArray<string>, chunks: ReadonlyArray<readonly [string, number]>, extra: Partial<EvalCase> = {}): EvalCase => ({
+const query = (
+  id: string,
+  gold: ReadonlyArray<string>,
+  chunks: ReadonlyArray<readonly [string, number]>,
+  extra: Partial<EvalCase> = {}
+): EvalCase => ({
   id,
   ordinal: 0,
   line: 1,
@@ -74,8 +128,16 @@ const query = (id: string, gold: ReadonlyArray<string>, chunks: ReadonlyArray<re
 })
 
 const queries = [
-  query("a", ["paris is the capital", "seine river"], [["Lyon is big.", 0.9], ["Paris is the capital of France.", 0.8], ["The Seine  River flows through Paris.", 0.7], ["noise", 0.6]]),
-  query("b", ["twenty five days of leave"], [["You get 25 days of annual leave.", 0.5], ["Twenty-five days of leave per year.", 0.4]]),
+  query("a", ["paris is the capital", "seine river"], [
+    ["Lyon is big.", 0.9],
+    ["Paris is the capital of France.", 0.8],
+    ["The Seine  River flows through Paris.", 0.7],
+    ["noise", 0.6]
+  ]),
+  query("b", ["twenty five days of leave"], [["You get 25 days of annual leave.", 0.5], [
+    "Twenty-five days of leave per year.",
+    0.4
+  ]]),
   query("c", ["nothing matches this span"], [["unrelated", 0.9]]),
   query("d", [], [["no gold here", 0.3]])
 ]
@@ -85,11 +147,17 @@ describe("score and summary", () => {
   const score = evidenceScore(settings)
   const summary = evidenceSummary(settings)
   const info = runInfo([])
-  const fold = (records: ReadonlyArray<EvidenceRecord>) => summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
+  const fold = (records: ReadonlyArray<EvidenceRecord>) =>
+    summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
 
   it("a record: which chunk covers which span, the first covering rank, the per-query scores", () => {
     const r = score.score(queries[0]!, [], 1, new Map())
-    expect(r.chunks.map((c) => [c.rank, c.relevant, c.covers])).toEqual([[1, false, []], [2, true, [1]], [3, true, [2]], [4, false, []]])
+    expect(r.chunks.map((c) => [c.rank, c.relevant, c.covers])).toEqual([
+      [1, false, []],
+      [2, true, [1]],
+      [3, true, [2]],
+      [4, false, []]
+    ])
     expect(r.gold).toEqual([{ text: "paris is the capital", firstRank: 2 }, { text: "seine river", firstRank: 3 }])
     // relevant at ranks 2, 3: P@5 = 2/5, AP = (1/2 + 2/3) / 2, RR = 1/2; both spans in the top 3
     expect(r.scores).toEqual({
@@ -111,8 +179,13 @@ describe("score and summary", () => {
   it("the online summary equals evaluateEvidence on the same queries", () => {
     const records = queries.map((q) => score.score(q, [], 1, new Map()))
     const s = fold(records)
-    const expected = evaluateEvidence(queries.map((q) => ({ id: q.id, gold: q.gold!, chunks: q.passages.map((p) => p.text) })), { fuzzyThreshold: 0.7 })
-    for (const [k, v] of Object.entries(expected.metrics)) expect(s.metrics[k as keyof typeof s.metrics]).toBeCloseTo(v, 12)
+    const expected = evaluateEvidence(
+      queries.map((q) => ({ id: q.id, gold: q.gold!, chunks: q.passages.map((p) => p.text) })),
+      { fuzzyThreshold: 0.7 }
+    )
+    for (const [k, v] of Object.entries(expected.metrics)) {
+      expect(s.metrics[k as keyof typeof s.metrics]).toBeCloseTo(v, 12)
+    }
     expect(s).toMatchObject({ cases: 4, queries: 4, goldSpans: 4, withoutGold: { count: 1, ids: ["d"] } })
     // micro recall@10: a 2 + b 1 (fuzzy: "Twenty-five days of leave per year." ≈ "twenty five days of leave") + c 0 of 4 spans
     expect(s.metrics["EvidenceRecall@10"]).toBe(3 / 4)
@@ -121,10 +194,29 @@ describe("score and summary", () => {
   })
 
   it("a failed retrieval is left out of every metric and listed; cost and latency are summed", () => {
-    const failed = query("f", ["x"], [], { retrieval: { retriever: "http", status: "failed", error: { kind: "status", message: "HTTP 503", status: 503 }, latencyMs: 30 } })
-    const costly = query("b", ["twenty five days of leave"], [["Twenty-five days of leave per year.", 0.4]], { retrieval: { retriever: "precomputed", status: "ok", latencyMs: 900, spans: { generate: 700 }, usage: { inputTokens: 1500, outputTokens: 500 } } })
+    const failed = query("f", ["x"], [], {
+      retrieval: {
+        retriever: "http",
+        status: "failed",
+        error: { kind: "status", message: "HTTP 503", status: 503 },
+        latencyMs: 30
+      }
+    })
+    const costly = query("b", ["twenty five days of leave"], [["Twenty-five days of leave per year.", 0.4]], {
+      retrieval: {
+        retriever: "precomputed",
+        status: "ok",
+        latencyMs: 900,
+        spans: { generate: 700 },
+        usage: { inputTokens: 1500, outputTokens: 500 }
+      }
+    })
     const s = fold([score.score(costly, [], 1, new Map()), score.score(failed, [], 1, new Map())])
-    expect(s).toMatchObject({ cases: 2, queries: 1, retrievalFailures: { count: 1, cases: [{ caseId: "f", message: "HTTP 503" }] } })
+    expect(s).toMatchObject({
+      cases: 2,
+      queries: 1,
+      retrievalFailures: { count: 1, cases: [{ caseId: "f", message: "HTTP 503" }] }
+    })
     expect(s.metrics["EvidenceRecall@10"]).toBe(1)
     expect(s.cost).toMatchObject({ queriesWithUsage: 1, inputTokens: 1500, outputTokens: 500, pricePer1K: 0.01 })
     expect(s.cost.totalUsd).toBeCloseTo(0.02, 15)

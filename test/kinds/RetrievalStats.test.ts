@@ -1,10 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
-import { caseLatency, latencyAdd, latencyFinish, latencyInit, meanAdd, meanFinish, meanInit, tokensAdd, tokensFinish, tokensInit } from "../../src/kinds/graded-hits/RetrievalStats.js"
+import {
+  caseLatency,
+  latencyAdd,
+  latencyFinish,
+  latencyInit,
+  meanAdd,
+  meanFinish,
+  meanInit,
+  tokensAdd,
+  tokensFinish,
+  tokensInit
+} from "../../src/kinds/graded-hits/RetrievalStats.js"
 
 describe("latency fold", () => {
   it("per span: n, mean, P50/P90/P99, max; spans ordered total, sub-spans, judge", () => {
     let acc = latencyInit()
-    for (const [judge, total, retrieve] of [[2, 5, 1], [1, 1, 2], [0, 3, 3], [4, 10, 4]]) acc = latencyAdd(acc, { judge: judge!, total: total!, retrieve: retrieve! })
+    for (const [judge, total, retrieve] of [[2, 5, 1], [1, 1, 2], [0, 3, 3], [4, 10, 4]]) {
+      acc = latencyAdd(acc, { judge: judge!, total: total!, retrieve: retrieve! })
+    }
     acc = latencyAdd(acc, { rerank: 7 })
     const s = latencyFinish(acc)
     expect(Object.keys(s)).toEqual(["total", "retrieve", "rerank", "judge"])
@@ -20,7 +33,8 @@ describe("latency fold", () => {
   })
 
   it("a case's latency: total from the retrieval, its sub-spans, judge apart", () => {
-    expect(caseLatency({ retriever: "http", status: "ok", latencyMs: 50, spans: { retrieve: 20, rerank: 25 } }, 300)).toEqual({ total: 50, retrieve: 20, rerank: 25, judge: 300 })
+    expect(caseLatency({ retriever: "http", status: "ok", latencyMs: 50, spans: { retrieve: 20, rerank: 25 } }, 300))
+      .toEqual({ total: 50, retrieve: 20, rerank: 25, judge: 300 })
     expect(caseLatency(undefined)).toEqual({})
   })
 })
@@ -38,7 +52,12 @@ describe("means and tokens", () => {
     acc = tokensAdd(acc, { input: 300, output: 60 }, 3)
     acc = tokensAdd(acc, { input: 100, output: 20 }, 1)
     acc = tokensAdd(acc, { input: 0, output: 0 }, 0)
-    expect(tokensFinish(acc)).toEqual({ input: 400, output: 80, perJudgedHit: { input: 100, output: 20 }, perRequest: { input: 200, output: 40 } })
+    expect(tokensFinish(acc)).toEqual({
+      input: 400,
+      output: 80,
+      perJudgedHit: { input: 100, output: 20 },
+      perRequest: { input: 200, output: 40 }
+    })
     expect(tokensFinish(tokensInit())).toEqual({ input: 0, output: 0, perJudgedHit: null, perRequest: null })
   })
 })

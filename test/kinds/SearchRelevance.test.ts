@@ -4,9 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
-import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import type { EvalCase } from "../../src/domain/Case.js"
-import { hitText, judgeSearchHits, loadRequests, searchMetrics, searchScore } from "../../src/kinds/search/SearchRelevance.js"
+import {
+  hitText,
+  judgeSearchHits,
+  loadRequests,
+  searchMetrics,
+  searchScore
+} from "../../src/kinds/search/SearchRelevance.js"
+import { decodeVariables } from "../../src/retrieval/RetrievalSetup.js"
 import { judgment, writeInput } from "../support/Retrieval.js"
 
 const load = (file: string, options?: Parameters<typeof loadRequests>[0]) =>
@@ -17,10 +23,17 @@ const lines = (...rows: ReadonlyArray<unknown>) => rows.map((r) => JSON.stringif
 describe("search requests", () => {
   it.effect("the API's request shape and a plain query; hit ids, scores, and the judged text", () =>
     Effect.gen(function*() {
-      const file = writeInput("jsonl", lines(
-        { query: { inputs: { text: " capital of france " } }, eval: { fields: ["title", "text"] }, hits: [{ id: "a", title: "Paris", text: "Paris is the capital.", score: 0.9 }, { id: 2, text: "Lyon." }] },
-        { id: "q2", query: "plain", hits: [] }
-      ))
+      const file = writeInput(
+        "jsonl",
+        lines(
+          {
+            query: { inputs: { text: " capital of france " } },
+            eval: { fields: ["title", "text"] },
+            hits: [{ id: "a", title: "Paris", text: "Paris is the capital.", score: 0.9 }, { id: 2, text: "Lyon." }]
+          },
+          { id: "q2", query: "plain", hits: [] }
+        )
+      )
       const [a, b] = yield* load(file)
       expect(a).toMatchObject({ id: "1", question: "capital of france" })
       expect(a!.passages.map((p) => [p.id, p.rank, p.score, p.text])).toEqual([
@@ -41,23 +54,42 @@ describe("search requests", () => {
 
   it.effect("bad requests name the line and field", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: { text: "x" }, hits: [] }))))).toMatchObject({ line: 1, field: "query" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: {} }))))).toMatchObject({ field: "hits", problem: "expected a list of hits, found an object" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: ["title"] }, hits: [{ id: "a", text: "t" }] }))))).toMatchObject({ field: "hits[0]", problem: "the hit has none of the fields \"title\"" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: "text" }, hits: [] }))))).toMatchObject({ field: "eval.fields", problem: "expected a list of field names, found a string" })
-      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: [{ id: "a", text: "t", score: "high" }] }))))).toMatchObject({ field: "hits[0].score", problem: "expected a number, found a string" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: { text: "x" }, hits: [] }))))).toMatchObject({
+        line: 1,
+        field: "query"
+      })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", hits: {} }))))).toMatchObject({
+        field: "hits",
+        problem: "expected a list of hits, found an object"
+      })
+      expect(
+        yield* Effect.flip(
+          load(writeInput("jsonl", lines({ query: "x", eval: { fields: ["title"] }, hits: [{ id: "a", text: "t" }] })))
+        )
+      ).toMatchObject({ field: "hits[0]", problem: "the hit has none of the fields \"title\"" })
+      expect(yield* Effect.flip(load(writeInput("jsonl", lines({ query: "x", eval: { fields: "text" }, hits: [] })))))
+        .toMatchObject({ field: "eval.fields", problem: "expected a list of field names, found a string" })
+      expect(
+        yield* Effect.flip(
+          load(writeInput("jsonl", lines({ query: "x", hits: [{ id: "a", text: "t", score: "high" }] })))
+        )
+      ).toMatchObject({ field: "hits[0].score", problem: "expected a number, found a string" })
     }))
 
   it.effect("default fields apply when a request has no eval.fields; a live retriever needs no hits", () =>
     Effect.gen(function*() {
-      const file = writeInput("jsonl", lines({ query: "x", hits: [{ id: "a", title: "T", text: "body" }] }, { query: "y" }))
+      const file = writeInput(
+        "jsonl",
+        lines({ query: "x", hits: [{ id: "a", title: "T", text: "body" }] }, { query: "y" })
+      )
       expect(yield* Effect.flip(load(file))).toMatchObject({ line: 2, field: "hits" })
       const [a] = yield* load(file, { fields: ["title"], hitsRequired: false })
       expect(a!.passages[0]!.text).toBe("T")
     }))
 
   it("RAG_EVAL_FIELDS", () => {
-    const fieldsFromEnv = (env: Readonly<Record<string, string>>) => Either.getOrThrow(decodeVariables(env)).options.fields
+    const fieldsFromEnv = (env: Readonly<Record<string, string>>) =>
+      Either.getOrThrow(decodeVariables(env)).options.fields
     expect(fieldsFromEnv({ RAG_EVAL_FIELDS: "title, text," })).toEqual(["title", "text"])
     expect(fieldsFromEnv({})).toBeUndefined()
   })
@@ -74,7 +106,12 @@ describe("judge stage", () => {
   }
 
   it("one task per hit with the query and the chosen fields as the passage", () => {
-    expect(judgeSearchHits().tasks(c)).toEqual([{ rubric: "search-relevance/checklist", target: "hit:a", vars: { query: "capital of france", passage: "Paris" }, pool: ["Paris"] }])
+    expect(judgeSearchHits().tasks(c)).toEqual([{
+      rubric: "search-relevance/checklist",
+      target: "hit:a",
+      vars: { query: "capital of france", passage: "Paris" },
+      pool: ["Paris"]
+    }])
     expect(judgeSearchHits().tasks({ ...c, source: {} })[0]!.vars.passage).toBe("Paris.")
   })
 })
@@ -108,9 +145,25 @@ describe("per-query metrics (hand-computed)", () => {
   })
 
   it("the record keeps confidence and justification per hit, and tokens per request", () => {
-    const c: EvalCase = { id: "q", ordinal: 0, line: 1, question: "x", passages: [{ id: "a", rank: 1, text: "A title\nbody", fields: { title: "A title" } }], source: {} }
+    const c: EvalCase = {
+      id: "q",
+      ordinal: 0,
+      line: 1,
+      question: "x",
+      passages: [{ id: "a", rank: 1, text: "A title\nbody", fields: { title: "A title" } }],
+      source: {}
+    }
     const r = searchScore().score(c, [judgment("q", "a", 3, { confidence: 4, reason: "answers it" })], 1, new Map())
-    expect(r.hits).toEqual([expect.objectContaining({ id: "a", label: "A title", grade: 3, confidence: 4, reason: "answers it", tokens: { input: 100, output: 20 } })])
+    expect(r.hits).toEqual([
+      expect.objectContaining({
+        id: "a",
+        label: "A title",
+        grade: 3,
+        confidence: 4,
+        reason: "answers it",
+        tokens: { input: 100, output: 20 }
+      })
+    ])
     expect(r.tokens).toEqual({ input: 100, output: 20 })
   })
 })

@@ -29,7 +29,12 @@ describe("checkColumns", () => {
       )
       yield* checkColumns("in.csv", ["Current User Question", "Fragment Texts", "Assistant Answer"], ragAnswersColumns)
       // Named by the user, a history column must be there.
-      const named = yield* Effect.flip(checkColumns("in.csv", ["Current User Question", "Fragment Texts", "Assistant Answer"], { ...ragAnswersColumns, history: "Chat" }))
+      const named = yield* Effect.flip(
+        checkColumns("in.csv", ["Current User Question", "Fragment Texts", "Assistant Answer"], {
+          ...ragAnswersColumns,
+          history: "Chat"
+        })
+      )
       expect(named.problem).toContain(`missing column "Chat"`)
     }))
 })
@@ -62,7 +67,12 @@ describe("toCase", () => {
   it.effect("takes the id from the id column when present, empty history is absent", () =>
     Effect.gen(function*() {
       const mapping = { ...ragAnswersColumns, id: "ID" }
-      const base = { "Current User Question": "q", "Conversation History": "", "Fragment Texts": "", "Assistant Answer": "a" }
+      const base = {
+        "Current User Question": "q",
+        "Conversation History": "",
+        "Fragment Texts": "",
+        "Assistant Answer": "a"
+      }
       const withId = yield* toCase(row({ ...base, ID: "case-9" }), 0, mapping, "in.csv")
       expect(withId.id).toBe("case-9")
       expect(withId.history).toBeUndefined()
@@ -73,7 +83,9 @@ describe("toCase", () => {
 
   it.effect("an empty question names the line and field", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(toCase(row({ "Current User Question": "  " }, 12), 0, ragAnswersColumns, "in.csv"))
+      const error = yield* Effect.flip(
+        toCase(row({ "Current User Question": "  " }, 12), 0, ragAnswersColumns, "in.csv")
+      )
       expect(error).toMatchObject({
         file: "in.csv",
         line: 12,
@@ -99,7 +111,11 @@ describe("toCase", () => {
       const error = yield* Effect.flip(toCase(row({ question: { text: "q" } }, 3), 0, mapping, "in.json"))
       expect(error).toMatchObject({ line: 3, field: "question", problem: "expected text, found an object" })
       const badContext = yield* Effect.flip(toCase(row({ question: "q", context: 5 }, 4), 0, mapping, "in.json"))
-      expect(badContext).toMatchObject({ line: 4, field: "context", problem: "expected text or a list of passages, found a number" })
+      expect(badContext).toMatchObject({
+        line: 4,
+        field: "context",
+        problem: "expected text or a list of passages, found a number"
+      })
     }))
 })
 

@@ -17,12 +17,19 @@ describe("splitFragments", () => {
   })
 
   it("keeps numbers inside fragments and at their start when they are not list markers", () => {
-    expect(splitFragments("1. GDP grew by 3.5 million.\\n2. 3.5 million jobs were created.\\n3. 6CO₂ + 6H₂O → C₆H₁₂O₆ + 6O₂.")).toEqual([
+    expect(
+      splitFragments(
+        "1. GDP grew by 3.5 million.\\n2. 3.5 million jobs were created.\\n3. 6CO₂ + 6H₂O → C₆H₁₂O₆ + 6O₂."
+      )
+    ).toEqual([
       "GDP grew by 3.5 million.",
       "3.5 million jobs were created.",
       "6CO₂ + 6H₂O → C₆H₁₂O₆ + 6O₂."
     ])
-    expect(splitFragments("1. Adopted in 1776.\n2. 2025 - 1776 = 249.")).toEqual(["Adopted in 1776.", "2025 - 1776 = 249."])
+    expect(splitFragments("1. Adopted in 1776.\n2. 2025 - 1776 = 249.")).toEqual([
+      "Adopted in 1776.",
+      "2025 - 1776 = 249."
+    ])
   })
 
   it("only splits at line breaks: list-like text within a line stays in one fragment", () => {

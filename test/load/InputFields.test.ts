@@ -64,23 +64,46 @@ describe("each built-in pipeline's input, as the help shows it", () => {
 
 describe("rag-answers: Conversation History is optional", () => {
   it("without the column: every case has no history; with it empty: the same", async () => {
-    const without = cases(await load("rag-answers", "Current User Question,Fragment Texts,Assistant Answer\nq1,1. a fragment,an answer\nq2,1. b,c\n", ".csv"))
+    const without = cases(
+      await load(
+        "rag-answers",
+        "Current User Question,Fragment Texts,Assistant Answer\nq1,1. a fragment,an answer\nq2,1. b,c\n",
+        ".csv"
+      )
+    )
     expect(without.map((c) => c.history)).toEqual([undefined, undefined])
-    const empty = cases(await load("rag-answers", "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq1,,1. a fragment,an answer\n", ".csv"))
+    const empty = cases(
+      await load(
+        "rag-answers",
+        "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq1,,1. a fragment,an answer\n",
+        ".csv"
+      )
+    )
     expect(empty[0]!.history).toBeUndefined()
-    const given = cases(await load("rag-answers", "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq1,User: hi,1. a fragment,an answer\n", ".csv"))
+    const given = cases(
+      await load(
+        "rag-answers",
+        "Current User Question,Conversation History,Fragment Texts,Assistant Answer\nq1,User: hi,1. a fragment,an answer\n",
+        ".csv"
+      )
+    )
     expect(given[0]!.history).toBe("User: hi")
   })
 
   it("a history column named with --columns must exist (the user said it does)", async () => {
-    const r = await load("rag-answers", "Current User Question,Fragment Texts,Assistant Answer\nq1,1. a,b\n", ".csv", { history: "Chat" })
+    const r = await load("rag-answers", "Current User Question,Fragment Texts,Assistant Answer\nq1,1. a,b\n", ".csv", {
+      history: "Chat"
+    })
     expect(r._tag).toBe("Left")
     if (r._tag === "Left") expect(r.left.message).toContain(`missing column "Chat"`)
   })
 
   it("the CLI runs a CSV without the column (heuristic judge), exit 0, every judgment ok", async () => {
     const file = Path.join(dir, "no-history.csv")
-    fs.writeFileSync(file, "Current User Question,Fragment Texts,Assistant Answer\nHow do heat pumps work?,1. A heat pump moves heat from outside air.,It moves heat from the outside air inside.\n")
+    fs.writeFileSync(
+      file,
+      "Current User Question,Fragment Texts,Assistant Answer\nHow do heat pumps work?,1. A heat pump moves heat from outside air.,It moves heat from the outside air inside.\n"
+    )
     const r = await cli(["run", "rag-answers", "--csv", file, "--out", Path.join(dir, "out"), "--quiet", "--json"])
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)

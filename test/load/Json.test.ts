@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { JsonlParser, MAX_JSON_DEPTH, nestingTooDeep, parseJsonDocument } from "../../src/load/Json.js"
 import { afterAll } from "vitest"
+import { JsonlParser, MAX_JSON_DEPTH, nestingTooDeep, parseJsonDocument } from "../../src/load/Json.js"
 import { allRows, makeTempDir, readError, removeDir, writeInput } from "./files.js"
 
 const dir = makeTempDir()
@@ -10,7 +10,11 @@ afterAll(() => removeDir(dir))
 describe("JSONL", () => {
   it.effect("reads one object per line, skipping blank lines, with CRLF and a BOM", () =>
     Effect.gen(function*() {
-      const file = writeInput(dir, "cases.jsonl", "\uFEFF{\"q\":\"a\"}\r\n\r\n{\"q\":\"b\",\"n\":2}\r\n   \n{\"q\":\"c\"}")
+      const file = writeInput(
+        dir,
+        "cases.jsonl",
+        "\uFEFF{\"q\":\"a\"}\r\n\r\n{\"q\":\"b\",\"n\":2}\r\n   \n{\"q\":\"c\"}"
+      )
       const rows = yield* allRows(file)
       expect(rows).toEqual([
         { line: 1, values: { q: "a" } },
@@ -48,15 +52,27 @@ describe("JSONL", () => {
 
   it.effect("invalid UTF-8", () =>
     Effect.gen(function*() {
-      const file = writeInput(dir, "latin.jsonl", Buffer.concat([Buffer.from("{\"q\":\"a\"}\n{\"q\":\"caf"), Buffer.from([0xe9, 0x22, 0x7d])]))
-      expect(yield* readError(file)).toMatchObject({ file, line: 2, problem: "invalid UTF-8 (the file must be UTF-8 encoded)" })
+      const file = writeInput(
+        dir,
+        "latin.jsonl",
+        Buffer.concat([Buffer.from("{\"q\":\"a\"}\n{\"q\":\"caf"), Buffer.from([0xe9, 0x22, 0x7d])])
+      )
+      expect(yield* readError(file)).toMatchObject({
+        file,
+        line: 2,
+        problem: "invalid UTF-8 (the file must be UTF-8 encoded)"
+      })
     }))
 })
 
 describe("JSON", () => {
   it.effect("a top-level array: rows with the line where each object starts", () =>
     Effect.gen(function*() {
-      const file = writeInput(dir, "array.json", "[\n  {\"q\": \"a\", \"tags\": [\"x\", {\"y\": \"[,]\"}]},\n  {\n    \"q\": \"b\"\n  }\n]\n")
+      const file = writeInput(
+        dir,
+        "array.json",
+        "[\n  {\"q\": \"a\", \"tags\": [\"x\", {\"y\": \"[,]\"}]},\n  {\n    \"q\": \"b\"\n  }\n]\n"
+      )
       expect(yield* allRows(file)).toEqual([
         { line: 2, values: { q: "a", tags: ["x", { y: "[,]" }] } },
         { line: 3, values: { q: "b" } }
@@ -64,7 +80,8 @@ describe("JSON", () => {
     }))
 
   it("an object with cases: other fields are metadata; lines point into the cases array", () => {
-    const text = "{\n \"name\": \"set\",\n \"other\": [{\"q\": \"no\"}],\n \"cases\": [\n  {\"q\": \"a\"},\n\n  {\"q\": \"b\"}\n ],\n \"version\": 3\n}"
+    const text =
+      "{\n \"name\": \"set\",\n \"other\": [{\"q\": \"no\"}],\n \"cases\": [\n  {\"q\": \"a\"},\n\n  {\"q\": \"b\"}\n ],\n \"version\": 3\n}"
     const document = Either.getOrThrow(parseJsonDocument("t.json", text))
     expect(document.metadata).toEqual({ name: "set", other: [{ q: "no" }], version: 3 })
     expect(document.rows).toEqual([{ line: 5, values: { q: "a" } }, { line: 7, values: { q: "b" } }])
@@ -112,7 +129,11 @@ describe("nesting depth", () => {
   it("JSONL and JSON rows deeper than 64 levels are input errors naming the line", () => {
     const parser = new JsonlParser("f.jsonl")
     const deep = "{\"a\":".repeat(64) + "1" + "}".repeat(64)
-    expect(parser.push(`{"ok": 1}\n{"x": ${deep}}\n`, [])).toMatchObject({ _tag: "InputError", file: "f.jsonl", line: 2 })
+    expect(parser.push(`{"ok": 1}\n{"x": ${deep}}\n`, [])).toMatchObject({
+      _tag: "InputError",
+      file: "f.jsonl",
+      line: 2
+    })
     const doc = parseJsonDocument("f.json", `[\n{"ok": 1},\n{"x": ${deep}}\n]`)
     expect(Either.isLeft(doc) ? doc.left : undefined).toMatchObject({ _tag: "InputError", line: 3 })
   })

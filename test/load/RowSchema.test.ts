@@ -42,10 +42,22 @@ const Row = Schema.Struct({
 describe("problemOf", () => {
   it("words a wrong type from the schema's kind or its annotation, and an absent value as nothing", () => {
     expect(problem(Row, { title: 5, items: [] })).toEqual({ path: ["title"], problem: "expected text, found a number" })
-    expect(problem(Row, { title: "t", items: "x" })).toEqual({ path: ["items"], problem: "expected a list of items, found a string" })
-    expect(problem(Row, { title: "t" })).toEqual({ path: ["items"], problem: "expected a list of items, found nothing" })
-    expect(problem(Row, { id: {}, title: "t", items: [] })).toEqual({ path: ["id"], problem: "expected text or a number, found an object" })
-    expect(problem(Schema.Struct({ n: Schema.Number, b: Schema.Boolean }), { n: 1, b: "yes" })).toEqual({ path: ["b"], problem: "expected true or false, found a string" })
+    expect(problem(Row, { title: "t", items: "x" })).toEqual({
+      path: ["items"],
+      problem: "expected a list of items, found a string"
+    })
+    expect(problem(Row, { title: "t" })).toEqual({
+      path: ["items"],
+      problem: "expected a list of items, found nothing"
+    })
+    expect(problem(Row, { id: {}, title: "t", items: [] })).toEqual({
+      path: ["id"],
+      problem: "expected text or a number, found an object"
+    })
+    expect(problem(Schema.Struct({ n: Schema.Number, b: Schema.Boolean }), { n: 1, b: "yes" })).toEqual({
+      path: ["b"],
+      problem: "expected true or false, found a string"
+    })
   })
 
   it("says the absent message for null or a missing field, and a filter's message for blank text", () => {
@@ -55,24 +67,54 @@ describe("problemOf", () => {
   })
 
   it("follows arrays and nested arrays down to the bad value", () => {
-    expect(problem(Row, { title: "t", items: [{ name: "a" }, 3] })).toEqual({ path: ["items", 1], problem: "expected an item (an object), found a number" })
-    expect(problem(Row, { title: "t", items: [[{ name: "a" }]] })).toEqual({ path: ["items", 0], problem: "expected an item (an object), found an array" })
-    expect(problem(Row, { title: "t", items: [{ name: "a", tags: ["x", ["y"]] }] })).toEqual({ path: ["items", 0, "tags", 1], problem: "expected text, found an array" })
-    expect(problem(Row, { title: "t", items: [{ name: "a", tags: {} }] })).toEqual({ path: ["items", 0, "tags"], problem: "expected a list of tags, found an object" })
-    expect(problem(Row, { title: "t", items: [{ name: "" }] })).toEqual({ path: ["items", 0, "name"], problem: "the name is empty" })
+    expect(problem(Row, { title: "t", items: [{ name: "a" }, 3] })).toEqual({
+      path: ["items", 1],
+      problem: "expected an item (an object), found a number"
+    })
+    expect(problem(Row, { title: "t", items: [[{ name: "a" }]] })).toEqual({
+      path: ["items", 0],
+      problem: "expected an item (an object), found an array"
+    })
+    expect(problem(Row, { title: "t", items: [{ name: "a", tags: ["x", ["y"]] }] })).toEqual({
+      path: ["items", 0, "tags", 1],
+      problem: "expected text, found an array"
+    })
+    expect(problem(Row, { title: "t", items: [{ name: "a", tags: {} }] })).toEqual({
+      path: ["items", 0, "tags"],
+      problem: "expected a list of tags, found an object"
+    })
+    expect(problem(Row, { title: "t", items: [{ name: "" }] })).toEqual({
+      path: ["items", 0, "name"],
+      problem: "the name is empty"
+    })
   })
 
   it("reports a union from inside the member the value was meant for, else with the union's words", () => {
-    const Query = Schema.Union(Schema.String, Schema.Struct({ inputs: Schema.Struct({ text: Schema.String }) })).annotations(expecting("text or { inputs: { text } }"))
+    const Query = Schema.Union(Schema.String, Schema.Struct({ inputs: Schema.Struct({ text: Schema.String }) }))
+      .annotations(expecting("text or { inputs: { text } }"))
     expect(problem(Query, 5)).toEqual({ path: [], problem: "expected text or { inputs: { text } }, found a number" })
     // An object without the member's first field is not that shape at all.
-    expect(problem(Query, { text: "x" })).toEqual({ path: [], problem: "expected text or { inputs: { text } }, found an object" })
-    expect(problem(Query, { inputs: { text: 5 } })).toEqual({ path: ["inputs", "text"], problem: "expected text, found a number" })
+    expect(problem(Query, { text: "x" })).toEqual({
+      path: [],
+      problem: "expected text or { inputs: { text } }, found an object"
+    })
+    expect(problem(Query, { inputs: { text: 5 } })).toEqual({
+      path: ["inputs", "text"],
+      problem: "expected text, found a number"
+    })
     const Millis = Schema.Number.pipe(Schema.filter((n) => n >= 0 || `expected milliseconds ≥ 0, found ${n}`))
-    const Latency = Schema.Union(Millis, Schema.Record({ key: Schema.String, value: Millis })).annotations(expecting("milliseconds or an object of spans"))
+    const Latency = Schema.Union(Millis, Schema.Record({ key: Schema.String, value: Millis })).annotations(
+      expecting("milliseconds or an object of spans")
+    )
     expect(problem(Latency, -1)).toEqual({ path: [], problem: "expected milliseconds ≥ 0, found -1" })
-    expect(problem(Latency, { total: 1, retrieve: -2 })).toEqual({ path: ["retrieve"], problem: "expected milliseconds ≥ 0, found -2" })
-    expect(problem(Latency, [1])).toEqual({ path: [], problem: "expected milliseconds or an object of spans, found an array" })
+    expect(problem(Latency, { total: 1, retrieve: -2 })).toEqual({
+      path: ["retrieve"],
+      problem: "expected milliseconds ≥ 0, found -2"
+    })
+    expect(problem(Latency, [1])).toEqual({
+      path: [],
+      problem: "expected milliseconds or an object of spans, found an array"
+    })
   })
 
   it("takes a problem a filter or a builder puts at a path inside the object", () => {
@@ -84,8 +126,14 @@ describe("problemOf", () => {
       typeof object.text === "string"
         ? Either.right({ id: idText(hit.id), object })
         : Either.left(new ParseResult.Pointer("text", object, new ParseResult.Type(Schema.String.ast, object.text))))
-    expect(problem(Schema.Array(Hit), [{ id: "a", text: "t" }, { id: "b" }])).toEqual({ path: [1, "text"], problem: "expected text, found nothing" })
-    expect(problem(Schema.Array(Hit), [{ id: [] }])).toEqual({ path: [0, "id"], problem: "expected text or a number, found an array" })
+    expect(problem(Schema.Array(Hit), [{ id: "a", text: "t" }, { id: "b" }])).toEqual({
+      path: [1, "text"],
+      problem: "expected text, found nothing"
+    })
+    expect(problem(Schema.Array(Hit), [{ id: [] }])).toEqual({
+      path: [0, "id"],
+      problem: "expected text or a number, found an array"
+    })
   })
 })
 
@@ -104,11 +152,16 @@ describe("decodeFields", () => {
     expect(decodeFields(decode, names, { Heading: "h", things: [{ name: "a", tags: [1] }] })).toEqual(
       Either.left({ path: ["things", 0, "tags", 0], problem: "expected text, found a number" })
     )
-    expect(decodeFields(decode, names, { things: [] })).toEqual(Either.left({ path: ["Heading"], problem: "the title is missing" }))
+    expect(decodeFields(decode, names, { things: [] })).toEqual(
+      Either.left({ path: ["Heading"], problem: "the title is missing" })
+    )
   })
 
   it("a row's problem is an InputError with the file, the line and the field's path", () => {
-    const error = rowError("cases.jsonl", { line: 12, values: {} }, { path: ["things", 2, "tags"], problem: "expected a list of tags, found a string" })
+    const error = rowError("cases.jsonl", { line: 12, values: {} }, {
+      path: ["things", 2, "tags"],
+      problem: "expected a list of tags, found a string"
+    })
     expect(error).toMatchObject({ _tag: "InputError", file: "cases.jsonl", line: 12, field: "things[2].tags" })
     expect(error.message).toBe("cases.jsonl:12 (field \"things[2].tags\"): expected a list of tags, found a string")
     expect(rowError("f", { line: 1, values: {} }, { path: [], problem: "p" }).field).toBeUndefined()
@@ -123,7 +176,14 @@ describe("fields", () => {
   })
 
   it("idText: text trimmed (blank is none), a number as text, null or absent is none", () => {
-    expect([idText(" a "), idText("  "), idText(7), idText(2.5), idText(null), idText(undefined)]).toEqual(["a", undefined, "7", "2.5", undefined, undefined])
+    expect([idText(" a "), idText("  "), idText(7), idText(2.5), idText(null), idText(undefined)]).toEqual([
+      "a",
+      undefined,
+      "7",
+      "2.5",
+      undefined,
+      undefined
+    ])
   })
 
   it("an optional id refuses what is neither text nor a number, Infinity included", () => {
@@ -131,6 +191,9 @@ describe("fields", () => {
     expect(Either.isRight(issueDecoder(Id)({}))).toBe(true)
     expect(Either.isRight(issueDecoder(Id)({ id: null }))).toBe(true)
     expect(problem(Id, { id: true })).toEqual({ path: ["id"], problem: "expected text or a number, found a boolean" })
-    expect(problem(Id, { id: JSON.parse("1e999") })).toEqual({ path: ["id"], problem: "expected text or a number, found Infinity" })
+    expect(problem(Id, { id: JSON.parse("1e999") })).toEqual({
+      path: ["id"],
+      problem: "expected text or a number, found Infinity"
+    })
   })
 })

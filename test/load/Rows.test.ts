@@ -1,10 +1,10 @@
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
 import { InputError } from "../../src/domain/Errors.js"
-import { toCase, ragAnswersColumns } from "../../src/load/CaseMapping.js"
+import { ragAnswersColumns, toCase } from "../../src/load/CaseMapping.js"
 import { readRows, scanInput } from "../../src/load/Rows.js"
 import { allRows, makeTempDir, readError, removeDir, writeInput } from "./files.js"
 
@@ -232,8 +232,15 @@ describe("scanInput", () => {
       for (let i = 0; i < 5000; i++) lines.push(`question ${i},,1. f,answer`)
       lines.push(",,1. f,answer")
       const file = writeInput(dir, "late-bad.csv", lines.join("\n"))
-      const error = yield* Effect.flip(scanInput(file, { check: (row, ordinal) => toCase(row, ordinal, ragAnswersColumns, file) }))
-      expect(error).toMatchObject({ file, line: 5002, field: "Current User Question", problem: "the question is empty" })
+      const error = yield* Effect.flip(
+        scanInput(file, { check: (row, ordinal) => toCase(row, ordinal, ragAnswersColumns, file) })
+      )
+      expect(error).toMatchObject({
+        file,
+        line: 5002,
+        field: "Current User Question",
+        problem: "the question is empty"
+      })
       const structural = writeInput(dir, "late-structural.csv", lines.slice(0, -1).join("\n") + "\nq,\"unclosed,f,a\n")
       expect(yield* Effect.flip(scanInput(structural))).toMatchObject({ file: structural, line: 5002 })
     }))

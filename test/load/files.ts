@@ -1,8 +1,8 @@
 /** Real files in a temp dir for the loader tests. */
+import { Chunk, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Chunk, Effect, Stream } from "effect"
 import type { InputError } from "../../src/domain/Errors.js"
 import { readRows } from "../../src/load/Rows.js"
 import type { ReadOptions, Row } from "../../src/load/Rows.js"

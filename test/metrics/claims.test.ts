@@ -138,7 +138,14 @@ describe("nugget recall (AutoNuggetizer), hand-computed", () => {
   it("partial, vital: (1 + ½) / 2", () => expect(vitalNuggetRecallPartial(nuggets)).toBe(3 / 4))
   it("the claim metrics are null: nuggets alone have no reference or contexts", () => {
     const m = claimMetrics(nuggets)
-    expect([m.precision, m.recall, m.f1, m.faithfulness, m.contextRecall, m.contextPrecision]).toEqual([null, null, null, null, null, null])
+    expect([m.precision, m.recall, m.f1, m.faithfulness, m.contextRecall, m.contextPrecision]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+      null
+    ])
   })
 })
 
@@ -147,27 +154,69 @@ describe("null, never 0, for what a case cannot have", () => {
     const v: CaseVerdicts = { answerVsContexts: [[E, N]] }
     const m = claimMetrics(v)
     expect(m.faithfulness).toBe(1 / 2)
-    for (const k of ["precision", "recall", "f1", "contextRecall", "contextPrecision", "contextUtilization", "hallucination", "selfKnowledge", "noiseSensitivityRelevant", "noiseSensitivityIrrelevant"] as const) {
+    for (
+      const k of [
+        "precision",
+        "recall",
+        "f1",
+        "contextRecall",
+        "contextPrecision",
+        "contextUtilization",
+        "hallucination",
+        "selfKnowledge",
+        "noiseSensitivityRelevant",
+        "noiseSensitivityIrrelevant"
+      ] as const
+    ) {
       expect(m[k], k).toBeNull()
     }
   })
   it("no contexts (absent or an empty list): faithfulness and every context metric are null; precision, recall, F1 are not", () => {
     for (const contexts of [undefined, []]) {
-      const v: CaseVerdicts = { answerVsReference: [E, N], referenceVsAnswer: [E], answerVsContexts: contexts, referenceVsContexts: contexts }
+      const v: CaseVerdicts = {
+        answerVsReference: [E, N],
+        referenceVsAnswer: [E],
+        answerVsContexts: contexts,
+        referenceVsContexts: contexts
+      }
       const m = claimMetrics(v)
       expect([m.precision, m.recall, m.f1]).toEqual([1 / 2, 1, 2 / 3])
-      for (const k of ["faithfulness", "contextRecall", "contextPrecision", "contextUtilization", "hallucination", "selfKnowledge", "noiseSensitivityRelevant", "noiseSensitivityIrrelevant"] as const) {
+      for (
+        const k of [
+          "faithfulness",
+          "contextRecall",
+          "contextPrecision",
+          "contextUtilization",
+          "hallucination",
+          "selfKnowledge",
+          "noiseSensitivityRelevant",
+          "noiseSensitivityIrrelevant"
+        ] as const
+      ) {
         expect(m[k], k).toBeNull()
       }
     }
   })
   it("an answer without claims: precision and every share of answer claims are null; recall is 0, so F1 is 0", () => {
-    const v: CaseVerdicts = { answerVsReference: [], referenceVsAnswer: [N, N], answerVsContexts: [[]], referenceVsContexts: [[E, N]] }
+    const v: CaseVerdicts = {
+      answerVsReference: [],
+      referenceVsAnswer: [N, N],
+      answerVsContexts: [[]],
+      referenceVsContexts: [[E, N]]
+    }
     const m = claimMetrics(v)
     expect(m.precision).toBeNull()
     expect(m.recall).toBe(0)
     expect(m.f1).toBe(0)
-    for (const k of ["faithfulness", "hallucination", "selfKnowledge", "noiseSensitivityRelevant", "noiseSensitivityIrrelevant"] as const) expect(m[k], k).toBeNull()
+    for (
+      const k of [
+        "faithfulness",
+        "hallucination",
+        "selfKnowledge",
+        "noiseSensitivityRelevant",
+        "noiseSensitivityIrrelevant"
+      ] as const
+    ) expect(m[k], k).toBeNull()
     expect(m.contextRecall).toBe(1 / 2)
     expect(m.contextPrecision).toBe(1)
     expect(m.contextUtilization).toBe(0)
@@ -176,7 +225,12 @@ describe("null, never 0, for what a case cannot have", () => {
     expect(claimF1({ answerVsReference: [], referenceVsAnswer: [E, N] })).toBeNull()
   })
   it("a reference without claims: recall, context recall, context precision and utilization are null; F1 is 0 only when precision is 0", () => {
-    const v: CaseVerdicts = { answerVsReference: [E, N], referenceVsAnswer: [], answerVsContexts: [[E, N]], referenceVsContexts: [[]] }
+    const v: CaseVerdicts = {
+      answerVsReference: [E, N],
+      referenceVsAnswer: [],
+      answerVsContexts: [[E, N]],
+      referenceVsContexts: [[]]
+    }
     const m = claimMetrics(v)
     expect(m.precision).toBe(1 / 2)
     expect(m.recall).toBeNull()
@@ -194,17 +248,25 @@ describe("null, never 0, for what a case cannot have", () => {
     expect(claimF1({ answerVsReference: [N, C], referenceVsAnswer: [N] })).toBe(0)
   })
   it("no reference claim recalled by a context: context utilization is null, context recall and precision 0", () => {
-    const v: CaseVerdicts = { answerVsReference: [E], referenceVsAnswer: [E, E], answerVsContexts: [[N]], referenceVsContexts: [[N, N], [N, C]] }
+    const v: CaseVerdicts = {
+      answerVsReference: [E],
+      referenceVsAnswer: [E, E],
+      answerVsContexts: [[N]],
+      referenceVsContexts: [[N, N], [N, C]]
+    }
     expect(contextUtilization(v)).toBeNull()
     expect(contextRecall(v)).toBe(0)
     expect(contextPrecision(v)).toBe(0)
   })
   it("no nuggets: every nugget recall is null; no vital nugget: the vital ones are null", () => {
     const none = claimMetrics({ answerVsReference: [E], referenceVsAnswer: [E] })
-    expect([none.nuggetRecall, none.nuggetRecallPartial, none.vitalNuggetRecall, none.vitalNuggetRecallPartial]).toEqual([null, null, null, null])
+    expect([none.nuggetRecall, none.nuggetRecallPartial, none.vitalNuggetRecall, none.vitalNuggetRecallPartial])
+      .toEqual([null, null, null, null])
     const empty = claimMetrics({ nuggets: [] })
     expect([empty.nuggetRecall, empty.vitalNuggetRecall]).toEqual([null, null])
-    const okayOnly: CaseVerdicts = { nuggets: [{ importance: "okay", assignment: "support" }, { assignment: "not_support" }] }
+    const okayOnly: CaseVerdicts = {
+      nuggets: [{ importance: "okay", assignment: "support" }, { assignment: "not_support" }]
+    }
     expect(nuggetRecallStrict(okayOnly)).toBe(1 / 2)
     expect(vitalNuggetRecallStrict(okayOnly)).toBeNull()
     expect(vitalNuggetRecallPartial(okayOnly)).toBeNull()

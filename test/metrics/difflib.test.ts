@@ -29,8 +29,7 @@ interface NormalizeCase {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
-const casesOf = (value: unknown): Array<unknown> =>
-  isRecord(value) && Array.isArray(value.cases) ? value.cases : []
+const casesOf = (value: unknown): Array<unknown> => isRecord(value) && Array.isArray(value.cases) ? value.cases : []
 
 const ratioCases: Array<RatioCase> = casesOf(fixture("difflib-ratio.json")).flatMap((c) =>
   isRecord(c) && typeof c.a === "string" && typeof c.b === "string" && typeof c.ratio === "number"

@@ -40,8 +40,22 @@ describe("evaluateEvidence", () => {
       hitAt10: 1,
       relevance: [0, 1, 0, 1, 0, 0]
     })
-    expect(q2).toMatchObject({ coveredAt3: 1, precisionAt5: 0.4, coverageAt3: 1, fullCoverageAt3: 1, averagePrecision: 1, reciprocalRank: 1 })
-    expect(q3).toMatchObject({ goldSpans: 2, coveredAt10: 0, precisionAt5: 0, coverageAt10: 0, averagePrecision: 0, hitAt10: 0 })
+    expect(q2).toMatchObject({
+      coveredAt3: 1,
+      precisionAt5: 0.4,
+      coverageAt3: 1,
+      fullCoverageAt3: 1,
+      averagePrecision: 1,
+      reciprocalRank: 1
+    })
+    expect(q3).toMatchObject({
+      goldSpans: 2,
+      coveredAt10: 0,
+      precisionAt5: 0,
+      coverageAt10: 0,
+      averagePrecision: 0,
+      hitAt10: 0
+    })
     expect(q4).toMatchObject({ goldSpans: 0, coverageAt10: 0, fullCoverageAt10: 0, precisionAt5: 0, relevance: [0] })
     expect(summary.withoutGold).toEqual(["q4"])
   })

@@ -101,7 +101,19 @@ describe("trecName", () => {
   it("maps specs to trec_eval measure names", () => {
     expect(["ndcg@10", "ndcg", "p@5", "p", "map", "map@10", "mrr", "hit@5", "recall@100", "recall", "rprec"].map(
       (name) => trecName(spec(name))
-    )).toEqual(["ndcg_cut_10", "ndcg", "P_5", "set_P", "map", "map_cut_10", "recip_rank", "success_5", "recall_100", "set_recall", "Rprec"])
+    )).toEqual([
+      "ndcg_cut_10",
+      "ndcg",
+      "P_5",
+      "set_P",
+      "map",
+      "map_cut_10",
+      "recip_rank",
+      "success_5",
+      "recall_100",
+      "set_recall",
+      "Rprec"
+    ])
     expect(trecName(spec("ndcg_exp@5"))).toBe("ndcg_exp@5")
     expect(trecName(spec("mrr@10"))).toBe("mrr@10")
   })

@@ -132,13 +132,25 @@ describe("parseRun", () => {
 
 describe("rankEntries: trec_eval tie-breaking", () => {
   it("sorts by score descending, ignoring the rank column", () => {
-    expect(rankEntries([entry("a", 0.1), entry("b", 0.9), entry("c", 0.5)]).map((e) => e.docid)).toEqual(["b", "c", "a"])
+    expect(rankEntries([entry("a", 0.1), entry("b", 0.9), entry("c", 0.5)]).map((e) => e.docid)).toEqual([
+      "b",
+      "c",
+      "a"
+    ])
   })
 
   it("breaks ties by docid in descending strcmp order", () => {
-    expect(rankEntries([entry("d1", 0.8), entry("d5", 0.8), entry("d3", 0.8)]).map((e) => e.docid)).toEqual(["d5", "d3", "d1"])
+    expect(rankEntries([entry("d1", 0.8), entry("d5", 0.8), entry("d3", 0.8)]).map((e) => e.docid)).toEqual([
+      "d5",
+      "d3",
+      "d1"
+    ])
     // strcmp: "d9" > "d10" > "d1"
-    expect(rankEntries([entry("d1", 1), entry("d10", 1), entry("d9", 1)]).map((e) => e.docid)).toEqual(["d9", "d10", "d1"])
+    expect(rankEntries([entry("d1", 1), entry("d10", 1), entry("d9", 1)]).map((e) => e.docid)).toEqual([
+      "d9",
+      "d10",
+      "d1"
+    ])
   })
 
   it("compares scores as C floats: 0.3 and 0.30000001 tie", () => {
@@ -272,7 +284,9 @@ describe("writeQrels", () => {
 
   it.effect("refuses ids with whitespace and non-integer grades", () =>
     Effect.gen(function*() {
-      const space = yield* Effect.flip(writeQrels([{ qid: "q1", docid: "d1", grade: 1 }, { qid: "q 2", docid: "d", grade: 1 }]))
+      const space = yield* Effect.flip(
+        writeQrels([{ qid: "q1", docid: "d1", grade: 1 }, { qid: "q 2", docid: "d", grade: 1 }])
+      )
       expect(space.line).toBe(2)
       expect(space.field).toBe("qid")
       const grade = yield* Effect.flip(writeQrels([{ qid: "q1", docid: "d1", grade: 1.5 }]))

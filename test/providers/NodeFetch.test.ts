@@ -2,15 +2,17 @@
  * The SDK's transport: a fetch over node:http that resolves with a buffered response. Checked over
  * real HTTP on 127.0.0.1 for what the openai SDK reads of a response and of a failure.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Zlib from "node:zlib"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as NodeFetch from "../../src/providers/NodeFetch.js"
 
 let server: Http.Server
 let base = ""
-const seen: Array<{ readonly method: string | undefined; readonly headers: Http.IncomingHttpHeaders; readonly body: string }> = []
+const seen: Array<
+  { readonly method: string | undefined; readonly headers: Http.IncomingHttpHeaders; readonly body: string }
+> = []
 
 beforeAll(async () => {
   server = Http.createServer((req, res) => {
@@ -20,12 +22,20 @@ beforeAll(async () => {
       seen.push({ method: req.method, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
       switch (req.url) {
         case "/json":
-          res.writeHead(200, { "content-type": "application/json", "x-request-id": "req-1", "set-cookie": ["a=1", "b=2"] })
+          res.writeHead(200, {
+            "content-type": "application/json",
+            "x-request-id": "req-1",
+            "set-cookie": ["a=1", "b=2"]
+          })
           res.end(JSON.stringify({ ok: true, echo: Buffer.concat(chunks).toString("utf8") }))
           return
         case "/gzip": {
           const body = Zlib.gzipSync(Buffer.from(JSON.stringify({ zipped: "é✓" })))
-          res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": body.length })
+          res.writeHead(200, {
+            "content-type": "application/json",
+            "content-encoding": "gzip",
+            "content-length": body.length
+          })
           res.end(body)
           return
         }
@@ -107,7 +117,9 @@ describe("NodeFetch", () => {
 
   it("an aborted signal rejects with an AbortError, before or during the request", async () => {
     const transport = NodeFetch.make()
-    await expect(transport.fetch(`${base}/json`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" })
+    await expect(transport.fetch(`${base}/json`, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: "AbortError"
+    })
     const controller = new AbortController()
     const pending = transport.fetch(`${base}/hang`, { signal: controller.signal })
     setTimeout(() => controller.abort(), 20)

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Exit, Fiber, Redacted } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Zlib from "node:zlib"
-import { ConfigProvider, Effect, Exit, Fiber, Redacted } from "effect"
 import type { ChatRequest } from "../../src/providers/LlmProvider.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -26,7 +26,8 @@ const request: ChatRequest = {
 
 const key = Redacted.make("sk-test-secret-123")
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 const failure = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isFailure(exit)) {
@@ -176,7 +177,12 @@ describe("OpenAiProvider over HTTP", () => {
         script: ["bad_request"],
         badRequestMessage: "Incorrect API key provided: sk-test-secret-123"
       })
-      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url, apiKey: key })
+      const provider = yield* OpenAiProvider.make({
+        provider: "openai-compatible",
+        model: "m",
+        baseURL: fake.url,
+        apiKey: key
+      })
       const error = failure(yield* Effect.exit(provider.complete(request)))
       expect(error.message).not.toContain("sk-test-secret-123")
       expect(error.message).toContain("[redacted]")
@@ -191,8 +197,16 @@ describe("OpenAiProvider over HTTP", () => {
       expect(refused).toMatchObject({ kind: "unreachable", detail: "connection refused" })
       expect(refused.fatal).toBe(true)
       // .invalid never resolves (RFC 2606).
-      const nowhere = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: "http://no-such-host.invalid/v1", timeoutMs: 5_000 })
-      expect(failure(yield* Effect.exit(nowhere.complete(request)))).toMatchObject({ kind: "unreachable", detail: "DNS lookup failed" })
+      const nowhere = yield* OpenAiProvider.make({
+        provider: "openai-compatible",
+        model: "m",
+        baseURL: "http://no-such-host.invalid/v1",
+        timeoutMs: 5_000
+      })
+      expect(failure(yield* Effect.exit(nowhere.complete(request)))).toMatchObject({
+        kind: "unreachable",
+        detail: "DNS lookup failed"
+      })
     }))
 
   it.scopedLive("401, 404 (model or URL), an unsupported request and an exhausted quota are fatal kinds; other 4xx are `rejected`", () =>
@@ -206,7 +220,9 @@ describe("OpenAiProvider over HTTP", () => {
       const noModel = failure(yield* Effect.exit((yield* make("gpt-9", "right-key")).complete(request)))
       expect(noModel).toMatchObject({ kind: "not_found", status: 404 })
       expect(noModel.detail).toContain("gpt-9")
-      const noRoute = failure(yield* Effect.exit((yield* make("m", "right-key", `${fake.origin}/wrong`)).complete(request)))
+      const noRoute = failure(
+        yield* Effect.exit((yield* make("m", "right-key", `${fake.origin}/wrong`)).complete(request))
+      )
       expect(noRoute).toMatchObject({ kind: "not_found", status: 404 })
       fake.setBehaviour({ structuredOutput: "json_object" })
       const unsupported = failure(yield* Effect.exit((yield* make("m", "right-key")).complete(request)))
@@ -224,14 +240,27 @@ describe("OpenAiProvider over HTTP", () => {
         req.resume()
         req.on("end", () => {
           res.writeHead(429, { "content-type": "application/json" })
-          res.end(JSON.stringify({ error: { message: "You exceeded your current quota, please check your plan and billing details.", type: "insufficient_quota", code: "insufficient_quota" } }))
+          res.end(
+            JSON.stringify({
+              error: {
+                message: "You exceeded your current quota, please check your plan and billing details.",
+                type: "insufficient_quota",
+                code: "insufficient_quota"
+              }
+            })
+          )
         })
       })
       yield* Effect.acquireRelease(
         Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
         () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
       )
-      const provider = yield* OpenAiProvider.make({ provider: "openai", model: "m", baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: key })
+      const provider = yield* OpenAiProvider.make({
+        provider: "openai",
+        model: "m",
+        baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        apiKey: key
+      })
       const error = failure(yield* Effect.exit(provider.complete(request)))
       expect(error).toMatchObject({ kind: "quota", status: 429 })
       expect(error.fatal).toBe(true)
@@ -281,7 +310,14 @@ describe("OpenAiProvider over HTTP", () => {
 
   it.scopedLive("a body that stalls after the headers times out; a gzip body the server sends unasked is read", () =>
     Effect.gen(function*() {
-      const completion = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "{\"score\": 1}" } }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } })
+      const completion = JSON.stringify({
+        id: "c",
+        object: "chat.completion",
+        created: 0,
+        model: "m",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "{\"score\": 1}" } }],
+        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
+      })
       let mode: "stall" | "gzip" = "stall"
       const server = Http.createServer((req, res) => {
         req.resume()
@@ -297,10 +333,21 @@ describe("OpenAiProvider over HTTP", () => {
       })
       yield* Effect.acquireRelease(
         Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
-        () => Effect.promise(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+        () =>
+          Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections()
+              server.close(() => resolve())
+            })
+          )
       )
       const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
-      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL, timeoutMs: 200 })
+      const provider = yield* OpenAiProvider.make({
+        provider: "openai-compatible",
+        model: "m",
+        baseURL,
+        timeoutMs: 200
+      })
       // (That it ends is the test: a read that never timed out would run into the test's timeout.)
       expect(failure(yield* Effect.exit(provider.complete(request)))).toMatchObject({ kind: "timeout" })
       mode = "gzip"
@@ -333,7 +380,9 @@ describe("OpenAiProvider.parseRetryAfter", () => {
     expect(OpenAiProvider.parseRetryAfter(headers({ "retry-after": "2" }), 0)).toBe(2_000)
     expect(OpenAiProvider.parseRetryAfter(headers({ "retry-after": "1.5" }), 0)).toBe(1_500)
     const now = Date.parse("2025-01-01T00:00:00Z")
-    expect(OpenAiProvider.parseRetryAfter(headers({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" }), now)).toBe(30_000)
+    expect(OpenAiProvider.parseRetryAfter(headers({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" }), now)).toBe(
+      30_000
+    )
     expect(OpenAiProvider.parseRetryAfter(headers({ "retry-after": "soon" }), 0)).toBeUndefined()
     expect(OpenAiProvider.parseRetryAfter(headers({}), 0)).toBeUndefined()
   })
@@ -344,7 +393,9 @@ describe("OpenAiProvider.optionsFromFlags", () => {
 
   it.effect("openai without a key names OPENAI_API_KEY", () =>
     Effect.gen(function*() {
-      const error = failure(yield* Effect.exit(OpenAiProvider.optionsFromFlags({ ...flags, provider: "openai" }).pipe(withEnv({}))))
+      const error = failure(
+        yield* Effect.exit(OpenAiProvider.optionsFromFlags({ ...flags, provider: "openai" }).pipe(withEnv({})))
+      )
       expect(error._tag).toBe("UsageError")
       expect(error.message).toContain("OPENAI_API_KEY")
     }))

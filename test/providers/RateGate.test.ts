@@ -4,11 +4,18 @@ import { type ChatResponse, ProviderError } from "../../src/providers/LlmProvide
 import * as RateGate from "../../src/providers/RateGate.js"
 import type { RateLimitInfo } from "../../src/providers/RateLimitHeaders.js"
 
-const reply = (rateLimit?: RateLimitInfo): ChatResponse => ({ text: "{}", usage: { inputTokens: 0, outputTokens: 0 }, rateLimit })
-const limited = (retryAfterMs?: number) => new ProviderError({ kind: "rate_limited", status: 429, retryAfterMs, detail: "Rate limit reached for requests" })
+const reply = (rateLimit?: RateLimitInfo): ChatResponse => ({
+  text: "{}",
+  usage: { inputTokens: 0, outputTokens: 0 },
+  rateLimit
+})
+const limited = (retryAfterMs?: number) =>
+  new ProviderError({ kind: "rate_limited", status: 429, retryAfterMs, detail: "Rate limit reached for requests" })
 
 /** Start times (TestClock millis) of every call let through the gate; each call answers `answer()`. */
-const recorder = (answer: (n: number) => Effect.Effect<ChatResponse, ProviderError> = () => Effect.succeed(reply())) => {
+const recorder = (
+  answer: (n: number) => Effect.Effect<ChatResponse, ProviderError> = () => Effect.succeed(reply())
+) => {
   const starts: Array<number> = []
   const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
     Effect.suspend(() => {
@@ -18,7 +25,8 @@ const recorder = (answer: (n: number) => Effect.Effect<ChatResponse, ProviderErr
   return { starts, call }
 }
 
-const runAll = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>) => Effect.fork(Effect.all(effects.map(Effect.either), { concurrency: "unbounded" }))
+const runAll = <A, E>(effects: ReadonlyArray<Effect.Effect<A, E>>) =>
+  Effect.fork(Effect.all(effects.map(Effect.either), { concurrency: "unbounded" }))
 
 describe("RateGate: concurrency", () => {
   it.scoped("caps calls in flight at `concurrency`", () =>
@@ -31,7 +39,11 @@ describe("RateGate: concurrency", () => {
         Effect.sync(() => {
           running++
           most = Math.max(most, running)
-        }).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.ensuring(Effect.sync(() => running--)), Effect.as(reply()))
+        }).pipe(
+          Effect.zipRight(Effect.sleep("1 second")),
+          Effect.ensuring(Effect.sync(() => running--)),
+          Effect.as(reply())
+        )
       )
       const fiber = yield* runAll(Array.from({ length: 10 }, () => call))
       yield* TestClock.adjust("10 millis")
@@ -118,8 +130,14 @@ describe("RateGate: pacing is a token bucket (GCRA)", () => {
       const gate = yield* RateGate.make({ concurrency: 4, rpm, burst })
       const { call, starts } = recorder()
       // Calls of varying length arriving in clumps.
-      const calls = Array.from({ length: 40 }, (_, i) =>
-        Effect.zipRight(Effect.sleep(`${(i % 7) * 900} millis`), gate.run(1, Effect.zipLeft(call, Effect.sleep(`${(i % 5) * 300} millis`)))))
+      const calls = Array.from(
+        { length: 40 },
+        (_, i) =>
+          Effect.zipRight(
+            Effect.sleep(`${(i % 7) * 900} millis`),
+            gate.run(1, Effect.zipLeft(call, Effect.sleep(`${(i % 5) * 300} millis`)))
+          )
+      )
       const fiber = yield* runAll(calls)
       yield* TestClock.adjust("5 minutes")
       yield* Fiber.join(fiber)
@@ -257,7 +275,15 @@ describe("RateGate: learning the server's limit (the policy itself: RatePolicy.t
       // A first reply: a bucket of 10 with 9 left, one back every 100 ms (paced 3% under).
       yield* gate.run(1, Effect.succeed(reply({ requests: { limit: 10, remaining: 9, resetMs: 100 } })))
       // A call at 0 that answers at 10 ms "2 left"; three more started at 1 ms, still in flight then.
-      const first = yield* Effect.fork(gate.run(1, Effect.zipRight(Effect.sleep("10 millis"), Effect.succeed(reply({ requests: { limit: 10, remaining: 2, resetMs: 800 } })))))
+      const first = yield* Effect.fork(
+        gate.run(
+          1,
+          Effect.zipRight(
+            Effect.sleep("10 millis"),
+            Effect.succeed(reply({ requests: { limit: 10, remaining: 2, resetMs: 800 } }))
+          )
+        )
+      )
       yield* TestClock.adjust("1 millis")
       const slow = Effect.zipLeft(call, Effect.sleep("1 second"))
       const others = yield* runAll([gate.run(1, slow), gate.run(1, slow), gate.run(1, slow)])
@@ -320,7 +346,9 @@ describe("RateGate: stopping", () => {
   it.scoped("halt (a fatal error) does the same", () =>
     Effect.gen(function*() {
       const gate = yield* RateGate.make({ concurrency: 1 })
-      const fiber = yield* runAll(Array.from({ length: 3 }, () => gate.run(1, Effect.zipRight(Effect.sleep("1 second"), Effect.succeed(reply())))))
+      const fiber = yield* runAll(
+        Array.from({ length: 3 }, () => gate.run(1, Effect.zipRight(Effect.sleep("1 second"), Effect.succeed(reply()))))
+      )
       yield* TestClock.adjust("1 millis")
       yield* gate.halt
       yield* TestClock.adjust("2 seconds")

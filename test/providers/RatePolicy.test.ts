@@ -21,12 +21,13 @@
  */
 import { describe, expect, it } from "vitest"
 import { StartLog } from "../../src/providers/RateControl.js"
-import { idealMs, simulate, type SimServerOptions } from "../support/RateSim.js"
+import { idealMs, type SimServerOptions, simulate } from "../support/RateSim.js"
 
 /** Judgments per run: 20, 4 and 2 minutes of the limit. */
 const JUDGMENTS: Readonly<Record<number, number>> = { 60: 1200, 600: 2400, 3000: 6000 }
 
-const share = (r: { readonly refusedAfterFirstSecond: number; readonly requestsAfterFirstSecond: number }) => r.refusedAfterFirstSecond / Math.max(1, r.requestsAfterFirstSecond)
+const share = (r: { readonly refusedAfterFirstSecond: number; readonly requestsAfterFirstSecond: number }) =>
+  r.refusedAfterFirstSecond / Math.max(1, r.requestsAfterFirstSecond)
 
 const matrix = (withRpm: boolean) => {
   for (const rpm of [60, 600, 3000]) {
@@ -36,10 +37,16 @@ const matrix = (withRpm: boolean) => {
           for (const headers of ["none", "bucket", "minute"] as const) {
             for (const latency of [20, 500]) {
               for (const concurrency of [8, 64]) {
-                const name = `burst ${burst}, ${chargeRejected ? "rejected requests charged" : "rejected requests free"}, headers ${headers}, ${latency} ms, concurrency ${concurrency}`
+                const name = `burst ${burst}, ${
+                  chargeRejected ? "rejected requests charged" : "rejected requests free"
+                }, headers ${headers}, ${latency} ms, concurrency ${concurrency}`
                 it(name, () => {
                   const server: SimServerOptions = { rpm, burst, chargeRejected, headers, retryAfter: "seconds" }
-                  const r = simulate(server, { concurrency, preflight: true, rpm: withRpm ? rpm : undefined }, { judgments: JUDGMENTS[rpm]!, latencyMs: latency, seed: 7 })
+                  const r = simulate(server, { concurrency, preflight: true, rpm: withRpm ? rpm : undefined }, {
+                    judgments: JUDGMENTS[rpm]!,
+                    latencyMs: latency,
+                    seed: 7
+                  })
                   const ratio = r.wallMs / idealMs(server, r.accepted, latency, concurrency)
                   expect(r.stalled).toBe(false)
                   expect(r.failed).toBe(0)
@@ -55,9 +62,11 @@ const matrix = (withRpm: boolean) => {
   }
 }
 
-describe("without --rpm: ≤ 5% 429s after the first second (≤ 1% with x-ratelimit headers), ≤ 1.15× the limit's ideal, no judgment failed", () => matrix(false))
+describe("without --rpm: ≤ 5% 429s after the first second (≤ 1% with x-ratelimit headers), ≤ 1.15× the limit's ideal, no judgment failed", () =>
+  matrix(false))
 
-describe("with --rpm (the server's own limit): ≤ 1% 429s, ≤ 1.10× the limit's ideal, no judgment failed", () => matrix(true))
+describe("with --rpm (the server's own limit): ≤ 1% 429s, ≤ 1.10× the limit's ideal, no judgment failed", () =>
+  matrix(true))
 
 describe("headers announcing a per-minute limit larger than the bucket refilled", () => {
   for (const rpm of [600, 3000]) {
@@ -84,15 +93,24 @@ describe("a clump of arrivals against a server whose headers give its rate", () 
   // (it once fell to one request a second for ~15 s, and a 300-judgment run took 4× its ideal).
   for (const chargeRejected of [false, true]) {
     it(`3,000/min, bucket 20, the first wave (sent from 20 ms) reaching it at once at 200 ms, rejected requests ${chargeRejected ? "charged" : "free"}: the pace never falls below 80% of the limit after the first second`, () => {
-      const server: SimServerOptions = { rpm: 3000, burst: 20, chargeRejected, headers: "bucket", retryAfter: "seconds" }
+      const server: SimServerOptions = {
+        rpm: 3000,
+        burst: 20,
+        chargeRejected,
+        headers: "bucket",
+        retryAfter: "seconds"
+      }
       let slowest = Number.POSITIVE_INFINITY
       const r = simulate(server, { concurrency: 32, preflight: true }, {
         judgments: 3000,
         latencyMs: 20,
         stall: { from: 20, to: 200 },
-        trace: { every: 50, at: (now, [control]) => {
-          if (now > 1000) slowest = Math.min(slowest, control!.stats().rpm ?? Number.POSITIVE_INFINITY)
-        } }
+        trace: {
+          every: 50,
+          at: (now, [control]) => {
+            if (now > 1000) slowest = Math.min(slowest, control!.stats().rpm ?? Number.POSITIVE_INFINITY)
+          }
+        }
       })
       expect(r.failed).toBe(0)
       expect(r.refused).toBeGreaterThan(0)
@@ -111,15 +129,28 @@ describe("a limit halved mid-run (at 60 s), then restored (at 120 s)", () => {
       for (const chargeRejected of [false, true]) {
         for (const headers of ["none", "bucket"] as const) {
           it(`${rpm}/min, burst ${burst}, ${chargeRejected ? "charged" : "free"}, headers ${headers}`, () => {
-            const server: SimServerOptions = { rpm, burst, chargeRejected, headers, retryAfter: "seconds", changes: [{ at: 60_000, rpm: rpm / 2 }, { at: 120_000, rpm }] }
-            const r = simulate(server, { concurrency: 32, preflight: true }, { judgments: rpm * 4, latencyMs: 100, seed: 7 })
+            const server: SimServerOptions = {
+              rpm,
+              burst,
+              chargeRejected,
+              headers,
+              retryAfter: "seconds",
+              changes: [{ at: 60_000, rpm: rpm / 2 }, { at: 120_000, rpm }]
+            }
+            const r = simulate(server, { concurrency: 32, preflight: true }, {
+              judgments: rpm * 4,
+              latencyMs: 100,
+              seed: 7
+            })
             expect(r.failed).toBe(0)
             // Followed down: while halved, the run goes at ≥ 65% of the halved limit with ≤ 3% 429s —
             // with headers, ≥ 95% and none after the first seconds.
             const halved = windowOf(r, 70_000, 120_000)
             const perMinute = (halved.accepted / 50) * 60
             expect(perMinute).toBeGreaterThanOrEqual((headers === "none" ? 0.65 : 0.95) * (rpm / 2))
-            expect(halved.refused / (halved.accepted + halved.refused)).toBeLessThanOrEqual(headers === "none" ? 0.03 : 0)
+            expect(halved.refused / (halved.accepted + halved.refused)).toBeLessThanOrEqual(
+              headers === "none" ? 0.03 : 0
+            )
             // Followed up: ≥ 80% of the restored limit over 5 seconds, within 90 s (10 s with headers).
             let restoredAfter = Number.POSITIVE_INFINITY
             for (let t = 120_000; t < 300_000 && restoredAfter === Number.POSITIVE_INFINITY; t += 1_000) {
@@ -141,7 +172,13 @@ describe("the cluster: three runners (16 calls in flight each) asking one shared
       for (const rpm of [undefined, 600]) {
         it(`${chargeRejected ? "charged" : "free"}, headers ${headers}, ${rpm === undefined ? "no --rpm" : "--rpm 600"}: the single-process targets (the first wave excepted)`, () => {
           const server: SimServerOptions = { rpm: 600, burst: 10, chargeRejected, headers, retryAfter: "seconds" }
-          const r = simulate(server, { concurrency: 16, preflight: true, rpm }, { judgments: 2400, latencyMs: 50, runners: 3, rpcMs: 2, seed: 3 })
+          const r = simulate(server, { concurrency: 16, preflight: true, rpm }, {
+            judgments: 2400,
+            latencyMs: 50,
+            runners: 3,
+            rpcMs: 2,
+            seed: 3
+          })
           expect(r.failed).toBe(0)
           expect(r.stalled).toBe(false)
           expect(share(r)).toBeLessThanOrEqual(rpm !== undefined || headers !== "none" ? 0.01 : 0.05)
@@ -158,7 +195,12 @@ describe("--rpm at the server's own limit with a stream of 429s does not stall",
   for (const burst of [undefined, 50]) {
     it(`--burst ${burst ?? "default"}: finishes at ≥ 90% of the limit's pace`, () => {
       const server: SimServerOptions = { rpm: 3000, burst: 20, retryAfter: "seconds" }
-      const r = simulate(server, { concurrency: 32, rpm: 3000, burst, preflight: true }, { judgments: 3000, latencyMs: 20, jitterMs: 3, seed: 5 })
+      const r = simulate(server, { concurrency: 32, rpm: 3000, burst, preflight: true }, {
+        judgments: 3000,
+        latencyMs: 20,
+        jitterMs: 3,
+        seed: 5
+      })
       expect(r.stalled).toBe(false)
       expect(r.failed).toBe(0)
       if (burst !== undefined) expect(r.refused).toBeGreaterThan(0)
@@ -170,7 +212,11 @@ describe("--rpm at the server's own limit with a stream of 429s does not stall",
 
 describe("no limit, no cost", () => {
   it("1,200 calls at 100 ms, concurrency 32, no limit: never paced, within 1% of back to back (the preflight's round trip included)", () => {
-    const r = simulate({ rpm: Number.POSITIVE_INFINITY, burst: 1 }, { concurrency: 32, preflight: true }, { judgments: 1200, latencyMs: 100, netMs: 0 })
+    const r = simulate({ rpm: Number.POSITIVE_INFINITY, burst: 1 }, { concurrency: 32, preflight: true }, {
+      judgments: 1200,
+      latencyMs: 100,
+      netMs: 0
+    })
     expect(r.controllers[0]!.stats().rpm).toBeUndefined()
     expect(r.wallMs).toBeLessThanOrEqual(1.01 * (100 + Math.ceil(1200 / 32) * 100))
   })
@@ -225,12 +271,25 @@ describe("StartLog.fittingRates: the refill rates a token bucket would have answ
     const times = Array.from({ length: 600 }, (_, i) => i * 50)
     const before = answers(0.01, 10, times.slice(0, 300))
     const after = answers(0.004, 10, times.slice(300).map((t) => t - times[300]!)).map((ok, i) => ok && i > 0)
-    expect(logOf(times, [...before, ...after]).fittingRates(Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2000, 0, "free")).toBeUndefined()
+    expect(
+      logOf(times, [...before, ...after]).fittingRates(
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        2000,
+        0,
+        "free"
+      )
+    ).toBeUndefined()
   })
 
   it("only accepted starts: any rate above what they needed fits (nothing refused, nothing bounds it)", () => {
     const times = Array.from({ length: 100 }, (_, i) => i * 100)
-    const fit = logOf(times, times.map(() => true)).fittingRates(Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2000, 0)!
+    const fit = logOf(times, times.map(() => true)).fittingRates(
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      2000,
+      0
+    )!
     expect(fit.high).toBeGreaterThan(0.5)
   })
 })

@@ -20,7 +20,16 @@ describe("CSV injection (OWASP): formula-like text cells are neutralised", () =>
   })
 
   it("numbers the tool computed are written as they are, negative ones too", () => {
-    expect(csvLine([csvNumber(-0.5), csvNumber(0.123456, 4), csvNumber(-2, 1), csvMaybeNumber(null), csvNumber(Number.NaN), "-0.5"])).toBe(
+    expect(
+      csvLine([
+        csvNumber(-0.5),
+        csvNumber(0.123456, 4),
+        csvNumber(-2, 1),
+        csvMaybeNumber(null),
+        csvNumber(Number.NaN),
+        "-0.5"
+      ])
+    ).toBe(
       "-0.5,0.1235,-2.0,,,'-0.5\r\n"
     )
   })

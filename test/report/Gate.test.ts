@@ -36,10 +36,17 @@ describe("parsing", () => {
         { flag: "--fail-under", metric: "composite", value: 0.7, percent: false },
         { flag: "--fail-under", metric: "ndcg@10", value: 50, percent: true }
       ])
-      expect((yield* parseAllGates("composite=0.7", "failed=0"))?.map((t) => t.flag)).toEqual(["--fail-under", "--fail-over"])
+      expect((yield* parseAllGates("composite=0.7", "failed=0"))?.map((t) => t.flag)).toEqual([
+        "--fail-under",
+        "--fail-over"
+      ])
       expect(yield* parseAllGates(undefined, undefined)).toBeUndefined()
-      expect((yield* Effect.flip(parseGates("--fail-under", "composite=0.7,ndcg@10"))).message).toContain(`"ndcg@10" is not metric=number`)
-      expect((yield* Effect.flip(parseGates("--fail-over", "x=abc"))).message).toContain("--fail-over: \"x=abc\" is not metric=number")
+      expect((yield* Effect.flip(parseGates("--fail-under", "composite=0.7,ndcg@10"))).message).toContain(
+        `"ndcg@10" is not metric=number`
+      )
+      expect((yield* Effect.flip(parseGates("--fail-over", "x=abc"))).message).toContain(
+        "--fail-over: \"x=abc\" is not metric=number"
+      )
       expect((yield* Effect.flip(parseGates("--fail-under", "x=%"))).message).toContain("not metric=number")
       expect((yield* Effect.flip(parseGates("--fail-under", " , "))).message).toContain("at least one")
     }))
@@ -51,13 +58,17 @@ describe("resolving against the declared metrics", () => {
       expect((yield* gates("--fail-under", "composite=0.7", rubric))[0]!.metric.name).toBe("composite")
       expect((yield* gates("--fail-under", "MAP=0.5", search))[0]!.metric.name).toBe("map")
       expect((yield* gates("--fail-under", "clarity=3", rubric))[0]!.metric.name).toBe("rag-answers/clarity")
-      expect((yield* gates("--fail-under", "clarity.normalised=0.75", rubric))[0]!.metric.name).toBe("rag-answers/clarity.normalised")
+      expect((yield* gates("--fail-under", "clarity.normalised=0.75", rubric))[0]!.metric.name).toBe(
+        "rag-answers/clarity.normalised"
+      )
     }))
 
   it.effect("an unknown name: exit-2 error with the nearest declared name and every metric with its scale", () =>
     Effect.gen(function*() {
       const typo = yield* problem("--fail-under", "groundednes=1", rubric)
-      expect(typo).toContain(`no metric "groundednes" in this run (did you mean rag-answers/groundedness?); its metrics: `)
+      expect(typo).toContain(
+        `no metric "groundednes" in this run (did you mean rag-answers/groundedness?); its metrics: `
+      )
       expect(typo).toContain("composite (a fraction, 0–1, higher is better)")
       expect(typo).toContain("rag-answers/clarity (0–4, higher is better)")
       const far = yield* problem("--fail-under", "ndcg@10=0.5", rubric)
@@ -70,7 +81,9 @@ describe("resolving against the declared metrics", () => {
   it.effect("direction: --fail-under on lower-is-better is refused naming --fail-over, and the other way round; neither-way metrics take both", () =>
     Effect.gen(function*() {
       const under = yield* problem("--fail-under", "irrelevantRate=0.1", course)
-      expect(under).toBe("--fail-under irrelevantRate=0.1: lower is better for irrelevantRate, so its gate is --fail-over irrelevantRate=… (exit 1 when it is above)")
+      expect(under).toBe(
+        "--fail-under irrelevantRate=0.1: lower is better for irrelevantRate, so its gate is --fail-over irrelevantRate=… (exit 1 when it is above)"
+      )
       expect(yield* problem("--fail-under", "failed=1", rubric)).toContain("--fail-over failed=…")
       const over = yield* problem("--fail-over", "ndcg@10=0.9", course)
       expect(over).toContain("higher is better for ndcg@10, so its gate is --fail-under ndcg@10=…")
@@ -84,11 +97,17 @@ describe("resolving against the declared metrics", () => {
       expect((yield* gates("--fail-under", "highlyRelevantRate=50%", course))[0]!.limit).toBe(0.5)
       expect((yield* gates("--fail-under", "highlyRelevantRate=0.5", course))[0]!.limit).toBe(0.5)
       expect(yield* problem("--fail-under", "highlyRelevantRate=50", course))
-        .toBe("--fail-under highlyRelevantRate=50: highlyRelevantRate is a fraction, 0–1 (a percentage needs %); write 0.5 or 50%")
+        .toBe(
+          "--fail-under highlyRelevantRate=50: highlyRelevantRate is a fraction, 0–1 (a percentage needs %); write 0.5 or 50%"
+        )
       expect(yield* problem("--fail-under", "highlyRelevantRate=150%", course)).toContain("is a fraction, 0–1")
       expect(yield* problem("--fail-under", "groundedness=3", rubric))
-        .toBe("--fail-under groundedness=3: rag-answers/groundedness is on 0–2 (or gate rag-answers/groundedness.normalised, on 0–1)")
-      expect(yield* problem("--fail-under", "groundedness=80%", rubric)).toContain("rag-answers/groundedness is a score on 0–2, not a rate: give it without %")
+        .toBe(
+          "--fail-under groundedness=3: rag-answers/groundedness is on 0–2 (or gate rag-answers/groundedness.normalised, on 0–1)"
+        )
+      expect(yield* problem("--fail-under", "groundedness=80%", rubric)).toContain(
+        "rag-answers/groundedness is a score on 0–2, not a rate: give it without %"
+      )
       expect(yield* problem("--fail-over", "failed=5%", rubric)).toContain("failed is a count (≥ 0), not a rate")
       expect(yield* problem("--fail-over", "failed=-1", rubric)).toContain("failed is on ≥ 0")
       expect((yield* gates("--fail-under", "groundedness=1.5", rubric))[0]!.limit).toBe(1.5)
@@ -98,7 +117,10 @@ describe("resolving against the declared metrics", () => {
 describe("checking", () => {
   it.effect("under: below fails, equal passes; over: above fails, equal passes; no value fails; lines say the value as the gate was written", () =>
     Effect.gen(function*() {
-      const resolved = yield* gates("--fail-under", "composite=0.7,clarity=3,highlyRelevantRate=50%", [...rubric, ...course])
+      const resolved = yield* gates("--fail-under", "composite=0.7,clarity=3,highlyRelevantRate=50%", [
+        ...rubric,
+        ...course
+      ])
       const over = yield* gates("--fail-over", "irrelevantRate=10%,failed=0", [...rubric, ...course])
       const results = evaluateGates([...resolved, ...over], {
         composite: 0.7,

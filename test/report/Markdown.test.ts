@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest"
 import { code, escapeHtml, inline, normaliseBreaks, quoteBlock } from "../../src/domain/Markdown.js"
 
 const md = new MarkdownIt({ html: true })
-const tokenTypes = (text: string) => md.parse(text, {}).flatMap((t) => [t.type, ...(t.children ?? []).map((c) => c.type)])
+const tokenTypes = (text: string) =>
+  md.parse(text, {}).flatMap((t) => [t.type, ...(t.children ?? []).map((c) => c.type)])
 
 describe("markdown escaping of case text", () => {
   it("normalises every line break a renderer or editor may honour", () => {
@@ -33,10 +34,15 @@ describe("markdown escaping of case text", () => {
   })
 
   it("quoteBlock: every line quoted; no heading, setext underline, fence, code block or HTML comes out", () => {
-    expect(quoteBlock("one\r# two\n===\n    four\n~~~\n- list\n")).toBe("> one\n> \\# two\n> \\===\n> \u00a0\u00a0\u00a0\u00a0four\n> \\~~~\n> - list\n>")
-    const hostile = "q\r# H1\u2028## H2\nsetext\n---\n```js\nx\n```\n    code\n<!-- c --></details><script>x</script>\n[r]: http://e\n[l](http://e)"
+    expect(quoteBlock("one\r# two\n===\n    four\n~~~\n- list\n")).toBe(
+      "> one\n> \\# two\n> \\===\n> \u00a0\u00a0\u00a0\u00a0four\n> \\~~~\n> - list\n>"
+    )
+    const hostile =
+      "q\r# H1\u2028## H2\nsetext\n---\n```js\nx\n```\n    code\n<!-- c --></details><script>x</script>\n[r]: http://e\n[l](http://e)"
     const types = tokenTypes(`intro\n\n${quoteBlock(hostile)}\n\nafter\n`)
-    for (const bad of ["heading_open", "fence", "code_block", "html_block", "html_inline", "link_open", "hr"]) expect(types).not.toContain(bad)
+    for (const bad of ["heading_open", "fence", "code_block", "html_block", "html_inline", "link_open", "hr"]) {
+      expect(types).not.toContain(bad)
+    }
     // The quote holds all of it: one blockquote, then the paragraph after it.
     expect(types.filter((t) => t === "blockquote_open")).toHaveLength(1)
     expect(md.render(`${quoteBlock(hostile)}\n\nafter\n`)).toMatch(/<\/blockquote>\n<p>after<\/p>/)

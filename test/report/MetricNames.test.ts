@@ -24,29 +24,45 @@ const samples: ReadonlyArray<readonly [string, string]> = [
 
 describe("one name per metric: summary, compare and gates", () => {
   for (const [name, input] of samples) {
-    it.effect(`${name}: every per-case metric is a summary metric of the same name, scale and direction`, () =>
-      Effect.gen(function*() {
-        const pipeline = yield* Effect.promise(() => loadPipelineModule(name))
-        const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: Path.join(repoRoot, input), outRoot: tempDir("rag-eval-names-"), reporters: [] })
-        const summary = yield* readJsonFile(Summary, Path.join(outcome.info.runDir, "summary.json"), "a summary")
-        const manifest = yield* readJsonFile(Manifest, Path.join(outcome.info.runDir, "manifest.json"), "a manifest")
-        const headline = new Map(summary.metricSpecs.map((m) => [m.name, m]))
-        expect(summary.metricSpecs.length).toBeGreaterThan(0)
-        // Every metric summary.json has a value for is declared (a declared one may be absent: costUsd without a price).
-        for (const key of Object.keys(summary.metrics)) expect(headline.has(key), `${name}: ${key} is not declared`).toBe(true)
-        const perCase = manifest.caseMetricSpecs ?? []
-        expect(perCase.length).toBeGreaterThan(0)
-        for (const m of perCase) {
-          const h = headline.get(m.name)
-          expect(h, `${name}: per-case ${m.name} is not a summary metric`).toBeDefined()
-          expect({ min: h!.min, max: h!.max, unit: h!.unit, direction: h!.direction }).toEqual({ min: m.min, max: m.max, unit: m.unit, direction: m.direction })
-        }
-        for (const m of summary.metricSpecs) {
-          const flag = m.direction === "lower" ? "--fail-over" : "--fail-under"
-          const gates = yield* Effect.flatMap(parseGates(flag, `${m.name}=${m.min}`), (t) => resolveGates(t, summary.metricSpecs))
-          expect(gates[0]!.metric.name).toBe(m.name)
-        }
-        expect(fs.existsSync(Path.join(outcome.info.runDir, "case-metrics-iteration-1.jsonl"))).toBe(true)
-      }), 60_000)
+    it.effect(
+      `${name}: every per-case metric is a summary metric of the same name, scale and direction`,
+      () =>
+        Effect.gen(function*() {
+          const pipeline = yield* Effect.promise(() => loadPipelineModule(name))
+          const outcome = yield* runWith(pipeline, HeuristicJudge.layer, {
+            input: Path.join(repoRoot, input),
+            outRoot: tempDir("rag-eval-names-"),
+            reporters: []
+          })
+          const summary = yield* readJsonFile(Summary, Path.join(outcome.info.runDir, "summary.json"), "a summary")
+          const manifest = yield* readJsonFile(Manifest, Path.join(outcome.info.runDir, "manifest.json"), "a manifest")
+          const headline = new Map(summary.metricSpecs.map((m) => [m.name, m]))
+          expect(summary.metricSpecs.length).toBeGreaterThan(0)
+          // Every metric summary.json has a value for is declared (a declared one may be absent: costUsd without a price).
+          for (const key of Object.keys(summary.metrics)) {
+            expect(headline.has(key), `${name}: ${key} is not declared`).toBe(true)
+          }
+          const perCase = manifest.caseMetricSpecs ?? []
+          expect(perCase.length).toBeGreaterThan(0)
+          for (const m of perCase) {
+            const h = headline.get(m.name)
+            expect(h, `${name}: per-case ${m.name} is not a summary metric`).toBeDefined()
+            expect({ min: h!.min, max: h!.max, unit: h!.unit, direction: h!.direction }).toEqual({
+              min: m.min,
+              max: m.max,
+              unit: m.unit,
+              direction: m.direction
+            })
+          }
+          for (const m of summary.metricSpecs) {
+            const flag = m.direction === "lower" ? "--fail-over" : "--fail-under"
+            const gates = yield* Effect.flatMap(parseGates(flag, `${m.name}=${m.min}`), (t) =>
+              resolveGates(t, summary.metricSpecs))
+            expect(gates[0]!.metric.name).toBe(m.name)
+          }
+          expect(fs.existsSync(Path.join(outcome.info.runDir, "case-metrics-iteration-1.jsonl"))).toBe(true)
+        }),
+      60_000
+    )
   }
 })

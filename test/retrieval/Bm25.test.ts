@@ -27,7 +27,8 @@ describe("BM25 kernel", () => {
   it("scores a tiny corpus by hand (k1 1.2, b 0.75, avgdl 4)", () => {
     const index = build(docs)
     expect(index.avgdl).toBe(4)
-    const part = (tf: number, dl: number, df: number) => (idf(3, df) * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * dl) / 4))
+    const part = (tf: number, dl: number, df: number) =>
+      (idf(3, df) * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * dl) / 4))
     const found = searchIndex(index, "cat sat")
     expect(found.map((d) => d.id)).toEqual(["d1", "d2"]) // d3 has "cats", not "cat": no stemming
     expect(found[0]!.score).toBeCloseTo(part(1, 6, 1) + part(1, 6, 2), 12) // 1.2044653…
@@ -59,11 +60,18 @@ describe("corpus file", () => {
       const dir = tempDir()
       const dup = Path.join(dir, "dup.jsonl")
       fs.writeFileSync(dup, "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"a\",\"text\":\"y\"}\n")
-      expect(yield* Effect.flip(loadCorpus(dup))).toMatchObject({ _tag: "InputError", line: 2, field: "id", problem: "duplicate document id \"a\" (first on line 1)" })
+      expect(yield* Effect.flip(loadCorpus(dup))).toMatchObject({
+        _tag: "InputError",
+        line: 2,
+        field: "id",
+        problem: "duplicate document id \"a\" (first on line 1)"
+      })
       const noText = Path.join(dir, "notext.jsonl")
       fs.writeFileSync(noText, "{\"id\":1,\"body\":\"x\"}\n")
       expect(yield* Effect.flip(loadCorpus(noText))).toMatchObject({ line: 1, field: "text" })
-      expect(yield* Effect.flip(loadCorpus(Path.join(dir, "missing.jsonl")))).toMatchObject({ problem: "file not found" })
+      expect(yield* Effect.flip(loadCorpus(Path.join(dir, "missing.jsonl")))).toMatchObject({
+        problem: "file not found"
+      })
     }))
 })
 
@@ -83,7 +91,12 @@ describe("bm25 retriever", () => {
       // Threshold = the 4th best score: 4 hits reach it, top-k keeps 2.
       const candidates = c.retrieval?.candidates ?? 0
       expect(candidates).toBeGreaterThanOrEqual(all.passages.length)
-      expect(c.retrieval).toMatchObject({ retriever: "bm25", status: "ok", belowThreshold: candidates - 4, beyondTopK: 2 })
+      expect(c.retrieval).toMatchObject({
+        retriever: "bm25",
+        status: "ok",
+        belowThreshold: candidates - 4,
+        beyondTopK: 2
+      })
       expect(c.retrieval?.spans).toHaveProperty("retrieve")
     }))
 

@@ -9,7 +9,16 @@ import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { EvalCase } from "../../src/domain/Case.js"
-import { atPath, checkBody, defaultBody, make, readHits, recordedUrl, renderBody, splitCredentials } from "../../src/retrieval/HttpRetriever.js"
+import {
+  atPath,
+  checkBody,
+  defaultBody,
+  make,
+  readHits,
+  recordedUrl,
+  renderBody,
+  splitCredentials
+} from "../../src/retrieval/HttpRetriever.js"
 
 interface Received {
   readonly path: string
@@ -20,7 +29,9 @@ interface Received {
 type Handler = (path: string, body: unknown, res: Http.ServerResponse, count: number) => void
 
 /** A search endpoint for the life of the scope. */
-const searchServer = (handler: Handler): Effect.Effect<{ readonly url: string; readonly received: Array<Received> }, never, Scope.Scope> =>
+const searchServer = (
+  handler: Handler
+): Effect.Effect<{ readonly url: string; readonly received: Array<Received> }, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ url: string; received: Array<Received>; server: Http.Server }>((resolve) => {
@@ -81,7 +92,9 @@ const handler: Handler = (path, _body, res, count) => {
     case "/search":
       return json(res, 200, okHits)
     case "/plain":
-      return json(res, 200, { hits: [{ id: "a", text: "alpha", score: 2 }, { id: "a", text: "alpha again", score: 1 }, { text: "no id" }] })
+      return json(res, 200, {
+        hits: [{ id: "a", text: "alpha", score: 2 }, { id: "a", text: "alpha again", score: 1 }, { text: "no id" }]
+      })
     case "/hang":
       return // never answers
     case "/bad-json":
@@ -89,7 +102,9 @@ const handler: Handler = (path, _body, res, count) => {
     case "/not-found":
       return json(res, 404, { error: "no such index" })
     case "/flaky":
-      return count === 1 ? json(res, 503, { error: "busy" }) : json(res, 200, { hits: [{ id: "x", text: "recovered" }] })
+      return count === 1
+        ? json(res, 503, { error: "busy" })
+        : json(res, 200, { hits: [{ id: "x", text: "recovered" }] })
     case "/down":
       return json(res, 500, { error: "always down" })
     case "/shape":
@@ -111,12 +126,24 @@ const aCase: EvalCase = {
 
 describe("body template", () => {
   it("escapes values inside JSON strings and writes literals outside them; unset → null", () => {
-    const body = renderBody("{\"q\": \"{{query}}\", \"k\": {{topK}}, \"t\": {{scoreThreshold}}, \"raw\": {{query}}, \"pre\": \"find: {{query}}!\"}", { query: "a \"b\"\\\nc", topK: 5 })
-    expect(JSON.parse(body)).toEqual({ q: "a \"b\"\\\nc", k: 5, t: null, raw: "a \"b\"\\\nc", pre: "find: a \"b\"\\\nc!" })
+    const body = renderBody(
+      "{\"q\": \"{{query}}\", \"k\": {{topK}}, \"t\": {{scoreThreshold}}, \"raw\": {{query}}, \"pre\": \"find: {{query}}!\"}",
+      { query: "a \"b\"\\\nc", topK: 5 }
+    )
+    expect(JSON.parse(body)).toEqual({
+      q: "a \"b\"\\\nc",
+      k: 5,
+      t: null,
+      raw: "a \"b\"\\\nc",
+      pre: "find: a \"b\"\\\nc!"
+    })
   })
 
   it("ignores escaped quotes when tracking strings", () => {
-    expect(JSON.parse(renderBody("{\"a\": \"x\\\"{{query}}\", \"k\": {{topK}}}", { query: "q", topK: 3 }))).toEqual({ a: "x\"q", k: 3 })
+    expect(JSON.parse(renderBody("{\"a\": \"x\\\"{{query}}\", \"k\": {{topK}}}", { query: "q", topK: 3 }))).toEqual({
+      a: "x\"q",
+      k: 3
+    })
   })
 
   it("the default template is valid; a broken one is refused with an example", () => {
@@ -149,20 +176,32 @@ describe("reading hits", () => {
   })
 
   it("explicit field names; what is wrong with the shape", () => {
-    const r = readHits({ docs: [{ key: 7, body: { t: "seven" }, s: 1 }] }, { hitsPath: "docs", idField: "key", textField: "body.t", scoreField: "s" })
+    const r = readHits({ docs: [{ key: 7, body: { t: "seven" }, s: 1 }] }, {
+      hitsPath: "docs",
+      idField: "key",
+      textField: "body.t",
+      scoreField: "s"
+    })
     expect(Either.isRight(r) && r.right.hits[0]).toMatchObject({ id: "7", text: "seven", score: 1 })
     expect(readHits({ hits: {} }, {})).toEqual(Either.left("expected a list of hits at \"hits\", found an object"))
     expect(readHits({ hits: [1] }, {})).toEqual(Either.left("hit 1 is a number, expected an object"))
-    expect(readHits({ hits: [{ id: "a" }] }, { textField: "body" })).toEqual(Either.left("hit 1 has no text at \"body\""))
+    expect(readHits({ hits: [{ id: "a" }] }, { textField: "body" })).toEqual(
+      Either.left("hit 1 has no text at \"body\"")
+    )
   })
 
   it("masks secrets in the recorded URL", () => {
-    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe("https://<redacted>@search.example/v1?index=docs&api_key=<redacted>")
+    expect(recordedUrl("https://user:pw@search.example/v1?index=docs&api_key=s3cret")).toBe(
+      "https://<redacted>@search.example/v1?index=docs&api_key=<redacted>"
+    )
   })
 
   it("sends URL credentials as Basic authentication, to the URL without them", () => {
     // base64("us er:p@ss") = dXMgZXI6cEBzcw==
-    expect(splitCredentials("http://us%20er:p%40ss@h:81/s?q=1")).toEqual({ url: "http://h:81/s?q=1", authorization: "Basic dXMgZXI6cEBzcw==" })
+    expect(splitCredentials("http://us%20er:p%40ss@h:81/s?q=1")).toEqual({
+      url: "http://h:81/s?q=1",
+      authorization: "Basic dXMgZXI6cEBzcw=="
+    })
     expect(splitCredentials("http://h/s")).toEqual({ url: "http://h/s" })
   })
 })
@@ -173,7 +212,8 @@ describe("http retriever against a local endpoint", () => {
       const server = yield* searchServer(handler)
       const retriever = make({
         url: `${server.url}/search`,
-        body: "{\"query\": \"{{query}}\", \"top_k\": {{topK}}, \"skill\": \"{{skill}}\", \"rerank\": {{rerankTopN}}, \"prefetch\": {{prefetchLimit}}}",
+        body:
+          "{\"query\": \"{{query}}\", \"top_k\": {{topK}}, \"skill\": \"{{skill}}\", \"rerank\": {{rerankTopN}}, \"prefetch\": {{prefetchLimit}}}",
         hitsPath: "result.hits",
         timingsPath: "timings",
         headers: { authorization: "Bearer t0ken" },
@@ -181,14 +221,34 @@ describe("http retriever against a local endpoint", () => {
       })
       const c = yield* retriever.retrieve(aCase)
       expect(server.received).toHaveLength(1)
-      expect(server.received[0]!.body).toEqual({ query: "What is the \"capital\" of France?", top_k: 2, skill: "geography", rerank: 20, prefetch: null })
+      expect(server.received[0]!.body).toEqual({
+        query: "What is the \"capital\" of France?",
+        top_k: 2,
+        skill: "geography",
+        rerank: 20,
+        prefetch: null
+      })
       expect(server.received[0]!.headers.authorization).toBe("Bearer t0ken")
       expect(server.received[0]!.headers["content-type"]).toContain("application/json")
       // d2 (0.35) is below the threshold; of d1, d3, d4 the top 2 are kept, in the endpoint's order.
       expect(c.passages.map((p) => [p.id, p.rank])).toEqual([["d1", 1], ["d3", 2]])
-      expect(c.retrieval).toMatchObject({ retriever: "http", status: "ok", candidates: 4, belowThreshold: 1, beyondTopK: 1, spans: { retrieve: 12.5, rerank: 30 } })
+      expect(c.retrieval).toMatchObject({
+        retriever: "http",
+        status: "ok",
+        candidates: 4,
+        belowThreshold: 1,
+        beyondTopK: 1,
+        spans: { retrieve: 12.5, rerank: 30 }
+      })
       expect(c.retrieval?.latencyMs).toBeGreaterThanOrEqual(0)
-      expect(retriever.params).toMatchObject({ url: `${server.url}/search`, hitsPath: "result.hits", topK: 2, scoreThreshold: 0.5, rerankTopN: 20, timeoutMs: 30_000 })
+      expect(retriever.params).toMatchObject({
+        url: `${server.url}/search`,
+        hitsPath: "result.hits",
+        topK: 2,
+        scoreThreshold: 0.5,
+        rerankTopN: 20,
+        timeoutMs: 30_000
+      })
       expect(JSON.stringify(retriever.params)).not.toContain("t0ken")
     }))
 
@@ -244,7 +304,9 @@ describe("http retriever against a local endpoint", () => {
       const server = yield* searchServer(handler)
       const wrongPath = yield* make({ url: `${server.url}/shape`, hitsPath: "result.hits" }).retrieve(aCase)
       expect(wrongPath.retrieval).toMatchObject({ status: "failed", error: { kind: "shape" } })
-      expect(wrongPath.retrieval?.error?.message).toContain("expected a list of hits at \"result.hits\", found a string")
+      expect(wrongPath.retrieval?.error?.message).toContain(
+        "expected a list of hits at \"result.hits\", found a string"
+      )
       const noText = yield* make({ url: `${server.url}/no-text` }).retrieve(aCase)
       expect(noText.retrieval?.error?.message).toContain("hit 1 has no text")
     }))

@@ -4,7 +4,12 @@ import type { Passage } from "../../src/domain/Case.js"
 import { applyParams, paramsRecord, uniqueIds, validateParams } from "../../src/retrieval/Params.js"
 
 const hits = (scores: ReadonlyArray<number | undefined>): Array<Passage> =>
-  scores.map((score, i) => ({ id: `h${i + 1}`, rank: i + 1, text: `hit ${i + 1}`, ...(score === undefined ? {} : { score }) }))
+  scores.map((score, i) => ({
+    id: `h${i + 1}`,
+    rank: i + 1,
+    text: `hit ${i + 1}`,
+    ...(score === undefined ? {} : { score })
+  }))
 
 describe("applyParams", () => {
   it("nothing set: the hits as given", () => {
@@ -33,19 +38,32 @@ describe("applyParams", () => {
 
   it("top-k larger than the list, and an empty list", () => {
     expect(applyParams(hits([0.5]), { topK: 10 }).passages).toHaveLength(1)
-    expect(applyParams([], { topK: 3, scoreThreshold: 0.2 })).toMatchObject({ passages: [], candidates: 0, belowThreshold: 0, beyondTopK: 0 })
+    expect(applyParams([], { topK: 3, scoreThreshold: 0.2 })).toMatchObject({
+      passages: [],
+      candidates: 0,
+      belowThreshold: 0,
+      beyondTopK: 0
+    })
   })
 })
 
 describe("validateParams / paramsRecord", () => {
   it("accepts whole counts ≥ 1 and a finite threshold (negative thresholds too: scores may be negative)", () => {
-    expect(Either.isRight(validateParams({ topK: 5, scoreThreshold: -1.5, prefetchLimit: 100, rerankTopN: 20 }))).toBe(true)
+    expect(Either.isRight(validateParams({ topK: 5, scoreThreshold: -1.5, prefetchLimit: 100, rerankTopN: 20 }))).toBe(
+      true
+    )
   })
 
   it("names the bad parameter", () => {
-    expect(validateParams({ topK: 0 })).toEqual(Either.left({ name: "topK", problem: "must be a whole number ≥ 1 (got 0)" }))
-    expect(Either.getLeft(validateParams({ prefetchLimit: 2.5 })).pipe((o) => o._tag === "Some" && o.value.name)).toBe("prefetchLimit")
-    expect(Either.getLeft(validateParams({ scoreThreshold: Number.NaN })).pipe((o) => o._tag === "Some" && o.value.name)).toBe("scoreThreshold")
+    expect(validateParams({ topK: 0 })).toEqual(
+      Either.left({ name: "topK", problem: "must be a whole number ≥ 1 (got 0)" })
+    )
+    expect(Either.getLeft(validateParams({ prefetchLimit: 2.5 })).pipe((o) => o._tag === "Some" && o.value.name)).toBe(
+      "prefetchLimit"
+    )
+    expect(
+      Either.getLeft(validateParams({ scoreThreshold: Number.NaN })).pipe((o) => o._tag === "Some" && o.value.name)
+    ).toBe("scoreThreshold")
   })
 
   it("records only what is set", () => {

@@ -31,7 +31,15 @@ describe("precomputed retriever with parameters", () => {
       expect(r.params).toEqual({ topK: 2, scoreThreshold: 0.5 })
       const c = yield* r.retrieve(aCase)
       expect(c.passages.map((p) => [p.id, p.rank])).toEqual([["p1", 1], ["p3", 2]])
-      expect(c.retrieval).toEqual({ retriever: "precomputed", status: "ok", latencyMs: 120, spans: { retrieve: 40 }, candidates: 4, belowThreshold: 1, beyondTopK: 1 })
+      expect(c.retrieval).toEqual({
+        retriever: "precomputed",
+        status: "ok",
+        latencyMs: 120,
+        spans: { retrieve: 40 },
+        candidates: 4,
+        belowThreshold: 1,
+        beyondTopK: 1
+      })
     }))
 })
 
@@ -46,7 +54,11 @@ describe("fromEnv", () => {
 
   it.effect("RAG_TOP_K and RAG_SCORE_THRESHOLD are applied and recorded (blank = unset); prefetch and rerank settings are refused on precomputed hits", () =>
     Effect.gen(function*() {
-      const setup = fromEnv({ record: { fuzzyThreshold: 0.8 } }, { RAG_TOP_K: "3", RAG_SCORE_THRESHOLD: "0.65", RAG_EVAL_SEARCH_URL: " " })
+      const setup = fromEnv({ record: { fuzzyThreshold: 0.8 } }, {
+        RAG_TOP_K: "3",
+        RAG_SCORE_THRESHOLD: "0.65",
+        RAG_EVAL_SEARCH_URL: " "
+      })
       expect(setup.retriever.params).toEqual({ topK: 3, scoreThreshold: 0.65, fuzzyThreshold: 0.8 })
       const prefetch = yield* Effect.flip(fromEnv({}, { RAG_TOP_K: "3", HYBRID_PREFETCH_LIMIT: "100" }).ready)
       expect(prefetch).toMatchObject({ field: "HYBRID_PREFETCH_LIMIT" })
@@ -73,22 +85,49 @@ describe("fromEnv", () => {
 
   it.effect("http needs a URL and a body template that gives JSON", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "http" }).ready)).toMatchObject({ field: "RAG_EVAL_SEARCH_URL" })
-      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: "search.local" }).ready)).toMatchObject({ field: "RAG_EVAL_SEARCH_URL" })
-      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: "http://x", RAG_EVAL_SEARCH_BODY: "{query}" }).ready)).toMatchObject({ field: "RAG_EVAL_SEARCH_BODY" })
-      const ok = fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: "http://127.0.0.1:1/s", RAG_EVAL_HITS_PATH: "result.hits", RAG_EVAL_SEARCH_TIMEOUT: "2.5", RAG_EVAL_SEARCH_TOKEN: "secret-token" })
+      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "http" }).ready)).toMatchObject({
+        field: "RAG_EVAL_SEARCH_URL"
+      })
+      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: "search.local" }).ready))
+        .toMatchObject({ field: "RAG_EVAL_SEARCH_URL" })
+      expect(
+        yield* Effect.flip(
+          fromEnv({}, { RAG_EVAL_RETRIEVER: "http", RAG_EVAL_SEARCH_URL: "http://x", RAG_EVAL_SEARCH_BODY: "{query}" })
+            .ready
+        )
+      ).toMatchObject({ field: "RAG_EVAL_SEARCH_BODY" })
+      const ok = fromEnv({}, {
+        RAG_EVAL_RETRIEVER: "http",
+        RAG_EVAL_SEARCH_URL: "http://127.0.0.1:1/s",
+        RAG_EVAL_HITS_PATH: "result.hits",
+        RAG_EVAL_SEARCH_TIMEOUT: "2.5",
+        RAG_EVAL_SEARCH_TOKEN: "secret-token"
+      })
       yield* ok.ready
       expect(ok).toMatchObject({ kind: "http", live: true })
-      expect(ok.retriever.params).toMatchObject({ url: "http://127.0.0.1:1/s", hitsPath: "result.hits", timeoutMs: 2500, topK: 10 })
+      expect(ok.retriever.params).toMatchObject({
+        url: "http://127.0.0.1:1/s",
+        hitsPath: "result.hits",
+        timeoutMs: 2500,
+        topK: 10
+      })
       expect(JSON.stringify(ok.retriever.params)).not.toContain("secret-token")
     }))
 
   it.effect("bm25 needs a corpus; a missing corpus fails before the first case", () =>
     Effect.gen(function*() {
-      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "bm25" }).ready)).toMatchObject({ field: "RAG_EVAL_CORPUS" })
-      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "bm25", RAG_EVAL_CORPUS: "/nope/corpus.jsonl" }).ready)).toMatchObject({ file: "/nope/corpus.jsonl", problem: "file not found" })
+      expect(yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "bm25" }).ready)).toMatchObject({
+        field: "RAG_EVAL_CORPUS"
+      })
+      expect(
+        yield* Effect.flip(fromEnv({}, { RAG_EVAL_RETRIEVER: "bm25", RAG_EVAL_CORPUS: "/nope/corpus.jsonl" }).ready)
+      ).toMatchObject({ file: "/nope/corpus.jsonl", problem: "file not found" })
       const corpus = Path.join(repoRoot, "test-sets", "evidence-retrieval", "corpus.jsonl")
-      const setup = fromEnv({ query: () => "stolen laptop" }, { RAG_EVAL_RETRIEVER: "bm25", RAG_EVAL_CORPUS: corpus, RAG_TOP_K: "1" })
+      const setup = fromEnv({ query: () => "stolen laptop" }, {
+        RAG_EVAL_RETRIEVER: "bm25",
+        RAG_EVAL_CORPUS: corpus,
+        RAG_TOP_K: "1"
+      })
       yield* setup.ready
       const c = yield* setup.retriever.retrieve(aCase)
       expect(c.passages.map((p) => p.id)).toEqual(["hb-15"])

@@ -37,14 +37,27 @@ describe("problems", () => {
     const error = Either.getLeft(result)
     expect(error._tag).toBe("Some")
     if (error._tag === "Some") {
-      expect(error.value.error.problems).toEqual([{ path: "eval.gain", message: "expected \"exponential\" or \"linear\", got \"cubic\"" }])
-      expect(error.value.error.message).toBe("invalid request (1 problem): eval.gain: expected \"exponential\" or \"linear\", got \"cubic\"")
+      expect(error.value.error.problems).toEqual([{
+        path: "eval.gain",
+        message: "expected \"exponential\" or \"linear\", got \"cubic\""
+      }])
+      expect(error.value.error.message).toBe(
+        "invalid request (1 problem): eval.gain: expected \"exponential\" or \"linear\", got \"cubic\""
+      )
     }
   })
   it("the SPEC §8 request decodes", () => {
-    const request = { query: { inputs: { text: "q" } }, eval: { fields: ["text"], debug: false }, hits: [{ id: "a", text: "t", extra: { nested: 1 } }] }
+    const request = {
+      query: { inputs: { text: "q" } },
+      eval: { fields: ["text"], debug: false },
+      hits: [{ id: "a", text: "t", extra: { nested: 1 } }]
+    }
     expect(Either.isRight(decode(SearchRequest, request))).toBe(true)
-    expect(Schema.decodeUnknownSync(SearchRequest)(request).hits[0]).toEqual({ id: "a", text: "t", extra: { nested: 1 } })
+    expect(Schema.decodeUnknownSync(SearchRequest)(request).hits[0]).toEqual({
+      id: "a",
+      text: "t",
+      extra: { nested: 1 }
+    })
   })
 })
 
@@ -59,7 +72,11 @@ describe("tokensEqual", () => {
 
 describe("prepare", () => {
   const request = (hits: ReadonlyArray<Record<string, unknown>>, fields?: ReadonlyArray<string>) =>
-    Schema.decodeUnknownSync(SearchRequest)({ query: { inputs: { text: "  capital of france  " } }, ...(fields === undefined ? {} : { eval: { fields } }), hits })
+    Schema.decodeUnknownSync(SearchRequest)({
+      query: { inputs: { text: "  capital of france  " } },
+      ...(fields === undefined ? {} : { eval: { fields } }),
+      hits
+    })
 
   it("the judge reads one field as its value, several as `field: value` lines; the query is trimmed", () => {
     const one = Either.getOrThrow(prepare(request([{ id: "a", text: "Paris", title: "T" }])))
@@ -70,8 +87,13 @@ describe("prepare", () => {
     expect(two.passages).toEqual(["title: T\ntext: Paris"])
   })
   it("names every hit without any of the chosen fields", () => {
-    const problems = Either.getLeft(prepare(request([{ id: "a", text: "x" }, { id: "b", body: "y" }, { id: "c" }]), "requests[4]"))
-    expect(problems._tag === "Some" ? problems.value.map((p) => p.path) : []).toEqual(["requests[4].hits[1]", "requests[4].hits[2]"])
+    const problems = Either.getLeft(
+      prepare(request([{ id: "a", text: "x" }, { id: "b", body: "y" }, { id: "c" }]), "requests[4]")
+    )
+    expect(problems._tag === "Some" ? problems.value.map((p) => p.path) : []).toEqual([
+      "requests[4].hits[1]",
+      "requests[4].hits[2]"
+    ])
   })
 })
 

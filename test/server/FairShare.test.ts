@@ -15,7 +15,9 @@ describe("FairShare", () => {
       const b = fair.client()
       const c = fair.client()
       // A holds the only permit until `gate` opens; then A asks 3 more, B 2, C 1 — in that order.
-      const first = yield* Effect.fork(a.run(Effect.zipRight(Deferred.await(gate), Effect.sync(() => order.push("a0")))))
+      const first = yield* Effect.fork(
+        a.run(Effect.zipRight(Deferred.await(gate), Effect.sync(() => order.push("a0"))))
+      )
       yield* settle
       const calls = [
         ...["a1", "a2", "a3"].map((n) => a.run(Effect.sync(() => order.push(n)))),

@@ -51,7 +51,10 @@ const paths: ReadonlyArray<[string, (v: unknown) => unknown]> = [
   ["hits[3]", (v) => ({ ...specExample, hits: [...specExample.hits.slice(0, 3), v] })],
   ["hits[3].id", (v) => ({ ...specExample, hits: [...specExample.hits.slice(0, 3), { id: v, text: "t" }] })],
   ["hits[3].text", (v) => ({ ...specExample, hits: [...specExample.hits.slice(0, 3), { id: "d", text: v }] })],
-  ["hits[3].title", (v) => ({ ...specExample, hits: [...specExample.hits.slice(0, 3), { id: "d", text: "t", title: v }] })]
+  [
+    "hits[3].title",
+    (v) => ({ ...specExample, hits: [...specExample.hits.slice(0, 3), { id: "d", text: "t", title: v }] })
+  ]
 ]
 
 const batchPaths: ReadonlyArray<[string, (v: unknown) => unknown]> = [
@@ -69,29 +72,39 @@ const expectHandled = (reply: Reply, where: string) => {
 }
 
 describe("malformed fields never answer 500", () => {
-  it.scopedLive("every field of a search request, every kind of wrong value: 200, 400 or 413, never 500", () =>
-    Effect.gen(function*() {
-      const server = yield* serve({ maxBodyBytes: 4 * 1024 * 1024 })
-      for (const [path, put] of paths) {
-        for (const [kind, value] of hostileValues) {
-          expectHandled(yield* post(search(server.url), withValue(put(HOLE), value)), `${path} = ${kind}`)
+  it.scopedLive(
+    "every field of a search request, every kind of wrong value: 200, 400 or 413, never 500",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* serve({ maxBodyBytes: 4 * 1024 * 1024 })
+        for (const [path, put] of paths) {
+          for (const [kind, value] of hostileValues) {
+            expectHandled(yield* post(search(server.url), withValue(put(HOLE), value)), `${path} = ${kind}`)
+          }
         }
-      }
-      for (const [path, put] of batchPaths) {
-        for (const [kind, value] of hostileValues) {
-          expectHandled(yield* post(batch(server.url), withValue(put(HOLE), value)), `${path} = ${kind}`)
+        for (const [path, put] of batchPaths) {
+          for (const [kind, value] of hostileValues) {
+            expectHandled(yield* post(batch(server.url), withValue(put(HOLE), value)), `${path} = ${kind}`)
+          }
         }
-      }
-    }), 120_000)
+      }),
+    120_000
+  )
 
   it.scopedLive("a nested hit field answers 400 naming its path", () =>
     Effect.gen(function*() {
       const server = yield* serve()
-      const deep = yield* post(search(server.url), { ...specExample, hits: [...specExample.hits.slice(0, 3), { id: "d", text: "t", extra: nestedObject(100) }] })
+      const deep = yield* post(search(server.url), {
+        ...specExample,
+        hits: [...specExample.hits.slice(0, 3), { id: "d", text: "t", extra: nestedObject(100) }]
+      })
       const error = expectError(deep, 400, "invalid_request")
       expect(error.problems[0]!.path).toBe("hits[3].extra")
       expect(error.problems[0]!.message).toMatch(/nested deeper than 64/)
-      const text = yield* post(search(server.url), { ...specExample, hits: [...specExample.hits.slice(0, 3), { id: "d", text: { not: "a string" } }] })
+      const text = yield* post(search(server.url), {
+        ...specExample,
+        hits: [...specExample.hits.slice(0, 3), { id: "d", text: { not: "a string" } }]
+      })
       const textError = expectError(text, 400, "invalid_request")
       expect(textError.problems).toContainEqual({ path: "hits[3].text", message: "expected a string" })
       expect(textError.message).toContain("hits[3].text: expected a string")
@@ -128,23 +141,35 @@ describe("--max-hits", () => {
 })
 
 describe("fair judge calls between requests", () => {
-  it.scopedLive("a 1-hit request is judged at the next free slot while a 400-hit request holds the LLM judge (20 ms a call)", () =>
-    Effect.gen(function*() {
-      const fake = yield* FakeOpenAi.make({ latencyMs: 20 })
-      const server = yield* serve({ judge: fakeJudge(fake, { concurrency: 8 }), concurrency: 8, cacheDir: false })
-      const big = { query: { inputs: { text: "capital of france" } }, hits: Array.from({ length: 400 }, (_, i) => ({ id: `b${i}`, text: `passage number ${i}` })) }
-      const bigReply = yield* Effect.fork(post(search(server.url), big))
-      // Wait until the big request holds the judge.
-      while (fake.calls < 16) yield* Effect.sleep("5 millis")
-      const small = yield* post(search(server.url), { query: { inputs: { text: "capital of france" } }, hits: [{ id: "s", text: "Paris is the capital of France." }] })
-      expect(small.status).toBe(200)
-      expect((small.body as SearchReply).hits).toHaveLength(1)
-      const bigDone = yield* bigReply.await
-      expect(bigDone._tag).toBe("Success")
-      // Told by the order the LLM was called in, not by times on a clock the machine's load moves:
-      // first come, first served would have judged the small one after all 400; it went before most.
-      const order = fake.judgeRequests.map((r) => JSON.stringify(r.body.messages).includes("Paris is the capital of France."))
-      expect(order.filter((isSmall) => isSmall)).toHaveLength(1)
-      expect(order.length - 1 - order.indexOf(true)).toBeGreaterThan(200)
-    }), 60_000)
+  it.scopedLive(
+    "a 1-hit request is judged at the next free slot while a 400-hit request holds the LLM judge (20 ms a call)",
+    () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeOpenAi.make({ latencyMs: 20 })
+        const server = yield* serve({ judge: fakeJudge(fake, { concurrency: 8 }), concurrency: 8, cacheDir: false })
+        const big = {
+          query: { inputs: { text: "capital of france" } },
+          hits: Array.from({ length: 400 }, (_, i) => ({ id: `b${i}`, text: `passage number ${i}` }))
+        }
+        const bigReply = yield* Effect.fork(post(search(server.url), big))
+        // Wait until the big request holds the judge.
+        while (fake.calls < 16) yield* Effect.sleep("5 millis")
+        const small = yield* post(search(server.url), {
+          query: { inputs: { text: "capital of france" } },
+          hits: [{ id: "s", text: "Paris is the capital of France." }]
+        })
+        expect(small.status).toBe(200)
+        expect((small.body as SearchReply).hits).toHaveLength(1)
+        const bigDone = yield* bigReply.await
+        expect(bigDone._tag).toBe("Success")
+        // Told by the order the LLM was called in, not by times on a clock the machine's load moves:
+        // first come, first served would have judged the small one after all 400; it went before most.
+        const order = fake.judgeRequests.map((r) =>
+          JSON.stringify(r.body.messages).includes("Paris is the capital of France.")
+        )
+        expect(order.filter((isSmall) => isSmall)).toHaveLength(1)
+        expect(order.length - 1 - order.indexOf(true)).toBeGreaterThan(200)
+      }),
+    60_000
+  )
 })

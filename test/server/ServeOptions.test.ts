@@ -52,11 +52,22 @@ describe("serve's options and request shorthand", () => {
   it.scopedLive("--fields: the hit fields the judge reads unless a request says otherwise", () =>
     Effect.gen(function*() {
       const server = yield* serve({ fields: ["title"] })
-      const noTitle = expectError(yield* post(search(server.url), { query: "q", hits: [{ id: "a", text: "x" }] }), 400, "invalid_request")
-      expect(noTitle.problems).toEqual([{ path: "hits[0]", message: expect.stringContaining(`has none of the fields the judge reads ("title")`) }])
+      const noTitle = expectError(
+        yield* post(search(server.url), { query: "q", hits: [{ id: "a", text: "x" }] }),
+        400,
+        "invalid_request"
+      )
+      expect(noTitle.problems).toEqual([{
+        path: "hits[0]",
+        message: expect.stringContaining(`has none of the fields the judge reads ("title")`)
+      }])
       const withTitle = yield* post(search(server.url), { query: "q", hits: [{ id: "a", text: "x", title: "q" }] })
       expect(withTitle.status).toBe(200)
-      const chosen = yield* post(search(server.url), { query: "q", hits: [{ id: "a", text: "x" }], eval: { fields: ["text"] } })
+      const chosen = yield* post(search(server.url), {
+        query: "q",
+        hits: [{ id: "a", text: "x" }],
+        eval: { fields: ["text"] }
+      })
       expect(chosen.status).toBe(200)
     }))
 
@@ -64,7 +75,11 @@ describe("serve's options and request shorthand", () => {
     Effect.gen(function*() {
       const server = yield* serve()
       const cases: ReadonlyArray<readonly [unknown, string, string]> = [
-        [{ query: 5, hits: [] }, "query", "expected the query text (a non-empty string) or { \"inputs\": { \"text\": \"…\" } }"],
+        [
+          { query: 5, hits: [] },
+          "query",
+          "expected the query text (a non-empty string) or { \"inputs\": { \"text\": \"…\" } }"
+        ],
         [{ query: "q", hits: 5 }, "hits", "expected an array of hits"],
         [{ query: "q", hits: [], eval: { debug: "yes" } }, "eval.debug", "expected true or false, got \"yes\""],
         [{ query: "q", hits: [], eval: { fields: [] } }, "eval.fields", "expected a non-empty array of field names"],

@@ -61,7 +61,10 @@ const until = async (condition: () => boolean, timeoutMs = 10_000): Promise<bool
 
 const body = {
   query: { inputs: { text: "what is the capital of france?" } },
-  hits: [{ id: "a", text: "Paris is the capital and largest city of France." }, { id: "b", text: "Lyon is a city in France." }]
+  hits: [{ id: "a", text: "Paris is the capital and largest city of France." }, {
+    id: "b",
+    text: "Lyon is a city in France."
+  }]
 }
 
 describe.concurrent("graceful shutdown (child process)", () => {
@@ -70,11 +73,16 @@ describe.concurrent("graceful shutdown (child process)", () => {
       const fake = await FakeOpenAi.start({ latencyMs: 1200 })
       try {
         const server = await startServe([
-          "--port", "0",
-          "--provider", "openai-compatible",
-          "--model", "fake-judge",
-          "--base-url", fake.url,
-          "--out", tempDir("rag-eval-serve-stop-")
+          "--port",
+          "0",
+          "--provider",
+          "openai-compatible",
+          "--model",
+          "fake-judge",
+          "--base-url",
+          fake.url,
+          "--out",
+          tempDir("rag-eval-serve-stop-")
         ])
         const inFlight = fetch(`${server.url}/v1/eval/search`, {
           method: "POST",
@@ -85,7 +93,10 @@ describe.concurrent("graceful shutdown (child process)", () => {
         server.child.kill(signal)
         // New connections are refused once the signal is handled (the request in flight goes on).
         await sleep(400)
-        const refused = await fetch(`${server.url}/health`).then(() => "answered", (e: unknown) => String((e as { cause?: { code?: string } }).cause?.code ?? e))
+        const refused = await fetch(`${server.url}/health`).then(
+          () => "answered",
+          (e: unknown) => String((e as { cause?: { code?: string } }).cause?.code ?? e)
+        )
         expect(refused).toBe("ECONNREFUSED")
         const reply = await inFlight
         expect(reply.status).toBe(200)
@@ -103,12 +114,18 @@ describe.concurrent("graceful shutdown (child process)", () => {
     const fake = await FakeOpenAi.start({ latencyMs: 60_000 })
     try {
       const server = await startServe([
-        "--port", "0",
-        "--provider", "openai-compatible",
-        "--model", "fake-judge",
-        "--base-url", fake.url,
-        "--shutdown-grace", "600",
-        "--out", tempDir("rag-eval-serve-stop2-")
+        "--port",
+        "0",
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "fake-judge",
+        "--base-url",
+        fake.url,
+        "--shutdown-grace",
+        "600",
+        "--out",
+        tempDir("rag-eval-serve-stop2-")
       ])
       const inFlight = fetch(`${server.url}/v1/eval/search`, {
         method: "POST",

@@ -60,7 +60,9 @@ const trickle = (port: number) => {
   socket.setEncoding("utf8").on("data", (d: string) => (received += d))
   socket.on("close", () => (closed = true))
   socket.on("error", () => (closed = true))
-  socket.write("POST /v1/eval/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+  socket.write(
+    "POST /v1/eval/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+  )
   const timer = setInterval(() => {
     if (!closed) socket.write(" ")
   }, 1000)
@@ -101,13 +103,17 @@ describe.concurrent("slow clients (child process)", () => {
     expect(clientClosed).toBe(true)
   }, 120_000)
 
-  it("SIGTERM, SIGTERM, SIGINT with a client trickling its body: the second signal stops it without waiting out the grace", async () => {
-    // A grace of ten minutes: exiting inside the 45 s deadline is only possible if the second signal cut it short.
-    const { exit } = await stopTrickling(600, ["SIGTERM", "SIGTERM", "SIGINT"])
-    expect(exit, "still running 45 s after a second signal, with --shutdown-grace 600").toBeDefined()
-    // 143: the first stop signal was SIGTERM (130 after SIGINT).
-    expect(exit!.code).toBe(143)
-  }, 120_000)
+  it(
+    "SIGTERM, SIGTERM, SIGINT with a client trickling its body: the second signal stops it without waiting out the grace",
+    async () => {
+      // A grace of ten minutes: exiting inside the 45 s deadline is only possible if the second signal cut it short.
+      const { exit } = await stopTrickling(600, ["SIGTERM", "SIGTERM", "SIGINT"])
+      expect(exit, "still running 45 s after a second signal, with --shutdown-grace 600").toBeDefined()
+      // 143: the first stop signal was SIGTERM (130 after SIGINT).
+      expect(exit!.code).toBe(143)
+    },
+    120_000
+  )
 
   it("a client slower than --request-timeout gets 408 and is disconnected; the server keeps serving", async () => {
     const server = await startServe(["--request-timeout", "2"])
@@ -133,8 +139,13 @@ describe.concurrent("slow clients (child process)", () => {
     try {
       const host = fake.url.slice("http://".length)
       const server = await startServe([
-        "--provider", "openai-compatible", "--model", "fake-judge",
-        "--base-url", `http://judge:${secrets[1]}@${host}?api_key=${secrets[2]}`, `--api-key=${secrets[0]}`
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "fake-judge",
+        "--base-url",
+        `http://judge:${secrets[1]}@${host}?api_key=${secrets[2]}`,
+        `--api-key=${secrets[0]}`
       ])
       const health = await (await fetch(`${server.url}/health`)).text()
       server.child.kill("SIGTERM")

@@ -48,7 +48,10 @@ export const serve = (options: TestServerOptions = {}): Effect.Effect<RunningSer
   }).pipe(Effect.orDie)
 
 /** An LLM judge over the fake server (no retries, so failures show at once). */
-export const fakeJudge = (fake: FakeOpenAi, options: { readonly concurrency?: number; readonly maxRetries?: number; readonly timeoutMs?: number } = {}) =>
+export const fakeJudge = (
+  fake: FakeOpenAi,
+  options: { readonly concurrency?: number; readonly maxRetries?: number; readonly timeoutMs?: number } = {}
+) =>
   judgeLayer({
     provider: "openai-compatible",
     model: "fake-judge",
@@ -96,7 +99,12 @@ export const expectError = (reply: Reply, status: number, code: string) => {
   expect(body.error.code).toBe(code)
   expect(typeof body.error.message).toBe("string")
   expect(Array.isArray(body.error.problems)).toBe(true)
-  return body.error as { status: number; code: string; message: string; problems: Array<{ path: string; message: string }> }
+  return body.error as {
+    status: number
+    code: string
+    message: string
+    problems: Array<{ path: string; message: string }>
+  }
 }
 
 /** The request of SPEC §8. */

@@ -1,13 +1,34 @@
 import { describe, expect, it } from "vitest"
-import { type FinalMetrics, finalMarkdown } from "../../src/engine/Iterations.js"
-import { addUnit, alphaNoVariation, alphaTooFewValues, emptyAgreement, finishAgreement, meanStd } from "../../src/stats/Agreement.js"
+import { finalMarkdown, type FinalMetrics } from "../../src/engine/Iterations.js"
+import {
+  addUnit,
+  alphaNoVariation,
+  alphaTooFewValues,
+  emptyAgreement,
+  finishAgreement,
+  meanStd
+} from "../../src/stats/Agreement.js"
 
-const alphaOf = (units: ReadonlyArray<ReadonlyArray<number | null>>) => finishAgreement(units.reduce(addUnit, emptyAgreement()))
+const alphaOf = (units: ReadonlyArray<ReadonlyArray<number | null>>) =>
+  finishAgreement(units.reduce(addUnit, emptyAgreement()))
 
 describe("Krippendorff's alpha (ordinal) and exact agreement", () => {
   it("reproduces the published example (Krippendorff 2011, 4 coders × 12 units: ordinal α = 0.815)", () => {
     const n = null
-    const data = [[1, 1, n, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4], [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [n, 5, 5, 5], [n, n, 1, 1], [n, n, 3, n]]
+    const data = [
+      [1, 1, n, 1],
+      [2, 2, 3, 2],
+      [3, 3, 3, 3],
+      [3, 3, 3, 3],
+      [2, 2, 2, 2],
+      [1, 2, 3, 4],
+      [4, 4, 4, 4],
+      [1, 1, 2, 1],
+      [2, 2, 2, 2],
+      [n, 5, 5, 5],
+      [n, n, 1, 1],
+      [n, n, 3, n]
+    ]
     const a = alphaOf(data)
     // Value computed with the textbook formula in Python: 0.8153875037548814.
     expect(a.krippendorffAlpha).toBeCloseTo(0.8153875037548814, 12)
@@ -23,12 +44,27 @@ describe("Krippendorff's alpha (ordinal) and exact agreement", () => {
   it("no grade varies: α is undefined (null with a note), not 1, while exact agreement is 100%", () => {
     // D_o = D_e = 0: α = 1 − 0/0. A judge that always says 2 agrees with itself, which says nothing.
     const same = alphaOf([[2, 2], [2, 2, 2], [2, null]])
-    expect(same).toEqual({ units: 2, exactAgreement: 1, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation })
+    expect(same).toEqual({
+      units: 2,
+      exactAgreement: 1,
+      krippendorffAlpha: null,
+      krippendorffAlphaNote: alphaNoVariation
+    })
   })
 
   it("too little data is null with its note", () => {
-    expect(alphaOf([[1], [null, 2]])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues })
-    expect(alphaOf([])).toEqual({ units: 0, exactAgreement: null, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues })
+    expect(alphaOf([[1], [null, 2]])).toEqual({
+      units: 0,
+      exactAgreement: null,
+      krippendorffAlpha: null,
+      krippendorffAlphaNote: alphaTooFewValues
+    })
+    expect(alphaOf([])).toEqual({
+      units: 0,
+      exactAgreement: null,
+      krippendorffAlpha: null,
+      krippendorffAlphaNote: alphaTooFewValues
+    })
   })
 
   it("one unit that varies is enough to define α: two units [0, 1], [1, 1] give α = 0 (hand-computed)", () => {

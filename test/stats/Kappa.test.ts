@@ -38,7 +38,9 @@ interface KappaCase {
   readonly bias: number
 }
 
-const reference = JSON.parse(fs.readFileSync(Path.join(repoRoot, "test/fixtures/calibrate/reference.json"), "utf8")) as {
+const reference = JSON.parse(
+  fs.readFileSync(Path.join(repoRoot, "test/fixtures/calibrate/reference.json"), "utf8")
+) as {
   readonly kappa: ReadonlyArray<KappaCase>
 }
 
@@ -98,7 +100,16 @@ describe("Cohen's κ, weighted κ, binary κ — hand-computed", () => {
 describe("degenerate cases: null with a reason, never a fake 1 or 0", () => {
   it("no pairs: every statistic is null", () => {
     const t = tableOf([], [], [0, 1, 2, 3])
-    for (const v of [cohenKappa(t), quadraticWeightedKappa(t), binaryKappa(t, 2), krippendorffAlphaOrdinal(t), bias(t), exactAgreement(t)]) {
+    for (
+      const v of [
+        cohenKappa(t),
+        quadraticWeightedKappa(t),
+        binaryKappa(t, 2),
+        krippendorffAlphaOrdinal(t),
+        bias(t),
+        exactAgreement(t)
+      ]
+    ) {
       expect(v).toEqual({ value: null, reason: noPairs })
     }
     expect(means(t)).toEqual({ human: null, judge: null })
@@ -134,7 +145,8 @@ describe("Krippendorff's α (ordinal) of two coders equals Agreement.ts's many-c
       const human = Array.from({ length: n }, () => Math.floor(next() * 4))
       const judge = human.map((h) => (next() < 0.6 ? h : Math.floor(next() * 4)))
       const fromTable = krippendorffAlphaOrdinal(tableOf(human, judge)).value
-      const fromUnits = finishAgreement(human.map((h, i) => [h, judge[i]!]).reduce(addUnit, emptyAgreement())).krippendorffAlpha
+      const fromUnits =
+        finishAgreement(human.map((h, i) => [h, judge[i]!]).reduce(addUnit, emptyAgreement())).krippendorffAlpha
       if (fromUnits === null) expect(fromTable).toBeNull()
       else expect(fromTable).toBeCloseTo(fromUnits, 12)
     }
@@ -155,8 +167,12 @@ describe("against scikit-learn and the krippendorff algorithm (test/fixtures/cal
       if (c.human.length === 0) return
       const k = c.grades.length
       expect(c.confusion.flat()).toEqual(Array.from(t.counts))
-      expect(c.grades.map((_, g) => precisionOf(t, g).value)).toEqual(c.precision.map((p) => (p === null ? null : expect.closeTo(p, 12))))
-      expect(c.grades.map((_, g) => recallOf(t, g).value)).toEqual(c.recall.map((r) => (r === null ? null : expect.closeTo(r, 12))))
+      expect(c.grades.map((_, g) => precisionOf(t, g).value)).toEqual(
+        c.precision.map((p) => (p === null ? null : expect.closeTo(p, 12)))
+      )
+      expect(c.grades.map((_, g) => recallOf(t, g).value)).toEqual(
+        c.recall.map((r) => (r === null ? null : expect.closeTo(r, 12)))
+      )
       close(bias(t).value, c.bias)
       expect(k).toBe(t.grades.length)
     })

@@ -27,20 +27,110 @@ import {
 /** |actual − expected| ≤ 1e-10 · |expected| (relative), or 1e-15 absolute near 0. */
 const expectRelative = (actual: number | null, expected: number, tolerance = 1e-10) => {
   expect(actual).not.toBeNull()
-  expect(Math.abs((actual ?? Number.NaN) - expected)).toBeLessThanOrEqual(Math.max(tolerance * Math.abs(expected), 1e-15))
+  expect(Math.abs((actual ?? Number.NaN) - expected)).toBeLessThanOrEqual(
+    Math.max(tolerance * Math.abs(expected), 1e-15)
+  )
 }
 
 const sleepA = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
 const sleepB = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
 
 // 40 cases, B = A + N(0.05, 0.15) clipped to [0, 1] (Python random.Random(7)).
-const bigA = [0.324, 0.151, 0.651, 0.072, 0.536, 0.366, 0.058, 0.507, 0.037, 0.434, 0.07, 0.091, 0.425, 0.827, 0.124, 0.223, 0.627, 0.948, 0.577, 0.397, 0.976, 0.047, 0.858, 0.29, 0.144, 0.118, 0.308, 0.816, 0.181, 0.582, 0.639, 0.372, 0.548, 0.063, 0.06, 0.206, 0.68, 0.428, 0.314, 0.586]
-const bigB = [0.253, 0.238, 0.765, 0, 0.593, 0.612, 0, 0.509, 0.071, 0.361, 0.195, 0.132, 0.255, 1, 0.274, 0.415, 0.893, 1, 0.645, 0.252, 1, 0.005, 0.84, 0.15, 0.049, 0.088, 0.551, 0.561, 0.012, 0.668, 0.906, 0.509, 0.313, 0, 0.164, 0.146, 0.562, 0.625, 0.529, 0.66]
+const bigA = [
+  0.324,
+  0.151,
+  0.651,
+  0.072,
+  0.536,
+  0.366,
+  0.058,
+  0.507,
+  0.037,
+  0.434,
+  0.07,
+  0.091,
+  0.425,
+  0.827,
+  0.124,
+  0.223,
+  0.627,
+  0.948,
+  0.577,
+  0.397,
+  0.976,
+  0.047,
+  0.858,
+  0.29,
+  0.144,
+  0.118,
+  0.308,
+  0.816,
+  0.181,
+  0.582,
+  0.639,
+  0.372,
+  0.548,
+  0.063,
+  0.06,
+  0.206,
+  0.68,
+  0.428,
+  0.314,
+  0.586
+]
+const bigB = [
+  0.253,
+  0.238,
+  0.765,
+  0,
+  0.593,
+  0.612,
+  0,
+  0.509,
+  0.071,
+  0.361,
+  0.195,
+  0.132,
+  0.255,
+  1,
+  0.274,
+  0.415,
+  0.893,
+  1,
+  0.645,
+  0.252,
+  1,
+  0.005,
+  0.84,
+  0.15,
+  0.049,
+  0.088,
+  0.551,
+  0.561,
+  0.012,
+  0.668,
+  0.906,
+  0.509,
+  0.313,
+  0,
+  0.164,
+  0.146,
+  0.562,
+  0.625,
+  0.529,
+  0.66
+]
 
 describe("seeded generator (xoshiro128** seeded by mulberry32)", () => {
   it("reproduces the reference stream for seed 42 (Python re-implementation)", () => {
     const prng = makePrng(42)
-    expect(Array.from({ length: 5 }, prng.nextUint32)).toEqual([659792398, 3357786954, 1462362331, 1298412218, 1201978535])
+    expect(Array.from({ length: 5 }, prng.nextUint32)).toEqual([
+      659792398,
+      3357786954,
+      1462362331,
+      1298412218,
+      1201978535
+    ])
   })
 
   it("same seed, same stream; another seed, another stream; floats in [0, 1), ints in [0, n)", () => {
@@ -139,7 +229,14 @@ describe("paired t-test", () => {
   })
 
   it("zero variance: identical runs p = 1, a constant non-zero shift p = 0", () => {
-    expect(pairedTTest([0.2, 0.5, 0.9], [0.2, 0.5, 0.9])).toEqual({ n: 3, meanDifference: 0, sdDifference: 0, t: 0, df: 2, p: 1 })
+    expect(pairedTTest([0.2, 0.5, 0.9], [0.2, 0.5, 0.9])).toEqual({
+      n: 3,
+      meanDifference: 0,
+      sdDifference: 0,
+      t: 0,
+      df: 2,
+      p: 1
+    })
     const shifted = pairedTTest([1, 2, 3], [2, 3, 4])
     expect(shifted.t).toBe(Infinity)
     expect(shifted.p).toBe(0)

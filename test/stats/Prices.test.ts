@@ -3,7 +3,10 @@ import { cost, priceFor } from "../../src/pricing/Prices.js"
 
 describe("prices and cost", () => {
   it("built-in prices per million tokens", () => {
-    expect(cost({ input: 1_000_000, output: 500_000 }, priceFor("openai", "gpt-4o-mini")).usd).toBeCloseTo(0.15 + 0.3, 12)
+    expect(cost({ input: 1_000_000, output: 500_000 }, priceFor("openai", "gpt-4o-mini")).usd).toBeCloseTo(
+      0.15 + 0.3,
+      12
+    )
   })
   it("local models cost 0; an unknown paid model is unknown, not 0", () => {
     expect(cost({ input: 10, output: 10 }, priceFor("ollama", "llama3.1:8b")).usd).toBe(0)

@@ -12,7 +12,9 @@ interface RankCase {
   readonly spearmanRho: number | null
 }
 
-const reference = JSON.parse(fs.readFileSync(Path.join(repoRoot, "test/fixtures/calibrate/reference.json"), "utf8")) as {
+const reference = JSON.parse(
+  fs.readFileSync(Path.join(repoRoot, "test/fixtures/calibrate/reference.json"), "utf8")
+) as {
   readonly rank: ReadonlyArray<RankCase>
 }
 
@@ -29,7 +31,10 @@ const naiveTauB = (x: ReadonlyArray<number>, y: ReadonlyArray<number>): number |
       const dy = Math.sign(y[i]! - y[j]!)
       if (dx === 0) tiedX++
       if (dy === 0) tiedY++
-      if (dx !== 0 && dy !== 0) dx === dy ? concordant++ : discordant++
+      if (dx !== 0 && dy !== 0) {
+        if (dx === dy) concordant++
+        else discordant++
+      }
     }
   }
   const n0 = (n * (n - 1)) / 2
@@ -54,7 +59,10 @@ describe("Kendall's τ-b", () => {
   it("undefined: fewer than 2 pairs, or a side with every value tied", () => {
     expect(kendallTauB([], []).value).toBeNull()
     expect(kendallTauB([1], [2]).value).toBeNull()
-    expect(kendallTauB([1, 1, 1], [1, 2, 3])).toMatchObject({ value: null, reason: expect.stringContaining("same value") })
+    expect(kendallTauB([1, 1, 1], [1, 2, 3])).toMatchObject({
+      value: null,
+      reason: expect.stringContaining("same value")
+    })
   })
 
   it("the O(n log n) count equals counting every pair, on tied random data", () => {

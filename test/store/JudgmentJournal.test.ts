@@ -7,11 +7,27 @@ import type { Judgment } from "../../src/domain/Judgment.js"
 import { JournalIndex } from "../../src/store/JournalIndex.js"
 import { JudgmentJournal, layerFile, readOnly, State } from "../../src/store/JudgmentJournal.js"
 
-const judgment = (key: string, status: "ok" | "failed" = "ok", failure?: "transport" | "judge", reason = "r"): Judgment => ({
-  key, caseId: "1", ordinal: 0, iteration: 1, criterion: "c", target: "answer", status,
+const judgment = (
+  key: string,
+  status: "ok" | "failed" = "ok",
+  failure?: "transport" | "judge",
+  reason = "r"
+): Judgment => ({
+  key,
+  caseId: "1",
+  ordinal: 0,
+  iteration: 1,
+  criterion: "c",
+  target: "answer",
+  status,
   ...(failure === undefined ? {} : { failure }),
-  score: status === "ok" ? 2 : null, reason, usage: { inputTokens: 10, outputTokens: 2 }, attempts: 1,
-  latencyMs: 3, provider: "p", model: "m"
+  score: status === "ok" ? 2 : null,
+  reason,
+  usage: { inputTokens: 10, outputTokens: 2 },
+  attempts: 1,
+  latencyMs: 3,
+  provider: "p",
+  model: "m"
 })
 
 const tmp = () => fs.mkdtempSync(Path.join(os.tmpdir(), "journal-"))
@@ -31,8 +47,20 @@ describe("JudgmentJournal (file)", () => {
       expect(fs.readFileSync(Path.join(dir, "judgments.jsonl"), "utf8").trim().split("\n")).toHaveLength(4)
       yield* Effect.scoped(Effect.gen(function*() {
         const j = yield* journals.open(dir, { fresh: false })
-        expect(j.stats).toEqual({ ok: 2, judgeFailed: 1, transportFailed: 0, attempts: 0, damagedLines: 0, tornLines: 0 })
-        expect([j.state("a"), j.state("b"), j.state("c"), j.state("d")]).toEqual([State.ok, State.ok, State.judgeFailed, undefined])
+        expect(j.stats).toEqual({
+          ok: 2,
+          judgeFailed: 1,
+          transportFailed: 0,
+          attempts: 0,
+          damagedLines: 0,
+          tornLines: 0
+        })
+        expect([j.state("a"), j.state("b"), j.state("c"), j.state("d")]).toEqual([
+          State.ok,
+          State.ok,
+          State.judgeFailed,
+          undefined
+        ])
         expect(j.judgment("b")).toEqual(judgment("b"))
         expect(j.judgment("c")?.score).toBeNull()
         expect(j.judgment("d")).toBeUndefined()
@@ -42,7 +70,11 @@ describe("JudgmentJournal (file)", () => {
   it.effect("failure classes: a line without one is a transport failure when its reason is a provider error (older journals)", () =>
     Effect.gen(function*() {
       const dir = tmp()
-      fs.writeFileSync(Path.join(dir, "judgments.jsonl"), line(judgment("x", "failed", undefined, "provider error after 4 attempts: server (HTTP 500)")) + line(judgment("y", "failed", undefined, "unusable answer after 3 tries")))
+      fs.writeFileSync(
+        Path.join(dir, "judgments.jsonl"),
+        line(judgment("x", "failed", undefined, "provider error after 4 attempts: server (HTTP 500)")) +
+          line(judgment("y", "failed", undefined, "unusable answer after 3 tries"))
+      )
       const j = yield* (yield* JudgmentJournal).open(dir, { fresh: false })
       expect([j.state("x"), j.state("y")]).toEqual([State.transportFailed, State.judgeFailed])
     }).pipe(Effect.scoped, Effect.provide(layerFile)))
@@ -51,7 +83,13 @@ describe("JudgmentJournal (file)", () => {
     Effect.gen(function*() {
       const dir = tmp()
       const journals = yield* JudgmentJournal
-      const pending = { text: "{\"score\": ", problem: "no JSON object", usage: { inputTokens: 300, outputTokens: 9 }, asks: 1, attempts: 1 }
+      const pending = {
+        text: "{\"score\": ",
+        problem: "no JSON object",
+        usage: { inputTokens: 300, outputTokens: 9 },
+        asks: 1,
+        attempts: 1
+      }
       yield* Effect.scoped(Effect.gen(function*() {
         const j = yield* journals.open(dir, { fresh: false })
         yield* j.appendAttempt("k1", pending)
@@ -74,7 +112,11 @@ describe("JudgmentJournal (file)", () => {
       const dir = tmp()
       const path = Path.join(dir, "judgments.jsonl")
       // What an older version left after a full disk: "m" cut short, "b" appended right after it.
-      fs.writeFileSync(path, line(judgment("a")) + line(judgment("m")).slice(0, 30) + line(judgment("b")) + line(judgment("d")) + line(judgment("c")).slice(0, 40))
+      fs.writeFileSync(
+        path,
+        line(judgment("a")) + line(judgment("m")).slice(0, 30) + line(judgment("b")) + line(judgment("d")) +
+          line(judgment("c")).slice(0, 40)
+      )
       const journals = yield* JudgmentJournal
       yield* Effect.scoped(Effect.gen(function*() {
         const j = yield* journals.open(dir, { fresh: false })
@@ -143,7 +185,8 @@ describe("JudgmentJournal (file)", () => {
 })
 
 describe("JournalIndex", () => {
-  const hexKey = (i: number) => `${(i * 2654435761 >>> 0).toString(16).padStart(8, "0")}${i.toString(16).padStart(24, "0")}`
+  const hexKey = (i: number) =>
+    `${(i * 2654435761 >>> 0).toString(16).padStart(8, "0")}${i.toString(16).padStart(24, "0")}`
 
   it("finds every key of 200,000 (grown from a small table), with keys read back to confirm fingerprints", () => {
     const keys = Array.from({ length: 200_000 }, (_, i) => i % 7 === 0 ? `not-hex-${i}` : hexKey(i))
@@ -155,9 +198,16 @@ describe("JournalIndex", () => {
     })
     expect(index.size).toBe(keys.length)
     expect(index.capacity).toBeGreaterThanOrEqual(keys.length / 0.75)
-    for (let i = 0; i < keys.length; i += 97) expect(index.find(keys[i]!)).toEqual({ state: i % 3 === 0 ? State.judgeFailed : State.ok, offset: i * 100 })
+    for (let i = 0; i < keys.length; i += 97) {
+      expect(index.find(keys[i]!)).toEqual({ state: i % 3 === 0 ? State.judgeFailed : State.ok, offset: i * 100 })
+    }
     expect(index.find(hexKey(999_999))).toBeUndefined()
-    expect(index.counts()).toEqual({ ok: keys.length - Math.ceil(keys.length / 3), judgeFailed: Math.ceil(keys.length / 3), transportFailed: 0, attempts: 0 })
+    expect(index.counts()).toEqual({
+      ok: keys.length - Math.ceil(keys.length / 3),
+      judgeFailed: Math.ceil(keys.length / 3),
+      transportFailed: 0,
+      attempts: 0
+    })
   })
 
   it("keys whose fingerprints collide are told apart by the key on their line", () => {

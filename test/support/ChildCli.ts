@@ -67,7 +67,8 @@ export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): 
       done = true
       clearTimeout(guard)
       resolve({ code, signal, stdout, stderr })
-    }))
+    })
+  )
   return { child, result, exited: () => done, stderr: () => stderr }
 }
 

@@ -43,10 +43,10 @@
  * prompt cache would; `cachedTokens` / `promptTokens` count what was reported.
  */
 import { Effect } from "effect"
-import { SCHEMA_MARKER } from "../../src/providers/OpenAiProvider.js"
 import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { SCHEMA_MARKER } from "../../src/providers/OpenAiProvider.js"
 import { mulberry32Floats } from "../../src/stats/Paired.js"
 
 /** What one call gets back. */
@@ -244,7 +244,10 @@ export const defaultAnswer = (request: RecordedRequest): string => {
     const item = grades.items
     const itemProperties = isRecord(item.properties) ? item.properties : {}
     // The item's number: `hit`, or the rubric's own item key (`claim`, `nugget`…).
-    const key = Object.keys(itemProperties).find((k) => k !== "score" && k !== "confidence" && isRecord(itemProperties[k]) && Array.isArray((itemProperties[k] as { enum?: unknown }).enum)) ?? "hit"
+    const key = Object.keys(itemProperties).find((k) =>
+      k !== "score" && k !== "confidence" && isRecord(itemProperties[k]) &&
+      Array.isArray((itemProperties[k] as { enum?: unknown }).enum)
+    ) ?? "hit"
     const numberProperty = itemProperties[key]
     const numbers = isRecord(numberProperty) && Array.isArray(numberProperty.enum) ? numberProperty.enum : []
     return JSON.stringify({ grades: numbers.map((n) => ({ [key]: n, ...JSON.parse(entryAnswer(item)) as object })) })
@@ -298,7 +301,8 @@ const defaults: FakeBehaviour = {
   retryAfterMs: undefined,
   answer: defaultAnswer,
   malformedText: "Sure! Here is my verdict: {\"reasoning\": \"the answer looks fine\", \"score\": ",
-  badRequestMessage: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages."
+  badRequestMessage:
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages."
 }
 
 const FAULT_ORDER: ReadonlyArray<keyof FaultMix> = [
@@ -415,8 +419,12 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   const makeBuckets = () => {
     const limit = behaviour.limit
     const now = performance.now()
-    requestBucket = limit === undefined ? undefined : new Bucket(limit.rpm / 60_000, limit.burst ?? Math.max(1, limit.rpm / 60), now)
-    tokenBucket = limit?.tpm === undefined ? undefined : new Bucket(limit.tpm / 60_000, Math.max(1, limit.tpm / 60), now)
+    requestBucket = limit === undefined
+      ? undefined
+      : new Bucket(limit.rpm / 60_000, limit.burst ?? Math.max(1, limit.rpm / 60), now)
+    tokenBucket = limit?.tpm === undefined
+      ? undefined
+      : new Bucket(limit.tpm / 60_000, Math.max(1, limit.tpm / 60), now)
   }
   makeBuckets()
 
@@ -442,7 +450,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     const now = performance.now()
     const out: Record<string, string> = {}
     if (requestBucket !== undefined) {
-      out["x-ratelimit-limit-requests"] = String(mode === "minute" ? behaviour.limit!.rpm : Math.floor(requestBucket.capacity))
+      out["x-ratelimit-limit-requests"] = String(
+        mode === "minute" ? behaviour.limit!.rpm : Math.floor(requestBucket.capacity)
+      )
       out["x-ratelimit-remaining-requests"] = String(requestBucket.remaining(now))
       out["x-ratelimit-reset-requests"] = openAiDuration(requestBucket.resetMs(now))
     }
@@ -454,7 +464,14 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     return out
   }
 
-  const send = (res: Http.ServerResponse, status: number, payload: string, headers: Record<string, string> = {}, contentType = "application/json", limits = limitHeaders()) => {
+  const send = (
+    res: Http.ServerResponse,
+    status: number,
+    payload: string,
+    headers: Record<string, string> = {},
+    contentType = "application/json",
+    limits = limitHeaders()
+  ) => {
     res.writeHead(status, {
       "content-type": contentType,
       "content-length": Buffer.byteLength(payload),
@@ -473,7 +490,8 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     send(res, 429, errorBody(message, "requests"), headers)
   }
 
-  const errorBody = (message: string, type: string) => JSON.stringify({ error: { message, type, param: null, code: null } })
+  const errorBody = (message: string, type: string) =>
+    JSON.stringify({ error: { message, type, param: null, code: null } })
 
   /** The prompt tokens a provider's cache would serve: the prefix shared with the last request with the same system message. */
   const lastBySystem = new Map<string, string>()
@@ -505,20 +523,33 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       object: "chat.completion",
       created: 1_700_000_000,
       model: body.model ?? "fake",
-      choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: "stop", logprobs: null }],
+      choices: [{
+        index: 0,
+        message: { role: "assistant", content, refusal: null },
+        finish_reason: "stop",
+        logprobs: null
+      }],
       usage: {
         prompt_tokens: prompt,
         completion_tokens: Math.ceil(content.length / 4),
         total_tokens: prompt + Math.ceil(content.length / 4),
-        ...(behaviour.promptCache === undefined || behaviour.promptCache === false ? {} : { prompt_tokens_details: { cached_tokens: cached } })
+        ...(behaviour.promptCache === undefined || behaviour.promptCache === false
+          ? {}
+          : { prompt_tokens_details: { cached_tokens: cached } })
       }
     }
   }
 
-  const completion = (request: RecordedRequest, content: string): string => JSON.stringify(completionObject(request.body, content))
+  const completion = (request: RecordedRequest, content: string): string =>
+    JSON.stringify(completionObject(request.body, content))
 
   /** `limits`: the rate-limit headers as the request was counted (when it arrived). */
-  const reply = (res: Http.ServerResponse, request: RecordedRequest, kind: FakeReply, limits?: Record<string, string>) => {
+  const reply = (
+    res: Http.ServerResponse,
+    request: RecordedRequest,
+    kind: FakeReply,
+    limits?: Record<string, string>
+  ) => {
     replies[kind]++
     switch (kind) {
       case "ok": {
@@ -543,7 +574,19 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       case "html":
         return send(res, 200, "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>", {}, "text/html")
       case "unauthorized":
-        return send(res, 401, JSON.stringify({ error: { message: "Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.", type: "invalid_request_error", param: null, code: "invalid_api_key" } }))
+        return send(
+          res,
+          401,
+          JSON.stringify({
+            error: {
+              message:
+                "Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.",
+              type: "invalid_request_error",
+              param: null,
+              code: "invalid_api_key"
+            }
+          })
+        )
       case "not_found":
         return send(res, 404, errorBody("Not found", "not_found"))
       case "hang":
@@ -615,12 +658,28 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       const id = `batch_req_${++nextId}`
       if (kind === "ok" || kind === "malformed") {
         const content = kind === "ok" ? behaviour.answer(request) : behaviour.malformedText
-        out.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: 200, request_id: id, body: completionObject(body, content) }, error: null }))
+        out.push(
+          JSON.stringify({
+            id,
+            custom_id: line.custom_id,
+            response: { status_code: 200, request_id: id, body: completionObject(body, content) },
+            error: null
+          })
+        )
         b.completed++
       } else {
         const status = kind === "bad_request" ? 400 : 500
-        const message = kind === "bad_request" ? behaviour.badRequestMessage : "The server had an error while processing your request."
-        errors.push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: status, request_id: id, body: { error: { message, type: "server_error" } } }, error: null }))
+        const message = kind === "bad_request"
+          ? behaviour.badRequestMessage
+          : "The server had an error while processing your request."
+        errors.push(
+          JSON.stringify({
+            id,
+            custom_id: line.custom_id,
+            response: { status_code: status, request_id: id, body: { error: { message, type: "server_error" } } },
+            error: null
+          })
+        )
         b.failed++
       }
     }
@@ -662,7 +721,10 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   /** Files and batches; false when the path is not one of theirs. */
   const batchRoute = (req: Http.IncomingMessage, res: Http.ServerResponse, path: string): boolean => {
     const method = req.method ?? "GET"
-    if (behaviour.apiKey !== undefined && (path.startsWith("/v1/files") || path.startsWith("/v1/batch")) && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) {
+    if (
+      behaviour.apiKey !== undefined && (path.startsWith("/v1/files") || path.startsWith("/v1/batch")) &&
+      req.headers.authorization !== `Bearer ${behaviour.apiKey}`
+    ) {
       req.resume()
       send(res, 401, errorBody("Incorrect API key provided", "invalid_request_error"))
       return true
@@ -674,7 +736,17 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         const id = `file-${++nextId}`
         files.set(id, content)
         uploads++
-        send(res, 200, JSON.stringify({ id, object: "file", purpose: "batch", bytes: Buffer.byteLength(content), filename: "batch.jsonl" }))
+        send(
+          res,
+          200,
+          JSON.stringify({
+            id,
+            object: "file",
+            purpose: "batch",
+            bytes: Buffer.byteLength(content),
+            filename: "batch.jsonl"
+          })
+        )
       })
       return true
     }
@@ -695,9 +767,13 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         } catch {
           return send(res, 400, errorBody("request body is not JSON", "invalid_request_error"))
         }
-        const fileId = collection === "mistral" ? (body.input_files as Array<string> | undefined)?.[0] : body.input_file_id as string | undefined
+        const fileId = collection === "mistral"
+          ? (body.input_files as Array<string> | undefined)?.[0]
+          : body.input_file_id as string | undefined
         const text = fileId === undefined ? undefined : files.get(fileId)
-        if (fileId === undefined || text === undefined) return send(res, 400, errorBody(`no such input file ${String(fileId)}`, "invalid_request_error"))
+        if (fileId === undefined || text === undefined) {
+          return send(res, 400, errorBody(`no such input file ${String(fileId)}`, "invalid_request_error"))
+        }
         const lines = text.split("\n").filter((l) => l.trim() !== "")
         for (const l of lines) batchCustomIds.push((JSON.parse(l) as { custom_id: string }).custom_id)
         const b: FakeBatch = {
@@ -717,7 +793,15 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     }
     if (collection !== undefined && method === "GET") {
       req.resume()
-      send(res, 200, JSON.stringify({ object: "list", data: batches.filter((b) => b.flavour === collection).reverse().map(batchJson), has_more: false }))
+      send(
+        res,
+        200,
+        JSON.stringify({
+          object: "list",
+          data: batches.filter((b) => b.flavour === collection).reverse().map(batchJson),
+          has_more: false
+        })
+      )
       return true
     }
     const one = /^\/v1\/(batches|batch\/jobs)\/([^/]+)$/.exec(path)
@@ -760,11 +844,24 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       res.once("close", () => inFlight--)
       if (isPreflight(request.body)) preflights++
       if (record) requests.push(request)
-      if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) return reply(res, request, "unauthorized")
+      if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) {
+        return reply(res, request, "unauthorized")
+      }
       const model = request.body.model
       if (behaviour.models !== undefined && !(typeof model === "string" && behaviour.models.includes(model))) {
         replies.not_found++
-        return send(res, 404, JSON.stringify({ error: { message: `The model \`${String(model)}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } }))
+        return send(
+          res,
+          404,
+          JSON.stringify({
+            error: {
+              message: `The model \`${String(model)}\` does not exist or you do not have access to it.`,
+              type: "invalid_request_error",
+              param: null,
+              code: "model_not_found"
+            }
+          })
+        )
       }
       let limits: Record<string, string> | undefined
       if (requestBucket !== undefined) {
@@ -778,14 +875,31 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         if (waitRequests > 0 || waitTokens > 0) {
           limited++
           replies.rate_limit++
-          return tooMany(res, Math.max(waitRequests, waitTokens), waitRequests > 0 ? "Rate limit reached for requests" : "Rate limit reached for tokens")
+          return tooMany(
+            res,
+            Math.max(waitRequests, waitTokens),
+            waitRequests > 0 ? "Rate limit reached for requests" : "Rate limit reached for tokens"
+          )
         }
       }
       const format = request.body.response_format?.type
       const accepted = behaviour.structuredOutput ?? "json_schema"
-      if ((format === "json_schema" && accepted !== "json_schema") || (format === "json_object" && accepted === "none")) {
+      if (
+        (format === "json_schema" && accepted !== "json_schema") || (format === "json_object" && accepted === "none")
+      ) {
         replies.bad_request++
-        return send(res, 400, JSON.stringify({ error: { message: `Invalid parameter: 'response_format' of type '${format}' is not supported with this model.`, type: "invalid_request_error", param: "response_format", code: null } }))
+        return send(
+          res,
+          400,
+          JSON.stringify({
+            error: {
+              message: `Invalid parameter: 'response_format' of type '${format}' is not supported with this model.`,
+              type: "invalid_request_error",
+              param: "response_format",
+              code: null
+            }
+          })
+        )
       }
       const kind = choose(request)
       if (behaviour.latencyMs > 0 && kind !== "hang") {

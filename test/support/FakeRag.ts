@@ -28,7 +28,7 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 
 export type FakeRagReply =
   | "ok"
@@ -177,7 +177,7 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
     let replies: Partial<Record<FakeRagReply, number>> = {}
     let held: Array<() => void> = []
     let waiters: Array<{ n: number; done: () => void }> = []
-    const sockets = new Set<import("node:net").Socket>()
+    const sockets = new Set<Socket>()
 
     const notify = () => {
       waiters = waiters.filter((w) => {
@@ -189,7 +189,11 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
 
     const json = (res: Http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
       const text = JSON.stringify(body)
-      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers })
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+        ...headers
+      })
       res.end(text)
     }
 
@@ -210,22 +214,43 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
       choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }]
     })
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-      JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", model: "fake-rag", choices: [{ index: 0, delta, finish_reason: finish }] })
+      JSON.stringify({
+        id: "chatcmpl-fake",
+        object: "chat.completion.chunk",
+        model: "fake-rag",
+        choices: [{ index: 0, delta, finish_reason: finish }]
+      })
 
     const answerOk = async (res: Http.ServerResponse, path: string, body: string, question: string) => {
       const { answer, sources } = behaviour.answer(question)
       const sourceObjects = sources.map((text, i) => ({ id: `doc-${i + 1}`, text }))
       if (path === "/v1/chat/completions") {
         if (!wantsStream(body)) return json(res, 200, chatCompletion(answer))
-        return sse(res, [chunk({ role: "assistant" }), ...pieces(answer).map((p) => chunk({ content: p })), chunk({}, "stop"), "[DONE]"])
+        return sse(res, [
+          chunk({ role: "assistant" }),
+          ...pieces(answer).map((p) => chunk({ content: p })),
+          chunk({}, "stop"),
+          "[DONE]"
+        ])
       }
       if (behaviour.stream === "generic") {
-        return sse(res, [...pieces(answer).map((p) => JSON.stringify({ delta: p })), JSON.stringify({ answer, sources: sourceObjects }), "[DONE]"])
+        return sse(res, [
+          ...pieces(answer).map((p) => JSON.stringify({ delta: p })),
+          JSON.stringify({ answer, sources: sourceObjects }),
+          "[DONE]"
+        ])
       }
       return json(res, 200, { answer, sources: sourceObjects })
     }
 
-    const reply = async (kind: FakeRagReply, req: Http.IncomingMessage, res: Http.ServerResponse, path: string, body: string, question: string) => {
+    const reply = async (
+      kind: FakeRagReply,
+      req: Http.IncomingMessage,
+      res: Http.ServerResponse,
+      path: string,
+      body: string,
+      question: string
+    ) => {
       replies[kind] = (replies[kind] ?? 0) + 1
       const streamedRequest = path === "/v1/chat/completions" ? wantsStream(body) : behaviour.stream === "generic"
       switch (kind) {
@@ -265,7 +290,10 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
           return req.socket.destroy()
         case "stream_error":
           if (!streamedRequest) return json(res, 500, { error: "model overloaded" })
-          return sse(res, [JSON.stringify({ delta: "Partial " }), JSON.stringify({ error: { message: "model overloaded" } })])
+          return sse(res, [
+            JSON.stringify({ delta: "Partial " }),
+            JSON.stringify({ error: { message: "model overloaded" } })
+          ])
         case "hang":
           return
       }
@@ -334,10 +362,11 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
           held = []
           for (const r of go) r()
         },
-        received: (n) => new Promise<void>((done) => {
-          waiters.push({ n, done })
-          notify()
-        }),
+        received: (n) =>
+          new Promise<void>((done) => {
+            waiters.push({ n, done })
+            notify()
+          }),
         reset: () => {
           calls = 0
           requests = []

@@ -14,7 +14,9 @@ import { freePort } from "./Ports.js"
 const binDir = (): string | undefined => {
   const root = "/usr/lib/postgresql"
   if (!fs.existsSync(root)) return undefined
-  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(Path.join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a))
+  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(Path.join(root, v, "bin", "initdb"))).sort((a, b) =>
+    Number(b) - Number(a)
+  )
   return versions.length === 0 ? undefined : Path.join(root, versions[0]!, "bin")
 }
 
@@ -25,7 +27,6 @@ export const postgresBin = binDir()
 /** Whether a private cluster can be started here (binaries, and a non-root user to run them). */
 export const postgresAvailable = postgresBin !== undefined && (!isRoot || hasPostgresUser())
 
-
 export interface PrivatePostgres {
   readonly url: string
   readonly port: number
@@ -33,7 +34,9 @@ export interface PrivatePostgres {
 }
 
 const asOwner = (cmd: string, args: ReadonlyArray<string>) =>
-  isRoot ? execFileSync("runuser", ["-u", "postgres", "--", cmd, ...args], { stdio: "pipe" }) : execFileSync(cmd, [...args], { stdio: "pipe" })
+  isRoot
+    ? execFileSync("runuser", ["-u", "postgres", "--", cmd, ...args], { stdio: "pipe" })
+    : execFileSync(cmd, [...args], { stdio: "pipe" })
 
 export const startPostgres = async (): Promise<PrivatePostgres> => {
   if (postgresBin === undefined) throw new Error("PostgreSQL binaries not found")
@@ -44,8 +47,16 @@ export const startPostgres = async (): Promise<PrivatePostgres> => {
   asOwner(Path.join(postgresBin, "initdb"), ["-D", data, "-A", "trust", "-U", "rag", "--no-sync", "-E", "UTF8"])
   const port = await freePort()
   asOwner(Path.join(postgresBin, "pg_ctl"), [
-    "-D", data, "-l", Path.join(dir, "log"), "-w", "-t", "60", "start",
-    "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`
+    "-D",
+    data,
+    "-l",
+    Path.join(dir, "log"),
+    "-w",
+    "-t",
+    "60",
+    "start",
+    "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`
   ])
   const stop = () => {
     try {

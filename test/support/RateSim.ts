@@ -66,7 +66,10 @@ export interface SimRunOptions {
   /** Give up (the run stalled) after this much simulated time. Default 2 hours. */
   readonly horizonMs?: number
   /** Called every `every` ms of simulated time while the run goes (for diagnostics). */
-  readonly trace?: { readonly every: number; readonly at: (now: number, controllers: ReadonlyArray<RateController>) => void }
+  readonly trace?: {
+    readonly every: number
+    readonly at: (now: number, controllers: ReadonlyArray<RateController>) => void
+  }
 }
 
 export interface SimResult {
@@ -86,7 +89,9 @@ export interface SimResult {
   /** Arrival times of refused requests. */
   readonly refusedAt: ReadonlyArray<number>
   /** Each judgment's end (ok or failed) and when its first 429 came (when one did). */
-  readonly ends: ReadonlyArray<{ readonly endedAt: number; readonly ok: boolean; readonly firstLimitedAt: number | undefined }>
+  readonly ends: ReadonlyArray<
+    { readonly endedAt: number; readonly ok: boolean; readonly firstLimitedAt: number | undefined }
+  >
   /** True when the horizon was reached before every judgment ended. */
   readonly stalled: boolean
   readonly controllers: ReadonlyArray<RateController>
@@ -176,7 +181,9 @@ export class SimServer {
     if (mode === "none" || !Number.isFinite(this.rate)) return undefined
     const remaining = Math.max(0, Math.floor(this.level))
     const resetMs = Math.max(0, (this.options.burst - this.level) / this.rate)
-    return { requests: { limit: mode === "bucket" ? this.options.burst : Math.round(this.rate * 60_000), remaining, resetMs } }
+    return {
+      requests: { limit: mode === "bucket" ? this.options.burst : Math.round(this.rate * 60_000), remaining, resetMs }
+    }
   }
   arrive(now: number): Answer {
     this.requests++
@@ -195,7 +202,11 @@ export class SimServer {
     if (this.options.chargeRejected === true) this.level -= 1
     const waitMs = (1 - this.level) / this.rate
     const mode = this.options.retryAfter ?? "seconds"
-    const retryAfterMs = mode === "none" ? undefined : mode === "ms" ? Math.ceil(waitMs) : Math.max(1, Math.ceil(waitMs / 1000)) * 1000
+    const retryAfterMs = mode === "none"
+      ? undefined
+      : mode === "ms"
+      ? Math.ceil(waitMs)
+      : Math.max(1, Math.ceil(waitMs / 1000)) * 1000
     return { ok: false, retryAfterMs, rateLimit: this.headers() }
   }
 }
@@ -234,12 +245,28 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
   const net = run.netMs ?? 1
   const rpc = run.rpcMs ?? 2
   const maxWaitMs = client.maxWaitMs ?? 10 * 60_000
-  const latency = () => typeof run.latencyMs === "number" ? run.latencyMs : run.latencyMs[0] + random() * (run.latencyMs[1] - run.latencyMs[0])
+  const latency = () =>
+    typeof run.latencyMs === "number"
+      ? run.latencyMs
+      : run.latencyMs[0] + random() * (run.latencyMs[1] - run.latencyMs[0])
   const cluster = run.runners !== undefined
   const shared = cluster ? new RateController({ ...client, concurrency: Number.MAX_SAFE_INTEGER }, 0) : undefined
   const runnerCount = run.runners ?? 1
-  const controllers = Array.from({ length: runnerCount }, () =>
-    new RateController(cluster ? { concurrency: client.concurrency, adaptive: client.adaptive, learnRate: false, maxPauseMs: client.maxPauseMs ?? maxWaitMs } : { ...client, maxPauseMs: client.maxPauseMs ?? maxWaitMs }, 0))
+  const controllers = Array.from(
+    { length: runnerCount },
+    () =>
+      new RateController(
+        cluster
+          ? {
+            concurrency: client.concurrency,
+            adaptive: client.adaptive,
+            learnRate: false,
+            maxPauseMs: client.maxPauseMs ?? maxWaitMs
+          }
+          : { ...client, maxPauseMs: client.maxPauseMs ?? maxWaitMs },
+        0
+      )
+  )
   const permits = controllers.map((c) => new Permits(events, () => c.concurrency()))
   /** Paced starts are handed out one at a time (the gate's pacer), so a pace that rises applies to the next one. */
   const pacers = controllers.map(() => new Permits(events, () => 1))
@@ -251,7 +278,9 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
 
   /** One HTTP attempt at `now` (the caller's start): the server's answer comes back to `done`. */
   const call = (done: (answer: Answer) => void) => {
-    const leaves = run.stall !== undefined && events.now >= run.stall.from && events.now < run.stall.to ? run.stall.to : events.now
+    const leaves = run.stall !== undefined && events.now >= run.stall.from && events.now < run.stall.to
+      ? run.stall.to
+      : events.now
     const arrival = leaves + net + (run.jitterMs ?? 0) * random()
     events.at(arrival, () => {
       firstArrival ??= events.now
@@ -277,13 +306,19 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
           const finish = (answer: Answer, sharedStart?: number) => {
             permits[r]!.release()
             if (answer.ok) local.succeeded(events.now, startedAt, { rateLimit: answer.rateLimit })
-            else local.rateLimited(events.now, startedAt, { retryAfterMs: answer.retryAfterMs, rateLimit: answer.rateLimit })
+            else {local.rateLimited(events.now, startedAt, {
+                retryAfterMs: answer.retryAfterMs,
+                rateLimit: answer.rateLimit
+              })}
             permits[r]!.wake()
             if (shared !== undefined && sharedStart !== undefined && (!answer.ok || answer.rateLimit !== undefined)) {
               const report = events.now + rpc
               events.at(report, () => {
                 if (answer.ok) shared.succeeded(events.now, sharedStart, { rateLimit: answer.rateLimit })
-                else shared.rateLimited(events.now, sharedStart, { retryAfterMs: answer.retryAfterMs, rateLimit: answer.rateLimit })
+                else {shared.rateLimited(events.now, sharedStart, {
+                    retryAfterMs: answer.retryAfterMs,
+                    rateLimit: answer.rateLimit
+                  })}
               })
             }
             done(answer)
@@ -297,7 +332,8 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
               if (sharedReservation.committed) shared.start(sharedReservation.at)
               const waitMs = sharedReservation.at - events.now
               events.at(events.now + rpc, () => {
-                events.at(events.now + Math.max(0, waitMs), () => sharedReservation.committed ? call((answer) => finish(answer, sharedReservation.at)) : askShared())
+                events.at(events.now + Math.max(0, waitMs), () =>
+                  sharedReservation.committed ? call((answer) => finish(answer, sharedReservation.at)) : askShared())
               })
             })
           askShared()
@@ -354,7 +390,8 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
   return {
     requests: sim.requests,
     refused: sim.refused,
-    requestsAfterFirstSecond: sim.acceptedAt.filter((t) => t > first + 1000).length + sim.refusedAt.filter((t) => t > first + 1000).length,
+    requestsAfterFirstSecond: sim.acceptedAt.filter((t) => t > first + 1000).length +
+      sim.refusedAt.filter((t) => t > first + 1000).length,
     refusedAfterFirstSecond: sim.refusedAt.filter((t) => t > first + 1000).length,
     accepted: sim.acceptedAt.length,
     judged,

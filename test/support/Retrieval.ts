@@ -5,13 +5,16 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
-import { defaultPromptsDir, parseRubric } from "../../src/judges/Prompt.js"
 import type { RunInfo } from "../../src/engine/Pipeline.js"
+import { defaultPromptsDir, parseRubric } from "../../src/judges/Prompt.js"
 
 export const loadPrompt = (id: string): Rubric =>
   Effect.runSync(parseRubric(fs.readFileSync(Path.join(defaultPromptsDir, `${id}.json`), "utf8"), `${id}.json`))
 
-export const runInfo = (rubrics: ReadonlyArray<Rubric>, retriever: RunInfo["retriever"] = { name: "precomputed", params: {} }): RunInfo => ({
+export const runInfo = (
+  rubrics: ReadonlyArray<Rubric>,
+  retriever: RunInfo["retriever"] = { name: "precomputed", params: {} }
+): RunInfo => ({
   pipeline: "test",
   description: "test",
   runId: "run",
@@ -25,7 +28,12 @@ export const runInfo = (rubrics: ReadonlyArray<Rubric>, retriever: RunInfo["retr
 })
 
 /** A judgment of `hit:<id>`; `score: null` for a failed one. */
-export const judgment = (caseId: string, id: string, score: number | null, extra: Partial<Judgment> = {}): Judgment => ({
+export const judgment = (
+  caseId: string,
+  id: string,
+  score: number | null,
+  extra: Partial<Judgment> = {}
+): Judgment => ({
   key: `${caseId}-${id}`,
   caseId,
   ordinal: 0,

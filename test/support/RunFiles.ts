@@ -19,4 +19,5 @@ export const manifestFixture = (overrides: Partial<Manifest> & Pick<Manifest, "r
 })
 
 /** A manifest's file text, encoded through its schema as a run writes it. */
-export const manifestText = (overrides: Partial<Manifest> & Pick<Manifest, "runId">): string => encodeJson(Manifest, manifestFixture(overrides))
+export const manifestText = (overrides: Partial<Manifest> & Pick<Manifest, "runId">): string =>
+  encodeJson(Manifest, manifestFixture(overrides))

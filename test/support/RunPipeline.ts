@@ -2,23 +2,23 @@
  * Run a pipeline in-process with test layers: a real file system (temp dirs), silent progress,
  * and the judge layer of the caller's choice (heuristic, or an LLM judge over the fake server).
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { Judge } from "../../src/judges/Judge.js"
 import * as Judgments from "../../src/engine/Judgments.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
+import * as Progress from "../../src/engine/Progress.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { run, type RunOptions } from "../../src/engine/Runner.js"
-import * as Progress from "../../src/engine/Progress.js"
+import * as Shutdown from "../../src/engine/Shutdown.js"
+import type { Judge } from "../../src/judges/Judge.js"
 import { all as allReporters, layer as reportersLayer, type Reporter } from "../../src/report/Reporter.js"
 import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"
-import * as Shutdown from "../../src/engine/Shutdown.js"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 /** `../shared/data` beside the repository: present in CI and on developer machines, absent on a user's clone. */
@@ -30,12 +30,20 @@ export const tempDir = (prefix = "rag-eval-") => fs.mkdtempSync(Path.join(os.tmp
 
 /** A pipeline file of the repository, built with the given options (none: every default). */
 export const loadPipelineModule = async (name: string, options: PipelineOptions = {}) =>
-  instantiate((await import(Path.join(repoRoot, "pipelines", `${name}.ts`))).default as AnyPipeline, options) as Pipeline<unknown, unknown>
+  instantiate(
+    (await import(Path.join(repoRoot, "pipelines", `${name}.ts`))).default as AnyPipeline,
+    options
+  ) as Pipeline<unknown, unknown>
 
 export const runWith = <R, S>(
   pipeline: Pipeline<R, S>,
   judge: Layer.Layer<Judge, unknown>,
-  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string; readonly cache?: boolean; readonly reporters?: ReadonlyArray<Reporter> }
+  options: Partial<RunOptions> & {
+    readonly input: string
+    readonly outRoot: string
+    readonly cache?: boolean
+    readonly reporters?: ReadonlyArray<Reporter>
+  }
 ) =>
   run(pipeline, {
     iterations: 1,
@@ -46,15 +54,19 @@ export const runWith = <R, S>(
     retryFailed: false,
     ...options
   }).pipe(
-    Effect.provide(Layer.mergeAll(
-      Judgments.layer.pipe(Layer.provide(judge)),
-      Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
-      JudgmentJournal.layerFile,
-      reportersLayer(options.reporters ?? allReporters),
-      Progress.layerSilent,
-      NodeContext.layer
-    ).pipe(Layer.provideMerge(Layer.merge(
-      options.cache === true ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot)) : JudgmentCache.layerNone,
-      Shutdown.layerNever
-    ))))
+    Effect.provide(
+      Layer.mergeAll(
+        Judgments.layer.pipe(Layer.provide(judge)),
+        Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
+        JudgmentJournal.layerFile,
+        reportersLayer(options.reporters ?? allReporters),
+        Progress.layerSilent,
+        NodeContext.layer
+      ).pipe(Layer.provideMerge(Layer.merge(
+        options.cache === true
+          ? JudgmentCache.layerFile(JudgmentCache.cacheDir(options.outRoot))
+          : JudgmentCache.layerNone,
+        Shutdown.layerNever
+      )))
+    )
   )

@@ -24,7 +24,10 @@ describe("JsonPath: parsing", () => {
     expect(path("$.sources[*].text").many).toBe(true)
     expect(path("$.answer").many).toBe(false)
     expect(path("$['key with spaces']['it\\'s']").text).toBe("$['key with spaces']['it\\'s']")
-    expect(path("$['key with spaces']['it\\'s']").steps).toEqual([{ _tag: "Key", name: "key with spaces" }, { _tag: "Key", name: "it's" }])
+    expect(path("$['key with spaces']['it\\'s']").steps).toEqual([{ _tag: "Key", name: "key with spaces" }, {
+      _tag: "Key",
+      name: "it's"
+    }])
     expect(path("$.items[-1]").steps[1]).toEqual({ _tag: "Index", index: -1 })
   })
 
@@ -50,7 +53,10 @@ describe("JsonPath: reading", () => {
 
   it("selects values in document order with their concrete paths", () => {
     expect(values("$.sources[*].text", response)).toEqual(["Paris is the capital.", "France is in Europe."])
-    expect(JsonPath.select(path("$.sources[*].text"), response).matches.map((m) => m.at)).toEqual(["$.sources[0].text", "$.sources[1].text"])
+    expect(JsonPath.select(path("$.sources[*].text"), response).matches.map((m) => m.at)).toEqual([
+      "$.sources[0].text",
+      "$.sources[1].text"
+    ])
     expect(values("$.choices[0].message.content", response)).toEqual(["hello"])
     expect(values("$.sources[-1].id", response)).toEqual([2])
     expect(values("$.empty[*]", response)).toEqual([])
@@ -68,15 +74,24 @@ describe("JsonPath: reading", () => {
   })
 
   it("deeper misses say which part is what", () => {
-    const reason = (p: string, v: unknown = response) => Either.match(JsonPath.readOne(path(p), v), { onLeft: (m) => m.reason, onRight: () => "found" })
+    const reason = (p: string, v: unknown = response) =>
+      Either.match(JsonPath.readOne(path(p), v), { onLeft: (m) => m.reason, onRight: () => "found" })
     expect(reason("$.sources[0].body")).toBe("the response has no $.sources[0].body: $.sources[0] has keys text, id")
     expect(reason("$.choices[1].message")).toBe("the response has no $.choices[1]: $.choices is a list of 1")
     expect(reason("$.empty[0]")).toBe("the response has no $.empty[0]: $.empty is an empty list")
     expect(reason("$.nothing.answer")).toBe("the response has no $.nothing.answer: $.nothing is null")
-    expect(reason("$.sources.text")).toBe("the response has no $.sources.text: $.sources is a list of 2, not an object (use [0] or [*] for its items)")
-    expect(reason("$.answer_text[0]")).toBe("the response has no $.answer_text[0]: $.answer_text is a string (\"Paris\"), not a list")
-    expect(reason("$.answer", ["a", "b"])).toBe("the response has no $.answer: it is a list of 2, not an object (use [0] or [*] for its items)")
-    expect(JsonPath.select(path("$.answer"), { a: 1 }, "event 3").misses[0]!.reason).toBe("event 3 has no $.answer: it has key a")
+    expect(reason("$.sources.text")).toBe(
+      "the response has no $.sources.text: $.sources is a list of 2, not an object (use [0] or [*] for its items)"
+    )
+    expect(reason("$.answer_text[0]")).toBe(
+      "the response has no $.answer_text[0]: $.answer_text is a string (\"Paris\"), not a list"
+    )
+    expect(reason("$.answer", ["a", "b"])).toBe(
+      "the response has no $.answer: it is a list of 2, not an object (use [0] or [*] for its items)"
+    )
+    expect(JsonPath.select(path("$.answer"), { a: 1 }, "event 3").misses[0]!.reason).toBe(
+      "event 3 has no $.answer: it has key a"
+    )
   })
 
   it("a type mismatch is not an absence", () => {
@@ -86,7 +101,9 @@ describe("JsonPath: reading", () => {
 
   it("readOne refuses a wildcard path that selects several values", () => {
     const r = JsonPath.readOne(path("$.sources[*].text"), response)
-    expect(Either.isLeft(r) && r.left.reason).toBe("$.sources[*].text selects 2 values in the response; it must select one")
+    expect(Either.isLeft(r) && r.left.reason).toBe(
+      "$.sources[*].text selects 2 values in the response; it must select one"
+    )
   })
 
   it("a wildcard branch that misses is reported with the matches of the others", () => {

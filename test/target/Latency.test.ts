@@ -15,12 +15,31 @@ describe("targetLatency", () => {
     ])
     expect(s.calls).toBe(5)
     expect(s.streamed).toBe(3)
-    expect(s.total).toEqual({ n: 5, mean: 400, p50: 300, p90: expect.closeTo(760, 9), p99: expect.closeTo(976, 9), max: 1000 })
-    expect(s.ttfb).toEqual({ n: 3, mean: 40, p50: 40, p90: expect.closeTo(64, 9), p99: expect.closeTo(69.4, 9), max: 70 })
+    expect(s.total).toEqual({
+      n: 5,
+      mean: 400,
+      p50: 300,
+      p90: expect.closeTo(760, 9),
+      p99: expect.closeTo(976, 9),
+      max: 1000
+    })
+    expect(s.ttfb).toEqual({
+      n: 3,
+      mean: 40,
+      p50: 40,
+      p90: expect.closeTo(64, 9),
+      p99: expect.closeTo(69.4, 9),
+      max: 70
+    })
   })
 
   it("no streamed answers: no TTFB; no answers: nothing", () => {
-    expect(targetLatency([{ latencyMs: 5, ttfbMs: 5, streamed: false }])).toEqual({ calls: 1, streamed: 0, total: { n: 1, mean: 5, p50: 5, p90: 5, p99: 5, max: 5 }, ttfb: undefined })
+    expect(targetLatency([{ latencyMs: 5, ttfbMs: 5, streamed: false }])).toEqual({
+      calls: 1,
+      streamed: 0,
+      total: { n: 1, mean: 5, p50: 5, p90: 5, p99: 5, max: 5 },
+      ttfb: undefined
+    })
     expect(targetLatency([])).toEqual({ calls: 0, streamed: 0, total: undefined, ttfb: undefined })
   })
 })

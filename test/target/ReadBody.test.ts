@@ -70,14 +70,25 @@ describe("readBody (TestClock)", () => {
   it.effect("a body over the limit is refused (malformed), and the rest is not read", () =>
     Effect.gen(function*() {
       const pulled: Array<number> = []
-      const body = Stream.fromIterable([1, 2, 3, 4]).pipe(Stream.rechunk(1), Stream.map((i) => {
-        pulled.push(i)
-        return bytes("x".repeat(10))
-      }))
+      const body = Stream.fromIterable([1, 2, 3, 4]).pipe(
+        Stream.rechunk(1),
+        Stream.map((i) => {
+          pulled.push(i)
+          return bytes("x".repeat(10))
+        })
+      )
       const json = yield* readBody(paths, "application/json", body, 25)
-      expect(Either.isLeft(json.reading) && json.reading.left).toEqual({ kind: "malformed", detail: `the response is larger than ${25 / 1024 / 1024} MiB` })
+      expect(Either.isLeft(json.reading) && json.reading.left).toEqual({
+        kind: "malformed",
+        detail: `the response is larger than ${25 / 1024 / 1024} MiB`
+      })
       expect(pulled).toEqual([1, 2, 3])
-      const sse = yield* readBody(paths, "text/event-stream", Stream.make(bytes("data: {\"a\": 1}\n\n"), bytes("data: {\"a\": 2}\n\n")), 20)
+      const sse = yield* readBody(
+        paths,
+        "text/event-stream",
+        Stream.make(bytes("data: {\"a\": 1}\n\n"), bytes("data: {\"a\": 2}\n\n")),
+        20
+      )
       expect(Either.isLeft(sse.reading) && sse.reading.left.detail).toMatch(/^the event stream is larger than/)
     }))
 })

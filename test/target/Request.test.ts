@@ -10,18 +10,46 @@ describe("the request body of a case", () => {
 
   it("history, id, input fields by name (with spaces), model; named variables win over fields", () => {
     const body = requestBody(
-      { body: "{\"q\": \"{{question}}\", \"h\": \"{{history}}\", \"topic\": \"{{topic}}\", \"col\": \"{{Current User Question}}\", \"n\": {{n}}, \"m\": \"{{model}}\"}", model: "rag-1" },
-      { id: "7", question: "Why?", history: "User: hi\nAssistant: hello", fields: { topic: "energy", "Current User Question": "Why?", n: 3, question: "ignored" } }
+      {
+        body:
+          "{\"q\": \"{{question}}\", \"h\": \"{{history}}\", \"topic\": \"{{topic}}\", \"col\": \"{{Current User Question}}\", \"n\": {{n}}, \"m\": \"{{model}}\"}",
+        model: "rag-1"
+      },
+      {
+        id: "7",
+        question: "Why?",
+        history: "User: hi\nAssistant: hello",
+        fields: { topic: "energy", "Current User Question": "Why?", n: 3, question: "ignored" }
+      }
     )
-    expect(JSON.parse(body)).toEqual({ q: "Why?", h: "User: hi\nAssistant: hello", topic: "energy", col: "Why?", n: 3, m: "rag-1" })
+    expect(JSON.parse(body)).toEqual({
+      q: "Why?",
+      h: "User: hi\nAssistant: hello",
+      topic: "energy",
+      col: "Why?",
+      n: 3,
+      m: "rag-1"
+    })
   })
 
   it("no history: empty inside a string, null outside", () => {
-    expect(JSON.parse(requestBody({ body: "{\"h\": \"{{history}}\", \"raw\": {{history}}}" }, { id: "1", question: "q", history: "  " }))).toEqual({ h: "", raw: null })
+    expect(
+      JSON.parse(
+        requestBody({ body: "{\"h\": \"{{history}}\", \"raw\": {{history}}}" }, {
+          id: "1",
+          question: "q",
+          history: "  "
+        })
+      )
+    ).toEqual({ h: "", raw: null })
   })
 
   it("{{messages}}: the history as chat turns, then the question", () => {
-    const body = requestBody({ body: "{\"messages\": {{messages}}}" }, { id: "1", question: "And \"now\"?", history: "User: Why move away from fossil fuels?\nAssistant: They are finite\nand pollute." })
+    const body = requestBody({ body: "{\"messages\": {{messages}}}" }, {
+      id: "1",
+      question: "And \"now\"?",
+      history: "User: Why move away from fossil fuels?\nAssistant: They are finite\nand pollute."
+    })
     expect(JSON.parse(body)).toEqual({
       messages: [
         { role: "user", content: "Why move away from fossil fuels?" },
@@ -43,8 +71,21 @@ describe("the request body of a case", () => {
   })
 
   it("inputOf a loaded case; templateVars skip values that are not JSON", () => {
-    const input = inputOf({ id: "3", ordinal: 2, line: 4, question: "q", history: "h", passages: [], source: { a: "x", f: () => 1, u: undefined } })
-    expect(input).toEqual({ id: "3", question: "q", history: "h", fields: { a: "x", f: expect.any(Function), u: undefined } })
+    const input = inputOf({
+      id: "3",
+      ordinal: 2,
+      line: 4,
+      question: "q",
+      history: "h",
+      passages: [],
+      source: { a: "x", f: () => 1, u: undefined }
+    })
+    expect(input).toEqual({
+      id: "3",
+      question: "q",
+      history: "h",
+      fields: { a: "x", f: expect.any(Function), u: undefined }
+    })
     const vars = templateVars({ model: undefined }, input)
     expect(Object.keys(vars).sort()).toEqual(["a", "history", "id", "messages", "question"])
   })

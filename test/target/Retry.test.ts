@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Exit, Fiber, TestClock } from "effect"
-import { withRetries, type RetryOptions } from "../../src/target/Retry.js"
+import { type RetryOptions, withRetries } from "../../src/target/Retry.js"
 import { TargetError, type TargetErrorKind } from "../../src/target/TargetError.js"
 
-const error = (kind: TargetErrorKind, retryAfterMs?: number) => new TargetError({ kind, target: "http://127.0.0.1:8000/ask", detail: kind, retryAfterMs })
+const error = (kind: TargetErrorKind, retryAfterMs?: number) =>
+  new TargetError({ kind, target: "http://127.0.0.1:8000/ask", detail: kind, retryAfterMs })
 
 /**
  * Runs a call that fails with `errors` in turn (then succeeds), with retries, on the TestClock moved
@@ -52,7 +53,11 @@ describe("the target's retry schedule (TestClock)", () => {
 
   it.effect("the cap: no wait longer than maxDelayMs", () =>
     Effect.gen(function*() {
-      const { times } = yield* run(Array.from({ length: 8 }, () => error("server")), { maxRetries: 8, baseDelayMs: 1_000, maxDelayMs: 5_000 })
+      const { times } = yield* run(Array.from({ length: 8 }, () => error("server")), {
+        maxRetries: 8,
+        baseDelayMs: 1_000,
+        maxDelayMs: 5_000
+      })
       expect(times).toHaveLength(9)
       expect(Math.max(...gaps(times))).toBeLessThanOrEqual(5_000)
       expect(gaps(times).slice(-3)).toEqual([5_000, 5_000, 5_000])
@@ -60,7 +65,11 @@ describe("the target's retry schedule (TestClock)", () => {
 
   it.effect("a 429 waits its Retry-After (up to 20 % more, never less) and does not count against maxRetries", () =>
     Effect.gen(function*() {
-      const { times, exit } = yield* run([error("rate_limited", 3_000), error("rate_limited", 3_000), error("rate_limited", 3_000)], { maxRetries: 0 })
+      const { times, exit } = yield* run([
+        error("rate_limited", 3_000),
+        error("rate_limited", 3_000),
+        error("rate_limited", 3_000)
+      ], { maxRetries: 0 })
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(times).toHaveLength(4)
       for (const gap of gaps(times)) {
@@ -81,7 +90,9 @@ describe("the target's retry schedule (TestClock)", () => {
 
   it.effect("429s are waited out for maxWaitMs from the first, the last attempt made when it runs out", () =>
     Effect.gen(function*() {
-      const { times, exit } = yield* run(Array.from({ length: 20 }, () => error("rate_limited", 60_000)), { maxWaitMs: 150_000 })
+      const { times, exit } = yield* run(Array.from({ length: 20 }, () => error("rate_limited", 60_000)), {
+        maxWaitMs: 150_000
+      })
       expect(times).toHaveLength(4)
       expect(times[3]).toBe(150_000)
       expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error.kind).toBe("rate_limited")
@@ -89,14 +100,18 @@ describe("the target's retry schedule (TestClock)", () => {
 
   it.effect("behind a rate gate (gatePauses) a 429 is asked again at once", () =>
     Effect.gen(function*() {
-      const { times, exit } = yield* run([error("rate_limited", 60_000), error("rate_limited", 60_000)], { gatePauses: true })
+      const { times, exit } = yield* run([error("rate_limited", 60_000), error("rate_limited", 60_000)], {
+        gatePauses: true
+      })
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(times).toEqual([0, 0, 0])
     }))
 
   it.effect("fatal and per-case failures: one attempt", () =>
     Effect.gen(function*() {
-      for (const kind of ["unauthorized", "not_found", "moved", "unreachable", "rejected", "malformed", "shape"] as const) {
+      for (
+        const kind of ["unauthorized", "not_found", "moved", "unreachable", "rejected", "malformed", "shape"] as const
+      ) {
         const { times, exit } = yield* run([error(kind)], {})
         expect(times).toHaveLength(1)
         expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error.kind).toBe(kind)

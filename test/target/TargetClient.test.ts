@@ -29,17 +29,26 @@ const failure = <A>(exit: Exit.Exit<A, TargetError>): TargetError => {
 
 /** Nothing about a failure may show the token: its message, its JSON, its inspection. */
 const expectNoSecret = (e: TargetError) => {
-  for (const text of [e.message, JSON.stringify(e), util.inspect(e, { depth: 10 }), String(e)]) expect(text).not.toContain(TOKEN)
+  for (const text of [e.message, JSON.stringify(e), util.inspect(e, { depth: 10 }), String(e)]) {
+    expect(text).not.toContain(TOKEN)
+  }
 }
 
 describe("TargetClient against a fake RAG service", () => {
   it.scopedLive("generic JSON: the answer and passages, the body and headers sent, the call measured", () =>
     Effect.gen(function*() {
       const fake = yield* FakeRag.make({ token: TOKEN })
-      const target = yield* client({ url: fake.url, headers: ["Authorization: Bearer ${RAG_TOKEN}", "X-Tenant: acme"], contexts: "$.sources[*].text" })
+      const target = yield* client({
+        url: fake.url,
+        headers: ["Authorization: Bearer ${RAG_TOKEN}", "X-Tenant: acme"],
+        contexts: "$.sources[*].text"
+      })
       const r = yield* target.call({ ...question, history: "User: hi\nAssistant: hello" })
       expect(r.answer).toBe("The answer to \"What is a heat pump?\" is in the handbook.")
-      expect(r.contexts).toEqual(["Handbook, chapter 1: about What is a heat pump?", "Handbook, chapter 2: general notes."])
+      expect(r.contexts).toEqual([
+        "Handbook, chapter 1: about What is a heat pump?",
+        "Handbook, chapter 2: general notes."
+      ])
       expect(r.streamed).toBe(false)
       expect(r.status).toBe(200)
       expect(r.latencyMs).toBeGreaterThan(0)
@@ -57,7 +66,11 @@ describe("TargetClient against a fake RAG service", () => {
       expect(fake.asked.get("What is a heat pump?")).toBe(1)
       expect(target.identity).not.toContain(TOKEN)
       // What the journal keeps: a response and a failure both go through their Schemas and back.
-      expect(Schema.decodeUnknownSync(TargetClient.TargetResponse)(JSON.parse(JSON.stringify(Schema.encodeSync(TargetClient.TargetResponse)(r))))).toEqual(r)
+      expect(
+        Schema.decodeUnknownSync(TargetClient.TargetResponse)(
+          JSON.parse(JSON.stringify(Schema.encodeSync(TargetClient.TargetResponse)(r)))
+        )
+      ).toEqual(r)
     }))
 
   it.scopedLive("generic SSE: read to the end; the answer and passages of the final event; TTFB recorded", () =>
@@ -85,7 +98,10 @@ describe("TargetClient against a fake RAG service", () => {
       expect(r.events).toBeGreaterThan(3)
       expect(JSON.parse(fake.requests[0]!.body)).toEqual({
         model: "rag-v2",
-        messages: [{ role: "user", content: "Why?" }, { role: "assistant", content: "Because." }, { role: "user", content: "And now?" }],
+        messages: [{ role: "user", content: "Why?" }, { role: "assistant", content: "Because." }, {
+          role: "user",
+          content: "And now?"
+        }],
         stream: true
       })
       const json = yield* client({ url: fake.chatUrl, preset: "openai-chat", body: "{\"messages\": {{messages}}}" })
@@ -106,16 +122,53 @@ describe("TargetClient against a fake RAG service", () => {
 })
 
 describe("TargetClient: every failure classified", () => {
-  const cases: ReadonlyArray<{ readonly reply: FakeRag.FakeRagReply; readonly kind: TargetError["kind"]; readonly status?: number; readonly detail: RegExp; readonly class: "retryable" | "fatal" | "case" }> = [
-    { reply: "rate_limit", kind: "rate_limited", status: 429, detail: /too many requests \(Retry-After 2000 ms\)/, class: "retryable" },
-    { reply: "server_error", kind: "server", status: 500, detail: /HTTP 500: \{"error":"internal error: the vector store timed out"\}/, class: "retryable" },
+  const cases: ReadonlyArray<
+    {
+      readonly reply: FakeRag.FakeRagReply
+      readonly kind: TargetError["kind"]
+      readonly status?: number
+      readonly detail: RegExp
+      readonly class: "retryable" | "fatal" | "case"
+    }
+  > = [
+    {
+      reply: "rate_limit",
+      kind: "rate_limited",
+      status: 429,
+      detail: /too many requests \(Retry-After 2000 ms\)/,
+      class: "retryable"
+    },
+    {
+      reply: "server_error",
+      kind: "server",
+      status: 500,
+      detail: /HTTP 500: \{"error":"internal error: the vector store timed out"\}/,
+      class: "retryable"
+    },
     { reply: "reset", kind: "network", detail: /the connection broke/, class: "retryable" },
-    { reply: "reset_mid_body", kind: "network", detail: /the connection broke while reading the response/, class: "retryable" },
+    {
+      reply: "reset_mid_body",
+      kind: "network",
+      detail: /the connection broke while reading the response/,
+      class: "retryable"
+    },
     { reply: "malformed", kind: "malformed", status: 200, detail: /the response is not JSON/, class: "case" },
     { reply: "html", kind: "malformed", status: 200, detail: /it starts with "<html>/, class: "case" },
-    { reply: "missing_answer", kind: "shape", status: 200, detail: /^the response has no \$\.answer: it has keys answer_text, sources$/, class: "case" },
+    {
+      reply: "missing_answer",
+      kind: "shape",
+      status: 200,
+      detail: /^the response has no \$\.answer: it has keys answer_text, sources$/,
+      class: "case"
+    },
     { reply: "bad_request", kind: "rejected", status: 400, detail: /question too long/, class: "case" },
-    { reply: "unauthorized", kind: "unauthorized", status: 401, detail: /wants credentials \(headers sent: Authorization\)/, class: "fatal" },
+    {
+      reply: "unauthorized",
+      kind: "unauthorized",
+      status: 401,
+      detail: /wants credentials \(headers sent: Authorization\)/,
+      class: "fatal"
+    },
     { reply: "not_found", kind: "not_found", status: 404, detail: /nothing answers at this URL/, class: "fatal" }
   ]
   for (const c of cases) {
@@ -127,10 +180,16 @@ describe("TargetClient: every failure classified", () => {
         expect(e.kind).toBe(c.kind)
         expect(e.status).toBe(c.status)
         expect(e.detail).toMatch(c.detail)
-        expect({ retryable: e.retryable, fatal: e.fatal, case: e.caseFailure }).toEqual({ retryable: c.class === "retryable", fatal: c.class === "fatal", case: c.class === "case" })
+        expect({ retryable: e.retryable, fatal: e.fatal, case: e.caseFailure }).toEqual({
+          retryable: c.class === "retryable",
+          fatal: c.class === "fatal",
+          case: c.class === "case"
+        })
         expect(e.message.startsWith(`target ${fake.url}: `)).toBe(true)
         if (c.reply === "rate_limit") expect(e.retryAfterMs).toBe(2000)
-        const back = Schema.decodeUnknownSync(TargetError)(JSON.parse(JSON.stringify(Schema.encodeSync(TargetError)(e))))
+        const back = Schema.decodeUnknownSync(TargetError)(
+          JSON.parse(JSON.stringify(Schema.encodeSync(TargetError)(e)))
+        )
         expect(back.message).toBe(e.message)
         expectNoSecret(e)
       }))
@@ -166,17 +225,29 @@ describe("TargetClient: every failure classified", () => {
       const moved = failure(yield* Effect.exit((yield* client({ url: `${fake.origin}/moved` })).call(question)))
       expect(moved).toMatchObject({ kind: "moved", status: 301, detail: "HTTP 301: the service redirects to /ask" })
       const port = yield* Effect.promise(freePort)
-      const refused = failure(yield* Effect.exit((yield* client({ url: `http://127.0.0.1:${port}/ask` })).call(question)))
-      expect(refused).toMatchObject({ kind: "unreachable", detail: "connection refused", target: `http://127.0.0.1:${port}/ask` })
+      const refused = failure(
+        yield* Effect.exit((yield* client({ url: `http://127.0.0.1:${port}/ask` })).call(question))
+      )
+      expect(refused).toMatchObject({
+        kind: "unreachable",
+        detail: "connection refused",
+        target: `http://127.0.0.1:${port}/ask`
+      })
       expect(refused.fatal).toBe(true)
-      expect(refused.message).toBe(`target http://127.0.0.1:${port}/ask: unreachable: connection refused — check that the service is running and the host and port in --target`)
+      expect(refused.message).toBe(
+        `target http://127.0.0.1:${port}/ask: unreachable: connection refused — check that the service is running and the host and port in --target`
+      )
     }))
 
   it.scopedLive("an error event in a stream: a server failure, retryable", () =>
     Effect.gen(function*() {
       const fake = yield* FakeRag.make({ stream: "generic", script: ["stream_error"] })
       const e = failure(yield* Effect.exit((yield* client({ url: fake.url })).call(question)))
-      expect(e).toMatchObject({ kind: "server", status: 200, detail: "the stream sent an error at event 2: \"model overloaded\"" })
+      expect(e).toMatchObject({
+        kind: "server",
+        status: 200,
+        detail: "the stream sent an error at event 2: \"model overloaded\""
+      })
       expect(e.retryable).toBe(true)
     }))
 })
@@ -226,7 +297,9 @@ describe("TargetClient with retries", () => {
       const fake = yield* FakeRag.make({ script: ["missing_answer", "unauthorized"] })
       const target = yield* client({ url: fake.url })
       expect(failure(yield* Effect.exit(withRetries(target.call(question), { baseDelayMs: 1 }))).kind).toBe("shape")
-      expect(failure(yield* Effect.exit(withRetries(target.call(question), { baseDelayMs: 1 }))).kind).toBe("unauthorized")
+      expect(failure(yield* Effect.exit(withRetries(target.call(question), { baseDelayMs: 1 }))).kind).toBe(
+        "unauthorized"
+      )
       expect(fake.calls).toBe(2)
     }))
 
@@ -236,7 +309,9 @@ describe("TargetClient with retries", () => {
       const target = yield* client({ url: fake.url })
       const inputs = Array.from({ length: 40 }, (_, i) => ({ id: `c${i}`, question: `Question number ${i}?` }))
       const answers = yield* Effect.forEach(inputs, (input) => target.call(input), { concurrency: 8 })
-      expect(answers.map((a) => a.answer)).toEqual(inputs.map((i) => `The answer to "${i.question}" is in the handbook.`))
+      expect(answers.map((a) => a.answer)).toEqual(
+        inputs.map((i) => `The answer to "${i.question}" is in the handbook.`)
+      )
       expect(fake.asked.size).toBe(40)
       expect([...fake.asked.values()].every((n) => n === 1)).toBe(true)
     }))

@@ -1,10 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Redacted } from "effect"
 import * as util from "node:util"
-import { describe as describeTarget, identity, resolve, scrubber, secretsOf, type TargetSettings } from "../../src/target/TargetConfig.js"
+import {
+  describe as describeTarget,
+  identity,
+  resolve,
+  scrubber,
+  secretsOf,
+  type TargetSettings
+} from "../../src/target/TargetConfig.js"
 
 const SECRET = "s3cr3t-token-0123456789"
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 const resolved = (settings: TargetSettings, env: Record<string, string> = {}) => resolve(settings).pipe(withEnv(env))
 const problem = (settings: TargetSettings, env: Record<string, string> = {}) =>
   resolved(settings, env).pipe(
@@ -37,7 +45,12 @@ describe("TargetConfig.resolve", () => {
 
   it.effect("the user's body, paths (canonical) and a body object from --config", () =>
     Effect.gen(function*() {
-      const c = yield* resolved({ url: "http://h/ask", body: "{\"q\": \"{{question}}\", \"k\": 5}", answer: "data.text", contexts: "$['data'].sources.*.text" })
+      const c = yield* resolved({
+        url: "http://h/ask",
+        body: "{\"q\": \"{{question}}\", \"k\": 5}",
+        answer: "data.text",
+        contexts: "$['data'].sources.*.text"
+      })
       expect(c.body).toBe("{\"q\": \"{{question}}\", \"k\": 5}")
       expect(c.answer).toBe("$.data.text")
       expect(c.contexts).toBe("$.data.sources[*].text")
@@ -47,7 +60,10 @@ describe("TargetConfig.resolve", () => {
 
   it.effect("headers: ${NAME} from the environment, held as Redacted; a record form from --config", () =>
     Effect.gen(function*() {
-      const c = yield* resolved({ url: "http://h/ask", headers: ["Authorization: Bearer ${RAG_TOKEN}", "X-Tenant:  acme "] }, { RAG_TOKEN: SECRET })
+      const c = yield* resolved({
+        url: "http://h/ask",
+        headers: ["Authorization: Bearer ${RAG_TOKEN}", "X-Tenant:  acme "]
+      }, { RAG_TOKEN: SECRET })
       expect(c.headers.map((h) => h.name)).toEqual(["Authorization", "X-Tenant"])
       expect(Redacted.isRedacted(c.headers[0]!.value)).toBe(true)
       expect(Redacted.value(c.headers[0]!.value)).toBe(`Bearer ${SECRET}`)
@@ -58,16 +74,28 @@ describe("TargetConfig.resolve", () => {
 
   it.effect("every bad setting is one UsageError naming the flag", () =>
     Effect.gen(function*() {
-      expect(yield* problem({ url: "localhost:8000/ask" })).toMatch(/--target must be an http or https URL|--target must be an absolute/)
+      expect(yield* problem({ url: "localhost:8000/ask" })).toMatch(
+        /--target must be an http or https URL|--target must be an absolute/
+      )
       expect(yield* problem({ url: "not a url" })).toMatch(/^--target must be an absolute http\(s\) URL/)
       expect(yield* problem({ url: "ftp://h/ask" })).toMatch(/^--target must be an http or https URL/)
-      expect(yield* problem({ url: "http://h/ask", body: "{\"q\": {{question}" })).toMatch(/^--target-body: the body template does not give valid JSON/)
-      expect(yield* problem({ url: "http://h/ask", answer: "$.a b" })).toMatch(/^--target-answer: "\$\.a b" is not a JSON path/)
+      expect(yield* problem({ url: "http://h/ask", body: "{\"q\": {{question}" })).toMatch(
+        /^--target-body: the body template does not give valid JSON/
+      )
+      expect(yield* problem({ url: "http://h/ask", answer: "$.a b" })).toMatch(
+        /^--target-answer: "\$\.a b" is not a JSON path/
+      )
       expect(yield* problem({ url: "http://h/ask", contexts: "$[" })).toMatch(/^--target-contexts: /)
-      expect(yield* problem({ url: "http://h/ask", headers: ["Authorization: Bearer ${RAG_TOKEN}"] })).toBe("--target-header Authorization: the environment variable RAG_TOKEN is not set")
+      expect(yield* problem({ url: "http://h/ask", headers: ["Authorization: Bearer ${RAG_TOKEN}"] })).toBe(
+        "--target-header Authorization: the environment variable RAG_TOKEN is not set"
+      )
       expect(yield* problem({ url: "http://h/ask", headers: ["no colon"] })).toMatch(/takes "Name: value"/)
-      expect(yield* problem({ url: "http://h/ask", headers: ["Bad Name: x"] })).toMatch(/"Bad Name" is not a header name/)
-      expect(yield* problem({ url: "http://h/ask", headers: ["Content-Length: 3"] })).toMatch(/Content-Length is set by rag-eval/)
+      expect(yield* problem({ url: "http://h/ask", headers: ["Bad Name: x"] })).toMatch(
+        /"Bad Name" is not a header name/
+      )
+      expect(yield* problem({ url: "http://h/ask", headers: ["Content-Length: 3"] })).toMatch(
+        /Content-Length is set by rag-eval/
+      )
       expect(yield* problem({ url: "http://h/ask", headers: ["X-A: 1", "x-a: 2"] })).toMatch(/x-a is given twice/)
       expect(yield* problem({ url: "http://h/ask", headers: ["X-A: ${V}"] }, { V: "a\nb" })).toMatch(/line break/)
     }))
@@ -80,12 +108,20 @@ describe("TargetConfig.resolve", () => {
 })
 
 describe("TargetConfig.identity", () => {
-  const base: TargetSettings = { url: "http://127.0.0.1:8000/ask", headers: ["Authorization: Bearer ${RAG_TOKEN}"], contexts: "$.sources[*].text" }
+  const base: TargetSettings = {
+    url: "http://127.0.0.1:8000/ask",
+    headers: ["Authorization: Bearer ${RAG_TOKEN}"],
+    contexts: "$.sources[*].text"
+  }
 
   it.effect("stable; the same for two spellings of a path and for another token", () =>
     Effect.gen(function*() {
       const a = identity(yield* resolved(base, { RAG_TOKEN: SECRET }))
-      const b = identity(yield* resolved({ ...base, answer: "$['answer']", contexts: "sources.*.text" }, { RAG_TOKEN: "another-token-entirely" }))
+      const b = identity(
+        yield* resolved({ ...base, answer: "$['answer']", contexts: "sources.*.text" }, {
+          RAG_TOKEN: "another-token-entirely"
+        })
+      )
       expect(a).toBe(b)
       expect(JSON.parse(a)).toEqual({
         answer: "$.answer",
@@ -134,7 +170,15 @@ describe("TargetConfig: secrets are masked everywhere", () => {
   it.effect("String, JSON, util.inspect, describe and identity of a config hold no secret", () =>
     Effect.gen(function*() {
       const c = yield* resolved(settings, env)
-      const shown = [String(c), JSON.stringify(c), util.inspect(c, { depth: 10 }), JSON.stringify(describeTarget(c)), identity(c), `${c.headers[0]}`, JSON.stringify(c.headers)]
+      const shown = [
+        String(c),
+        JSON.stringify(c),
+        util.inspect(c, { depth: 10 }),
+        JSON.stringify(describeTarget(c)),
+        identity(c),
+        `${c.headers[0]}`,
+        JSON.stringify(c.headers)
+      ]
       for (const text of shown) {
         expect(text).not.toContain(SECRET)
         expect(text).not.toContain("-pw")
@@ -153,9 +197,12 @@ describe("TargetConfig: secrets are masked everywhere", () => {
   it.effect("the scrubber masks every secret a server could echo, whole or in part", () =>
     Effect.gen(function*() {
       const c = yield* resolved(settings, env)
-      expect(secretsOf(c)).toEqual(expect.arrayContaining([`Bearer ${SECRET}`, SECRET, `${SECRET}-key`, `${SECRET}-pw`, `${SECRET}-q`, "user"]))
+      expect(secretsOf(c)).toEqual(
+        expect.arrayContaining([`Bearer ${SECRET}`, SECRET, `${SECRET}-key`, `${SECRET}-pw`, `${SECRET}-q`, "user"])
+      )
       const scrub = scrubber(c)
-      const echoed = `invalid token: got "Bearer ${SECRET}", key ${SECRET}-key, from https://user:${SECRET}-pw@rag.example/ask?token=${SECRET}-q`
+      const echoed =
+        `invalid token: got "Bearer ${SECRET}", key ${SECRET}-key, from https://user:${SECRET}-pw@rag.example/ask?token=${SECRET}-q`
       const clean = scrub(echoed)
       expect(clean).not.toContain(SECRET)
       expect(clean).toContain("invalid token")

@@ -17,7 +17,10 @@ const TOKEN = "dev-token-for-the-example"
 const tinyRag = Effect.acquireRelease(
   Effect.promise(async () => {
     const port = await freePort()
-    const child = ChildProcess.spawn(process.execPath, [script], { env: { ...process.env, PORT: String(port), RAG_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "inherit"] })
+    const child = ChildProcess.spawn(process.execPath, [script], {
+      env: { ...process.env, PORT: String(port), RAG_TOKEN: TOKEN },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     await new Promise<void>((ready, failed) => {
       child.stdout.on("data", (d: Buffer) => {
         if (d.toString().includes("tiny RAG service on")) ready()

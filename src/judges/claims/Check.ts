@@ -81,7 +81,17 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { hasDigit, normalise, rememberedTokens, SOFT_MATCH_PREFIX, splitSentences, termsMatch, type Tokens, tokensOf, tokensOfPiece } from "../Terms.js"
+import {
+  hasDigit,
+  normalise,
+  rememberedTokens,
+  SOFT_MATCH_PREFIX,
+  splitSentences,
+  termsMatch,
+  type Tokens,
+  tokensOf,
+  tokensOfPiece
+} from "../Terms.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -165,7 +175,8 @@ const LIST_NUMBER = /^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))[ \t]+/gm
 const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
-const NOT_NEGATION = /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
+const NOT_NEGATION =
+  /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
 /**
  * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. The words holding a
  * capital are what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found from
@@ -206,7 +217,9 @@ const namesOf = (text: string): Array<string> => {
     // Letters beyond the BMP: every word run, read by code points (`exec` on the shared expression,
     // not `matchAll`, which copies the expression at every call).
     WORD_RUN.lastIndex = 0
-    for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) if (HAS_CAPITAL.test(m[0])) name(m[0], m.index)
+    for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) {
+      if (HAS_CAPITAL.test(m[0])) name(m[0], m.index)
+    }
     return names
   }
   // Most words hold no capital: find the capitals, and the run of each (once: the next search
@@ -232,10 +245,28 @@ const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
  * often a pronoun), and a word inside a hyphenated compound ("twenty-five", "three-quarters") too.
  */
 const NUMBER_WORDS: Readonly<Record<string, string>> = {
-  two: "2", three: "3", four: "4", five: "5", six: "6", seven: "7", eight: "8", nine: "9", ten: "10", eleven: "11", twelve: "12",
-  twenty: "20", thirty: "30", forty: "40", fifty: "50", sixty: "60", seventy: "70", eighty: "80", ninety: "90"
+  two: "2",
+  three: "3",
+  four: "4",
+  five: "5",
+  six: "6",
+  seven: "7",
+  eight: "8",
+  nine: "9",
+  ten: "10",
+  eleven: "11",
+  twelve: "12",
+  twenty: "20",
+  thirty: "30",
+  forty: "40",
+  fifty: "50",
+  sixty: "60",
+  seventy: "70",
+  eighty: "80",
+  ninety: "90"
 }
-const NUMBER_WORD = /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
+const NUMBER_WORD =
+  /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
 
 /** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
 const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
@@ -256,7 +287,11 @@ const clean = (text: string): string => {
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
   // Digits only (most numbers): no separator to read.
-  const n = !raw.includes(",") && !raw.includes(".") ? Number(raw) : THOUSANDS.test(raw) ? Number(raw.replace(/,/g, "")) : Number(raw.replace(",", "."))
+  const n = !raw.includes(",") && !raw.includes(".")
+    ? Number(raw)
+    : THOUSANDS.test(raw)
+    ? Number(raw.replace(/,/g, ""))
+    : Number(raw.replace(",", "."))
   return Number.isFinite(n) ? String(n) : raw
 }
 
@@ -301,7 +336,8 @@ const termsOf = (
  * and "or" ("does not sink or float"), which that cuts at.
  */
 const NEGATION_SCOPE = /\s*[;:]\s+|,\s+|\s+(?=(?:but|while|whereas|although|though|because|since|which)\s)/
-const isNegated = (lower: string): boolean => NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
+const isNegated = (lower: string): boolean =>
+  NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
 /** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
 class Sentence {
@@ -541,7 +577,16 @@ const readClaim = (raw: string): ClaimReading => {
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
   const names = new Set<string>()
   for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
-  const reading: ClaimReading = { terms, sequence, plain, numbers: numbersOf(text), names: [...names], negated: isNegated(lower), weightsOf: undefined, weights: undefined }
+  const reading: ClaimReading = {
+    terms,
+    sequence,
+    plain,
+    numbers: numbersOf(text),
+    names: [...names],
+    negated: isNegated(lower),
+    weightsOf: undefined,
+    weights: undefined
+  }
   if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
   claimReadings.set(raw, reading)
   return reading
@@ -589,7 +634,12 @@ const weightsFor = (stats: CaseStats, model: ClaimModel): Map<string, number> =>
   return cache
 }
 
-const weightOf = (term: string, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): number => {
+const weightOf = (
+  term: string,
+  stats: CaseStats | undefined,
+  cache: Map<string, number> | undefined,
+  model: ClaimModel
+): number => {
   if (stats === undefined || cache === undefined) return hasDigit(term) ? NUMBER_WEIGHT : 1
   let w = cache.get(term)
   if (w === undefined) {
@@ -610,7 +660,12 @@ const heldBuffer = (n: number): Float64Array => {
 }
 
 /** The weights of a claim's terms in a case (see `ClaimReading.weights`). */
-const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, cache: Map<string, number> | undefined, model: ClaimModel): Array<number> => {
+const claimWeights = (
+  claim: ClaimReading,
+  stats: CaseStats | undefined,
+  cache: Map<string, number> | undefined,
+  model: ClaimModel
+): Array<number> => {
   if (cache !== undefined && claim.weightsOf === cache) return claim.weights!
   const { terms } = claim
   // A plain array: a typed array's buffer costs more to allocate than these few numbers.
@@ -638,7 +693,8 @@ const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => 
 }
 
 /** Do the postings include sentence `i`? */
-const holds = (where: Postings | null, i: number): boolean => where !== null && (typeof where === "number" ? where === i : where.includes(i))
+const holds = (where: Postings | null, i: number): boolean =>
+  where !== null && (typeof where === "number" ? where === i : where.includes(i))
 
 /** The share of the claim's adjacent term pairs that are adjacent in a sentence of the text (`pairs`: `Reading.pairsAmong`). */
 const phraseShareOf = (sequence: ReadonlyArray<string>, pairs: ReadonlySet<string>): number => {
@@ -700,16 +756,29 @@ const checkOne = (
   let restSupport = support
   if (numberConflict && model.conflictOnRest) {
     let rest = total
-    for (let k = 0; k < terms.length; k++) if (claim.numbers.has(terms[k]!) && !text.numbers.has(terms[k]!)) rest -= weights[k]!
-    if (rest > 0) restSupport = Math.max(support, model.sentenceShare * Math.min(1, bestHeld / rest) + (1 - model.sentenceShare) * Math.min(1, inText / rest))
+    for (let k = 0; k < terms.length; k++) {
+      if (claim.numbers.has(terms[k]!) && !text.numbers.has(terms[k]!)) rest -= weights[k]!
+    }
+    if (rest > 0) {
+      restSupport = Math.max(
+        support,
+        model.sentenceShare * Math.min(1, bestHeld / rest) + (1 - model.sentenceShare) * Math.min(1, inText / rest)
+      )
+    }
   }
   if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
   if (model.namesTogether && !missing && claim.names.length >= 2) missing = !namedTogether(claim.names, text)
-  if (model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)) conflict = true
+  if (
+    model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
+  ) conflict = true
 
   const verdict: ClaimVerdict = support < model.entailAt
     ? (numberConflict && restSupport >= model.entailAt ? "contradicted" : "neutral")
-    : conflict ? "contradicted" : missing ? "neutral" : "entailed"
+    : conflict
+    ? "contradicted"
+    : missing
+    ? "neutral"
+    : "entailed"
   return { verdict, support, evidence: best?.text ?? null }
 }
 
@@ -765,4 +834,8 @@ export const PARTIAL_AT = ENTAIL_AT / 2
  * missing) → partial_support; contradicted, or less support → not_support.
  */
 export const nuggetAssignment = (check: ClaimCheck): NuggetAssignment =>
-  check.verdict === "entailed" ? "support" : check.verdict === "neutral" && check.support >= PARTIAL_AT ? "partial_support" : "not_support"
+  check.verdict === "entailed"
+    ? "support"
+    : check.verdict === "neutral" && check.support >= PARTIAL_AT
+    ? "partial_support"
+    : "not_support"

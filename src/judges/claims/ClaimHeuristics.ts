@@ -15,7 +15,14 @@
  * reference's claim or a nugget is a gold claim.
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
-import { type CaseTexts, type CheckOptions, type ClaimCheck, checkClaims, DEFAULT_MODEL, nuggetAssignment } from "./Check.js"
+import {
+  type CaseTexts,
+  checkClaims,
+  type CheckOptions,
+  type ClaimCheck,
+  DEFAULT_MODEL,
+  nuggetAssignment
+} from "./Check.js"
 import { extractClaims } from "./Extract.js"
 import { isGoldTarget, isGroundingTarget } from "./Targets.js"
 
@@ -61,7 +68,9 @@ const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
 }
 
 const checkReason = (c: ClaimCheck) =>
-  `${c.verdict} (support ${c.support.toFixed(2)})${c.evidence === null ? "; no sentence of the text shares a term with it" : ""}`
+  `${c.verdict} (support ${c.support.toFixed(2)})${
+    c.evidence === null ? "; no sentence of the text shares a term with it" : ""
+  }`
 
 const verdict = (score: number, reason: string, evidence: string | null): Verdict => ({
   status: "ok",
@@ -74,7 +83,14 @@ const verdict = (score: number, reason: string, evidence: string | null): Verdic
 
 export const extract = (task: JudgeTask): Verdict => {
   const claims = extractClaims(task.vars["text"] ?? "")
-  return { status: "ok", score: claims.length, reason: `${claims.length} claim${claims.length === 1 ? "" : "s"} (sentences and clauses)`, value: claims, usage: noUsage, attempts: 0 }
+  return {
+    status: "ok",
+    score: claims.length,
+    reason: `${claims.length} claim${claims.length === 1 ? "" : "s"} (sentences and clauses)`,
+    value: claims,
+    usage: noUsage,
+    attempts: 0
+  }
 }
 
 export const check = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
@@ -88,4 +104,7 @@ export const nugget = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
 
 /** By a rubric's `heuristic` field: pointwise and listwise claim heuristics. */
 export const pointHeuristics: Readonly<Record<string, (task: JudgeTask) => Verdict>> = { "claims/extract": extract }
-export const listHeuristics: Readonly<Record<string, (task: ListJudgeTask) => ReadonlyArray<Verdict>>> = { "claims/check": check, "claims/nugget": nugget }
+export const listHeuristics: Readonly<Record<string, (task: ListJudgeTask) => ReadonlyArray<Verdict>>> = {
+  "claims/check": check,
+  "claims/nugget": nugget
+}

@@ -101,7 +101,10 @@ const clausesOf = (sentence: string): Array<Piece> => {
   for (const span of spans) {
     const prev = merged[merged.length - 1]
     const framing = prev !== undefined && merged.length === 1 && ATTRIBUTION.test(sentence.slice(prev.from, prev.to))
-    if (prev !== undefined && (framing || span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)) {
+    if (
+      prev !== undefined &&
+      (framing || span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)
+    ) {
       prev.to = span.to
       prev.tokens = joined(prev.tokens, span.tokens)
     } else merged.push({ ...span })
@@ -149,7 +152,10 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
       const pieces = clauses ? clausesOf(sentence) : [{ text: sentence, tokens: tokensOfText(sentence) }]
       // The checker reads the text's sentences again (their terms are the pieces' terms, in order:
       // a clause break holds no word): it finds them remembered.
-      rememberTokens(sentence.toLowerCase(), pieces.length === 1 ? pieces[0]!.tokens : pieces.reduce((all: Tokens, p) => joined(all, p.tokens), NO_TOKENS))
+      rememberTokens(
+        sentence.toLowerCase(),
+        pieces.length === 1 ? pieces[0]!.tokens : pieces.reduce((all: Tokens, p) => joined(all, p.tokens), NO_TOKENS)
+      )
       for (const clause of pieces) {
         if (clause.tokens.terms.length === 0) continue
         const withIntro = leadIns && intro !== undefined && first

@@ -6,7 +6,15 @@
 import type { EvalCase } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { JudgeSpec, JudgeStage } from "../../engine/Pipeline.js"
-import { allSources, type ClaimRubrics, type ClaimSources, extractionRound, nextRound, plannedRounds, rubricIds } from "./Claims.js"
+import {
+  allSources,
+  type ClaimRubrics,
+  type ClaimSources,
+  extractionRound,
+  nextRound,
+  plannedRounds,
+  rubricIds
+} from "./Claims.js"
 
 export const claimStage = (rubrics: ClaimRubrics, sources: ClaimSources = allSources): JudgeStage => ({
   rubrics: rubricIds(rubrics),
@@ -27,9 +35,14 @@ export const withClaims = (stage: JudgeStage, rubrics: ClaimRubrics): JudgeStage
   const claims = (c: EvalCase) => c.reference !== undefined
   return {
     rubrics: [...stage.rubrics, ...rubricIds(rubrics)],
-    rubricsFor: (columns) => (columns?.["reference"] === undefined ? stage.rubrics : [...stage.rubrics, ...rubricIds(rubrics)]),
+    rubricsFor: (
+      columns
+    ) => (columns?.["reference"] === undefined ? stage.rubrics : [...stage.rubrics, ...rubricIds(rubrics)]),
     tasks: (c) => [...stage.tasks(c), ...(claims(c) ? extractionRound(c, rubrics, sources) : [])],
-    next: (c: EvalCase, earlier: ReadonlyArray<Judgment>): ReadonlyArray<JudgeSpec> => (claims(c) ? nextRound(c, earlier, rubrics, sources) : []),
+    next: (
+      c: EvalCase,
+      earlier: ReadonlyArray<Judgment>
+    ): ReadonlyArray<JudgeSpec> => (claims(c) ? nextRound(c, earlier, rubrics, sources) : []),
     planned: (c) => [...stage.tasks(c), ...(claims(c) ? plannedRounds(c, rubrics, sources) : [])]
   }
 }

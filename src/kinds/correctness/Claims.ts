@@ -23,7 +23,15 @@ import type { EvalCase, Nugget } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
-import { ANSWER_CLAIMS, claimTarget, contextTarget, extractionTarget, nuggetTarget, REFERENCE_CLAIMS, type Side } from "../../judges/claims/Targets.js"
+import {
+  ANSWER_CLAIMS,
+  claimTarget,
+  contextTarget,
+  extractionTarget,
+  nuggetTarget,
+  REFERENCE_CLAIMS,
+  type Side
+} from "../../judges/claims/Targets.js"
 import type { CaseVerdicts, ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 
 /** The three rubrics of claim judging, by role. */
@@ -63,7 +71,12 @@ const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
 const poolOf = (c: EvalCase): ReadonlyArray<string> => {
   let pool = pools.get(c)
   if (pool === undefined) {
-    pool = [c.answer ?? "", ...(c.reference === undefined ? [] : [c.reference]), ...c.passages.map((p) => p.text), ...(c.nuggets ?? []).map((n) => n.text)]
+    pool = [
+      c.answer ?? "",
+      ...(c.reference === undefined ? [] : [c.reference]),
+      ...c.passages.map((p) => p.text),
+      ...(c.nuggets ?? []).map((n) => n.text)
+    ]
     pools.set(c, pool)
   }
   return pool
@@ -77,7 +90,11 @@ const extractSpec = (c: EvalCase, rubrics: ClaimRubrics, side: Side, text: strin
 })
 
 /** Round 1: extract the answer's (and the reference's) claims; grade the nuggets against the answer. */
-export const extractionRound = (c: EvalCase, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => {
+export const extractionRound = (
+  c: EvalCase,
+  rubrics: ClaimRubrics,
+  sources: ClaimSources = allSources
+): ReadonlyArray<JudgeSpec> => {
   const specs: Array<JudgeSpec> = [extractSpec(c, rubrics, "answer", c.answer ?? "")]
   if (c.reference !== undefined) specs.push(extractSpec(c, rubrics, "reference", c.reference))
   const nuggets = sources.nuggets ? c.nuggets ?? [] : []
@@ -92,7 +109,14 @@ export const extractionRound = (c: EvalCase, rubrics: ClaimRubrics, sources: Cla
   return specs
 }
 
-const checkSpec = (c: EvalCase, rubrics: ClaimRubrics, text: string, source: string, against: string, claims: ReadonlyArray<readonly [Side, string, number]>): ListSpec => ({
+const checkSpec = (
+  c: EvalCase,
+  rubrics: ClaimRubrics,
+  text: string,
+  source: string,
+  against: string,
+  claims: ReadonlyArray<readonly [Side, string, number]>
+): ListSpec => ({
   rubric: rubrics.check,
   vars: { question: c.question, source, text: against },
   items: claims.map(([side, claim, i]) => ({ target: claimTarget(text, side, i), vars: { claim } })),
@@ -110,11 +134,15 @@ export const checkRound = (
   const specs: Array<JudgeSpec> = []
   const a = answerClaims.map((claim, i) => ["answer", claim, i] as const)
   const r = c.reference === undefined ? [] : referenceClaims.map((claim, i) => ["reference", claim, i] as const)
-  if (c.reference !== undefined && a.length > 0) specs.push(checkSpec(c, rubrics, "reference", "reference answer", c.reference, a))
+  if (c.reference !== undefined && a.length > 0) {
+    specs.push(checkSpec(c, rubrics, "reference", "reference answer", c.reference, a))
+  }
   if (r.length > 0) specs.push(checkSpec(c, rubrics, "answer", "answer", c.answer ?? "", r))
   if (sources.contexts) {
     c.passages.forEach((p, k) => {
-      if (a.length + r.length > 0) specs.push(checkSpec(c, rubrics, contextTarget(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+      if (a.length + r.length > 0) {
+        specs.push(checkSpec(c, rubrics, contextTarget(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+      }
     })
   }
   return specs
@@ -122,13 +150,21 @@ export const checkRound = (
 
 /** The claims an extraction judgment gave; undefined when it failed (or is missing). */
 export const claimsOf = (j: Judgment | undefined): ReadonlyArray<string> | undefined =>
-  j === undefined || j.status !== "ok" || !Array.isArray(j.value) ? undefined : j.value.filter((x): x is string => typeof x === "string")
+  j === undefined || j.status !== "ok" || !Array.isArray(j.value)
+    ? undefined
+    : j.value.filter((x): x is string => typeof x === "string")
 
 /** The next round from the judgments so far: the checks after the extractions, then none. */
-export const nextRound = (c: EvalCase, earlier: ReadonlyArray<Judgment>, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => {
+export const nextRound = (
+  c: EvalCase,
+  earlier: ReadonlyArray<Judgment>,
+  rubrics: ClaimRubrics,
+  sources: ClaimSources = allSources
+): ReadonlyArray<JudgeSpec> => {
   if (earlier.some((j) => j.criterion === rubrics.check)) return []
   const answer = claimsOf(earlier.find((j) => j.criterion === rubrics.extract && j.target === ANSWER_CLAIMS)) ?? []
-  const reference = claimsOf(earlier.find((j) => j.criterion === rubrics.extract && j.target === REFERENCE_CLAIMS)) ?? []
+  const reference = claimsOf(earlier.find((j) => j.criterion === rubrics.extract && j.target === REFERENCE_CLAIMS)) ??
+    []
   return checkRound(c, rubrics, answer, reference, sources)
 }
 
@@ -136,9 +172,19 @@ export const nextRound = (c: EvalCase, earlier: ReadonlyArray<Judgment>, rubrics
  * Both rounds with the offline extractor's claims standing in for the judge's: what progress counts
  * and `--dry-run` prices before anything is judged (an LLM may find a few more or fewer claims).
  */
-export const plannedRounds = (c: EvalCase, rubrics: ClaimRubrics, sources: ClaimSources = allSources): ReadonlyArray<JudgeSpec> => [
+export const plannedRounds = (
+  c: EvalCase,
+  rubrics: ClaimRubrics,
+  sources: ClaimSources = allSources
+): ReadonlyArray<JudgeSpec> => [
   ...extractionRound(c, rubrics, sources),
-  ...checkRound(c, rubrics, extractClaims(c.answer ?? ""), c.reference === undefined ? [] : extractClaims(c.reference), sources)
+  ...checkRound(
+    c,
+    rubrics,
+    extractClaims(c.answer ?? ""),
+    c.reference === undefined ? [] : extractClaims(c.reference),
+    sources
+  )
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +240,11 @@ const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
   const verdict = CHECK_VERDICT[j.score] ?? null
-  return { verdict, reason: j.reason, ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }) }
+  return {
+    verdict,
+    reason: j.reason,
+    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence })
+  }
 }
 
 /** Verdicts, or undefined when one is missing (a failed check: the metrics needing them are null). */
@@ -208,10 +258,17 @@ const allKnown = (checks: ReadonlyArray<ClaimCheck>): ReadonlyArray<ClaimVerdict
 }
 
 /** A case's judgments read back as claims, verdicts and nugget grades. */
-export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubrics: ClaimRubrics, sources: ClaimSources = allSources): CaseClaims => {
+export const caseClaims = (
+  c: EvalCase,
+  judgments: ReadonlyArray<Judgment>,
+  rubrics: ClaimRubrics,
+  sources: ClaimSources = allSources
+): CaseClaims => {
   const byTarget = new Map<string, Judgment>()
   for (const j of judgments) {
-    if (j.criterion === rubrics.extract || j.criterion === rubrics.check || j.criterion === rubrics.nugget) byTarget.set(`${j.criterion} ${j.target}`, j)
+    if (j.criterion === rubrics.extract || j.criterion === rubrics.check || j.criterion === rubrics.nugget) {
+      byTarget.set(`${j.criterion} ${j.target}`, j)
+    }
   }
   const get = (rubric: string, target: string) => byTarget.get(`${rubric} ${target}`)
   const contexts = sources.contexts ? c.passages.length : 0
@@ -220,7 +277,13 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
   const side = (s: Side): ClaimList => {
     const j = get(rubrics.extract, extractionTarget(s))
     const claims = claimsOf(j)
-    if (claims === undefined) return { status: "failed", reason: j?.reason ?? "no judgment recorded", ...(j?.raw === undefined ? {} : { raw: j.raw }) }
+    if (claims === undefined) {
+      return {
+        status: "failed",
+        reason: j?.reason ?? "no judgment recorded",
+        ...(j?.raw === undefined ? {} : { raw: j.raw })
+      }
+    }
     const against = s === "answer" ? "reference" : "answer"
     return {
       status: "ok",
@@ -228,7 +291,10 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
         n: i + 1,
         text,
         ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(against, s, i))) } : {}),
-        contexts: Array.from({ length: contexts }, (_, k) => checkOf(get(rubrics.check, claimTarget(contextTarget(k), s, i))))
+        contexts: Array.from(
+          { length: contexts },
+          (_, k) => checkOf(get(rubrics.check, claimTarget(contextTarget(k), s, i)))
+        )
       }))
     }
   }
@@ -271,5 +337,10 @@ export const caseClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubr
       ? undefined
       : nuggets.map((n) => ({ importance: n.importance, assignment: n.assignment! }))
   }
-  return { answer, ...(reference === undefined ? {} : { reference }), ...(nuggets === undefined ? {} : { nuggets }), verdicts }
+  return {
+    answer,
+    ...(reference === undefined ? {} : { reference }),
+    ...(nuggets === undefined ? {} : { nuggets }),
+    verdicts
+  }
 }

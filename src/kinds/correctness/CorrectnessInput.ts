@@ -12,7 +12,6 @@
  *   cell cannot be absent). A row with none of the three has nothing to check its answer against and
  *   is refused with its line, before anything is judged.
  */
-import type { InputDoc } from "../../load/InputFields.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
@@ -20,11 +19,21 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Nugget, Passage } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import type { LoadContext, LoadStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import { splitFragments, unescapeNewlines } from "../../load/Fragments.js"
+import type { InputDoc } from "../../load/InputFields.js"
 import { readRows, type Row } from "../../load/Rows.js"
-import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText, rowError } from "../../load/RowSchema.js"
-import type { LoadContext, LoadStage } from "../../engine/Pipeline.js"
+import {
+  decodeFields,
+  expecting,
+  idText,
+  issueDecoder,
+  OptionalId,
+  optionalOrNull,
+  requiredText,
+  rowError
+} from "../../load/RowSchema.js"
 
 /** Default field names, by role; `--columns role=Name` renames (`contexts` is also `fragments`). */
 export const correctnessFields = {
@@ -59,7 +68,10 @@ const ContextItem = Schema.Union(
 
 const NuggetItem = Schema.Union(
   Schema.String,
-  Schema.Struct({ text: Schema.String, importance: optionalOrNull(Schema.Literal("vital", "okay").annotations(expecting("\"vital\" or \"okay\""))) })
+  Schema.Struct({
+    text: Schema.String,
+    importance: optionalOrNull(Schema.Literal("vital", "okay").annotations(expecting("\"vital\" or \"okay\"")))
+  })
 ).annotations(expecting("a nugget: text, or { \"text\", \"importance\": \"vital\" | \"okay\" }"))
 
 /** A row under the schema's names (`fieldsFor` maps them to the row's). */
@@ -68,13 +80,20 @@ export const CorrectnessRow = Schema.Struct({
   question: requiredText("question", expecting("text", "the question is missing")),
   answer: Schema.String.annotations(expecting("text", "the answer is missing")),
   reference: optionalOrNull(Schema.String.annotations(expecting("text (the gold answer)"))),
-  contexts: optionalOrNull(Schema.Union(Schema.String, Schema.Array(ContextItem)).annotations(expecting("a list of passages, or text"))),
-  nuggets: optionalOrNull(Schema.Union(Schema.String, Schema.Array(NuggetItem)).annotations(expecting("a list of nuggets, or text")))
+  contexts: optionalOrNull(
+    Schema.Union(Schema.String, Schema.Array(ContextItem)).annotations(expecting("a list of passages, or text"))
+  ),
+  nuggets: optionalOrNull(
+    Schema.Union(Schema.String, Schema.Array(NuggetItem)).annotations(expecting("a list of nuggets, or text"))
+  )
 })
 type CorrectnessRow = typeof CorrectnessRow.Type
 
 /** The same row when a target gives the answers (`--target`): the answer may be absent. */
-export const CorrectnessRowGenerated = Schema.Struct({ ...CorrectnessRow.fields, answer: Schema.optional(CorrectnessRow.fields.answer) })
+export const CorrectnessRowGenerated = Schema.Struct({
+  ...CorrectnessRow.fields,
+  answer: Schema.optional(CorrectnessRow.fields.answer)
+})
 
 const decodeRow = issueDecoder(CorrectnessRow)
 const decodeGenerated = issueDecoder(CorrectnessRowGenerated)
@@ -113,13 +132,21 @@ const nuggetText = (cell: string): ReadonlyArray<unknown> => {
 
 const decodeNuggetItem = issueDecoder(NuggetItem)
 
-const nuggetsOf = (value: CorrectnessRow["nuggets"], field: string): ReadonlyArray<Nugget> | { readonly path: ReadonlyArray<PropertyKey>; readonly problem: string } => {
+const nuggetsOf = (
+  value: CorrectnessRow["nuggets"],
+  field: string
+): ReadonlyArray<Nugget> | { readonly path: ReadonlyArray<PropertyKey>; readonly problem: string } => {
   if (value === undefined || value === null) return []
   const items: ReadonlyArray<unknown> = typeof value === "string" ? nuggetText(value) : value
   const out: Array<Nugget> = []
   for (let i = 0; i < items.length; i++) {
     const decoded = decodeNuggetItem(items[i])
-    if (Either.isLeft(decoded)) return { path: [field, i], problem: "expected a nugget: text, or { \"text\", \"importance\": \"vital\" | \"okay\" }" }
+    if (Either.isLeft(decoded)) {
+      return {
+        path: [field, i],
+        problem: "expected a nugget: text, or { \"text\", \"importance\": \"vital\" | \"okay\" }"
+      }
+    }
     const item = decoded.right
     const text = (typeof item === "string" ? item : item.text).trim()
     if (text === "") continue
@@ -130,13 +157,25 @@ const nuggetsOf = (value: CorrectnessRow["nuggets"], field: string): ReadonlyArr
 }
 
 /** The case for a row; `ordinal` is its 0-based position (the id when the row has none). */
-export const correctnessCase = (row: Row, ordinal: number, file: string, fields: Readonly<Record<CorrectnessRole, string>>, generated = false): EvalCase | InputError => {
-  const decoded = generated ? decodeFields(decodeGenerated, fields, row.values) : decodeFields(decodeRow, fields, row.values)
+export const correctnessCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  fields: Readonly<Record<CorrectnessRole, string>>,
+  generated = false
+): EvalCase | InputError => {
+  const decoded = generated
+    ? decodeFields(decodeGenerated, fields, row.values)
+    : decodeFields(decodeRow, fields, row.values)
   if (Either.isLeft(decoded)) return rowError(file, row, decoded.left)
   const r = decoded.right
   const nuggets = nuggetsOf(r.nuggets, fields.nuggets)
-  if (!Array.isArray(nuggets)) return rowError(file, row, nuggets as { path: ReadonlyArray<PropertyKey>; problem: string })
-  const reference = r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
+  if (!Array.isArray(nuggets)) {
+    return rowError(file, row, nuggets as { path: ReadonlyArray<PropertyKey>; problem: string })
+  }
+  const reference = r.reference === undefined || r.reference === null || r.reference.trim() === ""
+    ? undefined
+    : r.reference.trim()
   const passages = contextsOf(r.contexts)
   // With a target, its retrieved passages may be what the answer is checked against.
   if (reference === undefined && passages.length === 0 && nuggets.length === 0 && !generated) {
@@ -144,7 +183,8 @@ export const correctnessCase = (row: Row, ordinal: number, file: string, fields:
       file,
       line: row.line,
       field: fields.reference,
-      problem: `nothing to check the answer against: give at least one of "${fields.reference}" (the gold answer), "${fields.contexts}" (the retrieved passages) or "${fields.nuggets}"`
+      problem:
+        `nothing to check the answer against: give at least one of "${fields.reference}" (the gold answer), "${fields.contexts}" (the retrieved passages) or "${fields.nuggets}"`
     })
   }
   return {
@@ -162,19 +202,31 @@ export const correctnessCase = (row: Row, ordinal: number, file: string, fields:
 
 /** Load stage: an answer-correctness test set (CSV / JSON / JSONL). */
 export const loadCorrectness = (): LoadStage => ({
-  describe: `answer-correctness test set (CSV, JSON or JSONL) with "id", "question", "answer" and at least one of "reference", "contexts", "nuggets"`,
+  describe:
+    `answer-correctness test set (CSV, JSON or JSONL) with "id", "question", "answer" and at least one of "reference", "contexts", "nuggets"`,
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
     const present = new Set(columns)
     // With a target (`--target`), the answer and the passages may come from it.
     const generated = ctx.generated === true
     const needed = [f.question, ...(generated ? [] : [f.answer])].filter((name) => !present.has(name))
-    if (needed.length > 0) return checkColumns(ctx.file, columns, generated ? { question: f.question } : { question: f.question, answer: f.answer })
+    if (needed.length > 0) {
+      return checkColumns(
+        ctx.file,
+        columns,
+        generated ? { question: f.question } : { question: f.question, answer: f.answer }
+      )
+    }
     if (!generated && ![f.reference, f.contexts, f.nuggets].some((name) => present.has(name))) {
-      return Effect.fail(new InputError({
-        file: ctx.file,
-        problem: `no "${f.reference}", "${f.contexts}" or "${f.nuggets}" column: an answer is checked against a reference answer, the retrieved passages or nuggets; available: ${columns.map((c) => JSON.stringify(c)).join(", ")}`
-      }))
+      return Effect.fail(
+        new InputError({
+          file: ctx.file,
+          problem:
+            `no "${f.reference}", "${f.contexts}" or "${f.nuggets}" column: an answer is checked against a reference answer, the retrieved passages or nuggets; available: ${
+              columns.map((c) => JSON.stringify(c)).join(", ")
+            }`
+        })
+      )
     }
     return Effect.void
   },
@@ -195,9 +247,21 @@ export const correctnessInput: InputDoc = {
   fields: [
     { name: "question", required: true, holds: "the question asked" },
     { name: "answer", required: true, holds: "the answer to check" },
-    { name: "reference", required: true, holds: "the gold answer; a row may give contexts or nuggets instead (at least one of the three)" },
-    { name: "contexts", required: false, holds: "the passages the system retrieved: a list of texts, or one text numbered \"1. …\"" },
-    { name: "nuggets", required: false, holds: "facts a good answer states: texts, or { text, importance: vital | okay }" },
+    {
+      name: "reference",
+      required: true,
+      holds: "the gold answer; a row may give contexts or nuggets instead (at least one of the three)"
+    },
+    {
+      name: "contexts",
+      required: false,
+      holds: "the passages the system retrieved: a list of texts, or one text numbered \"1. …\""
+    },
+    {
+      name: "nuggets",
+      required: false,
+      holds: "facts a good answer states: texts, or { text, importance: vital | okay }"
+    },
     { name: "id", required: false, holds: "the case id (default: its line)" }
   ],
   exampleExtension: ".jsonl",
@@ -205,5 +269,6 @@ export const correctnessInput: InputDoc = {
     "{\"question\": \"When was it built?\", \"answer\": \"1889.\", \"reference\": \"In 1889.\"}",
     "{\"question\": \"How tall?\", \"answer\": \"330 m.\", \"contexts\": [\"330 m tall.\"]}"
   ],
-  minimal: "{\"question\": \"When was the tower completed?\", \"answer\": \"In 1889.\", \"reference\": \"It was completed in 1889.\"}\n"
+  minimal:
+    "{\"question\": \"When was the tower completed?\", \"answer\": \"In 1889.\", \"reference\": \"It was completed in 1889.\"}\n"
 }

@@ -7,17 +7,21 @@
  */
 import * as Stream from "effect/Stream"
 import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { csvMaybeNumber } from "../../report/Csv.js"
 import { failures, num, runParameters } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
 import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
 
 const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
-const NUGGET_MARK = { support: "✓ supported", partial_support: "~ partly supported", not_support: "✗ not supported" } as const
+const NUGGET_MARK = {
+  support: "✓ supported",
+  partial_support: "~ partly supported",
+  not_support: "✗ not supported"
+} as const
 
 const verdictText = (c: ClaimCheck) => (c.verdict === null ? `failed (${c.reason})` : VERDICT_MARK[c.verdict])
 
@@ -31,13 +35,20 @@ const entailingContexts = (claim: CheckedClaim) => {
 
 /** The sentence that decided the claim: against the reference/answer, else the first entailing context's. */
 const evidenceOf = (claim: CheckedClaim): string | undefined =>
-  claim.against?.evidence ?? claim.contexts.find((k) => k.verdict === "entailed")?.evidence ?? claim.contexts.find((k) => k.evidence !== undefined)?.evidence
+  claim.against?.evidence ?? claim.contexts.find((k) => k.verdict === "entailed")?.evidence ??
+    claim.contexts.find((k) => k.evidence !== undefined)?.evidence
 
 export const claimTable = (list: ClaimList, against: string | undefined) => {
   if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
   if (list.claims.length === 0) return "*No claims.*\n"
   const hasContexts = list.claims[0]!.contexts.length > 0
-  const head = ["#", "Claim", ...(against === undefined ? [] : [`vs ${against}`]), ...(hasContexts ? ["Entailed by contexts"] : []), "Evidence"]
+  const head = [
+    "#",
+    "Claim",
+    ...(against === undefined ? [] : [`vs ${against}`]),
+    ...(hasContexts ? ["Entailed by contexts"] : []),
+    "Evidence"
+  ]
   return [
     `| ${head.join(" | ")} |`,
     `|${head.map(() => "---").join("|")}|`,
@@ -60,13 +71,17 @@ const nuggetTable = (nuggets: ReadonlyArray<GradedNugget>) =>
     "| # | Nugget | Importance | Grade | Evidence |",
     "|---|---|---|---|---|",
     ...nuggets.map((n) =>
-      `| ${n.n} | ${inline(n.text, 300)} | ${n.importance ?? ""} | ${n.assignment === null ? `failed (${inline(n.reason, 200)})` : NUGGET_MARK[n.assignment]} | ${inline(n.evidence ?? "", 300)} |`
+      `| ${n.n} | ${inline(n.text, 300)} | ${n.importance ?? ""} | ${
+        n.assignment === null ? `failed (${inline(n.reason, 200)})` : NUGGET_MARK[n.assignment]
+      } | ${inline(n.evidence ?? "", 300)} |`
     ),
     ""
   ].join("\n")
 
 const metricLine = (r: CorrectnessRecord) =>
-  claimMetricNames.flatMap((name) => (r.metrics[name] === null ? [] : [`${name} ${num(r.metrics[name], 2)}`])).join(" · ") || "no metric (see the failures)"
+  claimMetricNames.flatMap((name) => (r.metrics[name] === null ? [] : [`${name} ${num(r.metrics[name], 2)}`])).join(
+    " · "
+  ) || "no metric (see the failures)"
 
 const caseBlock = (r: CorrectnessRecord, heading: string) =>
   [
@@ -94,14 +109,23 @@ const caseBlock = (r: CorrectnessRecord, heading: string) =>
       "",
       claimTable(r.claims.reference, "answer")
     ]),
-    ...(r.claims.nuggets === undefined ? [] : ["**Nuggets** (graded against the answer):", "", nuggetTable(r.claims.nuggets)]),
+    ...(r.claims.nuggets === undefined
+      ? []
+      : ["**Nuggets** (graded against the answer):", "", nuggetTable(r.claims.nuggets)]),
     ...(r.contexts.length === 0 ? [] : [
       `**Contexts** (${r.contexts.length}):`,
       "",
       ...r.contexts.map((t, k) => `${k + 1}. ${inline(t, 300)}`),
       ""
     ]),
-    ...(r.failures.length === 0 ? [] : ["**Failed judgments:**", "", ...r.failures.map((f) => `- ${code(f.criterion)} ${code(f.target)}: ${inline(f.reason)}`), ""])
+    ...(r.failures.length === 0
+      ? []
+      : [
+        "**Failed judgments:**",
+        "",
+        ...r.failures.map((f) => `- ${code(f.criterion)} ${code(f.target)}: ${inline(f.reason)}`),
+        ""
+      ])
   ].join("\n")
 
 const definitions = [
@@ -116,17 +140,32 @@ const metricsTable = (summary: CorrectnessSummary) => {
   for (const m of summary.metrics) {
     if (m.n === 0) continue
     const spec = claimMetricSpecs.find((s) => s.name === m.name)!
-    lines.push(`| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${thousands(m.n)} | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`)
+    lines.push(
+      `| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${
+        thousands(m.n)
+      } | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`
+    )
   }
   const none = summary.metrics.filter((m) => m.n === 0).map((m) => m.name)
-  if (none.length > 0) lines.push("", `No case has ${none.join(", ")} (they need a reference, contexts or nuggets this test set does not give).`)
+  if (none.length > 0) {
+    lines.push(
+      "",
+      `No case has ${none.join(", ")} (they need a reference, contexts or nuggets this test set does not give).`
+    )
+  }
   const c = summary.claims
   lines.push(
     "",
     `**Claims**: ${thousands(c.answerClaims)} in the answers, ${thousands(c.referenceClaims)} in the references. ` +
-      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${thousands(c.answerVsReference.neutral)} neutral, ${thousands(c.answerVsReference.contradicted)} contradicted. ` +
-      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} entailed, ${thousands(c.referenceVsAnswer.neutral)} neutral, ${thousands(c.referenceVsAnswer.contradicted)} contradicted.` +
-      (c.unsupportedByContexts > 0 ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are entailed by no context.` : ""),
+      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${
+        thousands(c.answerVsReference.neutral)
+      } neutral, ${thousands(c.answerVsReference.contradicted)} contradicted. ` +
+      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} entailed, ${
+        thousands(c.referenceVsAnswer.neutral)
+      } neutral, ${thousands(c.referenceVsAnswer.contradicted)} contradicted.` +
+      (c.unsupportedByContexts > 0
+        ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are entailed by no context.`
+        : ""),
     ""
   )
   return lines.join("\n")
@@ -146,14 +185,21 @@ const lowest = (summary: CorrectnessSummary) =>
 
 /** A claim as one line of a CSV cell: `1. [verdict; contexts 2, 3] claim — "evidence"`. */
 const claimLine = (c: CheckedClaim) => {
-  const marks = [c.against === undefined ? undefined : c.against.verdict ?? "failed", entailingContexts(c) === undefined ? undefined : `contexts: ${entailingContexts(c)}`]
+  const marks = [
+    c.against === undefined ? undefined : c.against.verdict ?? "failed",
+    entailingContexts(c) === undefined ? undefined : `contexts: ${entailingContexts(c)}`
+  ]
     .filter((x) => x !== undefined)
   const evidence = evidenceOf(c)
   return `${c.n}. [${marks.join("; ")}] ${c.text}${evidence === undefined ? "" : ` — "${evidence}"`}`
 }
 
 export const claimCell = (list: ClaimList | undefined) =>
-  list === undefined ? "" : list.status === "failed" ? `extraction failed: ${list.reason}` : list.claims.map(claimLine).join("\n")
+  list === undefined
+    ? ""
+    : list.status === "failed"
+    ? `extraction failed: ${list.reason}`
+    : list.claims.map(claimLine).join("\n")
 
 const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
   info.input.columns.map((c) => {
@@ -162,10 +208,22 @@ const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
   })
 
 const claimParameters = (summary: CorrectnessSummary): ReadonlyArray<readonly [string, string]> => [
-  ["Claims", `${summary.claims.answerClaims.toLocaleString("en-US")} in answers · ${summary.claims.referenceClaims.toLocaleString("en-US")} in references`]
+  [
+    "Claims",
+    `${summary.claims.answerClaims.toLocaleString("en-US")} in answers · ${
+      summary.claims.referenceClaims.toLocaleString("en-US")
+    } in references`
+  ]
 ]
 
-const STATUS: Readonly<Record<string, Status>> = { entailed: "pass", neutral: "warn", contradicted: "fail", support: "pass", partial_support: "warn", not_support: "fail" }
+const STATUS: Readonly<Record<string, Status>> = {
+  entailed: "pass",
+  neutral: "warn",
+  contradicted: "fail",
+  support: "pass",
+  partial_support: "warn",
+  not_support: "fail"
+}
 
 /** A claim's colour: by its verdict against the reference (or the answer), else by whether a context entails it. */
 const claimStatus = (c: CheckedClaim): Status => {
@@ -176,13 +234,27 @@ const claimStatus = (c: CheckedClaim): Status => {
 }
 
 const claimDetail = (caption: string, list: ClaimList, against: string | undefined): DetailTable => {
-  if (list.status === "failed") return { caption: `${caption}: extraction failed (${list.reason})`, columns: [], rows: [] }
+  if (list.status === "failed") {
+    return { caption: `${caption}: extraction failed (${list.reason})`, columns: [], rows: [] }
+  }
   const hasContexts = list.claims[0] !== undefined && list.claims[0].contexts.length > 0
   return {
     caption: `${caption} (${list.claims.length})`,
-    columns: ["#", "Claim", ...(against === undefined ? [] : [`vs ${against}`]), ...(hasContexts ? ["Entailed by contexts"] : []), "Evidence"],
+    columns: [
+      "#",
+      "Claim",
+      ...(against === undefined ? [] : [`vs ${against}`]),
+      ...(hasContexts ? ["Entailed by contexts"] : []),
+      "Evidence"
+    ],
     rows: list.claims.map((c) => ({
-      cells: [c.n, c.text, ...(against === undefined ? [] : [c.against === undefined ? null : verdictText(c.against)]), ...(hasContexts ? [entailingContexts(c) ?? null] : []), evidenceOf(c) ?? null],
+      cells: [
+        c.n,
+        c.text,
+        ...(against === undefined ? [] : [c.against === undefined ? null : verdictText(c.against)]),
+        ...(hasContexts ? [entailingContexts(c) ?? null] : []),
+        evidenceOf(c) ?? null
+      ],
       status: claimStatus(c)
     })),
     textColumns: [1, against === undefined ? (hasContexts ? 3 : 2) : hasContexts ? 4 : 3]
@@ -191,7 +263,11 @@ const claimDetail = (caption: string, list: ClaimList, against: string | undefin
 
 /** The case block of the HTML page: each claim with its verdict and evidence, coloured by verdict. */
 export const correctnessDetail = (r: CorrectnessRecord): CaseDetail => ({
-  fields: [["Question", r.question], ["Answer", r.answer === "" ? "(empty)" : r.answer], ...(r.reference === undefined ? [] : [["Reference", r.reference] as const])],
+  fields: [
+    ["Question", r.question],
+    ["Answer", r.answer === "" ? "(empty)" : r.answer],
+    ...(r.reference === undefined ? [] : [["Reference", r.reference] as const])
+  ],
   tables: [
     claimDetail("Answer claims", r.claims.answer, r.reference === undefined ? undefined : "reference"),
     ...(r.claims.reference === undefined ? [] : [claimDetail("Reference claims", r.claims.reference, "answer")]),
@@ -199,17 +275,38 @@ export const correctnessDetail = (r: CorrectnessRecord): CaseDetail => ({
       caption: `Nuggets (${r.claims.nuggets.length})`,
       columns: ["#", "Nugget", "Importance", "Grade", "Evidence"],
       rows: r.claims.nuggets.map((n) => ({
-        cells: [n.n, n.text, n.importance ?? null, n.assignment === null ? `failed (${n.reason})` : NUGGET_MARK[n.assignment], n.evidence ?? null],
+        cells: [
+          n.n,
+          n.text,
+          n.importance ?? null,
+          n.assignment === null ? `failed (${n.reason})` : NUGGET_MARK[n.assignment],
+          n.evidence ?? null
+        ],
         status: n.assignment === null ? "fail" as const : STATUS[n.assignment]!
       })),
       textColumns: [1, 4]
     }]),
-    ...(r.contexts.length === 0 ? [] : [{ caption: `Contexts (${r.contexts.length})`, columns: ["#", "Passage"], rows: r.contexts.map((t, k) => ({ cells: [k + 1, t] })), textColumns: [1] }])
+    ...(r.contexts.length === 0
+      ? []
+      : [{
+        caption: `Contexts (${r.contexts.length})`,
+        columns: ["#", "Passage"],
+        rows: r.contexts.map((t, k) => ({ cells: [k + 1, t] })),
+        textColumns: [1]
+      }])
   ],
-  ...(r.failures.length === 0 ? {} : { problem: `${r.failures.length} judgment(s) failed: ${r.failures.map((f) => `${f.target}: ${f.reason}`).join("; ")}` })
+  ...(r.failures.length === 0
+    ? {}
+    : {
+      problem: `${r.failures.length} judgment(s) failed: ${
+        r.failures.map((f) => `${f.target}: ${f.reason}`).join("; ")
+      }`
+    })
 })
 
-export const correctnessReport = (options: { readonly title: string }): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
+export const correctnessReport = (
+  options: { readonly title: string }
+): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
   caseDetail: correctnessDetail,
   headline: "score",
   failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
@@ -230,13 +327,17 @@ export const correctnessReport = (options: { readonly title: string }): ReportVi
     ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
       caseBlock(r, `${r.ordinal + 1}. ${caseHeading(r)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`) + "\n"
     )))),
-  csvHeader: (info) => [...info.input.columns, ...claimMetricNames, "Answer claims", "Reference claims", "Nuggets", "Failures"],
+  csvHeader: (
+    info
+  ) => [...info.input.columns, ...claimMetricNames, "Answer claims", "Reference claims", "Nuggets", "Failures"],
   csvRow: (info, r) => [
     ...sourceCells(info, r),
     ...claimMetricNames.map((name) => csvMaybeNumber(r.metrics[name], 4)),
     claimCell(r.claims.answer),
     claimCell(r.claims.reference),
-    (r.claims.nuggets ?? []).map((n) => `${n.n}. [${n.assignment ?? "failed"}${n.importance === undefined ? "" : `; ${n.importance}`}] ${n.text}`).join("\n"),
+    (r.claims.nuggets ?? []).map((n) =>
+      `${n.n}. [${n.assignment ?? "failed"}${n.importance === undefined ? "" : `; ${n.importance}`}] ${n.text}`
+    ).join("\n"),
     r.failures.map((f) => `${f.criterion} ${f.target}: ${f.reason}`).join("\n")
   ]
 })

@@ -11,7 +11,7 @@ import type { MetricSpec } from "../../domain/Metric.js"
 import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import { type ClaimMetrics, claimMetrics } from "../../metrics/claims.js"
 import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
-import { allSources, caseClaims, type CaseClaims, type ClaimRubrics, type ClaimSources } from "./Claims.js"
+import { allSources, type CaseClaims, caseClaims, type ClaimRubrics, type ClaimSources } from "./Claims.js"
 
 /** The claim metrics, declared once: name, meaning, range and direction. */
 export const claimMetricSpecs: ReadonlyArray<MetricSpec> = [
@@ -23,12 +23,27 @@ export const claimMetricSpecs: ReadonlyArray<MetricSpec> = [
   Metric.fraction("contextPrecision", "share of contexts that entail at least one reference claim"),
   Metric.fraction("contextUtilization", "of the reference claims the contexts held, the share the answer states"),
   Metric.fraction("hallucination", "share of answer claims that are wrong and in no context", "lower"),
-  Metric.fraction("selfKnowledge", "share of answer claims that are right but in no context (the model knew them)", "none"),
-  Metric.fraction("noiseSensitivityRelevant", "share of answer claims that are wrong and taken from a relevant context", "lower"),
-  Metric.fraction("noiseSensitivityIrrelevant", "share of answer claims that are wrong and taken only from irrelevant contexts", "lower"),
+  Metric.fraction(
+    "selfKnowledge",
+    "share of answer claims that are right but in no context (the model knew them)",
+    "none"
+  ),
+  Metric.fraction(
+    "noiseSensitivityRelevant",
+    "share of answer claims that are wrong and taken from a relevant context",
+    "lower"
+  ),
+  Metric.fraction(
+    "noiseSensitivityIrrelevant",
+    "share of answer claims that are wrong and taken only from irrelevant contexts",
+    "lower"
+  ),
   Metric.fraction("nuggetRecall", "share of nuggets the answer supports fully (strict)"),
   Metric.fraction("nuggetRecallPartial", "nuggets supported, partial support counting ½"),
-  Metric.fraction("vitalNuggetRecall", "share of vital nuggets the answer supports fully (TREC RAG 2024's primary score)"),
+  Metric.fraction(
+    "vitalNuggetRecall",
+    "share of vital nuggets the answer supports fully (TREC RAG 2024's primary score)"
+  ),
   Metric.fraction("vitalNuggetRecallPartial", "vital nuggets supported, partial support counting ½")
 ]
 
@@ -54,12 +69,17 @@ export interface CorrectnessRecord {
   readonly score: number | null
   /** Judgments recorded as failed. */
   readonly failed: number
-  readonly failures: ReadonlyArray<{ readonly criterion: string; readonly target: string; readonly reason: string; readonly raw?: string | undefined }>
+  readonly failures: ReadonlyArray<
+    { readonly criterion: string; readonly target: string; readonly reason: string; readonly raw?: string | undefined }
+  >
   readonly tokens: Tokens
 }
 
 export const correctnessCaseMetrics: PerCaseMetrics<CorrectnessRecord> = {
-  declared: () => [...claimMetricSpecs, Metric.fraction("score", "the case's F1, else faithfulness, else nugget recall (what reports rank by)")],
+  declared: () => [
+    ...claimMetricSpecs,
+    Metric.fraction("score", "the case's F1, else faithfulness, else nugget recall (what reports rank by)")
+  ],
   of: (r) => ({
     caseId: r.caseId,
     line: r.line,
@@ -69,12 +89,23 @@ export const correctnessCaseMetrics: PerCaseMetrics<CorrectnessRecord> = {
 }
 
 /** The record of one case: claims with verdicts, metrics, failures and tokens. */
-export const correctnessRecord = (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ClaimRubrics, sources: ClaimSources = allSources): CorrectnessRecord => {
+export const correctnessRecord = (
+  c: EvalCase,
+  judgments: ReadonlyArray<Judgment>,
+  iteration: number,
+  rubrics: ClaimRubrics,
+  sources: ClaimSources = allSources
+): CorrectnessRecord => {
   const claims = caseClaims(c, judgments, rubrics, sources)
   const metrics = claimMetrics(claims.verdicts)
   const tokens = noTokens()
   for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
-  const failures = judgments.filter((j) => j.status === "failed").map((j) => ({ criterion: j.criterion, target: j.target, reason: j.reason, ...(j.raw === undefined ? {} : { raw: j.raw }) }))
+  const failures = judgments.filter((j) => j.status === "failed").map((j) => ({
+    criterion: j.criterion,
+    target: j.target,
+    reason: j.reason,
+    ...(j.raw === undefined ? {} : { raw: j.raw })
+  }))
   return {
     caseId: c.id,
     ordinal: c.ordinal,

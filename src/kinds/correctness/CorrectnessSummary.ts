@@ -7,7 +7,7 @@ import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage } from "../../engine/Pipeline.js"
 import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
-import { poissonBootstrap, type PoissonBootstrap } from "../../stats/PoissonBootstrap.js"
+import { type PoissonBootstrap, poissonBootstrap } from "../../stats/PoissonBootstrap.js"
 import { empty, mean, push, type Welford } from "../../stats/Welford.js"
 import { type ClaimList } from "./Claims.js"
 import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
@@ -42,7 +42,15 @@ export interface CorrectnessSummary {
   readonly claims: ClaimCounts
   /** Failed cases first, then the lowest scores (ties in input order); bounded. */
   readonly lowest: ReadonlyArray<CorrectnessRecord>
-  readonly failures: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly criterion: string; readonly reason: string; readonly raw?: string | undefined }>
+  readonly failures: ReadonlyArray<
+    {
+      readonly caseId: string
+      readonly line: number
+      readonly criterion: string
+      readonly reason: string
+      readonly raw?: string | undefined
+    }
+  >
   readonly tokens: Tokens
 }
 
@@ -59,7 +67,13 @@ interface Acc {
   failedCases: number
   stats: Array<Welford>
   boot: PoissonBootstrap
-  counts: { answerClaims: number; referenceClaims: number; answerVsReference: Counts; referenceVsAnswer: Counts; unsupportedByContexts: number }
+  counts: {
+    answerClaims: number
+    referenceClaims: number
+    answerVsReference: Counts
+    referenceVsAnswer: Counts
+    unsupportedByContexts: number
+  }
   lowest: Array<CorrectnessRecord>
   failures: Array<CorrectnessSummary["failures"][number]>
   tokens: MutableTokens
@@ -82,7 +96,9 @@ export const correctnessHeadline = (): ReadonlyArray<MetricSpec> => [
   Metric.count("failed", "judgments recorded as failed (never scored)")
 ]
 
-export const correctnessSummary = (options: { readonly lowest: number }): AggregateStage<CorrectnessRecord, CorrectnessSummary> => ({
+export const correctnessSummary = (
+  options: { readonly lowest: number }
+): AggregateStage<CorrectnessRecord, CorrectnessSummary> => ({
   init: (): Acc => ({
     cases: 0,
     ok: 0,
@@ -90,7 +106,13 @@ export const correctnessSummary = (options: { readonly lowest: number }): Aggreg
     failedCases: 0,
     stats: claimMetricNames.map(() => empty()),
     boot: poissonBootstrap(claimMetricNames.length, { seed: BOOTSTRAP_SEED }),
-    counts: { answerClaims: 0, referenceClaims: 0, answerVsReference: { entailed: 0, neutral: 0, contradicted: 0 }, referenceVsAnswer: { entailed: 0, neutral: 0, contradicted: 0 }, unsupportedByContexts: 0 },
+    counts: {
+      answerClaims: 0,
+      referenceClaims: 0,
+      answerVsReference: { entailed: 0, neutral: 0, contradicted: 0 },
+      referenceVsAnswer: { entailed: 0, neutral: 0, contradicted: 0 },
+      unsupportedByContexts: 0
+    },
     lowest: [],
     failures: [],
     tokens: noTokens()
@@ -109,18 +131,30 @@ export const correctnessSummary = (options: { readonly lowest: number }): Aggreg
     if (answer.status === "ok") {
       acc.counts.answerClaims += answer.claims.length
       for (const c of answer.claims) {
-        if (c.contexts.length > 0 && c.contexts.every((k) => k.verdict !== null && k.verdict !== "entailed")) acc.counts.unsupportedByContexts++
+        if (c.contexts.length > 0 && c.contexts.every((k) => k.verdict !== null && k.verdict !== "entailed")) {
+          acc.counts.unsupportedByContexts++
+        }
       }
     }
     if (reference?.status === "ok") acc.counts.referenceClaims += reference.claims.length
     countVerdicts(acc.counts.answerVsReference, answer)
     countVerdicts(acc.counts.referenceVsAnswer, reference)
     for (const f of r.failures) {
-      if (acc.failures.length < MAX_FAILURES_LISTED) acc.failures.push({ caseId: r.caseId, line: r.line, criterion: `${f.criterion} (${f.target})`, reason: f.reason, raw: f.raw })
+      if (acc.failures.length < MAX_FAILURES_LISTED) {
+        acc.failures.push({
+          caseId: r.caseId,
+          line: r.line,
+          criterion: `${f.criterion} (${f.target})`,
+          reason: f.reason,
+          raw: f.raw
+        })
+      }
     }
     // Count the judgments this record holds: extractions, checks and nugget grades.
     acc.ok += judgmentsOf(r) - r.failed
-    for (const key of ["input", "output", "cachedInput", "batchInput", "batchOutput", "batchCachedInput"] as const) acc.tokens[key] += r.tokens[key] ?? 0
+    for (const key of ["input", "output", "cachedInput", "batchInput", "batchOutput", "batchCachedInput"] as const) {
+      acc.tokens[key] += r.tokens[key] ?? 0
+    }
     if (options.lowest > 0) {
       const list = acc.lowest
       const k = rank(r)
@@ -140,7 +174,12 @@ export const correctnessSummary = (options: { readonly lowest: number }): Aggreg
       cases: acc.cases,
       judgments: { ok: acc.ok, failed: acc.failed },
       failedCases: acc.failedCases,
-      metrics: claimMetricNames.map((name, i) => ({ name, n: acc.stats[i]!.n, mean: mean(acc.stats[i]!), ci: intervals[i] ?? null })),
+      metrics: claimMetricNames.map((name, i) => ({
+        name,
+        n: acc.stats[i]!.n,
+        mean: mean(acc.stats[i]!),
+        ci: intervals[i] ?? null
+      })),
       claims: acc.counts,
       lowest: acc.lowest,
       failures: acc.failures,

@@ -23,17 +23,32 @@ import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
-import { InputError } from "../../domain/Errors.js"
+import { type InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
+import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
-import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText } from "../../load/RowSchema.js"
+import {
+  decodeFields,
+  expecting,
+  idText,
+  issueDecoder,
+  OptionalId,
+  optionalOrNull,
+  requiredText
+} from "../../load/RowSchema.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { precision } from "../../metrics/precision.js"
-import { gradedScore, type GradedRecord, gradedSummary, type GradedSummary, judgeHits, type QueryMetrics } from "../graded-hits/GradedHits.js"
-import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
+import {
+  type GradedRecord,
+  gradedScore,
+  type GradedSummary,
+  gradedSummary,
+  judgeHits,
+  type QueryMetrics
+} from "../graded-hits/GradedHits.js"
 import {
   type HitList,
   type HitListDecoder,
@@ -53,12 +68,18 @@ export const courseFields = { id: "id", question: "question", skill: "skill", co
 
 /** course-retrieval's input, for help (see `InputFields.ts`). */
 export const courseInput: InputDoc = {
-  format: "JSON { version, name, description, cases: [...] }, a JSON array or JSONL, one case each; --columns renames id, question and fragments (= retrievedCourses)",
+  format:
+    "JSON { version, name, description, cases: [...] }, a JSON array or JSONL, one case each; --columns renames id, question and fragments (= retrievedCourses)",
   fields: [
     { name: "id", required: false, holds: "the case's id (without it, cases are numbered)" },
     { name: "question", required: true, holds: "the learner's question" },
     { name: "skill", required: true, holds: "the skill the courses are graded for" },
-    { name: "retrievedCourses", required: true, holds: "the courses in rank order, { subjectCode, subjectName (one of the two), cleanedLearningOutcomes: [texts], score? } (not read with --retriever http|bm25)" },
+    {
+      name: "retrievedCourses",
+      required: true,
+      holds:
+        "the courses in rank order, { subjectCode, subjectName (one of the two), cleanedLearningOutcomes: [texts], score? } (not read with --retriever http|bm25)"
+    },
     ...measurementFieldDocs("the retrieval")
   ],
   exampleExtension: ".jsonl",
@@ -84,7 +105,11 @@ export const fieldsFor = (ctx: LoadContext | undefined): CourseFields => ({
 })
 
 const scalar = (u: unknown): string | undefined =>
-  typeof u === "string" ? (u.trim() === "" ? undefined : u.trim()) : typeof u === "number" && Number.isFinite(u) ? String(u) : undefined
+  typeof u === "string"
+    ? (u.trim() === "" ? undefined : u.trim())
+    : typeof u === "number" && Number.isFinite(u)
+    ? String(u)
+    : undefined
 
 /** A validated course (a type alias, so it is also a plain record of fields). */
 export type Course = {
@@ -118,7 +143,10 @@ export const CourseInput = Schema.Struct({
   cleanedLearningOutcomes: optionalOrNull(Schema.Array(Schema.String).annotations(expecting("a list of texts"))),
   score: Score
 }).pipe(
-  Schema.filter((c) => idText(c.subjectCode) !== undefined || idText(c.subjectName) !== undefined || "the course has neither a subjectName nor a subjectCode")
+  Schema.filter((c) =>
+    idText(c.subjectCode) !== undefined || idText(c.subjectName) !== undefined ||
+    "the course has neither a subjectName nor a subjectCode"
+  )
 ).annotations(expecting("a course (an object)"))
 
 const CourseList = Schema.Array(CourseInput).annotations(expecting("a list of retrieved courses"))
@@ -154,32 +182,54 @@ export interface CourseLoadOptions {
 /** Decodes a test-set row into its hit list: one hit per course, its id the subject code (else name). */
 export const courseDecoder = (fields: CourseFields, options: CourseLoadOptions = {}): HitListDecoder => {
   const decode = (options.coursesRequired ?? true) ? decodeRow.required : decodeRow.optional
-  const names = { id: fields.id, question: fields.question, skill: fields.skill, courses: fields.courses, ...measurementNames }
+  const names = {
+    id: fields.id,
+    question: fields.question,
+    skill: fields.skill,
+    courses: fields.courses,
+    ...measurementNames
+  }
   return (values) =>
     Either.map(decodeFields(decode, names, values), (row): HitList => ({
       id: idText(row.id),
       query: row.question,
       hits: (row.courses ?? []).map((input) => {
         const course = toCourse(input)
-        return { id: course.subjectCode ?? course.subjectName, text: renderCourse(course), score: course.score, fields: course }
+        return {
+          id: course.subjectCode ?? course.subjectName,
+          text: renderCourse(course),
+          score: course.score,
+          fields: course
+        }
       }),
       retrieval: retrievalInfo(row.latencyMs, row.usage)
     }))
 }
 
 /** The case for one test-set row. */
-export const toCourseCase = (row: Row, ordinal: number, file: string, fields: CourseFields, options: CourseLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  toHitListCase(row, ordinal, file, courseDecoder(fields, options))
+export const toCourseCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  fields: CourseFields,
+  options: CourseLoadOptions = {}
+): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, courseDecoder(fields, options))
 
 /** Load stage: a course-retrieval test set (JSON with `cases`, a JSON array, or JSONL). */
 export const loadTestSet = (options: CourseLoadOptions = {}): LoadStage =>
   loadHitLists({
-    describe: `course-retrieval test set { version, name, description, cases: [{ ${Object.values(courseFields).join(", ")} }] }`,
+    describe: `course-retrieval test set { version, name, description, cases: [{ ${
+      Object.values(courseFields).join(", ")
+    } }] }`,
     fields: fieldsFor,
     checkColumns: (ctx, columns, f) =>
-      checkColumns(ctx.file, columns, (options.coursesRequired ?? true)
-        ? { question: f.question, answer: f.skill, fragments: f.courses }
-        : { question: f.question, answer: f.skill }),
+      checkColumns(
+        ctx.file,
+        columns,
+        (options.coursesRequired ?? true)
+          ? { question: f.question, answer: f.skill, fragments: f.courses }
+          : { question: f.question, answer: f.skill }
+      ),
     decoder: (f) => courseDecoder(f, options)
   })
 
@@ -200,7 +250,10 @@ export const skillQuery = (c: EvalCase): string => skillOf(c)
 export const listwiseRubric = "course-retrieval/relevance-listwise"
 
 /** One judgment per course; with `listwise` (a listwise rubric id) a case's courses in one call. */
-export const judgeCourses = (rubric: string = defaultRubric, options: { readonly listwise?: string | undefined } = {}): JudgeStage =>
+export const judgeCourses = (
+  rubric: string = defaultRubric,
+  options: { readonly listwise?: string | undefined } = {}
+): JudgeStage =>
   judgeHits({
     rubric,
     hitVar: "course",
@@ -269,7 +322,13 @@ export const courseMetrics: QueryMetrics = (grades) => {
 }
 
 export const courseScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: courseMetrics, declared: courseMetricSpecs, label: courseLabel, query: (c) => c.question, context: (c) => ({ skill: skillOf(c) }) })
+  gradedScore({
+    metrics: courseMetrics,
+    declared: courseMetricSpecs,
+    label: courseLabel,
+    query: (c) => c.question,
+    context: (c) => ({ skill: skillOf(c) })
+  })
 
 export const courseSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
   gradedSummary({ metrics: courseMetricSpecs, key: "ndcg@10" })

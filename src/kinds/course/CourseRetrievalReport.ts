@@ -4,12 +4,19 @@
  * distribution, latency, judge usage, the worst queries, failures, a per-query table and per-query
  * details with the judge's reasons. The CSV has one row per case. Writes `qrels.txt` too.
  */
-import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
-import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradeCell, gradedHitsMarkdown, gradedHitsView, hitsTable } from "../graded-hits/RetrievalReport.js"
-import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { inline, quoteBlock } from "../../domain/Markdown.js"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
+import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
+import {
+  fixed,
+  flagsCell,
+  gradeCell,
+  gradedHitsMarkdown,
+  gradedHitsView,
+  hitsTable
+} from "../graded-hits/RetrievalReport.js"
+import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — no ground truth.** Relevance is the judge's grade, not a human label. NDCG's ideal",
@@ -20,7 +27,10 @@ const proxyNotice = [
 ].join("\n")
 
 const bandText = (band: Band | undefined) => (band === undefined ? "—" : `${band.level}: ${band.verdict}`)
-const maybe = <A>(x: number | null | undefined, f: (x: number) => A) => (x === null || x === undefined ? undefined : f(x))
+const maybe = <A>(
+  x: number | null | undefined,
+  f: (x: number) => A
+) => (x === null || x === undefined ? undefined : f(x))
 
 /** A fraction as a percentage. */
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`)
@@ -30,15 +40,19 @@ const resultsSection = (s: GradedSummary) => {
   const n = (k: string) => s.counts[k] ?? 0
   const ndcgBandNow = maybe(m["ndcg@10"], ndcgBand)
   const precisionBandNow = maybe(m["precision@10"], precisionBand)
-  const flagged = (s.flagged["ndcg@10"] ?? 0)
+  const flagged = s.flagged["ndcg@10"] ?? 0
   return [
     "## Results (averaged over cases)",
     "",
-    `**NDCG@10 ${fixed(m["ndcg@10"], 3)} — ${bandText(ndcgBandNow)}** · **Precision@10 ${fixed(m["precision@10"], 3)} — ${bandText(precisionBandNow)}**`,
+    `**NDCG@10 ${fixed(m["ndcg@10"], 3)} — ${bandText(ndcgBandNow)}** · **Precision@10 ${
+      fixed(m["precision@10"], 3)
+    } — ${bandText(precisionBandNow)}**`,
     "",
     "| Metric | Mean | Cases | Definition |",
     "|---|---|---|---|",
-    `| totalCourses | ${fixed(m.totalCourses, 2)} | ${n("totalCourses")} | courses retrieved per case (after threshold / top-k) |`,
+    `| totalCourses | ${fixed(m.totalCourses, 2)} | ${
+      n("totalCourses")
+    } | courses retrieved per case (after threshold / top-k) |`,
     `| averageRelevance | ${fixed(m.averageRelevance, 3)} | ${n("averageRelevance")} | mean grade, 0–3 |`,
     `| highlyRelevantRate | ${pct(m.highlyRelevantRate)} | ${n("highlyRelevantRate")} | share of courses graded 3 |`,
     `| irrelevantRate | ${pct(m.irrelevantRate)} | ${n("irrelevantRate")} | share of courses graded 0 |`,
@@ -47,8 +61,16 @@ const resultsSection = (s: GradedSummary) => {
     `| Precision@5 (proxy) | ${fixed(m["precision@5"], 3)} | ${n("precision@5")} | grade ≥ 2 in the top 5, / 5 |`,
     `| Precision@10 (proxy) | ${fixed(m["precision@10"], 3)} | ${n("precision@10")} | ${bandText(precisionBandNow)} |`,
     "",
-    `Cases: ${s.cases} (${s.measured} measured${s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""}${s.casesWithFailedJudgments > 0 ? `; ${s.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision` : ""}).` +
-      (flagged > 0 ? ` ${flagged} case(s) had no course graded above 0, or no course at all (IDCG = 0): their NDCG is set to 0 and flagged ⚑.` : ""),
+    `Cases: ${s.cases} (${s.measured} measured${
+      s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""
+    }${
+      s.casesWithFailedJudgments > 0
+        ? `; ${s.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision`
+        : ""
+    }).` +
+    (flagged > 0
+      ? ` ${flagged} case(s) had no course graded above 0, or no course at all (IDCG = 0): their NDCG is set to 0 and flagged ⚑.`
+      : ""),
     "",
     "### Grade distribution",
     "",
@@ -97,18 +119,33 @@ const tableHeader = [
 
 const tableRow = (r: GradedRecord) =>
   r.metrics === null
-    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | — | retrieval failed | | | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${fixed(value(r, "averageRelevance"), 2)} | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${fixed(value(r, "ndcg@5"), 3)} | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${fixed(value(r, "precision@5"), 2)} | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
+    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
+      inline(r.context.skill ?? "", 60)
+    } | — | retrieval failed | | | | | | | |\n`
+    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${
+      fixed(value(r, "averageRelevance"), 2)
+    } | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${
+      fixed(value(r, "ndcg@5"), 3)
+    } | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${
+      fixed(value(r, "precision@5"), 2)
+    } | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
 
 const details = (r: GradedRecord) =>
   [
-    `### ${r.ordinal + 1}. ${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
+    `### ${r.ordinal + 1}. ${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)}${
+      r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
+    }`,
     "",
     `**Question** (line ${r.line}):`,
     "",
     quoteBlock(r.query),
     "",
-    hitsTable(r, "No courses were retrieved.", ["Rank", "Course", "Grade", "Reason"], (h) => [h.rank, inline(h.label, 100), gradeCell(h.grade), inline(h.reason, 400)]),
+    hitsTable(
+      r,
+      "No courses were retrieved.",
+      ["Rank", "Course", "Grade", "Reason"],
+      (h) => [h.rank, inline(h.label, 100), gradeCell(h.grade), inline(h.reason, 400)]
+    ),
     "",
     ""
   ].join("\n")
@@ -117,7 +154,8 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
   ...gradedHitsView("ndcg@10"),
   markdown: gradedHitsMarkdown({
     title: options.title,
-    heuristic: "a lexical relevance model: the skill's terms (and the question's other terms) found in the course's name and learning outcomes, each weighted by how many of the other courses retrieved for it hold them",
+    heuristic:
+      "a lexical relevance model: the skill's terms (and the question's other terms) found in the course's name and learning outcomes, each weighted by how many of the other courses retrieved for it hold them",
     proxyNotice,
     itemName: "courses",
     criterionNote: "relevant = 2 or 3",
@@ -125,7 +163,8 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
     lowestSection,
     tableHeader,
     tableRow,
-    afterTable: "\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n",
+    afterTable:
+      "\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n",
     details
   }),
   csvHeader: () => [

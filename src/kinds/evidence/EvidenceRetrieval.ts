@@ -17,7 +17,6 @@
  * Cost, when the input reports tokens and a price is set: cost = (input + output tokens) / 1000 ×
  * price per 1K, per query and summed.
  */
-import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -26,13 +25,28 @@ import type { EvalCase, RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
+import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
+import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
-import { built, decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull } from "../../load/RowSchema.js"
+import {
+  built,
+  decodeFields,
+  expecting,
+  idText,
+  issueDecoder,
+  objectWith,
+  OptionalId,
+  optionalOrNull
+} from "../../load/RowSchema.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
-import { coverageMatrix, type EvidenceMetrics, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
-import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
+import {
+  coverageMatrix,
+  type EvidenceMetrics,
+  type EvidenceQueryScores,
+  scoreEvidenceQuery
+} from "../../metrics/evidence.js"
 import {
   firstField,
   type Hit,
@@ -48,7 +62,13 @@ import {
   Score,
   toHitListCase
 } from "../graded-hits/RetrievalInput.js"
-import { caseLatency, latencyAdd, latencyFinish, latencyInit, type LatencySummary } from "../graded-hits/RetrievalStats.js"
+import {
+  caseLatency,
+  latencyAdd,
+  latencyFinish,
+  latencyInit,
+  type LatencySummary
+} from "../graded-hits/RetrievalStats.js"
 
 export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
 export const chunkNames = ["chunks", "retrieved", "hits", "contexts"] as const
@@ -58,8 +78,17 @@ export const evidenceInput: InputDoc = {
   format: "JSONL or a JSON array, one query each; --columns renames id, question (= query) and fragments (= chunks)",
   fields: [
     ...queryFieldDocs,
-    { name: "gold", required: true, holds: "the gold evidence spans, texts (also read as goldEvidence, gold_evidence, evidence)" },
-    { name: "chunks", required: true, holds: "the retrieved chunks in rank order, texts or { id?, text, score? } (also read as retrieved, hits, contexts; not read with --retriever http|bm25)" },
+    {
+      name: "gold",
+      required: true,
+      holds: "the gold evidence spans, texts (also read as goldEvidence, gold_evidence, evidence)"
+    },
+    {
+      name: "chunks",
+      required: true,
+      holds:
+        "the retrieved chunks in rank order, texts or { id?, text, score? } (also read as retrieved, hits, contexts; not read with --retriever http|bm25)"
+    },
     ...measurementFieldDocs("the retrieval")
   ],
   exampleExtension: ".jsonl",
@@ -87,11 +116,18 @@ export const fieldsFor = (ctx: LoadContext | undefined): EvidenceFields => ({
 
 /** A chunk given as an object: an optional id and score, and its text (`text`, else `content`). */
 const ChunkObject = objectWith(
-  Schema.Struct({ id: OptionalId, score: Score, text: optionalOrNull(Schema.String), content: Schema.optionalWith(Schema.Unknown, { exact: true }) }),
+  Schema.Struct({
+    id: OptionalId,
+    score: Score,
+    text: optionalOrNull(Schema.String),
+    content: Schema.optionalWith(Schema.Unknown, { exact: true })
+  }),
   // `content` is read only when there is no `text`, so a chunk with both keeps whatever `content` holds.
   (c, object): Either.Either<Hit, ParseResult.ParseIssue> => {
     const text = c.text ?? c.content ?? undefined
-    if (typeof text === "string") return Either.right({ id: idText(c.id), text, score: c.score ?? undefined, fields: object })
+    if (typeof text === "string") {
+      return Either.right({ id: idText(c.id), text, score: c.score ?? undefined, fields: object })
+    }
     const field = (c.text === undefined || c.text === null) && text !== undefined ? "content" : "text"
     return Either.left(new ParseResult.Pointer(field, object, new ParseResult.Type(Schema.String.ast, text)))
   }
@@ -122,7 +158,10 @@ const evidenceRow = (chunksRequired: boolean) =>
 /** The row schemas, with and without the chunks required (a live retriever supplies them). */
 export const EvidenceRow = { required: evidenceRow(true), optional: evidenceRow(false) } as const
 
-const decodeRow = { required: issueDecoder(EvidenceRow.required), optional: issueDecoder(EvidenceRow.optional) } as const
+const decodeRow = {
+  required: issueDecoder(EvidenceRow.required),
+  optional: issueDecoder(EvidenceRow.optional)
+} as const
 
 export interface EvidenceLoadOptions {
   /** Chunks must be present (false when a live retriever supplies them). Default true. */
@@ -150,19 +189,32 @@ export const evidenceDecoder = (f: EvidenceFields, options: EvidenceLoadOptions 
   }
 }
 
-export const toEvidenceCase = (row: Row, ordinal: number, file: string, f: EvidenceFields, options: EvidenceLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  toHitListCase(row, ordinal, file, evidenceDecoder(f, options))
+export const toEvidenceCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  f: EvidenceFields,
+  options: EvidenceLoadOptions = {}
+): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, evidenceDecoder(f, options))
 
 /** Load stage: queries with gold evidence and (unless retrieved live) their ranked chunks. */
 export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage =>
   loadHitLists({
-    describe: "evidence queries (JSONL/JSON) { id?, query, gold: [spans], chunks: [{ id?, text, score? }], latencyMs?, usage? }",
+    describe:
+      "evidence queries (JSONL/JSON) { id?, query, gold: [spans], chunks: [{ id?, text, score? }], latencyMs?, usage? }",
     fields: fieldsFor,
     checkColumns: (ctx, columns, f) => {
       const missing = (names: ReadonlyArray<string>, what: string) =>
         names.some((n) => columns.includes(n))
           ? Effect.void
-          : Effect.fail(new InputError({ file: ctx.file, problem: `no ${what} field (${names.map((n) => `"${n}"`).join(" or ")}); available: ${columns.map((c) => `"${c}"`).join(", ") || "none"}` }))
+          : Effect.fail(
+            new InputError({
+              file: ctx.file,
+              problem: `no ${what} field (${names.map((n) => `"${n}"`).join(" or ")}); available: ${
+                columns.map((c) => `"${c}"`).join(", ") || "none"
+              }`
+            })
+          )
       return checkColumns(ctx.file, columns, { question: f.query }).pipe(
         Effect.zipRight(missing(f.gold, "gold evidence")),
         Effect.zipRight((options.chunksRequired ?? true) ? missing(f.chunks, "retrieved chunks") : Effect.void)
@@ -237,8 +289,13 @@ const excerpt = (text: string) => {
 }
 
 /** cost = (input + output) / 1000 × price per 1K; null when either is unknown. */
-export const queryCost = (usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined, pricePer1K: number | undefined): number | null =>
-  usage === undefined || pricePer1K === undefined ? null : ((usage.inputTokens + usage.outputTokens) / 1000) * pricePer1K
+export const queryCost = (
+  usage: { readonly inputTokens: number; readonly outputTokens: number } | undefined,
+  pricePer1K: number | undefined
+): number | null =>
+  usage === undefined || pricePer1K === undefined
+    ? null
+    : ((usage.inputTokens + usage.outputTokens) / 1000) * pricePer1K
 
 /**
  * The per-query evidence metrics, under the names of their means (the macro metrics): a query's
@@ -272,12 +329,17 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
     declared: () => evidenceCaseMetrics,
     of: (r) => ({
       caseId: r.caseId,
-      line: r.line, metrics: caseValues(r.scores), failed: r.scores === null })
+      line: r.line,
+      metrics: caseValues(r.scores),
+      failed: r.scores === null
+    })
   },
   score: (c, _judgments, iteration) => {
     const gold = c.gold ?? []
     const failed = c.retrieval?.status === "failed"
-    const matrix = coverageMatrix({ id: c.id, gold, chunks: c.passages.map((p) => p.text) }, { fuzzyThreshold: settings.fuzzyThreshold })
+    const matrix = coverageMatrix({ id: c.id, gold, chunks: c.passages.map((p) => p.text) }, {
+      fuzzyThreshold: settings.fuzzyThreshold
+    })
     const { id: _id, relevance: _relevance, ...scores } = scoreEvidenceQuery(c.id, gold.length, matrix)
     const usage = c.retrieval?.usage
     return {
@@ -292,7 +354,15 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
       }),
       chunks: c.passages.map((p, i): EvidenceChunk => {
         const covers = (matrix[i] ?? []).flatMap((cell, j) => (cell ? [j + 1] : []))
-        return { id: p.id, rank: p.rank, ...(p.score === undefined ? {} : { score: p.score }), relevant: covers.length > 0, covers, excerpt: excerpt(p.text), text: keptText(p.text) }
+        return {
+          id: p.id,
+          rank: p.rank,
+          ...(p.score === undefined ? {} : { score: p.score }),
+          relevant: covers.length > 0,
+          covers,
+          excerpt: excerpt(p.text),
+          text: keptText(p.text)
+        }
       }),
       scores: failed ? null : scores,
       ...(c.retrieval === undefined ? {} : { retrieval: c.retrieval }),
@@ -315,7 +385,12 @@ export interface EvidenceRunSummary {
   readonly goldSpans: number
   readonly fuzzyThreshold: number
   readonly withoutGold: { readonly count: number; readonly ids: ReadonlyArray<string> }
-  readonly retrievalFailures: { readonly count: number; readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }> }
+  readonly retrievalFailures: {
+    readonly count: number
+    readonly cases: ReadonlyArray<
+      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
+    >
+  }
   readonly chunks: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }
   readonly latency: LatencySummary
   readonly cost: {
@@ -329,7 +404,9 @@ export interface EvidenceRunSummary {
     readonly perQueryUsd: number | null
   }
   /** Worst queries by PerQueryCoverage@10 (bounded), lowest first. */
-  readonly lowest: ReadonlyArray<{ readonly caseId: string; readonly query: string; readonly coverageAt10: number; readonly reciprocalRank: number }>
+  readonly lowest: ReadonlyArray<
+    { readonly caseId: string; readonly query: string; readonly coverageAt10: number; readonly reciprocalRank: number }
+  >
   /** Judgments are never made here; kept for the shared report helpers. */
   readonly judgments: { readonly ok: number; readonly failed: number }
   readonly tokens: { readonly input: number; readonly output: number }
@@ -343,7 +420,16 @@ interface Acc {
   spans: number
   covered3: number
   covered10: number
-  sums: { p5: number; cov3: number; cov10: number; full3: number; full10: number; ap: number; rr: number; hit10: number }
+  sums: {
+    p5: number
+    cov3: number
+    cov10: number
+    full3: number
+    full10: number
+    ap: number
+    rr: number
+    hit10: number
+  }
   withoutGold: number
   withoutGoldIds: Array<string>
   failures: number
@@ -360,7 +446,10 @@ interface Acc {
   lowest: Array<EvidenceRunSummary["lowest"][number]>
 }
 
-export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, options: { readonly lowest?: number } = {}): AggregateStage<EvidenceRecord, EvidenceRunSummary> => {
+export const evidenceSummary = (
+  settings: EvidenceSettings = defaultSettings,
+  options: { readonly lowest?: number } = {}
+): AggregateStage<EvidenceRecord, EvidenceRunSummary> => {
   const keep = options.lowest ?? 10
   return {
     init: (): Acc => ({
@@ -401,7 +490,14 @@ export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, op
       const s = r.scores
       if (s === null) {
         acc.failures++
-        if (acc.failureList.length < MAX_LISTED) acc.failureList.push({ caseId: r.caseId, line: r.line, query: r.query, message: r.retrieval?.error?.message ?? "retrieval failed" })
+        if (acc.failureList.length < MAX_LISTED) {
+          acc.failureList.push({
+            caseId: r.caseId,
+            line: r.line,
+            query: r.query,
+            message: r.retrieval?.error?.message ?? "retrieval failed"
+          })
+        }
         return acc
       }
       acc.queries++
@@ -424,8 +520,14 @@ export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, op
         if (acc.withoutGoldIds.length < MAX_LISTED) acc.withoutGoldIds.push(r.caseId)
       }
       if (keep > 0) {
-        const entry = { caseId: r.caseId, query: r.query, coverageAt10: s.coverageAt10, reciprocalRank: s.reciprocalRank }
-        const worse = (a: typeof entry, b: typeof entry) => a.coverageAt10 < b.coverageAt10 || (a.coverageAt10 === b.coverageAt10 && a.reciprocalRank < b.reciprocalRank)
+        const entry = {
+          caseId: r.caseId,
+          query: r.query,
+          coverageAt10: s.coverageAt10,
+          reciprocalRank: s.reciprocalRank
+        }
+        const worse = (a: typeof entry, b: typeof entry) =>
+          a.coverageAt10 < b.coverageAt10 || (a.coverageAt10 === b.coverageAt10 && a.reciprocalRank < b.reciprocalRank)
         const list = acc.lowest
         if (list.length < keep || worse(entry, list[list.length - 1]!)) {
           let i = list.length
@@ -436,7 +538,11 @@ export const evidenceSummary = (settings: EvidenceSettings = defaultSettings, op
       }
       return acc
     },
-    metrics: (s) => ({ ...s.metrics, retrievalFailures: s.retrievalFailures.count, ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd }) }),
+    metrics: (s) => ({
+      ...s.metrics,
+      retrievalFailures: s.retrievalFailures.count,
+      ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd })
+    }),
     headline: () => [
       ...evidenceCaseMetrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
       Metric.fraction("EvidenceRecall@3", "gold spans covered by the top 3 / all gold spans of the run (micro)"),

@@ -6,24 +6,33 @@
  * CSV: one row per query. Writes `qrels.txt` of chunk relevance (1 = covers a gold span).
  */
 import * as Stream from "effect/Stream"
-import type { EvidenceRecord, EvidenceRunSummary } from "./EvidenceRetrieval.js"
+import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
+import { code, inline } from "../../domain/Markdown.js"
+import { thousands } from "../../domain/Numbers.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { formatUsd } from "../../pricing/Prices.js"
-import { fixed, latencySection, ms, retrievalFailuresSection, retrievalSection, qrelsFile, qrelsNote } from "../graded-hits/RetrievalReport.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { code, inline } from "../../domain/Markdown.js"
 import { parameterRows, parametersMarkdown } from "../../report/Sections.js"
-import { thousands } from "../../domain/Numbers.js"
-import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
+import {
+  fixed,
+  latencySection,
+  ms,
+  qrelsFile,
+  qrelsNote,
+  retrievalFailuresSection,
+  retrievalSection
+} from "../graded-hits/RetrievalReport.js"
+import type { EvidenceRecord, EvidenceRunSummary } from "./EvidenceRetrieval.js"
 
-const notice = (threshold: number) => [
-  "> **Measured against gold evidence — no LLM.** A retrieved chunk covers a gold span when, after lowercasing",
-  `> and collapsing whitespace, the span is a substring of the chunk or their difflib similarity is ≥ ${threshold}`,
-  "> (Python's `SequenceMatcher.ratio()`). Recall and coverage are true measurements against the gold spans.",
-  "> One part is a proxy: MAP's R is the number of relevant chunks *found in the list* (gold spans are not",
-  "> chunks, and several chunks may cover one span).",
-  ""
-].join("\n")
+const notice = (threshold: number) =>
+  [
+    "> **Measured against gold evidence — no LLM.** A retrieved chunk covers a gold span when, after lowercasing",
+    `> and collapsing whitespace, the span is a substring of the chunk or their difflib similarity is ≥ ${threshold}`,
+    "> (Python's `SequenceMatcher.ratio()`). Recall and coverage are true measurements against the gold spans.",
+    "> One part is a proxy: MAP's R is the number of relevant chunks *found in the list* (gold spans are not",
+    "> chunks, and several chunks may cover one span).",
+    ""
+  ].join("\n")
 
 /** What the evidence pipeline adds to the run-parameter table. */
 const ownParameters = (s: EvidenceRunSummary): ReadonlyArray<readonly [string, string]> => [
@@ -41,27 +50,36 @@ const metricsSection = (s: EvidenceRunSummary) => {
     "",
     "| Metric | Value | Definition |",
     "|---|---|---|",
-    `| Precision@5 | ${fixed(m["Precision@5"])} | chunks covering ≥ 1 gold span in the top 5, / 5 (mean over queries) |`,
+    `| Precision@5 | ${
+      fixed(m["Precision@5"])
+    } | chunks covering ≥ 1 gold span in the top 5, / 5 (mean over queries) |`,
     `| EvidenceRecall@3 | ${fixed(m["EvidenceRecall@3"])} | gold spans covered by the top 3 / all gold spans (micro) |`,
     `| EvidenceRecall@10 | ${fixed(m["EvidenceRecall@10"])} | the same with the top 10 |`,
     `| PerQueryCoverage@3 | ${fixed(m["PerQueryCoverage@3"])} | per query covered / its gold spans, averaged (macro) |`,
     `| PerQueryCoverage@10 | ${fixed(m["PerQueryCoverage@10"])} | the same with the top 10 |`,
-    `| FullCoverageRate@3 | ${fixed(m["FullCoverageRate@3"])} | share of queries with every gold span covered in the top 3 |`,
+    `| FullCoverageRate@3 | ${
+      fixed(m["FullCoverageRate@3"])
+    } | share of queries with every gold span covered in the top 3 |`,
     `| FullCoverageRate@10 | ${fixed(m["FullCoverageRate@10"])} | the same with the top 10 |`,
     `| MAP | ${fixed(m.MAP)} | mean AP over all ranks (R = relevant chunks in the list) |`,
     `| MRR | ${fixed(m.MRR)} | mean 1 / rank of the first relevant chunk |`,
     `| HitRate@10 | ${fixed(m["HitRate@10"])} | share of queries with a relevant chunk in the top 10 |`,
     "",
     `Over ${s.queries} quer${s.queries === 1 ? "y" : "ies"}` +
-      (s.retrievalFailures.count > 0 ? ` (${s.retrievalFailures.count} retrieval failure(s) left out)` : "") +
-      (s.withoutGold.count > 0 ? `; ${s.withoutGold.count} without gold spans count as 0 (${s.withoutGold.ids.map(code).join(", ")})` : "") + ".",
+    (s.retrievalFailures.count > 0 ? ` (${s.retrievalFailures.count} retrieval failure(s) left out)` : "") +
+    (s.withoutGold.count > 0
+      ? `; ${s.withoutGold.count} without gold spans count as 0 (${s.withoutGold.ids.map(code).join(", ")})`
+      : "") +
+    ".",
     ""
   ].join("\n")
 }
 
 const costSection = (s: EvidenceRunSummary) => {
   const c = s.cost
-  if (c.queriesWithUsage === 0) return "## Cost\n\nNo token usage in the input (`usage` per query): cost not computed.\n"
+  if (c.queriesWithUsage === 0) {
+    return "## Cost\n\nNo token usage in the input (`usage` per query): cost not computed.\n"
+  }
   return [
     "## Cost",
     "",
@@ -69,7 +87,9 @@ const costSection = (s: EvidenceRunSummary) => {
     "|---|---|",
     `| Queries with token counts | ${c.queriesWithUsage} of ${s.cases} |`,
     `| Tokens | ${thousands(c.inputTokens)} in, ${thousands(c.outputTokens)} out |`,
-    `| Price per 1K tokens (RAG_EVAL_PRICE_PER_1K) | ${c.pricePer1K === null ? "not set — cost unknown" : `$${c.pricePer1K}`} |`,
+    `| Price per 1K tokens (RAG_EVAL_PRICE_PER_1K) | ${
+      c.pricePer1K === null ? "not set — cost unknown" : `$${c.pricePer1K}`
+    } |`,
     `| Total | ${c.totalUsd === null ? "unknown" : formatUsd(c.totalUsd)} |`,
     `| Per query | ${c.perQueryUsd === null ? "unknown" : formatUsd(c.perQueryUsd)} |`,
     "",
@@ -84,7 +104,9 @@ const lowestSection = (s: EvidenceRunSummary) =>
     "",
     "| Query id | Query | Coverage@10 | RR |",
     "|---|---|---|---|",
-    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${pct(l.coverageAt10)} | ${fixed(l.reciprocalRank, 3)} |`),
+    ...s.lowest.map((l) =>
+      `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${pct(l.coverageAt10)} | ${fixed(l.reciprocalRank, 3)} |`
+    ),
     ""
   ].join("\n")
 
@@ -98,8 +120,20 @@ const tableHeader = [
 
 const tableRow = (r: EvidenceRecord) => {
   const s = r.scores
-  if (s === null) return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 70)} | ${r.gold.length} | — | retrieval failed | | | | | | | ${ms(r.latency.total)} | |\n`
-  return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 70)} | ${s.goldSpans} | ${r.chunks.length} | ${fixed(s.precisionAt5, 2)} | ${s.coveredAt3}/${s.goldSpans} | ${s.coveredAt10}/${s.goldSpans} | ${s.fullCoverageAt10 === 1 ? "yes" : "no"} | ${fixed(s.averagePrecision, 3)} | ${fixed(s.reciprocalRank, 3)} | ${s.hitAt10 === 1 ? "yes" : "no"} | ${ms(r.latency.total)} | ${r.cost === null ? "—" : formatUsd(r.cost)} |\n`
+  if (s === null) {
+    return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
+      inline(r.query, 70)
+    } | ${r.gold.length} | — | retrieval failed | | | | | | | ${ms(r.latency.total)} | |\n`
+  }
+  return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
+    inline(r.query, 70)
+  } | ${s.goldSpans} | ${r.chunks.length} | ${
+    fixed(s.precisionAt5, 2)
+  } | ${s.coveredAt3}/${s.goldSpans} | ${s.coveredAt10}/${s.goldSpans} | ${s.fullCoverageAt10 === 1 ? "yes" : "no"} | ${
+    fixed(s.averagePrecision, 3)
+  } | ${fixed(s.reciprocalRank, 3)} | ${s.hitAt10 === 1 ? "yes" : "no"} | ${ms(r.latency.total)} | ${
+    r.cost === null ? "—" : formatUsd(r.cost)
+  } |\n`
 }
 
 const details = (r: EvidenceRecord) =>
@@ -111,12 +145,20 @@ const details = (r: EvidenceRecord) =>
     r.retrieval?.status === "failed" ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}\n` : "",
     "**Gold spans** (first covering rank):",
     "",
-    r.gold.length === 0 ? "(none)" : r.gold.map((g, i) => `${i + 1}. ${g.firstRank === null ? "**not covered**" : `rank ${g.firstRank}`} — ${inline(g.text, 200)}`).join("\n"),
+    r.gold.length === 0
+      ? "(none)"
+      : r.gold.map((g, i) =>
+        `${i + 1}. ${g.firstRank === null ? "**not covered**" : `rank ${g.firstRank}`} — ${inline(g.text, 200)}`
+      ).join("\n"),
     "",
     r.chunks.length === 0 ? "No chunks retrieved." : [
       "| Rank | Chunk | Score | Covers | Text |",
       "|---|---|---|---|---|",
-      ...r.chunks.map((c) => `| ${c.rank} | ${inline(c.id, 40)} | ${fixed(c.score, 3)} | ${c.covers.length === 0 ? "—" : c.covers.join(", ")} | ${inline(c.excerpt, 100)} |`)
+      ...r.chunks.map((c) =>
+        `| ${c.rank} | ${inline(c.id, 40)} | ${fixed(c.score, 3)} | ${
+          c.covers.length === 0 ? "—" : c.covers.join(", ")
+        } | ${inline(c.excerpt, 100)} |`
+      )
     ].join("\n"),
     "",
     ""
@@ -132,10 +174,15 @@ export const evidenceDetail = (r: EvidenceRecord): CaseDetail => ({
   ...(r.retrieval?.status === "failed" ? { problem: `Retrieval failed: ${r.retrieval.error?.message ?? ""}` } : {}),
   tables: [
     {
-      caption: r.gold.length === 0 ? "No gold spans: this query's coverage counts as 0" : `Gold spans (${r.gold.length}): the first rank whose chunk covers each`,
+      caption: r.gold.length === 0
+        ? "No gold spans: this query's coverage counts as 0"
+        : `Gold spans (${r.gold.length}): the first rank whose chunk covers each`,
       columns: ["#", "Gold span", "First covering rank"],
       textColumns: [1],
-      rows: r.gold.map((g, i): DetailRow => ({ cells: [i + 1, g.text, g.firstRank === null ? "not covered" : g.firstRank], status: g.firstRank === null ? "fail" : "pass" }))
+      rows: r.gold.map((g, i): DetailRow => ({
+        cells: [i + 1, g.text, g.firstRank === null ? "not covered" : g.firstRank],
+        status: g.firstRank === null ? "fail" : "pass"
+      }))
     },
     {
       caption: r.chunks.length === 0 ? "No chunks retrieved" : `Chunks (${r.chunks.length}): green covers a gold span`,
@@ -149,35 +196,44 @@ export const evidenceDetail = (r: EvidenceRecord): CaseDetail => ({
   ]
 })
 
-export const evidenceReport = (options: { readonly title: string }): ReportView<EvidenceRecord, EvidenceRunSummary> => ({
+export const evidenceReport = (
+  options: { readonly title: string }
+): ReportView<EvidenceRecord, EvidenceRunSummary> => ({
   headline: "PerQueryCoverage@10",
-  caseFlags: (r) => (r.scores !== null && r.gold.length === 0 ? ["no gold spans: the query's coverage and recall count as 0"] : []),
+  caseFlags: (
+    r
+  ) => (r.scores !== null && r.gold.length === 0 ? ["no gold spans: the query's coverage and recall count as 0"] : []),
   caseDetail: evidenceDetail,
   parameters: (_info, summary) => ownParameters(summary),
   failures: (summary) => ({
     judgments: [],
-    retrievals: summary.retrievalFailures.cases.map((f) => ({ caseId: f.caseId, line: f.line, query: f.query, reason: f.message }))
+    retrievals: summary.retrievalFailures.cases.map((f) => ({
+      caseId: f.caseId,
+      line: f.line,
+      query: f.query,
+      reason: f.message
+    }))
   }),
   dataFiles: (info, iteration, records) => [qrelsFile(info, iteration, records, evidenceQrels)],
   markdown: (info, summary, records) =>
-        Stream.make(
-          `# ${options.title}\n\n`,
-          `${info.description}\n\n`,
-          notice(summary.fuzzyThreshold) + "\n",
-          parametersMarkdown(parameterRows(info, undefined, ownParameters(summary))) + "\n",
-          retrievalSection(info, summary.chunks, "chunks") + "\n",
-          metricsSection(summary) + "\n",
-          latencySection(summary.latency) + "\n",
-          costSection(summary) + "\n",
-          lowestSection(summary) + "\n",
-          retrievalFailuresSection(summary.retrievalFailures) + "\n",
-          qrelsNote(info, "Chunk relevance (1 = covers a gold span)") + "\n\n",
-          tableHeader
-        ).pipe(
-          Stream.concat(records.pipe(Stream.map(tableRow))),
-          Stream.concat(Stream.make("\n## Per-query details\n\n")),
-          Stream.concat(records.pipe(Stream.map(details)))
-        ),
+    Stream.make(
+      `# ${options.title}\n\n`,
+      `${info.description}\n\n`,
+      notice(summary.fuzzyThreshold) + "\n",
+      parametersMarkdown(parameterRows(info, undefined, ownParameters(summary))) + "\n",
+      retrievalSection(info, summary.chunks, "chunks") + "\n",
+      metricsSection(summary) + "\n",
+      latencySection(summary.latency) + "\n",
+      costSection(summary) + "\n",
+      lowestSection(summary) + "\n",
+      retrievalFailuresSection(summary.retrievalFailures) + "\n",
+      qrelsNote(info, "Chunk relevance (1 = covers a gold span)") + "\n\n",
+      tableHeader
+    ).pipe(
+      Stream.concat(records.pipe(Stream.map(tableRow))),
+      Stream.concat(Stream.make("\n## Per-query details\n\n")),
+      Stream.concat(records.pipe(Stream.map(details)))
+    ),
   csvHeader: () => [
     "id",
     "query",

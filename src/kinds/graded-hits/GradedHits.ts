@@ -20,8 +20,8 @@ import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
-import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
+import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import {
   caseLatency,
   latencyAdd,
@@ -31,10 +31,10 @@ import {
   meanAdd,
   meanFinish,
   meanInit,
-  type TokenSummary,
   tokensAdd,
   tokensFinish,
-  tokensInit
+  tokensInit,
+  type TokenSummary
 } from "./RetrievalStats.js"
 
 /** The judge target of a hit. */
@@ -182,7 +182,11 @@ export const HIT_TEXT_MAX = 1000
 
 const keptText = (text: string) => (text.length > HIT_TEXT_MAX ? `${text.slice(0, HIT_TEXT_MAX - 1)}…` : text)
 
-export const gradeHits = (c: EvalCase, judgments: ReadonlyArray<Judgment>, label: (p: Passage) => string): Array<HitGrade> => {
+export const gradeHits = (
+  c: EvalCase,
+  judgments: ReadonlyArray<Judgment>,
+  label: (p: Passage) => string
+): Array<HitGrade> => {
   const byTarget = new Map(judgments.map((j) => [j.target, j]))
   return c.passages.map((p): HitGrade => {
     const j = byTarget.get(hitTarget(p))
@@ -248,7 +252,9 @@ export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecor
 })
 
 /** The judged grades of a record as TREC qrels lines (failed judgments left out). */
-export const qrelsLines = (r: GradedRecord): ReadonlyArray<{ readonly qid: string; readonly docid: string; readonly grade: number }> =>
+export const qrelsLines = (
+  r: GradedRecord
+): ReadonlyArray<{ readonly qid: string; readonly docid: string; readonly grade: number }> =>
   r.hits.flatMap((h) => (h.grade === null ? [] : [{ qid: r.caseId, docid: h.id, grade: h.grade }]))
 
 // ---------------------------------------------------------------------------------------------
@@ -273,7 +279,9 @@ export interface GradedSummary {
   readonly retrievalFailures: {
     readonly count: number
     /** Bounded list. */
-    readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }>
+    readonly cases: ReadonlyArray<
+      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
+    >
   }
   /** Metric → mean over the queries where it is known, with that count. */
   readonly means: Readonly<Record<string, number | null>>
@@ -356,7 +364,14 @@ export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<Gra
         if (h.grade === null) {
           acc.failed++
           if (acc.failures.length < MAX_LISTED) {
-            acc.failures.push({ caseId: r.caseId, line: r.line, criterion: `hit ${h.rank} (${h.id})`, target: `hit:${h.id}`, reason: h.reason, raw: h.raw })
+            acc.failures.push({
+              caseId: r.caseId,
+              line: r.line,
+              criterion: `hit ${h.rank} (${h.id})`,
+              target: `hit:${h.id}`,
+              reason: h.reason,
+              raw: h.raw
+            })
           }
         } else {
           acc.ok++
@@ -369,7 +384,12 @@ export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<Gra
       if (r.metrics === null) {
         acc.retrievalFailures++
         if (acc.retrievalList.length < MAX_LISTED) {
-          acc.retrievalList.push({ caseId: r.caseId, line: r.line, query: r.query, message: r.retrieval?.error?.message ?? "retrieval failed" })
+          acc.retrievalList.push({
+            caseId: r.caseId,
+            line: r.line,
+            query: r.query,
+            message: r.retrieval?.error?.message ?? "retrieval failed"
+          })
         }
         return acc
       }
@@ -394,7 +414,12 @@ export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<Gra
       Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
       Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)")
     ],
-    lowScores: (s) => ({ key: options.key, lowest: s.lowest, failures: s.failures, retrievalFailures: s.retrievalFailures }),
+    lowScores: (s) => ({
+      key: options.key,
+      lowest: s.lowest,
+      failures: s.failures,
+      retrievalFailures: s.retrievalFailures
+    }),
     finish: (accU): GradedSummary => {
       const acc = accU as Acc
       const means = meanFinish(acc.means)

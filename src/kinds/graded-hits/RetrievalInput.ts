@@ -43,9 +43,10 @@ export const Query = Schema.compose(
 export const Score = optionalOrNull(Schema.Finite)
 
 const atLeastZero = (what: string) =>
-  Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n >= 0) || `expected ${what} ≥ 0, found ${n}`)).annotations(
-    expecting(`${what} (a number ≥ 0)`)
-  )
+  Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n >= 0) || `expected ${what} ≥ 0, found ${n}`))
+    .annotations(
+      expecting(`${what} (a number ≥ 0)`)
+    )
 
 const Millis = atLeastZero("milliseconds")
 
@@ -60,13 +61,13 @@ const tokens = optionalOrNull(atLeastZero("a token count"))
 
 /** `usage`: the tokens the system spent on the query, under any of the usual names. */
 const UsageValue = Schema.Struct({
-    inputTokens: tokens,
-    outputTokens: tokens,
-    prompt_tokens: tokens,
-    completion_tokens: tokens,
-    input_tokens: tokens,
-    output_tokens: tokens
-  }).annotations(expecting("{ inputTokens, outputTokens }"))
+  inputTokens: tokens,
+  outputTokens: tokens,
+  prompt_tokens: tokens,
+  completion_tokens: tokens,
+  input_tokens: tokens,
+  output_tokens: tokens
+}).annotations(expecting("{ inputTokens, outputTokens }"))
 
 export const Usage = optionalOrNull(UsageValue)
 
@@ -118,8 +119,10 @@ export const retrievalInfo = (
 }
 
 /** The first of `names` present in the row (aliases of one field). */
-export const firstField = (values: Readonly<Record<string, unknown>>, names: ReadonlyArray<string>): string | undefined =>
-  names.find((n) => Object.hasOwn(values, n) && values[n] !== undefined)
+export const firstField = (
+  values: Readonly<Record<string, unknown>>,
+  names: ReadonlyArray<string>
+): string | undefined => names.find((n) => Object.hasOwn(values, n) && values[n] !== undefined)
 
 // ---------------------------------------------------------------------------------------------
 // Rows → cases
@@ -171,7 +174,12 @@ export const hitListCase = (row: Row, ordinal: number, list: HitList): EvalCase 
 }
 
 /** The case for one row, or the input error naming the file, the line and the field. */
-export const toHitListCase = (row: Row, ordinal: number, file: string, decode: HitListDecoder): Effect.Effect<EvalCase, InputError> =>
+export const toHitListCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  decode: HitListDecoder
+): Effect.Effect<EvalCase, InputError> =>
   Effect.suspend(() =>
     Either.match(decode(row.values), {
       onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
@@ -183,7 +191,11 @@ export const toHitListCase = (row: Row, ordinal: number, file: string, decode: H
 export interface HitListLoad<F> {
   readonly describe: string
   readonly fields: (ctx: LoadContext) => F
-  readonly checkColumns: (ctx: LoadContext, columns: ReadonlyArray<string>, fields: F) => Effect.Effect<void, InputError>
+  readonly checkColumns: (
+    ctx: LoadContext,
+    columns: ReadonlyArray<string>,
+    fields: F
+  ) => Effect.Effect<void, InputError>
   readonly decoder: (fields: F) => HitListDecoder
 }
 

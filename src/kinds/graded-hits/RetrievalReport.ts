@@ -4,20 +4,25 @@
  * qrels file of judged grades.
  */
 import * as Stream from "effect/Stream"
-import type { OutputError } from "../../domain/Errors.js"
-import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
-import { criterionSection, failures, runParameters } from "../../report/Sections.js"
-import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
-import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
-import { inline } from "../../domain/Markdown.js"
 import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
+import type { OutputError } from "../../domain/Errors.js"
+import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
+import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
+import { criterionSection, failures, runParameters } from "../../report/Sections.js"
+import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
+import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
 
 /** `0.8235`, `—` for unknown. */
-export const fixed = (x: number | null | undefined, digits = 4) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(digits))
+export const fixed = (
+  x: number | null | undefined,
+  digits = 4
+) => (x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(digits))
 
 /** Milliseconds for tables: one decimal under 100 ms, whole numbers above. */
-export const ms = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : thousands(Math.round(x)))
+export const ms = (
+  x: number | null | undefined
+) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : thousands(Math.round(x)))
 
 export const heuristicBanner = (info: RunInfo, what: string) =>
   info.judge.provider === "heuristic"
@@ -34,12 +39,22 @@ const PARAM_LABELS: Readonly<Record<string, string>> = {
 const paramValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v))
 
 /** The retriever, every recorded parameter, and what the score threshold and top-k pruned. */
-export const retrievalSection = (info: RunInfo, pruned: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }, itemName = "hits") => {
+export const retrievalSection = (
+  info: RunInfo,
+  pruned: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number },
+  itemName = "hits"
+) => {
   const params = info.retriever.params
   const rows = [
-    `| Retriever | ${inline(info.retriever.name)}${info.retriever.name === "precomputed" ? " (hits as given in the input)" : ""} |`,
-    ...["topK", "scoreThreshold", "prefetchLimit", "rerankTopN"].map((k) => `| ${PARAM_LABELS[k]} | ${params[k] === undefined ? "not set" : inline(paramValue(params[k]), 200)} |`),
-    ...Object.entries(params).filter(([k]) => PARAM_LABELS[k] === undefined).map(([k, v]) => `| ${inline(k, 100)} | ${inline(paramValue(v), 200)} |`)
+    `| Retriever | ${inline(info.retriever.name)}${
+      info.retriever.name === "precomputed" ? " (hits as given in the input)" : ""
+    } |`,
+    ...["topK", "scoreThreshold", "prefetchLimit", "rerankTopN"].map((k) =>
+      `| ${PARAM_LABELS[k]} | ${params[k] === undefined ? "not set" : inline(paramValue(params[k]), 200)} |`
+    ),
+    ...Object.entries(params).filter(([k]) => PARAM_LABELS[k] === undefined).map(([k, v]) =>
+      `| ${inline(k, 100)} | ${inline(paramValue(v), 200)} |`
+    )
   ]
   return [
     "## Retrieval parameters",
@@ -48,7 +63,11 @@ export const retrievalSection = (info: RunInfo, pruned: { readonly kept: number;
     "|---|---|",
     ...rows,
     "",
-    `${thousands(pruned.kept)} ${itemName} evaluated; ${thousands(pruned.belowThreshold)} dropped below the score threshold and ${thousands(pruned.beyondTopK)} beyond top-k before evaluation (threshold first, then top-k; input order kept).`,
+    `${thousands(pruned.kept)} ${itemName} evaluated; ${
+      thousands(pruned.belowThreshold)
+    } dropped below the score threshold and ${
+      thousands(pruned.beyondTopK)
+    } beyond top-k before evaluation (threshold first, then top-k; input order kept).`,
     ""
   ].join("\n")
 }
@@ -72,7 +91,11 @@ export const latencySection = (latency: LatencySummary) => {
     "",
     "| Span | Queries | Avg | P50 | P90 | P99 | Max |",
     "|---|---|---|---|---|---|---|",
-    ...spans.map(([name, s]) => `| ${SPAN_LABELS[name] ?? inline(name, 100)} | ${s.n} | ${ms(s.mean)} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} |`),
+    ...spans.map(([name, s]) =>
+      `| ${SPAN_LABELS[name] ?? inline(name, 100)} | ${s.n} | ${ms(s.mean)} | ${ms(s.p50)} | ${ms(s.p90)} | ${
+        ms(s.p99)
+      } | ${ms(s.max)} |`
+    ),
     "",
     "Percentiles interpolate linearly between closest ranks (numpy's default). `total` is measured around a live retrieval call, or taken from the input; sub-spans come from the input or the endpoint; `judge` is the summed time of a query's judge calls.",
     ""
@@ -99,7 +122,14 @@ export const judgingMode = (info: Pick<RunInfo, "rubrics">): string =>
     ? `Judged listwise: the hits of a query in one call (at most ${LISTWISE_MAX_HITS} a call), each hit graded on its own; a call's tokens are shared equally among its hits.`
     : "Judged pointwise: one call per hit (`--listwise` judges a query's hits in one call)."
 
-export const retrievalFailuresSection = (failures: { readonly count: number; readonly cases: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }> }) =>
+export const retrievalFailuresSection = (
+  failures: {
+    readonly count: number
+    readonly cases: ReadonlyArray<
+      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
+    >
+  }
+) =>
   failures.count === 0 ? "" : [
     `## Retrieval failures (${failures.count})`,
     "",
@@ -107,7 +137,9 @@ export const retrievalFailuresSection = (failures: { readonly count: number; rea
     "",
     "| Line | Case | Query | Problem |",
     "|---|---|---|---|",
-    ...failures.cases.map((f) => `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.query, 80)} | ${inline(f.message, 300)} |`),
+    ...failures.cases.map((f) =>
+      `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.query, 80)} | ${inline(f.message, 300)} |`
+    ),
     failures.count > failures.cases.length ? `\n(first ${failures.cases.length} listed)` : "",
     ""
   ].join("\n")
@@ -125,11 +157,16 @@ export interface QrelsLine {
 const qrelsId = (id: string) => (id === "" ? "_" : id.replace(/\s+/g, "_"))
 
 /** The qrels file of an iteration: `qrels.txt`, or `qrels-iteration-N.txt` when the run has several iterations. */
-export const qrelsName = (info: RunInfo, iteration: number) => (info.iterations === 1 ? "qrels.txt" : `qrels-iteration-${iteration}.txt`)
+export const qrelsName = (
+  info: RunInfo,
+  iteration: number
+) => (info.iterations === 1 ? "qrels.txt" : `qrels-iteration-${iteration}.txt`)
 
 /** How a report names the qrels files of its run. */
 export const qrelsNote = (info: RunInfo, what: string) =>
-  `${what} are written as TREC qrels to \`${info.iterations === 1 ? "qrels.txt" : "qrels-iteration-N.txt"}\` (every case of the run, in input order), to cross-check with trec_eval.`
+  `${what} are written as TREC qrels to \`${
+    info.iterations === 1 ? "qrels.txt" : "qrels-iteration-N.txt"
+  }\` (every case of the run, in input order), to cross-check with trec_eval.`
 
 /**
  * The judged grades of every record as TREC qrels (`qid 0 docid grade`, input order), so they can be
@@ -137,9 +174,16 @@ export const qrelsNote = (info: RunInfo, what: string) =>
  * its records whatever the formats chosen. Failed judgments are left out; whitespace in an id
  * becomes `_` (qrels ids cannot hold it).
  */
-export const qrelsFile = <R>(info: RunInfo, iteration: number, records: Stream.Stream<R, OutputError>, lines: (record: R) => ReadonlyArray<QrelsLine>): DataFile => ({
+export const qrelsFile = <R>(
+  info: RunInfo,
+  iteration: number,
+  records: Stream.Stream<R, OutputError>,
+  lines: (record: R) => ReadonlyArray<QrelsLine>
+): DataFile => ({
   name: qrelsName(info, iteration),
-  content: records.pipe(Stream.map((r) => lines(r).map((l) => `${qrelsId(l.qid)} 0 ${qrelsId(l.docid)} ${l.grade}\n`).join("")))
+  content: records.pipe(
+    Stream.map((r) => lines(r).map((l) => `${qrelsId(l.qid)} 0 ${qrelsId(l.docid)} ${l.grade}\n`).join(""))
+  )
 })
 
 /**
@@ -156,7 +200,11 @@ export const hitsTable = (
     ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}`
     : r.hits.length === 0
     ? none
-    : [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...r.hits.map((h) => `| ${row(h).join(" | ")} |`)].join("\n")
+    : [
+      `| ${header.join(" | ")} |`,
+      `|${header.map(() => "---").join("|")}|`,
+      ...r.hits.map((h) => `| ${row(h).join(" | ")} |`)
+    ].join("\n")
 
 /** A hit's grade in a table: the grade, or a failed judgment. */
 export const gradeCell = (grade: number | null): string => (grade === null ? "**failed**" : String(grade))
@@ -185,39 +233,53 @@ export interface GradedHitsMarkdown {
 }
 
 /** The markdown report of a graded-hits kind: its sections in the one order both kinds use, then the per-case table and details streamed from the records. */
-export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => (info: RunInfo, summary: GradedSummary, records: Stream.Stream<GradedRecord, OutputError>) =>
-      Stream.make(
-        `# ${v.title}\n\n`,
-        `${info.description}\n\n`,
-        heuristicBanner(info, v.heuristic),
-        v.proxyNotice + "\n",
-        runParameters(info, summary) + "\n",
-        retrievalSection(info, summary.hits, v.itemName) + "\n",
-        "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, v.criterionNote)).join("\n") + "\n",
-        v.resultsSection(summary) + "\n",
-        latencySection(summary.latency) + "\n",
-        tokensSection(summary.tokens, info) + "\n",
-        v.lowestSection(summary) + "\n",
-        retrievalFailuresSection(summary.retrievalFailures) + "\n",
-        failures(summary) + "\n",
-        qrelsNote(info, "The judged grades") + "\n\n",
-        v.tableHeader
-      ).pipe(
-        Stream.concat(records.pipe(Stream.map(v.tableRow))),
-        Stream.concat(Stream.make(v.afterTable)),
-        Stream.concat(records.pipe(Stream.map(v.details)))
-      )
+export const gradedHitsMarkdown =
+  (v: GradedHitsMarkdown) =>
+  (info: RunInfo, summary: GradedSummary, records: Stream.Stream<GradedRecord, OutputError>) =>
+    Stream.make(
+      `# ${v.title}\n\n`,
+      `${info.description}\n\n`,
+      heuristicBanner(info, v.heuristic),
+      v.proxyNotice + "\n",
+      runParameters(info, summary) + "\n",
+      retrievalSection(info, summary.hits, v.itemName) + "\n",
+      "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, v.criterionNote)).join("\n") + "\n",
+      v.resultsSection(summary) + "\n",
+      latencySection(summary.latency) + "\n",
+      tokensSection(summary.tokens, info) + "\n",
+      v.lowestSection(summary) + "\n",
+      retrievalFailuresSection(summary.retrievalFailures) + "\n",
+      failures(summary) + "\n",
+      qrelsNote(info, "The judged grades") + "\n\n",
+      v.tableHeader
+    ).pipe(
+      Stream.concat(records.pipe(Stream.map(v.tableRow))),
+      Stream.concat(Stream.make(v.afterTable)),
+      Stream.concat(records.pipe(Stream.map(v.details)))
+    )
 
 /** A graded-hits case in the HTML page: the query (and context), then every hit with its text, grade and the judge's reason. */
 export const gradedHitsDetail = (r: GradedRecord): CaseDetail => ({
   fields: [["Query", r.query], ...Object.entries(r.context)],
   ...(r.retrieval?.status === "failed" ? { problem: `Retrieval failed: ${r.retrieval.error?.message ?? ""}` } : {}),
   tables: [{
-    caption: r.hits.length === 0 ? "No hits retrieved" : `Hits (${r.hits.length}): the judge's grade (relevant at ≥ 2) and reason${r.failedJudgments > 0 ? `; ${r.failedJudgments} judgment(s) failed` : ""}`,
+    caption: r.hits.length === 0
+      ? "No hits retrieved"
+      : `Hits (${r.hits.length}): the judge's grade (relevant at ≥ 2) and reason${
+        r.failedJudgments > 0 ? `; ${r.failedJudgments} judgment(s) failed` : ""
+      }`,
     columns: ["Rank", "Hit", "Text", "Retriever score", "Grade", "Confidence", "Judge's reason"],
     textColumns: [2, 6],
     rows: r.hits.map((h): DetailRow => ({
-      cells: [h.rank, h.label, h.text ?? "", h.retrieverScore ?? null, h.grade === null ? "failed" : h.grade, h.confidence ?? null, h.reason],
+      cells: [
+        h.rank,
+        h.label,
+        h.text ?? "",
+        h.retrieverScore ?? null,
+        h.grade === null ? "failed" : h.grade,
+        h.confidence ?? null,
+        h.reason
+      ],
       status: h.grade === null ? "fail" : h.grade >= 2 ? "pass" : "none"
     }))
   }]
@@ -229,9 +291,24 @@ export const gradedHitsView = (headline: string) => ({
   caseDetail: gradedHitsDetail,
   headline,
   failures: (summary: GradedSummary) => ({
-    judgments: summary.failures.map((f) => ({ caseId: f.caseId, line: f.line, criterion: f.target, reason: f.reason, raw: f.raw })),
-    retrievals: summary.retrievalFailures.cases.map((f) => ({ caseId: f.caseId, line: f.line, query: f.query, reason: f.message }))
+    judgments: summary.failures.map((f) => ({
+      caseId: f.caseId,
+      line: f.line,
+      criterion: f.target,
+      reason: f.reason,
+      raw: f.raw
+    })),
+    retrievals: summary.retrievalFailures.cases.map((f) => ({
+      caseId: f.caseId,
+      line: f.line,
+      query: f.query,
+      reason: f.message
+    }))
   }),
   flagged: (summary: GradedSummary) => summary.flagged,
-  dataFiles: (info: RunInfo, iteration: number, records: Stream.Stream<GradedRecord, OutputError>) => [qrelsFile(info, iteration, records, qrelsLines)]
+  dataFiles: (
+    info: RunInfo,
+    iteration: number,
+    records: Stream.Stream<GradedRecord, OutputError>
+  ) => [qrelsFile(info, iteration, records, qrelsLines)]
 })

@@ -13,7 +13,9 @@ export interface MeanAcc {
   readonly sums: Map<string, { n: number; sum: number }>
 }
 
-export const meanInit = (names: ReadonlyArray<string> = []): MeanAcc => ({ sums: new Map(names.map((n) => [n, { n: 0, sum: 0 }])) })
+export const meanInit = (names: ReadonlyArray<string> = []): MeanAcc => ({
+  sums: new Map(names.map((n) => [n, { n: 0, sum: 0 }]))
+})
 
 /** Adds each known value (null / undefined = unknown, skipped). */
 export const meanAdd = (acc: MeanAcc, values: Readonly<Record<string, number | null | undefined>>): MeanAcc => {
@@ -83,7 +85,9 @@ export const latencyFinish = (acc: LatencyAcc): LatencySummary => {
 export const caseLatency = (retrieval: RetrievalInfo | undefined, judgeMs?: number): Record<string, number> => {
   const out: Record<string, number> = {}
   if (retrieval?.latencyMs !== undefined) out.total = retrieval.latencyMs
-  for (const [span, ms] of Object.entries(retrieval?.spans ?? {})) if (span !== "total" && span !== "judge") out[span] = ms
+  for (const [span, ms] of Object.entries(retrieval?.spans ?? {})) {
+    if (span !== "total" && span !== "judge") out[span] = ms
+  }
   if (judgeMs !== undefined) out.judge = judgeMs
   return out
 }

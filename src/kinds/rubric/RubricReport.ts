@@ -5,18 +5,28 @@
  * composite + one reason column per dimension.
  */
 import * as Stream from "effect/Stream"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { checksClaims, type Dimension, type DimensionScore, dimensionWeight, type Gate, type ReferenceClaims, type RubricRecord } from "./RubricScore.js"
-import type { RubricSummary } from "./RubricSummary.js"
-import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
+import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
+import {
+  checksClaims,
+  type Dimension,
+  type DimensionScore,
+  dimensionWeight,
+  type Gate,
+  type ReferenceClaims,
+  type RubricRecord
+} from "./RubricScore.js"
+import type { RubricSummary } from "./RubricSummary.js"
 
 /** A case's claims against its reference, in report.md (nothing without a reference): rag-answers and answer-synthesis. */
 export const referenceClaimsMarkdown = (claims: ReferenceClaims | undefined): ReadonlyArray<string> =>
   claims === undefined ? [] : [
-    `**Claims against the reference** — precision ${num(claims.precision)} · recall ${num(claims.recall)} · F1 ${num(claims.f1)}`,
+    `**Claims against the reference** — precision ${num(claims.precision)} · recall ${num(claims.recall)} · F1 ${
+      num(claims.f1)
+    }`,
     "",
     "Answer claims:",
     "",
@@ -27,8 +37,15 @@ export const referenceClaimsMarkdown = (claims: ReferenceClaims | undefined): Re
   ]
 
 /** The claim CSV columns (precision, recall, F1, answer claims, reference claims); empty cells for a case without a reference. */
-export const referenceClaimsCells = (claims: ReferenceClaims | undefined): ReadonlyArray<CsvCell> =>
-  [csvMaybeNumber(claims?.precision, 4), csvMaybeNumber(claims?.recall, 4), csvMaybeNumber(claims?.f1, 4), claimCell(claims?.answer), claimCell(claims?.reference)]
+export const referenceClaimsCells = (
+  claims: ReferenceClaims | undefined
+): ReadonlyArray<CsvCell> => [
+  csvMaybeNumber(claims?.precision, 4),
+  csvMaybeNumber(claims?.recall, 4),
+  csvMaybeNumber(claims?.f1, 4),
+  claimCell(claims?.answer),
+  claimCell(claims?.reference)
+]
 
 const scoreCell = (d: DimensionScore) => d.status === "failed" ? "**failed**" : `${d.score}/${d.max}`
 
@@ -45,7 +62,11 @@ const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gat
     const r = info.rubrics.find((x) => x.id === d.rubric)
     if (r !== undefined) lines.push(criterionSection(r, `weight ${dimensionWeight(d, r)}`))
   }
-  lines.push("### Composite", "", "Each score is normalised to 0–1 as score / max; the composite is the weighted mean of the normalised scores.")
+  lines.push(
+    "### Composite",
+    "",
+    "Each score is normalised to 0–1 as score / max; the composite is the weighted mean of the normalised scores."
+  )
   if (gate !== undefined) {
     const name = info.rubrics.find((r) => r.id === gate.rubric)?.name ?? gate.rubric
     const zero = gate.zeroAt.length > 0 ? `${name} ${gate.zeroAt.join(" or ")} sets the composite to 0` : ""
@@ -65,7 +86,11 @@ const aggregate = (summary: RubricSummary) => {
   ]
   for (const d of summary.dimensions) {
     const dist = Object.entries(d.distribution).map(([s, n]) => `${s}: ${n}`).join(" · ")
-    lines.push(`| ${d.name} | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${num(d.std)} | ${d.n} | ${d.failed} | ${dist} |`)
+    lines.push(
+      `| ${d.name} | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${
+        num(d.std)
+      } | ${d.n} | ${d.failed} | ${dist} |`
+    )
   }
   if (summary.claims !== undefined) {
     lines.push(
@@ -77,12 +102,15 @@ const aggregate = (summary: RubricSummary) => {
   const c = summary.composite
   lines.push(
     "",
-    `**Composite**: mean ${num(c.mean, 3)} (std ${num(c.std, 3)}, min ${num(c.min, 3)}, max ${num(c.max, 3)}) over ${c.n} rows` +
+    `**Composite**: mean ${num(c.mean, 3)} (std ${num(c.std, 3)}, min ${num(c.min, 3)}, max ${
+      num(c.max, 3)
+    }) over ${c.n} rows` +
       (c.missing > 0 ? `; ${c.missing} row(s) have no composite because a judgment failed` : "") + ".",
     "",
     `Gate: ${summary.gated.zeroed} row(s) zeroed as harmful, ${summary.gated.reweighted} row(s) reweighted as questionable.`,
     "",
-    "| Composite | " + c.histogram.map((_, i) => `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}`).join(" | ") + " |",
+    "| Composite | " + c.histogram.map((_, i) => `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}`).join(" | ") +
+      " |",
     "|---|" + c.histogram.map(() => "---").join("|") + "|",
     "| Rows | " + c.histogram.join(" | ") + " |",
     ""
@@ -114,7 +142,9 @@ const lowest = (summary: RubricSummary) =>
     ...summary.lowest.map((r) => rowBlock(r, `Composite ${num(r.composite, 3)} — ${inline(r.question, 120)}`))
   ].join("\n")
 
-export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimension>; readonly gate?: Gate | undefined; readonly title: string }): ReportView<RubricRecord, RubricSummary> => ({
+export const rubricReport = (
+  options: { readonly dimensions: ReadonlyArray<Dimension>; readonly gate?: Gate | undefined; readonly title: string }
+): ReportView<RubricRecord, RubricSummary> => ({
   headline: "composite",
   failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
   markdown: (info, summary, records) =>
@@ -131,14 +161,21 @@ export const rubricReport = (options: { readonly dimensions: ReadonlyArray<Dimen
       failures(summary) + "\n",
       "## Per-row details\n\n"
     ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
-      rowBlock(r, `${r.ordinal + 1}. ${inline(r.question, 120)} — composite ${num(r.composite, 3)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`) + "\n"
+      rowBlock(
+        r,
+        `${r.ordinal + 1}. ${inline(r.question, 120)} — composite ${num(r.composite, 3)}${
+          r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
+        }`
+      ) + "\n"
     )))),
   csvHeader: (info, summary) => [
     ...info.input.columns,
     ...summary.dimensions.map((d) => d.name),
     "Composite",
     ...summary.dimensions.map((d) => `${d.name} reason`),
-    ...(summary.claims === undefined ? [] : ["Claim precision", "Claim recall", "Claim F1", "Answer claims", "Reference claims"])
+    ...(summary.claims === undefined
+      ? []
+      : ["Claim precision", "Claim recall", "Claim F1", "Answer claims", "Reference claims"])
   ],
   csvRow: (info, r) => {
     const source = info.input.columns.map((c) => {

@@ -8,13 +8,13 @@
  * A failed judgment leaves its dimension null and the composite null: a failure is never a score.
  */
 import type { EvalCase } from "../../domain/Case.js"
-import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import type { Judgment } from "../../domain/Judgment.js"
-import type { Rubric } from "../../domain/Rubric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
-import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import type { Rubric } from "../../domain/Rubric.js"
+import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import { claimMetrics } from "../../metrics/claims.js"
+import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import { caseClaims, type ClaimList, type ClaimRubrics } from "../correctness/Claims.js"
 
 export interface Dimension {
@@ -95,14 +95,17 @@ export const referenceClaimSpecs: ReadonlyArray<MetricSpec> = [
 ]
 
 /** Does the run check claims (its rubrics include a claims rubric)? */
-export const checksClaims = (info: { readonly rubrics: ReadonlyArray<Rubric> }) => info.rubrics.some((r) => r.output === "claims")
+export const checksClaims = (info: { readonly rubrics: ReadonlyArray<Rubric> }) =>
+  info.rubrics.some((r) => r.output === "claims")
 
 /** A rubric pipeline's dimensions are its pointwise score rubrics (claim extraction and checks are not dimensions). */
 export const isDimension = (r: Rubric) => r.output === "score" && r.item === undefined
 
 /** Pure composite: exported for tests and for `rag-eval report`. */
 export const composite = (
-  scores: ReadonlyArray<{ readonly criterion: string; readonly score: number | null; readonly max: number; readonly weight: number }>,
+  scores: ReadonlyArray<
+    { readonly criterion: string; readonly score: number | null; readonly max: number; readonly weight: number }
+  >,
   gate: Gate | undefined
 ): { value: number | null; gate?: "zeroed" | "reweighted"; weights: ReadonlyArray<number> } => {
   let gated: "zeroed" | "reweighted" | undefined
@@ -117,7 +120,9 @@ export const composite = (
     return s.weight
   })
   if (scores.some((s) => s.score === null)) return { value: null, weights }
-  if (gate !== undefined && scores.some((s) => s.criterion === gate.rubric && gate.zeroAt.includes(s.score as number))) {
+  if (
+    gate !== undefined && scores.some((s) => s.criterion === gate.rubric && gate.zeroAt.includes(s.score as number))
+  ) {
     return { value: 0, gate: "zeroed", weights }
   }
   let num = 0
@@ -140,7 +145,10 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
       const r = info.rubrics.find((x) => x.id === d.rubric)
       return r === undefined ? [] : [Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max)]
     }),
-    Metric.fraction("composite", "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness"),
+    Metric.fraction(
+      "composite",
+      "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness"
+    ),
     ...(checksClaims(info) ? referenceClaimSpecs : [])
   ],
   of: (r) => ({
@@ -156,7 +164,11 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
 })
 
 /** The claims of a case with a reference; undefined without one (or without claim rubrics). */
-const referenceClaims = (c: EvalCase, judgments: ReadonlyArray<Judgment>, rubrics: ClaimRubrics | undefined): ReferenceClaims | undefined => {
+const referenceClaims = (
+  c: EvalCase,
+  judgments: ReadonlyArray<Judgment>,
+  rubrics: ClaimRubrics | undefined
+): ReferenceClaims | undefined => {
   if (rubrics === undefined || c.reference === undefined) return undefined
   const claims = caseClaims(c, judgments, rubrics, { contexts: false, nuggets: false })
   const m = claimMetrics(claims.verdicts)
@@ -172,13 +184,23 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
     const base = options.dimensions.map((d) => {
       const rubric = rubrics.get(d.rubric)!
       const j = byCriterion.get(d.rubric)
-      return { d, rubric, j, criterion: d.rubric, score: j?.status === "ok" ? j.score : null, max: rubric.max, weight: dimensionWeight(d, rubric) }
+      return {
+        d,
+        rubric,
+        j,
+        criterion: d.rubric,
+        score: j?.status === "ok" ? j.score : null,
+        max: rubric.max,
+        weight: dimensionWeight(d, rubric)
+      }
     })
     const result = composite(base, options.gate)
     const tokens = noTokens()
     for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const claims = referenceClaims(c, judgments, options.claims)
-    const claimFailures = claims === undefined ? 0 : judgments.filter((j) => j.status === "failed" && !byDimension.has(j.criterion)).length
+    const claimFailures = claims === undefined
+      ? 0
+      : judgments.filter((j) => j.status === "failed" && !byDimension.has(j.criterion)).length
     const dimensions = base.map((b, i): DimensionScore => ({
       criterion: b.criterion,
       name: b.rubric.name,

@@ -3,12 +3,12 @@
  * dimension the mean, standard deviation and score distribution, the composite's statistics, and
  * the lowest-composite rows (a bounded list) with the judge's reasons.
  */
-import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
+import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
-import { checksClaims, isDimension, referenceClaimSpecs, type RubricRecord } from "./RubricScore.js"
 import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
+import { checksClaims, isDimension, referenceClaimSpecs, type RubricRecord } from "./RubricScore.js"
 
 export interface DimensionSummary {
   readonly criterion: string
@@ -43,18 +43,30 @@ export interface RubricSummary {
   /** Lowest composites first (ties by input order); at most `lowest` rows. */
   readonly lowest: ReadonlyArray<RubricRecord>
   /** Failed judgments (bounded list) with their reasons. */
-  readonly failures: ReadonlyArray<{ readonly caseId: string; readonly line: number; readonly criterion: string; readonly reason: string; readonly raw?: string | undefined }>
+  readonly failures: ReadonlyArray<
+    {
+      readonly caseId: string
+      readonly line: number
+      readonly criterion: string
+      readonly reason: string
+      readonly raw?: string | undefined
+    }
+  >
   readonly tokens: Tokens
   /** Claim precision, recall and F1 against the reference answers (runs that check claims): mean over the cases that have it. */
-  readonly claims?: ReadonlyArray<{ readonly name: string; readonly n: number; readonly mean: number | null }> | undefined
+  readonly claims?:
+    | ReadonlyArray<{ readonly name: string; readonly n: number; readonly mean: number | null }>
+    | undefined
 }
-
 
 interface Acc {
   cases: number
   ok: number
   failed: number
-  dims: Map<string, { name: string; min: number; max: number; w: Welford; norm: Welford; failed: number; dist: Map<number, number> }>
+  dims: Map<
+    string,
+    { name: string; min: number; max: number; w: Welford; norm: Welford; failed: number; dist: Map<number, number> }
+  >
   comp: Welford
   compMin: number
   compMax: number
@@ -87,16 +99,47 @@ export const rubricHeadline = (info: RunInfo): ReadonlyArray<MetricSpec> => [
   ]),
   Metric.fraction("composite", "mean composite (0–1)"),
   Metric.count("failed", "judgments recorded as failed (never scored)"),
-  ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : [])
+  ...(checksClaims(info)
+    ? referenceClaimSpecs.map((m) => ({
+      ...m,
+      description: `mean ${m.description}, over the cases with a reference answer`
+    }))
+    : [])
 ]
 
 export const rubricSummary = (options: { readonly lowest: number }): AggregateStage<RubricRecord, RubricSummary> => ({
   init: (info: RunInfo): Acc => {
     const dims: Acc["dims"] = new Map()
     for (const r of info.rubrics.filter(isDimension)) {
-      dims.set(r.id, { name: r.name, min: r.min, max: r.max, w: empty(), norm: empty(), failed: 0, dist: new Map(r.scale.map((v) => [v.score, 0])) })
+      dims.set(r.id, {
+        name: r.name,
+        min: r.min,
+        max: r.max,
+        w: empty(),
+        norm: empty(),
+        failed: 0,
+        dist: new Map(r.scale.map((v) => [v.score, 0]))
+      })
     }
-    return { cases: 0, ok: 0, failed: 0, dims, comp: empty(), compMin: Infinity, compMax: -Infinity, missing: 0, histogram: Array(10).fill(0), zeroed: 0, reweighted: 0, lowest: [], failures: [], input: 0, output: 0, parts: undefined, claims: checksClaims(info) ? CLAIM_METRICS.map(() => empty()) : undefined }
+    return {
+      cases: 0,
+      ok: 0,
+      failed: 0,
+      dims,
+      comp: empty(),
+      compMin: Infinity,
+      compMax: -Infinity,
+      missing: 0,
+      histogram: Array(10).fill(0),
+      zeroed: 0,
+      reweighted: 0,
+      lowest: [],
+      failures: [],
+      input: 0,
+      output: 0,
+      parts: undefined,
+      claims: checksClaims(info) ? CLAIM_METRICS.map(() => empty()) : undefined
+    }
   },
   add: (accU, record) => {
     const acc = accU as Acc
@@ -117,7 +160,13 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
         acc.failed++
         dim.failed++
         if (acc.failures.length < MAX_FAILURES_LISTED) {
-          acc.failures.push({ caseId: record.caseId, line: record.line, criterion: d.criterion, reason: d.reason, raw: d.raw })
+          acc.failures.push({
+            caseId: record.caseId,
+            line: record.line,
+            criterion: d.criterion,
+            reason: d.reason,
+            raw: d.raw
+          })
         }
       } else {
         acc.ok++
@@ -155,7 +204,9 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
     return acc
   },
   metrics: (s) => ({
-    ...Object.fromEntries(s.dimensions.flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]])),
+    ...Object.fromEntries(
+      s.dimensions.flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]])
+    ),
     composite: s.composite.mean,
     failed: s.judgments.failed,
     ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean]))
@@ -191,8 +242,12 @@ export const rubricSummary = (options: { readonly lowest: number }): AggregateSt
       gated: { zeroed: acc.zeroed, reweighted: acc.reweighted },
       lowest: acc.lowest,
       failures: acc.failures,
-      tokens: acc.parts === undefined ? { input: acc.input, output: acc.output } : compactTokens({ ...acc.parts, input: acc.input, output: acc.output }),
-      ...(acc.claims === undefined ? {} : { claims: CLAIM_METRICS.map((name, i) => ({ name, n: acc.claims![i]!.n, mean: mean(acc.claims![i]!) })) })
+      tokens: acc.parts === undefined
+        ? { input: acc.input, output: acc.output }
+        : compactTokens({ ...acc.parts, input: acc.input, output: acc.output }),
+      ...(acc.claims === undefined
+        ? {}
+        : { claims: CLAIM_METRICS.map((name, i) => ({ name, n: acc.claims![i]!.n, mean: mean(acc.claims![i]!) })) })
     }
   }
 })

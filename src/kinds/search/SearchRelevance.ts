@@ -24,15 +24,31 @@ import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
+import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
 import type { Row } from "../../load/Rows.js"
-import { decodeFields, expecting, idText, issueDecoder, objectWith, OptionalId, optionalOrNull, type RowProblem } from "../../load/RowSchema.js"
+import {
+  decodeFields,
+  expecting,
+  idText,
+  issueDecoder,
+  objectWith,
+  OptionalId,
+  optionalOrNull,
+  type RowProblem
+} from "../../load/RowSchema.js"
 import { averagePrecision } from "../../metrics/averagePrecision.js"
 import { ndcg } from "../../metrics/ndcg.js"
 import { reciprocalRank } from "../../metrics/reciprocalRank.js"
-import { gradedScore, type GradedRecord, gradedSummary, type GradedSummary, judgeHits, type QueryMetrics } from "../graded-hits/GradedHits.js"
-import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
+import {
+  type GradedRecord,
+  gradedScore,
+  type GradedSummary,
+  gradedSummary,
+  judgeHits,
+  type QueryMetrics
+} from "../graded-hits/GradedHits.js"
 import {
   type Hit,
   type HitList,
@@ -54,10 +70,15 @@ export const searchFields = { id: "id", query: "query", hits: "hits" } as const
 
 /** search-relevance's input, for help (see `InputFields.ts`). */
 export const searchInput: InputDoc = {
-  format: "JSONL or a JSON array, one search request each (the HTTP API's body); --columns renames id, question (= query) and fragments (= hits)",
+  format:
+    "JSONL or a JSON array, one search request each (the HTTP API's body); --columns renames id, question (= query) and fragments (= hits)",
   fields: [
     ...queryFieldDocs,
-    { name: "hits", required: true, holds: "the ranked hits, { id?, text (or other fields), score? } (not read with --retriever http|bm25)" },
+    {
+      name: "hits",
+      required: true,
+      holds: "the ranked hits, { id?, text (or other fields), score? } (not read with --retriever http|bm25)"
+    },
     { name: "eval", required: false, holds: "{ fields: [...] }: the hit fields the judge reads (default: text)" },
     ...measurementFieldDocs("the search")
   ],
@@ -91,7 +112,10 @@ const META = new Set(["id", "_id", "score", "_score"])
  * lines); without a choice, `text`, else every non-meta field. Undefined when none of the chosen
  * fields is present.
  */
-export const hitText = (hit: Readonly<Record<string, unknown>>, fields: ReadonlyArray<string> | undefined): string | undefined => {
+export const hitText = (
+  hit: Readonly<Record<string, unknown>>,
+  fields: ReadonlyArray<string> | undefined
+): string | undefined => {
   const chosen = fields ?? (typeof hit.text === "string" ? ["text"] : Object.keys(hit).filter((k) => !META.has(k)))
   const present = chosen.filter((f) => hit[f] !== undefined && hit[f] !== null)
   if (present.length === 0) return undefined
@@ -110,7 +134,9 @@ export const caseFields = (source: Readonly<Record<string, unknown>>): ReadonlyA
 /** `eval`: the hit fields the judge reads for this query. */
 const EvalOptions = Schema.Struct({
   fields: Schema.optionalWith(
-    Schema.Array(Schema.String.pipe(Schema.filter((f) => f !== "" || "a field name is empty"))).annotations(expecting("a list of field names")),
+    Schema.Array(Schema.String.pipe(Schema.filter((f) => f !== "" || "a field name is empty"))).annotations(
+      expecting("a list of field names")
+    ),
     { exact: true }
   )
 }).annotations(expecting("{ \"fields\": [...] }"))
@@ -160,25 +186,42 @@ export const searchDecoder = (f: SearchFields, options: SearchLoadOptions = {}):
       for (const [i, { id, score, object }] of (row.hits ?? []).entries()) {
         const text = hitText(object, fields)
         if (text === undefined) {
-          const problem = fields === undefined ? "the hit has no text" : `the hit has none of the fields ${fields.map((x) => `"${x}"`).join(", ")}`
+          const problem = fields === undefined
+            ? "the hit has no text"
+            : `the hit has none of the fields ${fields.map((x) => `"${x}"`).join(", ")}`
           return Either.left({ path: [f.hits, i], problem })
         }
         hits.push({ id, text, score, fields: object })
       }
-      return Either.right({ id: idText(row.id), query: row.query, hits, retrieval: retrievalInfo(row.latencyMs, row.usage) })
+      return Either.right({
+        id: idText(row.id),
+        query: row.query,
+        hits,
+        retrieval: retrievalInfo(row.latencyMs, row.usage)
+      })
     })
 }
 
-export const toSearchCase = (row: Row, ordinal: number, file: string, f: SearchFields, options: SearchLoadOptions = {}): Effect.Effect<EvalCase, InputError> =>
-  toHitListCase(row, ordinal, file, searchDecoder(f, options))
+export const toSearchCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  f: SearchFields,
+  options: SearchLoadOptions = {}
+): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, searchDecoder(f, options))
 
 /** Load stage: search requests (JSONL or JSON), one query with its ranked hits each. */
 export const loadRequests = (options: SearchLoadOptions = {}): LoadStage =>
   loadHitLists({
-    describe: "search requests (JSONL/JSON) { id?, query | query.inputs.text, hits: [{ id, text, … }], eval?: { fields } }",
+    describe:
+      "search requests (JSONL/JSON) { id?, query | query.inputs.text, hits: [{ id, text, … }], eval?: { fields } }",
     fields: fieldsFor,
     checkColumns: (ctx, columns, f) =>
-      checkColumns(ctx.file, columns, (options.hitsRequired ?? true) ? { question: f.query, fragments: f.hits } : { question: f.query }),
+      checkColumns(
+        ctx.file,
+        columns,
+        (options.hitsRequired ?? true) ? { question: f.query, fragments: f.hits } : { question: f.query }
+      ),
     decoder: (f) => searchDecoder(f, options)
   })
 
@@ -231,7 +274,9 @@ export const searchMetricNames = searchMetricSpecs.map((m) => m.name)
 export const RELEVANT_AT = 2
 
 export const searchMetrics: QueryMetrics = (grades) => {
-  if (grades.some((g) => g === null)) return { values: { ndcg: null, "ndcg@10": null, map: null, mrr: null }, flagged: [] }
+  if (grades.some((g) => g === null)) {
+    return { values: { ndcg: null, "ndcg@10": null, map: null, mrr: null }, flagged: [] }
+  }
   const known = grades as ReadonlyArray<number>
   const full = ndcg(known, { gain: "exponential" })
   const at10 = ndcg(known, { k: 10, gain: "exponential" })

@@ -5,13 +5,20 @@
  * per-query table and per-hit judgments with confidence and justification. CSV: one row per query.
  * Writes `qrels.txt` too.
  */
-import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { fixed, flagsCell, gradeCell, gradedHitsMarkdown, gradedHitsView, hitsTable } from "../graded-hits/RetrievalReport.js"
-import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import { code } from "../../domain/Markdown.js"
 import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
+import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
+import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
+import {
+  fixed,
+  flagsCell,
+  gradeCell,
+  gradedHitsMarkdown,
+  gradedHitsView,
+  hitsTable
+} from "../graded-hits/RetrievalReport.js"
 
 const proxyNotice = [
   "> ⚠️ **Proxy metrics — judged relevance, no gold labels.** Each hit's grade (0–3) is the judge's; a hit is",
@@ -31,13 +38,25 @@ const resultsSection = (s: GradedSummary) => {
     "",
     "| Metric | Mean | Queries | Definition |",
     "|---|---|---|---|",
-    `| NDCG | ${fixed(s.means.ndcg, 4)} | ${n("ndcg")} | Σ (2^grade − 1) / log2(rank + 1) over the whole list, / ideal |`,
+    `| NDCG | ${fixed(s.means.ndcg, 4)} | ${
+      n("ndcg")
+    } | Σ (2^grade − 1) / log2(rank + 1) over the whole list, / ideal |`,
     `| NDCG@10 | ${fixed(s.means["ndcg@10"], 4)} | ${n("ndcg@10")} | the same, top 10 |`,
-    `| MAP | ${fixed(s.means.map, 4)} | ${n("map")} | mean of AP = Σ P@k · rel(k) / R (R = relevant hits in the list) |`,
+    `| MAP | ${fixed(s.means.map, 4)} | ${
+      n("map")
+    } | mean of AP = Σ P@k · rel(k) / R (R = relevant hits in the list) |`,
     `| MRR | ${fixed(s.means.mrr, 4)} | ${n("mrr")} | mean of 1 / rank of the first hit graded ≥ 2 (0 if none) |`,
     "",
-    `Queries: ${s.cases} (${s.measured} measured${s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""}${s.casesWithFailedJudgments > 0 ? `; ${s.casesWithFailedJudgments} with a failed judgment have unknown metrics` : ""}).` +
-      ((s.flagged.ndcg ?? 0) > 0 ? ` ${s.flagged.ndcg} query(ies) had no hit graded above 0 (IDCG = 0): NDCG set to 0 and flagged.` : ""),
+    `Queries: ${s.cases} (${s.measured} measured${
+      s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""
+    }${
+      s.casesWithFailedJudgments > 0
+        ? `; ${s.casesWithFailedJudgments} with a failed judgment have unknown metrics`
+        : ""
+    }).` +
+    ((s.flagged.ndcg ?? 0) > 0
+      ? ` ${s.flagged.ndcg} query(ies) had no hit graded above 0 (IDCG = 0): NDCG set to 0 and flagged.`
+      : ""),
     "",
     "| Grade | Hits |",
     "|---|---|",
@@ -67,7 +86,11 @@ const tableHeader = [
 const tableRow = (r: GradedRecord) =>
   r.metrics === null
     ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | — | retrieval failed | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | ${r.hits.length} | ${relevantCount(r)} | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${fixed(value(r, "map"))} | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
+    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | ${r.hits.length} | ${
+      relevantCount(r)
+    } | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${
+      fixed(value(r, "map"))
+    } | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
 
 const details = (r: GradedRecord) =>
   [
@@ -91,7 +114,8 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
   ...gradedHitsView("ndcg"),
   markdown: gradedHitsMarkdown({
     title: options.title,
-    heuristic: "a lexical relevance model: the query's terms found in the hit, each weighted by how many of the other hits retrieved for the query hold it, and how typical of those hits the hit's other words are, with a margin-based confidence (its agreement with NIST assessors is in docs/judge-quality.md)",
+    heuristic:
+      "a lexical relevance model: the query's terms found in the hit, each weighted by how many of the other hits retrieved for the query hold it, and how typical of those hits the hit's other words are, with a margin-based confidence (its agreement with NIST assessors is in docs/judge-quality.md)",
     proxyNotice,
     criterionNote: "relevant = 2 or 3; confidence 1–5",
     resultsSection,
@@ -101,7 +125,24 @@ export const searchReport = (options: { readonly title: string }): ReportView<Gr
     afterTable: "\n⚑ = no hit graded above 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-hit judgments\n\n",
     details
   }),
-  csvHeader: () => ["id", "query", "hits", "relevant", "ndcg", "ndcg@10", "ap", "rr", "grades", "confidences", "failed judgments", "retrieval", "latency ms", "input tokens", "output tokens", "flags"],
+  csvHeader: () => [
+    "id",
+    "query",
+    "hits",
+    "relevant",
+    "ndcg",
+    "ndcg@10",
+    "ap",
+    "rr",
+    "grades",
+    "confidences",
+    "failed judgments",
+    "retrieval",
+    "latency ms",
+    "input tokens",
+    "output tokens",
+    "flags"
+  ],
   csvRow: (_info: RunInfo, r) => {
     const v = (k: string) => csvMaybeNumber(value(r, k), 4)
     return [

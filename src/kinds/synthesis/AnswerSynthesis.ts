@@ -14,11 +14,20 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
-import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
-import { readRows, type Row } from "../../load/Rows.js"
-import type { InputDoc } from "../../load/InputFields.js"
-import { decodeFields, expecting, idText, issueDecoder, OptionalId, optionalOrNull, requiredText, rowError } from "../../load/RowSchema.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
+import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
+import type { InputDoc } from "../../load/InputFields.js"
+import { readRows, type Row } from "../../load/Rows.js"
+import {
+  decodeFields,
+  expecting,
+  idText,
+  issueDecoder,
+  OptionalId,
+  optionalOrNull,
+  requiredText,
+  rowError
+} from "../../load/RowSchema.js"
 
 /**
  * Default field names. `--columns` renames them with the usual roles: `id` (queryLogId),
@@ -33,12 +42,18 @@ export const testSetFields = {
 
 /** answer-synthesis's input, for help (see `InputFields.ts`). */
 export const synthesisInput: InputDoc = {
-  format: "JSON array, JSON { cases: [...] } or JSONL, one case each; --columns renames them (id, question, answer, fragments = context)",
+  format:
+    "JSON array, JSON { cases: [...] } or JSONL, one case each; --columns renames them (id, question, answer, fragments = context)",
   fields: [
     { name: "queryLogId", required: false, holds: "the case's id (without it, cases are numbered)" },
     { name: "question", required: true, holds: "the user's question" },
     { name: "answer", required: true, holds: "the answer to judge" },
-    { name: "context", required: true, holds: "the items retrieved for it: courses { name, code, matchedLearningOutcomes: [...] }, texts or other objects" }
+    {
+      name: "context",
+      required: true,
+      holds:
+        "the items retrieved for it: courses { name, code, matchedLearningOutcomes: [...] }, texts or other objects"
+    }
   ],
   exampleExtension: ".jsonl",
   example: [
@@ -81,12 +96,24 @@ const CODE_KEYS = ["code", "subjectCode", "courseCode"] as const
 const OUTCOME_KEYS = ["matchedLearningOutcomes", "learningOutcomes", "cleanedLearningOutcomes", "outcomes"] as const
 const TEXT_KEYS = ["text", "content", "description"] as const
 /** Text of one learning outcome given as an object. */
-const OUTCOME_TEXT_KEYS = ["text", "outcome", "learningOutcome", "cleanedLearningOutcome", "description", "name"] as const
+const OUTCOME_TEXT_KEYS = [
+  "text",
+  "outcome",
+  "learningOutcome",
+  "cleanedLearningOutcome",
+  "description",
+  "name"
+] as const
 
-const firstKey = (item: JsonObject, keys: ReadonlyArray<string>): string | undefined => keys.find((k) => Object.hasOwn(item, k))
+const firstKey = (item: JsonObject, keys: ReadonlyArray<string>): string | undefined =>
+  keys.find((k) => Object.hasOwn(item, k))
 
 const scalarText = (value: unknown): string | undefined =>
-  typeof value === "string" ? value.trim() : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined
+  typeof value === "string"
+    ? value.trim()
+    : typeof value === "number" || typeof value === "boolean"
+    ? String(value)
+    : undefined
 
 const outcomeText = (value: unknown): string => {
   const scalar = scalarText(value)
@@ -101,7 +128,9 @@ const outcomeText = (value: unknown): string => {
 const valueText = (value: unknown): string => {
   const scalar = scalarText(value)
   if (scalar !== undefined) return scalar
-  if (Array.isArray(value) && value.every((v) => scalarText(v) !== undefined)) return value.map((v) => scalarText(v)).join("; ")
+  if (Array.isArray(value) && value.every((v) => scalarText(v) !== undefined)) {
+    return value.map((v) => scalarText(v)).join("; ")
+  }
   return JSON.stringify(value)
 }
 
@@ -116,7 +145,9 @@ const courseParts = (item: JsonObject) => {
   const body = pick(TEXT_KEYS)
   const outcomesKey = firstKey(item, OUTCOME_KEYS.filter((k) => Array.isArray(item[k])))
   if (name === undefined && code === undefined && body === undefined && outcomesKey === undefined) return undefined
-  const outcomes = outcomesKey === undefined ? [] : (item[outcomesKey] as ReadonlyArray<unknown>).map(outcomeText).filter((t) => t !== "")
+  const outcomes = outcomesKey === undefined
+    ? []
+    : (item[outcomesKey] as ReadonlyArray<unknown>).map(outcomeText).filter((t) => t !== "")
   const used = new Set([name?.key, code?.key, body?.key, outcomesKey].filter((k) => k !== undefined))
   const others = Object.entries(item).filter(([k, v]) => !used.has(k) && v !== null && v !== undefined && v !== "")
   return { name: name?.text, code: code?.text, body: body?.text, outcomes, others }
@@ -134,7 +165,9 @@ export const renderContextItem = (item: unknown): string => {
   const parts = courseParts(item)
   if (parts === undefined) return JSON.stringify(item)
   const lines: Array<string> = []
-  const title = parts.name !== undefined && parts.code !== undefined ? `${parts.name} (${parts.code})` : parts.name ?? parts.code
+  const title = parts.name !== undefined && parts.code !== undefined
+    ? `${parts.name} (${parts.code})`
+    : parts.name ?? parts.code
   if (title !== undefined) lines.push(title)
   if (parts.body !== undefined) lines.push(parts.body)
   if (parts.outcomes.length > 0) lines.push("Matched learning outcomes:", ...parts.outcomes.map((o) => `- ${o}`))
@@ -156,7 +189,9 @@ export const contextLabel = (item: unknown): string => {
 
 /** The context as the judge sees it: `[1] item`, items separated by a blank line. */
 export const contextText = (passages: ReadonlyArray<Passage>): string =>
-  passages.length === 0 ? "(no context items were retrieved)" : passages.map((p, i) => `[${i + 1}] ${p.text}`).join("\n\n")
+  passages.length === 0
+    ? "(no context items were retrieved)"
+    : passages.map((p, i) => `[${i + 1}] ${p.text}`).join("\n\n")
 
 // ---------------------------------------------------------------------------------------------
 // Rows → cases
@@ -202,7 +237,12 @@ const decodeInput = issueDecoder(SynthesisInput)
 const decodeGenerated = issueDecoder(SynthesisInputGenerated)
 
 /** Decodes one row; the error names the file, the line and the field. */
-export const validateRow = (row: Row, file: string, fields: TestSetFields = fieldsFor(undefined), generated = false): Effect.Effect<SynthesisRow, InputError> =>
+export const validateRow = (
+  row: Row,
+  file: string,
+  fields: TestSetFields = fieldsFor(undefined),
+  generated = false
+): Effect.Effect<SynthesisRow, InputError> =>
   Effect.suspend(() => {
     const names = {
       ...(fields.id === undefined ? {} : { queryLogId: fields.id }),
@@ -211,7 +251,9 @@ export const validateRow = (row: Row, file: string, fields: TestSetFields = fiel
       context: fields.context,
       ...(fields.reference === undefined ? {} : { reference: fields.reference })
     }
-    const decoded = generated ? decodeFields(decodeGenerated, names, row.values) : decodeFields(decodeInput, names, row.values)
+    const decoded = generated
+      ? decodeFields(decodeGenerated, names, row.values)
+      : decodeFields(decodeInput, names, row.values)
     return Either.match(decoded, {
       onLeft: (problem) => Effect.fail(rowError(file, row, problem)),
       onRight: (r) =>
@@ -220,13 +262,21 @@ export const validateRow = (row: Row, file: string, fields: TestSetFields = fiel
           question: r.question,
           answer: r.answer ?? "",
           context: r.context ?? [],
-          reference: r.reference === undefined || r.reference === null || r.reference.trim() === "" ? undefined : r.reference.trim()
+          reference: r.reference === undefined || r.reference === null || r.reference.trim() === ""
+            ? undefined
+            : r.reference.trim()
         })
     })
   })
 
 /** The case for a row; `ordinal` is its 0-based position (the id when the row has no queryLogId). */
-export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields: TestSetFields = fieldsFor(undefined), generated = false): Effect.Effect<EvalCase, InputError> =>
+export const toSynthesisCase = (
+  row: Row,
+  ordinal: number,
+  file: string,
+  fields: TestSetFields = fieldsFor(undefined),
+  generated = false
+): Effect.Effect<EvalCase, InputError> =>
   validateRow(row, file, fields, generated).pipe(Effect.map((r): EvalCase => ({
     id: r.queryLogId ?? String(ordinal + 1),
     ordinal,
@@ -245,18 +295,26 @@ export const toSynthesisCase = (row: Row, ordinal: number, file: string, fields:
 
 /** Load stage: a JSON / JSONL answer-synthesis test set. */
 export const loadTestSet = (): LoadStage => ({
-  describe: `answer-synthesis test set (JSON array, {cases: [...]} or JSONL) with fields ${Object.values(testSetFields).map((f) => `"${f}"`).join(", ")}`,
+  describe: `answer-synthesis test set (JSON array, {cases: [...]} or JSONL) with fields ${
+    Object.values(testSetFields).map((f) => `"${f}"`).join(", ")
+  }`,
   checkColumns: (ctx, columns) => {
     const f = fieldsFor(ctx)
     // queryLogId is optional (cases are then numbered); the others must exist, unless a target fills them.
-    return checkColumns(ctx.file, columns, ctx.generated === true
-      ? { question: f.question, reference: f.reference }
-      : { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference })
+    return checkColumns(
+      ctx.file,
+      columns,
+      ctx.generated === true
+        ? { question: f.question, reference: f.reference }
+        : { question: f.question, answer: f.answer, fragments: f.context, reference: f.reference }
+    )
   },
   cases: (ctx) => {
     const f = fieldsFor(ctx)
     let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f, ctx.generated === true)))
+    return readRows(ctx.file).pipe(
+      Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f, ctx.generated === true))
+    )
   }
 })
 

@@ -73,10 +73,13 @@ export interface LowScoreOptions {
 
 export const ANSWER_EXCERPT = 300
 
-const FAITHFULNESS: Readonly<Record<number, { label: string; description: string; recommendations: ReadonlyArray<string> }>> = {
+const FAITHFULNESS: Readonly<
+  Record<number, { label: string; description: string; recommendations: ReadonlyArray<string> }>
+> = {
   1: {
     label: "Completely false",
-    description: "The answer contradicts the context or is pure hallucination (courses or outcomes that are not in the context).",
+    description:
+      "The answer contradicts the context or is pure hallucination (courses or outcomes that are not in the context).",
     recommendations: [
       "Tighten the system prompt to answer only from the retrieved courses: never name a course, code or outcome that is not in the context.",
       "Add a refusal path: when no retrieved course matches, say so instead of inventing one.",
@@ -85,7 +88,8 @@ const FAITHFULNESS: Readonly<Record<number, { label: string; description: string
   },
   2: {
     label: "Mostly false",
-    description: "Major factual errors or unsupported claims: an invented course, or outcomes credited to the wrong course.",
+    description:
+      "Major factual errors or unsupported claims: an invented course, or outcomes credited to the wrong course.",
     recommendations: [
       "Tighten the system prompt to answer only from the retrieved courses; add a refusal when nothing matches.",
       "Ask the model to copy each course's name and code exactly as retrieved and to attribute each learning outcome to its own course.",
@@ -94,7 +98,8 @@ const FAITHFULNESS: Readonly<Record<number, { label: string; description: string
   },
   3: {
     label: "Mixed",
-    description: "Supported facts mixed with hallucinated details (topics, tools, careers or prerequisites the context does not state).",
+    description:
+      "Supported facts mixed with hallucinated details (topics, tools, careers or prerequisites the context does not state).",
     recommendations: [
       "Ask the model to describe a course only through its listed learning outcomes, not through general knowledge of the subject.",
       "Add a grounding check after generation that flags course details missing from the context."
@@ -104,18 +109,27 @@ const FAITHFULNESS: Readonly<Record<number, { label: string; description: string
 
 const COMPLETENESS = {
   label: "Missing bridging",
-  description: "The answer lists or describes courses (or says nothing relevant was found) without explaining why each fits the user's goal."
+  description:
+    "The answer lists or describes courses (or says nothing relevant was found) without explaining why each fits the user's goal."
 }
 
 /** Recommendations for the completeness group, by the scores present in it. */
 const completenessRecommendations = (byScore: ReadonlyMap<number, number>): Array<string> => {
   const has = (s: number) => (byScore.get(s) ?? 0) > 0
-  const out = ["Ask the model to explain why each course fits the user's goal: link a specific learning outcome to the need stated in the question."]
+  const out = [
+    "Ask the model to explain why each course fits the user's goal: link a specific learning outcome to the need stated in the question."
+  ]
   if (has(1)) {
-    out.push("Never answer \"no relevant courses found\" when courses were retrieved: recommend the closest matches and say how they relate; forbid bare lists of names or codes.")
+    out.push(
+      "Never answer \"no relevant courses found\" when courses were retrieved: recommend the closest matches and say how they relate; forbid bare lists of names or codes."
+    )
   }
   if (has(2)) out.push("Require at least one sentence per recommended course on what it offers this user.")
-  if (has(3)) out.push("Add a few-shot example of bridging (\"X teaches …, which you need for …\") so descriptions become reasons.")
+  if (has(3)) {
+    out.push(
+      "Add a few-shot example of bridging (\"X teaches …, which you need for …\") so descriptions become reasons."
+    )
+  }
   return out
 }
 
@@ -177,7 +191,11 @@ export const lowScoreFold = (options?: LowScoreOptions) => {
     const known = g.score === undefined ? undefined : FAITHFULNESS[g.score]
     const text = g.dimension === "completeness"
       ? { ...COMPLETENESS, label: `${COMPLETENESS.label} (completeness ${lowRange(passAt)})` }
-      : known ?? { label: `Faithfulness ${g.score}`, description: `Faithfulness ${g.score}, below the pass threshold ${passAt}.` }
+      : known ??
+        {
+          label: `Faithfulness ${g.score}`,
+          description: `Faithfulness ${g.score}, below the pass threshold ${passAt}.`
+        }
     const recommendations = g.count === 0
       ? []
       : g.dimension === "completeness"
@@ -198,7 +216,16 @@ export const lowScoreFold = (options?: LowScoreOptions) => {
     init: (): Acc => {
       const faithfulness = new Map<number, GroupAcc>()
       for (let s = 1; s < passAt; s++) faithfulness.set(s, group("faithfulness", s))
-      return { cases: 0, failed: 0, unknown: 0, faithfulness, completeness: group("completeness", undefined), persuasiveButWrong: 0, accurateButUnhelpful: 0, both: 0 }
+      return {
+        cases: 0,
+        failed: 0,
+        unknown: 0,
+        faithfulness,
+        completeness: group("completeness", undefined),
+        persuasiveButWrong: 0,
+        accurateButUnhelpful: 0,
+        both: 0
+      }
     },
     add: (acc: Acc, r: SynthesisRecord): Acc => {
       acc.cases++
@@ -227,8 +254,14 @@ export const lowScoreFold = (options?: LowScoreOptions) => {
       cases: acc.cases,
       failed: acc.failed,
       unknown: acc.unknown,
-      groups: [...[...acc.faithfulness.values()].sort((a, b) => (a.score ?? 0) - (b.score ?? 0)), acc.completeness].map(finishGroup),
-      patterns: { persuasiveButWrong: acc.persuasiveButWrong, accurateButUnhelpful: acc.accurateButUnhelpful, both: acc.both }
+      groups: [...[...acc.faithfulness.values()].sort((a, b) => (a.score ?? 0) - (b.score ?? 0)), acc.completeness].map(
+        finishGroup
+      ),
+      patterns: {
+        persuasiveButWrong: acc.persuasiveButWrong,
+        accurateButUnhelpful: acc.accurateButUnhelpful,
+        both: acc.both
+      }
     })
   }
 }

@@ -6,17 +6,17 @@
  * Shared sections (run parameters, a rubric's scale, failed judgments) come from `RubricReport`.
  */
 import * as Stream from "effect/Stream"
+import { code } from "../../domain/Markdown.js"
+import { inline, quoteBlock } from "../../domain/Markdown.js"
 import type { Rubric } from "../../domain/Rubric.js"
-import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
-import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
-import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
+import { csvMaybeNumber } from "../../report/Csv.js"
+import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
 import { referenceClaimsCells, referenceClaimsMarkdown } from "../rubric/RubricReport.js"
 import { checksClaims } from "../rubric/RubricScore.js"
-import { csvMaybeNumber } from "../../report/Csv.js"
-import { code } from "../../domain/Markdown.js"
-import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
-import { inline, quoteBlock } from "../../domain/Markdown.js"
+import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
+import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
+import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
 
@@ -64,7 +64,11 @@ const extraSection = (summary: SynthesisSummary, config: SynthesisConfig): Reado
     "",
     "| Rubric | Scale | Mean | Normalised (0–1) | Std | Scored | Failed judgments |",
     "|---|---|---|---|---|---|---|",
-    ...extra.map((d) => `| ${inline(d.name)} (\`${inline(d.criterion)}\`) | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${num(d.std)} | ${d.n} | ${d.failed} |`),
+    ...extra.map((d) =>
+      `| ${inline(d.name)} (\`${inline(d.criterion)}\`) | ${d.min}–${d.max} | ${num(d.mean)} | ${
+        num(d.meanNormalised)
+      } | ${num(d.std)} | ${d.n} | ${d.failed} |`
+    ),
     ""
   ]
 }
@@ -85,10 +89,13 @@ const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: Synthe
     "|---|---|---|---|---|---|",
     dimensionRow(f?.name ?? "Faithfulness", m.faithfulness),
     dimensionRow(c?.name ?? "Completeness", m.completeness),
-    `| **Overall** | ${num(o.mean)} | ${num(o.std)} | **${pct(o.passRate)}** (${o.passed} of ${o.passed + o.failed}) | ${o.n} | — |`,
+    `| **Overall** | ${num(o.mean)} | ${num(o.std)} | **${pct(o.passRate)}** (${o.passed} of ${
+      o.passed + o.failed
+    }) | ${o.n} | — |`,
     "",
     `**Overall pass rate** (both ≥ ${m.passAt}): ${pct(o.passRate)} — ${o.passed} passed, ${o.failed} failed` +
-      (o.unknown > 0 ? `, ${o.unknown} undecided because a judgment failed (not counted in the rate)` : "") + `, of ${m.cases} cases.`,
+    (o.unknown > 0 ? `, ${o.unknown} undecided because a judgment failed (not counted in the rate)` : "") +
+    `, of ${m.cases} cases.`,
     "",
     "| Score | " + [f?.name ?? "Faithfulness", c?.name ?? "Completeness"].join(" | ") + " |",
     "|---|---|---|",
@@ -100,7 +107,9 @@ const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: Synthe
 
 const exampleBlock = (g: LowScoreGroup, e: LowScoreGroup["examples"][number], i: number) =>
   [
-    `${i + 1}. **${inline(e.question, 200)}** — ${code(e.caseId)} (line ${e.line}${e.iteration > 1 ? `, iteration ${e.iteration}` : ""}; faithfulness ${e.faithfulness ?? "failed"}, completeness ${e.completeness ?? "failed"})`,
+    `${i + 1}. **${inline(e.question, 200)}** — ${code(e.caseId)} (line ${e.line}${
+      e.iteration > 1 ? `, iteration ${e.iteration}` : ""
+    }; faithfulness ${e.faithfulness ?? "failed"}, completeness ${e.completeness ?? "failed"})`,
     "",
     quoteBlock(e.answer === "" ? "(empty answer)" : e.answer).split("\n").map((l) => `   ${l}`).join("\n"),
     "",
@@ -129,7 +138,9 @@ const lowScoreSection = (a: LowScoreAnalysis) => {
   const lines = ["## Low-score analysis", ""]
   if (a.failed === 0) {
     lines.push(
-      a.cases === 0 ? "No cases were evaluated." : `No case failed (${a.cases} evaluated${a.unknown > 0 ? `, ${a.unknown} undecided` : ""}).`,
+      a.cases === 0
+        ? "No cases were evaluated."
+        : `No case failed (${a.cases} evaluated${a.unknown > 0 ? `, ${a.unknown} undecided` : ""}).`,
       ""
     )
     return lines.join("\n")
@@ -154,13 +165,17 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
   const c = rubricOf(info, config.completeness)
   const verdict = r.pass === null ? "UNKNOWN" : r.pass ? "PASS" : "FAIL"
   return [
-    `### ${r.ordinal + 1}. ${inline(r.question, 120)} — ${verdict}, overall ${num(r.overall, 1)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
+    `### ${r.ordinal + 1}. ${inline(r.question, 120)} — ${verdict}, overall ${num(r.overall, 1)}${
+      r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
+    }`,
     "",
     `**Question** (line ${r.line}, queryLogId ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
     "",
-    `**Context** (${r.context.length} item${r.context.length === 1 ? "" : "s"}): ${r.context.length === 0 ? "none" : r.context.map((l) => inline(l, 100)).join(" · ")}`,
+    `**Context** (${r.context.length} item${r.context.length === 1 ? "" : "s"}): ${
+      r.context.length === 0 ? "none" : r.context.map((l) => inline(l, 100)).join(" · ")
+    }`,
     "",
     "**Answer:**",
     "",
@@ -178,7 +193,9 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
 const reasonCell = (r: SynthesisRecord, criterion: string, reason: string) =>
   r.dimensions.find((d) => d.criterion === criterion)?.status === "ok" ? reason : `judge_failed: ${reason}`
 
-export const synthesisReport = (options: { readonly title: string; readonly config?: SynthesisConfig | undefined }): ReportView<SynthesisRecord, SynthesisSummary> => {
+export const synthesisReport = (
+  options: { readonly title: string; readonly config?: SynthesisConfig | undefined }
+): ReportView<SynthesisRecord, SynthesisSummary> => {
   const config = options.config ?? defaultConfig
   return {
     headline: "overall",
@@ -186,7 +203,9 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
     caseVerdict: (r) =>
       r.pass === null ? undefined : {
         pass: r.pass,
-        why: `faithfulness ${r.faithfulness ?? "—"}, completeness ${r.completeness ?? "—"}: ${r.pass ? "both" : "not both"} ≥ ${config.passAt}`
+        why: `faithfulness ${r.faithfulness ?? "—"}, completeness ${r.completeness ?? "—"}: ${
+          r.pass ? "both" : "not both"
+        } ≥ ${config.passAt}`
       },
     markdown: (info, summary, records) =>
       Stream.make(
@@ -201,8 +220,18 @@ export const synthesisReport = (options: { readonly title: string; readonly conf
         "## Per-case details\n\n"
       ).pipe(Stream.concat(records.pipe(Stream.map((r) => caseBlock(info, config, r) + "\n")))),
     csvHeader: (info) => [
-      "queryLogId", "question", "answer", "faithfulness", "completeness", "overall", "pass", "faithfulness reason", "completeness reason",
-      ...(checksClaims(info) ? ["claim precision", "claim recall", "claim F1", "answer claims", "reference claims"] : [])
+      "queryLogId",
+      "question",
+      "answer",
+      "faithfulness",
+      "completeness",
+      "overall",
+      "pass",
+      "faithfulness reason",
+      "completeness reason",
+      ...(checksClaims(info)
+        ? ["claim precision", "claim recall", "claim F1", "answer claims", "reference claims"]
+        : [])
     ],
     csvRow: (info, r) => [
       r.caseId,

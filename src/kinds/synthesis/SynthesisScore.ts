@@ -12,12 +12,18 @@
  */
 import type { EvalCase } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
-import type { Rubric } from "../../domain/Rubric.js"
-import { contextLabel } from "./AnswerSynthesis.js"
-import type { RunInfo, ScoreStage } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import type { Rubric } from "../../domain/Rubric.js"
+import type { RunInfo, ScoreStage } from "../../engine/Pipeline.js"
 import type { ClaimRubrics } from "../correctness/Claims.js"
-import { checksClaims, type DimensionScore, referenceClaimSpecs, type RubricRecord, rubricScore } from "../rubric/RubricScore.js"
+import {
+  checksClaims,
+  type DimensionScore,
+  referenceClaimSpecs,
+  type RubricRecord,
+  rubricScore
+} from "../rubric/RubricScore.js"
+import { contextLabel } from "./AnswerSynthesis.js"
 
 /** Which rubric is which, and the pass threshold. Shared by the score, aggregate and report stages. */
 export interface SynthesisConfig {
@@ -67,8 +73,18 @@ export const passOf = (faithfulness: number | null, completeness: number | null,
 const find = (record: RubricRecord, criterion: string): DimensionScore | undefined =>
   record.dimensions.find((d) => d.criterion === criterion)
 
-export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?: ClaimRubrics): ScoreStage<SynthesisRecord> => {
-  const base = rubricScore({ dimensions: [{ rubric: config.faithfulness, weight: 1 }, { rubric: config.completeness, weight: 1 }, ...(config.extra ?? []).map((rubric) => ({ rubric }))], claims })
+export const synthesisScore = (
+  config: SynthesisConfig = defaultConfig,
+  claims?: ClaimRubrics
+): ScoreStage<SynthesisRecord> => {
+  const base = rubricScore({
+    dimensions: [
+      { rubric: config.faithfulness, weight: 1 },
+      { rubric: config.completeness, weight: 1 },
+      ...(config.extra ?? []).map((rubric) => ({ rubric }))
+    ],
+    claims
+  })
   return {
     // Faithfulness, completeness and overall on their 1–5 scale, and the verdict (1 pass, 0 fail).
     perCase: {
@@ -77,7 +93,10 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
         Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
         // Named as its mean is in the summary, so `compare` and the gates say the same name.
-        Metric.fraction("overallPassRate", `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below (its mean is the overall pass rate)`),
+        Metric.fraction(
+          "overallPassRate",
+          `1 when faithfulness and completeness are both ≥ ${config.passAt}, 0 when either is below (its mean is the overall pass rate)`
+        ),
         ...(checksClaims(info) ? referenceClaimSpecs : []),
         ...extraRubrics(config, info).map((r) => Metric.score(r.id, `${r.name}: ${r.description}`, r.min, r.max))
       ],
@@ -89,7 +108,9 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
           completeness: r.completeness,
           overall: r.overall,
           overallPassRate: r.pass === null ? null : r.pass ? 1 : 0,
-          ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 }),
+          ...(r.claims === undefined
+            ? {}
+            : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 }),
           ...Object.fromEntries((config.extra ?? []).map((id) => [id, find(r, id)?.score ?? null]))
         },
         failed: r.failed > 0 || r.overall === null
@@ -98,9 +119,18 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
     // Agreement across iterations on each score and on the verdict (pass 1, fail 0, unknown null).
     grades: (r) => ({
       caseId: r.caseId,
-      grades: { [config.faithfulness]: r.faithfulness, [config.completeness]: r.completeness, pass: r.pass === null ? null : r.pass ? 1 : 0 }
+      grades: {
+        [config.faithfulness]: r.faithfulness,
+        [config.completeness]: r.completeness,
+        pass: r.pass === null ? null : r.pass ? 1 : 0
+      }
     }),
-    score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
+    score: (
+      c: EvalCase,
+      judgments: ReadonlyArray<Judgment>,
+      iteration: number,
+      rubrics: ReadonlyMap<string, Rubric>
+    ) => {
       const record = base.score(c, judgments, iteration, rubrics)
       const f = find(record, config.faithfulness)
       const k = find(record, config.completeness)
@@ -112,7 +142,10 @@ export const synthesisScore = (config: SynthesisConfig = defaultConfig, claims?:
         completeness,
         overall: overallScore(faithfulness, completeness),
         pass: passOf(faithfulness, completeness, config.passAt),
-        reasons: { faithfulness: f?.reason ?? "no judgment recorded", completeness: k?.reason ?? "no judgment recorded" },
+        reasons: {
+          faithfulness: f?.reason ?? "no judgment recorded",
+          completeness: k?.reason ?? "no judgment recorded"
+        },
         context: c.passages.map((p) => contextLabel(p.fields ?? p.text))
       }
     }

@@ -9,13 +9,13 @@
  * - overall pass rate   = passed / (passed + failed); `unknown` cases are reported apart.
  * A rate with an empty denominator is null.
  */
-import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
-import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
 import * as Metric from "../../domain/Metric.js"
+import type { AggregateStage, RunInfo } from "../../engine/Pipeline.js"
+import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 import { checksClaims, referenceClaimSpecs } from "../rubric/RubricScore.js"
 import { type DimensionSummary, type RubricSummary, rubricSummary } from "../rubric/RubricSummary.js"
+import { type LowScoreAnalysis, lowScoreFold } from "./LowScores.js"
 import { defaultConfig, extraRubrics, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
-import { empty, mean, push, std, type Welford } from "../../stats/Welford.js"
 
 export interface DimensionMetrics {
   readonly criterion: string
@@ -73,7 +73,10 @@ interface Acc {
   unknown: number
 }
 
-export const synthesisSummary = (config: SynthesisConfig = defaultConfig, options?: { readonly examples?: number }): AggregateStage<SynthesisRecord, SynthesisSummary> => {
+export const synthesisSummary = (
+  config: SynthesisConfig = defaultConfig,
+  options?: { readonly examples?: number }
+): AggregateStage<SynthesisRecord, SynthesisSummary> => {
   // The lowest-composite list of rubricSummary is replaced here by the low-score analysis.
   const rubric = rubricSummary({ lowest: 0 })
   const low = lowScoreFold({ passAt: config.passAt, examples: options?.examples })
@@ -112,8 +115,10 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       undecided: s.metrics.overall.unknown,
       failedJudgments: s.judgments.failed,
       ...Object.fromEntries((s.claims ?? []).map((c) => [c.name, c.mean])),
-      ...Object.fromEntries(s.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
-        .flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]]))
+      ...Object.fromEntries(
+        s.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
+          .flatMap((d) => [[d.criterion, d.mean], [`${d.criterion}.normalised`, d.meanNormalised]])
+      )
     }),
     headline: (info) => [
       Metric.score("faithfulness", "mean faithfulness (1–5)", 1, 5),
@@ -124,7 +129,12 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       Metric.fraction("overallPassRate", `share of cases that pass (both ≥ ${config.passAt})`),
       Metric.count("undecided", "cases whose verdict is unknown (a judgment failed)"),
       Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
-      ...(checksClaims(info) ? referenceClaimSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases with a reference answer` })) : []),
+      ...(checksClaims(info)
+        ? referenceClaimSpecs.map((m) => ({
+          ...m,
+          description: `mean ${m.description}, over the cases with a reference answer`
+        }))
+        : []),
       ...extraRubrics(config, info).flatMap((r) => [
         Metric.score(r.id, `mean ${r.name} on its ${r.min}–${r.max} scale (your rubric)`, r.min, r.max),
         Metric.fraction(`${r.id}.normalised`, `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
@@ -137,7 +147,15 @@ export const synthesisSummary = (config: SynthesisConfig = defaultConfig, option
       const dimension = (criterion: string, passed: number): DimensionMetrics => {
         const d = base.dimensions.find((x) => x.criterion === criterion)
         const n = d?.n ?? 0
-        return { criterion, n, failed: d?.failed ?? 0, mean: d?.mean ?? null, std: d?.std ?? null, passed, passRate: rate(passed, n) }
+        return {
+          criterion,
+          n,
+          failed: d?.failed ?? 0,
+          mean: d?.mean ?? null,
+          std: d?.std ?? null,
+          passed,
+          passRate: rate(passed, n)
+        }
       }
       return {
         metrics: {

@@ -3,22 +3,38 @@
  * agree (numbers, dates, names, negation), the evidence sentence, and the case's term weights.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type CaseTexts, checkClaims, type ClaimCheck, DEFAULT_MODEL, ENTAIL_AT, nuggetAssignment, PARTIAL_AT } from "../../../src/judges/claims/Check.js"
+import {
+  type CaseTexts,
+  checkClaims,
+  type ClaimCheck,
+  DEFAULT_MODEL,
+  ENTAIL_AT,
+  nuggetAssignment,
+  PARTIAL_AT
+} from "../../../src/judges/claims/Check.js"
 
 const check = (claim: string, text: string, context?: CaseTexts): ClaimCheck => checkClaims([claim], text, context)[0]!
 
 describe("support and verdict", () => {
   it("a claim whose terms the text states in one sentence is entailed with support 1, that sentence its evidence", () => {
-    const c = check("The Eiffel Tower stands in Paris.", "Tokyo has many towers. The Eiffel Tower stands in Paris, France. It attracts tourists.")
+    const c = check(
+      "The Eiffel Tower stands in Paris.",
+      "Tokyo has many towers. The Eiffel Tower stands in Paris, France. It attracts tourists."
+    )
     expect(c).toEqual({ verdict: "entailed", support: 1, evidence: "The Eiffel Tower stands in Paris, France." })
   })
 
   it("a claim the text does not speak of is neutral, with no evidence when no sentence shares a term", () => {
-    expect(check("Penguins live in Antarctica.", "The stock market rose sharply on Monday.")).toEqual({ verdict: "neutral", support: 0, evidence: null })
+    expect(check("Penguins live in Antarctica.", "The stock market rose sharply on Monday.")).toEqual({
+      verdict: "neutral",
+      support: 0,
+      evidence: null
+    })
   })
 
   it("the evidence is the sentence holding most of the claim, not the first that shares a term", () => {
-    const text = "Hedging uses options. Diversification spreads money across many unrelated assets to lower risk. Hedging is costly."
+    const text =
+      "Hedging uses options. Diversification spreads money across many unrelated assets to lower risk. Hedging is costly."
     const c = check("Diversification spreads risk across unrelated assets.", text)
     expect(c.evidence).toBe("Diversification spreads money across many unrelated assets to lower risk.")
     expect(c.verdict).toBe("entailed")
@@ -33,14 +49,19 @@ describe("support and verdict", () => {
   })
 
   it("below the entailment threshold a claim is neutral", () => {
-    const c = check("Quantum computers factor large primes using entangled qubits at room temperature.", "Quantum computers exist.")
+    const c = check(
+      "Quantum computers factor large primes using entangled qubits at room temperature.",
+      "Quantum computers exist."
+    )
     expect(c.support).toBeLessThan(ENTAIL_AT)
     expect(c.verdict).toBe("neutral")
   })
 
   it("citation markers and list numbers in the text are not numbers it states", () => {
     expect(check("The museum holds 4 galleries.", "The museum holds galleries [4].").verdict).toBe("neutral")
-    expect(check("The museum holds 2 galleries.", "1. The museum holds galleries.\n2. It opens daily.").verdict).toBe("neutral")
+    expect(check("The museum holds 2 galleries.", "1. The museum holds galleries.\n2. It opens daily.").verdict).toBe(
+      "neutral"
+    )
     expect(check("The museum holds galleries.", "The museum holds galleries [4].").verdict).toBe("entailed")
   })
 
@@ -60,8 +81,14 @@ describe("support and verdict", () => {
     expect(check(claim, "www.example.org/dietary-supplement-health-education-act-1994").verdict).toBe("neutral")
     // The passage after the URL is read as usual; the address's words add nothing to it.
     const page = `${urlOnly}\n\nCongress passed the Dietary Supplement Health and Education Act in 1994.`
-    expect(check(claim, page)).toEqual({ verdict: "entailed", support: 1, evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994." })
-    expect(check("Supplements are food.", "See https://example.org/supplements-are-food for more.").verdict).toBe("neutral")
+    expect(check(claim, page)).toEqual({
+      verdict: "entailed",
+      support: 1,
+      evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994."
+    })
+    expect(check("Supplements are food.", "See https://example.org/supplements-are-food for more.").verdict).toBe(
+      "neutral"
+    )
   })
 })
 
@@ -73,16 +100,24 @@ describe("numbers, dates and names must agree", () => {
   })
 
   it("number words are figures: \"three moons\" against \"two moons\" contradicts, \"2 moons\" against \"two moons\" entails; \"one\" and compounds stay words", () => {
-    expect(check("Mars has three moons, Phobos, Deimos and Ganymede.", "Mars has two moons, Phobos and Deimos.").verdict).toBe("contradicted")
-    expect(check("Mars has two moons, Phobos and Deimos.", "Mars has three moons, Phobos, Deimos and Ganymede.").verdict).toBe("contradicted")
+    expect(
+      check("Mars has three moons, Phobos, Deimos and Ganymede.", "Mars has two moons, Phobos and Deimos.").verdict
+    ).toBe("contradicted")
+    expect(
+      check("Mars has two moons, Phobos and Deimos.", "Mars has three moons, Phobos, Deimos and Ganymede.").verdict
+    ).toBe("contradicted")
     expect(check("Mars has 2 moons.", "Mars has two moons, Phobos and Deimos.").verdict).toBe("entailed")
     expect(check("One of the moons is Phobos.", "Phobos is one of the moons of Mars.").verdict).toBe("entailed")
-    expect(check("The lease runs twenty-five years.", "The lease runs twenty-five years from signing.").verdict).toBe("entailed")
+    expect(check("The lease runs twenty-five years.", "The lease runs twenty-five years from signing.").verdict).toBe(
+      "entailed"
+    )
   })
 
   it("a different year contradicts; the same year entails", () => {
     expect(check("The film was released in 2019.", "The film was released in 2021.").verdict).toBe("contradicted")
-    expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe("entailed")
+    expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe(
+      "entailed"
+    )
   })
 
   it("a number the text does not state, with no other number there, is not entailed (neutral)", () => {
@@ -91,19 +126,31 @@ describe("numbers, dates and names must agree", () => {
 
   it("numbers are compared as values: 7,000 = 7000, 30-day = 30 days, 0.50 = 0.5", () => {
     expect(check("The corpus has 7,000 books.", "The corpus contains 7000 unpublished books.").verdict).toBe("entailed")
-    expect(check("QuickBooks offers a 30-day free trial.", "QuickBooks has a free trial of 30 days.").verdict).toBe("entailed")
+    expect(check("QuickBooks offers a 30-day free trial.", "QuickBooks has a free trial of 30 days.").verdict).toBe(
+      "entailed"
+    )
     expect(check("The rate was 0.50 percent.", "The rate was 0.5 percent.").verdict).toBe("entailed")
   })
 
   it("a name the text does not mention is not entailed, however much else agrees", () => {
-    const c = check("The theory of relativity was proposed by Albert Einstein.", "The theory of relativity was proposed by Niels Bohr.")
+    const c = check(
+      "The theory of relativity was proposed by Albert Einstein.",
+      "The theory of relativity was proposed by Niels Bohr."
+    )
     expect(c.support).toBeGreaterThanOrEqual(ENTAIL_AT)
     expect(c.verdict).toBe("neutral")
-    expect(check("The theory of relativity was proposed by Albert Einstein.", "Albert Einstein proposed the theory of relativity.").verdict).toBe("entailed")
+    expect(
+      check(
+        "The theory of relativity was proposed by Albert Einstein.",
+        "Albert Einstein proposed the theory of relativity."
+      ).verdict
+    ).toBe("entailed")
   })
 
   it("an acronym is a name", () => {
-    expect(check("The tax is withheld under FICA rules.", "The tax is withheld under payroll rules.").verdict).toBe("neutral")
+    expect(check("The tax is withheld under FICA rules.", "The tax is withheld under payroll rules.").verdict).toBe(
+      "neutral"
+    )
   })
 
   it("a claim naming two things needs a sentence naming both: two sentences that never relate them do not entail it", () => {
@@ -111,8 +158,16 @@ describe("numbers, dates and names must agree", () => {
     const apart = check("The capital of Australia is Sydney.", reference)
     expect(apart.support).toBeGreaterThanOrEqual(ENTAIL_AT)
     expect(apart.verdict).toBe("neutral")
-    expect(checkClaims(["The capital of Australia is Sydney."], reference, undefined, { ...DEFAULT_MODEL, namesTogether: false })[0]!.verdict).toBe("entailed")
-    expect(check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.").verdict).toBe("entailed")
+    expect(
+      checkClaims(["The capital of Australia is Sydney."], reference, undefined, {
+        ...DEFAULT_MODEL,
+        namesTogether: false
+      })[0]!.verdict
+    ).toBe("entailed")
+    expect(
+      check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.")
+        .verdict
+    ).toBe("entailed")
   })
 
   it("a figure the text states otherwise contradicts when the rest of the claim is supported, though the figure's own weight pulls the support below the threshold", () => {
@@ -121,42 +176,73 @@ describe("numbers, dates and names must agree", () => {
       question: "How many moons does Mars have?",
       answer: "Mars has three moons, Phobos, Deimos and Ganymede.",
       reference: "Mars has two moons, Phobos and Deimos.",
-      contexts: ["Mars has two small moons, Phobos and Deimos, discovered by Asaph Hall in 1877.", "Ganymede is a moon of Jupiter and the largest moon in the Solar System."]
+      contexts: [
+        "Mars has two small moons, Phobos and Deimos, discovered by Asaph Hall in 1877.",
+        "Ganymede is a moon of Jupiter and the largest moon in the Solar System."
+      ]
     }
     const c = check(context.answer!, context.reference!, context)
     expect(c.support).toBeLessThan(ENTAIL_AT)
     expect(c.verdict).toBe("contradicted")
-    expect(checkClaims([context.answer!], context.reference!, context, { ...DEFAULT_MODEL, conflictOnRest: false })[0]!.verdict).toBe("neutral")
+    expect(
+      checkClaims([context.answer!], context.reference!, context, { ...DEFAULT_MODEL, conflictOnRest: false })[0]!
+        .verdict
+    ).toBe("neutral")
     // No figure in the text to disagree with: merely not stated.
     expect(check("Mars has three moons.", "Mars is the fourth planet from the Sun.", context).verdict).toBe("neutral")
   })
 
   it("the first word of a claim is not taken for a name", () => {
-    expect(check("Storage bags are thinner than freezer bags.", "Freezer bags are thicker than storage bags, which are thinner.").verdict).toBe("entailed")
+    expect(
+      check(
+        "Storage bags are thinner than freezer bags.",
+        "Freezer bags are thicker than storage bags, which are thinner."
+      ).verdict
+    ).toBe("entailed")
   })
 })
 
 describe("negation", () => {
   it("a negation reaches its own clause of the sentence, not the claim's clause beside it", () => {
-    const text = "The World Health Organization urges countries to ban the marketing of formula to consumers; the U.S. does not."
-    expect(check("The World Health Organization urges countries to ban the marketing of formula to consumers.", text).verdict).toBe("entailed")
+    const text =
+      "The World Health Organization urges countries to ban the marketing of formula to consumers; the U.S. does not."
+    expect(
+      check("The World Health Organization urges countries to ban the marketing of formula to consumers.", text).verdict
+    ).toBe("entailed")
     // In the clause that states the claim, it still contradicts.
-    expect(check("The World Health Organization does not urge countries to ban the marketing of formula.", text).verdict).toBe("contradicted")
-    expect(check("The World Health Organization urges countries to ban the marketing of formula.", "The World Health Organization does not urge countries to ban the marketing of formula, and the U.S. agrees.").verdict).toBe("contradicted")
+    expect(
+      check("The World Health Organization does not urge countries to ban the marketing of formula.", text).verdict
+    ).toBe("contradicted")
+    expect(
+      check(
+        "The World Health Organization urges countries to ban the marketing of formula.",
+        "The World Health Organization does not urge countries to ban the marketing of formula, and the U.S. agrees."
+      ).verdict
+    ).toBe("contradicted")
   })
 
   it("a negated claim against the same statement affirmed is contradicted, and the reverse", () => {
-    expect(check("Vitamin C does not cure the common cold.", "Vitamin C cures the common cold.").verdict).toBe("contradicted")
-    expect(check("Vitamin C cures the common cold.", "Vitamin C does not cure the common cold.").verdict).toBe("contradicted")
-    expect(check("Vitamin C doesn't cure the common cold.", "Vitamin C never cures the common cold.").verdict).toBe("entailed")
+    expect(check("Vitamin C does not cure the common cold.", "Vitamin C cures the common cold.").verdict).toBe(
+      "contradicted"
+    )
+    expect(check("Vitamin C cures the common cold.", "Vitamin C does not cure the common cold.").verdict).toBe(
+      "contradicted"
+    )
+    expect(check("Vitamin C doesn't cure the common cold.", "Vitamin C never cures the common cold.").verdict).toBe(
+      "entailed"
+    )
   })
 
   it("\"not only\", \"no longer\" and \"whether or not\" are not negations", () => {
-    expect(check("Vitamin C cures the common cold.", "Vitamin C not only cures the common cold but also flu.").verdict).toBe("entailed")
+    expect(check("Vitamin C cures the common cold.", "Vitamin C not only cures the common cold but also flu.").verdict)
+      .toBe("entailed")
   })
 
   it("a negation in a sentence that holds little of the claim decides nothing", () => {
-    const c = check("Vitamin C cures the common cold quickly in adults.", "Vitamin C is not cheap. It cures the common cold quickly in adults.")
+    const c = check(
+      "Vitamin C cures the common cold quickly in adults.",
+      "Vitamin C is not cheap. It cures the common cold quickly in adults."
+    )
     expect(c.verdict).toBe("entailed")
   })
 })
@@ -166,7 +252,11 @@ describe("term weights within the case", () => {
     const text = "Condensed milk can replace evaporated milk. It is sweeter."
     const claim = "Condensed milk can replace evaporated milk in cakes."
     const alone = check(claim, text)
-    const inCase = check(claim, text, { question: "Can condensed milk replace evaporated milk?", answer: claim, reference: text })
+    const inCase = check(claim, text, {
+      question: "Can condensed milk replace evaporated milk?",
+      answer: claim,
+      reference: text
+    })
     expect(inCase.support).toBeLessThan(alone.support)
   })
 
@@ -183,7 +273,9 @@ describe("term weights within the case", () => {
 
   it("the same case object gives the same checks as an equal new one (statistics are per object, results are not)", () => {
     const texts = { question: "q", reference: "Bees make honey in hives.", answer: "Bees make honey." }
-    expect(checkClaims(["Bees make honey."], texts.reference, texts)).toEqual(checkClaims(["Bees make honey."], texts.reference, { ...texts }))
+    expect(checkClaims(["Bees make honey."], texts.reference, texts)).toEqual(
+      checkClaims(["Bees make honey."], texts.reference, { ...texts })
+    )
   })
 
   it("is deterministic and checks each claim on its own: order and company do not change a verdict", () => {
@@ -197,7 +289,8 @@ describe("term weights within the case", () => {
 
   describe("grounding checks (an answer's claim against a retrieved passage): phrases count", () => {
     const passage = "Interest rates rose while inflation fell."
-    const grounded = (claim: string, model = DEFAULT_MODEL) => checkClaims([claim], passage, undefined, model, { grounding: true })[0]!
+    const grounded = (claim: string, model = DEFAULT_MODEL) =>
+      checkClaims([claim], passage, undefined, model, { grounding: true })[0]!
 
     it("a claim built from the passage's words but not its phrases is not grounded in it", () => {
       // Every word of the claim is in one sentence of the passage: as a bag of words, entailed.
@@ -215,24 +308,29 @@ describe("term weights within the case", () => {
       expect(c.evidence).toBe(passage)
       // Numbers stand where they are written: "rose in 2022" is the passage's phrase "rose 2022".
       const dated = "Interest rates rose in 2022 while inflation fell in 2023."
-      expect(checkClaims(["Rates rose in 2022."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).toBe("entailed")
+      expect(checkClaims(["Rates rose in 2022."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict)
+        .toBe("entailed")
     })
 
     it("the other checks (against a reference, or an answer) read no phrases: a paraphrase in other word order is still entailed", () => {
       const reference = "Prices of food fell."
       expect(check("Food prices fell.", reference).verdict).toBe("entailed")
-      expect(checkClaims(["Food prices fell."], reference, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).toBe("neutral")
+      expect(checkClaims(["Food prices fell."], reference, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict)
+        .toBe("neutral")
     })
 
     it("the rules that must agree still apply: a grounding check with the passage's phrases and another figure is contradicted", () => {
       const dated = "Interest rates rose in 2022 while inflation fell in 2023."
-      expect(checkClaims(["Interest rates rose in 2021."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict).not.toBe("entailed")
+      expect(
+        checkClaims(["Interest rates rose in 2021."], dated, undefined, DEFAULT_MODEL, { grounding: true })[0]!.verdict
+      ).not.toBe("entailed")
     })
   })
 
   describe("gold claims (a reference's, a nugget) weigh their terms alike: an answer that repeats them covers them", () => {
     const question = "Are solar panels worth it?"
-    const answer = "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills."
+    const answer =
+      "Solar panels are popular with homeowners. Solar panels last for decades. Solar panels need little care. Solar panels lower bills."
     const texts = { question, answer, reference: "Solar panels reduce electricity bills. They last 25 years." }
     const claim = "Solar panels reduce electricity bills."
 
@@ -243,16 +341,32 @@ describe("term weights within the case", () => {
       expect(asGold.verdict).toBe("entailed")
       expect(asGold.support).toBeGreaterThan(asAnswerClaim.support)
       // The feature decides it.
-      expect(checkClaims([claim], answer, texts, { ...DEFAULT_MODEL, goldCaseWeights: true }, { gold: true })[0]!.verdict).toBe("neutral")
+      expect(
+        checkClaims([claim], answer, texts, { ...DEFAULT_MODEL, goldCaseWeights: true }, { gold: true })[0]!.verdict
+      ).toBe("neutral")
     })
 
     it("numbers and question terms keep their weights in a gold claim: a figure the answer lacks still keeps it from being entailed", () => {
-      expect(checkClaims(["They last 25 years."], answer, texts, DEFAULT_MODEL, { gold: true })[0]!.verdict).toBe("neutral")
+      expect(checkClaims(["They last 25 years."], answer, texts, DEFAULT_MODEL, { gold: true })[0]!.verdict).toBe(
+        "neutral"
+      )
     })
   })
 
   it("DEFAULT_MODEL is the documented constants", () => {
-    expect(DEFAULT_MODEL).toEqual({ entailAt: 0.4, sentenceShare: 0.3, questionWeight: 0.5, caseWeights: true, numbers: true, names: true, namesTogether: true, conflictOnRest: true, negation: true, phraseShare: 0.75, goldCaseWeights: false })
+    expect(DEFAULT_MODEL).toEqual({
+      entailAt: 0.4,
+      sentenceShare: 0.3,
+      questionWeight: 0.5,
+      caseWeights: true,
+      numbers: true,
+      names: true,
+      namesTogether: true,
+      conflictOnRest: true,
+      negation: true,
+      phraseShare: 0.75,
+      goldCaseWeights: false
+    })
   })
 })
 
@@ -266,7 +380,10 @@ describe("nugget assignments", () => {
     expect(nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x" })).toBe("not_support")
   })
   it("a nugget stated with another figure is not supported; one with a missing name partly", () => {
-    expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe("not_support")
-    expect(nuggetAssignment(check("Relativity was proposed by Albert Einstein.", "Relativity was proposed in 1905."))).toBe("partial_support")
+    expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe(
+      "not_support"
+    )
+    expect(nuggetAssignment(check("Relativity was proposed by Albert Einstein.", "Relativity was proposed in 1905.")))
+      .toBe("partial_support")
   })
 })
