@@ -32,6 +32,7 @@ import { RecordedArgv } from "./Resume.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "./ServeCommand.js"
 import { trecCommand } from "./Trec.js"
+import { uiCommand } from "./UiCommand.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
   // Loaded on use: parsing flags and --help need none of the runner, providers or SDK.
@@ -170,6 +171,7 @@ const subcommands = [
   compareCommand,
   calibrateCommand,
   serveCommand,
+  uiCommand,
   ...clusterCommands
 ] as const
 

@@ -180,7 +180,7 @@ export type Problem = typeof Problem.Type
  * The body of an error of one status. `status` is a literal so that each error class is told apart
  * when the API encodes a failure (class schemas are checked by shape).
  */
-const errorFields = <S extends number>(status: S) => ({
+export const errorFields = <S extends number>(status: S) => ({
   error: Schema.Struct({
     status: Schema.Literal(status),
     code: Schema.String.annotations({
