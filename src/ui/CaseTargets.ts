@@ -43,14 +43,17 @@ const isVerdict = (x: unknown): x is ClaimVerdict =>
 const isSupport = (x: unknown): x is NuggetSupport =>
   typeof x === "string" && (SUPPORTS as ReadonlyArray<string>).includes(x)
 
-const gradeChoices = (min: number, max: number): Array<Choice> => {
+const gradeChoices = (min: number, max: number, names: ReadonlyArray<string> = []): Array<Choice> => {
   const out: Array<Choice> = []
   // Number keys give grades; a scale beyond 0–9 is labelled by agreement only.
   if (Number.isInteger(min) && Number.isInteger(max) && min >= 0 && max <= 9 && max - min <= 9) {
-    for (let g = min; g <= max; g++) out.push({ value: { grade: g }, text: String(g), key: String(g) })
+    for (let g = min; g <= max; g++) out.push({ value: { grade: g }, text: names[g] ?? `grade ${g}`, key: String(g) })
   }
   return out
 }
+
+/** The relevance scale's grades (the search-relevance checklist's words). */
+const RELEVANCE = ["not relevant", "partially", "moderately", "highly relevant"]
 
 const VERDICT_TEXT: Readonly<Record<ClaimVerdict, string>> = {
   contradicted: "contradicted",
@@ -79,7 +82,11 @@ const agreeChoices: ReadonlyArray<Choice> = [
 ]
 
 const judgedText = (judged: Judged): string =>
-  judged === null ? "no verdict (the judgment failed)" : typeof judged === "number" ? String(judged) : judged
+  judged === null
+    ? "no verdict (the judgment failed)"
+    : typeof judged === "number"
+    ? (Number.isInteger(judged) ? String(judged) : judged.toFixed(3))
+    : judged
 
 const againstText = (a: ClaimAgainst): string => (typeof a === "string" ? a : `context ${a.context}`)
 
@@ -148,9 +155,11 @@ export const caseTargets = (
       add(
         { kind: "hit", hitId },
         "Hit relevance (0–3)",
-        `${rank === undefined ? "" : `#${rank} `}${str(h["label"]) ?? hitId}`,
+        `${rank === undefined ? "" : `#${rank} · `}${hitId}${
+          str(h["label"]) !== undefined && str(h["label"]) !== str(h["text"]) ? ` · ${str(h["label"])}` : ""
+        }`,
         h["status"] === "ok" || h["status"] === undefined ? num(h["grade"]) ?? null : null,
-        gradeChoices(0, 3),
+        gradeChoices(0, 3, RELEVANCE),
         { text: str(h["text"]), reason: str(h["reason"]) }
       )
     }

@@ -37,14 +37,15 @@ export const HOSTILE_ID = "<script>alert(1)</script>/../x?y#z"
 const FAILING_PREFIX = "judge-fails"
 
 /**
- * The heuristic judge, except that it fails the claim checks of cases whose id starts with
- * "judge-fails" as an LLM judge fails a reply it cannot read: status failed, no score, the raw text.
+ * The heuristic judge, except that in cases whose id starts with "judge-fails" it fails the check of
+ * each side's first claim, as an LLM judge fails a reply it cannot read: status failed, no score, its
+ * raw text kept. The other claims of those cases keep their verdicts.
  */
 const flakyLayer = Layer.effect(
   Judge,
   Effect.map(HeuristicJudge.make, (heuristic) => {
-    const fails = (task: { readonly caseId: string; readonly rubric: { readonly id: string } }) =>
-      task.caseId.startsWith(FAILING_PREFIX) && task.rubric.id.endsWith("/check")
+    const failing = (caseId: string, rubric: string, target: string) =>
+      caseId.startsWith(FAILING_PREFIX) && rubric.endsWith("/check") && /:1$/.test(target)
     const failed = (target: string): Verdict => ({
       status: "failed",
       failure: "judge",
@@ -54,9 +55,14 @@ const flakyLayer = Layer.effect(
       usage: { inputTokens: 120, outputTokens: 40 },
       attempts: 3
     })
-    const judge = (task: JudgeTask): Verdict => (fails(task) ? failed(task.target) : heuristic.sync!.judge(task))
-    const judgeList = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
-      fails(task) ? task.items.map((item) => failed(item.target)) : heuristic.sync!.judgeList(task)
+    const judge = (task: JudgeTask): Verdict =>
+      failing(task.caseId, task.rubric.id, task.target) ? failed(task.target) : heuristic.sync!.judge(task)
+    const judgeList = (task: ListJudgeTask): ReadonlyArray<Verdict> => {
+      const verdicts = heuristic.sync!.judgeList(task)
+      return task.items.map((item, i) =>
+        failing(task.caseId, task.rubric.id, item.target) ? failed(item.target) : verdicts[i]!
+      )
+    }
     return {
       ...heuristic,
       model: "lexical-v4+failures",
@@ -103,15 +109,22 @@ export const correctnessCases = (): Array<Record<string, unknown>> => {
     },
     {
       id: `${FAILING_PREFIX}-1`,
-      question: "What is the capital of Italy?",
-      answer: "Rome is the capital of Italy. It lies on the Tiber.",
-      reference: "The capital of Italy is Rome."
+      question: "What is the capital of Italy, and what is it known for?",
+      answer:
+        "Rome is the capital of Italy. It lies on the river Tiber. It has about 2.8 million inhabitants. The Colosseum is in Rome.",
+      reference:
+        "The capital of Italy is Rome. Rome lies on the Tiber. The Colosseum, an ancient amphitheatre, stands in Rome.",
+      contexts: [
+        "Rome, the capital city of Italy, lies on the river Tiber and has about 2.8 million residents.",
+        "The Colosseum is an ancient amphitheatre in the centre of Rome."
+      ]
     },
     {
       id: `${FAILING_PREFIX}-2`,
       question: "How many legs does a spider have?",
-      answer: "A spider has eight legs.",
-      reference: "Spiders have eight legs."
+      answer: "A spider has eight legs. Insects have six legs. Spiders are arachnids.",
+      reference: "Spiders have eight legs. Spiders are arachnids, not insects.",
+      contexts: ["Spiders are arachnids with eight legs; insects have six."]
     }
   ]
 }

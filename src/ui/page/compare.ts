@@ -11,13 +11,15 @@ import { keyHelp, say, setKeys, shell } from "./shell.js"
 
 const PAGE = 50
 
+const STATUS_TEXT = { fail: "failing", warn: "flagged", pass: "passing", none: "no verdict" } as const
+
 const winnerText = (m: Comparison["metrics"][number]) =>
   m.winner === "A"
-    ? "A better"
+    ? "B worse"
     : m.winner === "B"
     ? "B better"
     : m.winner === "none"
-    ? "no significant difference"
+    ? "n.s."
     : "too few cases"
 
 export const compareView = async (root: HTMLElement, params: URLSearchParams, parts: ReadonlyArray<string>) => {
@@ -92,7 +94,7 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
         h(
           "p",
           { class: "sub" },
-          `${c.cases} paired cases; Δ = B − A; paired t-test and randomisation test (α = ${c.alpha}, seed ${c.seed}), 95% bootstrap CI of the mean difference.`
+          `${c.cases} paired cases; Δ = B − A; p of the paired t-test / the randomisation test, which decides (α = ${c.alpha}, seed ${c.seed}); 95% bootstrap CI of the mean difference; ↓ lower is better; n.s. not significant. Hover a row for its verdict.`
         )
       ),
       h(
@@ -107,7 +109,7 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
             h(
               "tr",
               null,
-              ["metric", "n", "mean A", "mean B", "Δ", "95% CI", "p (t)", "p (rand.)", "W/T/L", "verdict"].map((x) =>
+              ["metric", "n", "mean A", "mean B", "Δ", "95% CI", "p t / rand.", "W/T/L", "verdict"].map((x) =>
                 h("th", null, x)
               )
             )
@@ -119,7 +121,12 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
               h(
                 "tr",
                 { class: m.winner === "A" ? "row-fail" : m.winner === "B" ? "row-pass" : undefined, title: m.verdict },
-                h("td", null, m.metric, m.lowerIsBetter ? h("span", { class: "sub" }, " (lower is better)") : null),
+                h(
+                  "td",
+                  { class: "metric-cell" },
+                  m.metric,
+                  m.lowerIsBetter ? h("span", { class: "sub", title: "lower is better" }, " ↓") : null
+                ),
                 h("td", { class: "num" }, String(m.n)),
                 h("td", { class: "num" }, fmt(m.meanA)),
                 h("td", { class: "num" }, fmt(m.meanB)),
@@ -129,10 +136,9 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
                   { class: "nowrap" },
                   m.ci.lower === null ? "—" : `[${signed(m.ci.lower)}, ${signed(m.ci.upper)}]`
                 ),
-                h("td", { class: "num" }, pText(m.pTTest)),
-                h("td", { class: "num" }, pText(m.pRandomisation)),
+                h("td", { class: "num" }, `${pText(m.pTTest)} / ${pText(m.pRandomisation)}`),
                 h("td", { class: "nowrap" }, `${m.wins}/${m.ties}/${m.losses}`),
-                h("td", null, winnerText(m))
+                h("td", { class: "nowrap", title: m.verdict }, winnerText(m))
               )
             )
           )
@@ -206,7 +212,7 @@ const side = (name: string, runId: string, view: CaseView) =>
     h(
       "p",
       { class: `case-status status-${view.status}` },
-      view.status,
+      STATUS_TEXT[view.status],
       view.why === undefined ? null : `: ${view.why}`
     ),
     fieldsBlock(view.fields),
@@ -214,7 +220,10 @@ const side = (name: string, runId: string, view: CaseView) =>
     h(
       "div",
       { class: "verdicts" },
-      view.targets.filter((t) => t.target.kind !== "metric").map((t) =>
+      // The verdicts that decide the metrics: claims against the other side (not the contexts), hits, grades, nuggets.
+      view.targets.filter((t) =>
+        t.target.kind !== "metric" && !(t.target.kind === "claim" && typeof t.target.against !== "string")
+      ).map((t) =>
         h(
           "div",
           { class: "verdict-row" },
