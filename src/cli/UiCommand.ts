@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import type { Manifest } from "../domain/RunFiles.js"
 import { Shutdown } from "../engine/Shutdown.js"
@@ -127,7 +128,14 @@ export const uiCommand = Command.make(
         const [Review, Http, Page] = yield* Effect.promise(() =>
           Promise.all([import("../ui/Review.js"), import("../ui/Http.js"), import("../ui/PageAssets.js")])
         )
-        const review = Review.make({ out: flags.out, user: who, viewOf })
+        const root = Page.packageRoot()
+        const review = Review.make({
+          out: flags.out,
+          user: who,
+          viewOf,
+          // compare's tests run by this CLI in a child process: the server keeps answering meanwhile.
+          compareBin: root === undefined ? undefined : Path.join(root, "dist", "bin.js")
+        })
         const page = Page.loadPageAssets()
         if (page.missing !== undefined) yield* Console.error(`warning: ${page.missing}`)
         const { runs, problems } = yield* review.catalog.scan

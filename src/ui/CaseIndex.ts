@@ -530,3 +530,31 @@ export const journalLines = (index: CaseIndex, i: number): Effect.Effect<Readonl
     }
     return lines
   })
+
+/** The case ids of the index, in case order (one pass over the case metrics, or the records). */
+export const readCaseIds = (index: CaseIndex): Effect.Effect<Array<string>, InputError> =>
+  Effect.gen(function*() {
+    const fromMetrics = index.metricsFile !== undefined
+    const file = fromMetrics ? index.metricsFile : index.recordsFile
+    const ids = new Array<string>(index.cases)
+    if (file === undefined) return []
+    let line = 0
+    yield* scanLines(file, (buffer, start, end) => {
+      if (end === start) return
+      const c = fromMetrics ? line : index.recordCase[line] ?? -1
+      line++
+      if (c < 0 || c >= index.cases) return
+      const field = stringField(buffer, start, end, CASE_ID)
+      if (field !== undefined) {
+        ids[c] = "text" in field ? field.text : buffer.toString("utf8", field.start, field.end)
+        return
+      }
+      try {
+        const parsed = JSON.parse(buffer.toString("utf8", start, end)) as unknown
+        if (isRecord(parsed) && typeof parsed["caseId"] === "string") ids[c] = parsed["caseId"]
+      } catch {
+        // A torn last line: not a case of the index.
+      }
+    })
+    return ids
+  })

@@ -66,6 +66,8 @@ export const search = (index: CaseIndex, q: string): Effect.Effect<Uint8Array, I
       const fromRecords = file === index.recordsFile
       let n = 0
       yield* scanLines(file, (buffer, start, end) => {
+        // Blank lines are no case's (the index counts non-blank lines).
+        if (end === start) return
         const line = n++
         const c = fromRecords ? index.recordCase[line] ?? -1 : line
         if (c < 0 || c >= index.cases) return

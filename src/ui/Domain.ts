@@ -363,7 +363,11 @@ export const Comparison = Schema.Struct({
   cases: Schema.Number,
   alpha: Schema.Number,
   seed: Schema.Number,
-  metrics: Schema.Array(MetricComparisonView),
+  metrics: Schema.Array(MetricComparisonView).annotations({
+    description: "The metrics tested so far (compare's tests run in the background, one metric at a time)"
+  }),
+  pending: Schema.Array(Schema.String).annotations({ description: "Metrics whose tests are still running" }),
+  failed: Schema.Array(Schema.Struct({ metric: Schema.String, problem: Schema.String })),
   onlyInA: Schema.Array(Schema.String),
   onlyInB: Schema.Array(Schema.String),
   metric: Schema.String.annotations({ description: "The metric the cases are ordered by (worst change first)" }),

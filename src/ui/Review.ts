@@ -19,8 +19,7 @@ import * as Fiber from "effect/Fiber"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
-import { compareRunCases } from "../compare/Comparison.js"
-import { loadRunCases } from "../compare/RunCases.js"
+import type { RunCases } from "../compare/RunCases.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import { Judgment } from "../domain/Judgment.js"
@@ -41,6 +40,7 @@ import {
   JOURNAL_FILE,
   journalLines,
   lookupCase,
+  readCaseIds,
   readCaseMetrics,
   readRecord,
   recordsFile,
@@ -49,6 +49,7 @@ import {
 } from "./CaseIndex.js"
 import { isFailing, metricColumn, selectCases, statusOf, valueOf } from "./CaseQuery.js"
 import { answerOf, caseTargets, labelProblem, questionOf } from "./CaseTargets.js"
+import { batches, plan, type Progress, runCasesOver, testMetrics } from "./CompareRuns.js"
 import type {
   Agreement,
   CasePage,
@@ -79,6 +80,8 @@ export interface ReviewOptions {
   readonly viewOf?: ((manifest: Manifest) => ReportView<unknown, unknown> | undefined) | undefined
   /** Indexed iterations kept at once (default 4). */
   readonly maxIndexes?: number | undefined
+  /** The CLI that runs compare's tests in a child process (default this package's dist/bin.js; absent: in-process). */
+  readonly compareBin?: string | undefined
   /** Clock for labels' `at` (tests fix it). */
   readonly now?: (() => Date) | undefined
 }
@@ -166,6 +169,7 @@ export const make = (options: ReviewOptions) => {
       ) {
         let n = 0
         yield* scanLines(index.recordsFile, (buffer, start, end) => {
+          if (end === start) return
           const c = index.recordCase[n++] ?? -1
           if (c < 0) return
           try {
@@ -696,13 +700,24 @@ export const make = (options: ReviewOptions) => {
   // -------------------------------------------------------------------------------------------
   // Compare
 
-  let lastComparison: {
+  interface ComparisonState {
     readonly key: string
-    readonly value: Omit<Comparison, "changed" | "metric" | "a" | "b">
-    readonly changed: ReadonlyArray<
-      { readonly caseId: string; readonly a: Record<string, number | null>; readonly b: Record<string, number | null> }
-    >
-  } | undefined
+    readonly a: RunCases
+    readonly b: RunCases
+    readonly progress: Progress
+    readonly fiber: Fiber.RuntimeFiber<void, never>
+  }
+  let comparison: ComparisonState | undefined
+
+  /** Every iteration's index of a run, and its case ids (in case order). */
+  const casesOf = (run: RunEntry) =>
+    Effect.gen(function*() {
+      const n = Math.max(1, Math.floor(run.manifest.iterations))
+      const indexes: Array<CaseIndex> = []
+      for (let it = 1; it <= n; it++) indexes.push((yield* getIndex(run, it)).index)
+      const ids = yield* readCaseIds(indexes[0]!).pipe(Effect.mapError(unreadable))
+      return runCasesOver(run, indexes, ids)
+    })
 
   const compare = Effect.fn("Review.compare")(
     function*(
@@ -719,69 +734,53 @@ export const make = (options: ReviewOptions) => {
       const stamps = [runA, runB].map((r) => JSON.stringify(currentStamp(Path.join(r.dir, caseMetricsFile(1))) ?? null))
         .join("|")
       const key = `${runA.dir}\u0000${runB.dir}\u0000${stamps}`
-      if (lastComparison?.key !== key) {
-        const compared = yield* Effect.gen(function*() {
-          const a = yield* loadRunCases(runA.dir)
-          const b = yield* loadRunCases(runB.dir)
-          const c = yield* compareRunCases(a, b, {})
-          const changed = [...a.cases.keys()].filter((id) => b.cases.has(id)).map((caseId) => ({
-            caseId,
-            a: a.cases.get(caseId)!,
-            b: b.cases.get(caseId)!
-          }))
-          return { c, changed }
-        }).pipe(Effect.mapError((e) => (e._tag === "UsageError" ? badRequest(e.message) : unreadable(e))))
-        lastComparison = {
-          key,
-          value: {
-            cases: compared.c.cases,
-            alpha: compared.c.alpha,
-            seed: compared.c.seed,
-            // B significantly worse first, then no difference, B better, too few cases (each in the pipeline's order).
-            metrics: [...compared.c.metrics].sort((x, y) => WINNER_ORDER[x.winner] - WINNER_ORDER[y.winner]).map((
-              m
-            ) => ({
-              metric: m.metric,
-              lowerIsBetter: m.lowerIsBetter,
-              n: m.n,
-              excluded: m.excluded,
-              meanA: m.meanA,
-              meanB: m.meanB,
-              delta: m.delta,
-              ci: { lower: m.bootstrap.lower, upper: m.bootstrap.upper },
-              pTTest: m.tTest.p,
-              pRandomisation: m.randomisation.p,
-              wins: m.wins,
-              ties: m.ties,
-              losses: m.losses,
-              winner: m.winner,
-              verdict: m.verdict
-            })),
-            onlyInA: [...compared.c.onlyInA],
-            onlyInB: [...compared.c.onlyInB]
-          },
-          changed: compared.changed
-        }
+      if (comparison?.key !== key) {
+        if (comparison !== undefined) yield* Fiber.interrupt(comparison.fiber)
+        comparison = undefined
+        const a = yield* casesOf(runA)
+        const b = yield* casesOf(runB)
+        const progress = yield* plan(a, b).pipe(Effect.mapError((e) => badRequest(e.message)))
+        const first = params.metric ?? runA.summary?.headline
+        const order = first !== undefined && progress.selected.includes(first)
+          ? [first, ...progress.selected.filter((m) => m !== first)]
+          : progress.selected
+        // compare's tests, one metric at a time, in the background.
+        const fiber = yield* Effect.forkDaemon(
+          Effect.forEach(
+            batches(order),
+            (metrics) =>
+              Effect.map(testMetrics(options.compareBin, a, b, metrics), (results) => {
+                for (const [m, r] of results) {
+                  if (typeof r === "string") {
+                    progress.failed.set(m, r)
+                  } else progress.done.set(m, r)
+                }
+              }),
+            { discard: true }
+          )
+        )
+        comparison = { key, a, b, progress, fiber }
       }
-      const { value, changed } = lastComparison
-      const compared = value.metrics.map((m) => m.metric)
+      const { a, b, progress } = comparison
       const headline = runA.summary?.headline
-      const metric = params.metric ?? (headline !== undefined && compared.includes(headline) ? headline : compared[0])
-      if (metric === undefined || !compared.includes(metric)) {
+      const metric = params.metric ?? (headline !== undefined && progress.selected.includes(headline)
+        ? headline
+        : progress.selected[0])
+      if (metric === undefined || !progress.selected.includes(metric)) {
         return yield* Effect.fail(
           badRequest(
-            `metric: ${JSON.stringify(params.metric ?? "")} was not compared; compared: ${compared.join(", ")}`,
+            `metric: ${JSON.stringify(params.metric ?? "")} is not compared; compared: ${progress.selected.join(", ")}`,
             "metric"
           )
         )
       }
-      const lower = value.metrics.find((m) => m.metric === metric)?.lowerIsBetter === true
-      const rows = changed.map((c) => {
-        const a = c.a[metric] ?? null
-        const b = c.b[metric] ?? null
-        const change = a === null || b === null ? null : lower ? a - b : b - a
-        return { caseId: c.caseId, a, b, change }
-      })
+      const lower = a.specs.get(metric)?.direction === "lower"
+      const rows: Array<{ caseId: string; a: number | null; b: number | null; change: number | null }> = []
+      for (const caseId of a.cases.keys()) {
+        const va = a.cases.get(caseId)?.[metric] ?? null
+        const vb = b.cases.get(caseId)?.[metric] ?? null
+        rows.push({ caseId, a: va, b: vb, change: va === null || vb === null ? null : lower ? va - vb : vb - va })
+      }
       rows.sort((
         x,
         y
@@ -795,10 +794,22 @@ export const make = (options: ReviewOptions) => {
         const record = i < 0 ? undefined : yield* readRecord(slotA.index, i).pipe(Effect.mapError(unreadable))
         page.push({ ...r, question: cut(questionOf(record)) })
       }
+      // B significantly worse first, then no difference, B better, too few cases (each in compare's order).
+      const done = progress.selected.flatMap((m) => {
+        const r = progress.done.get(m)
+        return r === undefined ? [] : [r]
+      }).sort((x, y) => WINNER_ORDER[x.winner] - WINNER_ORDER[y.winner])
       return {
         a: yield* summaryOf(runA),
         b: yield* summaryOf(runB),
-        ...value,
+        cases: progress.cases,
+        alpha: progress.settings.alpha,
+        seed: progress.settings.seed,
+        metrics: done,
+        pending: progress.selected.filter((m) => !progress.done.has(m) && !progress.failed.has(m)),
+        failed: [...progress.failed].map(([m, problem]) => ({ metric: m, problem })),
+        onlyInA: [...progress.onlyInA],
+        onlyInB: [...progress.onlyInB],
         metric,
         changed: {
           total: rows.length,
@@ -812,6 +823,8 @@ export const make = (options: ReviewOptions) => {
   )
 
   const close = Effect.sync(() => {
+    if (comparison !== undefined) Effect.runFork(Fiber.interrupt(comparison.fiber))
+    comparison = undefined
     for (const slot of slots.values()) {
       if (slot.background !== undefined) Effect.runFork(Fiber.interrupt(slot.background))
       closeIndex(slot.index)

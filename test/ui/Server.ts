@@ -4,12 +4,14 @@
  */
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as Http from "node:http"
+import * as Path from "node:path"
 import { builtins } from "../../src/builtin/index.js"
 import type { Manifest } from "../../src/domain/RunFiles.js"
 import { instantiate } from "../../src/engine/Pipeline.js"
 import { start } from "../../src/ui/Http.js"
 import { loadPageAssets } from "../../src/ui/PageAssets.js"
 import * as Review from "../../src/ui/Review.js"
+import { repoRoot } from "../support/RunPipeline.js"
 
 export interface TestServer {
   readonly url: string
@@ -31,6 +33,8 @@ export const startServer = async (
     readonly user?: string
     readonly host?: string
     readonly maxIndexes?: number
+    /** compare's tests in this process (fast on small runs) instead of the CLI's child process. */
+    readonly compareInProcess?: boolean
   }
 ): Promise<TestServer> => {
   const scope = Effect.runSync(Scope.make())
@@ -38,7 +42,9 @@ export const startServer = async (
     out: options.out,
     user: options.user ?? "tester",
     viewOf,
-    maxIndexes: options.maxIndexes
+    maxIndexes: options.maxIndexes,
+    // compare's tests by the built CLI in a child process, as `rag-eval ui` runs them.
+    compareBin: options.compareInProcess === true ? undefined : Path.join(repoRoot, "dist", "bin.js")
   })
   const server = await Effect.runPromise(
     Scope.extend(

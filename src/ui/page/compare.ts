@@ -22,6 +22,62 @@ const winnerText = (m: Comparison["metrics"][number]) =>
     ? "n.s."
     : "too few cases"
 
+const metricsTable = (c: Comparison) =>
+  h(
+    "div",
+    { class: "table-wrap", id: "compare-metrics-wrap" },
+    h(
+      "table",
+      { class: "compare", id: "compare-metrics" },
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["metric", "n", "mean A", "mean B", "Δ", "95% CI", "p t / rand.", "W/T/L", "verdict"].map((x) =>
+            h("th", null, x)
+          )
+        )
+      ),
+      h(
+        "tbody",
+        null,
+        c.metrics.map((m) =>
+          h(
+            "tr",
+            { class: m.winner === "A" ? "row-fail" : m.winner === "B" ? "row-pass" : undefined, title: m.verdict },
+            h(
+              "td",
+              { class: "metric-cell" },
+              m.metric,
+              m.lowerIsBetter ? h("span", { class: "sub", title: "lower is better" }, " ↓") : null
+            ),
+            h("td", { class: "num" }, String(m.n)),
+            h("td", { class: "num" }, fmt(m.meanA)),
+            h("td", { class: "num" }, fmt(m.meanB)),
+            h("td", { class: "num" }, signed(m.delta)),
+            h("td", { class: "nowrap" }, m.ci.lower === null ? "—" : `[${signed(m.ci.lower)}, ${signed(m.ci.upper)}]`),
+            h("td", { class: "num" }, `${pText(m.pTTest)} / ${pText(m.pRandomisation)}`),
+            h("td", { class: "nowrap" }, `${m.wins}/${m.ties}/${m.losses}`),
+            h("td", { class: "nowrap", title: m.verdict }, winnerText(m))
+          )
+        ),
+        c.pending.map((m) => h("tr", { class: "pending" }, h("td", null, m), h("td", { class: "sub" }, "testing…"))),
+        c.failed.map((f) =>
+          h("tr", { class: "row-warn" }, h("td", null, f.metric), h("td", { class: "sub" }, f.problem))
+        )
+      )
+    ),
+    c.pending.length === 0
+      ? null
+      : h(
+        "p",
+        { class: "sub", id: "compare-pending" },
+        `compare's tests run in the background, one metric at a time: ${c.pending.length} to go (about n × 10,000 draws each).`
+      )
+  )
+
 export const compareView = async (root: HTMLElement, params: URLSearchParams, parts: ReadonlyArray<string>) => {
   const a = parts[1]!
   const b = parts[2]!
@@ -70,6 +126,18 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
     return true
   })
   rows[0]?.classList.add("selected")
+  const metricsSlot = h("div", null, metricsTable(c))
+  // Until every metric is tested, the table is asked for again (the rest of the view stays as it is).
+  const hash = location.hash
+  const poll = async (last: Comparison) => {
+    if (last.pending.length === 0 || location.hash !== hash) return
+    await new Promise((r) => setTimeout(r, 1000))
+    if (location.hash !== hash) return
+    const next = await api.compare({ a, b, ...(metric === undefined ? {} : { metric }), offset, limit: 1 })
+    metricsSlot.replaceChildren(metricsTable(next))
+    await poll(next)
+  }
+  void poll(c).catch(() => undefined)
   mount(
     root,
     shell(
@@ -97,53 +165,7 @@ export const compareView = async (root: HTMLElement, params: URLSearchParams, pa
           `${c.cases} paired cases; Δ = B − A; p of the paired t-test / the randomisation test, which decides (α = ${c.alpha}, seed ${c.seed}); 95% bootstrap CI of the mean difference; ↓ lower is better; n.s. not significant. Hover a row for its verdict.`
         )
       ),
-      h(
-        "div",
-        { class: "table-wrap" },
-        h(
-          "table",
-          { class: "compare", id: "compare-metrics" },
-          h(
-            "thead",
-            null,
-            h(
-              "tr",
-              null,
-              ["metric", "n", "mean A", "mean B", "Δ", "95% CI", "p t / rand.", "W/T/L", "verdict"].map((x) =>
-                h("th", null, x)
-              )
-            )
-          ),
-          h(
-            "tbody",
-            null,
-            c.metrics.map((m) =>
-              h(
-                "tr",
-                { class: m.winner === "A" ? "row-fail" : m.winner === "B" ? "row-pass" : undefined, title: m.verdict },
-                h(
-                  "td",
-                  { class: "metric-cell" },
-                  m.metric,
-                  m.lowerIsBetter ? h("span", { class: "sub", title: "lower is better" }, " ↓") : null
-                ),
-                h("td", { class: "num" }, String(m.n)),
-                h("td", { class: "num" }, fmt(m.meanA)),
-                h("td", { class: "num" }, fmt(m.meanB)),
-                h("td", { class: "num" }, signed(m.delta)),
-                h(
-                  "td",
-                  { class: "nowrap" },
-                  m.ci.lower === null ? "—" : `[${signed(m.ci.lower)}, ${signed(m.ci.upper)}]`
-                ),
-                h("td", { class: "num" }, `${pText(m.pTTest)} / ${pText(m.pRandomisation)}`),
-                h("td", { class: "nowrap" }, `${m.wins}/${m.ties}/${m.losses}`),
-                h("td", { class: "nowrap", title: m.verdict }, winnerText(m))
-              )
-            )
-          )
-        )
-      ),
+      metricsSlot,
       h(
         "section",
         { class: "toolbar" },
