@@ -14,6 +14,7 @@
  *   `ReviewQueue.ts`'s.
  */
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { isRecord } from "effect/Predicate"
@@ -96,6 +97,9 @@ interface Slot {
   background: Fiber.RuntimeFiber<void, never> | undefined
 }
 
+/** How long after an index is built its background pass starts. */
+const BACKGROUND_DELAY_MS = 1_000
+
 const WINNER_ORDER = { A: 0, none: 1, B: 2, "too-few": 3 } as const
 
 const CUT = 300
@@ -161,6 +165,8 @@ export const make = (options: ReviewOptions) => {
   /** Verdicts and flags of every case (the pipeline's view), then the headline intervals. */
   const background = (slot: Slot): Effect.Effect<void> =>
     Effect.gen(function*() {
+      // After the page that opened the run has its first answers (the run, its first cases, the agreement).
+      yield* Effect.sleep(Duration.millis(BACKGROUND_DELAY_MS))
       const { index, run } = slot
       const view = viewOf(run)
       if (
@@ -194,7 +200,8 @@ export const make = (options: ReviewOptions) => {
         for (let i = 0; i < index.cases; i++) {
           for (let k = 0; k < columns.length; k++) values[k] = valueOf(index, columns[k]!, i)
           boot.add(values)
-          if (i % 2000 === 1999) yield* Effect.yieldNow()
+          // A pause every few hundred cases: the requests of someone browsing go first.
+          if (i % 250 === 249) yield* Effect.sleep(Duration.millis(1))
         }
         const intervals = boot.intervals()
         const map = new Map<string, Interval>()
