@@ -29,6 +29,8 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
+ * 14. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
+ *     first page, a case, a search, a label, compare; the server's peak RSS (bench/ui.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -58,6 +60,7 @@ import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreem
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { transportLadder } from "./transport.js"
+import { printUiFigures } from "./ui.js"
 
 const CONCURRENCY = 32
 const LLM_ROWS = Number(process.env.BENCH_LLM_ROWS ?? 500)
@@ -585,6 +588,16 @@ const main = async () => {
       "< 1,000 ms",
       median(times) < 1000
     )
+    line()
+  }
+
+  {
+    line(
+      `[14] rag-eval ui on a ${
+        HEURISTIC_ROWS.toLocaleString("en-US")
+      }-case run beside a 100-case one: open, a page, a case, search, label, compare; the server's peak RSS (bench/ui.ts)`
+    )
+    await printUiFigures({ line, figure }, HEURISTIC_ROWS)
     line()
   }
 

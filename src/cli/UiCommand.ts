@@ -1,5 +1,5 @@
 /**
- * `rag-eval ui [--out DIR] [--listen HOST:PORT] [--token T] [--user NAME]`: the browser review
+ * `rag-eval ui [--out DIR] [--listen HOST:PORT] [--token T] [--user NAME] [--store URL]`: the browser review
  * (SPEC §7b, `src/ui/`). Serves the runs under `--out` on loopback; another address needs a token
  * (`--token`, or the variable RAG_EVAL_UI_TOKEN — read here, the one place that reads settings; the
  * token is never written anywhere or printed). Prints `listening on http://…` on stdout once ready
@@ -16,6 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { loadStoreModule } from "../cluster/Peers.js"
 import { UsageError } from "../domain/Errors.js"
 import type { Manifest } from "../domain/RunFiles.js"
 import { Shutdown } from "../engine/Shutdown.js"
@@ -55,6 +56,12 @@ const token = Options.text("token").pipe(
   ),
   Options.optional
 )
+const store = Options.text("store").pipe(
+  Options.withDescription(
+    "The PostgreSQL store (postgres://…) that runs made with --store keep their journal in: their cases show the judge's replies from it"
+  ),
+  Options.optional
+)
 const user = Options.text("user").pipe(
   Options.withDescription("Who the labels are by (default the OS user name)"),
   Options.optional
@@ -90,7 +97,7 @@ const untilStopRequested = Effect.flatMap(
 
 export const uiCommand = Command.make(
   "ui",
-  { out, listen, token, user },
+  { out, listen, token, user, store },
   (flags) =>
     Effect.gen(function*() {
       const address = yield* Either.match(parseListen(flags.listen), {
@@ -129,7 +136,16 @@ export const uiCommand = Command.make(
           Promise.all([import("../ui/Review.js"), import("../ui/Http.js"), import("../ui/PageAssets.js")])
         )
         const root = Page.packageRoot()
+        const storeUrl = Option.getOrUndefined(flags.store)
+        const journal = storeUrl === undefined ? undefined : yield* Effect.flatMap(
+          loadStoreModule("--store", () => import("../ui/StoreJournal.js")),
+          (m) => m.open(storeUrl)
+        )
+        if (journal !== undefined) {
+          yield* Console.error(`judgments of runs made with --store read from ${journal.display}`)
+        }
         const review = Review.make({
+          store: journal,
           out: flags.out,
           user: who,
           viewOf,

@@ -71,6 +71,7 @@ import { type LabelLog, makeLabelLog } from "./LabelLog.js"
 import { currentStamp, sameStamp, scanLines } from "./LineFile.js"
 import { reviewQueue } from "./ReviewQueue.js"
 import { type Catalog, makeCatalog, type RunEntry, runSummary } from "./Runs.js"
+import type { StoreJournal } from "./StoreJournal.js"
 
 export interface ReviewOptions {
   /** The output root whose runs are served. */
@@ -83,6 +84,8 @@ export interface ReviewOptions {
   readonly maxIndexes?: number | undefined
   /** The CLI that runs compare's tests in a child process (default this package's dist/bin.js; absent: in-process). */
   readonly compareBin?: string | undefined
+  /** The PostgreSQL store runs made with `--store` keep their journal in (`--store`). */
+  readonly store?: StoreJournal | undefined
   /** Clock for labels' `at` (tests fix it). */
   readonly now?: (() => Date) | undefined
 }
@@ -401,10 +404,13 @@ export const make = (options: ReviewOptions) => {
   })
 
   /** The judgments of a case (this iteration), the latest line of each key, decoded; replies awaiting repair left out. */
-  const caseJudgments = (run: RunEntry, index: CaseIndex, i: number) =>
+  const caseJudgments = (run: RunEntry, index: CaseIndex, i: number, caseId: string) =>
     Effect.gen(function*() {
-      yield* indexJournal(index, Path.join(run.dir, JOURNAL_FILE))
-      const lines = yield* journalLines(index, i)
+      // A run made with --store has its journal in the store (when the server was given it).
+      const store = options.store
+      const lines = store !== undefined && run.manifest.store !== undefined
+        ? yield* store.caseLines(run.dir, caseId, index.iteration)
+        : yield* Effect.zipRight(indexJournal(index, Path.join(run.dir, JOURNAL_FILE)), journalLines(index, i))
       const byKey = new Map<string, Judgment>()
       for (const text of lines) {
         let parsed: unknown
@@ -467,7 +473,7 @@ export const make = (options: ReviewOptions) => {
       const label = labelOf.get(t.key)
       return label === undefined ? t : { ...t, label }
     })
-    const judgments = yield* caseJudgments(run, index, i)
+    const judgments = yield* caseJudgments(run, index, i, caseId)
     const tokens = noTokens()
     for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const price = run.manifest.price ?? undefined

@@ -11,6 +11,7 @@ import { instantiate } from "../../src/engine/Pipeline.js"
 import { start } from "../../src/ui/Http.js"
 import { loadPageAssets } from "../../src/ui/PageAssets.js"
 import * as Review from "../../src/ui/Review.js"
+import * as StoreJournal from "../../src/ui/StoreJournal.js"
 import { repoRoot } from "../support/RunPipeline.js"
 
 export interface TestServer {
@@ -35,10 +36,16 @@ export const startServer = async (
     readonly maxIndexes?: number
     /** compare's tests in this process (fast on small runs) instead of the CLI's child process. */
     readonly compareInProcess?: boolean
+    /** `--store`: the PostgreSQL store runs made with --store keep their journal in. */
+    readonly store?: string
   }
 ): Promise<TestServer> => {
   const scope = Effect.runSync(Scope.make())
+  const store = options.store === undefined
+    ? undefined
+    : await Effect.runPromise(Scope.extend(StoreJournal.open(options.store), scope))
   const review = Review.make({
+    store,
     out: options.out,
     user: options.user ?? "tester",
     viewOf,
