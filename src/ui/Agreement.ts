@@ -110,7 +110,8 @@ export const moreLabelsFor = (estimate: typeof RunFiles.Estimate.Type, pairs: nu
   if (estimate.ci === null || pairs < 2) return null
   const half = (estimate.ci.upper - estimate.ci.lower) / 2
   if (half <= TARGET_HALF_WIDTH) return 0
-  return Math.max(0, Math.ceil(pairs * (half / TARGET_HALF_WIDTH) ** 2) - pairs)
+  // Rounded before the ceiling: 20 · (0.30000000000000004 / 0.1)² is 180, not 181.
+  return Math.max(0, Math.ceil(Number((pairs * (half / TARGET_HALF_WIDTH) ** 2).toFixed(6))) - pairs)
 }
 
 interface Collected {

@@ -236,9 +236,9 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
       const file = metricsFile
       let lineNumber = 0
       let problem: InputError | undefined
-      const scanned = yield* scanLines(file, (buffer, start, end, offset) => {
+      const scanned = yield* scanLines(file, (buffer, start, end, offset, torn) => {
         lineNumber++
-        if (problem !== undefined || end === start) return
+        if (problem !== undefined || end === start || torn) return
         let parsed: unknown
         try {
           parsed = JSON.parse(buffer.toString("utf8", start, end))
@@ -273,13 +273,11 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
         }
       })
       if (problem !== undefined) {
-        // A torn last line (the file is written whole, then renamed: only a damaged copy has one).
-        if (scanned.torn && problem.line === lineNumber) notes.push(`${metricsPath}: the last line is torn; left out`)
-        else {
-          closeFile(file)
-          return yield* problem
-        }
+        closeFile(file)
+        return yield* problem
       }
+      // The file is written whole, then renamed: only a damaged copy has a torn last line.
+      if (scanned.torn) notes.push(`${metricsPath}: the last line is torn; left out`)
     }
     const fromMetrics = hashA.length
 
@@ -296,9 +294,9 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
       let unmatched = 0
       let lineNumber = 0
       let bad: number | undefined
-      const scanned = yield* scanLines(recordsFileOpen, (buffer, start, end, offset) => {
+      const scanned = yield* scanLines(recordsFileOpen, (buffer, start, end, offset, torn) => {
         lineNumber++
-        if (end === start) return
+        if (end === start || torn) return
         let hash = lineCaseHash(buffer, start, end)
         if (hash === undefined) {
           // Not at the start of the line: parse it (a record written by another tool).
@@ -338,7 +336,8 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
           recordLength.push(end - start)
         }
       })
-      if (bad !== undefined && !(scanned.torn && bad === lineNumber)) {
+      if (scanned.torn) notes.push(`${recordsPath}: the last line is torn; left out`)
+      if (bad !== undefined) {
         closeFile(recordsFileOpen)
         if (metricsFile !== undefined) closeFile(metricsFile)
         return yield* new InputError({ file: recordsPath, line: bad, problem: "not valid JSON" })
@@ -489,8 +488,8 @@ export const indexJournal = (index: CaseIndex, journalPath: string): Effect.Effe
     const offsets = new Grow(f64(4096), f64)
     const lengths = new Grow(u32(4096), u32)
     let orphans = 0
-    const scanned = yield* scanLines(file, (buffer, start, end, offset) => {
-      if (end === start) return
+    const scanned = yield* scanLines(file, (buffer, start, end, offset, torn) => {
+      if (end === start || torn) return
       if (lineIteration(buffer, start, end) !== index.iteration) return
       const hash = lineCaseHash(buffer, start, end)
       const c = hash === undefined ? -1 : lookup(index.hashA, index.hashB, index.byHash, hash[0], hash[1])
@@ -539,8 +538,8 @@ export const readCaseIds = (index: CaseIndex): Effect.Effect<Array<string>, Inpu
     const ids = new Array<string>(index.cases)
     if (file === undefined) return []
     let line = 0
-    yield* scanLines(file, (buffer, start, end) => {
-      if (end === start) return
+    yield* scanLines(file, (buffer, start, end, _offset, torn) => {
+      if (end === start || torn) return
       const c = fromMetrics ? line : index.recordCase[line] ?? -1
       line++
       if (c < 0 || c >= index.cases) return
@@ -553,7 +552,7 @@ export const readCaseIds = (index: CaseIndex): Effect.Effect<Array<string>, Inpu
         const parsed = JSON.parse(buffer.toString("utf8", start, end)) as unknown
         if (isRecord(parsed) && typeof parsed["caseId"] === "string") ids[c] = parsed["caseId"]
       } catch {
-        // A torn last line: not a case of the index.
+        // Not JSON: the index refused such a line when it was built.
       }
     })
     return ids

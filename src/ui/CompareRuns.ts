@@ -25,6 +25,46 @@ import { metricColumn } from "./CaseQuery.js"
 import { sameCase } from "./ReviewQueue.js"
 import type { RunEntry } from "./Runs.js"
 
+type Row = Readonly<Record<string, number | null>>
+
+/**
+ * The cases of a run by id, each row made when asked (`get`) from the run's columns: a Map to
+ * `compare`'s code, holding only the ids' positions. Iterating entries or values makes them all.
+ */
+class CaseRows extends Map<string, Row> {
+  constructor(private readonly position: ReadonlyMap<string, number>, private readonly row: (i: number) => Row) {
+    super()
+  }
+  override get size() {
+    return this.position.size
+  }
+  override get(id: string) {
+    const i = this.position.get(id)
+    return i === undefined ? undefined : this.row(i)
+  }
+  override has(id: string) {
+    return this.position.has(id)
+  }
+  override keys() {
+    return this.position.keys()
+  }
+  private all() {
+    return new Map([...this.position].map(([id, i]) => [id, this.row(i)] as const))
+  }
+  override entries() {
+    return this.all().entries()
+  }
+  override values() {
+    return this.all().values()
+  }
+  override forEach(f: (value: Row, key: string, map: Map<string, Row>) => void) {
+    this.all().forEach((value, key) => f(value, key, this))
+  }
+  override [Symbol.iterator]() {
+    return this.entries()
+  }
+}
+
 /** A run's per-case values as `compare` reads them, over the run's indexes (one per iteration). */
 export const runCasesOver = (
   run: RunEntry,
@@ -55,7 +95,7 @@ export const runCasesOver = (
     })
     return count === 0 ? null : sum / count
   }
-  // A case's row reads the columns when asked (a Proxy per case, no values copied).
+  // A case's row reads the columns when asked: a Proxy made on `get`, no values copied or kept.
   const handler: ProxyHandler<{ readonly i: number }> = {
     get: (target, metric) => (typeof metric === "string" ? valueOf(target.i, metric) : undefined),
     has: (_, metric) => typeof metric === "string" && specs.some((spec) => spec.name === metric),
@@ -65,8 +105,9 @@ export const runCasesOver = (
         ? { value: valueOf(target.i, metric), enumerable: true, configurable: true, writable: false }
         : undefined
   }
-  const cases = new Map<string, Readonly<Record<string, number | null>>>()
-  ids.forEach((id, i) => cases.set(id, new Proxy({ i }, handler) as unknown as Readonly<Record<string, number | null>>))
+  const position = new Map<string, number>()
+  ids.forEach((id, i) => position.set(id, i))
+  const cases = new CaseRows(position, (i) => new Proxy({ i }, handler) as unknown as Row)
   // The declared metrics the run has a value of (a metric null for every case has nothing to compare).
   const valued = specs.filter((spec) => {
     for (let i = 0; i < first.cases; i++) if (valueOf(i, spec.name) !== null) return true

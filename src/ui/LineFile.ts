@@ -70,15 +70,15 @@ export const closeFile = (file: OpenFile): void => {
 }
 
 /**
- * Visits the lines of the first `size` bytes of an open file: `visit(buffer, start, end, offset)`
- * gets each line's bytes `[start, end)` in `buffer` (without its newline or a trailing CR) and the
- * line's byte offset in the file. The buffer is reused: copy what is kept. The last line may lack
- * its newline (`torn` says so: a crash mid-append leaves one). Reads are asynchronous, one MiB at a
+ * Visits the lines of the first `size` bytes of an open file: `visit(buffer, start, end, offset,
+ * torn)` gets each line's bytes `[start, end)` in `buffer` (without its newline or a trailing CR),
+ * the line's byte offset in the file, and whether it is a last line without its newline (a crash
+ * mid-append leaves one: `torn`, also in the result). The buffer is reused: copy what is kept. Reads are asynchronous, one MiB at a
  * time, so the server keeps answering other requests while a large file is indexed.
  */
 export const scanLines = (
   file: OpenFile,
-  visit: (buffer: Buffer, start: number, end: number, offset: number) => void,
+  visit: (buffer: Buffer, start: number, end: number, offset: number, torn: boolean) => void,
   size: number = file.stamp.size
 ): Effect.Effect<{ readonly lines: number; readonly torn: boolean }, InputError> =>
   Effect.suspend(() => {
@@ -88,9 +88,9 @@ export const scanLines = (
     let base = 0
     let position = 0
     let lines = 0
-    const emit = (start: number, end: number) => {
+    const emit = (start: number, end: number, torn = false) => {
       const stop = end > start && buffer[end - 1] === 0x0d ? end - 1 : end
-      visit(buffer, start, stop, base + start)
+      visit(buffer, start, stop, base + start, torn)
       lines++
     }
     const step: Effect.Effect<{ readonly lines: number; readonly torn: boolean }, InputError> = Effect.suspend(() => {
@@ -102,7 +102,7 @@ export const scanLines = (
       const want = Math.min(buffer.length - held, size - position)
       if (want <= 0) {
         const torn = held > 0
-        if (torn) emit(0, held)
+        if (torn) emit(0, held, true)
         return Effect.succeed({ lines, torn })
       }
       return Effect.async<number, InputError>((resume) => {
@@ -114,7 +114,7 @@ export const scanLines = (
         if (read === 0) {
           // The file shrank under us: what was read is all there is.
           const torn = held > 0
-          if (torn) emit(0, held)
+          if (torn) emit(0, held, true)
           return Effect.succeed({ lines, torn })
         }
         position += read

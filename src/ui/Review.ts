@@ -17,6 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
@@ -70,7 +71,7 @@ import { uiError } from "./Domain.js"
 import { type LabelLog, makeLabelLog } from "./LabelLog.js"
 import { currentStamp, sameStamp, scanLines } from "./LineFile.js"
 import { reviewQueue } from "./ReviewQueue.js"
-import { type Catalog, makeCatalog, type RunEntry, runSummary } from "./Runs.js"
+import { type Catalog, GLANCE, glanceOrder, makeCatalog, type RunEntry, runSummary } from "./Runs.js"
 import type { StoreJournal } from "./StoreJournal.js"
 
 export interface ReviewOptions {
@@ -96,6 +97,8 @@ interface Slot {
   readonly key: string
   readonly run: RunEntry
   readonly index: CaseIndex
+  /** Index the journal in the background too (a run being browsed, not one opened for compare). */
+  prefetchJournal: boolean
   intervals: ReadonlyMap<string, Interval> | undefined
   background: Fiber.RuntimeFiber<void, never> | undefined
 }
@@ -159,26 +162,52 @@ export const make = (options: ReviewOptions) => {
       : Effect.fail(badRequest(`iteration ${it}: run ${run.id} has iteration(s) 1–${n}`, "iteration"))
   }
 
-  /** Headline metric names that are per-case metrics (their intervals come from the cases). */
+  /**
+   * The glance's headline metrics that are per-case metrics (their intervals come from the cases):
+   * at most four, so a 100,000-case run's bootstrap is seconds of background work, not minutes.
+   */
   const headlineNames = (run: RunEntry, index: CaseIndex): ReadonlyArray<string> => {
     const perCase = new Set(index.metrics.map((m) => m.name))
-    return Object.keys(run.summary?.metrics ?? {}).filter((name) => perCase.has(name))
+    const specs = new Map((run.summary?.metricSpecs ?? []).map((spec) => [spec.name, spec]))
+    const named = Object.keys(run.summary?.metrics ?? {}).map((name) => ({ name, spec: specs.get(name) ?? null }))
+    return glanceOrder(named, run.summary?.headline).slice(0, GLANCE).map((m) => m.name).filter((name) =>
+      perCase.has(name)
+    )
   }
 
   /** Verdicts and flags of every case (the pipeline's view), then the headline intervals. */
+  /** The journal's index of an index, built once (a request waiting for it shares the build). */
+  const journals = new WeakMap<CaseIndex, Deferred.Deferred<void, UiError>>()
+  const ensureJournal = (run: RunEntry, index: CaseIndex): Effect.Effect<void, UiError> =>
+    Effect.suspend(() => {
+      const pending = journals.get(index)
+      if (pending !== undefined) return Deferred.await(pending)
+      const deferred = Deferred.unsafeMake<void, UiError>(FiberId.none)
+      journals.set(index, deferred)
+      return indexJournal(index, Path.join(run.dir, JOURNAL_FILE)).pipe(
+        Effect.mapError(unreadable),
+        Effect.exit,
+        Effect.flatMap((exit) => Effect.zipRight(Deferred.done(deferred, exit), exit))
+      )
+    })
+
   const background = (slot: Slot): Effect.Effect<void> =>
     Effect.gen(function*() {
       // After the page that opened the run has its first answers (the run, its first cases, the agreement).
       yield* Effect.sleep(Duration.millis(BACKGROUND_DELAY_MS))
       const { index, run } = slot
+      // The journal's index next, so that opening a case finds it built (runs made with --store have none here).
+      if (slot.prefetchJournal && !(options.store !== undefined && run.manifest.store !== undefined)) {
+        yield* Effect.ignore(ensureJournal(run, index))
+      }
       const view = viewOf(run)
       if (
         view !== undefined && (view.caseVerdict !== undefined || view.caseFlags !== undefined) &&
         index.recordsFile !== undefined
       ) {
         let n = 0
-        yield* scanLines(index.recordsFile, (buffer, start, end) => {
-          if (end === start) return
+        yield* scanLines(index.recordsFile, (buffer, start, end, _offset, torn) => {
+          if (end === start || torn) return
           const c = index.recordCase[n++] ?? -1
           if (c < 0) return
           try {
@@ -261,7 +290,14 @@ export const make = (options: ReviewOptions) => {
         metrics: (run.manifest.caseMetricSpecs ?? []) as ReadonlyArray<MetricSpec>
       }).pipe(
         Effect.mapError(unreadable),
-        Effect.map((index): Slot => ({ key, run, index, intervals: undefined, background: undefined })),
+        Effect.map((index): Slot => ({
+          key,
+          run,
+          index,
+          prefetchJournal: false,
+          intervals: undefined,
+          background: undefined
+        })),
         Effect.exit
       )
       building.delete(key)
@@ -329,6 +365,7 @@ export const make = (options: ReviewOptions) => {
     const run = yield* getRun(id)
     const it = yield* checkIteration(run, iteration)
     const slot = yield* getIndex(run, it)
+    slot.prefetchJournal = true
     let failing = 0
     for (let i = 0; i < slot.index.cases; i++) if (isFailing(slot.index.status[i]!)) failing++
     return {
@@ -409,8 +446,8 @@ export const make = (options: ReviewOptions) => {
       // A run made with --store has its journal in the store (when the server was given it).
       const store = options.store
       const lines = store !== undefined && run.manifest.store !== undefined
-        ? yield* store.caseLines(run.dir, caseId, index.iteration)
-        : yield* Effect.zipRight(indexJournal(index, Path.join(run.dir, JOURNAL_FILE)), journalLines(index, i))
+        ? yield* store.caseLines(run.dir, caseId, index.iteration).pipe(Effect.mapError(unreadable))
+        : yield* Effect.zipRight(ensureJournal(run, index), journalLines(index, i).pipe(Effect.mapError(unreadable)))
       const byKey = new Map<string, Judgment>()
       for (const text of lines) {
         let parsed: unknown
@@ -424,7 +461,7 @@ export const make = (options: ReviewOptions) => {
         if (decoded._tag === "Right") byKey.set(decoded.right.key, decoded.right)
       }
       return [...byKey.values()]
-    }).pipe(Effect.mapError(unreadable))
+    })
 
   const statusText = (
     detail: CaseDetail | undefined,

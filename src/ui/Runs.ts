@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { InputError, UsageError } from "../domain/Errors.js"
+import type { MetricSpec } from "../domain/Metric.js"
 import {
   type Manifest,
   readJsonFile,
@@ -159,6 +160,22 @@ const statusOf = (run: RunEntry): RunSummary["status"] => {
   }
 }
 
+/**
+ * Headline metrics in the order the page shows them: the ranking metric first, then the quality
+ * metrics (a direction, not a latency), then the rest; the first `GLANCE` are the run's glance (and
+ * have intervals computed).
+ */
+export const glanceOrder = <M extends { readonly name: string; readonly spec: MetricSpec | null }>(
+  metrics: ReadonlyArray<M>,
+  headline: string | undefined
+): Array<M> => {
+  const rank = (m: M) =>
+    m.name === headline ? 0 : m.spec !== null && m.spec.direction !== "none" && m.spec.unit !== "ms" ? 1 : 2
+  return metrics.map((m, i) => ({ m, i })).sort((x, y) => rank(x.m) - rank(y.m) || x.i - y.i).map((x) => x.m)
+}
+
+export const GLANCE = 4
+
 /** A run as the list shows it; `intervals` are the headline CIs computed when the run was opened. */
 export const runSummary = (
   run: RunEntry,
@@ -168,12 +185,15 @@ export const runSummary = (
   const m = run.manifest
   const s = run.summary
   const specs = new Map((s?.metricSpecs ?? m.metricSpecs ?? []).map((spec) => [spec.name, spec]))
-  const metrics: Array<HeadlineMetric> = Object.entries(s?.metrics ?? {}).map(([name, value]) => ({
-    name,
-    value,
-    ci: intervals?.get(name) ?? null,
-    spec: specs.get(name) ?? null
-  }))
+  const metrics: Array<HeadlineMetric> = glanceOrder(
+    Object.entries(s?.metrics ?? {}).map(([name, value]) => ({
+      name,
+      value,
+      ci: intervals?.get(name) ?? null,
+      spec: specs.get(name) ?? null
+    })),
+    s?.headline
+  )
   const judgments = s?.judgments ??
     (m.counts === undefined
       ? { total: 0, ok: 0, failed: 0 }

@@ -35,14 +35,8 @@ export const metricText = (m: Run["metrics"][number]) =>
     m.ci === null ? null : h("span", { class: "ci" }, ` [${fmt(m.ci.lower)}, ${fmt(m.ci.upper)}]`)
   )
 
-/** The headline metrics worth a glance: the run's headline first, at most four. */
-export const glance = (run: Run) => {
-  const first = run.metrics.filter((m) => m.name === run.headline)
-  const rest = run.metrics.filter((m) =>
-    m.name !== run.headline && m.spec?.direction !== "none" && m.spec?.unit !== "ms"
-  )
-  return [...first, ...rest].slice(0, 4)
-}
+/** The headline metrics worth a glance: the first four, as the server orders them (the ranking metric first). */
+export const glance = (run: Run) => run.metrics.slice(0, 4)
 
 export const runsView: View = async (root, params) => {
   const pipeline = params.get("pipeline") ?? ""
