@@ -9,6 +9,9 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cli } from "../support/ChildCli.js"
+import * as FakeRag from "../support/FakeRag.js"
+import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { buildFixtures, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
 import { post, raw, startServer, type TestServer } from "./Server.js"
 
@@ -305,6 +308,48 @@ describe("queue and compare", () => {
     const other = await get(`/api/compare?a=${a}&b=${search}`)
     expect(other.status).toBe(400)
     expect(other.json().error.message).toContain("different pipelines")
+  })
+})
+
+describe("a --target run", () => {
+  it("shows the live system's latency of each case it answered, and the judge's tokens and cost", async () => {
+    const fake = await FakeRag.start()
+    try {
+      const out = Path.join(tempDir(), "out")
+      const r = await cli([
+        "run",
+        "rag-answers",
+        "--csv",
+        Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv"),
+        "--out",
+        out,
+        "--quiet",
+        "--target",
+        fake.url,
+        "--target-contexts",
+        "$.sources[*].text"
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      const runDir = /^run: (.+)$/m.exec(r.stdout)![1]!.trim()
+      const records = fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl"), "utf8").trim().split("\n")
+        .map((l) => JSON.parse(l))
+      const answered = records.find((x) => x.generated?.status === "ok")
+      expect(answered).toBeDefined()
+      const target = await startServer({ out })
+      try {
+        const id = Path.basename(runDir)
+        expect((await raw(target.port, "/api/runs")).json().runs[0].target).toBe(fake.url)
+        const c = (await raw(target.port, `/api/runs/${id}/cases/${encodeURIComponent(answered.caseId)}`)).json()
+        expect(c.system.latencyMs).toBe(answered.generated.latencyMs)
+        expect(c.system.answerStatus).toBe("ok")
+        expect(c.system.judgeInputTokens).toBe(0)
+        expect(c.system.judgeCostUsd).toBe(0)
+      } finally {
+        await target.close()
+      }
+    } finally {
+      await fake.close()
+    }
   })
 })
 
