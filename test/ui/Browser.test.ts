@@ -101,9 +101,15 @@ const layoutProblems = (page: Page) =>
     { readonly overlaps: Array<string>; readonly checked: number; readonly overflow: number }
   >
 
+/** Ids (of runs and of short cases) broken over several lines: what a squeezed table column does. */
+const BROKEN_IDS = `Array.from(document.querySelectorAll("td.run-name a, td.case-id a"))
+  .filter((a) => (a.textContent || "").length <= 12 && a.getClientRects().length > 1)
+  .map((a) => a.textContent)`
+
 const shoot = async (page: Page, name: string) => {
   fs.mkdirSync(ARTIFACTS, { recursive: true })
   await page.screenshot({ path: Path.join(ARTIFACTS, `${name}.png`), fullPage: false })
+  expect(await page.evaluate(BROKEN_IDS), `${name}: ids broken over lines`).toEqual([])
   const layout = await layoutProblems(page)
   expect(layout.overflow, `${name}: horizontal overflow`).toBeLessThanOrEqual(0)
   expect(layout.overlaps, `${name}: overlapping boxes`).toEqual([])

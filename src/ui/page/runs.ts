@@ -29,10 +29,14 @@ export const metricText = (m: Run["metrics"][number]) =>
   h(
     "span",
     { class: "metric" },
-    h("span", { class: "metric-name" }, m.name),
-    " ",
-    h("span", { class: "metric-value" }, fmt(m.value)),
-    m.ci === null ? null : h("span", { class: "ci" }, ` [${fmt(m.ci.lower)}, ${fmt(m.ci.upper)}]`)
+    h(
+      "span",
+      { class: "metric-nv" },
+      h("span", { class: "metric-name" }, m.name),
+      " ",
+      h("span", { class: "metric-value" }, fmt(m.value))
+    ),
+    m.ci === null ? null : [" ", h("span", { class: "ci" }, `[${fmt(m.ci.lower)}, ${fmt(m.ci.upper)}]`)]
   )
 
 /** The headline metrics worth a glance: the first four, as the server orders them (the ranking metric first). */
@@ -102,9 +106,9 @@ export const runsView: View = async (root, params) => {
         "td",
         { class: "run-name" },
         h("a", { href: route("run", run.id) }, run.id),
-        h("div", { class: "sub" }, run.pipeline)
+        h("div", { class: "sub" }, run.pipeline),
+        h("div", { class: "sub nowrap", title: run.startedAt }, when(run.startedAt))
       ),
-      h("td", { class: "nowrap" }, when(run.startedAt)),
       h("td", null, judgeBadge(run)),
       h("td", { class: "num" }, fmt(run.cases)),
       h("td", null, glance(run).map((m) => h("div", null, metricText(m)))),
@@ -150,8 +154,7 @@ export const runsView: View = async (root, params) => {
                 "tr",
                 null,
                 h("th", null, ""),
-                h("th", null, "run"),
-                h("th", null, "started"),
+                h("th", null, "run · started"),
                 h("th", null, "judge"),
                 h("th", { class: "num" }, "cases"),
                 h("th", null, "headline metrics [95% CI]"),
