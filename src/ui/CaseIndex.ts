@@ -154,27 +154,6 @@ export interface CaseIndex {
 
 const decodeCaseMetrics = Schema.decodeUnknownEither(CaseMetrics)
 
-/** The case index with these hashes, confirmed by `confirm`; -1 when none. */
-export const findCase = (index: CaseIndex, id: string, confirm: (i: number) => boolean): number => {
-  const [a, b] = hashId(id)
-  let lo = 0
-  let hi = index.cases
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    const c = index.byHash[mid]!
-    const ha = index.hashA[c]!
-    const hb = index.hashB[c]!
-    if (ha < a || (ha === a && hb < b)) lo = mid + 1
-    else hi = mid
-  }
-  for (let k = lo; k < index.cases; k++) {
-    const c = index.byHash[k]!
-    if (index.hashA[c] !== a || index.hashB[c] !== b) break
-    if (confirm(c)) return c
-  }
-  return -1
-}
-
 const sortByHash = (hashA: Uint32Array, hashB: Uint32Array, n: number): Int32Array => {
   const order = new Int32Array(n)
   for (let i = 0; i < n; i++) order[i] = i

@@ -159,24 +159,6 @@ export const parseLine = (text: string, file: string, line: number): Effect.Effe
       new InputError({ file, line, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
   })
 
-/** FNV-1a over bytes [start, end) of a buffer: the 32-bit hash case ids are found by. */
-export const hashBytes = (buffer: Uint8Array, start: number, end: number): number => {
-  let h = 0x811c9dc5
-  for (let i = start; i < end; i++) {
-    h ^= buffer[i]!
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
-}
-
-const encoder = new TextEncoder()
-
-/** The hash of a string's UTF-8 bytes, as `hashBytes` computes it over a file's bytes. */
-export const hashText = (text: string): number => {
-  const bytes = encoder.encode(text)
-  return hashBytes(bytes, 0, bytes.length)
-}
-
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 

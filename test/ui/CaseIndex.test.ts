@@ -15,6 +15,7 @@ import {
   caseIdOf,
   type CaseIndex,
   hashId,
+  indexBytes,
   indexJournal,
   journalLines,
   lookupCase,
@@ -59,6 +60,8 @@ describe("the case index", () => {
       expect((await run(readRecord(idx, i)) as { caseId: string }).caseId).toBe(id)
     }
     expect(await run(lookupCase(idx, "no such case"))).toBe(-1)
+    // Bounded memory: a few bytes per case (offsets, hashes, the metrics' columns: 16 metrics here), not the files.
+    expect(indexBytes(idx) / idx.cases).toBeLessThan(16 * 8 + 80)
     const f1 = idx.metrics.findIndex((m) => m.name === "f1")
     const q1 = await run(lookupCase(idx, "q1"))
     expect(idx.columns[f1 * idx.cases + q1]).toBeCloseTo(0.5714285714285715, 12)
