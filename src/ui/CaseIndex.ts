@@ -161,8 +161,8 @@ const sortByHash = (hashA: Uint32Array, hashB: Uint32Array, n: number): Int32Arr
   return order
 }
 
-/** Binary search of (a, b) in the sorted order, ignoring `confirm` (index building: ids are unique). */
-const lookup = (hashA: Uint32Array, hashB: Uint32Array, order: Int32Array, a: number, b: number): number => {
+/** The first position in `order` (sorted by hashes) of the hashes (a, b); `order.length` when none is there. */
+const firstOf = (hashA: Uint32Array, hashB: Uint32Array, order: Int32Array, a: number, b: number): number => {
   let lo = 0
   let hi = order.length
   while (lo < hi) {
@@ -173,11 +173,15 @@ const lookup = (hashA: Uint32Array, hashB: Uint32Array, order: Int32Array, a: nu
     if (ha < a || (ha === a && hb < b)) lo = mid + 1
     else hi = mid
   }
-  if (lo < order.length) {
-    const c = order[lo]!
-    if (hashA[c] === a && hashB[c] === b) return c
-  }
-  return -1
+  return lo
+}
+
+/** The case with the hashes (a, b), or -1 (while indexing: the ids of one file are unique). */
+const lookup = (hashA: Uint32Array, hashB: Uint32Array, order: Int32Array, a: number, b: number): number => {
+  const at = firstOf(hashA, hashB, order, a, b)
+  if (at >= order.length) return -1
+  const c = order[at]!
+  return hashA[c] === a && hashB[c] === b ? c : -1
 }
 
 export interface BuildOptions {
@@ -419,21 +423,19 @@ export const caseIdOf = (index: CaseIndex, i: number): Effect.Effect<string | un
     (row) => (isRecord(row) && typeof row["caseId"] === "string" ? row["caseId"] : undefined)
   )
 
+/** The case of `other` with the same id hashes as case i of `index` (one run's iterations, or two runs), or -1. */
+export const sameCase = (index: CaseIndex, i: number, other: CaseIndex): number => {
+  const a = index.hashA[i]!
+  const b = index.hashB[i]!
+  if (i < other.cases && other.hashA[i] === a && other.hashB[i] === b) return i
+  return lookup(other.hashA, other.hashB, other.byHash, a, b)
+}
+
 /** The case with this id (confirmed by its line), or -1. */
 export const lookupCase = (index: CaseIndex, id: string): Effect.Effect<number, InputError> =>
   Effect.gen(function*() {
     const [a, b] = hashId(id)
-    let lo = 0
-    let hi = index.cases
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      const c = index.byHash[mid]!
-      const ha = index.hashA[c]!
-      const hb = index.hashB[c]!
-      if (ha < a || (ha === a && hb < b)) lo = mid + 1
-      else hi = mid
-    }
-    for (let k = lo; k < index.cases; k++) {
+    for (let k = firstOf(index.hashA, index.hashB, index.byHash, a, b); k < index.cases; k++) {
       const c = index.byHash[k]!
       if (index.hashA[c] !== a || index.hashB[c] !== b) break
       if ((yield* caseIdOf(index, c)) === id) return c

@@ -20,9 +20,9 @@ import { compareRunCases, type MetricComparison } from "../compare/Comparison.js
 import type { RunCases } from "../compare/RunCases.js"
 import type { UsageError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
-import type { CaseIndex } from "./CaseIndex.js"
+import { type CaseIndex, sameCase } from "./CaseIndex.js"
 import { metricColumn } from "./CaseQuery.js"
-import { sameCase } from "./ReviewQueue.js"
+import type { MetricComparisonView } from "./Domain.js"
 import type { RunEntry } from "./Runs.js"
 
 type Row = Readonly<Record<string, number | null>>
@@ -157,24 +157,8 @@ export const plan = (a: RunCases, b: RunCases): Effect.Effect<Progress, UsageErr
     settings: { seed: c.seed, alpha: c.alpha }
   }))
 
-/** One metric's result as the review shows it. */
-export interface MetricResult {
-  readonly metric: string
-  readonly lowerIsBetter: boolean
-  readonly n: number
-  readonly excluded: number
-  readonly meanA: number | null
-  readonly meanB: number | null
-  readonly delta: number | null
-  readonly ci: { readonly lower: number | null; readonly upper: number | null }
-  readonly pTTest: number | null
-  readonly pRandomisation: number | null
-  readonly wins: number
-  readonly ties: number
-  readonly losses: number
-  readonly winner: "A" | "B" | "none" | "too-few"
-  readonly verdict: string
-}
+/** One metric's result as the review shows it (the API's schema). */
+export type MetricResult = typeof MetricComparisonView.Type
 
 export const resultOf = (m: MetricComparison): MetricResult => ({
   metric: m.metric,

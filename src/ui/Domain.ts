@@ -2,61 +2,31 @@
  * Schemas of the browser review's JSON API (`rag-eval ui`, SPEC §7b): what `/api/…` answers and
  * accepts. Responses are encoded through them and `GET /api/openapi.json` is generated from them.
  * Errors have the one shape of `rag-eval serve` (`server/Domain.ts`), `{ "error": { "status",
- * "code", "message", "problems" } }`, with a 403 of the review's own (a state-changing request
- * without `X-Requested-By: rag-eval`, or from a host name the server does not answer to).
+ * "code", "message", "problems" } }` (a 403 refuses a state-changing request without
+ * `X-Requested-By: rag-eval`, or a host name the server does not answer to).
  */
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import { Judged, Label, LabelTarget, LabelValue, MAX_NOTE_LENGTH } from "../domain/Label.js"
 import { MetricSpec } from "../domain/Metric.js"
 import { CriterionCalibration, Estimate, Interval } from "../domain/RunFiles.js"
 import {
+  apiError,
   BadRequest,
-  type ErrorDetail,
-  errorFields,
+  Forbidden,
   InternalError,
   NotFound,
   PayloadTooLarge,
-  type Problem,
   Unauthorized,
   Unavailable
 } from "../server/Domain.js"
 
-export { BadRequest, InternalError, NotFound, PayloadTooLarge, Unauthorized, Unavailable }
+export { BadRequest, Forbidden, InternalError, NotFound, PayloadTooLarge, Unauthorized, Unavailable }
 
-export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(
-  errorFields(403),
-  HttpApiSchema.annotations({
-    status: 403,
-    description:
-      "A state-changing request without the header X-Requested-By: rag-eval, or a Host the server does not answer to"
-  })
-) {}
+/** The errors the review answers with: serve's, one shape (`server/Domain.ts`). */
+export type UiError = BadRequest | Unauthorized | Forbidden | NotFound | PayloadTooLarge | InternalError | Unavailable
 
-const classes = {
-  400: BadRequest,
-  401: Unauthorized,
-  403: Forbidden,
-  404: NotFound,
-  413: PayloadTooLarge,
-  500: InternalError,
-  503: Unavailable
-} as const
-export type UiErrorStatus = keyof typeof classes
-export type UiError = InstanceType<(typeof classes)[UiErrorStatus]>
-
-/** The error of a status, e.g. `uiError(404, "no_such_run", "…")`. */
-export const uiError = <S extends UiErrorStatus>(
-  status: S,
-  code: string,
-  message: string,
-  problems: ReadonlyArray<Problem> = []
-): InstanceType<(typeof classes)[S]> => {
-  const ErrorClass = classes[status] as unknown as new(
-    props: { readonly error: ErrorDetail }
-  ) => InstanceType<(typeof classes)[S]>
-  return new ErrorClass({ error: { status, code, message, problems } })
-}
+/** The error of a status, e.g. `uiError(404, "not_found", "…")`. */
+export const uiError = apiError
 
 // ---------------------------------------------------------------------------------------------
 // Runs

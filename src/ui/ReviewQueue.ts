@@ -14,7 +14,7 @@
  * Disagreements take at most a third of the queue each.
  */
 import { makePrng } from "../stats/Paired.js"
-import type { CaseIndex } from "./CaseIndex.js"
+import { type CaseIndex, sameCase } from "./CaseIndex.js"
 import { metricColumn, valueOf } from "./CaseQuery.js"
 
 export interface QueuePick {
@@ -22,28 +22,6 @@ export interface QueuePick {
   readonly kind: "stratum" | "iterations" | "judges"
   readonly reason: string
   readonly value: number | null
-}
-
-/** The case of `other` with the same id hashes as case i of `index` (indexes of one run's iterations, or two runs). */
-export const sameCase = (index: CaseIndex, i: number, other: CaseIndex): number => {
-  const a = index.hashA[i]!
-  const b = index.hashB[i]!
-  if (i < other.cases && other.hashA[i] === a && other.hashB[i] === b) return i
-  let lo = 0
-  let hi = other.cases
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    const c = other.byHash[mid]!
-    const ha = other.hashA[c]!
-    const hb = other.hashB[c]!
-    if (ha < a || (ha === a && hb < b)) lo = mid + 1
-    else hi = mid
-  }
-  if (lo < other.cases) {
-    const c = other.byHash[lo]!
-    if (other.hashA[c] === a && other.hashB[c] === b) return c
-  }
-  return -1
 }
 
 const fmt = (x: number | null) => (x === null ? "—" : Number.isInteger(x) ? String(x) : x.toFixed(3))

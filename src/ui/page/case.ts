@@ -11,6 +11,9 @@ import { fmt, h, mount, route, usd, when } from "./dom.js"
 import { navigation } from "./nav.js"
 import { keyHelp, say, setKeys, shell } from "./shell.js"
 
+/** A case's status in words. */
+export const STATUS_TEXT = { fail: "failing", warn: "flagged", pass: "passing", none: "no verdict" } as const
+
 export const valueText = (label: Label["label"]): string =>
   "agree" in label
     ? label.agree ? "the judge is right" : "the judge is wrong"
@@ -324,13 +327,7 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
       h(
         "p",
         { class: `case-status status-${view.status}` },
-        view.status === "fail"
-          ? "failing"
-          : view.status === "warn"
-          ? "flagged"
-          : view.status === "pass"
-          ? "passing"
-          : "no verdict",
+        STATUS_TEXT[view.status],
         view.why === undefined ? null : `: ${view.why}`,
         view.line === null ? null : h("span", { class: "sub" }, ` · input line ${view.line}`),
         view.iteration === 1 ? null : h("span", { class: "sub" }, ` · iteration ${view.iteration}`)

@@ -4,14 +4,12 @@
  * say which answer is better (a preference label, kept in run A's labels).
  */
 import { api, type CaseView, type Comparison } from "./api.js"
-import { fieldsBlock, judgmentsBlock, systemLine, valueText } from "./case.js"
+import { fieldsBlock, judgmentsBlock, STATUS_TEXT, systemLine, valueText } from "./case.js"
 import { fmt, h, mount, pText, route, signed } from "./dom.js"
 import { metricText } from "./runs.js"
 import { keyHelp, say, setKeys, shell } from "./shell.js"
 
 const PAGE = 50
-
-const STATUS_TEXT = { fail: "failing", warn: "flagged", pass: "passing", none: "no verdict" } as const
 
 const winnerText = (m: Comparison["metrics"][number]) =>
   m.winner === "A"
