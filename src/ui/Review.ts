@@ -872,14 +872,17 @@ export const make = (options: ReviewOptions) => {
     }
   )
 
-  const close = Effect.sync(() => {
-    if (comparison !== undefined) Effect.runFork(Fiber.interrupt(comparison.fiber))
+  /** Stops the background work — compare's child process killed before this completes — and closes the files. */
+  const close = Effect.gen(function*() {
+    const running = comparison
     comparison = undefined
-    for (const slot of slots.values()) {
-      if (slot.background !== undefined) Effect.runFork(Fiber.interrupt(slot.background))
+    if (running !== undefined) yield* Fiber.interrupt(running.fiber)
+    const open = [...slots.values()]
+    slots.clear()
+    for (const slot of open) {
+      if (slot.background !== undefined) yield* Fiber.interrupt(slot.background)
       closeIndex(slot.index)
     }
-    slots.clear()
   })
 
   return {
