@@ -212,7 +212,9 @@ export const printUiFigures = async (printer: Printer, large = Number(process.en
         }), search ${ms(f.searchMs)}, label ${ms(f.labelMs)}, agreement ${ms(f.agreementMs)}${
           f.compareMs === undefined
             ? ""
-            : `, compare ${ms(f.compareMs)} (every metric tested after ${ms(f.compareDoneMs ?? 0)})`
+            : `, compare ${ms(f.compareMs)}${
+              f.compareDoneMs === undefined ? "" : ` (every metric tested after ${ms(f.compareDoneMs)})`
+            }`
         }; journal, verdicts and intervals ready ${ms(f.settledMs)} after the open; RSS ${
           f.startMB.toFixed(0)
         } MB at start, ${f.rssMB.toFixed(0)} MB after, peak ${f.peakMB.toFixed(0)} MB`
