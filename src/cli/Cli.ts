@@ -64,7 +64,7 @@ const reportCommand = Command.make(
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
-      const { parseAllGates } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { parseAllGates } = yield* Effect.promise(() => import("../domain/Gate.js"))
       const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
       const thresholds = yield* parseAllGates(Option.getOrUndefined(failUnder), Option.getOrUndefined(failOver))

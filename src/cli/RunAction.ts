@@ -21,7 +21,7 @@ import { estimate, ESTIMATED_OUTPUT_TOKENS, run, type RunOptions } from "../engi
 import { Shutdown } from "../engine/Shutdown.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
-import { parseAllGates } from "../report/Gate.js"
+import { parseAllGates } from "../domain/Gate.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
