@@ -6,10 +6,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type InputError, OutputError } from "../domain/Errors.js"
+import { enforceGates, evaluateGates, type GateResult, resolveGates, type Threshold } from "../domain/Gate.js"
 import { headlineOf, readJsonFile, Summary } from "../domain/RunFiles.js"
 import { checkFailures } from "../engine/Runner.js"
 import type { RunOutcome } from "../engine/RunTypes.js"
-import { enforceGates, evaluateGates, type GateResult, resolveGates, type Threshold } from "../domain/Gate.js"
 import { displayPath } from "./Display.js"
 
 export interface FinishOptions {

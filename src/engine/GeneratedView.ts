@@ -7,9 +7,9 @@
  * marking generated answers as such. The pipeline's own stages are untouched: this wraps them.
  */
 import type { Generated } from "../domain/Case.js"
+import { csvNumber } from "../domain/CsvCell.js"
 import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
-import { csvNumber } from "../domain/CsvCell.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
 import type { TargetDescription } from "./Generate.js"
 import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"

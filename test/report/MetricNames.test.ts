@@ -10,9 +10,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { parseGates, resolveGates } from "../../src/domain/Gate.js"
 import { Manifest, readJsonFile, Summary } from "../../src/domain/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { parseGates, resolveGates } from "../../src/domain/Gate.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const samples: ReadonlyArray<readonly [string, string]> = [
