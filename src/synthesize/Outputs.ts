@@ -17,10 +17,11 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { OutputError } from "../domain/Errors.js"
 import { code, inline, quoteBlock } from "../domain/Markdown.js"
-import { readLines, writeAtomic, writeFileAtomic } from "../io/Files.js"
+import { readLines, writeAtomic, writeFileAtomic, writeProblem } from "../io/Files.js"
 import { csvField } from "../report/Csv.js"
 import { esc } from "../report/HtmlParts.js"
 import { TestItem } from "./Candidate.js"
@@ -71,6 +72,10 @@ export const writeOutputs = (input: {
     const { out, items } = input
     const stem = stemOf(out)
     const files: Array<string> = []
+    yield* Effect.try({
+      try: () => fs.mkdirSync(Path.dirname(Path.resolve(out)), { recursive: true }),
+      catch: (e) => writeProblem(out, e)
+    })
     const corpus = Path.join(Path.dirname(out), "corpus.jsonl")
     if (Path.resolve(corpus) !== Path.resolve(input.corpusFile)) {
       yield* writeAtomic(corpus, readLines(input.corpusFile).pipe(Stream.map((l) => `${l}\n`)))
