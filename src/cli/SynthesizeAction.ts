@@ -21,8 +21,8 @@ import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
 import { loadPersonas, parseMix } from "../synthesize/Mix.js"
 import { type Converter, CONVERTERS } from "../synthesize/Outputs.js"
-import { dryRun, synthesize, type SynthesizeOptions } from "../synthesize/Synthesize.js"
 import { REJECTIONS } from "../synthesize/SynthesisPipeline.js"
+import { dryRun, synthesize, type SynthesizeOptions } from "../synthesize/Synthesize.js"
 import { batchOptions } from "./BatchFlags.js"
 import { displayPath } from "./Display.js"
 import { judgeLayer } from "./JudgeLayer.js"
@@ -51,7 +51,9 @@ export const synthesizeAction = (flags: SynthesizeFlags) =>
     const problem = providerFlagsProblem({ ...flags, seed: Option.some(flags.seed) })
     if (problem !== undefined) return yield* new UsageError({ problem })
     if (flags.size < 1) return yield* new UsageError({ problem: `--size must be at least 1 (got ${flags.size})` })
-    if (flags.concurrency < 1) return yield* new UsageError({ problem: `--concurrency must be at least 1 (got ${flags.concurrency})` })
+    if (flags.concurrency < 1) {
+      return yield* new UsageError({ problem: `--concurrency must be at least 1 (got ${flags.concurrency})` })
+    }
     if (Option.isSome(flags.maxCost) && !(flags.maxCost.value > 0)) {
       return yield* new UsageError({ problem: `--max-cost must be greater than 0 (got ${flags.maxCost.value})` })
     }
@@ -157,7 +159,9 @@ export const synthesizeAction = (flags: SynthesizeFlags) =>
           `  first wave:        ${thousands(d.firstWave.candidates)} candidates, ${thousands(e.calls)} calls${
             e.alreadyDone > 0 ? ` (${thousands(e.alreadyDone)} more already in the journal or cache)` : ""
           }`,
-          `  estimated tokens:  ${thousands(e.inputTokens)} in / ${thousands(e.outputTokens)} out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a call)`,
+          `  estimated tokens:  ${thousands(e.inputTokens)} in / ${
+            thousands(e.outputTokens)
+          } out (≈ 4 characters a token, ${ESTIMATED_OUTPUT_TOKENS} output tokens a call)`,
           `  estimated cost:    ${formatUsd(e.cost.usd)} for the first wave`,
           `  at most:           ${thousands(d.maxCandidates)} candidates (--max-candidates), ≈ ${
             thousands(Math.round(perCandidate * d.maxCandidates))

@@ -59,7 +59,9 @@ export const synthesizeConfig = {
     Options.optional
   ),
   chunkTokens: Options.integer("chunk-tokens").pipe(
-    Options.withDescription("Largest chunk, in tokens (≈ 4 characters a token; default 300); chunks end at headings and paragraphs"),
+    Options.withDescription(
+      "Largest chunk, in tokens (≈ 4 characters a token; default 300); chunks end at headings and paragraphs"
+    ),
     Options.withDefault(300)
   ),
   seed: Options.integer("seed").pipe(
@@ -82,7 +84,9 @@ export const synthesizeConfig = {
     Options.withDescription("Replace an --out file this synthesis did not write")
   ),
   dryRun: Options.boolean("dry-run").pipe(
-    Options.withDescription("Chunk the documents and price the first wave (calls, tokens, cost); call nothing, write nothing")
+    Options.withDescription(
+      "Chunk the documents and price the first wave (calls, tokens, cost); call nothing, write nothing"
+    )
   ),
   fresh: Options.boolean("fresh").pipe(Options.withDescription("Start the synthesis over, discarding its journals")),
   retryFailed: Options.boolean("retry-failed").pipe(
@@ -106,9 +110,14 @@ export const synthesizeConfig = {
     Options.optional
   ),
   priceIn: Options.float("price-in").pipe(Options.withDescription("Input price, USD per 1M tokens"), Options.optional),
-  priceOut: Options.float("price-out").pipe(Options.withDescription("Output price, USD per 1M tokens"), Options.optional),
+  priceOut: Options.float("price-out").pipe(
+    Options.withDescription("Output price, USD per 1M tokens"),
+    Options.optional
+  ),
   batch: Options.boolean("batch").pipe(
-    Options.withDescription("Write and check through the provider's Batch API (half price; each round of a wave is a batch)")
+    Options.withDescription(
+      "Write and check through the provider's Batch API (half price; each round of a wave is a batch)"
+    )
   ),
   batchPoll: Options.float("batch-poll").pipe(
     Options.withDescription("With --batch: first wait between status checks, seconds (default 10)"),
@@ -137,9 +146,12 @@ export const synthesizeConfig = {
 
 export type SynthesizeFlags = Command.Command.ParseConfig<typeof synthesizeConfig>
 
-export const synthesizeCommand = Command.make("synthesize", synthesizeConfig, (flags) =>
-  Effect.flatMap(Effect.promise(() => import("./SynthesizeAction.js")), (m) => m.synthesizeAction(flags))).pipe(
-    Command.withDescription(
-      "Write a test set from your documents: questions of several types with references, nuggets and gold passages, each checked before it is kept (resumable, costed; docs/synthesize.md)"
-    )
+export const synthesizeCommand = Command.make(
+  "synthesize",
+  synthesizeConfig,
+  (flags) => Effect.flatMap(Effect.promise(() => import("./SynthesizeAction.js")), (m) => m.synthesizeAction(flags))
+).pipe(
+  Command.withDescription(
+    "Write a test set from your documents: questions of several types with references, nuggets and gold passages, each checked before it is kept (resumable, costed; docs/synthesize.md)"
   )
+)

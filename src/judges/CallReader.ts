@@ -342,7 +342,9 @@ export const decodeObject = (rubric: Rubric, text: string): Either.Either<Record
   let last: string | undefined
   for (let i = objects.length - 1; i >= 0; i--) {
     if (validate(objects[i])) return Either.right(objects[i]!)
-    last ??= (validate.errors ?? []).map((e: AjvModule.ErrorObject) => `${e.instancePath === "" ? "the object" : e.instancePath}: ${e.message ?? "invalid"}`)
+    last ??= (validate.errors ?? []).map((e: AjvModule.ErrorObject) =>
+      `${e.instancePath === "" ? "the object" : e.instancePath}: ${e.message ?? "invalid"}`
+    )
       .join("; ")
   }
   return Either.left(last!)

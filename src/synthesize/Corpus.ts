@@ -161,7 +161,9 @@ export const buildCorpus = (
     }
     const excluded: Record<string, number> = {}
     const ex = exclusion.done()
-    for (const e of ex) if (e !== Exclusion.none) excluded[EXCLUSION_WORDS[e]!] = (excluded[EXCLUSION_WORDS[e]!] ?? 0) + 1
+    for (const e of ex) {
+      if (e !== Exclusion.none) excluded[EXCLUSION_WORDS[e]!] = (excluded[EXCLUSION_WORDS[e]!] ?? 0) + 1
+    }
     return {
       file,
       sha256: hash.digest("hex"),

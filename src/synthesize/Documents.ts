@@ -95,8 +95,9 @@ export const findFiles = async (
     const path = Path.normalize(file)
     const name = Path.isAbsolute(path) && base !== undefined ? Path.relative(base, path) : path
     if (formatOfPath(file) !== undefined) files.set(path, { path, name: name.split(Path.sep).join("/") })
-    else if (named) skipped.push({ file, reason: `not a document format read here (${Object.keys(FORMATS).join(", ")})` })
-    else skipped.push({ file, reason: "not a document format read here" })
+    else if (named) {
+      skipped.push({ file, reason: `not a document format read here (${Object.keys(FORMATS).join(", ")})` })
+    } else skipped.push({ file, reason: "not a document format read here" })
   }
   for (const spec of specs) {
     base = Path.dirname(Path.resolve(spec.replace(/[*?[\]{}].*$/, "x")))
@@ -405,7 +406,11 @@ const pdfPages = async (file: string): Promise<Array<string> | string> => {
 // A file's documents
 
 /** One JSONL line's document, or what is wrong with it. */
-const jsonlDocument = (file: string, line: number, text: string): { id: string; doc: SourceDocument } | DocumentProblem => {
+const jsonlDocument = (
+  file: string,
+  line: number,
+  text: string
+): { id: string; doc: SourceDocument } | DocumentProblem => {
   let value: unknown
   try {
     value = JSON.parse(text)

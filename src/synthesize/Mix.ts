@@ -80,7 +80,9 @@ export const parseMix = (text: string, heuristic: boolean): Effect.Effect<Mix, U
         return yield* bad(`unknown question type "${name}" (types: ${QUESTION_TYPES.join(", ")})`)
       }
       const w = Number(weight!.replace(/%$/, ""))
-      if (!Number.isFinite(w) || w < 0) return yield* bad(`the weight of ${name} must be a number ≥ 0 (got "${weight}")`)
+      if (!Number.isFinite(w) || w < 0) {
+        return yield* bad(`the weight of ${name} must be a number ≥ 0 (got "${weight}")`)
+      }
       mix[name as QuestionType] = w
     }
     const total = QUESTION_TYPES.reduce((s, t) => s + mix[t], 0)

@@ -47,7 +47,12 @@ export interface ReportFacts {
     readonly excluded: Readonly<Record<string, number>>
   }
   readonly nearDuplicateChunks: number
-  readonly cost: { readonly usd: number; readonly inputTokens: number; readonly outputTokens: number; readonly priced: boolean }
+  readonly cost: {
+    readonly usd: number
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly priced: boolean
+  }
 }
 
 const encodeItem = Schema.encodeSync(TestItem)
@@ -85,7 +90,10 @@ export const writeOutputs = (input: {
       if (as === "evidence-retrieval") {
         const file = `${stem}.evidence-retrieval.jsonl`
         const answerable = items.filter((i) => i.gold.length > 0)
-        yield* writeAtomic(file, lines(answerable, (i) => JSON.stringify({ id: i.id, query: queryOf(i), gold: i.gold }) + "\n"))
+        yield* writeAtomic(
+          file,
+          lines(answerable, (i) => JSON.stringify({ id: i.id, query: queryOf(i), gold: i.gold }) + "\n")
+        )
         files.push(file)
       } else if (as === "search-relevance") {
         const queries = `${stem}.search-relevance.jsonl`
@@ -100,8 +108,15 @@ export const writeOutputs = (input: {
         files.push(queries, qrels)
       } else {
         const file = `${stem}.rag-answers.csv`
-        const header = ["Current User Question", "Conversation History", "Fragment Texts", "Assistant Answer", "Reference Answer"]
-        const row = (cells: ReadonlyArray<string>) => cells.map(csvField).join(",") + "\r\n"
+        const header = [
+          "Current User Question",
+          "Conversation History",
+          "Fragment Texts",
+          "Assistant Answer",
+          "Reference Answer"
+        ]
+        const row = (cells: ReadonlyArray<string>) =>
+          cells.map(csvField).join(",") + "\r\n"
         yield* writeAtomic(
           file,
           Stream.concat(
@@ -141,7 +156,9 @@ interface Row {
 interface ReportView {
   readonly byType: Array<Row>
   readonly byDocument: Array<Row>
-  readonly reasons: Array<{ readonly reason: string; readonly count: number; readonly examples: Array<CandidateRecord> }>
+  readonly reasons: Array<
+    { readonly reason: string; readonly count: number; readonly examples: Array<CandidateRecord> }
+  >
   readonly inSet: number
   readonly notNeeded: number
 }
@@ -165,7 +182,7 @@ const reportView = (
   for (const r of records) {
     const rows = [row(byType, r.type), ...r.documents.map((d) => row(byDocument, d))]
     for (const x of rows) x.candidates++
-    if (r.status === "kept" && notNeeded.has(r.caseId)) for (const x of rows) x.notNeeded++
+    if (r.status === "kept" && notNeeded.has(r.caseId)) { for (const x of rows) x.notNeeded++ }
     else if (r.status === "kept") {
       inSet++
       for (const x of rows) x.inSet++
@@ -200,20 +217,33 @@ const markdownReport = (view: ReportView, info: ReportFacts): string => {
   out.push(`# Test-set synthesis ${info.id}`, "")
   out.push(`Generator and checks: **${inline(info.generator)}**.`, "")
   out.push(
-    `${view.inSet} of ${info.size} items asked for (${mixText(info.mix)}), from ${info.candidates} candidates in ${info.waves} wave(s); ` +
+    `${view.inSet} of ${info.size} items asked for (${
+      mixText(info.mix)
+    }), from ${info.candidates} candidates in ${info.waves} wave(s); ` +
       `${info.corpus.chunks} chunks of ${info.corpus.documents} documents.`,
     ""
   )
   if (info.short !== undefined) out.push(`**The set is short**: ${inline(info.short)}.`, "")
   out.push(
-    `Cost: ${info.cost.priced ? usd(info.cost.usd) : "unknown (no price for the model)"}; tokens ${info.cost.inputTokens} in / ${info.cost.outputTokens} out in this invocation.`,
+    `Cost: ${
+      info.cost.priced ? usd(info.cost.usd) : "unknown (no price for the model)"
+    }; tokens ${info.cost.inputTokens} in / ${info.cost.outputTokens} out in this invocation.`,
     ""
   )
   out.push("A synthetic set is a draft: review a sample before trusting it (see docs/synthesize.md).", "")
-  out.push("## Per type", "", "| Type | Asked | Candidates | In the set | Passed, not needed | Rejected | Rejected % |", "|---|---|---|---|---|---|---|")
+  out.push(
+    "## Per type",
+    "",
+    "| Type | Asked | Candidates | In the set | Passed, not needed | Rejected | Rejected % |",
+    "|---|---|---|---|---|---|---|"
+  )
   for (const r of view.byType) {
     const t = r.name as QuestionType
-    out.push(`| ${t} | ${info.targets[t] ?? 0} | ${r.candidates} | ${r.inSet} | ${r.notNeeded} | ${r.rejected} | ${pct(r.rejected, r.candidates)} |`)
+    out.push(
+      `| ${t} | ${info.targets[t] ?? 0} | ${r.candidates} | ${r.inSet} | ${r.notNeeded} | ${r.rejected} | ${
+        pct(r.rejected, r.candidates)
+      } |`
+    )
   }
   out.push("", "## Rejected, by reason", "")
   if (view.reasons.length === 0) out.push("No candidate was rejected.", "")
@@ -224,19 +254,35 @@ const markdownReport = (view: ReportView, info: ReportFacts): string => {
     for (const r of view.reasons) {
       out.push(`### ${inline(reasonWords(r.reason))}`, "")
       for (const e of r.examples) {
-        out.push(`- ${code(e.caseId)} (${e.type}, ${e.documents.map((d) => code(d)).join(", ")}): ${inline(e.why[Math.max(0, e.reasons.indexOf(r.reason as never))] ?? "", 300)}`)
-        if (e.item !== undefined) out.push("", quoteBlock(`Q: ${e.item.question}\nA: ${e.item.reference}`).split("\n").map((l) => `  ${l}`).join("\n"), "")
+        out.push(
+          `- ${code(e.caseId)} (${e.type}, ${e.documents.map((d) => code(d)).join(", ")}): ${
+            inline(e.why[Math.max(0, e.reasons.indexOf(r.reason as never))] ?? "", 300)
+          }`
+        )
+        if (e.item !== undefined) {
+          out.push(
+            "",
+            quoteBlock(`Q: ${e.item.question}\nA: ${e.item.reference}`).split("\n").map((l) => `  ${l}`).join("\n"),
+            ""
+          )
+        }
       }
       out.push("")
     }
   }
   out.push("## Per document", "", "| Document | Candidates | In the set | Rejected |", "|---|---|---|---|")
-  for (const r of view.byDocument.slice(0, MAX_DOCUMENT_ROWS)) out.push(`| ${inline(r.name, 120)} | ${r.candidates} | ${r.inSet} | ${r.rejected} |`)
-  if (view.byDocument.length > MAX_DOCUMENT_ROWS) out.push("", `(${view.byDocument.length - MAX_DOCUMENT_ROWS} more documents; most rejections first)`)
+  for (const r of view.byDocument.slice(0, MAX_DOCUMENT_ROWS)) {
+    out.push(`| ${inline(r.name, 120)} | ${r.candidates} | ${r.inSet} | ${r.rejected} |`)
+  }
+  if (view.byDocument.length > MAX_DOCUMENT_ROWS) {
+    out.push("", `(${view.byDocument.length - MAX_DOCUMENT_ROWS} more documents; most rejections first)`)
+  }
   out.push("", "## The corpus", "")
   const excluded = Object.entries(info.corpus.excluded)
   out.push(
-    `Chunks not asked about: ${excluded.length === 0 ? "none" : excluded.map(([w, n]) => `${n} ${inline(w)}`).join("; ")}; ` +
+    `Chunks not asked about: ${
+      excluded.length === 0 ? "none" : excluded.map(([w, n]) => `${n} ${inline(w)}`).join("; ")
+    }; ` +
       `${info.nearDuplicateChunks} passed over as near duplicates of chosen ones.`,
     ""
   )
@@ -261,34 +307,55 @@ const htmlReport = (view: ReportView, info: ReportFacts): string => {
   parts.push(`<h1>Test-set synthesis ${esc(info.id)}</h1>`)
   parts.push(`<p>Generator and checks: <strong>${esc(info.generator)}</strong>.</p>`)
   parts.push(
-    `<p>${view.inSet} of ${info.size} items asked for (${esc(mixText(info.mix))}), from ${info.candidates} candidates in ${info.waves} wave(s); ${info.corpus.chunks} chunks of ${info.corpus.documents} documents.</p>`
+    `<p>${view.inSet} of ${info.size} items asked for (${
+      esc(mixText(info.mix))
+    }), from ${info.candidates} candidates in ${info.waves} wave(s); ${info.corpus.chunks} chunks of ${info.corpus.documents} documents.</p>`
   )
-  if (info.short !== undefined) parts.push(`<p class="short"><strong>The set is short</strong>: ${esc(info.short)}.</p>`)
+  if (info.short !== undefined) {
+    parts.push(`<p class="short"><strong>The set is short</strong>: ${esc(info.short)}.</p>`)
+  }
   parts.push(`<p>A synthetic set is a draft: review a sample before trusting it.</p>`)
   parts.push("<h2>Per type</h2>")
   parts.push(htmlTable(
     ["Type", "Asked", "Candidates", "In the set", "Passed, not needed", "Rejected"],
-    view.byType.map((r) => [r.name, info.targets[r.name as QuestionType] ?? 0, r.candidates, r.inSet, r.notNeeded, r.rejected])
+    view.byType.map((
+      r
+    ) => [r.name, info.targets[r.name as QuestionType] ?? 0, r.candidates, r.inSet, r.notNeeded, r.rejected])
   ))
   parts.push("<h2>Rejected, by reason</h2>")
-  parts.push(view.reasons.length === 0 ? "<p>No candidate was rejected.</p>" : htmlTable(["Reason", "Candidates"], view.reasons.map((r) => [reasonWords(r.reason), r.count])))
+  parts.push(
+    view.reasons.length === 0
+      ? "<p>No candidate was rejected.</p>"
+      : htmlTable(["Reason", "Candidates"], view.reasons.map((r) => [reasonWords(r.reason), r.count]))
+  )
   for (const r of view.reasons) {
     parts.push(`<h3>${esc(reasonWords(r.reason))}</h3><ul>`)
     for (const e of r.examples) {
       const why = e.why[Math.max(0, e.reasons.indexOf(r.reason as never))] ?? ""
       parts.push(
-        `<li><code>${esc(e.caseId)}</code> (${esc(e.type)}, ${e.documents.map((d) => `<code>${esc(d)}</code>`).join(", ")}): ${esc(why)}${
-          e.item === undefined ? "" : `<blockquote><p>Q: ${esc(e.item.question)}</p><p>A: ${esc(e.item.reference)}</p></blockquote>`
+        `<li><code>${esc(e.caseId)}</code> (${esc(e.type)}, ${
+          e.documents.map((d) => `<code>${esc(d)}</code>`).join(", ")
+        }): ${esc(why)}${
+          e.item === undefined
+            ? ""
+            : `<blockquote><p>Q: ${esc(e.item.question)}</p><p>A: ${esc(e.item.reference)}</p></blockquote>`
         }</li>`
       )
     }
     parts.push("</ul>")
   }
   parts.push("<h2>Per document</h2>")
-  parts.push(htmlTable(["Document", "Candidates", "In the set", "Rejected"], view.byDocument.slice(0, MAX_DOCUMENT_ROWS).map((r) => [r.name, r.candidates, r.inSet, r.rejected])))
+  parts.push(
+    htmlTable(
+      ["Document", "Candidates", "In the set", "Rejected"],
+      view.byDocument.slice(0, MAX_DOCUMENT_ROWS).map((r) => [r.name, r.candidates, r.inSet, r.rejected])
+    )
+  )
   if (info.corpus.skipped.length > 0) {
     parts.push(`<h2>Files skipped (${info.corpus.skipped.length})</h2><ul>`)
-    for (const s of info.corpus.skipped.slice(0, 50)) parts.push(`<li><code>${esc(s.file)}</code>: ${esc(s.reason)}</li>`)
+    for (const s of info.corpus.skipped.slice(0, 50)) {
+      parts.push(`<li><code>${esc(s.file)}</code>: ${esc(s.reason)}</li>`)
+    }
     parts.push("</ul>")
   }
   return `<!doctype html>

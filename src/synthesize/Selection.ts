@@ -123,25 +123,24 @@ export class Chooser {
 
   /** The candidates of the next wave: `counts[type]` of each type, as far as the corpus goes. */
   next(counts: Readonly<Record<QuestionType, number>>): Effect.Effect<Array<Candidate>, OutputError> {
-    const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(this, function*() {
       const wanted = QUESTION_TYPES.reduce((s, t) => s + counts[t] * passagesOf(t), 0)
       if (wanted === 0) return []
       // The pool: the next unused chunks, enough to choose partners and neighbours from.
       const poolPositions: Array<number> = []
       const poolSize = Math.max(64, 3 * wanted + 8)
-      for (let i = self.cursor; i < self.order.length && poolPositions.length < poolSize; i++) {
-        const p = self.order[i]!
-        if (!self.used.has(p)) poolPositions.push(p)
+      for (let i = this.cursor; i < this.order.length && poolPositions.length < poolSize; i++) {
+        const p = this.order[i]!
+        if (!this.used.has(p)) poolPositions.push(p)
       }
-      const texts = yield* readChunks(self.index.file, new Set(poolPositions))
+      const texts = yield* readChunks(this.index.file, new Set(poolPositions))
       const pool = poolPositions.map((p) => ({ position: p, chunk: texts.get(p)!, terms: termsOf(texts.get(p)!.text) }))
       // Near duplicates of chunks already chosen are passed over.
       const fresh = (c: (typeof pool)[number]) =>
-        !self.used.has(c.position) && self.chosenTerms.every((t) => jaccard(t, c.terms) < 0.8)
+        !this.used.has(c.position) && this.chosenTerms.every((t) => jaccard(t, c.terms) < 0.8)
       const take = (c: (typeof pool)[number]) => {
-        self.used.add(c.position)
-        self.chosenTerms.push(c.terms)
+        this.used.add(c.position)
+        this.chosenTerms.push(c.terms)
       }
       const df = new Map<string, number>()
       for (const c of pool) for (const t of c.terms) df.set(t, (df.get(t) ?? 0) + 1)
@@ -151,10 +150,10 @@ export class Chooser {
       const nextFresh = (prefer?: (c: (typeof pool)[number]) => boolean) => {
         let first: (typeof pool)[number] | undefined
         for (const c of pool) {
-          if (self.used.has(c.position)) continue
+          if (this.used.has(c.position)) continue
           if (!fresh(c)) {
-            self.used.add(c.position)
-            self.nearDuplicates++
+            this.used.add(c.position)
+            this.nearDuplicates++
             continue
           }
           if (prefer === undefined || prefer(c)) return c
@@ -203,7 +202,7 @@ export class Chooser {
             ? searchIndex(bm25, anchor.chunk.text).filter((d) => Number(d.id) !== anchor.position).slice(0, 3)
               .map((d) => passageOf(texts.get(Number(d.id))!))
             : []
-          const persona = self.persona()
+          const persona = this.persona()
           out.push({
             id: candidateId(type, passages.map((p) => p.chunk.id), persona),
             type,
@@ -215,7 +214,7 @@ export class Chooser {
           progress = true
         }
       }
-      while (self.cursor < self.order.length && self.used.has(self.order[self.cursor]!)) self.cursor++
+      while (this.cursor < this.order.length && this.used.has(this.order[this.cursor]!)) this.cursor++
       return out
     })
   }

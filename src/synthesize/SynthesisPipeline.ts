@@ -193,7 +193,11 @@ const standIn = (candidate: Candidate): GeneratedItem => {
 
 /** The judge stage: write, then check, then check the reference's claims (see the module comment). */
 export const judgeStage = (types: ReadonlyArray<QuestionType>) => ({
-  rubrics: [...types.map(writerRubric), ANSWERABLE, ...(types.some((t) => t !== "unanswerable") ? [CLOSED_BOOK, EXTRACT, CHECK] : [])],
+  rubrics: [
+    ...types.map(writerRubric),
+    ANSWERABLE,
+    ...(types.some((t) => t !== "unanswerable") ? [CLOSED_BOOK, EXTRACT, CHECK] : [])
+  ],
   tasks: (c: EvalCase): ReadonlyArray<JudgeSpec> => [writeSpec(candidateOf(c))],
   next: (c: EvalCase, earlier: ReadonlyArray<Judgment>): ReadonlyArray<JudgeSpec> => {
     const candidate = candidateOf(c)
@@ -283,7 +287,13 @@ export const scoreCandidate = (c: EvalCase, judgments: ReadonlyArray<Judgment>, 
       ...base,
       status: "rejected",
       reasons: ["generation"],
-      why: [written === undefined ? "no judgment recorded" : written.status === "ok" ? "the item does not decode" : written.reason],
+      why: [
+        written === undefined
+          ? "no judgment recorded"
+          : written.status === "ok"
+          ? "the item does not decode"
+          : written.reason
+      ],
       spansDropped: 0,
       checks: {}
     }
@@ -295,7 +305,10 @@ export const scoreCandidate = (c: EvalCase, judgments: ReadonlyArray<Judgment>, 
     question: item.question.trim(),
     ...(item.history.length === 0 ? {} : { history: historyText(item.history) }),
     reference: item.reference.trim(),
-    nuggets: item.nuggets.filter((n) => n.text.trim() !== "").map((n) => ({ text: n.text.trim(), importance: n.importance })),
+    nuggets: item.nuggets.filter((n) => n.text.trim() !== "").map((n) => ({
+      text: n.text.trim(),
+      importance: n.importance
+    })),
     type: candidate.type,
     goldPassages: unanswerable ? [] : candidate.passages.map((p, i) => ({
       id: p.id,
@@ -328,7 +341,9 @@ export const scoreCandidate = (c: EvalCase, judgments: ReadonlyArray<Judgment>, 
     if (answerable === undefined || answerable.status !== "ok") {
       reject("checkFailed", `answerable: ${answerable?.reason ?? "no judgment recorded"}`)
     } else if (unanswerable) {
-      if (item.reference.trim() !== ABSTENTION) reject("malformed", "an unanswerable item's reference is not the abstention")
+      if (item.reference.trim() !== ABSTENTION) {
+        reject("malformed", "an unanswerable item's reference is not the abstention")
+      }
       if (answerable.score !== 0) reject("answered", answerable.reason)
     } else if (answerable.score === 0) reject("notAnswerable", answerable.reason)
     else if (answerable.score === 1) reject("partly", answerable.reason)
@@ -395,11 +410,11 @@ export const synthesisPipeline = (
 
 /** Candidates kept and rejected, by reason. */
 const tally: AggregateStage<CandidateRecord, SynthesisSummary, SynthesisSummary> = {
-    init: (): SynthesisSummary => ({ candidates: 0, kept: 0, rejected: {} }),
-    add: (acc, r) => {
-      const rejected = { ...acc.rejected }
-      for (const reason of r.reasons) rejected[reason] = (rejected[reason] ?? 0) + 1
-      return { candidates: acc.candidates + 1, kept: acc.kept + (r.status === "kept" ? 1 : 0), rejected }
-    },
-    finish: (acc) => acc
+  init: (): SynthesisSummary => ({ candidates: 0, kept: 0, rejected: {} }),
+  add: (acc, r) => {
+    const rejected = { ...acc.rejected }
+    for (const reason of r.reasons) rejected[reason] = (rejected[reason] ?? 0) + 1
+    return { candidates: acc.candidates + 1, kept: acc.kept + (r.status === "kept" ? 1 : 0), rejected }
+  },
+  finish: (acc) => acc
 }

@@ -23,18 +23,18 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { BudgetReached, InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { type BudgetReached, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
-import { readJsonLines, writeAtomic, writeJsonAtomic } from "../io/Files.js"
 import { canonicalJson } from "../engine/JudgmentKey.js"
 import { Judgments } from "../engine/Judgments.js"
 import { Progress } from "../engine/Progress.js"
+import { Reporters } from "../engine/ReportInput.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { estimate, run } from "../engine/Runner.js"
 import type { BatchOptions, Estimate, RunOptions } from "../engine/RunTypes.js"
+import { isAlive, readJsonLines, removeLeftovers, writeAtomic, writeJsonAtomic } from "../io/Files.js"
 import { sha256 } from "../judges/Prompt.js"
 import type { Price } from "../pricing/Prices.js"
-import { Reporters } from "../engine/ReportInput.js"
 import type { Candidate, TestItem } from "./Candidate.js"
 import { DEFAULT_CHUNK_TOKENS } from "./Chunks.js"
 import { buildCorpus, type CorpusIndex } from "./Corpus.js"
@@ -98,7 +98,12 @@ export interface SynthesisResult {
   readonly short?: string | undefined
   readonly files: ReadonlyArray<string>
   readonly cost: { readonly usd: number | null; readonly inputTokens: number; readonly outputTokens: number }
-  readonly judgments: { readonly total: number; readonly reused: number; readonly cached: number; readonly failed: number }
+  readonly judgments: {
+    readonly total: number
+    readonly reused: number
+    readonly cached: number
+    readonly failed: number
+  }
   readonly corpus: { readonly documents: number; readonly chunks: number; readonly skipped: CorpusIndex["skipped"] }
 }
 
@@ -116,8 +121,7 @@ export const generatorLabel = (identity: { provider: string; model: string; loca
     : `${identity.provider}/${identity.model}`
 
 /** The words of a question for near-duplicate detection. */
-const questionWords = (q: string) =>
-  new Set(q.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+const questionWords = (q: string) => new Set(q.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
 
 const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   let shared = 0
@@ -128,18 +132,24 @@ const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
 
 const checkOptions = (o: SynthesizeOptions) =>
   Effect.gen(function*() {
-    if (!Number.isInteger(o.size) || o.size < 1) return yield* new UsageError({ problem: `--size must be a whole number ≥ 1 (got ${o.size})` })
+    if (!Number.isInteger(o.size) || o.size < 1) {
+      return yield* new UsageError({ problem: `--size must be a whole number ≥ 1 (got ${o.size})` })
+    }
     const tokens = o.chunkTokens ?? DEFAULT_CHUNK_TOKENS
     if (!Number.isInteger(tokens) || tokens < 50 || tokens > 8000) {
       return yield* new UsageError({ problem: `--chunk-tokens must be a whole number from 50 to 8000 (got ${tokens})` })
     }
     if (o.maxCandidates !== undefined && (!Number.isInteger(o.maxCandidates) || o.maxCandidates < o.size)) {
-      return yield* new UsageError({ problem: `--max-candidates must be a whole number ≥ --size (${o.size}); got ${o.maxCandidates}` })
+      return yield* new UsageError({
+        problem: `--max-candidates must be a whole number ≥ --size (${o.size}); got ${o.maxCandidates}`
+      })
     }
     if (!o.out.endsWith(".jsonl")) {
       return yield* new UsageError({ problem: `--out must name a .jsonl file (the test set), got "${o.out}"` })
     }
-    if (o.docs.length === 0) return yield* new UsageError({ problem: "give the documents with --docs PATH (files, folders or globs)" })
+    if (o.docs.length === 0) {
+      return yield* new UsageError({ problem: "give the documents with --docs PATH (files, folders or globs)" })
+    }
   })
 
 /** What every wave's run shares. */
@@ -166,12 +176,22 @@ const prepareCorpus = (o: SynthesizeOptions, dir: string) =>
   Effect.gen(function*() {
     const progress = yield* Progress
     fs.mkdirSync(dir, { recursive: true })
+    // What a killed synthesis left: a half-written chunks file, or a whole one never moved into place.
+    removeLeftovers(dir)
+    for (const name of fs.readdirSync(dir)) {
+      const pid = /^corpus-(\d+)\.jsonl$/.exec(name)?.[1]
+      if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) {
+        fs.rmSync(Path.join(dir, name), { force: true })
+      }
+    }
     const tmp = Path.join(dir, `corpus-${process.pid}.jsonl`)
     let lastNote = 0
     const index = yield* buildCorpus(o.docs, tmp, o.chunkTokens ?? DEFAULT_CHUNK_TOKENS, (done, files, chunks) => {
       if (done === files || Date.now() - lastNote > 2000) {
         lastNote = Date.now()
-        Effect.runSync(progress.note(`chunking: ${thousands(done)} of ${thousands(files)} files, ${thousands(chunks)} chunks`))
+        Effect.runSync(
+          progress.note(`chunking: ${thousands(done)} of ${thousands(files)} files, ${thousands(chunks)} chunks`)
+        )
       }
     })
     for (const s of index.skipped) yield* progress.note(`skipped ${s.file}: ${s.reason}`)
@@ -179,7 +199,14 @@ const prepareCorpus = (o: SynthesizeOptions, dir: string) =>
   })
 
 /** The synthesis's identity: the corpus and every setting that changes candidates or judgments. */
-const identity = (o: SynthesizeOptions, index: CorpusIndex, mix: Mix, personas: ReadonlyArray<string>, judge: Judgments["Type"]["identity"], maxCandidates: number) =>
+const identity = (
+  o: SynthesizeOptions,
+  index: CorpusIndex,
+  mix: Mix,
+  personas: ReadonlyArray<string>,
+  judge: Judgments["Type"]["identity"],
+  maxCandidates: number
+) =>
   sha256(canonicalJson({
     corpus: index.sha256,
     size: o.size,
@@ -291,7 +318,9 @@ export const synthesize = (o: SynthesizeOptions) =>
       }
     }
     yield* progress.note(
-      `synthesis ${id}: ${thousands(index.chunks)} chunks from ${thousands(index.documents.length)} documents; ${o.size} items (${mixText(mix)}) by ${generator}`
+      `synthesis ${id}: ${thousands(index.chunks)} chunks from ${
+        thousands(index.documents.length)
+      } documents; ${o.size} items (${mixText(mix)}) by ${generator}`
     )
 
     // 2. Waves, until every type has its count or a budget or the corpus runs out.
@@ -341,7 +370,8 @@ export const synthesize = (o: SynthesizeOptions) =>
           Effect.as(progress.note(`wave ${k}: ${e.message}`), Option.none()))
       )
       if (Option.isNone(outcome)) {
-        short = `--max-cost $${o.maxCostUsd} spent during wave ${k} (its finished judgments are journaled: run again with a higher --max-cost to continue)`
+        short =
+          `--max-cost $${o.maxCostUsd} spent during wave ${k} (its finished judgments are journaled: run again with a higher --max-cost to continue)`
         break
       }
       const done = outcome.value
@@ -361,9 +391,16 @@ export const synthesize = (o: SynthesizeOptions) =>
             let record = r
             if (r.status === "kept" && r.item !== undefined) {
               const words = questionWords(`${r.item.history ?? ""} ${r.item.question}`)
-              const twin = accepted.find((a) => overlap(a.words, words) >= DUPLICATE_AT)
+              const twin = accepted.find((a) =>
+                overlap(a.words, words) >= DUPLICATE_AT
+              )
               if (twin !== undefined) {
-                record = { ...r, status: "rejected", reasons: ["duplicate"], why: [`near duplicate of ${twin.item.id}: "${twin.item.question}"`] }
+                record = {
+                  ...r,
+                  status: "rejected",
+                  reasons: ["duplicate"],
+                  why: [`near duplicate of ${twin.item.id}: "${twin.item.question}"`]
+                }
               } else if (kept[r.type] < targets[r.type]) {
                 kept[r.type]++
                 accepted.push({ item: r.item, words })
@@ -379,7 +416,9 @@ export const synthesize = (o: SynthesizeOptions) =>
         )
       )
       yield* progress.note(
-        `wave ${k}: ${QUESTION_TYPES.filter((t) => targets[t] > 0).map((t) => `${t} ${kept[t]}/${targets[t]}`).join(", ")}`
+        `wave ${k}: ${
+          QUESTION_TYPES.filter((t) => targets[t] > 0).map((t) => `${t} ${kept[t]}/${targets[t]}`).join(", ")
+        }`
       )
     }
 
@@ -401,7 +440,12 @@ export const synthesize = (o: SynthesizeOptions) =>
         candidates,
         waves: k,
         short,
-        corpus: { documents: index.documents.length, chunks: index.chunks, skipped: index.skipped, excluded: index.excluded },
+        corpus: {
+          documents: index.documents.length,
+          chunks: index.chunks,
+          skipped: index.skipped,
+          excluded: index.excluded
+        },
         nearDuplicateChunks: chooser.nearDuplicates,
         cost: { usd: spentUsd, inputTokens: totals.input, outputTokens: totals.output, priced: o.price !== undefined }
       }

@@ -9,7 +9,13 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { boilerplateOf, type Chunk, chunkDocument, splitLong } from "../../src/synthesize/Chunks.js"
 import { buildCorpus } from "../../src/synthesize/Corpus.js"
-import { type Block, documentsOf, htmlDocument, isSkipped, type SourceDocument } from "../../src/synthesize/Documents.js"
+import {
+  type Block,
+  documentsOf,
+  htmlDocument,
+  isSkipped,
+  type SourceDocument
+} from "../../src/synthesize/Documents.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const handbook = Path.join(repoRoot, "test-sets", "synthesize", "handbook")
@@ -21,8 +27,7 @@ const write = (dir: string, name: string, content: string | Uint8Array) => {
   return file
 }
 
-const readCorpus = (file: string) =>
-  fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Chunk)
+const readCorpus = (file: string) => fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Chunk)
 
 const collect = async <A>(it: AsyncIterable<A>) => {
   const out: Array<A> = []
@@ -75,7 +80,11 @@ describe("documents", () => {
   it("binary and invalid UTF-8 files are listed and skipped with the reason, never read", async () => {
     const dir = tempDir()
     const binary = write(dir, "bin.txt", new Uint8Array([72, 105, 0, 1, 2, 3]))
-    const bad = write(dir, "bad.md", Buffer.concat([Buffer.from("# Fine\n\nText "), Buffer.from([0xc3, 0x28]), Buffer.from(" more")]))
+    const bad = write(
+      dir,
+      "bad.md",
+      Buffer.concat([Buffer.from("# Fine\n\nText "), Buffer.from([0xc3, 0x28]), Buffer.from(" more")])
+    )
     const [b] = await collect(documentsOf({ path: binary, name: "bin.txt" }))
     const [u] = await collect(documentsOf({ path: bad, name: "bad.md" }))
     expect(isSkipped(b!)).toBe(true)
@@ -90,7 +99,9 @@ describe("documents", () => {
       "<< /Type /Catalog /Pages 2 0 R >>",
       "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-      `<< /Length ${`BT /F1 12 Tf 72 720 Td (${text}) Tj ET`.length} >>\nstream\nBT /F1 12 Tf 72 720 Td (${text}) Tj ET\nendstream`,
+      `<< /Length ${
+        `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`.length
+      } >>\nstream\nBT /F1 12 Tf 72 720 Td (${text}) Tj ET\nendstream`,
       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
     ]
     let pdf = "%PDF-1.4\n"
@@ -149,16 +160,19 @@ describe("chunks", () => {
   })
 
   it("boilerplate: licences, contents, navigation and scraps are not asked about; prose is", () => {
-    expect(boilerplateOf("Copyright 2024 Example Corp. All rights reserved. Licensed under the Apache License.")).toMatch(
-      /licence/
-    )
+    expect(boilerplateOf("Copyright 2024 Example Corp. All rights reserved. Licensed under the Apache License."))
+      .toMatch(
+        /licence/
+      )
     expect(boilerplateOf(
-        "Table of contents\n- [Installing the tool](#install)\n- [Using the tool daily](#use)\n- [Frequently asked questions](#faq)\n- [More reading for later](#more)"
-      )).toMatch(
+      "Table of contents\n- [Installing the tool](#install)\n- [Using the tool daily](#use)\n- [Frequently asked questions](#faq)\n- [More reading for later](#more)"
+    )).toMatch(
       /contents/
     )
     expect(boilerplateOf("Home")).toBe("too short")
-    expect(boilerplateOf("Full-time employees accrue 25 days of paid annual leave per calendar year, with 5 carried over.")).toBe(
+    expect(
+      boilerplateOf("Full-time employees accrue 25 days of paid annual leave per calendar year, with 5 carried over.")
+    ).toBe(
       undefined
     )
   })
@@ -209,25 +223,29 @@ describe("the corpus", () => {
       expect(Either.isLeft(none) ? none.left.message : "").toMatch(/no documents found/)
     }))
 
-  it.effect("a 50 MB file with no blank line and no line break is chunked in pieces, every chunk within --chunk-tokens", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      const file = Path.join(dir, "huge.txt")
-      const sentence = "The pump station moved 1,250 litres a minute in 1998 under Ada Byron. "
-      const block = sentence.repeat(Math.ceil((1 << 20) / sentence.length))
-      const fd = fs.openSync(file, "w")
-      for (let i = 0; i < 50; i++) fs.writeSync(fd, block)
-      fs.closeSync(fd)
-      const index = yield* buildCorpus([file], Path.join(dir, "corpus.jsonl"), 500)
-      const size = fs.statSync(file).size
-      expect(size).toBeGreaterThanOrEqual(50 * (1 << 20))
-      // ≈ size / 2,000 characters a chunk; identical texts after the first are duplicates, not asked about.
-      expect(index.chunks).toBeGreaterThan(size / 2000)
-      let longest = 0
-      for (const line of fs.readFileSync(Path.join(dir, "corpus.jsonl"), "utf8").split("\n")) {
-        if (line !== "") longest = Math.max(longest, (JSON.parse(line) as Chunk).text.length)
-      }
-      expect(longest).toBeLessThanOrEqual(2000)
-      expect(index.excluded["duplicate of an earlier chunk"]).toBeGreaterThan(0)
-    }), { timeout: 60_000 })
+  it.effect(
+    "a 50 MB file with no blank line and no line break is chunked in pieces, every chunk within --chunk-tokens",
+    () =>
+      Effect.gen(function*() {
+        const dir = tempDir()
+        const file = Path.join(dir, "huge.txt")
+        const sentence = "The pump station moved 1,250 litres a minute in 1998 under Ada Byron. "
+        const block = sentence.repeat(Math.ceil((1 << 20) / sentence.length))
+        const fd = fs.openSync(file, "w")
+        for (let i = 0; i < 50; i++) fs.writeSync(fd, block)
+        fs.closeSync(fd)
+        const index = yield* buildCorpus([file], Path.join(dir, "corpus.jsonl"), 500)
+        const size = fs.statSync(file).size
+        expect(size).toBeGreaterThanOrEqual(50 * (1 << 20))
+        // ≈ size / 2,000 characters a chunk; identical texts after the first are duplicates, not asked about.
+        expect(index.chunks).toBeGreaterThan(size / 2000)
+        let longest = 0
+        for (const line of fs.readFileSync(Path.join(dir, "corpus.jsonl"), "utf8").split("\n")) {
+          if (line !== "") longest = Math.max(longest, (JSON.parse(line) as Chunk).text.length)
+        }
+        expect(longest).toBeLessThanOrEqual(2000)
+        expect(index.excluded["duplicate of an earlier chunk"]).toBeGreaterThan(0)
+      }),
+    { timeout: 60_000 }
+  )
 })

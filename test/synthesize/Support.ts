@@ -4,6 +4,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
+import type { UsageError } from "../../src/domain/Errors.js"
 import * as Judgments from "../../src/engine/Judgments.js"
 import * as Progress from "../../src/engine/Progress.js"
 import * as Shutdown from "../../src/engine/Shutdown.js"
@@ -13,7 +14,7 @@ import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../../src/store/JudgmentJournal.js"
 import { dryRun, synthesize, type SynthesizeOptions } from "../../src/synthesize/Synthesize.js"
 
-const layers = (judge: Layer.Layer<Judge, unknown>, estimate = false) =>
+const layers = (judge: Layer.Layer<Judge, UsageError>, estimate = false) =>
   Layer.mergeAll(
     (estimate ? Judgments.layerEstimate : Judgments.layer).pipe(Layer.provide(judge)),
     JudgmentJournal.layerFile,
@@ -23,8 +24,8 @@ const layers = (judge: Layer.Layer<Judge, unknown>, estimate = false) =>
 
 export const synthesizeWith = (
   options: SynthesizeOptions,
-  judge: Layer.Layer<Judge, unknown> = HeuristicJudge.layer
+  judge: Layer.Layer<Judge, UsageError> = HeuristicJudge.layer
 ) => synthesize(options).pipe(Effect.provide(layers(judge)))
 
-export const dryRunWith = (options: SynthesizeOptions, judge: Layer.Layer<Judge, unknown> = HeuristicJudge.layer) =>
+export const dryRunWith = (options: SynthesizeOptions, judge: Layer.Layer<Judge, UsageError> = HeuristicJudge.layer) =>
   dryRun(options).pipe(Effect.provide(layers(judge, true)))

@@ -97,7 +97,9 @@ export const factSentences = (passage: string): Array<{ sentence: string; fact: 
     const sentence = raw.trim()
     const n = words(sentence)
     // Prose only: not a list item, a table row, code, markup or an address.
-    if (n < 6 || n > 40 || !/[.!]$/.test(sentence) || !/^["'(]?\p{Lu}/u.test(sentence) || MARKUP.test(sentence)) continue
+    if (n < 6 || n > 40 || !/[.!]$/.test(sentence) || !/^["'(]?\p{Lu}/u.test(sentence) || MARKUP.test(sentence)) {
+      continue
+    }
     const fact = factOf(sentence)
     if (fact !== undefined) out.push({ sentence, fact })
   }
@@ -151,7 +153,9 @@ export const writeQuestion = (
       if (type === "comparison") return { problem: "the offline generator cannot write comparison questions" }
       const a = first[0]
       const b = factSentences(passages[1] ?? "")[0]
-      if (a === undefined || b === undefined) return { problem: `${NO_FACT} in ${a === undefined ? "passage 1" : "passage 2"}` }
+      if (a === undefined || b === undefined) {
+        return { problem: `${NO_FACT} in ${a === undefined ? "passage 1" : "passage 2"}` }
+      }
       const qa = clozeQuestion(a.sentence, a.fact).replace(/\?$/, "")
       const qb = clozeQuestion(b.sentence, b.fact)
       return {

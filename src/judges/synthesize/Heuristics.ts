@@ -57,7 +57,9 @@ export const answerable = (task: JudgeTask): Verdict => {
   const q = share(question, have)
   const abstains = (v.reference ?? "").trim() === ABSTENTION
   const r = abstains ? 1 : share([...new Set(terms(v.reference ?? ""))], have)
-  const found = `question terms found ${(q * 100).toFixed(0)}%${abstains ? "" : `, reference terms ${(r * 100).toFixed(0)}%`}`
+  const found = `question terms found ${(q * 100).toFixed(0)}%${
+    abstains ? "" : `, reference terms ${(r * 100).toFixed(0)}%`
+  }`
   if (missing.length > 0) return ok(0, `the passages never state ${missing.join(", ")} (${found})`)
   if (q < 0.4) return ok(0, `the passages hold few of the question's terms (${found})`)
   if (q >= 0.6 && r >= 0.8) return ok(2, `the passages hold the question's figures and terms (${found})`)
