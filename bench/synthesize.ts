@@ -221,3 +221,97 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.res
       console.log(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// 3. Tokens per candidate on the fake server (for docs/synthesize.md's cost table)
+
+const userOf = (r: { body: { messages?: ReadonlyArray<{ role: string; content: unknown }> } }) =>
+  String(r.body.messages?.find((m) => m.role === "user")?.content ?? "")
+
+/** A writer's answer for any type, from the prompt's passages: what a compliant LLM returns. */
+const writerReply = (type: string, user: string) => {
+  const passage = (n: number) =>
+    new RegExp(`<data name="passage" passage="${n}">\\n([\\s\\S]*?)\\n</data>`).exec(user)?.[1] ?? ""
+  const first = (text: string) => text.split(/(?<=[.!?])\s+|\n+/).find((s) => s.split(" ").length >= 6) ?? text
+  const a = first(passage(1))
+  const b = first(passage(2))
+  const two = type === "multi-hop" || type === "comparison"
+  if (type === "unanswerable") {
+    return {
+      question: `What did the company budget for ${a.split(" ").slice(1, 3).join(" ")} in 2031?`,
+      history: [],
+      reference: "The documents do not answer this question.",
+      nuggets: [],
+      spans: []
+    }
+  }
+  return {
+    question: `What does the handbook say about ${a.split(" ").slice(1, 4).join(" ")}${
+      two ? ` and ${b.split(" ").slice(1, 3).join(" ")}` : ""
+    }?`,
+    history: type === "conversational"
+      ? [{ role: "user", content: "Tell me about the policy." }, { role: "assistant", content: a }]
+      : [],
+    reference: two ? `${a} ${b}` : a,
+    nuggets: [{ text: a, importance: "vital" }, ...(two ? [{ text: b, importance: "vital" as const }] : [])],
+    spans: [{ passage: 1, text: a }, ...(two ? [{ passage: 2, text: b }] : [])]
+  }
+}
+
+/** Prompt tokens and calls per candidate of each type, on the handbook, through the fake OpenAI server. */
+export const tokensPerCandidate = async () => {
+  const FakeOpenAi = await import("../test/support/FakeOpenAi.js")
+  const { judgeLayer } = await import("../src/cli/JudgeLayer.js")
+  const types = ["single-hop", "multi-hop", "comparison", "procedure", "unanswerable", "conversational"] as const
+  const out: Array<{ type: string; candidates: number; calls: number; promptTokens: number }> = []
+  for (const type of types) {
+    const server = await FakeOpenAi.start({
+      record: false,
+      answer: (r) => {
+        const name = r.body.response_format?.json_schema?.name ?? ""
+        return name.startsWith("synthesize_") && !name.startsWith("synthesize_answerable") &&
+            !name.startsWith("synthesize_closed")
+          ? JSON.stringify(writerReply(type, userOf(r)))
+          : FakeOpenAi.defaultAnswer(r)
+      }
+    })
+    const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-bench-tokens-"))
+    try {
+      const judge = judgeLayer({
+        provider: "openai-compatible",
+        model: "fake",
+        baseUrl: server.url,
+        concurrency: 4,
+        timeoutMs: 5000,
+        maxRetries: 1,
+        preflight: false
+      })
+      const live = Layer.mergeAll(
+        Judgments.layer.pipe(Layer.provide(judge)),
+        JudgmentJournal.layerFile,
+        Progress.layerSilent,
+        NodeContext.layer
+      ).pipe(Layer.provideMerge(Layer.merge(JudgmentCache.layerNone, Shutdown.layerNever)))
+      const mix = Object.fromEntries(types.map((t) => [t, t === type ? 1 : 0])) as Record<
+        (typeof types)[number],
+        number
+      >
+      const r = await Effect.runPromise(
+        synthesize({
+          docs: [Path.join(repo, "test-sets", "synthesize", "handbook")],
+          size: 4,
+          maxCandidates: 6,
+          out: Path.join(dir, "t.jsonl"),
+          workRoot: Path.join(dir, "work"),
+          chunkTokens: 300,
+          mix
+        }).pipe(Effect.provide(live))
+      )
+      out.push({ type, candidates: r.candidates, calls: server.judgeCalls, promptTokens: server.promptTokens })
+    } finally {
+      await server.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  return out
+}

@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import * as FakeRag from "../support/FakeRag.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const handbook = Path.join(repoRoot, "test-sets", "synthesize", "handbook")
@@ -84,6 +85,58 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
       expect(items).toHaveLength(6)
     } finally {
       await server.close()
+    }
+  })
+
+  it("the next command: answer-correctness runs the set against a live system (--target), every item asked once", async () => {
+    const rag = await FakeRag.start()
+    try {
+      const dir = tempDir()
+      const out = Path.join(dir, "set", "testset.jsonl")
+      const made = await cli([
+        "synthesize",
+        "--docs",
+        handbook,
+        "--size",
+        "8",
+        "--chunk-tokens",
+        "60",
+        "--out",
+        out,
+        "--work",
+        Path.join(dir, "work"),
+        "--quiet"
+      ])
+      expect(made.code, made.stderr).toBe(0)
+      const items = fs.readFileSync(out, "utf8").trim().split("\n").map((l) =>
+        JSON.parse(l) as { question: string; history?: string }
+      )
+      const conversational = items.find((i) => i.history !== undefined)
+      expect(conversational).toBeDefined()
+      const run = await cli([
+        "run",
+        "answer-correctness",
+        "--input",
+        out,
+        "--target",
+        rag.chatUrl,
+        "--target-preset",
+        "openai-chat",
+        "--out",
+        Path.join(dir, "runs"),
+        "--json"
+      ])
+      expect(run.code, run.stderr).toBe(0)
+      const summary = JSON.parse(run.stdout) as { cases: number }
+      expect(summary.cases).toBe(items.length)
+      for (const item of items) expect(rag.asked.get(item.question)).toBe(1)
+      // A conversational item's history goes to the live system as the chat turns before the question.
+      const sent = rag.requests.find((r) => r.body.includes(JSON.stringify(conversational!.question).slice(1, -1)))
+      const turns = (JSON.parse(sent!.body) as { messages: Array<{ role: string; content: string }> }).messages
+      expect(turns.map((t) => t.role)).toEqual(["user", "assistant", "user"])
+      expect(conversational!.history).toContain(turns[1]!.content)
+    } finally {
+      await rag.close()
     }
   })
 

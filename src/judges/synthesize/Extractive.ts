@@ -191,15 +191,16 @@ export const writeQuestion = (
       const all = [passages[0] ?? "", ...nearby].join("\n")
       const mentioned = new Set([...all.matchAll(/\b(1[5-9]\d{2}|20\d{2})\b/g)].map((m) => Number(m[1])))
       for (const f of first) {
-        if (f.fact.kind !== "year") continue
-        const year = Number(f.fact.span)
-        const other = [year + 7, year - 7, year + 13, year - 13].find((y) => !mentioned.has(y))
+        // The sentence's year (alone, or in a date), changed to one no nearby passage mentions.
+        const y = YEAR.exec(f.sentence)
+        if (y === null) continue
+        const year = Number(y[0])
+        const other = [year + 7, year - 7, year + 13, year - 13].find((x) => !mentioned.has(x))
         if (other === undefined) continue
-        // The year changed, another fact of the sentence asked about: the documents say nothing of that year.
-        const changed = f.sentence.slice(0, f.fact.index) + String(other) +
-          f.sentence.slice(f.fact.index + f.fact.span.length)
+        const at = { index: y.index, span: y[0] }
+        const changed = f.sentence.slice(0, at.index) + String(other) + f.sentence.slice(at.index + at.span.length)
         // Another fact of the sentence is asked about (the new year masked, so it is not found again).
-        const masked = changed.slice(0, f.fact.index) + "####" + changed.slice(f.fact.index + String(other).length)
+        const masked = changed.slice(0, at.index) + "####" + changed.slice(at.index + String(other).length)
         const fact = factOf(masked)
         if (fact === undefined) continue
         const question = clozeQuestion(changed, fact)
