@@ -88,6 +88,48 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
     }
   })
 
+  it("--batch: every round of a wave goes through the Batch API; no synchronous call is made", async () => {
+    const server = await FakeOpenAi.start({ answer })
+    try {
+      const dir = tempDir()
+      const r = await cli([
+        "synthesize",
+        "--docs",
+        handbook,
+        "--size",
+        "3",
+        "--mix",
+        "single-hop",
+        "--chunk-tokens",
+        "60",
+        "--out",
+        Path.join(dir, "testset.jsonl"),
+        "--work",
+        Path.join(dir, "work"),
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        server.url,
+        "--model",
+        "fake",
+        "--batch",
+        "--batch-poll",
+        "0.02",
+        "--no-preflight",
+        "--json"
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      const summary = JSON.parse(r.stdout) as { items: number; candidates: number }
+      expect(summary.items).toBe(3)
+      // Write; then answerable, closed-book and extraction; then the claim checks: three batches.
+      expect(server.batches).toHaveLength(3)
+      expect(server.batchRequests).toBe(summary.candidates * 5)
+      expect(server.judgeCalls).toBe(0)
+    } finally {
+      await server.close()
+    }
+  })
+
   it("the next command: answer-correctness runs the set against a live system (--target), every item asked once", async () => {
     const rag = await FakeRag.start()
     try {
