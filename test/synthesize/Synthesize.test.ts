@@ -14,6 +14,7 @@ import { readRows } from "../../src/load/Rows.js"
 import type { TestItem } from "../../src/synthesize/Candidate.js"
 import type { Chunk } from "../../src/synthesize/Chunks.js"
 import type { Mix } from "../../src/synthesize/Mix.js"
+import { writeOutputs } from "../../src/synthesize/Outputs.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { dryRunWith, synthesizeWith } from "./Support.js"
@@ -266,4 +267,70 @@ describe("synthesize with an LLM (the fake OpenAI server)", () => {
       const report = fs.readFileSync(Path.join(dir, "testset.report.md"), "utf8")
       expect(report).toMatch(/unusable answer after \d tries: .*must have required property/)
     }).pipe(Effect.scoped))
+})
+
+describe("the rejection report", () => {
+  it.effect("text from the documents is escaped in markdown and HTML", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const corpusFile = Path.join(dir, "chunks.jsonl")
+      fs.writeFileSync(corpusFile, "{\"id\":\"a#0-00000000\",\"text\":\"x\",\"document\":\"a\",\"position\":0}\n")
+      const hostile = "<script>alert(1)</script> | # [link](javascript:x) <!-- hidden -->"
+      const record = {
+        caseId: "single-1",
+        line: 1,
+        type: "single-hop" as const,
+        persona: hostile,
+        documents: [`<img src=x onerror=alert(2)>.md`],
+        status: "rejected" as const,
+        reasons: ["copy" as const],
+        why: [hostile],
+        spansDropped: 0,
+        checks: {},
+        item: {
+          id: "single-1",
+          question: hostile,
+          reference: hostile,
+          nuggets: [],
+          type: "single-hop" as const,
+          goldPassages: [],
+          gold: [],
+          sourceDocuments: [],
+          generator: "g"
+        }
+      }
+      yield* writeOutputs({
+        out: Path.join(dir, "t.jsonl"),
+        items: [],
+        corpusFile,
+        as: [],
+        records: [record],
+        surplus: [],
+        info: {
+          id: "abc",
+          generator: "g",
+          size: 1,
+          targets: { ...mix({ "single-hop": 1 }), "single-hop": 1 },
+          mix: mix({ "single-hop": 1 }),
+          candidates: 1,
+          waves: 1,
+          corpus: {
+            documents: 1,
+            chunks: 1,
+            skipped: [{ file: "<b>bad</b>.bin", reason: "binary file" }],
+            excluded: {}
+          },
+          nearDuplicateChunks: 0,
+          cost: { usd: 0, inputTokens: 0, outputTokens: 0, priced: false }
+        }
+      })
+      const html = fs.readFileSync(Path.join(dir, "t.report.html"), "utf8")
+      expect(html).not.toMatch(/<script>alert|<img src=x|<b>bad/)
+      expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+      const md = fs.readFileSync(Path.join(dir, "t.report.md"), "utf8")
+      expect(md).not.toMatch(/<script>alert|<!-- hidden/)
+      expect(md).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+      // A file name is a code span: shown as written, never parsed as HTML.
+      expect(md.replace(/`[^`\n]*`/g, "")).not.toContain("<img")
+    }))
 })
