@@ -23,7 +23,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { type BudgetReached, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { type BudgetReached, UsageError } from "../domain/Errors.js"
 import { thousands } from "../domain/Numbers.js"
 import { canonicalJson } from "../engine/JudgmentKey.js"
 import { Judgments } from "../engine/Judgments.js"
@@ -50,7 +50,7 @@ import {
 } from "./Mix.js"
 import { type Converter, writeOutputs } from "./Outputs.js"
 import { Chooser, chunkOrder } from "./Selection.js"
-import { type CandidateRecord, REJECTIONS, synthesisPipeline } from "./SynthesisPipeline.js"
+import { type CandidateRecord, synthesisPipeline } from "./SynthesisPipeline.js"
 
 /** The first wave asks for this many candidates per item needed. */
 export const FIRST_WAVE_FACTOR = 1.5
@@ -486,6 +486,3 @@ const readState = (file: string): { out?: string; sha256?: string } | undefined 
     return undefined
   }
 }
-
-export { REJECTIONS }
-export type { InputError, OutputError }
