@@ -182,6 +182,33 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
     }
   })
 
+  it("rag-eval resume <a wave's directory> runs the synthesis's own command again, from where it was made", async () => {
+    const dir = tempDir()
+    const args = [
+      "synthesize",
+      "--docs",
+      handbook,
+      "--size",
+      "4",
+      "--chunk-tokens",
+      "60",
+      "--out",
+      "set/t.jsonl",
+      "--quiet"
+    ]
+    const made = await cli(args, { cwd: dir })
+    expect(made.code, made.stderr).toBe(0)
+    const bytes = fs.readFileSync(Path.join(dir, "set", "t.jsonl"), "utf8")
+    const wave = fs.readdirSync(Path.join(dir, "out", "synthesize")).find((d) => d.endsWith("-wave-1"))!
+    const resumed = await cli(["resume", Path.join(dir, "out", "synthesize", wave)])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain(`resuming: rag-eval ${args.join(" ")}`)
+    expect(fs.readFileSync(Path.join(dir, "set", "t.jsonl"), "utf8")).toBe(bytes)
+    const extra = await cli(["resume", Path.join(dir, "out", "synthesize", wave), "--size", "9"])
+    expect(extra.code).toBe(2)
+    expect(extra.stderr).toMatch(/is a wave of a synthesis: it resumes with its own command/)
+  })
+
   it("bad flags and bad files: exit 2, the problem named, nothing written at --out", async () => {
     const dir = tempDir()
     const out = Path.join(dir, "set", "testset.jsonl")
