@@ -57,6 +57,10 @@ export interface ReportFacts {
 
 const encodeItem = Schema.encodeSync(TestItem)
 
+/** The test set's text, one item a line: what `<out>` holds. */
+export const testSetText = (items: ReadonlyArray<TestItem>): string =>
+  items.map((i) => JSON.stringify(encodeItem(i)) + "\n").join("")
+
 /** `<dir>/<stem>` of the test set (`sets/testset.jsonl` → `sets/testset`). */
 const stemOf = (out: string) => out.replace(/\.jsonl$/, "")
 
@@ -134,7 +138,7 @@ export const writeOutputs = (input: {
     yield* writeFileAtomic(html, htmlReport(view, input.info))
     files.push(md, html)
     // The test set last: its presence says the synthesis finished.
-    yield* writeAtomic(out, lines(items, (i) => JSON.stringify(encodeItem(i)) + "\n"))
+    yield* writeFileAtomic(out, testSetText(items))
     files.unshift(out)
     return files
   })

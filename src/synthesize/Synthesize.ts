@@ -48,7 +48,7 @@ import {
   QUESTION_TYPES,
   type QuestionType
 } from "./Mix.js"
-import { type Converter, writeOutputs } from "./Outputs.js"
+import { type Converter, testSetText, writeOutputs } from "./Outputs.js"
 import { Chooser, chunkOrder } from "./Selection.js"
 import { type CandidateRecord, synthesisPipeline } from "./SynthesisPipeline.js"
 
@@ -310,7 +310,7 @@ export const synthesize = (o: SynthesizeOptions) =>
     if (fs.existsSync(o.out) && o.overwrite !== true) {
       const state = readState(stateFile)
       const ours = state !== undefined && state.out === Path.resolve(o.out) &&
-        state.sha256 === sha256(fs.readFileSync(o.out))
+        (state.written ?? []).includes(sha256(fs.readFileSync(o.out)))
       if (!ours) {
         return yield* new UsageError({
           problem: `${o.out} exists (not written by this synthesis); give --overwrite to replace it, or another --out`
@@ -424,6 +424,17 @@ export const synthesize = (o: SynthesizeOptions) =>
 
     // 3. The outputs: the test set in candidate order (wave by wave), its conversions, the corpus, the report.
     const items = accepted.map((a) => a.item)
+    // The state first: a synthesis killed between it and the test set finds its own file on the next run.
+    const earlier = readState(stateFile)
+    const sha = sha256(testSetText(items))
+    yield* writeJsonAtomic(stateFile, {
+      out: Path.resolve(o.out),
+      // What this synthesis wrote there before too: a kill between this file and the test set leaves the older one.
+      written: [...new Set([...(earlier?.out === Path.resolve(o.out) ? earlier.written ?? [] : []), sha])].slice(-5),
+      items: items.length,
+      waves: k,
+      candidates
+    })
     const files = yield* writeOutputs({
       out: o.out,
       items,
@@ -450,13 +461,6 @@ export const synthesize = (o: SynthesizeOptions) =>
         cost: { usd: spentUsd, inputTokens: totals.input, outputTokens: totals.output, priced: o.price !== undefined }
       }
     })
-    yield* writeJsonAtomic(stateFile, {
-      out: Path.resolve(o.out),
-      sha256: sha256(fs.readFileSync(o.out)),
-      items: items.length,
-      waves: k,
-      candidates
-    })
     return {
       id,
       workDir,
@@ -479,9 +483,9 @@ const countsOf = (wave: ReadonlyArray<Candidate>) => {
   return counts
 }
 
-const readState = (file: string): { out?: string; sha256?: string } | undefined => {
+const readState = (file: string): { out?: string; written?: Array<string> } | undefined => {
   try {
-    return JSON.parse(fs.readFileSync(file, "utf8")) as { out?: string; sha256?: string }
+    return JSON.parse(fs.readFileSync(file, "utf8")) as { out?: string; written?: Array<string> }
   } catch {
     return undefined
   }

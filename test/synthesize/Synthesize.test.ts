@@ -240,6 +240,27 @@ describe("synthesize with an LLM (the fake OpenAI server)", () => {
       expect(again.judgments.reused).toBe(again.judgments.total)
     }).pipe(Effect.scoped))
 
+  it.effect("--dry-run with an LLM: every call of the first wave priced from its prompts, none made", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.promise(() => FakeOpenAi.start())
+      yield* Effect.addFinalizer(() => Effect.promise(() => server.close()))
+      const dir = tempDir()
+      const d = yield* dryRunWith({
+        docs: [handbook],
+        size: 4,
+        out: Path.join(dir, "testset.jsonl"),
+        workRoot: Path.join(dir, "work"),
+        chunkTokens: 60,
+        mix: mix({ "single-hop": 1 })
+      }, llm(server.url))
+      // Write, answerable, closed-book, extraction, and one check of the claims: five calls a candidate.
+      expect(d.firstWave.candidates).toBe(6)
+      expect(d.firstWave.estimate.calls).toBe(30)
+      expect(d.firstWave.estimate.inputTokens).toBeGreaterThan(30 * 300)
+      expect(server.calls).toBe(0)
+      expect(fs.readdirSync(dir)).toEqual([])
+    }).pipe(Effect.scoped))
+
   it.effect("a reply that does not match the item's schema is repaired, then recorded as a failed write (a rejection), never kept", () =>
     Effect.gen(function*() {
       const server = yield* Effect.promise(() =>
