@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { clozeQuestion, factOf, writeQuestion } from "../../src/judges/synthesize/Extractive.js"
 import { buildCorpus } from "../../src/synthesize/Corpus.js"
-import { countsFor, DEFAULT_MIX, parseMix, QUESTION_TYPES } from "../../src/synthesize/Mix.js"
+import { countsFor, DEFAULT_MIX, loadPersonas, parseMix, QUESTION_TYPES } from "../../src/synthesize/Mix.js"
 import { Chooser, chunkOrder } from "../../src/synthesize/Selection.js"
 import { copies } from "../../src/synthesize/SynthesisPipeline.js"
 import { tempDir } from "../support/RunPipeline.js"
@@ -158,4 +158,21 @@ describe("rules without a judge", () => {
       .toMatch(/contains its own reference/)
     expect(copies(item("How many days of leave do employees accrue?", "25 days of leave."), [passage])).toBe(undefined)
   })
+})
+
+describe("personas", () => {
+  it.effect("a JSON list of texts or { name, description }, or a text file a persona a line; a bad entry is named", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const json = Path.join(dir, "p.json")
+      fs.writeFileSync(json, JSON.stringify(["an auditor", { name: "New hire", description: "first week, no jargon" }]))
+      expect(yield* loadPersonas(json)).toEqual(["an auditor", "New hire: first week, no jargon"])
+      const text = Path.join(dir, "p.txt")
+      fs.writeFileSync(text, "# who asks\na manager\n\nan engineer\n")
+      expect(yield* loadPersonas(text)).toEqual(["a manager", "an engineer"])
+      fs.writeFileSync(json, JSON.stringify(["ok", 3]))
+      expect((yield* Effect.flip(loadPersonas(json))).message).toBe(
+        `${json} (field "[1]"): expected a persona: text, or { "name", "description" }`
+      )
+    }))
 })
