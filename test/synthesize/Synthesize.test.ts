@@ -122,6 +122,32 @@ describe("synthesize with the offline generator", () => {
       expect(replaced.items.map((i) => i.id)).not.toEqual(first.items.map((i) => i.id))
     }))
 
+  it.effect("hostile files neither stop nor steer it: a binary file and invalid UTF-8 are listed as skipped, in the report too", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const docs = Path.join(dir, "docs")
+      fs.mkdirSync(docs)
+      for (const f of ["leave.md", "history.txt"]) fs.copyFileSync(Path.join(handbook, f), Path.join(docs, f))
+      fs.writeFileSync(Path.join(docs, "image.md"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 13]))
+      fs.writeFileSync(Path.join(docs, "latin1.txt"), Buffer.from("Caf\xe9 opened in 1999 with 40 seats.", "latin1"))
+      const r = yield* synthesizeWith({
+        docs: [docs],
+        size: 3,
+        out: Path.join(dir, "set", "t.jsonl"),
+        workRoot: Path.join(dir, "work"),
+        chunkTokens: 60,
+        mix: mix({ "single-hop": 1 })
+      })
+      expect(r.items).toHaveLength(3)
+      expect(r.corpus.skipped.map((s) => `${Path.basename(s.file)}: ${s.reason.split(" (")[0]}`).sort()).toEqual([
+        "image.md: binary file",
+        "latin1.txt: not valid UTF-8"
+      ])
+      const report = fs.readFileSync(Path.join(dir, "set", "t.report.md"), "utf8")
+      expect(report).toContain("Files skipped (2)")
+      expect(report).toMatch(/latin1\.txt`: not valid UTF-8/)
+    }))
+
   it.effect("--dry-run prices the first wave and writes nothing", () =>
     Effect.gen(function*() {
       const dir = tempDir()
