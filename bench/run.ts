@@ -29,6 +29,8 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
+ * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
+ *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -57,6 +59,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { printSynthesizeFigures } from "./synthesize.js"
 import { transportLadder } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -585,6 +588,14 @@ const main = async () => {
       "< 1,000 ms",
       median(times) < 1000
     )
+    line()
+  }
+
+  {
+    line(
+      `[14] synthesize: BM25 over the chunks ranks an offline item's gold chunk first (sanity), and chunking memory as the corpus grows (bench/synthesize.ts)`
+    )
+    await printSynthesizeFigures({ line, figure })
     line()
   }
 

@@ -31,6 +31,7 @@ import { parseErrorMessage } from "./ParseErrors.js"
 import { RecordedArgv } from "./Resume.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "./ServeCommand.js"
+import { synthesizeCommand } from "./SynthesizeCommand.js"
 import { trecCommand } from "./Trec.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
@@ -166,6 +167,7 @@ const subcommands = [
   reportCommand,
   pipelinesCommand,
   buildTestSetCommand,
+  synthesizeCommand,
   trecCommand,
   compareCommand,
   calibrateCommand,
