@@ -214,6 +214,9 @@ export const judgeBenchCommand = Command.make(
             input,
             "--out",
             flags.out,
+            // A failed judgment leaves its case's figure out (counted in the report), it does not stop the bench.
+            "--max-failures",
+            String(Number.MAX_SAFE_INTEGER),
             ...passOn,
             ...(flags.dryRun ? ["--dry-run"] : ["--json"])
           ]

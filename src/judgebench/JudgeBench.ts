@@ -106,6 +106,7 @@ export const judgeBench = <E, R>(
       const manifest = yield* readManifest(outcome.runDir)
       judge = { provider: manifest.judge.provider, model: manifest.judge.model, label: manifest.judge.label }
       const { figures, notes } = yield* figuresOf(set, outcome.runDir, resamples)
+      const failed = manifest.counts?.failed ?? 0
       sets.push({
         ...base,
         status: "measured",
@@ -121,7 +122,14 @@ export const judgeBench = <E, R>(
           costUsd: manifest.cost?.usd ?? null
         },
         figures,
-        notes
+        notes: [
+          ...(failed === 0
+            ? []
+            : [
+              `${failed} judgment(s) failed: the figures leave out what they decide (the same command again asks the transport failures again, with --retry-failed the others too)`
+            ]),
+          ...notes
+        ]
       })
     }
     return {

@@ -251,6 +251,24 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
     expect(decode(third.stdout).sets[0]!.figures[0]!.value).toBeCloseTo(9 / Math.sqrt(8 * 12.875), 12)
   })
 
+  it("a judgment that fails leaves its claim out, counted, and the bench goes on", async () => {
+    // Every reply about "Gamma" is unusable: its extraction fails after the repairs, so it has no faithfulness.
+    server.setBehaviour({
+      replyFor: (r) => (JSON.stringify(r.body.messages ?? []).includes("Gamma is plain.") ? "malformed" : undefined)
+    })
+    const flags = judge()
+    flags.splice(flags.indexOf("--sets"), 2, "--sets", "expertqa")
+    const r = await cli(["judge-bench", "--bench-dir", writeSets(), "--out", tempDir(), ...flags, "--format", "json"])
+    server.setBehaviour({ replyFor: undefined })
+    expect(r.code).toBe(0)
+    const eqa = decode(r.stdout).sets[0]!
+    expect(eqa.run!.failed).toBeGreaterThan(0)
+    expect(eqa.notes.join("\n")).toMatch(/judgment\(s\) failed[\s\S]*1 claim\(s\) left out/)
+    // Without Gamma: labels 1 1 0 0 0, the judge 1 1 0 0 1 → TPR 1, TNR 2/3.
+    expect(eqa.figures[0]!.units).toBe(5)
+    expect(eqa.figures[0]!.value).toBeCloseTo((1 + 2 / 3) / 2, 12)
+  })
+
   it("--dry-run prints each set's calls and cost and calls nothing", async () => {
     server.reset()
     const r = await cli(["judge-bench", "--bench-dir", writeSets(), "--out", tempDir(), ...judge(), "--dry-run"])
