@@ -25,7 +25,6 @@ import {
   concurrency,
   fresh,
   noCache,
-  pipelineOptionFlags,
   priceIn,
   priceOut,
   prices,
@@ -100,7 +99,6 @@ const judgeFlags = {
   batchRepair: batchFlags.batchRepair,
   batchPoll: batchFlags.batchPoll,
   maxCost: batchFlags.maxCost,
-  rubrics: pipelineOptionFlags.rubrics,
   quiet
 }
 
@@ -133,7 +131,6 @@ const FLAG_NAMES: Readonly<Record<keyof typeof judgeFlags, string>> = {
   batchRepair: "--batch-repair",
   batchPoll: "--batch-poll",
   maxCost: "--max-cost",
-  rubrics: "--rubrics",
   quiet: "--quiet"
 }
 
