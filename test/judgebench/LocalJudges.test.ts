@@ -139,8 +139,29 @@ describe("examples/not-a-judge-server.mjs", () => {
   })
   const judge = () => ["--provider", "openai-compatible", "--base-url", url, "--model", "not-a-judge"]
 
-  it("labelled NOT A JUDGE in the report, priced, resumed without a call; other models refused", async () => {
+  it("labelled NOT A JUDGE in the report, your own rubric judged too, priced, resumed without a call; other models refused", async () => {
     const out = tempDir("not-a-judge-")
+    const rubrics = tempDir("not-a-judge-rubrics-")
+    fs.writeFileSync(
+      Path.join(rubrics, "tone.json"),
+      JSON.stringify({
+        id: "tone",
+        version: "1",
+        name: "Tone",
+        description: "Is the answer courteous?",
+        scale: [{ score: 1, label: "Rude", description: "Curt." }, {
+          score: 2,
+          label: "Neutral",
+          description: "Plain."
+        }, {
+          score: 3,
+          label: "Courteous",
+          description: "Polite."
+        }],
+        system: ["You judge one dimension: {{criterion}}.", "{{scale}}", "Answer only with the JSON object requested."],
+        user: ["<data name=\"answer\">", "{{answer}}", "</data>"]
+      })
+    )
     const args = [
       "run",
       "rag-answers",
@@ -151,6 +172,8 @@ describe("examples/not-a-judge-server.mjs", () => {
       "0.15",
       "--price-out",
       "0.6",
+      "--rubrics",
+      rubrics,
       "--out",
       out,
       "--json"
@@ -162,14 +185,17 @@ describe("examples/not-a-judge-server.mjs", () => {
       judge: string
       judgments: { total: number; ok: number; failed: number }
       cost: { usd: number }
+      metrics: Record<string, number | null>
     }
     expect(summary.judge).toContain("not-a-judge")
-    expect(summary.judgments).toMatchObject({ total: 72, ok: 72, failed: 0 })
+    // 12 answers × (6 built-in dimensions + the rubric given here)
+    expect(summary.judgments).toMatchObject({ total: 84, ok: 84, failed: 0 })
+    expect(summary.metrics["tone"]).toBeGreaterThanOrEqual(1)
     expect(summary.cost.usd).toBeGreaterThan(0)
     expect(fs.readFileSync(Path.join(summary.runDir, "report.md"), "utf8")).toContain("NOT A JUDGE:")
     const again = await cli(args)
     expect(again.code).toBe(0)
-    expect(again.stderr).toMatch(/72 judgments: 72 ok, 0 failed, 72 reused from the journal; tokens 0 in \/ 0 out/)
+    expect(again.stderr).toMatch(/84 judgments: 84 ok, 0 failed, 84 reused from the journal; tokens 0 in \/ 0 out/)
 
     const other = await cli([
       ...args.slice(0, 4),
