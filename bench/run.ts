@@ -29,7 +29,9 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
- * 14. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
+ * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
+ *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
+ * 15. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
  *     first page, a case, a search, a label, compare; the server's peak RSS (bench/ui.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
@@ -59,6 +61,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { printSynthesizeFigures } from "./synthesize.js"
 import { transportLadder } from "./transport.js"
 import { printUiFigures } from "./ui.js"
 
@@ -593,7 +596,15 @@ const main = async () => {
 
   {
     line(
-      `[14] rag-eval ui on a ${
+      `[14] synthesize: BM25 over the chunks ranks an offline item's gold chunk first (sanity), and chunking memory as the corpus grows (bench/synthesize.ts)`
+    )
+    await printSynthesizeFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[15] rag-eval ui on a ${
         HEURISTIC_ROWS.toLocaleString("en-US")
       }-case run beside a 100-case one: open, a page, a case, search, label, compare; the server's peak RSS (bench/ui.ts)`
     )
