@@ -1,235 +1,193 @@
 /**
- * The judge's agreement with a run's labels so far, for the run's page: `calibrate`'s own figures
- * (`calibrate/Calibration.ts`: Cohen's κ, exact agreement, weighted κ, Krippendorff's α, the
- * confusion matrix, per-grade precision and recall, each with its bootstrap CI) computed over the
- * labelled judgments only — no statistic is computed here.
+ * The judge's agreement with a run's labels so far, for the run's page: exactly what `rag-eval
+ * calibrate <run-dir>` computes from the same labels (`calibrate/CalibrateRun.ts`
+ * `calibrateRunLabels`: grades and hits through `Calibration.ts` — κ, weighted κ, α…; claim
+ * verdicts, nugget grades, per-case metric values and preferences through `Answers.ts` — κ,
+ * balanced accuracy, Pearson's r, Kendall's τ-b — each with its bootstrap CI and the labels more a
+ * ±0.1 interval needs). No statistic is computed here.
  *
- * Each label kind has a builder that states its labels as calibrate's grades (`builders` below):
- * a rubric grade per criterion, a hit's relevance grade ("relevance", per query and hit, as qrels),
- * a claim's verdict and a nugget's support on their rubrics' 0 · 1 · 2 scales (contradicted ·
- * neutral · entailed; not · partial · support). The judge's side is the `judged` value each label
- * carries (taken from the run when the label was made). A label that only says "the judge is
- * wrong" has no value to pair: it is counted (`disagreedWithoutValue`), not guessed. Kinds with no
- * builder yet (per-case metric values, preferences between runs: calibrate for answers, issue #32,
- * adds their statistics) are listed as `pending` with their counts; a builder for them plugs in here.
+ * Live, at any size: calibrate reads a run directory whole (its journal, records, per-case
+ * metrics), so the review gives it the **labelled slice** of the run instead — a temporary run
+ * directory holding the run's manifest and, for the labelled cases only, their journal lines,
+ * records and per-case metric rows (and the same of the runs preferences compare with), cut from
+ * the review's indexes. Every figure over the labels is the same as on the whole run (they pair
+ * labels with the labelled cases' judgments only); what differs is the lists of judgments nobody
+ * labelled, which the page does not show.
  *
- * `moreForPlusMinus`: how many more labels would narrow the headline's 95% interval to ±0.1, if
- * agreement stays as it is — the interval's half-width shrinks as 1/√n, so n · (h / 0.1)² labels
- * in all.
+ * `summarise` turns calibrate's result into the panel's groups: per kind of label its headline
+ * statistic (Cohen's κ; Pearson's r for values and preferences) with its CI, a second figure, the
+ * pairs, and the labels more for ±0.1 (calibrate's `narrowing`).
  */
 import * as Effect from "effect/Effect"
-import { calibrate, type CalibrateOptions, type JudgeGrades } from "../calibrate/Calibration.js"
-import { type CriterionGrades, putGrade, relevanceCriterion } from "../calibrate/Grades.js"
-import type { GradeFile } from "../calibrate/Labels.js"
-import type { InputError, UsageError } from "../domain/Errors.js"
-import { type Label, type LabelTarget, targetKey } from "../domain/Label.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { calibrateRunLabels } from "../calibrate/CalibrateRun.js"
+import { InputError, type UsageError } from "../domain/Errors.js"
+import type { Label } from "../domain/Label.js"
+import { type Calibration, caseMetricsFile } from "../domain/RunFiles.js"
 import type * as RunFiles from "../domain/RunFiles.js"
-import { supportGrade, verdictGrade } from "./CaseTargets.js"
 import type { Agreement, AgreementGroup } from "./Domain.js"
 import type { LabelState } from "./LabelLog.js"
 
-/** Resamples of the live figures (calibrate's default is 10,000; a page refreshes after every label). */
+/** Resamples of the live figures (calibrate's default is 10,000; the page asks after every label). */
 export const AGREEMENT_RESAMPLES = 2_000
 export const AGREEMENT_SEED = 42
-/** The interval the projection aims at: ±0.1. */
-export const TARGET_HALF_WIDTH = 0.1
-
-type Kind = AgreementGroup["kind"]
-
-/** How one label kind becomes calibrate's grades: its groups (criteria), and each label's place and grades. */
-interface Builder {
-  readonly kind: Kind
-  readonly gradeKind: "rubric" | "retrieval"
-  /** The binary split of binary κ on this scale. */
-  readonly relevantAt: (pipeline: string) => number
-  /** The criterion (group) a label belongs to, and its title. */
-  readonly criterion: (target: LabelTarget) => { readonly name: string; readonly title: string }
-  /** The item within the case: "" for a judgment of the whole case. */
-  readonly item: (target: LabelTarget) => string
-  /** A value as a grade (the person's or the judge's); undefined when it is not one of this kind. */
-  readonly grade: (value: Label["label"] | { readonly judged: Label["judged"] }) => number | null | undefined
-}
-
-const judgedGrade = (judged: Label["judged"]): number | null | undefined =>
-  judged === undefined
-    ? undefined
-    : judged === null
-    ? null
-    : typeof judged === "number"
-    ? judged
-    : judged === "contradicted" || judged === "neutral" || judged === "entailed"
-    ? verdictGrade(judged)
-    : supportGrade(judged)
-
-const builders: Partial<Record<LabelTarget["kind"], Builder>> = {
-  grade: {
-    kind: "grade",
-    gradeKind: "rubric",
-    relevantAt: (pipeline) => (pipeline === "answer-synthesis" ? 4 : 2),
-    criterion: (
-      t
-    ) => (t.kind === "grade" ? { name: t.criterion, title: `Rubric grade: ${t.criterion}` } : { name: "", title: "" }),
-    item: () => "",
-    grade: (v) => ("judged" in v ? judgedGrade(v.judged) : "grade" in v ? v.grade : undefined)
-  },
-  hit: {
-    kind: "hit",
-    gradeKind: "retrieval",
-    relevantAt: () => 2,
-    criterion: () => ({ name: relevanceCriterion, title: "Hit relevance (0–3)" }),
-    item: (t) => (t.kind === "hit" ? t.hitId : ""),
-    grade: (v) => ("judged" in v ? judgedGrade(v.judged) : "grade" in v ? v.grade : undefined)
-  },
-  claim: {
-    kind: "claim",
-    gradeKind: "rubric",
-    relevantAt: () => 2,
-    criterion: () => ({ name: "claim verdict", title: "Claim verdicts (0 contradicted · 1 neutral · 2 entailed)" }),
-    item: (t) => targetKey(t),
-    grade: (v) => ("judged" in v ? judgedGrade(v.judged) : "verdict" in v ? verdictGrade(v.verdict) : undefined)
-  },
-  nugget: {
-    kind: "nugget",
-    gradeKind: "rubric",
-    relevantAt: () => 2,
-    criterion: () => ({ name: "nugget support", title: "Nugget support (0 not · 1 partial · 2 support)" }),
-    item: (t) => targetKey(t),
-    grade: (v) => ("judged" in v ? judgedGrade(v.judged) : "support" in v ? supportGrade(v.support) : undefined)
-  }
-}
-
-const PENDING_NOTE: Partial<Record<LabelTarget["kind"], string>> = {
-  metric:
-    "per-case metric labels are kept; their correlation with the judge's values (Pearson, Kendall τ-b) comes with calibrate for answers",
-  preference:
-    "preference labels are kept; their agreement with the judges' metric deltas comes with calibrate for answers"
-}
-
-/** Labels more that would narrow an interval of `pairs` pairs to ±0.1 (0: it is already). */
-export const moreLabelsFor = (estimate: typeof RunFiles.Estimate.Type, pairs: number): number | null => {
-  if (estimate.ci === null || pairs < 2) return null
-  const half = (estimate.ci.upper - estimate.ci.lower) / 2
-  if (half <= TARGET_HALF_WIDTH) return 0
-  // Rounded before the ceiling: 20 · (0.30000000000000004 / 0.1)² is 180, not 181.
-  return Math.max(0, Math.ceil(Number((pairs * (half / TARGET_HALF_WIDTH) ** 2).toFixed(6))) - pairs)
-}
-
-interface Collected {
-  readonly builder: Builder
-  readonly title: string
-  readonly judge: CriterionGrades
-  readonly human: CriterionGrades
-  labels: number
-  disagreed: number
-}
 
 /** The labels of this run (or of any run: a hand-written file names none), latest per target. */
 export const runLabels = (state: LabelState, runId: string): ReadonlyArray<Label> =>
   [...state.latest.values()].filter((l) => l.runId === undefined || l.runId === runId)
 
-export const agreement = (
-  state: LabelState,
-  run: { readonly runId: string; readonly pipeline: string; readonly dir: string; readonly judge: string },
+/** One run's part of a labelled slice: its directory's manifest and the labelled cases' lines. */
+export interface SliceRun {
+  readonly dir: string
+  /** Per iteration (1-based, all of them for a run preferences compare with; else the first). */
+  readonly iterations: ReadonlyArray<{
+    readonly iteration: number
+    readonly records: ReadonlyArray<string>
+    readonly caseMetrics: ReadonlyArray<string>
+  }>
+  /** Journal lines of the labelled cases (iteration 1). */
+  readonly journal: ReadonlyArray<string>
+}
+
+const writeSlice = (root: string, name: string, run: SliceRun): string => {
+  const dir = Path.join(root, name)
+  fs.mkdirSync(dir, { recursive: true })
+  fs.copyFileSync(Path.join(run.dir, "manifest.json"), Path.join(dir, "manifest.json"))
+  const lines = (xs: ReadonlyArray<string>) => (xs.length === 0 ? "" : xs.join("\n") + "\n")
+  fs.writeFileSync(Path.join(dir, "judgments.jsonl"), lines(run.journal))
+  for (const it of run.iterations) {
+    fs.writeFileSync(Path.join(dir, `records-iteration-${it.iteration}.jsonl`), lines(it.records))
+    fs.writeFileSync(Path.join(dir, caseMetricsFile(it.iteration)), lines(it.caseMetrics))
+  }
+  return dir
+}
+
+/** calibrate over the labelled slice of a run (and of the runs its preference labels compare with). */
+export const calibrateSlice = (
+  run: SliceRun,
+  others: ReadonlyArray<SliceRun>,
+  labels: ReadonlyArray<Label>,
   options: { readonly resamples?: number; readonly seed?: number } = {}
-): Effect.Effect<Agreement, InputError | UsageError> =>
-  Effect.gen(function*() {
-    const labels = runLabels(state, run.runId)
-    const groups = new Map<string, Collected>()
-    const pending = new Map<string, number>()
-    let line = 0
-    for (const label of labels) {
-      line++
-      const builder = builders[label.target.kind]
-      if (builder === undefined) {
-        pending.set(label.target.kind, (pending.get(label.target.kind) ?? 0) + 1)
-        continue
-      }
-      const { name, title } = builder.criterion(label.target)
-      const groupKey = `${builder.kind}\u0000${name}`
-      let group = groups.get(groupKey)
-      if (group === undefined) {
-        group = { builder, title, judge: new Map(), human: new Map(), labels: 0, disagreed: 0 }
-        groups.set(groupKey, group)
-      }
-      group.labels++
-      const judged = builder.grade({ judged: label.judged })
-      const human = "agree" in label.label
-        ? (label.label.agree ? judged : undefined)
-        : builder.grade(label.label)
-      if (human === undefined || (human === null && "agree" in label.label)) {
-        // "Wrong" without a value of one's own, or "right" about a judgment with no verdict.
-        group.disagreed++
-        continue
-      }
-      const item = builder.item(label.target)
-      putGrade(group.judge, name, label.caseId, item, { grade: judged ?? null, line })
-      putGrade(group.human, name, label.caseId, item, { grade: human, line })
-    }
-    const resamples = options.resamples ?? AGREEMENT_RESAMPLES
-    const seed = options.seed ?? AGREEMENT_SEED
-    const out: Array<AgreementGroup> = []
-    for (const [, group] of groups) {
-      const [name] = [...group.judge.keys(), ...group.human.keys()]
-      const judge: JudgeGrades = {
-        source: {
-          kind: "run",
-          run: {
-            dir: run.dir,
-            runId: run.runId,
-            pipeline: run.pipeline,
-            judge: run.judge,
-            status: undefined,
-            iteration: 1,
-            iterations: 1
-          },
-          order: "records",
-          tornLastLine: false,
-          otherLines: 0
-        },
-        kind: group.builder.gradeKind,
-        grades: group.judge,
-        rubrics: new Map(),
-        rubricNames: new Map()
-      }
-      const file: GradeFile = {
-        file: "labels.jsonl",
-        format: "jsonl",
-        kind: group.builder.gradeKind,
-        grades: group.human,
-        count: group.labels,
-        negative: 0
-      }
-      const settings: CalibrateOptions = { relevantAt: group.builder.relevantAt(run.pipeline), seed, resamples }
-      const calibration = name === undefined ? undefined : yield* calibrate(judge, file, settings)
-      const criterion = calibration?.criteria[0]
-      if (criterion === undefined) {
-        continue
-      }
-      const kappaDefined = criterion.cohenKappa.value !== null
-      const headline = kappaDefined
-        ? { statistic: "Cohen's κ", estimate: criterion.cohenKappa }
-        : { statistic: "exact agreement", estimate: criterion.exactAgreement }
-      out.push({
-        kind: group.builder.kind,
-        title: group.title,
-        labels: group.labels,
-        disagreedWithoutValue: group.disagreed,
-        headline,
-        exactAgreement: criterion.exactAgreement,
-        moreForPlusMinus: moreLabelsFor(headline.estimate, criterion.pairs),
-        calibration: criterion
-      })
-    }
-    // Groups whose labels all lacked a value: counted, with nothing to measure yet.
+): Effect.Effect<Calibration, InputError | UsageError> =>
+  Effect.acquireUseRelease(
+    Effect.try({
+      try: () => fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-ui-slice-")),
+      catch: (e) => new InputError({ file: os.tmpdir(), problem: `cannot write a temporary directory: ${String(e)}` })
+    }),
+    (root) =>
+      Effect.flatMap(
+        Effect.try({
+          try: () => ({
+            dir: writeSlice(root, "run", run),
+            otherRuns: others.map((o, i) => writeSlice(root, `other-${i + 1}`, o))
+          }),
+          catch: (e) => new InputError({ file: root, problem: `cannot write the labelled slice: ${String(e)}` })
+        }),
+        ({ dir, otherRuns }) =>
+          calibrateRunLabels(dir, labels, {
+            otherRuns,
+            seed: options.seed ?? AGREEMENT_SEED,
+            resamples: options.resamples ?? AGREEMENT_RESAMPLES
+          })
+      ),
+    (root) => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true }))
+  )
+
+type Estimate = typeof RunFiles.Estimate.Type
+type Headline = typeof RunFiles.Headline.Type
+type Narrowing = typeof RunFiles.Narrowing.Type
+
+const more = (n: Narrowing | undefined): { readonly more: number | null; readonly moreNote?: string } =>
+  n === undefined ? { more: null } : n.more === null ? { more: null, moreNote: n.reason ?? "no CI" } : { more: n.more }
+
+const plain = (e: Estimate | Headline): Estimate => ({
+  value: e.value,
+  ...(e.reason === undefined ? {} : { reason: e.reason }),
+  ci: e.ci,
+  undefinedResamples: e.undefinedResamples
+})
+
+/** The panel's groups, from calibrate's result. */
+export const summarise = (calibration: Calibration | undefined, labels: number, state: LabelState): Agreement => {
+  const groups: Array<AgreementGroup> = []
+  const file = { lines: state.lines, skipped: [...state.skipped], torn: state.torn }
+  if (calibration === undefined) {
     return {
-      labels: labels.length,
-      groups: out,
-      pending: [...pending].map(([kind, count]) => ({
-        kind,
-        labels: count,
-        note: PENDING_NOTE[kind as LabelTarget["kind"]] ?? "agreement for these labels is not computed yet"
-      })),
-      file: { lines: state.lines, skipped: [...state.skipped], torn: state.torn },
-      bootstrap: { resamples, seed }
+      labels,
+      groups,
+      agreeOnly: null,
+      unpaired: [],
+      file,
+      bootstrap: { resamples: AGREEMENT_RESAMPLES, seed: AGREEMENT_SEED },
+      calibration: null
     }
-  })
+  }
+  for (const c of calibration.criteria) {
+    if (c.pairs === 0 && c.labelsWithoutJudgment.count === 0) continue
+    groups.push({
+      kind: calibration.kind === "retrieval" ? "hit" : "grade",
+      title: calibration.kind === "retrieval" ? "Hit relevance (0–3)" : `Rubric grade: ${c.criterion}`,
+      pairs: c.pairs,
+      headline: { statistic: "Cohen's κ", estimate: c.cohenKappa },
+      second: { statistic: "exact agreement", estimate: c.exactAgreement },
+      ...more(c.narrowing?.cohenKappa)
+    })
+  }
+  const answers = calibration.answers ?? null
+  for (const [kind, v] of [["claim", answers?.claims], ["nugget", answers?.nuggets]] as const) {
+    if (v === undefined || v === null) continue
+    groups.push({
+      kind,
+      title: kind === "claim"
+        ? "Claim verdicts (contradicted · neutral · entailed)"
+        : "Nugget support (not · partial · support)",
+      pairs: v.pairs,
+      headline: { statistic: "Cohen's κ", estimate: plain(v.cohenKappa) },
+      second: { statistic: "balanced accuracy", estimate: plain(v.balancedAccuracy) },
+      ...more(v.cohenKappa.narrowing)
+    })
+  }
+  for (const m of answers?.metrics ?? []) {
+    groups.push({
+      kind: "metric",
+      title: `Per-case metric: ${m.metric}`,
+      pairs: m.pairs,
+      headline: { statistic: "Pearson's r", estimate: plain(m.pearson) },
+      second: { statistic: "Kendall's τ-b", estimate: plain(m.kendallTauB) },
+      ...more(m.pearson.narrowing)
+    })
+  }
+  for (const p of answers?.preferences?.rows ?? []) {
+    groups.push({
+      kind: "preference",
+      title: `Preferences against Δ ${p.metric}${p.aspect === null ? "" : ` (${p.aspect})`}`,
+      pairs: p.pairs,
+      headline: { statistic: "Pearson's r", estimate: plain(p.pearson) },
+      second: { statistic: "Kendall's τ-b", estimate: plain(p.kendallTauB) },
+      ...more(p.pearson.narrowing)
+    })
+  }
+  const agreeOnly = answers?.agreeOnly ?? null
+  return {
+    labels,
+    groups,
+    agreeOnly: agreeOnly === null
+      ? null
+      : { labels: agreeOnly.labels, agreed: agreeOnly.agreed, share: agreeOnly.share },
+    unpaired: [
+      ...(answers?.unpaired.items ?? []).map((u) => ({ caseId: u.caseId, target: u.target, reason: u.reason })),
+      ...calibration.criteria.flatMap((c) =>
+        c.labelsWithoutJudgment.items.map((u) => ({
+          caseId: u.id,
+          target: u.item === undefined ? c.criterion : `${c.criterion}:${u.item}`,
+          reason: "no judgment of the judge to pair with"
+        }))
+      )
+    ],
+    file,
+    bootstrap: { resamples: calibration.bootstrap.resamples, seed: calibration.bootstrap.seed },
+    calibration
+  }
+}

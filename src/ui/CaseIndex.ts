@@ -538,3 +538,17 @@ export const readCaseIds = (index: CaseIndex): Effect.Effect<Array<string>, Inpu
     })
     return ids
   })
+
+/** Case i's line of the case metrics and of the records, as the files hold them (undefined: none). */
+export const caseLines = (
+  index: CaseIndex,
+  i: number
+): Effect.Effect<{ readonly metrics: string | undefined; readonly record: string | undefined }, InputError> =>
+  Effect.gen(function*() {
+    const read = (file: OpenFile | undefined, offset: number, length: number) =>
+      file === undefined || offset < 0 ? Effect.succeed(undefined) : readRange(file, offset, offset + length)
+    return {
+      metrics: yield* read(index.metricsFile, index.metricsOffset[i]!, index.metricsLength[i]!),
+      record: yield* read(index.recordsFile, index.recordOffset[i]!, index.recordLength[i]!)
+    }
+  })

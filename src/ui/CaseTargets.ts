@@ -11,6 +11,7 @@
  * (rubric, synthesis, graded hits, correctness). A record without them has only its metrics to label.
  */
 import { isRecord } from "effect/Predicate"
+import { SUPPORTS, VERDICTS } from "../calibrate/RunClaims.js"
 import {
   type ClaimAgainst,
   type ClaimVerdict,
@@ -25,14 +26,6 @@ import type { CaseTarget } from "./Domain.js"
 
 type Choice = CaseTarget["choices"][number]
 type Target = Omit<CaseTarget, "label">
-
-export const VERDICTS: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
-export const SUPPORTS: ReadonlyArray<NuggetSupport> = ["not_support", "partial_support", "support"]
-
-/** A verdict as the check rubric's grade (0 contradicted · 1 neutral · 2 entailed), for agreement statistics. */
-export const verdictGrade = (v: ClaimVerdict): number => VERDICTS.indexOf(v)
-/** A nugget's support as the nugget rubric's grade (0 · 1 · 2). */
-export const supportGrade = (s: NuggetSupport): number => SUPPORTS.indexOf(s)
 
 const str = (x: unknown): string | undefined => (typeof x === "string" ? x : undefined)
 const num = (x: unknown): number | undefined => (typeof x === "number" && Number.isFinite(x) ? x : undefined)

@@ -8,7 +8,7 @@
 import * as Schema from "effect/Schema"
 import { Judged, Label, LabelTarget, LabelValue, MAX_NOTE_LENGTH } from "../domain/Label.js"
 import { MetricSpec } from "../domain/Metric.js"
-import { CriterionCalibration, Estimate, Interval } from "../domain/RunFiles.js"
+import { Calibration, Estimate, Interval } from "../domain/RunFiles.js"
 import {
   apiError,
   BadRequest,
@@ -236,30 +236,32 @@ export const LabelRequest = Schema.Struct({
 export type LabelRequest = typeof LabelRequest.Type
 
 export const AgreementGroup = Schema.Struct({
-  kind: Schema.Literal("grade", "hit", "claim", "nugget"),
+  kind: Schema.Literal("grade", "hit", "claim", "nugget", "metric", "preference"),
   title: Schema.String,
-  labels: Schema.Number,
-  /** Labels that said "wrong" without a value of their own: not pairable, counted. */
-  disagreedWithoutValue: Schema.Number,
+  pairs: Schema.Number,
   headline: Schema.Struct({ statistic: Schema.String, estimate: Estimate }),
-  exactAgreement: Estimate,
-  /** Labels more (at the same agreement) that would narrow the headline's 95% CI to ±0.1; null when it cannot be told yet. */
-  moreForPlusMinus: Schema.NullOr(Schema.Number),
-  calibration: CriterionCalibration
+  second: Schema.Struct({ statistic: Schema.String, estimate: Estimate }),
+  /** Labels more (at the same agreement) that would narrow the headline's 95% CI to ±0.1; null: cannot be told yet. */
+  more: Schema.NullOr(Schema.Number),
+  moreNote: Schema.optional(Schema.String)
 }).annotations({ identifier: "AgreementGroup" })
 export type AgreementGroup = typeof AgreementGroup.Type
 
 export const Agreement = Schema.Struct({
   labels: Schema.Number,
   groups: Schema.Array(AgreementGroup),
-  /** Label kinds whose agreement is not computed here yet, with their counts and why. */
-  pending: Schema.Array(Schema.Struct({ kind: Schema.String, labels: Schema.Number, note: Schema.String })),
+  /** Labels that only say right or wrong with nothing to pair: the share that agree. */
+  agreeOnly: Schema.NullOr(Schema.Struct({ labels: Schema.Number, agreed: Schema.Number, share: Estimate })),
+  /** Labels that made no pair, each with why. */
+  unpaired: Schema.Array(Schema.Struct({ caseId: Schema.String, target: Schema.String, reason: Schema.String })),
   file: Schema.Struct({
     lines: Schema.Number,
     skipped: Schema.Array(Schema.Struct({ line: Schema.Number, problem: Schema.String })),
     torn: Schema.Boolean
   }),
-  bootstrap: Schema.Struct({ resamples: Schema.Number, seed: Schema.Number })
+  bootstrap: Schema.Struct({ resamples: Schema.Number, seed: Schema.Number }),
+  /** calibrate's whole result over the labelled cases (calibration.json's shape). */
+  calibration: Schema.NullOr(Calibration)
 }).annotations({ identifier: "Agreement" })
 export type Agreement = typeof Agreement.Type
 

@@ -31,11 +31,12 @@ import { caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
 import type { ReportView } from "../engine/Pipeline.js"
 import { addUsageTo, noTokens, usdOf } from "../pricing/Prices.js"
 import { poissonBootstrap } from "../stats/PoissonBootstrap.js"
-import { agreement, runLabels } from "./Agreement.js"
+import { calibrateSlice, runLabels, type SliceRun, summarise } from "./Agreement.js"
 import {
   buildIndex,
   caseIdOf,
   type CaseIndex,
+  caseLines,
   closeIndex,
   FLAGGED,
   indexJournal,
@@ -68,10 +69,19 @@ import type {
   UiError
 } from "./Domain.js"
 import { uiError } from "./Domain.js"
-import { type LabelLog, makeLabelLog } from "./LabelLog.js"
+import { type LabelLog, type LabelState, makeLabelLog } from "./LabelLog.js"
 import { currentStamp, sameStamp, scanLines } from "./LineFile.js"
 import { reviewQueue } from "./ReviewQueue.js"
-import { type Catalog, GLANCE, glanceOrder, makeCatalog, type RunEntry, runSummary } from "./Runs.js"
+import {
+  type Catalog,
+  GLANCE,
+  glanceOrder,
+  hasIntervals,
+  makeCatalog,
+  rankingOf,
+  type RunEntry,
+  runSummary
+} from "./Runs.js"
 import type { StoreJournal } from "./StoreJournal.js"
 
 export interface ReviewOptions {
@@ -170,9 +180,7 @@ export const make = (options: ReviewOptions) => {
     const perCase = new Set(index.metrics.map((m) => m.name))
     const specs = new Map((run.summary?.metricSpecs ?? []).map((spec) => [spec.name, spec]))
     const named = Object.keys(run.summary?.metrics ?? {}).map((name) => ({ name, spec: specs.get(name) ?? null }))
-    return glanceOrder(named, run.summary?.headline).slice(0, GLANCE).map((m) => m.name).filter((name) =>
-      perCase.has(name)
-    )
+    return glanceOrder(named, rankingOf(run)).slice(0, GLANCE).map((m) => m.name).filter((name) => perCase.has(name))
   }
 
   /** Verdicts and flags of every case (the pipeline's view), then the headline intervals. */
@@ -224,7 +232,8 @@ export const make = (options: ReviewOptions) => {
         }).pipe(Effect.ignore)
       }
       index.verdictsReady = true
-      if (index.iteration === 1) {
+      // Intervals for a one-iteration run whose summary has none (version 3: the engine's fold gives them since version 4).
+      if (index.iteration === 1 && run.manifest.iterations === 1 && !hasIntervals(run)) {
         const names = headlineNames(run, index)
         const columns = names.map((name) => metricColumn(index, name))
         const boot = poissonBootstrap(names.length, { seed: 42 })
@@ -440,14 +449,18 @@ export const make = (options: ReviewOptions) => {
     return { total: selected.length, cases: index.cases, offset, limit, rows } satisfies CasePage
   })
 
+  /** A case's journal lines (this iteration): from the store for a run made with --store (when the server was given it). */
+  const journalOf = (run: RunEntry, index: CaseIndex, i: number, caseId: string) => {
+    const store = options.store
+    return store !== undefined && run.manifest.store !== undefined
+      ? store.caseLines(run.dir, caseId, index.iteration).pipe(Effect.mapError(unreadable))
+      : Effect.zipRight(ensureJournal(run, index), journalLines(index, i).pipe(Effect.mapError(unreadable)))
+  }
+
   /** The judgments of a case (this iteration), the latest line of each key, decoded; replies awaiting repair left out. */
   const caseJudgments = (run: RunEntry, index: CaseIndex, i: number, caseId: string) =>
     Effect.gen(function*() {
-      // A run made with --store has its journal in the store (when the server was given it).
-      const store = options.store
-      const lines = store !== undefined && run.manifest.store !== undefined
-        ? yield* store.caseLines(run.dir, caseId, index.iteration).pipe(Effect.mapError(unreadable))
-        : yield* Effect.zipRight(ensureJournal(run, index), journalLines(index, i).pipe(Effect.mapError(unreadable)))
+      const lines = yield* journalOf(run, index, i, caseId)
       const byKey = new Map<string, Judgment>()
       for (const text of lines) {
         let parsed: unknown
@@ -571,13 +584,53 @@ export const make = (options: ReviewOptions) => {
   // -------------------------------------------------------------------------------------------
   // Labels
 
-  const runAgreement = (run: RunEntry, state: Parameters<typeof agreement>[0]) =>
-    agreement(state, {
-      runId: run.manifest.runId,
-      pipeline: run.manifest.pipeline.name,
-      dir: run.rel,
-      judge: run.manifest.judge.label
-    }).pipe(Effect.mapError((e) => uiError(500, "agreement_failed", e.message)))
+  /** The labelled cases of a run, cut from its indexes (see `Agreement.ts`): all iterations for a run preferences compare with. */
+  const sliceOf = (run: RunEntry, caseIds: ReadonlySet<string>, allIterations: boolean) =>
+    Effect.gen(function*() {
+      const n = allIterations ? Math.max(1, Math.floor(run.manifest.iterations)) : 1
+      const iterations: Array<SliceRun["iterations"][number]> = []
+      const journal: Array<string> = []
+      for (let it = 1; it <= n; it++) {
+        const { index } = yield* getIndex(run, it)
+        const records: Array<string> = []
+        const caseMetrics: Array<string> = []
+        for (const id of caseIds) {
+          const i = yield* lookupCase(index, id).pipe(Effect.mapError(unreadable))
+          if (i < 0) continue
+          const lines = yield* caseLines(index, i).pipe(Effect.mapError(unreadable))
+          if (lines.record !== undefined) records.push(lines.record)
+          if (lines.metrics !== undefined) caseMetrics.push(lines.metrics)
+          if (it === 1 && !allIterations) journal.push(...(yield* journalOf(run, index, i, id)))
+        }
+        iterations.push({ iteration: it, records, caseMetrics })
+      }
+      return { dir: run.dir, iterations, journal } satisfies SliceRun
+    })
+
+  /** The judge's agreement with the labels so far: calibrate's, over the labelled slice of the run. */
+  const runAgreement = (run: RunEntry, state: LabelState): Effect.Effect<Agreement, UiError> =>
+    Effect.gen(function*() {
+      const labels = runLabels(state, run.manifest.runId)
+      if (labels.length === 0) return summarise(undefined, 0, state)
+      const slice = yield* sliceOf(run, new Set(labels.map((l) => l.caseId)), false)
+      // The runs preference labels compare this run's answers with, and their cases.
+      const otherCases = new Map<string, Set<string>>()
+      for (const l of labels) {
+        if (l.target.kind !== "preference") continue
+        const ids = otherCases.get(l.target.other.runId) ?? new Set<string>()
+        ids.add(l.target.other.caseId ?? l.caseId)
+        otherCases.set(l.target.other.runId, ids)
+      }
+      const others: Array<SliceRun> = []
+      for (const [runId, ids] of otherCases) {
+        const other = yield* catalog.get(runId)
+        if (other !== undefined) others.push(yield* sliceOf(other, ids, true))
+      }
+      const calibration = yield* calibrateSlice(slice, others, labels).pipe(
+        Effect.mapError((e) => uiError(500, "agreement_failed", `calibrate: ${e.message}`))
+      )
+      return summarise(calibration, labels.length, state)
+    })
 
   const getAgreement = Effect.fn("Review.agreement")(function*(id: string) {
     const run = yield* getRun(id)
@@ -659,7 +712,7 @@ export const make = (options: ReviewOptions) => {
   /** The judges' preference between two runs' answers to a case: B − A of the headline metric, in its better direction. */
   const preferenceJudged = (run: RunEntry, other: RunEntry, caseId: string) =>
     Effect.gen(function*() {
-      const metric = run.summary?.headline
+      const metric = rankingOf(run)
       if (metric === undefined) return null
       const a = yield* getIndex(run, 1)
       const b = yield* getIndex(other, 1)
@@ -697,7 +750,7 @@ export const make = (options: ReviewOptions) => {
       const { index } = yield* getIndex(run, it)
       const state = yield* readLabels(run)
       const labelled = yield* labelledCases(run, index, runLabels(state, run.manifest.runId))
-      const headline = run.summary?.headline
+      const headline = rankingOf(run)
       const metric = headline !== undefined && metricColumn(index, headline) >= 0
         ? headline
         : index.metrics.find((m) => m.direction !== "none")?.name
@@ -790,7 +843,7 @@ export const make = (options: ReviewOptions) => {
         const a = yield* casesOf(runA)
         const b = yield* casesOf(runB)
         const progress = yield* plan(a, b).pipe(Effect.mapError((e) => badRequest(e.message)))
-        const first = params.metric ?? runA.summary?.headline
+        const first = params.metric ?? rankingOf(runA)
         const order = first !== undefined && progress.selected.includes(first)
           ? [first, ...progress.selected.filter((m) => m !== first)]
           : progress.selected
@@ -812,7 +865,7 @@ export const make = (options: ReviewOptions) => {
         comparison = { key, a, b, progress, fiber }
       }
       const { a, b, progress } = comparison
-      const headline = runA.summary?.headline
+      const headline = rankingOf(runA)
       const metric = params.metric ?? (headline !== undefined && progress.selected.includes(headline)
         ? headline
         : progress.selected[0])

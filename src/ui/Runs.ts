@@ -176,6 +176,13 @@ export const glanceOrder = <M extends { readonly name: string; readonly spec: Me
 
 export const GLANCE = 4
 
+/** The per-case metric that ranks a run's cases (lowest first): summary v4's first `rankBy`, v3's `headline`. */
+export const rankingOf = (run: RunEntry): string | undefined => run.summary?.rankBy?.[0] ?? run.summary?.headline
+
+/** Whether the summary gives its headline metrics' intervals (version 4, the engine's fold). */
+export const hasIntervals = (run: RunEntry): boolean =>
+  Object.values(run.summary?.metrics ?? {}).some((v) => v !== null && typeof v !== "number" && v.ci !== null)
+
 /** A run as the list shows it; `intervals` are the headline CIs computed when the run was opened. */
 export const runSummary = (
   run: RunEntry,
@@ -188,11 +195,11 @@ export const runSummary = (
   const metrics: Array<HeadlineMetric> = glanceOrder(
     Object.entries(s?.metrics ?? {}).map(([name, value]) => ({
       name,
-      value,
-      ci: intervals?.get(name) ?? null,
+      value: value === null || typeof value === "number" ? value : value.mean,
+      ci: value !== null && typeof value !== "number" && value.ci !== null ? value.ci : intervals?.get(name) ?? null,
       spec: specs.get(name) ?? null
     })),
-    s?.headline
+    rankingOf(run)
   )
   const judgments = s?.judgments ??
     (m.counts === undefined
@@ -218,7 +225,7 @@ export const runSummary = (
     judgments,
     costUsd: s?.cost.usd ?? m.cost?.usd ?? null,
     target: m.target === undefined ? null : maskUrl(m.target.config.url),
-    headline: s?.headline ?? null,
+    headline: rankingOf(run) ?? null,
     metrics,
     labels,
     source: "out",

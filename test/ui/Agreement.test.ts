@@ -1,125 +1,97 @@
 /**
- * The agreement the page shows is calibrate's over the labels: per kind of label (rubric grades per
- * criterion, hits, claims, nuggets), Cohen's κ and exact agreement equal to the statistics of the
- * same pairs (`stats/Kappa.ts`), "wrong" without a value counted and not paired, labels of other
- * runs left out, per-case metric and preference labels pending; and the labels more a ±0.1
- * interval needs, by hand.
+ * The agreement the page shows is `rag-eval calibrate`'s: computed on the labelled slice of a run
+ * (the labelled cases' journal lines, records and per-case metrics in a temporary run directory),
+ * its figures equal calibrate's on the whole run directory — claim verdicts, metric values and
+ * preferences against another run (answer-correctness), hit grades (search-relevance) — and the
+ * panel's groups are read from them.
  */
 import { Effect } from "effect"
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
+import { calibrateRunLabels } from "../../src/calibrate/CalibrateRun.js"
 import type { Label } from "../../src/domain/Label.js"
-import { labelKey } from "../../src/domain/Label.js"
-import { cohenKappa, exactAgreement, tableOf } from "../../src/stats/Kappa.js"
-import { agreement, moreLabelsFor } from "../../src/ui/Agreement.js"
+import { AGREEMENT_RESAMPLES, AGREEMENT_SEED, summarise } from "../../src/ui/Agreement.js"
 import type { LabelState } from "../../src/ui/LabelLog.js"
+import { buildFixtures, type Fixtures, runIdOf } from "./Fixtures.js"
+import { post, raw, startServer } from "./Server.js"
 
-const at = "2026-11-28T10:00:00.000Z"
+let fx: Fixtures
 
-const state = (labels: ReadonlyArray<Label>): LabelState => ({
-  latest: new Map(labels.map((l) => [labelKey(l), l])),
-  lines: labels.length,
-  skipped: [],
-  torn: false
+beforeAll(async () => {
+  fx = await buildFixtures()
 })
 
-const grade = (caseId: string, criterion: string, judged: number, human: number | "agree" | "wrong"): Label => ({
-  runId: "r1",
-  caseId,
-  target: { kind: "grade", criterion },
-  label: human === "agree" ? { agree: true } : human === "wrong" ? { agree: false } : { grade: human },
-  judged,
-  by: "ann",
-  at
-})
-
-const run = { runId: "r1", pipeline: "rag-answers", dir: "rag-answers/r1", judge: "heuristic judge" }
+const options = { seed: AGREEMENT_SEED, resamples: AGREEMENT_RESAMPLES }
 
 describe("agreement over the labels", () => {
-  it("per rubric criterion: κ and exact agreement are those of the pairs; agree means the judge's value", async () => {
-    const judged = [2, 1, 0, 2, 1, 2, 0, 1]
-    const human = [2, 1, 1, 2, 0, 2, 0, 2]
-    const labels = judged.map((j, i) =>
-      grade(`c${i}`, "rag-answers/groundedness", j, human[i] === j ? "agree" : human[i]!)
-    )
-    const a = await Effect.runPromise(agreement(state(labels), run, { resamples: 500 }))
-    expect(a.groups).toHaveLength(1)
-    const g = a.groups[0]!
-    expect(g.kind).toBe("grade")
-    expect(g.calibration.pairs).toBe(8)
-    const table = tableOf(human, judged)
-    expect(g.headline.statistic).toBe("Cohen's κ")
-    expect(g.headline.estimate.value).toBeCloseTo(cohenKappa(table).value!, 12)
-    expect(g.exactAgreement.value).toBeCloseTo(exactAgreement(table).value!, 12)
-    expect(g.exactAgreement.value).toBeCloseTo(5 / 8, 12)
-    expect(g.headline.estimate.ci).not.toBeNull()
-  })
-
-  it("groups by kind and criterion; 'wrong' without a value is counted, not paired; other runs' labels left out; metrics and preferences pending", async () => {
-    const labels: Array<Label> = [
-      grade("c1", "rag-answers/clarity", 3, 3),
-      grade("c2", "rag-answers/clarity", 2, "wrong"),
-      grade("c1", "rag-answers/groundedness", 2, 1),
-      { ...grade("c3", "rag-answers/clarity", 1, 0), runId: "another-run" },
-      {
-        runId: "r1",
-        caseId: "c1",
-        target: { kind: "claim", side: "answer", index: 1, against: "reference" },
-        label: { verdict: "neutral" },
-        judged: "entailed",
-        by: "ann",
-        at
-      },
-      {
-        runId: "r1",
-        caseId: "c1",
-        target: { kind: "hit", hitId: "d1" },
-        label: { grade: 3 },
-        judged: 3,
-        by: "ann",
-        at
-      },
-      {
-        runId: "r1",
-        caseId: "c1",
-        target: { kind: "metric", metric: "composite" },
-        label: { value: 0.4 },
-        judged: 0.8,
-        by: "ann",
-        at
-      },
-      {
-        runId: "r1",
-        caseId: "c1",
-        target: { kind: "preference", other: { runId: "r2" } },
-        label: { preference: 1 },
-        judged: 0.1,
-        by: "ann",
-        at
+  it("equals calibrate's on the whole run: claims, a metric, preferences against another run; hits", async () => {
+    const server = await startServer({ out: fx.out, compareInProcess: true })
+    try {
+      const a = runIdOf(fx.correctnessA)
+      const b = runIdOf(fx.correctnessB)
+      const made: Array<Label> = []
+      const label = async (run: string, body: unknown) => {
+        const r = await post(server.port, `/api/runs/${run}/labels`, body)
+        expect(r.status, r.body).toBe(201)
+        made.push(r.json().label)
+        return r.json().agreement
       }
-    ]
-    const a = await Effect.runPromise(agreement(state(labels), run, { resamples: 200 }))
-    expect(a.labels).toBe(7)
-    const byTitle = new Map(a.groups.map((g) => [`${g.kind}:${g.calibration.criterion}`, g]))
-    const clarity = byTitle.get("grade:rag-answers/clarity")!
-    expect(clarity.labels).toBe(2)
-    expect(clarity.disagreedWithoutValue).toBe(1)
-    expect(clarity.calibration.pairs).toBe(1)
-    expect(byTitle.get("grade:rag-answers/groundedness")!.calibration.pairs).toBe(1)
-    const claims = byTitle.get("claim:claim verdict")!
-    // entailed (2) judged, neutral (1) said: one pair, no agreement.
-    expect(claims.calibration.grades).toEqual([1, 2])
-    expect(claims.calibration.confusion).toEqual([[0, 1], [0, 0]])
-    expect(claims.exactAgreement.value).toBe(0)
-    expect(byTitle.get("hit:relevance")!.exactAgreement.value).toBe(1)
-    expect(a.pending.map((p) => [p.kind, p.labels])).toEqual([["metric", 1], ["preference", 1]])
+      for (const caseId of ["q1", "q2", "q7", "q8", "judge-fails-1"]) {
+        const c = (await raw(server.port, `/api/runs/${a}/cases/${caseId}`)).json()
+        for (const [i, t] of c.targets.filter((x: any) => x.target.kind === "claim").slice(0, 4).entries()) {
+          const verdict = t.judged === null || i % 3 === 2 ? "neutral" : t.judged
+          await label(a, { caseId, target: t.target, label: { verdict } })
+        }
+        await label(a, { caseId, target: { kind: "metric", metric: "f1" }, label: { value: (caseId.length % 7) / 7 } })
+        await label(a, { caseId, target: { kind: "preference", other: { runId: b } }, label: { preference: 1 } })
+      }
+      const shown = (await raw(server.port, `/api/runs/${a}/agreement`)).json()
+      const whole = await Effect.runPromise(calibrateRunLabels(fx.correctnessA, made, {
+        ...options,
+        otherRuns: [fx.correctnessB]
+      }))
+      expect(shown.calibration.answers.claims).toEqual(whole.answers!.claims)
+      expect(shown.calibration.answers.metrics).toEqual(whole.answers!.metrics)
+      expect(shown.calibration.answers.preferences.rows).toEqual(whole.answers!.preferences!.rows)
+      // The same labels left unpaired, for the same reasons (a journal line is the slice's, not the run's).
+      const reasons = (u: { readonly items: ReadonlyArray<{ readonly reason: string }> }) =>
+        u.items.map((x) => ({ ...x, reason: x.reason.replace(/journal line \d+/, "journal line N") }))
+      expect(reasons(shown.calibration.answers.unpaired)).toEqual(reasons(whole.answers!.unpaired))
+      expect(shown.calibration.answers.unpaired.count).toBeGreaterThan(0)
+      const claims = shown.groups.find((g: any) => g.kind === "claim")
+      expect(claims.pairs).toBe(whole.answers!.claims!.pairs)
+      expect(claims.headline.estimate.value).toBe(whole.answers!.claims!.cohenKappa.value)
+      expect(claims.more).toBe(whole.answers!.claims!.cohenKappa.narrowing.more)
+      expect(shown.groups.some((g: any) => g.kind === "metric" && g.title === "Per-case metric: f1")).toBe(true)
+      expect(shown.groups.some((g: any) => g.kind === "preference")).toBe(true)
+
+      // Hits of a retrieval run: the grade calibration.
+      const s = runIdOf(fx.search)
+      const hitLabels: Array<Label> = []
+      for (const caseId of ["sr-001", "sr-002", "sr-003"]) {
+        const c = (await raw(server.port, `/api/runs/${s}/cases/${caseId}`)).json()
+        for (const t of c.targets.filter((x: any) => x.target.kind === "hit")) {
+          const r = await post(server.port, `/api/runs/${s}/labels`, {
+            caseId,
+            target: t.target,
+            label: { grade: (t.judged + 1) % 4 === 3 ? 3 : t.judged }
+          })
+          hitLabels.push(r.json().label)
+        }
+      }
+      const hits = (await raw(server.port, `/api/runs/${s}/agreement`)).json()
+      const wholeHits = await Effect.runPromise(calibrateRunLabels(fx.search, hitLabels, options))
+      const criterion = wholeHits.criteria.find((c) => c.criterion === "relevance")!
+      expect(hits.calibration.criteria[0].cohenKappa).toEqual(criterion.cohenKappa)
+      expect(hits.calibration.criteria[0].confusion).toEqual(criterion.confusion)
+      expect(hits.groups[0]).toMatchObject({ kind: "hit", pairs: criterion.pairs })
+    } finally {
+      await server.close()
+    }
   })
 
-  it("labels more for ±0.1: n · (half-width / 0.1)² in all, 0 when already narrower, unknown without an interval", () => {
-    const estimate = (lower: number, upper: number) => ({ value: 0.5, ci: { lower, upper }, undefinedResamples: 0 })
-    // Half-width 0.3 on 20 pairs: 20 · 9 = 180 in all, 160 more.
-    expect(moreLabelsFor(estimate(0.2, 0.8), 20)).toBe(160)
-    expect(moreLabelsFor(estimate(0.45, 0.55), 20)).toBe(0)
-    expect(moreLabelsFor({ value: null, ci: null, undefinedResamples: 0 }, 20)).toBeNull()
-    expect(moreLabelsFor(estimate(0.2, 0.8), 1)).toBeNull()
+  it("with no labels, nothing to show and no calibration", () => {
+    const state: LabelState = { latest: new Map(), lines: 0, skipped: [], torn: false }
+    const a = summarise(undefined, 0, state)
+    expect(a).toMatchObject({ labels: 0, groups: [], agreeOnly: null, calibration: null })
   })
 })

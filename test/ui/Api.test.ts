@@ -215,12 +215,13 @@ describe("labels", () => {
     const parsed = lines.map((l) => JSON.parse(l))
     expect(new Set(parsed.map((l) => `${l.caseId}/${l.target.hitId}`)).size).toBe(targets.length)
     const agreement = (await get(`/api/runs/${run}/agreement`)).json()
+    expect(agreement.labels).toBe(targets.length)
     const hits = agreement.groups.find((g: any) => g.kind === "hit")
-    expect(hits.labels).toBe(targets.length)
-    expect(hits.calibration.pairs).toBe(targets.length)
+    expect(hits.pairs).toBe(targets.length)
+    expect(hits.headline.statistic).toBe("Cohen's κ")
   })
 
-  it("agreement is calibrate's over the labels so far: exact agreement, κ with CIs, and the labels more a ±0.1 interval needs", async () => {
+  it("agreement is calibrate's over the labels so far: κ with CIs, agree-only labels counted, metric and preference labels paired", async () => {
     const fresh = await startServer({ out: fx.out })
     try {
       const c = (await raw(fresh.port, `/api/runs/${b}/cases/q2`)).json()
@@ -239,11 +240,13 @@ describe("labels", () => {
         last = r.json().agreement
       }
       const group = last.groups.find((g: any) => g.kind === "claim")
-      expect(group.labels).toBe(5)
-      expect(group.calibration.pairs).toBe(5)
-      expect(group.exactAgreement.value).toBeCloseTo(0.8, 10)
-      expect(group.exactAgreement.ci).not.toBeNull()
-      expect(group.moreForPlusMinus).toBeGreaterThan(0)
+      expect(last.labels).toBe(5)
+      expect(group.pairs).toBe(5)
+      expect(last.calibration.answers.claims.exactAgreement.value).toBeCloseTo(0.8, 10)
+      expect(group.headline.estimate.ci).not.toBeNull()
+      // Five pairs are too few to say how many more would narrow the interval: calibrate says why.
+      expect(group.more).toBeNull()
+      expect(group.moreNote).toContain("too few")
       // "The judge is wrong" without a value: counted, not paired.
       const wrong = await post(fresh.port, `/api/runs/${b}/labels`, {
         caseId: "q1",
@@ -251,17 +254,28 @@ describe("labels", () => {
         label: { agree: false }
       })
       expect(wrong.status).toBe(201)
-      const after = wrong.json().agreement.groups.find((g: any) => g.kind === "claim")
-      expect(after.disagreedWithoutValue).toBe(1)
-      expect(after.calibration.pairs).toBe(5)
-      // A metric label is kept and counted as pending (calibrate for answers measures it).
+      const after = wrong.json().agreement
+      expect(after.agreeOnly).toMatchObject({ labels: 1, agreed: 0 })
+      expect(after.groups.find((g: any) => g.kind === "claim").pairs).toBe(5)
+      // A metric value and a preference between the two runs: calibrate pairs them too.
       const metric = await post(fresh.port, `/api/runs/${b}/labels`, {
         caseId: "q1",
         target: { kind: "metric", metric: "f1" },
         label: { value: 0.25 }
       })
       expect(metric.status).toBe(201)
-      expect(metric.json().agreement.pending).toEqual([expect.objectContaining({ kind: "metric", labels: 1 })])
+      expect(metric.json().agreement.groups.find((g: any) => g.kind === "metric")).toMatchObject({
+        title: "Per-case metric: f1",
+        pairs: 1
+      })
+      const preference = await post(fresh.port, `/api/runs/${b}/labels`, {
+        caseId: "q1",
+        target: { kind: "preference", other: { runId: a } },
+        label: { preference: -1 }
+      })
+      expect(preference.status).toBe(201)
+      expect(preference.json().label.judged).toEqual(expect.any(Number))
+      expect(preference.json().agreement.calibration.answers.labels.preference).toBe(1)
       const outOfRange = await post(fresh.port, `/api/runs/${b}/labels`, {
         caseId: "q1",
         target: { kind: "metric", metric: "f1" },

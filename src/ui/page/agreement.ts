@@ -26,7 +26,9 @@ export const agreementPanel = (a: Agreement | undefined): HTMLElement => {
       : h(
         "p",
         { class: "sub" },
-        `${a.labels} label${a.labels === 1 ? "" : "s"}; 95% bootstrap CIs (${a.bootstrap.resamples} resamples)`
+        `${a.labels} label${
+          a.labels === 1 ? "" : "s"
+        }; calibrate's figures, 95% bootstrap CIs (${a.bootstrap.resamples} resamples)`
       ),
     a.groups.map((g) =>
       h(
@@ -38,29 +40,37 @@ export const agreementPanel = (a: Agreement | undefined): HTMLElement => {
           null,
           h("dt", null, g.headline.statistic),
           h("dd", { class: "headline-figure" }, estimateText(g.headline.estimate)),
-          g.headline.statistic === "exact agreement"
-            ? null
-            : [h("dt", null, "exact agreement"), h("dd", null, estimateText(g.exactAgreement))],
+          h("dt", null, g.second.statistic),
+          h("dd", null, estimateText(g.second.estimate)),
           h("dt", null, "pairs"),
-          h("dd", { class: "pairs" }, String(g.calibration.pairs)),
-          g.disagreedWithoutValue === 0
-            ? null
-            : [h("dt", null, "“wrong” without a value"), h("dd", null, String(g.disagreedWithoutValue))]
+          h("dd", { class: "pairs" }, String(g.pairs))
         ),
         h(
           "p",
           { class: "more" },
-          g.moreForPlusMinus === null
-            ? "Label a few more to see an interval."
-            : g.moreForPlusMinus === 0
+          g.more === null
+            ? `How many more labels to narrow it: ${g.moreNote ?? "not yet known"}.`
+            : g.more === 0
             ? "The interval is within ±0.1."
-            : `About ${g.moreForPlusMinus} more label${g.moreForPlusMinus === 1 ? "" : "s"} would narrow it to ±0.1.`
+            : `About ${g.more} more label${g.more === 1 ? "" : "s"} would narrow it to ±0.1.`
         )
       )
     ),
-    a.pending.map((p) =>
-      h("p", { class: "sub" }, `${p.labels} ${p.kind} label${p.labels === 1 ? "" : "s"}: ${p.note}`)
-    ),
+    a.agreeOnly === null
+      ? null
+      : h(
+        "p",
+        { class: "sub agree-only" },
+        `“Right” or “wrong” only: ${a.agreeOnly.agreed} of ${a.agreeOnly.labels} say the judge is right.`
+      ),
+    a.unpaired.length === 0
+      ? null
+      : h(
+        "details",
+        { class: "unpaired" },
+        h("summary", null, `${a.unpaired.length} label${a.unpaired.length === 1 ? "" : "s"} with nothing to pair`),
+        h("ul", null, a.unpaired.slice(0, 20).map((u) => h("li", null, `${u.caseId} · ${u.target}: ${u.reason}`)))
+      ),
     a.file.skipped.length === 0 && !a.file.torn
       ? null
       : h(
