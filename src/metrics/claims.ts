@@ -26,11 +26,13 @@
  * `claimMetrics` computes them all.
  */
 
-/** RAGChecker's three verdicts of a claim checked against a text. */
-export type ClaimVerdict = "entailed" | "neutral" | "contradicted"
+import type { ClaimVerdict, NuggetSupport } from "../domain/Label.js"
+
+/** RAGChecker's three verdicts of a claim checked against a text (the scale is stated in `domain/Label.ts`). */
+export type { ClaimVerdict }
 
 /** A nugget's grade (AutoNuggetizer): full support, partial support (counts ½ in the partial scores), none. */
-export type NuggetAssignment = "support" | "partial_support" | "not_support"
+export type NuggetAssignment = NuggetSupport
 
 export interface NuggetVerdict {
   /** "vital" or "okay"; undefined when the nugget came without one (a plain string). */

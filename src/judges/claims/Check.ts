@@ -81,6 +81,7 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
+import { readFigures } from "./Figures.js"
 import {
   hasDigit,
   normalise,
@@ -101,6 +102,40 @@ export interface ClaimCheck {
   readonly support: number
   /** The sentence of the text that best supports (or contradicts) the claim; null when no sentence shares a term with it. */
   readonly evidence: string | null
+  /** What decided the verdict, in the words a report shows (see `Finding`). */
+  readonly finding: Finding
+}
+
+/**
+ * What the checker found, named for what it measures (it reads words, not meaning — so not
+ * "entailed"): `found` (the claim's words and figures are in the text, enough of them), `figure
+ * conflict` and `negation conflict` (the text states another figure, or the opposite polarity, in
+ * the sentence that holds the claim's words), `figure missing`, `name missing`, `too few words found`.
+ */
+export type Finding =
+  | "found"
+  | "figure conflict"
+  | "negation conflict"
+  | "figure missing"
+  | "name missing"
+  | "too few words found"
+
+/** The measurements of one check. */
+export interface CheckFeatures {
+  /** Weighted share of the claim's terms found in the whole text. */
+  readonly text: number
+  /** Weighted share found in the best sentence. */
+  readonly best: number
+  /** Unweighted share of the claim's distinct terms found in the text (plain word overlap). */
+  readonly plain: number
+  /** Share of the claim's adjacent term pairs adjacent in a sentence of the text. */
+  readonly phrase: number
+  readonly numberMissing: boolean
+  readonly numberConflict: boolean
+  readonly nameMissing: boolean
+  readonly negationConflict: boolean
+  /** The claim's distinct terms. */
+  readonly terms: number
 }
 
 /**
@@ -168,10 +203,6 @@ export const DEFAULT_MODEL: ClaimModel = {
 // ---------------------------------------------------------------------------------------------
 // Reading texts
 
-/** `[1]`, `[2, 3]`, `[1-3]`, with the white space before it. */
-const CITATION = /[ \t]*\[\d+(?:\s*[-–,;]\s*\d+)*\]/g
-/** List numbering at a line's start ("1.", "2)", "(3)"): not a number the text states. */
-const LIST_NUMBER = /^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))[ \t]+/gm
 const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
@@ -236,53 +267,17 @@ const namesOf = (text: string): Array<string> => {
   return names
 }
 
-/** A digit opening a line, perhaps after "(": the only place list numbering can be. */
-const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
-
-/**
- * Cardinal number words read as their figures ("two moons" is "2 moons"), so a figure written in
- * words must agree with one written in digits like any other number. "one" stays a word (it is as
- * often a pronoun), and a word inside a hyphenated compound ("twenty-five", "three-quarters") too.
- */
-const NUMBER_WORDS: Readonly<Record<string, string>> = {
-  two: "2",
-  three: "3",
-  four: "4",
-  five: "5",
-  six: "6",
-  seven: "7",
-  eight: "8",
-  nine: "9",
-  ten: "10",
-  eleven: "11",
-  twelve: "12",
-  twenty: "20",
-  thirty: "30",
-  forty: "40",
-  fifty: "50",
-  sixty: "60",
-  seventy: "70",
-  eighty: "80",
-  ninety: "90"
-}
-const NUMBER_WORD =
-  /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
-
 /** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
 const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
 
-/** Where `NUMBER_WORD` can match (the same words, same flags, without its lookarounds): a cheap test first. */
-const NUMBER_WORD_HINT = /t(?:wo|hree|en|welve|wenty|hirty)|f(?:our|ive|orty|ifty)|s(?:ix|even)|eight|nine|eleven/iu
-
-const clean = (text: string): string => {
-  let t = normalise(text)
-  if (t.includes("://") || t.includes("www.")) t = t.replace(WEB_ADDRESS, " ")
-  if (NUMBER_WORD_HINT.test(t)) t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
-  // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
-  if (t.includes("[")) t = t.replace(CITATION, "")
-  if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
-  return t
+/** A text as its sentences are cut and quoted: escapes and apostrophes normalised, web addresses removed. */
+const displayText = (text: string): string => {
+  const t = normalise(text)
+  return t.includes("://") || t.includes("www.") ? t.replace(WEB_ADDRESS, " ") : t
 }
+
+/** A text (or one sentence of it) as the checker reads it: citations, opening numbers, number words and units (`Figures.ts`). */
+const clean = (text: string): string => readFigures(displayText(text))
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
@@ -342,9 +337,10 @@ const isNegated = (lower: string): boolean =>
 /** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
 class Sentence {
   private polarity: boolean | undefined
-  constructor(readonly text: string, readonly numbers: ReadonlySet<string>) {}
+  /** `text`: the sentence as written (the evidence quoted); `read`: as the checker reads it. */
+  constructor(readonly text: string, readonly read: string, readonly numbers: ReadonlySet<string>) {}
   get negated(): boolean {
-    return (this.polarity ??= isNegated(this.text.toLowerCase()))
+    return (this.polarity ??= isNegated(this.read.toLowerCase()))
   }
 
   /**
@@ -354,7 +350,7 @@ class Sentence {
    */
   negatedFor(terms: ReadonlyArray<string>): boolean {
     if (!this.negated) return false
-    const parts = this.text.toLowerCase().split(NEGATION_SCOPE)
+    const parts = this.read.toLowerCase().split(NEGATION_SCOPE)
     if (parts.length === 1) return true
     for (const part of parts) {
       if (!isNegated(part)) continue
@@ -397,11 +393,12 @@ class Reading {
   private readonly sequences: Array<ReadonlyArray<string>> = []
 
   constructor(raw: string) {
-    const text = clean(raw)
     const sentences: Array<Sentence> = []
     const postings = new Map<string, Postings>()
-    for (const part of splitSentences(text)) {
-      const t = part.trim()
+    for (const part of splitSentences(displayText(raw))) {
+      const shown = part.trim()
+      // Read with figures and citations as `Figures.ts` reads them; quoted as written.
+      const t = readFigures(shown).trim()
       if (t.length === 0) continue
       // The claim extractor remembers the sentences of the answer and the reference it cut.
       const lower = t.toLowerCase()
@@ -416,7 +413,7 @@ class Reading {
           if (held !== index) postings.set(term, [held, index])
         } else if (held[held.length - 1] !== index) held.push(index)
       }
-      sentences.push(new Sentence(t, tokens.numbers))
+      sentences.push(new Sentence(shown, t, tokens.numbers))
       // In the order written, numbers where they stand (`termsOf` moves them to the end).
       this.sequences.push(raw.terms)
     }
@@ -727,7 +724,7 @@ const checkOne = (
     if (typeof where === "number") held[where]! += w
     else for (const i of where) held[i]! += w
   }
-  if (total === 0) return { verdict: "neutral", support: 0, evidence: null }
+  if (total === 0) return { verdict: "neutral", support: 0, evidence: null, finding: "too few words found" }
   let best: Sentence | undefined
   let bestHeld = 0
   for (let i = 0; i < text.sentences.length; i++) {
@@ -766,8 +763,11 @@ const checkOne = (
       )
     }
   }
-  if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
-  if (model.namesTogether && !missing && claim.names.length >= 2) missing = !namedTogether(claim.names, text)
+  const numberMissing = missing
+  const nameMissing = !missing && model.names &&
+    (claim.names.some((t) => !text.has(t)) ||
+      (model.namesTogether && claim.names.length >= 2 && !namedTogether(claim.names, text)))
+  if (nameMissing) missing = true
   if (
     model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
   ) conflict = true
@@ -779,7 +779,16 @@ const checkOne = (
     : missing
     ? "neutral"
     : "entailed"
-  return { verdict, support, evidence: best?.text ?? null }
+  const finding: Finding = verdict === "entailed"
+    ? "found"
+    : verdict === "contradicted"
+    ? (numberConflict ? "figure conflict" : "negation conflict")
+    : support < model.entailAt
+    ? "too few words found"
+    : numberMissing
+    ? "figure missing"
+    : "name missing"
+  return { verdict, support, evidence: best?.text ?? null, finding }
 }
 
 /** How a check reads its text (see the module comment). */

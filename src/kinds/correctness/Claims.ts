@@ -10,10 +10,9 @@
  *
  * So a case costs 2 + (reference ? 2 : 0) + contexts calls at most, not one per claim. Every
  * extraction and every check is its own keyed judgment: journaled, cached, resumed, batched and
- * spread over a cluster like any other. Targets name what was judged (`judges/claims/Targets.ts`):
- * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` (claim n of the answer's or the
- * reference's claims, checked against `reference`, `answer` or `context:<k>`) and
- * `answer/nugget:<n>`.
+ * spread over a cluster like any other. Each check item carries what it is, typed (`ClaimRef`: whose
+ * claim, which, against which text); its target string is built from it (`judges/claims/Targets.ts`):
+ * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` and `answer/nugget:<n>`.
  *
  * `caseClaims` reads a case's judgments back into claims with their verdicts and the
  * `CaseVerdicts` that `metrics/claims.ts` turns into precision, recall, faithfulness… A verdict the
@@ -21,14 +20,15 @@
  */
 import type { EvalCase, Nugget } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
+import { type ClaimAgainst, claimVerdictOf, nuggetSupportOf } from "../../domain/Label.js"
 import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
 import {
   ANSWER_CLAIMS,
+  claimRef,
   claimTarget,
-  contextTarget,
+  contextOf,
   extractionTarget,
-  nuggetTarget,
   REFERENCE_CLAIMS,
   type Side
 } from "../../judges/claims/Targets.js"
@@ -57,10 +57,6 @@ export interface ClaimSources {
 }
 
 export const allSources: ClaimSources = { contexts: true, nuggets: true }
-
-/** Scores of the check and nugget rubrics' scales. */
-const CHECK_VERDICT: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
-const NUGGET_GRADE: ReadonlyArray<NuggetAssignment> = ["not_support", "partial_support", "support"]
 
 const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
 
@@ -102,7 +98,10 @@ export const extractionRound = (
     specs.push({
       rubric: rubrics.nugget,
       vars: { question: c.question, source: "answer", text: c.answer ?? "" },
-      items: nuggets.map((n, i) => ({ target: nuggetTarget(i), vars: { claim: n.text } })),
+      items: nuggets.map((n, i) => {
+        const claim = claimRef("nugget", i, "answer")
+        return { target: claimTarget(claim), vars: { claim: n.text }, claim }
+      }),
       pool: poolOf(c)
     })
   }
@@ -112,14 +111,17 @@ export const extractionRound = (
 const checkSpec = (
   c: EvalCase,
   rubrics: ClaimRubrics,
-  text: string,
+  against: ClaimAgainst,
   source: string,
-  against: string,
+  text: string,
   claims: ReadonlyArray<readonly [Side, string, number]>
 ): ListSpec => ({
   rubric: rubrics.check,
-  vars: { question: c.question, source, text: against },
-  items: claims.map(([side, claim, i]) => ({ target: claimTarget(text, side, i), vars: { claim } })),
+  vars: { question: c.question, source, text },
+  items: claims.map(([side, text, i]) => {
+    const claim = claimRef(side, i, against)
+    return { target: claimTarget(claim), vars: { claim: text }, claim }
+  }),
   pool: poolOf(c)
 })
 
@@ -141,7 +143,7 @@ export const checkRound = (
   if (sources.contexts) {
     c.passages.forEach((p, k) => {
       if (a.length + r.length > 0) {
-        specs.push(checkSpec(c, rubrics, contextTarget(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+        specs.push(checkSpec(c, rubrics, contextOf(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
       }
     })
   }
@@ -239,7 +241,7 @@ const missing: ClaimCheck = { verdict: null, reason: "no judgment recorded" }
 const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
-  const verdict = CHECK_VERDICT[j.score] ?? null
+  const verdict = claimVerdictOf(j.score)
   return {
     verdict,
     reason: j.reason,
@@ -290,10 +292,10 @@ export const caseClaims = (
       claims: claims.map((text, i): CheckedClaim => ({
         n: i + 1,
         text,
-        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(against, s, i))) } : {}),
+        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(claimRef(s, i, against)))) } : {}),
         contexts: Array.from(
           { length: contexts },
-          (_, k) => checkOf(get(rubrics.check, claimTarget(contextTarget(k), s, i)))
+          (_, k) => checkOf(get(rubrics.check, claimTarget(claimRef(s, i, contextOf(k)))))
         )
       }))
     }
@@ -303,13 +305,13 @@ export const caseClaims = (
   const reference = hasReference ? side("reference") : undefined
   const nuggets = sources.nuggets && c.nuggets !== undefined && c.nuggets.length > 0
     ? c.nuggets.map((nugget: Nugget, i): GradedNugget => {
-      const j = get(rubrics.nugget, nuggetTarget(i))
+      const j = get(rubrics.nugget, claimTarget(claimRef("nugget", i, "answer")))
       const ok = j !== undefined && j.status === "ok" && j.score !== null
       return {
         n: i + 1,
         text: nugget.text,
         ...(nugget.importance === undefined ? {} : { importance: nugget.importance }),
-        assignment: ok ? NUGGET_GRADE[j.score!] ?? null : null,
+        assignment: ok ? nuggetSupportOf(j.score) : null,
         ...(j?.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
         reason: j?.reason ?? "no judgment recorded"
       }
