@@ -108,16 +108,17 @@ export interface ClaimCheck {
 
 /**
  * What the checker found, named for what it measures (it reads words, not meaning — so not
- * "entailed"): `found` (the claim's words and figures are in the text, enough of them), `figure
- * conflict` and `negation conflict` (the text states another figure, or the opposite polarity, in
- * the sentence that holds the claim's words), `figure missing`, `name missing`, `too few words found`.
+ * "entailed"): the claim's words and figures found in the text (enough of them: the verdict
+ * entailed), a figure or negation conflict (the text states another figure, or the opposite
+ * polarity, in the sentence that holds the claim's words: contradicted), or a figure, a name or too
+ * many words not found (neutral). Reports show these names for the heuristic's verdicts.
  */
 export type Finding =
-  | "found"
+  | "words and figures found"
   | "figure conflict"
   | "negation conflict"
-  | "figure missing"
-  | "name missing"
+  | "figure not found"
+  | "name not found"
   | "too few words found"
 
 /** The measurements of one check. */
@@ -780,14 +781,14 @@ const checkOne = (
     ? "neutral"
     : "entailed"
   const finding: Finding = verdict === "entailed"
-    ? "found"
+    ? "words and figures found"
     : verdict === "contradicted"
     ? (numberConflict ? "figure conflict" : "negation conflict")
     : support < model.entailAt
     ? "too few words found"
     : numberMissing
-    ? "figure missing"
-    : "name missing"
+    ? "figure not found"
+    : "name not found"
   return { verdict, support, evidence: best?.text ?? null, finding }
 }
 

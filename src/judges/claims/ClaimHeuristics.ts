@@ -79,11 +79,13 @@ const checkReason = (c: ClaimCheck) =>
     ? `${c.finding}: no sentence of the text shares a word with the claim`
     : `${c.finding}: ${Math.round(c.support * 100)}% of the claim's weighted words and figures found in the text`
 
-const verdict = (score: number, reason: string, evidence: string | null): Verdict => ({
+/** A verdict with its evidence and, as its value, what the checker found (`Check.Finding`): what reports show for it. */
+const verdict = (score: number, reason: string, c: ClaimCheck): Verdict => ({
   status: "ok",
   score,
   reason,
-  ...(evidence === null ? {} : { evidence }),
+  ...(c.evidence === null ? {} : { evidence: c.evidence }),
+  value: { finding: c.finding },
   usage: noUsage,
   attempts: 0
 })
@@ -125,12 +127,12 @@ const listOf = (task: ListJudgeTask, each: (c: ClaimCheck) => Verdict): Readonly
 }
 
 export const check = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
-  listOf(task, (c) => verdict(claimVerdictScore(c.verdict), checkReason(c), c.evidence))
+  listOf(task, (c) => verdict(claimVerdictScore(c.verdict), checkReason(c), c))
 
 export const nugget = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
   listOf(task, (c) => {
     const grade = nuggetAssignment(c)
-    return verdict(nuggetSupportScore(grade), `${grade.replace("_", " ")}: ${checkReason(c)}`, c.evidence)
+    return verdict(nuggetSupportScore(grade), `${grade.replace("_", " ")}: ${checkReason(c)}`, c)
   })
 
 /** By a rubric's `heuristic` field: pointwise and listwise claim heuristics. */

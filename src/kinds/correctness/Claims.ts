@@ -193,11 +193,15 @@ export const plannedRounds = (
 // Judgments → claims with verdicts
 // ---------------------------------------------------------------------------------------------
 
-/** One claim checked against one text: the verdict (null when the check failed) and what decided it. */
+/** One claim checked against one text: the verdict (null when the check failed or was not made) and what decided it. */
 export interface ClaimCheck {
   readonly verdict: ClaimVerdict | null
   readonly evidence?: string | undefined
   readonly reason: string
+  /** What the judge found, when it names it (the heuristic: "figure conflict", "words and figures found"…). */
+  readonly finding?: string | undefined
+  /** No verdict because the judge did not read the text (the reason says why), not because the check failed. */
+  readonly unread?: true | undefined
 }
 
 /** One claim of the answer or the reference, with its checks. */
@@ -221,10 +225,14 @@ export interface GradedNugget {
   readonly reason: string
 }
 
-/** A side's claims: the list, or why there is none (its extraction failed). */
+/**
+ * A side's claims: the list, or why there is none — its extraction failed, or the judge did not
+ * read the text (`unread`: the heuristic judge reads English only).
+ */
 export type ClaimList =
   | { readonly status: "ok"; readonly claims: ReadonlyArray<CheckedClaim> }
   | { readonly status: "failed"; readonly reason: string; readonly raw?: string | undefined }
+  | { readonly status: "unread"; readonly reason: string }
 
 export interface CaseClaims {
   readonly answer: ClaimList
@@ -234,18 +242,42 @@ export interface CaseClaims {
   readonly nuggets?: ReadonlyArray<GradedNugget> | undefined
   /** What `metrics/claims.ts` computes the case's metrics from. */
   readonly verdicts: CaseVerdicts
+  /**
+   * Why the judge did not judge some of the case's texts (a judgment that is ok but gives no
+   * verdict: the heuristic judge reads English only); the metrics needing them are null.
+   */
+  readonly unread?: string | undefined
+  /**
+   * The answer abstains: it has words but states no claim ("I don't know.", "The passages do not
+   * say."); null when its extraction failed or was not made. Precision and hallucination are then
+   * null (no claims), recall and F1 what they are.
+   */
+  readonly abstained: boolean | null
 }
+
+/** What a judge found, from a check's value (`{ finding }`), when it gives one. */
+const findingOf = (j: Judgment): string | undefined => {
+  const v = j.value
+  return typeof v === "object" && v !== null && "finding" in v && typeof v.finding === "string" ? v.finding : undefined
+}
+
+/** A judgment that is ok but gives no verdict: the judge did not read its text. */
+const isUnread = (j: Judgment | undefined): boolean =>
+  j !== undefined && j.status === "ok" && j.score === null && j.value == null
 
 const missing: ClaimCheck = { verdict: null, reason: "no judgment recorded" }
 
 const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
+  if (isUnread(j)) return { verdict: null, reason: j.reason, unread: true }
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
   const verdict = claimVerdictOf(j.score)
+  const finding = findingOf(j)
   return {
     verdict,
     reason: j.reason,
-    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence })
+    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
+    ...(finding === undefined ? {} : { finding })
   }
 }
 
@@ -278,6 +310,7 @@ export const caseClaims = (
 
   const side = (s: Side): ClaimList => {
     const j = get(rubrics.extract, extractionTarget(s))
+    if (isUnread(j)) return { status: "unread", reason: j!.reason }
     const claims = claimsOf(j)
     if (claims === undefined) {
       return {
@@ -339,10 +372,13 @@ export const caseClaims = (
       ? undefined
       : nuggets.map((n) => ({ importance: n.importance, assignment: n.assignment! }))
   }
+  const unread = judgments.find((j) => j.status === "ok" && j.score === null)?.reason
   return {
     answer,
     ...(reference === undefined ? {} : { reference }),
     ...(nuggets === undefined ? {} : { nuggets }),
-    verdicts
+    verdicts,
+    ...(unread === undefined ? {} : { unread }),
+    abstained: a === undefined ? null : a.length === 0 && /[\p{L}\p{N}]/u.test(c.answer ?? "")
   }
 }

@@ -13,7 +13,7 @@ import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
 import { failures, num, runParameters } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
-import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
+import { claimMetricNames, correctnessMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
 
 const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
@@ -23,7 +23,21 @@ const NUGGET_MARK = {
   not_support: "✗ not supported"
 } as const
 
-const verdictText = (c: ClaimCheck) => (c.verdict === null ? `failed (${c.reason})` : VERDICT_MARK[c.verdict])
+/**
+ * A check's verdict as a report shows it: the judge's own finding when it names one (the heuristic
+ * judge's, which reads words, not meaning: "✗ figure conflict", "✓ words and figures found"), else
+ * the verdict of the check rubric's scale.
+ */
+const verdictText = (c: ClaimCheck) =>
+  c.verdict === null
+    ? `${c.unread === true ? "not judged" : "failed"} (${c.reason})`
+    : c.finding === undefined
+    ? VERDICT_MARK[c.verdict]
+    : `${VERDICT_MARK[c.verdict].slice(0, 1)} ${c.finding}`
+
+/** Why a side has no claims: its extraction failed, or the judge did not read it. */
+const noClaims = (list: Exclude<ClaimList, { status: "ok" }>) =>
+  list.status === "unread" ? `not judged: ${list.reason}` : `extraction failed: ${list.reason}`
 
 /** Which contexts entail the claim: "2, 3", or "none". */
 const entailingContexts = (claim: CheckedClaim) => {
@@ -40,6 +54,7 @@ const evidenceOf = (claim: CheckedClaim): string | undefined =>
 
 export const claimTable = (list: ClaimList, against: string | undefined) => {
   if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
+  if (list.status === "unread") return `*Not judged*: ${inline(list.reason)}\n`
   if (list.claims.length === 0) return "*No claims.*\n"
   const hasContexts = list.claims[0]!.contexts.length > 0
   const head = [
@@ -79,9 +94,10 @@ const nuggetTable = (nuggets: ReadonlyArray<GradedNugget>) =>
   ].join("\n")
 
 const metricLine = (r: CorrectnessRecord) =>
-  claimMetricNames.flatMap((name) => (r.metrics[name] === null ? [] : [`${name} ${num(r.metrics[name], 2)}`])).join(
-    " · "
-  ) || "no metric (see the failures)"
+  claimMetricNames.flatMap((name) => {
+    const x = r.metrics[name]
+    return x === null ? [] : [`${name} ${name === "unsupportedClaims" ? String(x) : num(x, 2)}`]
+  }).join(" · ") || "no metric (see the failures)"
 
 const caseBlock = (r: CorrectnessRecord, heading: string) =>
   [
@@ -91,7 +107,9 @@ const caseBlock = (r: CorrectnessRecord, heading: string) =>
     "",
     quoteBlock(r.question),
     "",
-    `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}`,
+    `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}${
+      r.verdict === undefined ? "" : ` — **${r.verdict.pass ? "pass" : "fail"}** (${r.verdict.why})`
+    }${r.claims.unread === undefined ? "" : ` — **not judged**: ${inline(r.claims.unread)}`}`,
     "",
     "**Answer:**",
     "",
@@ -135,11 +153,21 @@ const definitions = [
   ""
 ].join("\n")
 
-const metricsTable = (summary: CorrectnessSummary) => {
+/** The heuristic judge's words for the three verdicts: what it measured (see `judges/claims/Check.ts`'s `Finding`). */
+const HEURISTIC_COUNTS = { entailed: "words and figures found", neutral: "not found", contradicted: "figure or negation conflict" }
+const LLM_COUNTS = { entailed: "entailed", neutral: "neutral", contradicted: "contradicted" }
+
+const heuristicVerdicts = [
+  "The heuristic judge reads words, not meaning, so its verdicts are named for what it measured: **words and figures found** (enough of the claim's weighted words, every figure and name: counted as entailed), **figure conflict** or **negation conflict** (the sentence holding the claim's words states another figure, or the opposite: contradicted), and **figure not found**, **name not found** or **too few words found** (neutral). It reads English only: a case in another language is not judged. The metrics keep RAGChecker's names.",
+  ""
+].join("\n")
+
+const metricsTable = (summary: CorrectnessSummary, heuristic: boolean) => {
+  const say = heuristic ? HEURISTIC_COUNTS : LLM_COUNTS
   const lines = ["| Metric | Mean | 95% CI | Cases | Better | Meaning |", "|---|---|---|---|---|---|"]
   for (const m of summary.metrics) {
     if (m.n === 0) continue
-    const spec = claimMetricSpecs.find((s) => s.name === m.name)!
+    const spec = correctnessMetricSpecs.find((s) => s.name === m.name)!
     lines.push(
       `| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${
         thousands(m.n)
@@ -157,17 +185,33 @@ const metricsTable = (summary: CorrectnessSummary) => {
   lines.push(
     "",
     `**Claims**: ${thousands(c.answerClaims)} in the answers, ${thousands(c.referenceClaims)} in the references. ` +
-      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${
+      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} ${say.entailed}, ${
         thousands(c.answerVsReference.neutral)
-      } neutral, ${thousands(c.answerVsReference.contradicted)} contradicted. ` +
-      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} entailed, ${
+      } ${say.neutral}, ${thousands(c.answerVsReference.contradicted)} ${say.contradicted}. ` +
+      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} ${say.entailed}, ${
         thousands(c.referenceVsAnswer.neutral)
-      } neutral, ${thousands(c.referenceVsAnswer.contradicted)} contradicted.` +
+      } ${say.neutral}, ${thousands(c.referenceVsAnswer.contradicted)} ${say.contradicted}.` +
       (c.unsupportedByContexts > 0
-        ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are entailed by no context.`
+        ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are supported by no context.`
         : ""),
     ""
   )
+  if ((c.abstained ?? 0) > 0) {
+    lines.push(
+      `**Abstained**: ${
+        thousands(c.abstained!)
+      } answer(s) say the answer is not known or not in the passages: they state no claim, so they have no precision or hallucination.`,
+      ""
+    )
+  }
+  if ((c.notJudged ?? 0) > 0) {
+    lines.push(
+      `**Not judged**: ${thousands(c.notJudged!)} case(s): ${
+        inline(c.notJudgedReason ?? "")
+      }. Their metrics are null, not 0 or 1, and they are left out of every mean.`,
+      ""
+    )
+  }
   return lines.join("\n")
 }
 
@@ -197,8 +241,8 @@ const claimLine = (c: CheckedClaim) => {
 export const claimCell = (list: ClaimList | undefined) =>
   list === undefined
     ? ""
-    : list.status === "failed"
-    ? `extraction failed: ${list.reason}`
+    : list.status !== "ok"
+    ? noClaims(list)
     : list.claims.map(claimLine).join("\n")
 
 const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
@@ -234,9 +278,7 @@ const claimStatus = (c: CheckedClaim): Status => {
 }
 
 const claimDetail = (caption: string, list: ClaimList, against: string | undefined): DetailTable => {
-  if (list.status === "failed") {
-    return { caption: `${caption}: extraction failed (${list.reason})`, columns: [], rows: [] }
-  }
+  if (list.status !== "ok") return { caption: `${caption}: ${noClaims(list)}`, columns: [], rows: [] }
   const hasContexts = list.claims[0] !== undefined && list.claims[0].contexts.length > 0
   return {
     caption: `${caption} (${list.claims.length})`,
@@ -308,6 +350,7 @@ export const correctnessReport = (
   options: { readonly title: string }
 ): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
   caseDetail: correctnessDetail,
+  caseVerdict: (r) => r.verdict,
   headline: "score",
   failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
   parameters: (_info, summary) => claimParameters(summary),
@@ -320,7 +363,8 @@ export const correctnessReport = (
         : `> Judged by ${inline(info.judge.label)}.\n\n`,
       runParameters(info, summary, claimParameters(summary)) + "\n",
       definitions + "\n",
-      metricsTable(summary) + "\n",
+      ...(info.judge.provider === "heuristic" ? [heuristicVerdicts + "\n"] : []),
+      metricsTable(summary, info.judge.provider === "heuristic") + "\n",
       lowest(summary) + "\n",
       failures(summary) + "\n",
       "## Per-case details\n\n"

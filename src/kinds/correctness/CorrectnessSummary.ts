@@ -10,7 +10,7 @@ import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../
 import { type PoissonBootstrap, poissonBootstrap } from "../../stats/PoissonBootstrap.js"
 import { empty, mean, push, type Welford } from "../../stats/Welford.js"
 import { type ClaimList } from "./Claims.js"
-import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
+import { claimMetricNames, correctnessMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
 
 export interface MetricSummary {
   readonly name: string
@@ -31,6 +31,11 @@ export interface ClaimCounts {
   readonly referenceVsAnswer: { readonly entailed: number; readonly neutral: number; readonly contradicted: number }
   /** Answer claims no context entails (with contexts). */
   readonly unsupportedByContexts: number
+  /** Answers that abstain (words, no claim). */
+  readonly abstained?: number | undefined
+  /** Cases the judge did not read (the heuristic judge reads English only), and the first reason. */
+  readonly notJudged?: number | undefined
+  readonly notJudgedReason?: string | undefined
 }
 
 export interface CorrectnessSummary {
@@ -73,6 +78,9 @@ interface Acc {
     answerVsReference: Counts
     referenceVsAnswer: Counts
     unsupportedByContexts: number
+    abstained: number
+    notJudged: number
+    notJudgedReason?: string | undefined
   }
   lowest: Array<CorrectnessRecord>
   failures: Array<CorrectnessSummary["failures"][number]>
@@ -92,7 +100,7 @@ const countVerdicts = (counts: Counts, list: ClaimList | undefined) => {
 
 /** The headline metrics: each claim metric's mean, and the failed judgments. */
 export const correctnessHeadline = (): ReadonlyArray<MetricSpec> => [
-  ...claimMetricSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases that have it` })),
+  ...correctnessMetricSpecs.map((m) => ({ ...m, description: `mean ${m.description}, over the cases that have it` })),
   Metric.count("failed", "judgments recorded as failed (never scored)")
 ]
 
@@ -111,7 +119,9 @@ export const correctnessSummary = (
       referenceClaims: 0,
       answerVsReference: { entailed: 0, neutral: 0, contradicted: 0 },
       referenceVsAnswer: { entailed: 0, neutral: 0, contradicted: 0 },
-      unsupportedByContexts: 0
+      unsupportedByContexts: 0,
+      abstained: 0,
+      notJudged: 0
     },
     lowest: [],
     failures: [],
@@ -137,6 +147,11 @@ export const correctnessSummary = (
       }
     }
     if (reference?.status === "ok") acc.counts.referenceClaims += reference.claims.length
+    if (r.claims.abstained === true) acc.counts.abstained++
+    if (r.claims.unread !== undefined) {
+      acc.counts.notJudged++
+      acc.counts.notJudgedReason ??= r.claims.unread
+    }
     countVerdicts(acc.counts.answerVsReference, answer)
     countVerdicts(acc.counts.referenceVsAnswer, reference)
     for (const f of r.failures) {

@@ -21,7 +21,7 @@ describe("support and verdict", () => {
       "The Eiffel Tower stands in Paris.",
       "Tokyo has many towers. The Eiffel Tower stands in Paris, France. It attracts tourists."
     )
-    expect(c).toEqual({ verdict: "entailed", support: 1, evidence: "The Eiffel Tower stands in Paris, France.", finding: "found" })
+    expect(c).toEqual({ verdict: "entailed", support: 1, evidence: "The Eiffel Tower stands in Paris, France.", finding: "words and figures found" })
   })
 
   it("a claim the text does not speak of is neutral, with no evidence when no sentence shares a term", () => {
@@ -86,7 +86,7 @@ describe("support and verdict", () => {
       verdict: "entailed",
       support: 1,
       evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994.",
-      finding: "found"
+      finding: "words and figures found"
     })
     expect(check("Supplements are food.", "See https://example.org/supplements-are-food for more.").verdict).toBe(
       "neutral"
@@ -375,11 +375,11 @@ describe("term weights within the case", () => {
 describe("nugget assignments", () => {
   it("entailed → support; neutral with support ≥ half the threshold → partial_support; else not_support", () => {
     expect(PARTIAL_AT).toBe(ENTAIL_AT / 2)
-    expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x", finding: "found" })).toBe("support")
-    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x", finding: "name missing" })).toBe("partial_support")
-    expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x", finding: "found" })).toBe("partial_support")
+    expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x", finding: "words and figures found" })).toBe("support")
+    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x", finding: "name not found" })).toBe("partial_support")
+    expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x", finding: "words and figures found" })).toBe("partial_support")
     expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT - 0.01, evidence: "x", finding: "too few words found" })).toBe("not_support")
-    expect(nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x", finding: "found" })).toBe("not_support")
+    expect(nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x", finding: "words and figures found" })).toBe("not_support")
   })
   it("a nugget stated with another figure is not supported; one with a missing name partly", () => {
     expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe(
