@@ -15,7 +15,6 @@
 import { type CaseTexts, checkClaims, type ClaimModel, DEFAULT_MODEL } from "../src/judges/claims/Check.js"
 import { extractClaims, type ExtractOptions } from "../src/judges/claims/Extract.js"
 import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
-import { auc, defaultDataDir } from "./claims.js"
 import {
   balancedAccuracy,
   defaultExtraDir,
@@ -26,6 +25,7 @@ import {
   SET_NAMES,
   type SetName
 } from "./claims-sets.js"
+import { auc, defaultDataDir } from "./claims.js"
 
 export interface Candidate {
   readonly name: string
@@ -63,9 +63,7 @@ export const judgeFigures = (sets: LabelledSets, c: Candidate) => {
     const texts: CaseTexts = { question, answer, contexts }
     const claims = extractClaims(answer, c.extract)
     return faithfulness({
-      answerVsContexts: contexts.map((ctx) =>
-        checkClaims(claims, ctx, texts, c.model, GROUNDING).map((x) => x.verdict)
-      )
+      answerVsContexts: contexts.map((ctx) => checkClaims(claims, ctx, texts, c.model, GROUNDING).map((x) => x.verdict))
     })
   }
   for (const name of ["expertqa", "wice"] as const) {
@@ -125,8 +123,7 @@ export const leaveOneSetOut = (
 }
 
 const f3 = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3))
-const row = (f: Record<string, number>) =>
-  Object.entries(f).map(([k, v]) => `${k} ${f3(v)}`).join(" · ")
+const row = (f: Record<string, number>) => Object.entries(f).map(([k, v]) => `${k} ${f3(v)}`).join(" · ")
 
 /** The candidates: the shipped model, each rule switched off, and the entailment threshold's grid. */
 export const CANDIDATES: ReadonlyArray<Candidate> = (() => {

@@ -93,7 +93,8 @@ export const readWice = (dir: string): ReadonlyArray<SupportCase> | undefined =>
   const byId = new Map<string, { claim: string; label: string; chunks: Array<string> }>()
   for (const row of jsonl(file)) {
     const id: string = row.meta.id
-    const entry = byId.get(id) ?? { claim: row.claim as string, label: row.label as string, chunks: [] as Array<string> }
+    const entry = byId.get(id) ??
+      { claim: row.claim as string, label: row.label as string, chunks: [] as Array<string> }
     entry.chunks.push((row.evidence as Array<string>).join(" "))
     byId.set(id, entry)
   }

@@ -81,7 +81,6 @@
  * respect, not because a data set rewarded them.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { readFigures } from "./Figures.js"
 import {
   hasDigit,
   normalise,
@@ -93,6 +92,7 @@ import {
   tokensOf,
   tokensOfPiece
 } from "../Terms.js"
+import { readFigures } from "./Figures.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -181,6 +181,11 @@ export interface ClaimModel {
   readonly negation: boolean
   /** A claim naming two things or more needs one sentence of the text naming them all. */
   readonly namesTogether: boolean
+  /**
+   * A claim stating a universal quantity ("every day", "all employees", "always") without a figure,
+   * against an evidence sentence that states a figure, conflicts: "every day" is not "three days a week".
+   */
+  readonly universals: boolean
   /** A figure the text states otherwise contradicts when the rest of the claim is supported (the figure's own weight aside). */
   readonly conflictOnRest: boolean
   /** In a grounding check, the share of the support given by the claim's phrases found in the text (0: none; see `PHRASE_SHARE`). */
@@ -196,6 +201,7 @@ export const DEFAULT_MODEL: ClaimModel = {
   numbers: true,
   names: true,
   namesTogether: true,
+  universals: true,
   conflictOnRest: true,
   negation: true,
   phraseShare: PHRASE_SHARE
@@ -303,6 +309,9 @@ const numbersOf = (text: string): ReadonlySet<string> => {
   return out ?? EMPTY_SET
 }
 const EMPTY_SET: ReadonlySet<string> = new Set()
+
+/** A universal quantity: "every", "all", "always", "never", "each", "entire". */
+const UNIVERSAL = /\b(?:every|all|always|never|each|entire(?:ly)?)\b/
 
 const DIGITS = /^\p{N}+$/u
 const ANY_DIGIT = /\p{N}/u
@@ -535,6 +544,8 @@ interface ClaimReading {
   readonly numbers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
   readonly negated: boolean
+  /** It states a universal quantity ("every", "all", "always", "never") and no figure. */
+  readonly universal: boolean
   /**
    * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
    * claim is checked against each text of its case in turn, so they are looked up once, not per text.
@@ -582,6 +593,7 @@ const readClaim = (raw: string): ClaimReading => {
     numbers: numbersOf(text),
     names: [...names],
     negated: isNegated(lower),
+    universal: UNIVERSAL.test(lower) && !ASCII_DIGIT.test(text),
     weightsOf: undefined,
     weights: undefined
   }
@@ -749,6 +761,10 @@ const checkOne = (
       missing = true
       if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
     }
+  }
+  // "every day" against "three days per week": a quantity the text states as a figure.
+  if (model.universals && claim.universal && best !== undefined && best.numbers.size > 0) {
+    conflict = numberConflict = true
   }
   // The support of the rest of the claim, the figures the text states otherwise left out of it.
   let restSupport = support

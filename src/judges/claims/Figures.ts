@@ -20,7 +20,8 @@
  * verbatim ("three days", not "3 days").
  */
 
-const CITATION_NOUN = "(?:passages?|documents?|docs?|sources?|contexts?|fragments?|excerpts?|snippets?|chunks?|refs?\\.?)"
+const CITATION_NOUN =
+  "(?:passages?|documents?|docs?|sources?|contexts?|fragments?|excerpts?|snippets?|chunks?|refs?\\.?)"
 /**
  * Citation markers with the white space before them: a bracketed number list, a bracketed or
  * parenthesised "Source 2", and a cited passage named by number, with the phrase that cites it
@@ -37,8 +38,7 @@ export const CITATION = new RegExp(
 /** Where a citation marker can be: a bracket, or a citing noun. */
 const CITATION_HINT = /[[(]|passage|document|doc\b|source|context|fragment|excerpt|snippet|chunk|ref/i
 
-export const removeCitations = (text: string): string =>
-  CITATION_HINT.test(text) ? text.replace(CITATION, "") : text
+export const removeCitations = (text: string): string => CITATION_HINT.test(text) ? text.replace(CITATION, "") : text
 
 /** A list number or ordinal opening a sentence or line: "1.", "2)", "(3)", "4:". */
 const OPENING_NUMBER = /^([ \t]*)(?:\d{1,3}[.):]|\(\d{1,3}\))(?:[ \t]+|$)/gm
@@ -133,15 +133,22 @@ export const numberWordsAsFigures = (text: string): string =>
         tens !== undefined
           ? TENS[tens.toLowerCase()]! + (unit === undefined ? 0 : UNIT_VALUE[unit.toLowerCase()]!)
           : SMALL[small!.toLowerCase()]!
-      )
-    )
+      ))
     : text
 
 /** Units after a figure by their one name (see the module comment). */
 export const unitsByName = (text: string): string =>
   text.replace(
     FIGURE_UNIT,
-    (all, d1: string | undefined, s1: string | undefined, u1: string | undefined, d2: string, _: string, u2: string) => {
+    (
+      all,
+      d1: string | undefined,
+      s1: string | undefined,
+      u1: string | undefined,
+      d2: string,
+      _: string,
+      u2: string
+    ) => {
       const name = canonicalUnit(u1 ?? u2)
       return name === undefined ? all : `${d1 ?? d2}${s1 ?? " "}${name}`
     }

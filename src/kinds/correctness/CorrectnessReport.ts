@@ -154,7 +154,11 @@ const definitions = [
 ].join("\n")
 
 /** The heuristic judge's words for the three verdicts: what it measured (see `judges/claims/Check.ts`'s `Finding`). */
-const HEURISTIC_COUNTS = { entailed: "words and figures found", neutral: "not found", contradicted: "figure or negation conflict" }
+const HEURISTIC_COUNTS = {
+  entailed: "words and figures found",
+  neutral: "not found",
+  contradicted: "figure or negation conflict"
+}
 const LLM_COUNTS = { entailed: "entailed", neutral: "neutral", contradicted: "contradicted" }
 
 const heuristicVerdicts = [

@@ -91,7 +91,9 @@ export const parsePassIf = (text: string): { conditions: ReadonlyArray<PassCondi
   for (const part of text.split(",")) {
     if (part.trim() === "") continue
     const m = CONDITION.exec(part)
-    if (m === null) return { problem: `"${part.trim()}" is not METRIC OP VALUE (OP one of >=, >, <=, <, =), e.g. f1>=0.5` }
+    if (m === null) {
+      return { problem: `"${part.trim()}" is not METRIC OP VALUE (OP one of >=, >, <=, <, =), e.g. f1>=0.5` }
+    }
     const name = claimMetricNames.find((n) => n.toLowerCase() === m[1]!.toLowerCase())
     if (name === undefined || name === "passRate") {
       return {
@@ -106,8 +108,9 @@ export const parsePassIf = (text: string): { conditions: ReadonlyArray<PassCondi
 }
 
 const holdsFor = (x: number, c: PassCondition): boolean =>
-  c.op === ">=" ? x >= c.value : c.op === ">" ? x > c.value : c.op === "<=" ? x <= c.value : c.op === "<" ? x < c.value
-  : x === c.value
+  c.op === ">=" ? x >= c.value : c.op === ">" ? x > c.value : c.op === "<=" ? x <= c.value : c.op === "<" ?
+    x < c.value
+    : x === c.value
 
 /**
  * A case's verdict: fail when a threshold that applies (its metric is not null) does not hold, pass
