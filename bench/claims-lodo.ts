@@ -12,6 +12,7 @@
  * are printed beside word overlap's. A rule is kept when the models chosen with it beat those chosen
  * without it on the held-out sets — the table at the end.
  */
+import * as fs from "node:fs"
 import { type CaseTexts, checkClaims, type ClaimModel, DEFAULT_MODEL } from "../src/judges/claims/Check.js"
 import { extractClaims, type ExtractOptions } from "../src/judges/claims/Extract.js"
 import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
@@ -125,43 +126,83 @@ export const leaveOneSetOut = (
 const f3 = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3))
 const row = (f: Record<string, number>) => Object.entries(f).map(([k, v]) => `${k} ${f3(v)}`).join(" · ")
 
-/** The candidates: the shipped model, each rule switched off, and the entailment threshold's grid. */
-export const CANDIDATES: ReadonlyArray<Candidate> = (() => {
-  const base = DEFAULT_MODEL
-  const off: ReadonlyArray<[string, Partial<ClaimModel>]> = [
-    ["shipped", {}],
-    ["no case weights", { caseWeights: false }],
-    ["no question weight", { questionWeight: 1 }],
-    ["no best sentence", { sentenceShare: 0 }],
-    ["no numbers", { numbers: false }],
-    ["no names", { names: false }],
-    ["no names together", { namesTogether: false }],
-    ["no negation", { negation: false }],
-    ["no phrases", { phraseShare: 0 }]
-  ]
-  const out: Array<Candidate> = []
-  for (const [name, change] of off) {
-    for (const entailAt of [0.3, 0.4, 0.5, 0.6]) {
-      out.push({ name: `${name} @${entailAt}`, model: { ...base, ...change, entailAt } })
-    }
-  }
-  out.push({ name: "no clauses @0.4", model: base, extract: { clauses: false } })
-  return out
-})()
+/** The rules that can be switched off, each with the change that switches it off. */
+export const RULES: ReadonlyArray<readonly [string, Partial<ClaimModel>, ExtractOptions?]> = [
+  ["case weights", { caseWeights: false }],
+  ["question terms weigh ½", { questionWeight: 1 }],
+  ["best sentence (30% of the support)", { sentenceShare: 0 }],
+  ["numbers agree", { numbers: false }],
+  ["names agree", { names: false }],
+  ["names together", { namesTogether: false }],
+  ["negation", { negation: false }],
+  ["phrases in grounding checks", { phraseShare: 0 }],
+  ["universal quantity against a figure", { universals: false }],
+  ["gold claims weigh alike", { goldCaseWeights: true }],
+  ["clauses (not whole sentences)", {}, { clauses: false }],
+  ["list items read with their lead-in", {}, { leadIns: false }]
+]
+
+export const THRESHOLDS: ReadonlyArray<number> = [0.3, 0.4, 0.5, 0.6]
+
+/** The candidates: the shipped model and each rule switched off, at each entailment threshold. */
+export const CANDIDATES: ReadonlyArray<Candidate & { readonly off?: string | undefined }> = [
+  ["shipped", {}, undefined] as const,
+  ...RULES
+].flatMap(([name, change, extract]) =>
+  THRESHOLDS.map((entailAt) => ({
+    name: `${name === "shipped" ? "shipped" : `no ${name}`} @${entailAt}`,
+    model: { ...DEFAULT_MODEL, ...change, entailAt },
+    extract,
+    off: name === "shipped" ? undefined : name
+  }))
+)
+
+/**
+ * Does a rule help on data it was not chosen on? Leave one set out twice, with the same freedom on
+ * each side — the entailment threshold, chosen on the other sets: the shipped model, and the model
+ * without the rule; the held-out gain over word overlap of each, per set. A rule is kept when it
+ * helps on average over the held-out sets.
+ */
+export const ruleVerdicts = (sets: LabelledSets, figures: ReadonlyArray<Figures>) =>
+  RULES.map(([rule]) => {
+    const keep = CANDIDATES.flatMap((c, i) => (c.off === undefined ? [i] : []))
+    const drop = CANDIDATES.flatMap((c, i) => (c.off === rule ? [i] : []))
+    const heldOut = (idx: ReadonlyArray<number>) =>
+      leaveOneSetOut(sets, idx.map((i) => CANDIDATES[i]!), idx.map((i) => figures[i]!))
+    const overlap = overlapFigures(sets) as Figures
+    const gain = (folds: ReadonlyArray<Fold>) =>
+      folds.map((f) => headline(f.heldOut, f.judge) - headline(f.heldOut, overlap[f.heldOut]!))
+    const withRule = gain(heldOut(keep))
+    const without = gain(heldOut(drop))
+    const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+    return { rule, withRule, without, helps: mean(withRule) > mean(without) }
+  })
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sets = readSets(process.argv[2] ?? defaultDataDir, process.argv[3] ?? defaultExtraDir)
   const overlap = overlapFigures(sets) as Figures
   console.log("word overlap:")
   for (const [k, v] of Object.entries(overlap)) console.log(`  ${k}: ${row(v)}`)
-  const figures = CANDIDATES.map((c) => judgeFigures(sets, c))
+  // BENCH_LODO_CACHE=FILE: the candidates' figures are read from FILE when it is there, else computed and written.
+  const cache = process.env["BENCH_LODO_CACHE"]
+  const figures: ReadonlyArray<Figures> = cache !== undefined && fs.existsSync(cache)
+    ? JSON.parse(fs.readFileSync(cache, "utf8"))
+    : CANDIDATES.map((c) => judgeFigures(sets, c))
+  if (cache !== undefined && !fs.existsSync(cache)) fs.writeFileSync(cache, JSON.stringify(figures))
   console.log("\ncandidates (in sample):")
   CANDIDATES.forEach((c, i) => {
-    console.log(`  ${c.name}`)
-    for (const [k, v] of Object.entries(figures[i]!)) console.log(`    ${k}: ${row(v)}`)
+    console.log(`  ${c.name}: ${Object.entries(figures[i]!).map(([k, v]) => `${k} ${row(v)}`).join(" | ")}`)
   })
   console.log("\nleave one set out:")
   for (const f of leaveOneSetOut(sets, CANDIDATES, figures)) {
     console.log(`  held out ${f.heldOut}: chosen "${f.chosen}": ${row(f.judge)}   | word overlap: ${row(f.overlap)}`)
+  }
+  console.log("\nrules (held-out gain over word overlap per set, in the order ragchecker, expertqa, wice, halueval):")
+  for (const v of ruleVerdicts(sets, figures)) {
+    console.log(
+      `  ${v.helps ? "keep" : "drop"} ${v.rule}: with ${v.withRule.map(f3).join(" / ")} · without ${
+        v.without.map(f3).join(" / ")
+      }`
+    )
   }
 }

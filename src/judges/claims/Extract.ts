@@ -61,8 +61,13 @@ export const ABSTENTION = new RegExp(
   "iu"
 )
 
+/** Words every abstention holds one of: tested first, as most sentences hold none. */
+const ABSTENTION_HINT =
+  /know|unable|able to|cannot|can not|couldn|unsure|not sure|(?:do|does|did|n[’']t) (?:not )?(?:say|state|mention|contain|include|specify|provide|cover|address|answer|tell)|information|insufficient|not enough|not (?:mentioned|stated|specified|covered|provided) in/i
+
 /** Does the sentence abstain (see `ABSTENTION`)? */
-export const abstains = (sentence: string): boolean => ABSTENTION.test(sentence.replace(/[’‘]/g, "'"))
+export const abstains = (sentence: string): boolean =>
+  ABSTENTION_HINT.test(sentence) && ABSTENTION.test(sentence.replace(/[’‘]/g, "'"))
 const EMPHASIS = /\*\*|__/g
 const HEADING = /^[ \t]*#{1,6}[ \t]+/
 const LIST_MARKER = /^[ \t]*(?:[-*•·‣◦]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)](?=\s))[ \t]+/u
