@@ -123,6 +123,28 @@ export const leaveOneSetOut = (
   })
 }
 
+/**
+ * The shipped checker beside plain word overlap on every labelled set present, in sample (what
+ * `npm run bench` prints; the held-out figures are this script's own run, minutes long).
+ */
+export const printBesideOverlap = (line: (text?: string) => void, sets: LabelledSets = readSets()): void => {
+  const overlap = overlapFigures(sets) as Figures
+  const judge = judgeFigures(sets, { name: "shipped", model: DEFAULT_MODEL })
+  const present = SET_NAMES.filter((s) => overlap[s] !== undefined)
+  const missing = SET_NAMES.filter((s) => overlap[s] === undefined)
+  line(
+    `  The checker beside plain word overlap, per labelled set (in sample; held out: npx tsx bench/claims-lodo.ts)${
+      missing.length === 0 ? "" : ` — not here: ${missing.join(", ")} (bench/claims-sets.ts says where from)`
+    }`
+  )
+  for (const s of present) {
+    const behind = headline(s, judge[s]!) < headline(s, overlap[s]!)
+    line(
+      `    ${s}: judge ${row(judge[s]!)} · word overlap ${row(overlap[s]!)}${behind ? "   (below word overlap)" : ""}`
+    )
+  }
+}
+
 const f3 = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3))
 const row = (f: Record<string, number>) => Object.entries(f).map(([k, v]) => `${k} ${f3(v)}`).join(" · ")
 

@@ -13,9 +13,17 @@
  * Aires") — and found 26 of 30 hand-written German, French, Spanish, Italian, Dutch, Portuguese,
  * Polish, Swedish, Russian, Japanese and Chinese sentences (the four missed are shorter than
  * `MIN_LETTERS`). `franc-min` (3-gram, 82 languages) read 155 of the English texts as another
- * language and `tinyld` 113 (both at four words or more); eld also ran 2–4× faster (~100 µs a text).
+ * language and `tinyld` 113 (both at four words or more); eld also ran 2–4× faster (60–95 µs of CPU
+ * a text).
+ *
+ * A fast path spares most English texts the detector: a text at least `FUNCTION_WORD_SHARE` of whose
+ * words are the tokeniser's English function words (`Terms.STOPWORDS`, the list the checker already
+ * reads by) is English. On the development sets 79% of the English texts of 20 letters or more take
+ * it; of the foreign sentences measured, none of 20 letters or more reaches 17%. Every other text is
+ * the detector's to decide.
  */
 import { eld } from "eld/small"
+import { STOPWORDS } from "../Terms.js"
 
 /** The reason a text is not judged. */
 export const ENGLISH_ONLY = "the heuristic judge reads English only"
@@ -25,7 +33,19 @@ export const MIN_LETTERS = 20
 /** The detector reads at most this many characters of a text (its language does not change after them). */
 const SAMPLE = 600
 
+/** Texts with at least this share of English function words are read as English without the detector. */
+export const FUNCTION_WORD_SHARE = 0.3
+
 const LETTER = /\p{L}/gu
+const WORD = /[\p{L}']+/gu
+
+const functionWordShare = (text: string): number => {
+  const words = text.toLowerCase().match(WORD)
+  if (words === null) return 0
+  let n = 0
+  for (const w of words) if (STOPWORDS.has(w)) n++
+  return n / words.length
+}
 let cache = new Map<string, string | null>()
 
 /**
@@ -37,7 +57,7 @@ export const otherLanguage = (text: string): string | null => {
   const hit = cache.get(sample)
   if (hit !== undefined) return hit
   let result: string | null = null
-  if ((sample.match(LETTER)?.length ?? 0) >= MIN_LETTERS) {
+  if ((sample.match(LETTER)?.length ?? 0) >= MIN_LETTERS && functionWordShare(sample) < FUNCTION_WORD_SHARE) {
     const r = eld.detect(sample)
     if (r.language !== "" && r.language !== "en" && r.isReliable()) result = r.language
   }
