@@ -1,84 +1,29 @@
 /**
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
- * (RAGChecker's three verdicts)? A lexical support model, deterministic and cheap, measured against
- * human judgments in docs/judge-quality.md ("The heuristic claim model").
+ * (RAGChecker's three verdicts), and what decided it (`Finding`, named for what it measures)? A
+ * lexical support model, deterministic and cheap; its features, constants and measured quality —
+ * every rule kept only where it helps on labelled sets it was not chosen on — are in
+ * docs/judge-quality.md ("The heuristic claim model: how it works", and the leave-one-dataset-out
+ * tables before it). In short:
  *
- * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
- * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
- * stemming, soft prefix match), citation markers (`[1]`, `[2, 3]`) and list numbering removed, and
- * numbers read as values ("7,000" and "7000" are one term). Web addresses are removed too: a URL
- * names a page, it states nothing — a context that is only a URL has no text, and entails no claim
- * however well its address's words match. A claim with no content term at all ("Yes.") is checked
- * on its plain words instead.
- *
- * **Term weights, within the case.** A claim's terms do not count alike. The case's texts — its
- * question, answer, reference, contexts and nuggets (`CaseTexts`), cut into sentences — are the
- * corpus: a term in few of the case's sentences carries the claim's particular fact, a term in most
- * of them is the topic every sentence shares. With N sentences in the case and df_t of them holding
- * t (soft match not applied: exact terms),
- *
- *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ if the question holds t) · (2 if t has a digit)
- *
- * Restating the question is not a claim's content, so question terms weigh half; numbers weigh
- * double (a wrong figure is a wrong fact), as in the heuristic judge's groundedness. Without a case
- * every term weighs 1 (2 with a digit).
- *
- * Rarity weighs the claims under test: an answer's claim (precision, faithfulness) must state the
- * case's particular facts, not its topic. A **gold** claim (`CheckOptions.gold`: a reference's claim
- * or a nugget, checked for recall) is a fact by construction, and every word of it is part of what
- * the answer should say; within the case its words grow common precisely when the answer repeats
- * them, so rarity would count an answer's coverage against it. Its terms weigh 1 (question terms
- * ½, numbers 2). On RAGChecker's pairs this lifts recall r from 0.591 to 0.644 (up in all five
- * domains when it was added) — docs/judge-quality.md.
- *
- * **Support** s ∈ [0, 1] = `SENTENCE_SHARE`·S_best + (1 − `SENTENCE_SHARE`)·S_text, where S_X =
- * Σ_{t ∈ claim, t in X} w_t / Σ_{t ∈ claim} w_t: the weighted share of the claim's terms found in
- * the best sentence of the text (the one with the largest share: the **evidence**) and in the whole
- * text. The whole text catches a claim whose parts the text states in different sentences; the
- * best sentence rewards a text that states it in one place.
- *
- * **Grounding checks** (`CheckOptions.grounding`: an answer's claim against a passage retrieved for
- * it — faithfulness) also read phrases: s' = (1 − `PHRASE_SHARE`)·s + `PHRASE_SHARE`·P, where P is
- * the share of the claim's adjacent term pairs (in the order written, numbers where they stand) that
- * stand side by side in a sentence of the text. An answer generated from a passage carries its
- * phrases over; a claim that only shares the passage's words puts them in other relations
- * ("Inflation rose." against "Interest rates rose while inflation fell."). Against ExpertQA's experts
- * (claims and the passages they cite) phrases lift balanced accuracy from 0.523 to 0.555 at the same
- * threshold (0.558 with the negation scope below; docs/judge-quality.md). A reference and an answer are written apart, so checks between
- * them — and of the reference's claims against a passage — read words only: there, phrases cost
- * RAGChecker precision 0.07–0.09, as paraphrase is the rule.
- *
- * **Facts that must agree**, checked on the claim's own text:
- * - **numbers** (`7,000` = `7000`, `3.5`, `30-day` → 30): each number of the claim must occur in the
- *   text. One missing while the evidence sentence states other numbers is a **conflict** (the text
- *   gives a different figure); missing otherwise, the claim cannot be entailed. The missing figure's
- *   own weight lowers the support: a figure conflict is judged on the support of the rest of the
- *   claim (its missing figures left out of the sum), so "Mars has three moons" against "Mars has two
- *   moons" is contradicted, not merely neutral.
- * - **names**: words with two capitals or more (`FICA`, `GPT-3`) and capitalised words inside a
- *   sentence (not its first word, nor after ". " or an opening bracket) must occur in the text (as
- *   terms, soft match); a missing name means the claim speaks of someone or something the text does
- *   not, so it cannot be entailed. A claim naming two things or more needs a sentence of the text
- *   that names them all: "The capital of Australia is Sydney" is not stated by "Canberra is the
- *   capital of Australia. Sydney is its largest city.", which never relates the two.
- * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
- *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
- *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
- *   **conflict**. A lower overlap says too little about what the negation applies to. A negation
- *   reaches its own clause: a negated clause of the sentence counts only when it holds a term of
- *   the claim ("… ban the marketing of formula; the U.S. does not." entails "WHO urges countries
- *   to ban the marketing of formula").
- *
- * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict (or a figure conflict and
- * the rest's support ≥ `ENTAIL_AT`); entailed when s ≥ `ENTAIL_AT`, no number or name is missing
- * and there is no conflict; neutral otherwise. Every
- * RAGChecker metric counts only "entailed" (`metrics/claims.ts`), so for precision, recall and
- * faithfulness only the entailment boundary matters; "contradicted" tells a report's reader why,
- * and grades a nugget "not supported" rather than "partly".
- *
- * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
- * domain held out in turn (docs/judge-quality.md); the features exist because they are what a claim checker must
- * respect, not because a data set rewarded them.
+ * - Claim and text are read as content terms (`Terms.ts`), figures and citations as `Figures.ts`
+ *   reads them, web addresses removed (a URL states nothing); a claim without content terms ("Yes.")
+ *   is checked on its plain words.
+ * - **Weights** within the case (`CaseTexts`, cut into sentences: N of them, df_t holding t):
+ *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ for a question term) · (2 for a figure); a **gold**
+ *   claim (a reference's or a nugget, checked for recall) weighs its terms 1 (½, 2): within the case
+ *   its words grow common exactly when the answer repeats them.
+ * - **Support** s = `SENTENCE_SHARE`·(weighted share in the best sentence, the **evidence**) +
+ *   (1 − `SENTENCE_SHARE`)·(share in the whole text); in a **grounding** check (an answer's claim
+ *   against a passage retrieved for it) s' = (1 − `PHRASE_SHARE`)·s + `PHRASE_SHARE`·(share of the
+ *   claim's adjacent term pairs adjacent in a sentence of the text).
+ * - **Must agree**: every figure (one the text lacks while the evidence states others is a figure
+ *   conflict, judged on the rest of the claim's support); every name, and two or more names in one
+ *   sentence; polarity, when the evidence holds `NEGATION_OVERLAP` of the claim (in the clause that
+ *   holds the claim's terms); a universal quantity ("every day") against a stated figure conflicts.
+ * - **Verdict**: contradicted when s ≥ `ENTAIL_AT` with a conflict (or a figure conflict whose rest
+ *   reaches it); entailed when s ≥ `ENTAIL_AT` with nothing missing; neutral otherwise. The metrics
+ *   count only "entailed".
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {

@@ -7,6 +7,7 @@
  */
 import * as Stream from "effect/Stream"
 import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
+import type { ClaimVerdict } from "../../domain/Label.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
@@ -16,7 +17,12 @@ import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims
 import { claimMetricNames, correctnessMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
 
-const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
+/** The verdicts of the scale (`domain/Label.ts`'s `ClaimVerdict`), as an LLM judge's are shown. */
+const VERDICT_MARK: Readonly<Record<ClaimVerdict, string>> = {
+  entailed: "✓ entailed",
+  neutral: "? neutral",
+  contradicted: "✗ contradicted"
+}
 const NUGGET_MARK = {
   support: "✓ supported",
   partial_support: "~ partly supported",
