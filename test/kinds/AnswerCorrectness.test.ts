@@ -339,6 +339,14 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
         "context:2/reference:2"
       ]]
     ])
+    // Each check says what it is, typed: the heuristic reads that, not the target string.
+    const refs = second.flatMap((s) => ("items" in s ? s.items.map((i) => i.claim) : []))
+    expect(refs[0]).toEqual({ side: "answer", index: 1, against: "reference" })
+    expect(refs[2]).toEqual({ side: "reference", index: 1, against: "answer" })
+    expect(refs[7]).toEqual({ side: "reference", index: 2, against: { context: 1 } })
+    expect(first.flatMap((s) => ("items" in s ? s.items.map((i) => i.claim) : []))).toEqual([
+      { side: "nugget", index: 1, against: "answer" }
+    ])
     // After the checks: no third round; no claims at all: no checks.
     expect(nextRound(c, full, R)).toEqual([])
     expect(checkRound(c, R, [], [])).toEqual([])
