@@ -14,8 +14,8 @@
  * Polish, Swedish, Russian, Japanese and Chinese sentences of 20 letters or more. `franc-min` under
  * the same rules read 95 of the English texts as another language (57 when English within 0.9 of the
  * best score counts as English); `tinyld` did worse than eld without them. Its "small" table read 23
- * and found the same, at 152 MB of memory against 87 MB (and 0.8 s to load against 0.55 s): the
- * price of the detector is paid once per process that loads the heuristic judge.
+ * and found the same, at 152 MB of memory against 87 MB (and 0.8 s to load against 0.55 s). The
+ * detector is loaded only when a text needs it (see `detector`).
  *
  * A fast path spares most English texts the detector: a text at least `FUNCTION_WORD_SHARE` of whose
  * words are the tokeniser's English function words (`Terms.STOPWORDS`, the list the checker already
@@ -23,8 +23,33 @@
  * it; of the foreign sentences measured, none of 20 letters or more reaches 17%. Every other text is
  * the detector's to decide (60–95 µs of CPU a text on the development machine).
  */
-import { eld } from "eld/extrasmall"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Path from "node:path"
 import { STOPWORDS } from "../Terms.js"
+
+interface Detector {
+  readonly detect: (text: string) => { readonly language: string; readonly isReliable: () => boolean }
+}
+
+let loaded: Detector | undefined
+/**
+ * The detector, loaded the first time a text needs it: its n-gram table costs ~90 MB and half a
+ * second, which a run that checks no claim (or only English texts that take the fast path) never
+ * pays. Loaded synchronously (Node's `require` of an ES module, Node ≥ 20.19), because the heuristic
+ * judge answers synchronously.
+ */
+const detector = (): Detector => {
+  if (loaded === undefined) {
+    const require = createRequire(import.meta.url)
+    // eld exports its tables to `import` only; its entry file is found where Node would resolve the package.
+    const entry = (require.resolve.paths("eld") ?? [])
+      .map((dir) => Path.join(dir, "eld", "src", "entries", "static.extrasmall.js"))
+      .find((file) => fs.existsSync(file))
+    loaded = (require(entry ?? "eld/extrasmall") as { readonly eld: Detector }).eld
+  }
+  return loaded
+}
 
 /** The reason a text is not judged. */
 export const ENGLISH_ONLY = "the heuristic judge reads English only"
@@ -59,7 +84,7 @@ export const otherLanguage = (text: string): string | null => {
   if (hit !== undefined) return hit
   let result: string | null = null
   if ((sample.match(LETTER)?.length ?? 0) >= MIN_LETTERS && functionWordShare(sample) < FUNCTION_WORD_SHARE) {
-    const r = eld.detect(sample)
+    const r = detector().detect(sample)
     if (r.language !== "" && r.language !== "en" && r.isReliable()) result = r.language
   }
   // Replaced when full, never cleared (see `Terms.ts`).
