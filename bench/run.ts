@@ -49,6 +49,7 @@ import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
+import { printBesideOverlap } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
@@ -555,6 +556,7 @@ const main = async () => {
       `[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`
     )
     printClaimFigures(undefined, { line, figure })
+    printBesideOverlap(line)
     line()
   }
 

@@ -356,6 +356,7 @@ export const pipelineOptionFlags = {
     )
   ),
   rubrics: optionFlag("rubrics") as Options.Options<Option.Option<string>>,
+  passIf: optionFlag("passIf") as Options.Options<Option.Option<string>>,
   onlyRubrics: Options.boolean("only-rubrics").pipe(
     Options.withDescription(
       `${optionSpecs.onlyRubrics.description} (${builtinsTaking("onlyRubrics").join(", ")}) [${

@@ -9,7 +9,7 @@ import type { EvalCase } from "../domain/Case.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
-import type { Judgment } from "../domain/Judgment.js"
+import type { Judgment, ListItem } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { Tokens } from "../pricing/Prices.js"
@@ -55,7 +55,7 @@ export interface ListSpec {
   readonly rubric: string
   /** Variables shared by the items (the query…). */
   readonly vars: Readonly<Record<string, string>>
-  readonly items: ReadonlyArray<{ readonly target: string; readonly vars: Readonly<Record<string, string>> }>
+  readonly items: ReadonlyArray<ListItem>
   /** See `JudgeTask.pool`: the query's hit texts for the heuristic judge; never part of the key. */
   readonly pool?: ReadonlyArray<string> | undefined
 }
