@@ -18,6 +18,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { causeCode, unreachable } from "./ConnectionError.js"
 import { ProviderError } from "./LlmProvider.js"
 
 export type BatchFlavour = "openai" | "mistral"
@@ -133,8 +134,6 @@ const errorOf = (status: number, detail: string): ProviderError => {
   return new ProviderError({ kind: "rejected", status, detail })
 }
 
-const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
-
 export const make = (options: BatchApiOptions): BatchApi => {
   const { flavour, model } = options
   const base = options.baseURL.replace(/\/+$/, "")
@@ -164,17 +163,16 @@ export const make = (options: BatchApiOptions): BatchApi => {
         return { status: response.status, text: await response.text() }
       },
       catch: (e): ProviderError => {
-        const error = e as Error & { cause?: { code?: string } }
+        const error = e as Error
         if (error.name === "TimeoutError") {
           return new ProviderError({
             kind: "timeout",
             detail: `no response within ${init.long === true ? timeoutMs * 10 : timeoutMs} ms (${method} ${path})`
           })
         }
-        const code = error.cause?.code
-        if (code !== undefined && UNREACHABLE.has(code)) {
-          return new ProviderError({ kind: "unreachable", detail: `${code} (${method} ${path})` })
-        }
+        const why = unreachable(error)
+        if (why !== undefined) return new ProviderError({ kind: "unreachable", detail: `${why} (${method} ${path})` })
+        const code = causeCode(error)
         return new ProviderError({
           kind: "network",
           detail: scrub(`${error.message}${code === undefined ? "" : ` (${code})`}`)

@@ -22,6 +22,7 @@ import type {
   ChatCompletionMessageParam
 } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
+import { unreachable } from "./ConnectionError.js"
 import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
 import * as NodeFetch from "./NodeFetch.js"
@@ -127,32 +128,6 @@ const describeBody = (error: APIError): string => {
 
 type Sdk = typeof OpenAI
 
-/** The first `code` on an error's cause chain (node's socket errors: ECONNREFUSED, ENOTFOUND…). */
-const causeCode = (error: unknown): string | undefined => {
-  let e: unknown = error
-  for (let depth = 0; depth < 6 && typeof e === "object" && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
-
-/** Connection failures that mean the server cannot be reached at all (not a call that broke). */
-const UNREACHABLE: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "connection refused",
-  ENOTFOUND: "DNS lookup failed",
-  EAI_AGAIN: "DNS lookup failed",
-  EAI_NONAME: "DNS lookup failed",
-  ERR_INVALID_URL: "invalid URL",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  CERT_HAS_EXPIRED: "TLS certificate expired",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed TLS certificate",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not trusted",
-  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate for another host"
-}
-
 /** A 4xx whose message says a feature of the request itself is not supported (every call would fail). */
 const UNSUPPORTED =
   /response_format|json_schema|json_object|structured output|not supported|unsupported|does not support|unrecognized request argument|unknown (?:parameter|field|argument)|extra inputs are not permitted|extra_forbidden/i
@@ -177,9 +152,8 @@ const toProviderError = (
     return new ProviderError({ kind: "timeout", detail: "request aborted" })
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    const code = causeCode(error)
-    const unreachable = code === undefined ? undefined : UNREACHABLE[code]
-    if (unreachable !== undefined) return new ProviderError({ kind: "unreachable", detail: unreachable })
+    const why = unreachable(error)
+    if (why !== undefined) return new ProviderError({ kind: "unreachable", detail: why })
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
     const inner = error.cause instanceof Error && error.cause.cause instanceof Error
       ? ` (${error.cause.cause.message})`

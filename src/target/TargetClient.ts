@@ -39,6 +39,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { maskUrl } from "../domain/Secrets.js"
+import { causeCode, causeMessage, unreachable } from "../providers/ConnectionError.js"
 import { splitCredentials } from "../providers/Endpoint.js"
 import { parseRetryAfter } from "../providers/OpenAiProvider.js"
 import { type AnswerPaths, compilePaths, type Reading, readJson, StreamReading, type Unreadable } from "./Answer.js"
@@ -79,43 +80,6 @@ export const maxBodyBytes = 32 * 1024 * 1024
 /** How much of an error body is read for its message. */
 const errorBodyBytes = 8 * 1024
 const excerptLength = 300
-
-/** The first `code` on an error's cause chain (node's socket errors: ECONNREFUSED, ENOTFOUND…). */
-const causeCode = (error: unknown): string | undefined => {
-  let e: unknown = error
-  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
-
-const causeMessage = (error: unknown): string => {
-  let e: unknown = error
-  let last = ""
-  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
-    if (e instanceof Error && e.message !== "") last = e.message
-    e = (e as { cause?: unknown }).cause
-  }
-  return last
-}
-
-/** Connection failures that mean the service cannot be reached at all. */
-const UNREACHABLE: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "connection refused",
-  ENOTFOUND: "the host name does not resolve",
-  EAI_AGAIN: "the host name does not resolve",
-  EAI_NONAME: "the host name does not resolve",
-  ERR_INVALID_URL: "invalid URL",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  CERT_HAS_EXPIRED: "its TLS certificate has expired",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "its TLS certificate is self-signed",
-  SELF_SIGNED_CERT_IN_CHAIN: "its TLS certificate chain is self-signed",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "its TLS certificate is not trusted",
-  ERR_TLS_CERT_ALTNAME_INVALID: "its TLS certificate is for another host"
-}
 
 const statusText = (status: number): string => {
   switch (status) {
@@ -254,9 +218,9 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
 
     const transportError = (e: HttpClientError.HttpClientError): TargetError => {
       if (e._tag === "RequestError" && e.reason === "InvalidUrl") return fail("unreachable", "invalid URL")
+      const why = unreachable(e.cause)
+      if (why !== undefined) return fail("unreachable", why)
       const code = causeCode(e.cause)
-      const unreachable = code === undefined ? undefined : UNREACHABLE[code]
-      if (unreachable !== undefined) return fail("unreachable", unreachable)
       const message = causeMessage(e.cause)
       return fail(
         "network",

@@ -205,7 +205,7 @@ describe("OpenAiProvider over HTTP", () => {
       })
       expect(failure(yield* Effect.exit(nowhere.complete(request)))).toMatchObject({
         kind: "unreachable",
-        detail: "DNS lookup failed"
+        detail: "DNS lookup failed: the host name does not resolve"
       })
     }))
 
