@@ -48,6 +48,7 @@ import {
   type Outcome,
   pointReader,
   readerOf,
+  type ReplyProblem,
   truncate,
   unusable
 } from "./CallReader.js"
@@ -79,8 +80,12 @@ const assumedOutputTokens = 512
 export const estimateTokens = (request: ChatRequest, maxTokens: number | undefined): number =>
   Math.ceil((request.system.length + request.user.length) / 4) + (maxTokens ?? assumedOutputTokens)
 
-/** Internal: the reply did not decode into an answer on the rubric's scale. */
-class AnswerError extends Data.TaggedError("AnswerError")<{ readonly text: string; readonly problem: string }> {}
+/** Internal: the reply did not decode into an answer on the rubric's scale (`final`: beyond a bound, not asked again). */
+class AnswerError extends Data.TaggedError("AnswerError")<{
+  readonly text: string
+  readonly problem: string
+  readonly final?: boolean | undefined
+}> {}
 
 // ---------------------------------------------------------------------------------------------
 // Retry policy
@@ -253,7 +258,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
      */
     const ask = <A>(
       base: ChatRequest,
-      decode: (text: string) => Either.Either<A, string>,
+      decode: (text: string) => Either.Either<A, ReplyProblem>,
       checkpoint?: RepairCheckpoint
     ) =>
       Effect.suspend(() => {
@@ -285,12 +290,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
             usage = addUsage(usage, response.usage)
             lastText = response.text
             return Either.match(decode(response.text), {
-              onLeft: (problem) => {
+              onLeft: ({ final, problem }) => {
                 repair = { previous: response.text, error: problem }
-                const failed = Effect.fail(new AnswerError({ text: response.text, problem }))
+                const failed = Effect.fail(new AnswerError({ text: response.text, problem, final }))
                 // A paid reply about to be re-asked is journaled first: a crash during the repair
-                // loses no paid call, and a resume continues from it.
-                return asks < totalAsks && checkpoint !== undefined
+                // loses no paid call, and a resume continues from it. A reply beyond a bound is not re-asked.
+                return asks < totalAsks && final !== true && checkpoint !== undefined
                   ? Effect.zipRight(checkpoint.save({ text: response.text, problem, usage, asks, attempts }), failed)
                   : failed
               },
@@ -302,7 +307,11 @@ export const make = (options: LlmJudgeOptions = {}) =>
         const repairing: Effect.Effect<
           A,
           AnswerError | ProviderError | RetriesExhausted | FatalJudgeError | JudgeStopped | OutputError
-        > = Effect.catchTag(once, "AnswerError", (e) => asks < totalAsks ? repairing : Effect.fail(e))
+        > = Effect.catchTag(
+          once,
+          "AnswerError",
+          (e) => asks < totalAsks && e.final !== true ? repairing : Effect.fail(e)
+        )
         const asking = asks >= totalAsks && prior !== undefined
           ? Effect.fail(new AnswerError({ text: prior.text, problem: prior.problem }))
           : repairing

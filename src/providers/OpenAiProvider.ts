@@ -22,6 +22,7 @@ import type {
   ChatCompletionMessageParam
 } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
+import { formatBytes, Limits } from "../domain/Limits.js"
 import { unreachable } from "./ConnectionError.js"
 import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
@@ -152,6 +153,13 @@ const toProviderError = (
     return new ProviderError({ kind: "timeout", detail: "request aborted" })
   }
   if (error instanceof OpenAI.APIConnectionError) {
+    // A reply beyond the bound (domain/Limits.ts) is final for this judgment: asking again gets it again.
+    if (NodeFetch.isResponseTooLarge(error)) {
+      return new ProviderError({
+        kind: "rejected",
+        detail: `the server's reply is larger than ${formatBytes(Limits.responseBytes)}, the most a reply may hold`
+      })
+    }
     const why = unreachable(error)
     if (why !== undefined) return new ProviderError({ kind: "unreachable", detail: why })
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""

@@ -38,6 +38,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { formatBytes, Limits, overBytes } from "../domain/Limits.js"
 import { maskUrl } from "../domain/Secrets.js"
 import { causeCode, causeMessage, unreachable } from "../providers/ConnectionError.js"
 import { splitCredentials } from "../providers/Endpoint.js"
@@ -75,8 +76,8 @@ export class TargetClient extends Context.Tag("rag-eval/TargetClient")<TargetCli
   readonly call: (input: TargetInput) => Effect.Effect<TargetResponse, TargetError>
 }>() {}
 
-/** Bodies larger than this are refused (a response is an answer and a few passages). */
-export const maxBodyBytes = 32 * 1024 * 1024
+/** Bodies larger than this are refused (a response is an answer and a few passages): `Limits.responseBytes`. */
+export const maxBodyBytes = Limits.responseBytes
 /** How much of an error body is read for its message. */
 const errorBodyBytes = 8 * 1024
 const excerptLength = 300
@@ -136,6 +137,20 @@ export interface BodyRead {
 }
 
 const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`
+
+/**
+ * An answer, or a passage, larger than a test case's field may be (`Limits.fieldBytes`): the case's
+ * failure, in words (it would be judged, recorded and reported like any field); undefined when within.
+ */
+export const oversizedAnswer = (reading: Reading, limit = Limits.fieldBytes): string | undefined => {
+  if (overBytes(reading.answer, limit)) {
+    return `the answer is larger than ${formatBytes(limit)}, the most one field of a case may hold`
+  }
+  const at = reading.contexts?.findIndex((text) => overBytes(text, limit)) ?? -1
+  return at === -1
+    ? undefined
+    : `passage ${at + 1} is larger than ${formatBytes(limit)}, the most one field of a case may hold`
+}
 
 /**
  * Reads a 2xx body: an event stream (`text/event-stream`) event by event as it arrives, anything
@@ -291,6 +306,8 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
           Effect.mapError(transportError)
         )
         if (Either.isLeft(body.reading)) return yield* unreadable(body.reading.left, response.status)
+        const oversized = oversizedAnswer(body.reading.right)
+        if (oversized !== undefined) return yield* fail("shape", oversized, { status: response.status })
         const ms = (t: bigint) => Math.round(Number(t - started) / 1000) / 1000
         return {
           ...body.reading.right,
