@@ -14,10 +14,12 @@
  * Plain HTTP through `fetch` (the `openai` SDK has no Mistral jobs, and the multipart upload is a
  * dozen lines). Every failure is a `ProviderError` with the same kinds as a chat call, so the batch
  * mode retries, waits or stops as synchronous judging does. The key is sent as a bearer token only;
- * error details are scrubbed of it.
+ * every text a response brings — a batch's output and error files, an error body — passes through the
+ * run's redactor with the key and the base URL's credentials added (`domain/Redaction.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { none, type Redactor, urlSecrets } from "../domain/Redaction.js"
 import { causeCode, unreachable } from "./ConnectionError.js"
 import { ProviderError } from "./LlmProvider.js"
 
@@ -58,6 +60,8 @@ export interface BatchApiOptions {
   readonly model: string
   /** Per-request timeout (uploads and downloads of large files take longer: 10× this). Default 60 s. */
   readonly timeoutMs?: number | undefined
+  /** The run's redactor (`Redaction`); the key and the base URL's secrets are added to it. */
+  readonly redactor?: Redactor | undefined
 }
 
 const OPENAI_PHASE: Readonly<Record<string, BatchStatus["phase"]>> = {
@@ -138,7 +142,10 @@ export const make = (options: BatchApiOptions): BatchApi => {
   const { flavour, model } = options
   const base = options.baseURL.replace(/\/+$/, "")
   const key = options.apiKey === undefined ? "" : Redacted.value(options.apiKey)
-  const scrub = key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
+  const scrub = (options.redactor ?? none).with([
+    ...(options.apiKey === undefined ? [] : [options.apiKey]),
+    ...urlSecrets(options.baseURL)
+  ]).text
   const timeoutMs = options.timeoutMs ?? 60_000
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
     ...(key === "" ? {} : { authorization: `Bearer ${key}` }),
@@ -160,7 +167,7 @@ export const make = (options: BatchApiOptions): BatchApi => {
           ...(init.body === undefined ? {} : { body: init.body }),
           signal: AbortSignal.any([signal, timeout])
         })
-        return { status: response.status, text: await response.text() }
+        return { status: response.status, text: scrub(await response.text()) }
       },
       catch: (e): ProviderError => {
         const error = e as Error

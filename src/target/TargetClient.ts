@@ -22,7 +22,10 @@
  * - `timeoutMs` bounds the whole call, the stream included; on timeout the request is aborted (the
  *   platform's response aborts its request when interrupted, and when its body stream ends).
  * - Failures are `TargetError`s (see there); nothing in them holds a header value or a URL secret:
- *   every text from the server or the socket goes through the configuration's scrubber.
+ *   every text from the server or the socket goes through the configuration's scrubber. Nor does an
+ *   answer: the answer and the passages pass through the run's redactor with the configuration's
+ *   secrets added (`domain/Redaction.ts`), so a service that echoes a token in its answer has it
+ *   redacted before it is journaled, judged or reported.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -39,6 +42,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { formatBytes, Limits, overBytes } from "../domain/Limits.js"
+import { Redaction } from "../domain/Redaction.js"
 import { maskUrl } from "../domain/Secrets.js"
 import { causeCode, causeMessage, unreachable } from "../providers/ConnectionError.js"
 import { splitCredentials } from "../providers/Endpoint.js"
@@ -46,7 +50,7 @@ import { parseRetryAfter } from "../providers/OpenAiProvider.js"
 import { type AnswerPaths, compilePaths, type Reading, readJson, StreamReading, type Unreadable } from "./Answer.js"
 import { requestBody, type TargetInput } from "./Request.js"
 import { SseParser } from "./Sse.js"
-import { identity as identityOf, scrubber, type TargetConfig } from "./TargetConfig.js"
+import { identity as identityOf, scrubber, secretsOf, type TargetConfig } from "./TargetConfig.js"
 import { TargetError, type TargetErrorKind } from "./TargetError.js"
 
 /** One answer of the target, as the journal keeps it. */
@@ -214,7 +218,9 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
       HttpClient.withTracerDisabledWhen(() => true)
     )
     const target = config.endpoint
-    const scrub = scrubber(config)
+    const run = yield* Redaction
+    const redactor = run.with(secretsOf(config))
+    const scrub = scrubber(config, run)
     const paths: AnswerPaths = compilePaths(config)
     const sent = splitCredentials(Redacted.value(config.url))
     const hasAuthorization = config.headers.some((h) => h.name.toLowerCase() === "authorization")
@@ -310,7 +316,7 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
         if (oversized !== undefined) return yield* fail("shape", oversized, { status: response.status })
         const ms = (t: bigint) => Math.round(Number(t - started) / 1000) / 1000
         return {
-          ...body.reading.right,
+          ...redactor.value(body.reading.right),
           latencyMs: ms(body.endedAt),
           ttfbMs: ms(body.firstByteAt ?? headersAt),
           streamed: body.streamed,
