@@ -303,7 +303,8 @@ const runSecrets = (flags: RunFlags, options: PipelineOptions, target: TargetCon
     const provider = Option.getOrUndefined(flags.provider)
     const apiKey = Option.getOrUndefined(flags.apiKey) ??
       (provider === undefined ? undefined : yield* OpenAiProvider.environmentKey(provider))
-    if (apiKey !== undefined) secrets.push(apiKey)
+    // The key, and the header it is sent in.
+    if (apiKey !== undefined) secrets.push(...Redaction.headerSecrets(`Bearer ${Redacted.value(apiKey)}`))
     if (Option.isSome(flags.baseUrl)) secrets.push(...Redaction.urlSecrets(flags.baseUrl.value))
     if (Option.isSome(flags.store)) secrets.push(...Redaction.urlSecrets(flags.store.value))
     if (target !== undefined) {

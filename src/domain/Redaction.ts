@@ -141,9 +141,9 @@ const decode = (text: string): string => {
 }
 
 /**
- * The secrets a URL carries: its password and `user:password` (the Basic header's credentials,
- * whose base64 is the header's token) — or, with no password, the user name (a bare key, as in
- * `http://KEY@host`) — raw and percent-decoded; and the values of its secret-looking query and
+ * The secrets a URL carries: its password — or, with no password, the user name (a bare key, as in
+ * `http://KEY@host`) — raw and percent-decoded; `user:password`, the credentials of the Basic header
+ * rag-eval builds from them, and that header's value; and the values of its secret-looking query and
  * fragment parameters (`?api_key=…`, `#access_token=…`). None for text that is not a URL.
  */
 export const urlSecrets = (url: string | Redacted.Redacted<string>): Array<Redacted.Redacted<string>> => {
@@ -156,11 +156,16 @@ export const urlSecrets = (url: string | Redacted.Redacted<string>): Array<Redac
   const found = new Set<string>()
   if (u.password !== "") {
     for (const form of [u.password, decode(u.password)]) found.add(form)
-    found.add(`${decode(u.username)}:${decode(u.password)}`)
     found.add(`${u.username}:${u.password}`)
   } else if (u.username !== "") {
     found.add(u.username)
     found.add(decode(u.username))
+  }
+  if (u.username !== "" || u.password !== "") {
+    // What the Basic header is built from, and the header itself (`Endpoint.splitCredentials`).
+    const credentials = `${decode(u.username)}:${decode(u.password)}`
+    found.add(credentials)
+    found.add(`Basic ${base64(credentials)}`)
   }
   for (const params of [u.searchParams, new URLSearchParams(u.hash.replace(/^#/, ""))]) {
     for (const [name, value] of params) if (SECRET_PARAM.test(name) && value !== "") found.add(value)

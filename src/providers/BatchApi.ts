@@ -19,8 +19,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { none, type Redactor, urlSecrets } from "../domain/Redaction.js"
+import { headerSecrets, none, type Redactor, urlSecrets } from "../domain/Redaction.js"
 import { causeCode, unreachable } from "./ConnectionError.js"
+import { splitCredentials } from "./Endpoint.js"
 import { ProviderError } from "./LlmProvider.js"
 
 export type BatchFlavour = "openai" | "mistral"
@@ -140,15 +141,21 @@ const errorOf = (status: number, detail: string): ProviderError => {
 
 export const make = (options: BatchApiOptions): BatchApi => {
   const { flavour, model } = options
-  const base = options.baseURL.replace(/\/+$/, "")
+  // fetch refuses a URL with credentials: they are sent as Basic authentication when there is no key.
+  const sent = splitCredentials(options.baseURL)
+  const base = sent.url.replace(/\/+$/, "")
   const key = options.apiKey === undefined ? "" : Redacted.value(options.apiKey)
   const scrub = (options.redactor ?? none).with([
-    ...(options.apiKey === undefined ? [] : [options.apiKey]),
+    ...(key === "" ? [] : headerSecrets(`Bearer ${key}`)),
     ...urlSecrets(options.baseURL)
   ]).text
   const timeoutMs = options.timeoutMs ?? 60_000
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
-    ...(key === "" ? {} : { authorization: `Bearer ${key}` }),
+    ...(key !== ""
+      ? { authorization: `Bearer ${key}` }
+      : sent.authorization === undefined
+      ? {}
+      : { authorization: sent.authorization }),
     ...extra
   })
 

@@ -25,7 +25,7 @@ import type {
 } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
 import { formatBytes, Limits } from "../domain/Limits.js"
-import { Redaction, urlSecrets } from "../domain/Redaction.js"
+import { headerSecrets, Redaction, urlSecrets } from "../domain/Redaction.js"
 import { unreachable } from "./ConnectionError.js"
 import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
@@ -333,7 +333,8 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
     const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
     // What the server sends back is redacted of the run's secrets and of the ones sent to it here.
     const redactor = (yield* Redaction).with([
-      ...(options.apiKey === undefined ? [] : [options.apiKey]),
+      // The key, and the header it is sent in.
+      ...(key === undefined ? [] : headerSecrets(`Bearer ${key}`)),
       ...urlSecrets(baseURL)
     ])
     const scrub = redactor.text

@@ -77,17 +77,29 @@ describe("the secrets of a setting", () => {
   it("a URL: password, user:password (raw and decoded) — the Basic header's credentials — and secret parameters", () => {
     const url = "https://judge%40corp:p%40ss-w0rd@api.example/v1?api_key=qk-998877&region=eu#access_token=ft-123456"
     expect(values(Redaction.urlSecrets(url)).sort()).toEqual(
-      ["judge%40corp:p%40ss-w0rd", "judge@corp:p@ss-w0rd", "p%40ss-w0rd", "p@ss-w0rd", "qk-998877", "ft-123456"].sort()
+      [
+        "judge%40corp:p%40ss-w0rd",
+        "judge@corp:p@ss-w0rd",
+        `Basic ${b64("judge@corp:p@ss-w0rd")}`,
+        "p%40ss-w0rd",
+        "p@ss-w0rd",
+        "qk-998877",
+        "ft-123456"
+      ].sort()
     )
     // The Basic header built from it is redacted in every form: its base64 is a form of `user:password`.
     const r = Redaction.make(Redaction.urlSecrets(url))
     const basic = `Basic ${b64("judge@corp:p@ss-w0rd")}`
-    expect(r.text(`echo: ${basic}`)).toBe("echo: Basic <redacted>")
+    expect(r.text(`echo: ${basic}`)).toBe("echo: <redacted>")
     expect(r.text("region=eu judge@corp")).toBe("region=eu judge@corp")
   })
 
   it("a URL with a bare key as its user name; text that is no URL has none", () => {
-    expect(values(Redaction.urlSecrets("http://KEY-abcdef@host:8080/v1"))).toEqual(["KEY-abcdef"])
+    expect(values(Redaction.urlSecrets("http://KEY-abcdef@host:8080/v1"))).toEqual([
+      "KEY-abcdef",
+      "KEY-abcdef:",
+      `Basic ${b64("KEY-abcdef:")}`
+    ])
     expect(Redaction.urlSecrets("not a url")).toEqual([])
   })
 
