@@ -45,24 +45,6 @@ export const formatBytes = (bytes: number): string =>
     ? `${bytes / KiB} KiB`
     : `${bytes} bytes`
 
-/** UTF-8 bytes of a JavaScript string, without encoding it. */
-export const utf8Bytes = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c < 0x80) bytes += 1
-    else if (c < 0x800) bytes += 2
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        bytes += 4
-        i++
-      } else bytes += 3
-    } else bytes += 3
-  }
-  return bytes
-}
-
 /** Whether a string is longer than `bytes` in UTF-8 (exact, and cheap for the strings far under it). */
 export const overBytes = (text: string, bytes: number): boolean =>
   text.length > bytes || (text.length * 3 > bytes && Buffer.byteLength(text, "utf8") > bytes)

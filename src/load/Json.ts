@@ -124,6 +124,53 @@ export const oversizedField = (
   return walk(value) ? path : undefined
 }
 
+/**
+ * A row's problem, in one walk (iterative, as `nestingTooDeep`): nested deeper than `MAX_JSON_DEPTH`
+ * (found first), or a string (a value or a key) longer than `fieldBytes` — with its path, looked for
+ * only then (the row is known to be shallow by that point); undefined for a sound row.
+ */
+const rowProblem = (
+  value: unknown,
+  fieldBytes: number
+):
+  | { readonly deep: { readonly depth: number; readonly field: string | undefined } }
+  | { readonly oversized: ReadonlyArray<PropertyKey> }
+  | undefined =>
+{
+  const values: Array<unknown> = [value]
+  const depths: Array<number> = [1]
+  const fields: Array<string | undefined> = [undefined]
+  // No string is longer in UTF-8 bytes than 3 a character: shorter ones are not measured.
+  const suspect = Math.floor(fieldBytes / 3)
+  let oversized = false
+  while (values.length > 0) {
+    const v = values.pop()
+    const depth = depths.pop()!
+    const field = fields.pop()
+    if (typeof v === "string") {
+      if (v.length > suspect && overBytes(v, fieldBytes)) oversized = true
+      continue
+    }
+    if (typeof v !== "object" || v === null) continue
+    if (depth > MAX_JSON_DEPTH) return { deep: { depth, field } }
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        values.push(item)
+        depths.push(depth + 1)
+        fields.push(field)
+      }
+    } else {
+      for (const key in v) {
+        if (key.length > suspect && overBytes(key, fieldBytes)) oversized = true
+        values.push((v as Record<string, unknown>)[key])
+        depths.push(depth + 1)
+        fields.push(field ?? key)
+      }
+    }
+  }
+  return oversized ? { oversized: oversizedField(value, fieldBytes) ?? [] } : undefined
+}
+
 /** The problem of a field over the bound (the field itself is named by the error). */
 export const fieldProblem = (limit: number) => `field exceeds ${formatBytes(limit)} (the most one field may hold)`
 
@@ -358,18 +405,18 @@ export const parseJsonDocument = (
         })
       )
     }
-    const deep = nestingTooDeep(item)
-    if (deep !== undefined) {
+    const problem = rowProblem(item, fieldBytes)
+    if (problem !== undefined) {
       return Either.left(
-        new InputError({
-          file,
-          line,
-          problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${depthProblem(deep)}`
-        })
+        "deep" in problem
+          ? new InputError({
+            file,
+            line,
+            problem: `item ${k + 1}${viaCases ? " of \"cases\"" : ""} is ${depthProblem(problem.deep)}`
+          })
+          : fieldError(file, line, problem.oversized, fieldBytes)
       )
     }
-    const oversized = oversizedField(item, fieldBytes)
-    if (oversized !== undefined) return Either.left(fieldError(file, line, oversized, fieldBytes))
     columns.add(item)
     rows.push({ line, values: item })
   }
@@ -572,12 +619,12 @@ export class JsonlParser {
         problem: `expected a JSON object on each line, found ${describeJson(value)}`
       })
     }
-    const deep = nestingTooDeep(value)
-    if (deep !== undefined) {
-      return new InputError({ file: this.file, line: this.lineNo, problem: `the object is ${depthProblem(deep)}` })
+    const problem = rowProblem(value, this.fieldBytes)
+    if (problem !== undefined) {
+      return "deep" in problem
+        ? new InputError({ file: this.file, line: this.lineNo, problem: `the object is ${depthProblem(problem.deep)}` })
+        : fieldError(this.file, this.lineNo, problem.oversized, this.fieldBytes)
     }
-    const oversized = oversizedField(value, this.fieldBytes)
-    if (oversized !== undefined) return fieldError(this.file, this.lineNo, oversized, this.fieldBytes)
     this.keys.add(value)
     this.rowCount++
     out.push({ line: this.lineNo, values: value })
