@@ -27,15 +27,22 @@ export const Limits = {
   recordBytes: 16 * MiB,
   /** A JSON test set (read whole; JSONL streams, for anything larger). */
   jsonDocumentBytes: 256 * MiB,
+  /**
+   * Levels of objects and arrays a JSON row (or a `serve` request) may nest, the row itself being 1:
+   * later stages walk rows recursively (hashing, JSON.stringify, prompts).
+   */
+  jsonDepth: 64,
   /** A judge's reply (the message's text), in characters. */
   replyChars: 1_000_000,
   /** Claims one extraction may list (each is checked by a judgment of its own). */
   claims: 1_000,
+  /** Characters of an unusable reply kept with its failed judgment (for the report). */
+  keptReplyChars: 2_000,
   /** A response body read from a judge's server (`providers/NodeFetch.ts`) or from `--target`. */
   responseBytes: 32 * MiB
-} as const
+} as const satisfies Readonly<Record<string, number>>
 
-export type Limits = typeof Limits
+export type Limits = { readonly [K in keyof typeof Limits]: number }
 
 /** "1 MiB", "64 KiB", "1000 bytes". */
 export const formatBytes = (bytes: number): string =>

@@ -33,8 +33,6 @@ import { answerSchema, claimsSchema, listAnswerSchema, render } from "./Prompt.j
 /** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
 export const DEFAULT_REPAIR_ATTEMPTS = 2
 
-/** Characters of a reply kept with a failed judgment. */
-const rawLimit = 2000
 
 // ---------------------------------------------------------------------------------------------
 // Decoding the answer
@@ -243,7 +241,8 @@ export const decodeClaims = (text: string): Either.Either<ReadonlyArray<string>,
 // One call: its request, how its reply is read, its verdicts
 
 /** The raw text kept with a failed judgment. */
-export const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
+export const truncate = (text: string) =>
+  text.length > Limits.keptReplyChars ? text.slice(0, Limits.keptReplyChars) : text
 
 /** Why a call has no answer: the failed verdicts' reason and failure class. */
 export interface Failure {

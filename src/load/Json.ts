@@ -49,7 +49,7 @@ type Parsed = { readonly ok: true; readonly value: unknown } | {
  * is validated: later stages walk rows recursively (hashing, JSON.stringify, prompts), and a row
  * nested thousands deep would end the run with a stack overflow after its judgments were paid for.
  */
-export const MAX_JSON_DEPTH = 64
+export const MAX_JSON_DEPTH: number = Limits.jsonDepth
 
 /**
  * Where `value` nests deeper than `limit` levels of objects and arrays (`value` itself is level 1):
