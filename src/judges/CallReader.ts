@@ -33,7 +33,6 @@ import { answerSchema, claimsSchema, listAnswerSchema, render } from "./Prompt.j
 /** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
 export const DEFAULT_REPAIR_ATTEMPTS = 2
 
-
 // ---------------------------------------------------------------------------------------------
 // Decoding the answer
 
@@ -275,7 +274,7 @@ export interface ReplyProblem {
 }
 
 /** A reply longer than `Limits.replyChars`: final (see the module comment); undefined when within. */
-export const replyTooLong = (text: string, limit = Limits.replyChars): ReplyProblem | undefined =>
+const replyTooLong = (text: string, limit = Limits.replyChars): ReplyProblem | undefined =>
   text.length <= limit ? undefined : {
     problem: `the reply is ${thousands(text.length)} characters long; a reply may hold at most ${
       thousands(limit)
@@ -306,7 +305,7 @@ const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
  * A claim list within `Limits.claims`: longer, it is final (each claim would be a judgment of its
  * own: a reply listing 100,000 claims made 600,000 paid checks).
  */
-export const claimsWithinBound = (
+const claimsWithinBound = (
   claims: ReadonlyArray<string>,
   limit = Limits.claims
 ): Either.Either<ReadonlyArray<string>, ReplyProblem> =>

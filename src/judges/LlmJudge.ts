@@ -100,7 +100,7 @@ class AnswerError extends Data.TaggedError("AnswerError")<{
  *   times (fatal-class errors that did not stop the run count here too: a flaky gateway);
  * - a rejected request is not asked again.
  */
-export const retryClass = (error: ProviderError): RetrySchedule.RetryClass =>
+const retryClass = (error: ProviderError): RetrySchedule.RetryClass =>
   error.kind === "rate_limited"
     ? RetrySchedule.wait(error.retryAfterMs)
     : error.kind === "rejected"
@@ -108,7 +108,7 @@ export const retryClass = (error: ProviderError): RetrySchedule.RetryClass =>
     : RetrySchedule.backoff
 
 /** The retry schedule over provider errors (see `retryClass`); its output is why it gave up. */
-export const retrySchedule = (
+const retrySchedule = (
   options: {
     readonly maxRetries: number
     readonly maxWaitMs: number
@@ -145,14 +145,15 @@ export const make = (options: LlmJudgeOptions = {}) =>
   Effect.gen(function*() {
     const provider = yield* LlmProvider
     const gate = yield* RateGate.RateGate
-    const maxRetries = Math.max(0, options.maxRetries ?? 3)
+    const defaults = RetrySchedule.defaultPolicy
+    const maxRetries = Math.max(0, options.maxRetries ?? defaults.maxRetries)
     const repairAttempts = Math.max(0, options.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS)
     const fatalAfter = Math.max(1, options.fatalAfter ?? 3)
     const scheduleOptions = {
       maxRetries,
-      maxWaitMs: options.maxWaitMs ?? 10 * 60_000,
-      baseDelayMs: options.baseDelayMs ?? 500,
-      maxDelayMs: options.maxDelayMs ?? 30_000
+      maxWaitMs: options.maxWaitMs ?? defaults.maxWaitMs,
+      baseDelayMs: options.baseDelayMs ?? defaults.baseDelayMs,
+      maxDelayMs: options.maxDelayMs ?? defaults.maxDelayMs
     }
     /** A call's retries with its own --max-wait budget (shared with the gate, which ends a wait past it). */
     const retries = () => {

@@ -172,7 +172,7 @@ const rowProblem = (
 }
 
 /** The problem of a field over the bound (the field itself is named by the error). */
-export const fieldProblem = (limit: number) => `field exceeds ${formatBytes(limit)} (the most one field may hold)`
+const fieldProblem = (limit: number) => `field exceeds ${formatBytes(limit)} (the most one field may hold)`
 
 const fieldError = (file: string, line: number, path: ReadonlyArray<PropertyKey>, limit: number) =>
   new InputError({

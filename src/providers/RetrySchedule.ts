@@ -72,7 +72,7 @@ const backoffMillis = (n: number, baseMs: number, capMs: number): Effect.Effect<
   Effect.map(Random.nextRange(0.8, 1.2), (jitter) => Math.min(capMs, baseMs * 2 ** n * jitter))
 
 /** "45.5 s", "10 min". */
-export const formatWait = (ms: number): string =>
+const formatWait = (ms: number): string =>
   ms >= 60_000 ? `${+(ms / 60_000).toFixed(1)} min` : `${+(ms / 1000).toFixed(1)} s`
 
 const attemptsWord = (n: number) => `after ${n} attempt${n === 1 ? "" : "s"}`

@@ -146,7 +146,7 @@ const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`
  * An answer, or a passage, larger than a test case's field may be (`Limits.fieldBytes`): the case's
  * failure, in words (it would be judged, recorded and reported like any field); undefined when within.
  */
-export const oversizedAnswer = (reading: Reading, limit = Limits.fieldBytes): string | undefined => {
+const oversizedAnswer = (reading: Reading, limit = Limits.fieldBytes): string | undefined => {
   if (overBytes(reading.answer, limit)) {
     return `the answer is larger than ${formatBytes(limit)}, the most one field of a case may hold`
   }

@@ -240,7 +240,7 @@ const prng = mulberry32Floats
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** What an echoing server repeats of a request (see `echo`): its Authorization and the `extra` texts, each with its base64. */
-export const echoOf = (authorization: unknown, extra: ReadonlyArray<string>): string => {
+const echoOf = (authorization: unknown, extra: ReadonlyArray<string>): string => {
   const values: Array<string> = []
   if (typeof authorization === "string" && authorization !== "") {
     values.push(authorization)
