@@ -29,6 +29,8 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
+ * 14. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
+ *     time and peak RSS through the CLI (bench/bounds.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -45,6 +47,7 @@ import { bootstrapTable } from "../src/stats/Bootstrap.js"
 import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
+import { printBoundsFigures } from "./bounds.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
 import { printClaimFigures } from "./claims.js"
@@ -585,6 +588,14 @@ const main = async () => {
       "< 1,000 ms",
       median(times) < 1000
     )
+    line()
+  }
+
+  {
+    line(
+      `[14] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
+    )
+    await printBoundsFigures({ line, figure })
     line()
   }
 
