@@ -110,12 +110,12 @@ export const runAction = (flags: RunFlags) =>
       ...(flags.cluster ? { preflight: false } : {})
     })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
-    // --batch (the provider's Batch API)
     // --target: the live system's configuration (its headers' `${NAME}`s read from the environment)
     const target = yield* resolveTarget(flags)
     // Every text a server sends back is redacted of every secret of the command (domain/Redaction.ts):
     // the providers, the Batch API, the target and the retrievers read this redactor.
     const redactor = Redaction.make(yield* runSecrets(flags, gathered.options, target))
+    // --batch (the provider's Batch API)
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency)).pipe(
       Effect.provideService(Redaction.Redaction, redactor)
     )

@@ -92,7 +92,9 @@ describe(
   () => {
     it("a judge and a target that echo: a run, its resume (--retry-failed), report, a cache hit, fatal 401s", async () => {
       const judge = await FakeOpenAi.start({
-        echo: [JUDGE_PASS, JUDGE_CRED, `Basic ${b64(JUDGE_CRED)}`],
+        // The judge never gets the target's header value: echoing it anyway, it is redacted by the run's
+        // redactor (built from every secret of the command), not only by what the provider sent itself.
+        echo: [JUDGE_PASS, JUDGE_CRED, `Basic ${b64(JUDGE_CRED)}`, RAG_KEY],
         // After the preflight: a 500 (retried), a 400 (a failed judgment), an unusable reply (repaired).
         script: ["ok", "server_error", "bad_request", "malformed"]
       })
