@@ -1,5 +1,5 @@
 /**
- * Bench [14]: what the size bounds (`src/domain/Limits.ts`) hold a run to, through the installed CLI
+ * Bench [15]: what the size bounds (`src/domain/Limits.ts`) hold a run to, through the installed CLI
  * (`node dist/bin.js run answer-correctness …` under GNU time):
  *
  * - a JSONL test set whose second answer is 50 MB: refused (exit 2) — wall time and peak RSS

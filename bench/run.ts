@@ -29,7 +29,9 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
- * 14. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
+ * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
+ *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
+ * 15. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
  *     time and peak RSS through the CLI (bench/bounds.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
@@ -60,6 +62,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { printSynthesizeFigures } from "./synthesize.js"
 import { transportLadder } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -593,7 +596,15 @@ const main = async () => {
 
   {
     line(
-      `[14] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
+      `[14] synthesize: BM25 over the chunks ranks an offline item's gold chunk first (sanity), and chunking memory as the corpus grows (bench/synthesize.ts)`
+    )
+    await printSynthesizeFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[15] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
     )
     await printBoundsFigures({ line, figure })
     line()

@@ -25,6 +25,6 @@ export default Pipeline.make({
   generate: { answer: true, contexts: true },
   judge: claimStage(claimRubrics),
   score: correctnessScore(claimRubrics),
-  aggregate: correctnessSummary({ lowest: 10 }),
+  aggregate: correctnessSummary(),
   report: correctnessReport({ title: "Answer correctness, claim by claim" })
 })

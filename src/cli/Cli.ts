@@ -31,6 +31,7 @@ import { parseErrorMessage } from "./ParseErrors.js"
 import { RecordedArgv } from "./Resume.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "./ServeCommand.js"
+import { synthesizeCommand } from "./SynthesizeCommand.js"
 import { trecCommand } from "./Trec.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
@@ -64,7 +65,7 @@ const reportCommand = Command.make(
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
-      const { parseAllGates } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { parseAllGates } = yield* Effect.promise(() => import("../domain/Gate.js"))
       const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
       const thresholds = yield* parseAllGates(Option.getOrUndefined(failUnder), Option.getOrUndefined(failOver))
@@ -166,6 +167,7 @@ const subcommands = [
   reportCommand,
   pipelinesCommand,
   buildTestSetCommand,
+  synthesizeCommand,
   trecCommand,
   compareCommand,
   calibrateCommand,

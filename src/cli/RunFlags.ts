@@ -10,6 +10,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { builtinNames, builtinsTaking, targetPipelines } from "../builtin/index.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { secretFlagNames } from "../domain/Secrets.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
@@ -20,7 +21,9 @@ import { urlProblem } from "../target/TargetConfig.js"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
   Args.withDescription(
-    "A built-in pipeline by name (rag-answers, answer-synthesis, course-retrieval, search-relevance, evidence-retrieval: `rag-eval pipelines` lists them) or a pipeline file, e.g. ./my-pipeline.ts"
+    `A built-in pipeline by name (${
+      builtinNames.join(", ")
+    }: \`rag-eval pipelines\` lists them) or a pipeline file, e.g. ./my-pipeline.ts`
   )
 )
 
@@ -215,7 +218,9 @@ const priceOut = Options.float("price-out").pipe(
 const targetFlags = {
   target: Options.text("target").pipe(
     Options.withDescription(
-      "Ask this live RAG endpoint (http(s) URL) for each case's answer before judging it: POST a body from --target-body, read the answer at --target-answer (rag-answers, answer-synthesis; docs/target.md)"
+      `Ask this live RAG endpoint (http(s) URL) for each case's answer before judging it: POST a body from --target-body, read the answer at --target-answer (${
+        targetPipelines.join(", ")
+      }, and a pipeline of yours that declares \`generate\`; docs/target.md)`
     ),
     checked((url: string) => urlProblem(url.trim())),
     Options.optional
@@ -343,7 +348,7 @@ export const pipelineOptionFlags = {
   fields: optionFlag("fields") as Options.Options<Option.Option<string>>,
   listwise: Options.boolean("listwise").pipe(
     Options.withDescription(
-      `${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${
+      `${optionSpecs.listwise.description} (${builtinsTaking("listwise").join(", ")}) [${
         optionSpecs.listwise.env.join(", ")
       }]`
     )
@@ -351,7 +356,7 @@ export const pipelineOptionFlags = {
   rubrics: optionFlag("rubrics") as Options.Options<Option.Option<string>>,
   onlyRubrics: Options.boolean("only-rubrics").pipe(
     Options.withDescription(
-      `${optionSpecs.onlyRubrics.description} (rag-answers, answer-synthesis) [${
+      `${optionSpecs.onlyRubrics.description} (${builtinsTaking("onlyRubrics").join(", ")}) [${
         optionSpecs.onlyRubrics.env.join(", ")
       }]`
     )

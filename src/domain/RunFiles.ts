@@ -190,7 +190,12 @@ export const caseMetricsFile = (iteration: number) => `case-metrics-iteration-${
 // ---------------------------------------------------------------------------------------------
 // summary.json
 
-export const SUMMARY_VERSION = 3
+/**
+ * 4: `metrics[name]` is `{ mean, n, ci }` (the engine's fold), `rankBy` replaces `headline`, and each
+ * iteration's summary is the engine's (`RunSummary`). Version 3 files (`metrics[name]` a number) are
+ * still read: `headlineOf` gives the values of either.
+ */
+export const SUMMARY_VERSION = 4
 
 export const MetricAcrossIterations = Schema.Struct({
   mean: Schema.NullOr(Schema.Number),
@@ -204,6 +209,16 @@ export const Agreement = Schema.Struct({
   krippendorffAlpha: Schema.NullOr(Schema.Number),
   krippendorffAlphaNote: Schema.optional(Schema.String)
 })
+
+/** A headline metric in summary.json (version 4). */
+export const HeadlineValue = Schema.Struct({
+  mean: Schema.NullOr(Schema.Number),
+  /** Cases with a value (null: the metric is not a mean of cases, or the run has several iterations). */
+  n: Schema.NullOr(Schema.Number),
+  /** 95% bootstrap interval of the mean (null: fewer than two cases, not a mean of cases, or several iterations). */
+  ci: Schema.NullOr(Schema.Struct({ lower: Schema.Number, upper: Schema.Number }))
+})
+export type HeadlineValue = typeof HeadlineValue.Type
 
 export const Summary = Schema.Struct({
   summaryVersion: Schema.Number,
@@ -236,13 +251,18 @@ export const Summary = Schema.Struct({
   }),
   judgments: Schema.Struct({ total: Schema.Number, ok: Schema.Number, failed: Schema.Number }),
   cost: CostFields,
-  /** Headline metrics: the mean over iterations (the value with one iteration). */
-  metrics: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) }),
+  /**
+   * Headline metrics: the mean over iterations (the value with one iteration); from version 4 with the
+   * cases it is over and its 95% interval (null: not a mean of cases, or several iterations).
+   */
+  metrics: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.NullOr(Schema.Number), HeadlineValue) }),
   /** What each headline metric is: range, direction, unit (what gates and `compare` go by). */
   metricSpecs: Schema.Array(MetricSpec),
   /** The per-case metrics of `case-metrics-iteration-N.jsonl`. */
   caseMetricSpecs: Schema.Array(MetricSpec),
-  /** The per-case metric that ranks cases (lowest first) in reports, when the pipeline has one. */
+  /** The per-case metrics that rank cases (lowest first) in reports, when the pipeline has them. */
+  rankBy: Schema.optional(Schema.Array(Schema.String)),
+  /** Version 3: the per-case metric that ranked cases. */
   headline: Schema.optional(Schema.String),
   metricsAcrossIterations: Schema.Record({ key: Schema.String, value: MetricAcrossIterations }),
   agreement: Schema.Record({ key: Schema.String, value: Agreement }),
@@ -250,6 +270,12 @@ export const Summary = Schema.Struct({
   iterations: Schema.Array(Schema.Unknown)
 })
 export type Summary = typeof Summary.Type
+
+/** The headline metrics' values of a summary of any version (3: numbers; 4: `{ mean, n, ci }`). */
+export const headlineOf = (summary: Pick<Summary, "metrics">): Readonly<Record<string, number | null>> =>
+  Object.fromEntries(
+    Object.entries(summary.metrics).map(([k, v]) => [k, v === null || typeof v === "number" ? v : v.mean])
+  )
 
 // ---------------------------------------------------------------------------------------------
 // calibration.json

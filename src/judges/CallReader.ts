@@ -12,6 +12,7 @@
  * is recorded as a failed judgment with the reason and never repaired (a repair would send the whole
  * reply back), whatever path it came by (a synchronous call, a batch's output).
  */
+import * as AjvModule from "ajv"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import { isRecord } from "effect/Predicate"
@@ -28,7 +29,7 @@ import { Limits } from "../domain/Limits.js"
 import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ChatRequest } from "../providers/LlmProvider.js"
-import { answerSchema, claimsSchema, listAnswerSchema, render } from "./Prompt.js"
+import { answerSchema, claimsSchema, listAnswerSchema, objectSchema, render } from "./Prompt.js"
 
 /** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
 export const DEFAULT_REPAIR_ATTEMPTS = 2
@@ -358,7 +359,72 @@ const answerVerdict = (answer: Answer, usage: Usage, attempts: number): Verdict 
 })
 
 export const pointReader = (task: JudgeTask): CallReader<unknown> =>
-  task.rubric.output === "claims" ? claimsReader(task) as CallReader<unknown> : scoreReader(task) as CallReader<unknown>
+  task.rubric.output === "claims"
+    ? claimsReader(task) as CallReader<unknown>
+    : task.rubric.output === "object"
+    ? objectReader(task) as CallReader<unknown>
+    : scoreReader(task) as CallReader<unknown>
+
+// ajv (a CommonJS module): its class is the default export's `default` under Node's ESM interop.
+const Ajv = AjvModule.Ajv
+/** One validator for every object rubric; each rubric's schema is compiled once. */
+const ajv = new Ajv({ allErrors: false, strict: false })
+const objectValidators = new WeakMap<Rubric, AjvModule.ValidateFunction>()
+const objectValidator = (rubric: Rubric) => {
+  let validate = objectValidators.get(rubric)
+  if (validate === undefined) objectValidators.set(rubric, validate = ajv.compile(objectSchema(rubric).schema))
+  return validate
+}
+
+/**
+ * Decode an `object` rubric's reply: the last JSON object in it that matches the rubric's JSON schema
+ * (checked by ajv, the JSON Schema validator); when none does, what is wrong with the last object.
+ */
+export const decodeObject = (rubric: Rubric, text: string): Either.Either<Record<string, unknown>, string> => {
+  if (text.trim() === "") return Either.left("the reply was empty")
+  const objects = jsonObjects(text)
+  if (objects.length === 0) return Either.left("the reply contains no valid JSON object")
+  const validate = objectValidator(rubric)
+  let last: string | undefined
+  for (let i = objects.length - 1; i >= 0; i--) {
+    if (validate(objects[i])) return Either.right(objects[i]!)
+    last ??= (validate.errors ?? []).map((e: AjvModule.ErrorObject) =>
+      `${e.instancePath === "" ? "the object" : e.instancePath}: ${e.message ?? "invalid"}`
+    )
+      .join("; ")
+  }
+  return Either.left(last!)
+}
+
+/** An `object` rubric's call: the object, as the judgment's value (its score is 1). */
+const objectReader = (task: JudgeTask): CallReader<Record<string, unknown>> => {
+  const rubric = task.rubric
+  return {
+    request: { ...render(rubric, task.vars), schema: objectSchema(rubric), cacheKey: cacheKeyOf(rubric) },
+    decode: bounded((text) => decodeObject(rubric, text)),
+    verdicts: (o) => [
+      Either.match(o.answer, {
+        onLeft: ({ failure, reason }): Verdict => ({
+          status: "failed",
+          failure,
+          score: null,
+          reason,
+          raw: o.raw,
+          usage: o.usage,
+          attempts: o.attempts
+        }),
+        onRight: (value): Verdict => ({
+          status: "ok",
+          score: 1,
+          reason: `${rubric.name}: written`,
+          value,
+          usage: o.usage,
+          attempts: o.attempts
+        })
+      })
+    ]
+  }
+}
 
 const scoreReader = (task: JudgeTask): CallReader<Answer> => {
   const rubric = task.rubric

@@ -9,6 +9,7 @@ import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../do
 import { listHeuristics, pointHeuristics } from "./claims/ClaimHeuristics.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
+import { synthesizeHeuristics } from "./synthesize/Heuristics.js"
 
 export const provider = "heuristic"
 /**
@@ -54,7 +55,7 @@ export const verdict = (task: JudgeTask): Verdict => {
   if (rubric.heuristic === undefined) {
     return failed(`rubric "${rubric.id}" names no heuristic: the heuristic judge cannot judge it (use an LLM provider)`)
   }
-  const claims = pointHeuristics[rubric.heuristic]
+  const claims = pointHeuristics[rubric.heuristic] ?? synthesizeHeuristics[rubric.heuristic]
   if (claims !== undefined) return claims(task)
   const heuristic = heuristics[rubric.heuristic]
   if (heuristic === undefined) {

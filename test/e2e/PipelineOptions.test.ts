@@ -189,18 +189,20 @@ describe("--config FILE", () => {
     const cwd = dir("config-gates")
     fs.writeFileSync(
       Path.join(cwd, "gates.yaml"),
-      "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failed: 0\n"
+      "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failedJudgments: 0\n"
     )
     const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/error: --fail-under: composite = [\d.]+%, below 99%/)
     expect(r.stderr).not.toContain("clarity =")
-    fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failed: 0 } }))
+    fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failedJudgments: 0 } }))
     const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], {
       cwd
     })
     expect(w.code).toBe(2)
-    expect(w.stderr).toContain("--fail-under failed=0: lower is better for failed, so its gate is --fail-over failed=…")
+    expect(w.stderr).toContain(
+      "--fail-under failedJudgments=0: lower is better for failedJudgments, so its gate is --fail-over failedJudgments=…"
+    )
     expect(fs.existsSync(Path.join(cwd, "wrong-out"))).toBe(false)
   })
 

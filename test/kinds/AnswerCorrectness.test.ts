@@ -392,7 +392,7 @@ describe("answer-correctness runs", () => {
       // "I don't know." recalls none of the reference.
       expect(byId.get("q3")!.metrics.recall).toBe(0)
       const report = fs.readFileSync(Path.join(result.info.runDir, "report.md"), "utf8")
-      expect(report).toContain("## Failed and lowest cases")
+      expect(report).toContain("## Lowest score (")
       expect(report).toContain("Mars has three moons, Phobos, Deimos and Ganymede.")
       const csv = fs.readFileSync(Path.join(result.info.runDir, "report.csv"), "utf8")
       expect(csv.split("\n")[0]).toContain("precision,recall,f1,faithfulness")

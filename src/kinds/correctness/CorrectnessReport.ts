@@ -5,15 +5,14 @@
  * the sentence that decided it. The CSV has one row per case: the input's columns, the metrics, and
  * the claims as text cells, one claim per line.
  */
-import * as Stream from "effect/Stream"
 import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { failures, num, runParameters } from "../../report/Sections.js"
+import { num } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
-import { claimMetricNames, claimMetricSpecs, type CorrectnessRecord } from "./CorrectnessScore.js"
+import { claimMetricNames, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
 
 const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
@@ -83,10 +82,8 @@ const metricLine = (r: CorrectnessRecord) =>
     " · "
   ) || "no metric (see the failures)"
 
-const caseBlock = (r: CorrectnessRecord, heading: string) =>
+const caseBlock = (r: CorrectnessRecord) =>
   [
-    `### ${heading}`,
-    "",
     `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
@@ -129,33 +126,19 @@ const caseBlock = (r: CorrectnessRecord, heading: string) =>
   ].join("\n")
 
 const definitions = [
-  "## Metrics",
+  "## How claims are checked",
   "",
-  "Claims are checked with RAGChecker's three verdicts (entailed, neutral, contradicted; only entailed counts as support) and the metrics follow its definitions (Ru et al., NeurIPS 2024); nugget recall follows the TREC 2024 RAG Track's AutoNuggetizer. A case that cannot have a metric (no reference, no contexts, no nuggets, no claims) has none: it is left out of the mean, never counted as 0.",
+  "Claims are checked with RAGChecker's three verdicts (entailed, neutral, contradicted; only entailed counts as support) and the metrics follow its definitions (Ru et al., NeurIPS 2024); nugget recall follows the TREC 2024 RAG Track's AutoNuggetizer. A case that cannot have a metric (no reference, no contexts, no nuggets, no claims) has none: it is left out of the mean, never counted as 0. A case's score is its F1 against the reference, else its faithfulness to the contexts, else its nugget recall: the failed and lowest cases go by it.",
   ""
 ].join("\n")
 
-const metricsTable = (summary: CorrectnessSummary) => {
-  const lines = ["| Metric | Mean | 95% CI | Cases | Better | Meaning |", "|---|---|---|---|---|---|"]
-  for (const m of summary.metrics) {
-    if (m.n === 0) continue
-    const spec = claimMetricSpecs.find((s) => s.name === m.name)!
-    lines.push(
-      `| ${m.name} | ${num(m.mean, 3)} | ${m.ci === null ? "—" : `${num(m.ci.lower, 3)}–${num(m.ci.upper, 3)}`} | ${
-        thousands(m.n)
-      } | ${spec.direction === "none" ? "—" : spec.direction} | ${spec.description} |`
-    )
-  }
-  const none = summary.metrics.filter((m) => m.n === 0).map((m) => m.name)
-  if (none.length > 0) {
-    lines.push(
-      "",
-      `No case has ${none.join(", ")} (they need a reference, contexts or nuggets this test set does not give).`
-    )
-  }
-  const c = summary.claims
+type Summary = RunSummary<CorrectnessRecord, CorrectnessSummary>
+
+/** What the headline table cannot say: the claims counted by verdict. */
+const claimsSection = (summary: Summary) => {
+  const lines: Array<string> = []
+  const c = summary.extra.claims
   lines.push(
-    "",
     `**Claims**: ${thousands(c.answerClaims)} in the answers, ${thousands(c.referenceClaims)} in the references. ` +
       `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${
         thousands(c.answerVsReference.neutral)
@@ -173,15 +156,6 @@ const metricsTable = (summary: CorrectnessSummary) => {
 
 const caseHeading = (r: CorrectnessRecord) =>
   `${inline(r.question, 120)} — ${r.failed > 0 ? "failed" : r.score === null ? "no score" : `score ${num(r.score, 2)}`}`
-
-const lowest = (summary: CorrectnessSummary) =>
-  summary.lowest.length === 0 ? "" : [
-    `## Failed and lowest cases (${summary.lowest.length})`,
-    "",
-    "Score: the case's F1 against the reference, else its faithfulness to the contexts, else its nugget recall.",
-    "",
-    ...summary.lowest.map((r) => caseBlock(r, caseHeading(r)))
-  ].join("\n")
 
 /** A claim as one line of a CSV cell: `1. [verdict; contexts 2, 3] claim — "evidence"`. */
 const claimLine = (c: CheckedClaim) => {
@@ -207,11 +181,11 @@ const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
     return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
   })
 
-const claimParameters = (summary: CorrectnessSummary): ReadonlyArray<readonly [string, string]> => [
+const claimParameters = (summary: Summary): ReadonlyArray<readonly [string, string]> => [
   [
     "Claims",
-    `${summary.claims.answerClaims.toLocaleString("en-US")} in answers · ${
-      summary.claims.referenceClaims.toLocaleString("en-US")
+    `${summary.extra.claims.answerClaims.toLocaleString("en-US")} in answers · ${
+      summary.extra.claims.referenceClaims.toLocaleString("en-US")
     } in references`
   ]
 ]
@@ -307,26 +281,13 @@ export const correctnessDetail = (r: CorrectnessRecord): CaseDetail => ({
 export const correctnessReport = (
   options: { readonly title: string }
 ): ReportView<CorrectnessRecord, CorrectnessSummary> => ({
+  title: options.title,
+  heuristic:
+    "claims are sentences and clauses, checked by a lexical support model (content words weighted within the case; numbers, names and negation must agree)",
   caseDetail: correctnessDetail,
-  headline: "score",
-  failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
   parameters: (_info, summary) => claimParameters(summary),
-  markdown: (info, summary, records) =>
-    Stream.make(
-      `# ${options.title}\n\n`,
-      `${info.description}\n\n`,
-      info.judge.provider === "heuristic"
-        ? "> **Judged by the heuristic judge** — claims are sentences and clauses, checked by a lexical support model (content words weighted within the case; numbers, names and negation must agree), not an LLM. Its agreement with human judgments is measured in docs/judge-quality.md. Use an LLM provider for real judgments.\n\n"
-        : `> Judged by ${inline(info.judge.label)}.\n\n`,
-      runParameters(info, summary, claimParameters(summary)) + "\n",
-      definitions + "\n",
-      metricsTable(summary) + "\n",
-      lowest(summary) + "\n",
-      failures(summary) + "\n",
-      "## Per-case details\n\n"
-    ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
-      caseBlock(r, `${r.ordinal + 1}. ${caseHeading(r)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`) + "\n"
-    )))),
+  sections: (_info, summary) => ({ before: [definitions], after: [claimsSection(summary)] }),
+  caseMarkdown: (_info, r) => ({ title: caseHeading(r), body: caseBlock(r) }),
   csvHeader: (
     info
   ) => [...info.input.columns, ...claimMetricNames, "Answer claims", "Reference claims", "Nuggets", "Failures"],

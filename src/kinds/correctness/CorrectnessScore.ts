@@ -85,7 +85,8 @@ export const correctnessCaseMetrics: PerCaseMetrics<CorrectnessRecord> = {
     line: r.line,
     metrics: { ...r.metrics, score: r.score },
     failed: r.failed > 0 || r.score === null
-  })
+  }),
+  rank: { by: ["score"], keep: 10 }
 }
 
 /** The record of one case: claims with verdicts, metrics, failures and tokens. */

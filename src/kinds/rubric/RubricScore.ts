@@ -85,6 +85,8 @@ export interface RubricScoreOptions {
   readonly gate?: Gate | undefined
   /** Claim rubrics: cases with a reference get claim precision, recall and F1 (see `kinds/correctness`). */
   readonly claims?: ClaimRubrics | undefined
+  /** How many lowest-composite cases the summary and report.md show (default 5). */
+  readonly lowest?: number | undefined
 }
 
 /** Claim precision, recall and F1 against the reference, declared once for the rubric pipelines. */
@@ -139,7 +141,10 @@ export const composite = (
  * The per-case metrics of a rubric record: each dimension's score on its rubric's scale, under the
  * rubric id, and the composite (0–1). A case failed when a judgment failed or it has no composite.
  */
-export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCaseMetrics<RubricRecord> => ({
+export const rubricCaseMetrics = (
+  dimensions: ReadonlyArray<Dimension>,
+  lowest = 5
+): PerCaseMetrics<RubricRecord> => ({
   declared: (info) => [
     ...dimensions.flatMap((d) => {
       const r = info.rubrics.find((x) => x.id === d.rubric)
@@ -160,7 +165,8 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
       ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 })
     },
     failed: r.failed > 0 || r.composite === null
-  })
+  }),
+  rank: { by: ["composite"], keep: lowest }
 })
 
 /** The claims of a case with a reference; undefined without one (or without claim rubrics). */
@@ -176,7 +182,7 @@ const referenceClaims = (
 }
 
 export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
-  perCase: rubricCaseMetrics(options.dimensions),
+  perCase: rubricCaseMetrics(options.dimensions, options.lowest),
   grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
   score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
     const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))
