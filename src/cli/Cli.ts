@@ -27,6 +27,7 @@ import { wizardWithoutTerminal } from "./Colour.js"
 import { compareCommand } from "./Compare.js"
 import { displayPath } from "./Display.js"
 import { commandAt, commandHelp, type CommandNode, commandTree, HelpWidth, rootHelp, usageParts } from "./Help.js"
+import { judgeBenchCommand } from "./JudgeBench.js"
 import { parseErrorMessage } from "./ParseErrors.js"
 import { RecordedArgv } from "./Resume.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
@@ -171,6 +172,7 @@ const subcommands = [
   trecCommand,
   compareCommand,
   calibrateCommand,
+  judgeBenchCommand,
   serveCommand,
   ...clusterCommands
 ] as const

@@ -87,7 +87,7 @@ export const apiKey = Options.redacted("api-key").pipe(
   Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
   Options.optional
 )
-const concurrency = Options.integer("concurrency").pipe(
+export const concurrency = Options.integer("concurrency").pipe(
   Options.withDescription(
     "Most judge calls in flight at once (default 8); with --adaptive the level moves between 1 and this"
   ),
@@ -181,7 +181,9 @@ const iterations = Options.integer("iterations").pipe(
   Options.withDescription("Judge every case N times, to measure stability (default 1)"),
   Options.withDefault(1)
 )
-const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
+export const fresh = Options.boolean("fresh").pipe(
+  Options.withDescription("Start the run over, discarding its journal")
+)
 const runId = Options.text("run-id").pipe(
   Options.withDescription(
     "Name the run (default: derived from pipeline, input, judge and prompts); 1-128 letters, digits, . _ -, starting with a letter or digit"
@@ -189,10 +191,10 @@ const runId = Options.text("run-id").pipe(
   checked((id: string) => isRunId(id) ? undefined : `--run-id: ${runIdProblem(id)}`),
   Options.optional
 )
-const retryFailed = Options.boolean("retry-failed").pipe(
+export const retryFailed = Options.boolean("retry-failed").pipe(
   Options.withDescription("On resume, judge again the judgments recorded as failed")
 )
-const noCache = Options.boolean("no-cache").pipe(
+export const noCache = Options.boolean("no-cache").pipe(
   Options.withDescription(
     "Do not reuse judgments cached by earlier runs under --out (the run's own journal is still used)"
   )
@@ -200,17 +202,17 @@ const noCache = Options.boolean("no-cache").pipe(
 const dryRun = Options.boolean("dry-run").pipe(
   Options.withDescription("Print the calls, estimated tokens and cost, without calling anything or writing files")
 )
-const prices = Options.text("prices").pipe(
+export const prices = Options.text("prices").pipe(
   Options.withDescription(
     "JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"
   ),
   Options.optional
 )
-const priceIn = Options.float("price-in").pipe(
+export const priceIn = Options.float("price-in").pipe(
   Options.withDescription("Price of the judge model's input tokens, USD per 1M"),
   Options.optional
 )
-const priceOut = Options.float("price-out").pipe(
+export const priceOut = Options.float("price-out").pipe(
   Options.withDescription("Price of the judge model's output tokens, USD per 1M"),
   Options.optional
 )
@@ -364,7 +366,7 @@ export const pipelineOptionFlags = {
 } satisfies Record<OptionName, unknown>
 
 // The Batch API and the budget cap
-const batchFlags = {
+export const batchFlags = {
   batch: Options.boolean("batch").pipe(
     Options.withDescription(
       "Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run"

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
+import * as Metric from "../domain/Metric.js"
 import type { AggregateStage, JudgeSpec, LoadStage, Pipeline, TaskSpec } from "../engine/Pipeline.js"
 import { extractClaims } from "../judges/claims/Extract.js"
 import { claimTarget, extractionTarget } from "../judges/claims/Targets.js"
@@ -399,22 +400,45 @@ export const synthesisPipeline = (
   description: "test-set synthesis: candidate questions written from chunks, then checked",
   load,
   judge: judgeStage(QUESTION_TYPES.filter((t) => types.includes(t))),
-  score: { score: (c, judgments) => scoreCandidate(c, judgments, generator) },
+  score: {
+    score: (c, judgments) => scoreCandidate(c, judgments, generator),
+    // A candidate's one metric: kept (1) or rejected (0); its mean is the share kept. A candidate whose
+    // check could not be made (a failed judgment) is a failed case.
+    perCase: {
+      declared: () => [Metric.fraction("kept", "1 when the candidate passed every check, 0 when rejected")],
+      of: (r) => ({
+        caseId: r.caseId,
+        line: r.line,
+        metrics: { kept: r.status === "kept" ? 1 : 0 },
+        failed: r.reasons.includes("checkFailed")
+      })
+    }
+  },
   aggregate: tally,
   report: {
-    markdown: () => Stream.empty,
+    title: "Test-set synthesis (internal wave)",
+    caseMarkdown: (_info, r) => ({
+      title: `${r.caseId} — ${r.type}: ${r.status}`,
+      body: r.reasons.length === 0 ? "" : `Rejected: ${r.reasons.join(", ")}.\n`
+    }),
     csvHeader: () => ["id", "type", "status", "reasons"],
     csvRow: (_info, r) => [r.caseId, r.type, r.status, r.reasons.join(" ")]
   }
 })
 
 /** Candidates kept and rejected, by reason. */
-const tally: AggregateStage<CandidateRecord, SynthesisSummary, SynthesisSummary> = {
-  init: (): SynthesisSummary => ({ candidates: 0, kept: 0, rejected: {} }),
-  add: (acc, r) => {
-    const rejected = { ...acc.rejected }
-    for (const reason of r.reasons) rejected[reason] = (rejected[reason] ?? 0) + 1
-    return { candidates: acc.candidates + 1, kept: acc.kept + (r.status === "kept" ? 1 : 0), rejected }
-  },
-  finish: (acc) => acc
+const tally: AggregateStage<CandidateRecord, SynthesisSummary> = {
+  start: () => {
+    let candidates = 0
+    let kept = 0
+    const rejected: Record<string, number> = {}
+    return {
+      add: (r) => {
+        candidates++
+        if (r.status === "kept") kept++
+        for (const reason of r.reasons) rejected[reason] = (rejected[reason] ?? 0) + 1
+      },
+      finish: () => ({ candidates, kept, rejected })
+    }
+  }
 }
