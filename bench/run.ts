@@ -31,6 +31,8 @@
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
  * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
  *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
+ * 15. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
+ *     time and peak RSS through the CLI (bench/bounds.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -47,6 +49,7 @@ import { bootstrapTable } from "../src/stats/Bootstrap.js"
 import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
+import { printBoundsFigures } from "./bounds.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
 import { printBesideOverlap } from "./claims-lodo.js"
@@ -598,6 +601,14 @@ const main = async () => {
       `[14] synthesize: BM25 over the chunks ranks an offline item's gold chunk first (sanity), and chunking memory as the corpus grows (bench/synthesize.ts)`
     )
     await printSynthesizeFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[15] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
+    )
+    await printBoundsFigures({ line, figure })
     line()
   }
 
