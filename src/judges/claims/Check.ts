@@ -255,8 +255,32 @@ const numbersOf = (text: string): ReadonlySet<string> => {
 }
 const EMPTY_SET: ReadonlySet<string> = new Set()
 
-/** A universal quantity: "every", "all", "always", "never", "each", "entire". */
-const UNIVERSAL = /\b(?:every|all|always|never|each|entire(?:ly)?)\b/
+/**
+ * A universal quantity over a unit the text could count: "every day", "each week", "all year" (the
+ * unit is the next word), or "always" / "never" (over time). It conflicts only with a figure the text
+ * states in that unit ("three days per week", "twice a month"): "every laptop … after 5 minutes" or
+ * "all business travel … in 2019" count other things.
+ */
+const UNIVERSAL_OVER = /\b(?:every|each|all)\s+([a-z]+)/g
+const ALWAYS = /\b(?:always|never)\b/
+const TIME_UNITS: ReadonlyArray<string> = ["time", "day", "week", "month", "year", "hour", "minute"]
+
+/** The units a claim's universal quantities are over (empty: it states none, or states a figure itself). */
+const universalUnitsOf = (lower: string, hasFigure: boolean): ReadonlyArray<string> => {
+  if (hasFigure) return []
+  const units = new Set<string>()
+  UNIVERSAL_OVER.lastIndex = 0
+  for (let m = UNIVERSAL_OVER.exec(lower); m !== null; m = UNIVERSAL_OVER.exec(lower)) {
+    units.add(m[1]!.replace(/s$/, ""))
+  }
+  if (ALWAYS.test(lower)) { for (const u of TIME_UNITS) units.add(u) }
+  return [...units]
+}
+
+/** Does the sentence (as read: figures in digits) count one of `units` ("3 days", "2 times a month")? */
+const countsIn = (read: string, units: ReadonlyArray<string>): boolean =>
+  new RegExp(`\\b\\d+(?:[.,]\\d+)?\\s+(?:${units.map((u) => u.replace(/[^a-z]/g, "")).join("|")})s?\\b`, "i")
+    .test(read) || (units.includes("time") && /\b(?:once|twice|thrice)\b/i.test(read))
 
 const DIGITS = /^\p{N}+$/u
 const ANY_DIGIT = /\p{N}/u
@@ -489,8 +513,8 @@ interface ClaimReading {
   readonly numbers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
   readonly negated: boolean
-  /** It states a universal quantity ("every", "all", "always", "never") and no figure. */
-  readonly universal: boolean
+  /** The units its universal quantities are over ("every day" → day), when it states no figure. */
+  readonly universal: ReadonlyArray<string>
   /**
    * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
    * claim is checked against each text of its case in turn, so they are looked up once, not per text.
@@ -538,7 +562,7 @@ const readClaim = (raw: string): ClaimReading => {
     numbers: numbersOf(text),
     names: [...names],
     negated: isNegated(lower),
-    universal: UNIVERSAL.test(lower) && !ASCII_DIGIT.test(text),
+    universal: universalUnitsOf(lower, ASCII_DIGIT.test(text)),
     weightsOf: undefined,
     weights: undefined
   }
@@ -707,8 +731,11 @@ const checkOne = (
       if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
     }
   }
-  // "every day" against "three days per week": a quantity the text states as a figure.
-  if (model.universals && claim.universal && best !== undefined && best.numbers.size > 0) {
+  // "every day" against "three days per week": the quantity the text states as a figure, in its unit.
+  if (
+    model.universals && claim.universal.length > 0 && best !== undefined && best.numbers.size > 0 &&
+    countsIn(best.read, claim.universal)
+  ) {
     conflict = numberConflict = true
   }
   // The support of the rest of the claim, the figures the text states otherwise left out of it.
