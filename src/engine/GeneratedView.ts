@@ -12,6 +12,7 @@ import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
 import type { TargetDescription } from "./Generate.js"
+import { viewOf } from "./DefaultView.js"
 import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 /** A record with how its answer was asked of the target. */
@@ -85,7 +86,7 @@ export const withGenerated = <R, X>(
 ): Pipeline<R & WithGenerated, WithTarget<X>> => {
   type R2 = R & WithGenerated
   const base = pipeline.aggregate
-  const view = pipeline.report
+  const view = viewOf(pipeline)
   const perCase = pipeline.score.perCase
   /** The kind's view sees its own summary (the target's part is an extra key it ignores). */
   const own = (summary: RunSummary<R2, WithTarget<X>>) => summary as unknown as RunSummary<R, X>
