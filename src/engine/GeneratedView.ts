@@ -11,8 +11,8 @@ import { csvNumber } from "../domain/CsvCell.js"
 import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
-import type { TargetDescription } from "./Generate.js"
 import { viewOf } from "./DefaultView.js"
+import type { TargetDescription } from "./Generate.js"
 import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 /** A record with how its answer was asked of the target. */
