@@ -69,11 +69,8 @@ export const judgeIteration = <R, S>(
   )
   const retrieve = generate === undefined ? retriever.retrieve : Effect.succeed<EvalCase>
   /** A case the target gave no answer: its judgments fail with the reason (not asked of the judge). */
-  const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) => {
-    for (let specs = rounds.current(); specs.length > 0;) {
-      specs = rounds.advance(specs.map((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason)))
-    }
-  }
+  const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) =>
+    rounds.walk((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason))
 
   if (core.sync) {
     /** A case in place, round after round; none when a plan was not judged (stopping, partial replay). */
@@ -81,18 +78,16 @@ export const judgeIteration = <R, S>(
       if (c.generated?.status === "skipped") return Effect.succeed(Option.none())
       const rounds = new CaseRounds(pipeline.judge, c)
       if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
-      for (let specs = rounds.current(); specs.length > 0;) {
-        const judged: Array<ReadonlyArray<Judgment>> = []
-        for (const spec of specs) {
-          const plan = core.plan(c, iteration, spec)
-          const js = core.fromJournal(plan, sink) ?? core.judgeSync(plan, c, sink)
-          if (js instanceof UsageError) return Effect.fail(js)
-          if (js === undefined) return Effect.succeed(Option.none())
-          judged.push(js)
-        }
-        specs = rounds.advance(judged)
-      }
-      return Effect.succeed(Option.some(score(c, rounds.judgments())))
+      let lacking: UsageError | undefined
+      const { complete } = rounds.walk((spec) => {
+        const plan = core.plan(c, iteration, spec)
+        const js = core.fromJournal(plan, sink) ?? core.judgeSync(plan, c, sink)
+        if (js instanceof UsageError) lacking = js
+        // Not judged (stopping, a partial replay): the case has no record; nothing more is asked.
+        return js instanceof UsageError || js === undefined ? null : js
+      })
+      if (lacking !== undefined) return Effect.fail(lacking)
+      return Effect.succeed(complete ? Option.some(score(c, rounds.judgments())) : Option.none())
     }
     // Batches of cases, so per-element stream overhead does not dominate a judge this fast.
     return cases.pipe(

@@ -730,4 +730,52 @@ export class CaseRounds {
   judgments(): ReadonlyArray<Judgment> {
     return this.made
   }
+
+  /**
+   * Walk the rounds from the one under way, each spec through `step`: its judgments; `undefined`,
+   * not judged now (the round is incomplete: the walk asks the round's other specs, then ends); or
+   * `null`, stop at once. A round whose specs are all judged opens the next. The sync path, `report`'s
+   * replay, `--dry-run` and `--batch`'s frontier walk a case this way (`walkEffect` for a step that
+   * is an Effect); the pool hands each round's calls to its workers instead.
+   */
+  walk(step: (spec: JudgeSpec) => ReadonlyArray<Judgment> | undefined | null): Walked {
+    let walked = 0
+    for (let specs = this.specs; specs.length > 0;) {
+      const judged: Array<ReadonlyArray<Judgment>> = []
+      let complete = true
+      for (const spec of specs) {
+        const js = step(spec)
+        if (js === null) return { complete: false, walked: walked + judged.length }
+        if (js === undefined) complete = false
+        else judged.push(js)
+      }
+      walked += specs.length
+      if (!complete) return { complete, walked }
+      specs = this.advance(judged)
+    }
+    return { complete: true, walked }
+  }
+
+  /** `walk` with a step that is an Effect (the same rule: a round opens the next once all its specs are judged). */
+  walkEffect<E, R>(
+    step: (spec: JudgeSpec) => Effect.Effect<ReadonlyArray<Judgment> | undefined, E, R>
+  ): Effect.Effect<Walked, E, R> {
+    const from = (walked: number): Effect.Effect<Walked, E, R> => {
+      const specs = this.specs
+      if (specs.length === 0) return Effect.succeed({ complete: true, walked })
+      return Effect.flatMap(Effect.forEach(specs, step), (judged) => {
+        const done = walked + specs.length
+        if (judged.some((js) => js === undefined)) return Effect.succeed({ complete: false, walked: done })
+        this.advance(judged as ReadonlyArray<ReadonlyArray<Judgment>>)
+        return from(done)
+      })
+    }
+    return Effect.suspend(() => from(0))
+  }
+}
+
+/** How far a walk of a case's rounds went: whether every round is judged, and the specs it asked. */
+export interface Walked {
+  readonly complete: boolean
+  readonly walked: number
 }
