@@ -1,36 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { JournalIndex } from "../../src/store/JournalIndex.js"
-import { JudgmentJournal, layerFile, readOnly, State } from "../../src/store/JudgmentJournal.js"
+import { JudgmentJournal, layerFile, layerMemory, readOnly, State } from "../../src/store/JudgmentJournal.js"
 import { acquire, release, startTime } from "../../src/store/RunLock.js"
-
-const judgment = (
-  key: string,
-  status: "ok" | "failed" = "ok",
-  failure?: "transport" | "judge",
-  reason = "r"
-): Judgment => ({
-  key,
-  caseId: "1",
-  ordinal: 0,
-  iteration: 1,
-  criterion: "c",
-  target: "answer",
-  status,
-  ...(failure === undefined ? {} : { failure }),
-  score: status === "ok" ? 2 : null,
-  reason,
-  usage: { inputTokens: 10, outputTokens: 2 },
-  attempts: 1,
-  latencyMs: 3,
-  provider: "p",
-  model: "m"
-})
+import { journalContract, judgment } from "../support/JournalContract.js"
 
 const tmp = () => fs.mkdtempSync(Path.join(os.tmpdir(), "journal-"))
 const line = (j: Judgment) => JSON.stringify(j) + "\n"
@@ -184,6 +162,13 @@ describe("JudgmentJournal (file)", () => {
         expect(fs.readFileSync(Path.join(dir, ".lock-4"), "utf8")).toMatch(new RegExp(`^${process.pid} `))
       }))
     }).pipe(Effect.provide(layerFile)))
+})
+
+describe("the journal's contract (test/support/JournalContract.ts)", () => {
+  describe("file", () => journalContract(() => layerFile, tmp))
+  // One journal for the whole suite: the memory layer keeps its runs for the life of its service.
+  const memory = Layer.succeed(JudgmentJournal, Effect.runSync(Effect.provide(JudgmentJournal, layerMemory)))
+  describe("memory", () => journalContract(() => memory, tmp))
 })
 
 describe("RunLock", () => {
