@@ -391,8 +391,11 @@ export const make = Effect.gen(function*() {
       // The preflight (one tiny request: key, model, URL, answer format) runs while the run starts up
       // and is awaited before the first judge call (not before: a run with nothing left to judge
       // never fails on it, and resumes offline). A fatal finding stops the run as a fatal judgment would.
+      // A run whose budget is spent already starts no call: it sends no preflight either.
       const preflightFiber: Fiber.Fiber<PreflightReport, FatalJudgeError | JudgeStopped> | undefined =
-        run.preflight === true && judge.preflight !== undefined ? yield* Effect.forkDaemon(judge.preflight) : undefined
+        run.preflight === true && judge.preflight !== undefined && budget?.exhausted() !== true
+          ? yield* Effect.forkDaemon(judge.preflight)
+          : undefined
       let preflight: PreflightReport | undefined
       const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ?
         Effect.succeed(true) :
