@@ -80,6 +80,12 @@ fiber.addObserver((exit) => {
   process.removeListener("SIGTERM", onSignal)
   const code = exitCode(exit)
   process.exitCode = code
+  // A second Ctrl+C interrupts everything, the run's own stop message included: say how to go on.
+  if (signals >= 2 && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+    process.stderr.write(
+      "aborted: the calls in flight were abandoned (not journaled); run the same command again to resume (it skips what is done)\n"
+    )
+  }
   // Sockets left open by an aborted call must not keep the process alive.
   if (code !== 0) setTimeout(() => process.exit(code), 1000).unref()
 })
