@@ -18,7 +18,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import type { Generates, RunGenerating } from "./Generate.js"
 import { CaseRounds, type RunJudging, type Sink } from "./Judgments.js"
 import * as OrderedPool from "./OrderedPool.js"
-import type { Pipeline } from "./Pipeline.js"
+import { type Pipeline, plannedSpecs, specJudgments } from "./Pipeline.js"
 import { precomputed, type Retriever } from "./Retriever.js"
 import type { RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext } from "./Validate.js"
@@ -59,13 +59,26 @@ export const judgeIteration = <R, S>(
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
     pipeline.score.score(c, judgments, iteration, rubrics)
   const loaded = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+  /** The judgments progress counted for a case (`Validate.ts`: every round, from the input as loaded). */
+  const planned = (c: EvalCase) => plannedSpecs(pipeline.judge, c).reduce((n, spec) => n + specJudgments(spec), 0)
+  /** A case the target or a live retriever changed (its passages): the total follows what it will be judged on. */
+  const replanned = (before: EvalCase, after: EvalCase) => {
+    if (after.passages !== before.passages) {
+      sink.state.unplanned = (sink.state.unplanned ?? 0) + planned(after) - planned(before)
+    }
+    return after
+  }
   // --target: each case retrieved, then answered by the live system (journaled there before it is
   // judged), `concurrency` cases at a time and in input order; then judged as any case.
   const generate = ctx.generate
   const cases = generate === undefined ? loaded : loaded.pipe(
-    Stream.mapEffect((c) => Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)), {
-      concurrency: generate.concurrency
-    })
+    Stream.mapEffect(
+      (c) =>
+        Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)).pipe(
+          Effect.map((g) => replanned(c, g))
+        ),
+      { concurrency: generate.concurrency }
+    )
   )
   const retrieve = generate === undefined ? retriever.retrieve : Effect.succeed<EvalCase>
   /** A case the target gave no answer: its judgments fail with the reason (not asked of the judge). */
@@ -144,9 +157,15 @@ export const judgeIteration = <R, S>(
       }
       return {
         tasks: startRound(),
-        finish: Effect.suspend(() =>
-          incomplete || rounds.current().length > 0 ? Effect.void : emit(score(c, rounds.judgments()))
-        )
+        finish: Effect.suspend(() => {
+          if (incomplete || rounds.current().length > 0) return Effect.void
+          // A chained stage's later rounds were counted from stand-ins (the offline extractor's
+          // claims): the total follows what the judge found.
+          if (pipeline.judge.next !== undefined) {
+            sink.state.unplanned = (sink.state.unplanned ?? 0) + rounds.judgments().length - planned(c)
+          }
+          return emit(score(c, rounds.judgments()))
+        })
       }
     })
 
@@ -157,7 +176,11 @@ export const judgeIteration = <R, S>(
   const window = Math.max(4, ctx.workers * 2)
   const live = generate === undefined && retriever.retrieve !== precomputed.retrieve
   return OrderedPool.run(
-    live ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases,
+    live
+      ? cases.pipe(
+        Stream.mapEffect((c) => Effect.map(retriever.retrieve(c), (r) => replanned(c, r)), { concurrency: window })
+      )
+      : cases,
     {
       workers: ctx.workers,
       window,
