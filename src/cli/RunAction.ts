@@ -6,6 +6,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { UsageError } from "../domain/Errors.js"
@@ -154,6 +155,8 @@ export const runAction = (flags: RunFlags) =>
       maxCostUsd: Option.getOrUndefined(flags.maxCost),
       gates: thresholds
     })
+    // --trace-otlp: the run's spans go to a collector (engine/Tracing.ts, loaded only then); else tracing is off.
+    const traced = yield* tracingFor(flags)
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity
       if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
@@ -231,7 +234,36 @@ export const runAction = (flags: RunFlags) =>
         )
       }
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
-    }).pipe(Effect.provide(services))
+    }).pipe(
+      Effect.provide(services),
+      Effect.withSpan("rag-eval run", {
+        attributes: { "rag_eval.pipeline": pipeline.name, "rag_eval.dry_run": flags.dryRun }
+      }),
+      traced
+    )
+  })
+
+/** `--trace-otlp`: provide the exporter (every secret the run was given masked in what it sends); else tracing off. */
+const tracingFor = (flags: RunFlags) =>
+  Effect.gen(function*() {
+    if (Option.isNone(flags.traceOtlp)) {
+      return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(self, false)
+    }
+    const Tracing = yield* Effect.promise(() => import("../engine/Tracing.js"))
+    const endpoint = Tracing.traceEndpoint(flags.traceOtlp.value)
+    if (typeof endpoint === "string") return yield* new UsageError({ problem: endpoint })
+    const expand = (text: string) =>
+      text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => process.env[name] ?? "")
+    const secrets = Tracing.secretValues({
+      values: [
+        ...Option.toArray(flags.apiKey).map(Redacted.value),
+        ...flags.targetHeader.map((h) => expand(h.slice(h.indexOf(":") + 1).trim()))
+      ],
+      urls: [flags.baseUrl, flags.target, flags.store].flatMap(Option.toArray).map(String),
+      env: process.env
+    })
+    const layer = Tracing.layerOtlp(endpoint, secrets)
+    return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, layer)
   })
 
 /** The `--target-*` flags given without `--target`. */

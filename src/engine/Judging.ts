@@ -54,6 +54,20 @@ export const judgeIteration = <R, S>(
   iteration: number,
   sink: Sink,
   emit: (record: R) => Effect.Effect<void, OutputError>
+): Effect.Effect<void, Failure | InputError> =>
+  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit), "Judging.iteration", {
+    attributes: {
+      "rag_eval.pipeline": ctx.pipeline.name,
+      "rag_eval.iteration": iteration,
+      "rag_eval.workers": ctx.workers
+    }
+  })
+
+const judgeIterationUntraced = <R, S>(
+  ctx: Scheduling<R, S>,
+  iteration: number,
+  sink: Sink,
+  emit: (record: R) => Effect.Effect<void, OutputError>
 ): Effect.Effect<void, Failure | InputError> => {
   const { pipeline, options, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>

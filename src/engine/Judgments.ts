@@ -447,7 +447,35 @@ export const make = Effect.gen(function*() {
         return run.around === undefined ? call : run.around(call)
       }
 
+      /** `judgeUntraced` as a span (`--trace-otlp`): the case, the rubric, the first key; then outcome, tokens, attempts. */
       const judgePlan = (
+        plan: Plan,
+        c: CaseRef,
+        sink: Sink
+      ): Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError> =>
+        judgeUntraced(plan, c, sink).pipe(
+          Effect.tap((js) =>
+            js === undefined ?
+              Effect.annotateCurrentSpan("rag_eval.outcome", "not judged") :
+              Effect.annotateCurrentSpan({
+                "rag_eval.outcome": js.every((j) => j.status === "ok") ? "ok" : "failed",
+                "rag_eval.input_tokens": js.reduce((n, j) => n + j.usage.inputTokens, 0),
+                "rag_eval.output_tokens": js.reduce((n, j) => n + j.usage.outputTokens, 0),
+                "rag_eval.attempts": js[0]?.attempts ?? 0
+              })
+          ),
+          Effect.withSpan("Judgments.judge", {
+            attributes: {
+              "rag_eval.pipeline": run.pipeline,
+              "rag_eval.case_id": c.id,
+              "rag_eval.rubric": plan.rubric.id,
+              "rag_eval.judgment_key": plan.keys[0]!,
+              "rag_eval.judgments": plan.keys.length
+            }
+          })
+        )
+
+      const judgeUntraced = (
         plan: Plan,
         c: CaseRef,
         sink: Sink

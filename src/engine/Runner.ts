@@ -54,7 +54,7 @@ export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
 
 export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
   Effect.gen(function*() {
-    const prepared = yield* prepare(given, options)
+    const prepared = yield* Effect.withSpan(prepare(given, options), "Runner.validate")
     const { retriever, rubrics, rubricList, input, identityHash, info, generator } = prepared
     options = prepared.options
     const { runId, runDir } = info
@@ -323,7 +323,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
           cost: iterationCost,
           partial: core.partial,
           judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } }
-        })
+        }).pipe(Effect.withSpan("Runner.reports", { attributes: { "rag_eval.iteration": iteration } }))
       )
     }
 
@@ -337,7 +337,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       costs,
       judgments: counts,
       partial: core.partial
-    })
+    }).pipe(Effect.withSpan("Runner.final"))
     files.push(...final.files)
     const outcome: RunOutcome<S> = {
       info,

@@ -215,7 +215,13 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
             })
           )
         )
-        return admit.pipe(
+        // The wait for a slot, the pace or a 429's pause, as a span of its own (`--trace-otlp`).
+        const waited = Effect.flatMap(Clock.currentTimeMillis, (queuedAt) =>
+          admit.pipe(
+            Effect.tap(({ startedAt }) => Effect.annotateCurrentSpan("rag_eval.wait_ms", startedAt - queuedAt)),
+            Effect.withSpan("RateGate.wait", { attributes: { "rag_eval.waiting": waiting } })
+          ))
+        return waited.pipe(
           Effect.flatMap(({ reservation, startedAt }) => {
             started = true
             waiting--

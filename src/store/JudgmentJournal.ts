@@ -339,7 +339,9 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
         if (judgments.length === 0) return Effect.void
         let text = ""
         for (const j of judgments) text += JSON.stringify(j) + "\n"
-        return appendText(text)
+        return Effect.withSpan(appendText(text), "JudgmentJournal.append", {
+          attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": text.length }
+        })
       },
       appendAttempt: (key, a) => appendText(`${attemptLine(key, a)}\n`),
       path
