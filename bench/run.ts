@@ -29,6 +29,8 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
+ * 14. What tracing costs: runner CPU per judgment with tracing off, Effect's default tracer and
+ *     --trace-otlp to a local receiver (bench/tracing.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -57,6 +59,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -585,6 +588,14 @@ const main = async () => {
       "< 1,000 ms",
       median(times) < 1000
     )
+    line()
+  }
+
+  {
+    line(
+      `[14] What tracing costs: the LLM judge at 0 ms, concurrency 32, with tracing off (the CLI without --trace-otlp), Effect's default tracer, and --trace-otlp to a local receiver (bench/tracing.ts)`
+    )
+    await printTracingFigures({ line, figure })
     line()
   }
 
