@@ -69,7 +69,7 @@ export const secretValues = (given: {
   readonly values: ReadonlyArray<string>
   /** URLs whose credentials are secrets (--base-url, --target, --store). */
   readonly urls: ReadonlyArray<string>
-  /** The environment: every variable named like a credential (…KEY, …TOKEN, …SECRET, …PASSWORD). */
+  /** Variables read from the environment: those named like a credential (…KEY, …TOKEN, …SECRET, …PASSWORD) are secrets. */
   readonly env: Readonly<Record<string, string | undefined>>
 }): Array<string> => {
   const out = new Set<string>()
