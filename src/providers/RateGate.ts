@@ -181,8 +181,9 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
          */
         const take = (semaphore: FifoSemaphore.FifoSemaphore<GateStopped>) =>
           Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<void, GateStopped | ProviderError> => {
-            if (wait === undefined) return semaphore.take
-            if (control.pausedUntil > now) wait.since ??= now
+            if (control.pausedUntil > now && wait !== undefined) wait.since ??= now
+            // A free slot (the common case) is taken at once: nothing to race.
+            if (wait === undefined || (wait.since === undefined && semaphore.available() > 0)) return semaphore.take
             const expire = (since: number) =>
               Effect.flatMap(Clock.currentTimeMillis, (t) =>
                 Effect.zipRight(sleepUnlessStopped(since + wait.maxWaitMs - t), Effect.fail(waitSpent(wait))))
