@@ -29,7 +29,11 @@
  *     cases/s (bench/claims.ts; `npx tsx bench/claims.ts` runs it alone).
  * 12. answer-correctness end to end through the CLI on 1,000 / 10,000 / 100,000 generated cases:
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
- * 14. What tracing costs: runner CPU per judgment with tracing off, Effect's default tracer and
+ * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
+ *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
+ * 15. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
+ *     time and peak RSS through the CLI (bench/bounds.ts).
+ * 16. What tracing costs: runner CPU per judgment with tracing off, Effect's default tracer and
  *     --trace-otlp to a local receiver (bench/tracing.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
@@ -47,8 +51,10 @@ import { bootstrapTable } from "../src/stats/Bootstrap.js"
 import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
+import { printBoundsFigures } from "./bounds.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
+import { printBesideOverlap } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
@@ -59,6 +65,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
+import { printSynthesizeFigures } from "./synthesize.js"
 import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
 
@@ -555,6 +562,7 @@ const main = async () => {
       `[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`
     )
     printClaimFigures(undefined, { line, figure })
+    printBesideOverlap(line)
     line()
   }
 
@@ -593,7 +601,23 @@ const main = async () => {
 
   {
     line(
-      `[14] What tracing costs: the LLM judge at 0 ms, concurrency 32, with tracing off (the CLI without --trace-otlp), Effect's default tracer, and --trace-otlp to a local receiver (bench/tracing.ts)`
+      `[14] synthesize: BM25 over the chunks ranks an offline item's gold chunk first (sanity), and chunking memory as the corpus grows (bench/synthesize.ts)`
+    )
+    await printSynthesizeFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[15] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
+    )
+    await printBoundsFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[16] What tracing costs: the LLM judge at 0 ms, concurrency 32, with tracing off (the CLI without --trace-otlp), Effect's default tracer, and --trace-otlp to a local receiver (bench/tracing.ts)`
     )
     await printTracingFigures({ line, figure })
     line()

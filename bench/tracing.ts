@@ -1,5 +1,5 @@
 /**
- * Bench [14]: what tracing costs. The LLM judge against the fake server (child process, 0 ms
+ * Bench [16]: what tracing costs. The LLM judge against the fake server (child process, 0 ms
  * latency, concurrency 32, 3,000 judgments a run) run in-process three ways, interleaved, 1 warm-up
  * and 3 measured runs each: tracing off (the CLI without --trace-otlp), Effect's default tracer
  * (spans made, never exported) and --trace-otlp to a receiver on 127.0.0.1 (in this process: its

@@ -45,8 +45,8 @@ export default Pipeline.make<unknown, unknown>({
         load: Synthesis.loadTestSet(),
         generate: { answer: true, contexts: true },
         judge: Synthesis.judgeSynthesis(own.dimensions.map((d) => d.rubric)),
-        score: Scoring.rubricScore({ dimensions: own.dimensions }),
-        aggregate: Summary.rubricSummary({ lowest: 5 }),
+        score: Scoring.rubricScore({ dimensions: own.dimensions, lowest: 5 }),
+        aggregate: Summary.rubricSummary(),
         report: Reports.rubricReport({
           dimensions: own.dimensions,
           title: "Answer synthesis evaluation (your rubrics)"

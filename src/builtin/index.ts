@@ -3,7 +3,8 @@
  * after `npm install rag-eval`. Each file is a complete pipeline definition: copy one into a project
  * (importing from "rag-eval") to change it, and run it by its path.
  */
-import type { AnyPipeline } from "../engine/Pipeline.js"
+import type { OptionName } from "../engine/OptionSpecs.js"
+import { type AnyPipeline, declaredOptions, instantiate } from "../engine/Pipeline.js"
 import { correctnessInput } from "../kinds/correctness/CorrectnessInput.js"
 import { courseInput } from "../kinds/course/CourseRetrieval.js"
 import { evidenceInput } from "../kinds/evidence/EvidenceRetrieval.js"
@@ -39,3 +40,18 @@ export const builtinInputs: ReadonlyMap<string, InputDoc> = new Map<string, Inpu
   ["search-relevance", searchInput],
   ["evidence-retrieval", evidenceInput]
 ])
+
+/** The built-in pipelines' names, in order (what `run --help` lists). */
+export const builtinNames: ReadonlyArray<string> = [...builtins.keys()]
+
+/**
+ * The built-in pipelines that accept `--target` (they declare what the live system fills, `generate`),
+ * as their help names them: read off the pipelines themselves, built with their defaults.
+ */
+export const targetPipelines: ReadonlyArray<string> = [...builtins].filter(([, p]) =>
+  instantiate(p, {}).generate !== undefined
+).map(([name]) => name)
+
+/** The built-in pipelines that take an option (`--listwise`, `--rubrics`…), as its help names them. */
+export const builtinsTaking = (option: OptionName): ReadonlyArray<string> =>
+  [...builtins].filter(([, p]) => declaredOptions(p).includes(option)).map(([name]) => name)

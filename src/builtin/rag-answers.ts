@@ -51,8 +51,8 @@ export default Pipeline.make({
       generate: Stages.generatesAnswer,
       // With a reference column (--columns reference=…): claim precision, recall and F1 too.
       judge: withClaims(Stages.judgeAnswer(dims.map((d) => d.rubric)), claimRubrics),
-      score: Scoring.rubricScore({ dimensions: dims, gate: gated, claims: claimRubrics }),
-      aggregate: Summary.rubricSummary({ lowest: 5 }),
+      score: Scoring.rubricScore({ dimensions: dims, gate: gated, claims: claimRubrics, lowest: 5 }),
+      aggregate: Summary.rubricSummary(),
       report: Reports.rubricReport({ dimensions: dims, gate: gated, title: "RAG answer evaluation" })
     }
   }

@@ -30,7 +30,7 @@ import type * as RunFiles from "../domain/RunFiles.js"
 import { measure, type MetricSpec } from "../metrics/registry.js"
 import { unjudgedGrade } from "../metrics/relevance.js"
 import { evaluateTrec, type Qrels, type Run } from "../metrics/trec.js"
-import { bootstrapTable, defaultBootstrapResamples, type Interval } from "../stats/Bootstrap.js"
+import { bootstrapTable, defaultBootstrapResamples, type Interval, narrowing } from "../stats/Bootstrap.js"
 import {
   bias,
   binaryKappa,
@@ -303,7 +303,8 @@ const calibrateCriterion = (
       precision: est(6 + 2 * g),
       recall: est(7 + 2 * g)
     })),
-    ...(note === undefined ? {} : { note })
+    ...(note === undefined ? {} : { note }),
+    narrowing: { cohenKappa: narrowing(est(1).ci, human.length), binaryKappa: narrowing(est(2).ci, human.length) }
   }
 }
 
@@ -502,10 +503,40 @@ export class KappaBelowMinimum extends Schema.TaggedError<KappaBelowMinimum>()("
 }
 
 /**
- * One line per calibrated criterion whose Cohen's κ (exact grades) is below `minimum`. An undefined
- * κ (no pairs, or one grade only) fails too: a gate must not pass on nothing measured.
+ * One line per calibrated criterion whose Cohen's κ (exact grades) is below `minimum` — and for
+ * claim verdicts and nugget grades, their κ (three values). An undefined κ (no pairs, or one grade
+ * only) fails too, and so do labels with no κ at all (metric values, preferences only): a gate must
+ * not pass on nothing measured.
  */
-export const kappaGateFailures = (calibration: Calibration, minimum: number): ReadonlyArray<string> =>
+export const kappaGateFailures = (calibration: Calibration, minimum: number): ReadonlyArray<string> => {
+  const answers = calibration.answers ?? null
+  const scales = answers === null
+    ? []
+    : [["claim verdicts", answers.claims], ["nugget grades", answers.nuggets]] as const
+  const answerFailures = scales.flatMap(([name, v]) => {
+    if (v === null) return []
+    const kappa = v.cohenKappa.value
+    if (kappa === null) {
+      return [
+        `${name}: Cohen's κ is undefined (${
+          v.cohenKappa.reason ?? "no value"
+        }), so it cannot reach --min-kappa ${minimum}`
+      ]
+    }
+    return kappa < minimum
+      ? [`${name}: Cohen's κ ${kappa.toFixed(4)} is below --min-kappa ${minimum} (${v.pairs} pairs)`]
+      : []
+  })
+  const measured = calibration.criteria.length + scales.filter(([, v]) => v !== null).length
+  if (measured === 0) {
+    return [
+      `no κ to gate: the labels hold no grades, claim verdicts or nugget grades, so nothing can reach --min-kappa ${minimum}`
+    ]
+  }
+  return [...gradeFailures(calibration, minimum), ...answerFailures]
+}
+
+const gradeFailures = (calibration: Calibration, minimum: number): ReadonlyArray<string> =>
   calibration.criteria.flatMap((c) => {
     const kappa = c.cohenKappa.value
     if (kappa === null) {

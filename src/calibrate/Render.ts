@@ -5,6 +5,7 @@
  */
 import { thousands } from "../domain/Numbers.js"
 import { CalibrationFile, encodeJson } from "../domain/RunFiles.js"
+import type * as RunFiles from "../domain/RunFiles.js"
 import type {
   Calibration,
   Correlation,
@@ -74,7 +75,53 @@ const kappaLabel = (c: CriterionCalibration) =>
   `Cohen's κ (${c.grades.length} grade${c.grades.length === 1 ? "" : "s"})`
 
 /** One line per criterion: the headline figures (printed on stdout when the report goes to a file). */
-export const summaryLines = (calibration: Calibration): ReadonlyArray<string> =>
+export const summaryLines = (calibration: Calibration): ReadonlyArray<string> => [
+  ...gradeSummaryLines(calibration),
+  ...answerSummaryLines(calibration.answers ?? null)
+]
+
+const answerSummaryLines = (a: RunFiles.AnswerCalibration | null): ReadonlyArray<string> => {
+  if (a === null) return []
+  const verdictLine = (name: string, v: RunFiles.VerdictCalibration | null) =>
+    v === null ? [] : [
+      `${name}: ${thousands(v.pairs)} pairs; κ = ${valueText(v.cohenKappa)} (${v.scale.length} values), ` +
+      `balanced accuracy ${valueText(v.balancedAccuracy)}, on "${v.positive} or not" ${
+        valueText(v.binaryBalancedAccuracy)
+      }`
+    ]
+  return [
+    ...verdictLine("claim verdicts", a.claims),
+    ...verdictLine("nugget grades", a.nuggets),
+    ...a.metrics.map((m) =>
+      `metric ${m.metric}: ${thousands(m.pairs)} pairs; Pearson r = ${valueText(m.pearson)}, Kendall's τ-b = ${
+        valueText(m.kendallTauB)
+      }`
+    ),
+    ...(a.preferences === null ? [] : [
+      `preferences: ${
+        a.preferences.rows.length === 0
+          ? "no metric to correlate"
+          : a.preferences.rows.filter((r) => headlinePreference(r)).map((r) =>
+            `${r.metric}${r.aspect === null ? "" : ` ~ ${r.aspect}`} r = ${valueText(r.pearson)}`
+          ).join(", ") || `${a.preferences.rows.length} metric × aspect rows (see the report)`
+      }`
+    ]),
+    ...(a.unpaired.count > 0
+      ? [`${thousands(a.unpaired.count)} answer label(s) not paired (listed in the report)`]
+      : [])
+  ]
+}
+
+/** RAGChecker's pairing of metrics with aspects, shown first: precision ~ correctness, recall ~ completeness, F1 ~ overall. */
+const RAGCHECKER_PAIRS: ReadonlyArray<readonly [string, string]> = [
+  ["precision", "correctness"],
+  ["recall", "completeness"],
+  ["f1", "overall"]
+]
+const headlinePreference = (r: RunFiles.PreferenceAgreement): boolean =>
+  RAGCHECKER_PAIRS.some(([m, aspect]) => r.metric === m && r.aspect === aspect)
+
+const gradeSummaryLines = (calibration: Calibration): ReadonlyArray<string> =>
   calibration.criteria.map((c) =>
     c.pairs === 0
       ? `${c.criterion}: 0 pairs, nothing measured${c.note === undefined ? "" : ` (${c.note})`}`
@@ -251,32 +298,41 @@ const rankingSection = (calibration: Calibration, maxListed: number): Array<stri
 /** The calibration as a markdown report. */
 export const calibrationMarkdown = (calibration: Calibration, maxListed = defaultMaxListed): string => {
   const l = calibration.labels
+  const grades = calibration.criteria.length > 0
   const lines = [
     "# Judge calibration: agreement with human labels",
     "",
     describeJudge(calibration.judge),
     `- **Labels**: \`${markdownText(l.file)}\` — ${
-      l.format === "qrels" ? "TREC qrels" : `${l.format.toUpperCase()} rubric labels`
+      l.format === "qrels" ? "TREC qrels" : `${l.format.toUpperCase()} labels`
     }, ${thousands(l.count)} label(s)` +
     (l.negative > 0 ? `; ${thousands(l.negative)} negative grade(s) (trec_eval's "unjudged") left out` : ""),
-    `- **Binary split**: relevant ⇔ grade ≥ ${calibration.relevantAt} (\`--relevant-at\`).`,
+    ...(grades ? [`- **Binary split**: relevant ⇔ grade ≥ ${calibration.relevantAt} (\`--relevant-at\`).`] : []),
     `- **95% CIs**: percentile bootstrap over the matched pairs (${
       thousands(calibration.bootstrap.resamples)
     } resamples with replacement, seed ${calibration.bootstrap.seed}).`,
-    "- Cohen's κ = (p_o − p_e)/(1 − p_e); quadratic-weighted κ with disagreement weights (g_judge − g_human)² on the grade values; " +
-    "Krippendorff's α with the ordinal metric, judge and humans as two coders; bias = judge mean − human mean. " +
-    "A statistic that is undefined on the data (e.g. κ when every pair has one and the same grade) is shown as — with the reason, never as 0 or 1.",
+    ...(grades
+      ? [
+        "- Cohen's κ = (p_o − p_e)/(1 − p_e); quadratic-weighted κ with disagreement weights (g_judge − g_human)² on the grade values; " +
+        "Krippendorff's α with the ordinal metric, judge and humans as two coders; bias = judge mean − human mean. " +
+        "A statistic that is undefined on the data (e.g. κ when every pair has one and the same grade) is shown as — with the reason, never as 0 or 1."
+      ]
+      : []),
     "",
-    "## Summary",
-    "",
-    "| criterion | pairs | κ (grades) | κ (binary) | quadratic-weighted κ | Krippendorff's α | bias |",
-    "|---|---:|---:|---:|---:|---:|---:|",
-    ...calibration.criteria.map((c) =>
-      `| ${markdownText(c.criterion)} | ${thousands(c.pairs)} | ${fixed(c.cohenKappa.value)} | ${
-        fixed(c.binaryKappa.value)
-      } | ${fixed(c.quadraticKappa.value)} | ${fixed(c.krippendorffAlpha.value)} | ${signed(c.bias.value)} |`
-    ),
-    "",
+    ...(grades
+      ? [
+        "## Summary",
+        "",
+        "| criterion | pairs | κ (grades) | κ (binary) | quadratic-weighted κ | Krippendorff's α | bias |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        ...calibration.criteria.map((c) =>
+          `| ${markdownText(c.criterion)} | ${thousands(c.pairs)} | ${fixed(c.cohenKappa.value)} | ${
+            fixed(c.binaryKappa.value)
+          } | ${fixed(c.quadraticKappa.value)} | ${fixed(c.krippendorffAlpha.value)} | ${signed(c.bias.value)} |`
+        ),
+        ""
+      ]
+      : []),
     ...(calibration.unlabelledCriteria.length > 0
       ? [
         `Judged but not in the labels (not calibrated): ${
@@ -288,7 +344,8 @@ export const calibrationMarkdown = (calibration: Calibration, maxListed = defaul
       ]
       : []),
     ...calibration.criteria.flatMap((c) => criterionSection(calibration, c, maxListed)),
-    ...rankingSection(calibration, maxListed)
+    ...rankingSection(calibration, maxListed),
+    ...answerSections(calibration.answers ?? null, maxListed)
   ]
   return lines.join("\n").replace(/\n+$/, "") + "\n"
 }
@@ -307,6 +364,164 @@ export const calibrationJson = (calibration: Calibration): string =>
         "95% percentile interval over resamples of the matched pairs with replacement (drawn as a multinomial table)",
       kendallTauB: "tau-b, tie-corrected (scipy.stats.kendalltau)",
       spearmanRho: "Pearson correlation of average ranks (scipy.stats.spearmanr)",
-      ndcg: "trec_eval ndcg_cut_10, linear gain"
+      ndcg: "trec_eval ndcg_cut_10, linear gain",
+      balancedAccuracy:
+        "mean recall over the values the humans gave (scikit-learn balanced_accuracy_score); binary: on positive (entailed, support) or not",
+      claimVerdicts:
+        "a claim label pairs with the judge's check of that claim (its number, or its text where numbers differ) against that text; against the contexts: entailed if some context entails it, else contradicted if one contradicts it, else neutral",
+      pearson:
+        "Pearson's r (scipy.stats.pearsonr), bootstrap over labelled cases (metrics) or answer pairs (preferences)",
+      preferences:
+        "RAGChecker meta_eval: delta = metric(B) − metric(A), negated for lower-is-better metrics; a missing delta replaced by the median delta; each delta repeated per label; Pearson's r against the preferences (−2 … 2)",
+      narrowing:
+        "labels needed for a 95% CI of ±halfWidth, assuming the CI narrows as 1/√n: ceil(n · (CI half-width / halfWidth)²)"
     }
   }, 2) + "\n"
+
+// ---------------------------------------------------------------------------------------------
+// Answers: claim verdicts, nugget grades, metric values, preferences
+
+/** "≈ 120 more" / "enough" / "—": the labels a headline's CI needs to be ±halfWidth. */
+const narrowingText = (h: RunFiles.Headline): string =>
+  h.narrowing.more === null
+    ? h.narrowing.reason?.startsWith("fewer") === true ? "too few to tell" : "—"
+    : h.narrowing.more === 0
+    ? "enough"
+    : `≈ ${thousands(h.narrowing.more)} more`
+
+const verdictSection = (title: string, v: RunFiles.VerdictCalibration): Array<string> => {
+  const k = v.scale.length
+  const columnTotals = v.scale.map((_, j) => v.confusion.reduce((s, row) => s + row[j]!, 0))
+  return [
+    `## ${title}`,
+    "",
+    `Pairs: **${thousands(v.pairs)}** (a person's ${
+      v.scale.join(" / ")
+    } against the judge's, humans as the reference).`,
+    "",
+    "| statistic | value | 95% CI | labels for ±0.1 |",
+    "|---|---:|---|---:|",
+    `| Exact agreement | ${valueText(v.exactAgreement)} | ${ciText(v.exactAgreement)} | |`,
+    `| Cohen's κ (${k} values) | ${valueText(v.cohenKappa)} | ${ciText(v.cohenKappa)} | ${
+      narrowingText(v.cohenKappa)
+    } |`,
+    `| Cohen's κ (${v.positive} or not) | ${valueText(v.binaryKappa)} | ${ciText(v.binaryKappa)} | |`,
+    `| Balanced accuracy (${k} values) | ${valueText(v.balancedAccuracy)} | ${ciText(v.balancedAccuracy)} | ${
+      narrowingText(v.balancedAccuracy)
+    } |`,
+    `| Balanced accuracy (${v.positive} or not) | ${valueText(v.binaryBalancedAccuracy)} | ${
+      ciText(v.binaryBalancedAccuracy)
+    } | ${narrowingText(v.binaryBalancedAccuracy)} |`,
+    "",
+    "### Confusion matrix (rows: humans, columns: judge)",
+    "",
+    `| humans \\\\ judge | ${v.scale.join(" | ")} | total |`,
+    `|---|${"---:|".repeat(k)}---:|`,
+    ...v.confusion.map((row, h) =>
+      `| **${v.scale[h]}** | ${row.map((x) => thousands(x)).join(" | ")} | ${
+        thousands(row.reduce((s, x) => s + x, 0))
+      } |`
+    ),
+    `| total | ${columnTotals.map((x) => thousands(x)).join(" | ")} | ${thousands(v.pairs)} |`,
+    "",
+    "| value | judge gave | humans gave | precision | 95% CI | recall | 95% CI |",
+    "|---|---:|---:|---:|---|---:|---|",
+    ...v.perValue.map((g) =>
+      `| ${g.value} | ${thousands(g.judge)} | ${thousands(g.human)} | ${valueText(g.precision)} | ${
+        ciText(g.precision)
+      } | ${valueText(g.recall)} | ${ciText(g.recall)} |`
+    ),
+    "",
+    ...(v.parts.length === 0 ? [] : [
+      "| part | pairs | κ | balanced accuracy | balanced accuracy (" + v.positive + " or not) |",
+      "|---|---:|---:|---:|---:|",
+      ...v.parts.map((p) =>
+        `| ${p.name} | ${thousands(p.pairs)} | ${valueText(p.cohenKappa)} | ${valueText(p.balancedAccuracy)} | ${
+          valueText(p.binaryBalancedAccuracy)
+        } |`
+      ),
+      ""
+    ])
+  ]
+}
+
+const answerSections = (a: RunFiles.AnswerCalibration | null, maxListed: number): Array<string> => {
+  if (a === null) return []
+  const lines: Array<string> = []
+  if (a.claims !== null) lines.push(...verdictSection("Claim verdicts", a.claims))
+  if (a.nuggets !== null) lines.push(...verdictSection("Nugget grades", a.nuggets))
+  if (a.metrics.length > 0) {
+    lines.push(
+      "## Metric values",
+      "",
+      "The run's per-case value of each metric against the people's, case by case; CIs over the labelled cases.",
+      "",
+      "| metric | pairs | Pearson r | 95% CI | Kendall's τ-b | 95% CI | mean judge | mean humans | labels for ±0.1 (r) |",
+      "|---|---:|---:|---|---:|---|---:|---:|---:|",
+      ...a.metrics.map((m) =>
+        `| ${markdownText(m.metric)} | ${thousands(m.pairs)} | ${valueText(m.pearson)} | ${ciText(m.pearson)} | ${
+          valueText(m.kendallTauB)
+        } | ${ciText(m.kendallTauB)} | ${fixed(m.meanJudge, 3)} | ${fixed(m.meanHuman, 3)} | ${
+          narrowingText(m.pearson)
+        } |`
+      ),
+      ""
+    )
+  }
+  if (a.preferences !== null) {
+    const p = a.preferences
+    const rows = [...p.rows].sort((x, y) => Number(headlinePreference(y)) - Number(headlinePreference(x)))
+    lines.push(
+      "## Preferences against metric deltas",
+      "",
+      `Runs: ${
+        p.runs.map((r) => `\`${markdownText(r.runId)}\``).join(", ")
+      }. RAGChecker's meta-evaluation protocol: per pair of answers A, B, ` +
+        "delta = metric(B) − metric(A) (negated for a lower-is-better metric, so agreement is r > 0), a missing delta replaced by the median delta " +
+        "(\"filled\"), each delta repeated for every label on the pair; Pearson's r and Kendall's τ-b against the preferences (−2 A much better … 2 B much better), " +
+        "CIs over the pairs. RAGChecker's own pairing (precision ~ correctness, recall ~ completeness, F1 ~ overall) comes first.",
+      "",
+      "| aspect | metric | pairs | labels | filled | Pearson r | 95% CI | Kendall's τ-b | 95% CI | pairs for ±0.1 (r) |",
+      "|---|---|---:|---:|---:|---:|---|---:|---|---:|",
+      ...rows.map((r) =>
+        `| ${markdownText(r.aspect ?? "(overall)")} | ${markdownText(r.metric)} | ${thousands(r.pairs)} | ${
+          thousands(r.labels)
+        } | ${thousands(r.filled)} | ${valueText(r.pearson)} | ${ciText(r.pearson)} | ${valueText(r.kendallTauB)} | ${
+          ciText(r.kendallTauB)
+        } | ${narrowingText(r.pearson)} |`
+      ),
+      ""
+    )
+  }
+  if (a.agreeOnly !== null) {
+    lines.push(
+      "## Labels that only agree or disagree",
+      "",
+      `${
+        thousands(a.agreeOnly.labels)
+      } label(s) say only whether the judge was right (no value of their own to pair): ` +
+        `${thousands(a.agreeOnly.agreed)} agree, a share of ${valueText(a.agreeOnly.share)} ${
+          ciText(a.agreeOnly.share)
+        }.`,
+      ""
+    )
+  }
+  if (a.unpaired.count > 0) {
+    lines.push(
+      `## Labels not paired (${thousands(a.unpaired.count)})`,
+      "",
+      "| labels line | case | target | by | why |",
+      "|---:|---|---|---|---|",
+      ...a.unpaired.items.slice(0, maxListed).map((u) =>
+        `| ${u.line} | ${markdownText(u.caseId)} | ${markdownText(u.target)} | ${markdownText(u.by ?? "")} | ${
+          markdownText(u.reason, 400)
+        } |`
+      ),
+      ...(a.unpaired.count > maxListed
+        ? ["", `(first ${maxListed} of ${thousands(a.unpaired.count)} listed; all of them are in \`--format json\`)`]
+        : []),
+      ""
+    )
+  }
+  return lines
+}

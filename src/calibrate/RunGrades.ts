@@ -7,6 +7,8 @@
  * - One iteration (default 1). Several lines for one key: the latest wins.
  * - Retrieval pipelines (targets `hit:<docid>`): criterion "relevance", group = case id (the query),
  *   item = doc id. Rubric pipelines (target `answer`): criterion = rubric id, group = case id, item "".
+ * - Claim judgments (extractions, claim checks, nugget grades: `RunClaims.ts`) are not grades of a
+ *   case: they are kept apart, per case, for people's claim and nugget labels.
  * - A failed judgment (status "failed") has no grade: it is kept as null and reported as "judge failed".
  * - A torn last line (a crash mid-append) is dropped, as a resumed run drops it; any other line that
  *   is not JSON is an error naming the line.
@@ -24,6 +26,7 @@ import { InputError, UsageError } from "../domain/Errors.js"
 import { readManifest as readRunManifest } from "../domain/RunFiles.js"
 import { readJsonLines, readLines } from "../io/Files.js"
 import { type CriterionGrades, type Graded, type GradeKind, putGrade, relevanceCriterion } from "./Grades.js"
+import { addClaimJudgment, parseClaimTarget, type RunClaims } from "./RunClaims.js"
 
 export interface RunSource {
   readonly dir: string
@@ -43,6 +46,10 @@ export interface RunGrades {
   readonly judgmentLines: number
   /** Lines skipped as other record kinds or not judgments. */
   readonly otherLines: number
+  /** The run's claim judgments (extractions, checks, nugget grades), per case; empty for other pipelines. */
+  readonly claims: RunClaims
+  /** Claim judgment lines of the chosen iteration (kept in `claims`, not in `grades`). */
+  readonly claimLines: number
   readonly tornLastLine: boolean
   /** Rubric ids judged, per calibrate criterion ("relevance" → the retrieval rubric ids). */
   readonly rubrics: ReadonlyMap<string, ReadonlyArray<string>>
@@ -58,14 +65,23 @@ const readManifest = (dir: string) =>
 /** The judgment fields calibrate needs, or undefined when the line is not a judgment. */
 const judgmentOf = (x: unknown) => {
   if (!isRecord(x) || "kind" in x) return undefined
-  const { caseId, iteration, criterion, target, status, score } = x
+  const { caseId, iteration, criterion, target, status, score, reason, value } = x
   if (
     typeof caseId !== "string" || typeof iteration !== "number" || typeof criterion !== "string" ||
     typeof target !== "string"
   ) return undefined
   if (status !== "ok" && status !== "failed") return undefined
   if (score !== null && typeof score !== "number") return undefined
-  return { caseId, iteration, criterion, target, status, score }
+  return {
+    caseId,
+    iteration,
+    criterion,
+    target,
+    status,
+    score,
+    reason: typeof reason === "string" ? reason : "",
+    value
+  } as const
 }
 
 const hitPrefix = "hit:"
@@ -111,6 +127,8 @@ export const readRunGrades = (
     }
 
     const grades: CriterionGrades = new Map()
+    const claims: RunClaims = new Map()
+    let claimLines = 0
     const rubrics = new Map<string, Set<string>>()
     let kind: GradeKind | undefined = undefined
     let line = 0
@@ -147,6 +165,12 @@ export const readRunGrades = (
           }
           if (j.iteration !== iteration) continue
           judgmentLines++
+          const claimTarget = parseClaimTarget(j.target)
+          if (claimTarget !== undefined) {
+            claimLines++
+            addClaimJudgment(claims, j, claimTarget, line)
+            continue
+          }
           const isHit = j.target.startsWith(hitPrefix)
           const lineKind: GradeKind = isHit ? "retrieval" : "rubric"
           if (kind === undefined) kind = lineKind
@@ -220,6 +244,8 @@ export const readRunGrades = (
       grades,
       judgmentLines,
       otherLines,
+      claims,
+      claimLines,
       tornLastLine: pendingBad !== undefined,
       rubrics: new Map([...rubrics].map(([k, v]) => [k, [...v]])),
       rubricNames,

@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import { UsageError } from "../domain/Errors.js"
+import { Redaction } from "../domain/Redaction.js"
 import type { BatchOptions } from "../engine/RunTypes.js"
 import * as BatchApi from "../providers/BatchApi.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
@@ -59,7 +60,8 @@ export const batchOptions = (
         baseURL,
         apiKey: resolved.apiKey,
         model: resolved.model,
-        timeoutMs: judge.timeoutMs
+        timeoutMs: judge.timeoutMs,
+        redactor: yield* Redaction
       }),
       repair: flags.batchRepair,
       detach: flags.detach,

@@ -1,9 +1,10 @@
 /**
- * `rag-eval calibrate [<run-dir> | --judge FILE] --labels FILE [--relevant-at N] [--iteration N]
- * [--runs FILE…] [--format markdown|json] [--output FILE] [--seed N] [--resamples N] [--min-kappa X]`
- * (SPEC §7): agreement between a judge's grades and human labels. Reading is
- * `src/calibrate/RunGrades.ts` and `Labels.ts`, the statistics `src/calibrate/Calibration.ts`
- * (on `src/stats/`), the output `src/calibrate/Render.ts`.
+ * `rag-eval calibrate [<run-dir> | --judge FILE] [--labels FILE] [--relevant-at N] [--iteration N]
+ * [--runs FILE|DIR…] [--by NAME] [--format markdown|json] [--output FILE] [--seed N] [--resamples N]
+ * [--min-kappa X]` (SPEC §7): agreement between a judge and human labels. Reading is
+ * `src/calibrate/RunGrades.ts`, `Labels.ts` (qrels) and `LabelFile.ts` (every other labels file),
+ * pairing `CalibrateRun.ts`, the statistics `Calibration.ts` (grades) and `Answers.ts` (claims,
+ * metrics, preferences) on `src/stats/`, the output `Render.ts`.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -14,6 +15,14 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import {
+  calibrateJudgeLabels,
+  calibrateLabelSet,
+  defaultLabelsFile,
+  judgeOfRun,
+  readLabelledRun,
+  readLabelsFor
+} from "../calibrate/CalibrateRun.js"
+import {
   calibrate,
   type Calibration,
   defaultCalibrateSeed,
@@ -23,11 +32,12 @@ import {
   kappaGateFailures,
   type SystemRun
 } from "../calibrate/Calibration.js"
-import { readGradeFile, readQrelsFile } from "../calibrate/Labels.js"
+import { gradeFileFormat, readQrelsFile } from "../calibrate/Labels.js"
 import { calibrationJson, calibrationMarkdown, defaultMaxListed, summaryLines } from "../calibrate/Render.js"
-import { readRunGrades } from "../calibrate/RunGrades.js"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { LABELS_FILE } from "../domain/Label.js"
+import { CALIBRATION_VERSION } from "../domain/RunFiles.js"
 import { writeFileAtomic } from "../io/Files.js"
 import { parseRun } from "../metrics/trec.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
@@ -36,19 +46,22 @@ import { readTextFile } from "./Trec.js"
 export type CalibrateFormat = "markdown" | "json"
 
 export interface CalibrateArgs {
-  /** A run directory whose judged grades are calibrated (or `judge`). */
+  /** A run directory whose judgments are calibrated (or `judge`). */
   readonly runDir?: string | undefined
   /** A qrels file of judge grades (or `runDir`). */
   readonly judge?: string | undefined
-  readonly labels: string
+  /** Default: the run directory's `labels.jsonl` (the browser review's), when there is one. */
+  readonly labels?: string | undefined
   /** Default: 4 for answer-synthesis, 2 otherwise. */
   readonly relevantAt?: number | undefined
   /** Run directory only; default 1. */
   readonly iteration?: number | undefined
   /** Run directory only: its journal when it is not the directory's file (`--store`). */
   readonly journal?: string | undefined
-  /** TREC run files of systems to rank. */
+  /** TREC run files of systems to rank, or run directories preferences compare with. */
   readonly runs?: ReadonlyArray<string> | undefined
+  /** Keep only this person's labels. */
+  readonly by?: string | undefined
   readonly format?: CalibrateFormat | undefined
   readonly output?: string | undefined
   readonly seed?: number | undefined
@@ -65,42 +78,21 @@ export interface CalibrateResult {
   readonly gateFailures: ReadonlyArray<string>
 }
 
-const readJudge = (args: CalibrateArgs): Effect.Effect<JudgeGrades, InputError | UsageError> =>
+const readJudgeQrels = (
+  file: string,
+  iteration: number | undefined
+): Effect.Effect<JudgeGrades, InputError | UsageError> =>
   Effect.gen(function*() {
-    if (args.runDir !== undefined && args.judge !== undefined) {
-      return yield* new UsageError({ problem: "give either a run directory or --judge FILE, not both" })
+    if (iteration !== undefined) {
+      return yield* new UsageError({ problem: "--iteration applies to a run directory, not to --judge qrels" })
     }
-    if (args.judge !== undefined) {
-      if (args.iteration !== undefined) {
-        return yield* new UsageError({ problem: "--iteration applies to a run directory, not to --judge qrels" })
-      }
-      const file = yield* readQrelsFile(args.judge)
-      return {
-        source: { kind: "qrels", file: args.judge, negative: file.negative },
-        kind: "retrieval",
-        grades: file.grades,
-        rubrics: new Map(),
-        rubricNames: new Map()
-      } satisfies JudgeGrades
-    }
-    if (args.runDir === undefined) {
-      return yield* new UsageError({
-        problem: "give the judge's grades: a run directory (out/<pipeline>/<run-id>) or --judge FILE (qrels)"
-      })
-    }
-    const run = yield* readRunGrades(args.runDir, { iteration: args.iteration, journal: args.journal })
+    const grades = yield* readQrelsFile(file)
     return {
-      source: {
-        kind: "run",
-        run: run.run,
-        order: run.order,
-        tornLastLine: run.tornLastLine,
-        otherLines: run.otherLines
-      },
-      kind: run.kind,
-      grades: run.grades,
-      rubrics: run.rubrics,
-      rubricNames: run.rubricNames
+      source: { kind: "qrels", file, negative: grades.negative },
+      kind: "retrieval",
+      grades: grades.grades,
+      rubrics: new Map(),
+      rubricNames: new Map()
     } satisfies JudgeGrades
   })
 
@@ -122,20 +114,73 @@ export const calibrateCommandWork = (args: CalibrateArgs): Effect.Effect<Calibra
         problem: `--resamples must be an integer from 1 to 1,000,000, got ${args.resamples}`
       })
     }
-    const judge = yield* readJudge(args)
-    const labels = yield* readGradeFile(args.labels)
-    const runs: Array<SystemRun> = []
-    for (const file of runFiles(args.runs)) {
-      const text = yield* readTextFile(file)
-      runs.push({ file, run: yield* parseRun(text, file) })
+    if (args.runDir !== undefined && args.judge !== undefined) {
+      return yield* new UsageError({ problem: "give either a run directory or --judge FILE, not both" })
     }
-    const pipeline = judge.source.kind === "run" ? judge.source.run.pipeline : undefined
-    const calibration = yield* calibrate(judge, labels, {
-      relevantAt: args.relevantAt ?? defaultRelevantAt(pipeline),
-      seed: args.seed ?? defaultCalibrateSeed,
-      resamples: args.resamples,
-      runs
-    })
+    if (args.runDir === undefined && args.judge === undefined) {
+      return yield* new UsageError({
+        problem: "give the judge's grades: a run directory (out/<pipeline>/<run-id>) or --judge FILE (qrels)"
+      })
+    }
+    // --runs: TREC run files (systems to rank), or run directories (answers preferences compare with)
+    const systems: Array<SystemRun> = []
+    const otherRuns: Array<string> = []
+    for (const entry of runFiles(args.runs)) {
+      if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) {
+        if (args.runDir === undefined) {
+          return yield* new UsageError({
+            problem:
+              `--runs ${entry} is a run directory: preferences between runs need the run directory to calibrate, not --judge`
+          })
+        }
+        otherRuns.push(entry)
+        continue
+      }
+      const text = yield* readTextFile(entry)
+      systems.push({ file: entry, run: yield* parseRun(text, entry) })
+    }
+    const options = {
+      iteration: args.iteration,
+      journal: args.journal,
+      otherRuns,
+      systems,
+      by: args.by,
+      relevantAt: args.relevantAt,
+      seed: args.seed,
+      resamples: args.resamples
+    }
+    const run = args.runDir === undefined ? undefined : yield* readLabelledRun(args.runDir, options)
+    const labelsFile = args.labels ?? (args.runDir === undefined ? undefined : defaultLabelsFile(args.runDir))
+    if (labelsFile === undefined) {
+      return yield* new UsageError({
+        problem: args.runDir === undefined
+          ? "give the human labels with --labels FILE"
+          : `give the human labels with --labels FILE (${
+            Path.join(args.runDir, LABELS_FILE)
+          }, where rag-eval ui writes them, does not exist)`
+      })
+    }
+    const format = gradeFileFormat(labelsFile)
+    let calibration: Calibration
+    if (format === "qrels") {
+      if (args.by !== undefined) {
+        return yield* new UsageError({ problem: "--by needs labels with a person (not qrels)" })
+      }
+      const judge = run === undefined ? yield* readJudgeQrels(args.judge!, args.iteration) : judgeOfRun(run.grades)
+      const pipeline = judge.source.kind === "run" ? judge.source.run.pipeline : undefined
+      const base = yield* calibrate(judge, yield* readQrelsFile(labelsFile), {
+        relevantAt: args.relevantAt ?? defaultRelevantAt(pipeline),
+        seed: args.seed ?? defaultCalibrateSeed,
+        resamples: args.resamples,
+        runs: systems
+      })
+      calibration = { calibrationVersion: CALIBRATION_VERSION, ...base }
+    } else {
+      const labels = yield* readLabelsFor(run, labelsFile, format)
+      calibration = run === undefined
+        ? yield* calibrateJudgeLabels(yield* readJudgeQrels(args.judge!, args.iteration), labels, options)
+        : yield* calibrateLabelSet(run, labels, options)
+    }
     const report = args.format === "json"
       ? calibrationJson(calibration)
       : calibrationMarkdown(calibration, args.maxListed ?? defaultMaxListed)
@@ -190,9 +235,12 @@ export const calibrateCommand = Command.make(
     ),
     labels: Options.text("labels").pipe(
       Options.withDescription(
-        "Human labels: TREC qrels (`qid 0 docid grade`) for retrieval judgments; a .csv, .json or .jsonl of id, criterion, grade for rubric " +
-          "pipelines (criterion as rubric id `rag-answers/groundedness`, its last segment `groundedness`, or its name `Groundedness`)"
-      )
+        "Human labels (default: the run directory's labels.jsonl, which rag-eval ui writes): TREC qrels (`qid 0 docid grade`) for retrieval judgments; " +
+          "or a .jsonl of the labels format, or a .csv / .json / .jsonl with one label a row — id, criterion, grade (rubric grades; criterion as rubric id " +
+          "`rag-answers/groundedness`, its last segment or its name) · id, claim (text or number), verdict (entailed, neutral, contradicted; " +
+          "optional side, against) · id, metric, value · id_a, id_b, preference (−2 … 2; optional aspect)"
+      ),
+      Options.optional
     ),
     relevantAt: Options.integer("relevant-at").pipe(
       Options.withDescription(
@@ -207,9 +255,16 @@ export const calibrateCommand = Command.make(
     runs: Options.text("runs").pipe(
       Options.withDescription(
         "TREC run files (`qid Q0 docid rank score tag`) of systems to rank by NDCG@10 and MAP under the human labels and under the judge's grades " +
-          "(Kendall's τ-b between the two system rankings); repeat the flag or separate files with commas. Without it, only per-query NDCG@10 is compared"
+          "(Kendall's τ-b between the two system rankings); or another run directory, whose answers preference labels compare with the run's. " +
+          "Repeat the flag or separate entries with commas"
       ),
       Options.repeated
+    ),
+    by: Options.text("by").pipe(
+      Options.withDescription(
+        "Only this person's labels (the labels' `by`, or a flat file's by / annotator column): grade calibration pairs one label per item"
+      ),
+      Options.optional
     ),
     format: Options.choice("format", ["markdown", "json"]).pipe(
       Options.withDescription(
@@ -252,7 +307,8 @@ export const calibrateCommand = Command.make(
           journal,
           runDir: Option.getOrUndefined(flags.runDir),
           judge: Option.getOrUndefined(flags.judge),
-          labels: flags.labels,
+          labels: Option.getOrUndefined(flags.labels),
+          by: Option.getOrUndefined(flags.by),
           relevantAt: Option.getOrUndefined(flags.relevantAt),
           iteration: Option.getOrUndefined(flags.iteration),
           runs: flags.runs,
@@ -271,6 +327,6 @@ export const calibrateCommand = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "Agreement of a judge's grades with human labels: Cohen's κ (exact and binary), weighted κ, Krippendorff's α, confusion matrix, bias, bootstrap CIs, ranking agreement"
+    "Agreement of a judge with human labels: grades (Cohen's κ exact and binary, weighted κ, Krippendorff's α, confusion matrix, bias, ranking agreement), claim verdicts (κ, balanced accuracy, precision/recall per verdict), metric values and preferences (Pearson, Kendall's τ-b), with bootstrap CIs"
   )
 )

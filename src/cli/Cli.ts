@@ -27,10 +27,12 @@ import { wizardWithoutTerminal } from "./Colour.js"
 import { compareCommand } from "./Compare.js"
 import { displayPath } from "./Display.js"
 import { commandAt, commandHelp, type CommandNode, commandTree, HelpWidth, rootHelp, usageParts } from "./Help.js"
+import { judgeBenchCommand } from "./JudgeBench.js"
 import { parseErrorMessage } from "./ParseErrors.js"
 import { RecordedArgv } from "./Resume.js"
 import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./RunFlags.js"
 import { serveCommand, serveConfig } from "./ServeCommand.js"
+import { synthesizeCommand } from "./SynthesizeCommand.js"
 import { trecCommand } from "./Trec.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
@@ -64,7 +66,7 @@ const reportCommand = Command.make(
     Effect.gen(function*() {
       const { parseFormats } = yield* Effect.promise(() => import("../report/Reporter.js"))
       const { reportRun } = yield* Effect.promise(() => import("./ReportCommand.js"))
-      const { parseAllGates } = yield* Effect.promise(() => import("../report/Gate.js"))
+      const { parseAllGates } = yield* Effect.promise(() => import("../domain/Gate.js"))
       const { finishRun } = yield* Effect.promise(() => import("./RunResult.js"))
       const reporters = yield* parseFormats(format, { csvRaw })
       const thresholds = yield* parseAllGates(Option.getOrUndefined(failUnder), Option.getOrUndefined(failOver))
@@ -166,9 +168,11 @@ const subcommands = [
   reportCommand,
   pipelinesCommand,
   buildTestSetCommand,
+  synthesizeCommand,
   trecCommand,
   compareCommand,
   calibrateCommand,
+  judgeBenchCommand,
   serveCommand,
   ...clusterCommands
 ] as const

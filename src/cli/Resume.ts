@@ -133,6 +133,27 @@ export const resumeArgv = (
       try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { argv?: unknown; cwd?: unknown; command?: unknown },
       catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${(e as Error).message}` })
     })
+    // A wave of `rag-eval synthesize`: the synthesis's own command again (it replays every wave).
+    if (Array.isArray(m.argv) && m.argv.every((a) => typeof a === "string") && m.argv[0] === "synthesize") {
+      if (extra.length > 0) {
+        return yield* new UsageError({
+          problem:
+            `${runDir} is a wave of a synthesis: it resumes with its own command; to change a flag, run that command again`
+        })
+      }
+      const recorded = m.argv as ReadonlyArray<string>
+      // Masked secrets (--api-key) are left out: the environment supplies them again.
+      const argv = recorded.filter((a, i) =>
+        a !== "--fresh" && a !== MASK && !(a === "--api-key" && recorded[i + 1] === MASK)
+      )
+      if (typeof m.cwd === "string" && m.cwd !== process.cwd()) {
+        if (!fs.existsSync(m.cwd)) {
+          return yield* new UsageError({ problem: `the synthesis was made in ${m.cwd}, which no longer exists` })
+        }
+        process.chdir(m.cwd)
+      }
+      return { argv, recorded }
+    }
     if (!Array.isArray(m.argv) || !m.argv.every((a) => typeof a === "string") || m.argv[0] !== "run") {
       return yield* new UsageError({
         problem: `${path} does not record its arguments (made by an older rag-eval): run its command again${

@@ -10,6 +10,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { builtinNames, builtinsTaking, targetPipelines } from "../builtin/index.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { secretFlagNames } from "../domain/Secrets.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
@@ -20,7 +21,9 @@ import { urlProblem } from "../target/TargetConfig.js"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
   Args.withDescription(
-    "A built-in pipeline by name (rag-answers, answer-synthesis, course-retrieval, search-relevance, evidence-retrieval: `rag-eval pipelines` lists them) or a pipeline file, e.g. ./my-pipeline.ts"
+    `A built-in pipeline by name (${
+      builtinNames.join(", ")
+    }: \`rag-eval pipelines\` lists them) or a pipeline file, e.g. ./my-pipeline.ts`
   )
 )
 
@@ -84,7 +87,7 @@ export const apiKey = Options.redacted("api-key").pipe(
   Options.withDescription("API key (else OPENAI_API_KEY, MISTRAL_API_KEY or API_KEY from the environment)"),
   Options.optional
 )
-const concurrency = Options.integer("concurrency").pipe(
+export const concurrency = Options.integer("concurrency").pipe(
   Options.withDescription(
     "Most judge calls in flight at once (default 8); with --adaptive the level moves between 1 and this"
   ),
@@ -185,7 +188,9 @@ const iterations = Options.integer("iterations").pipe(
   Options.withDescription("Judge every case N times, to measure stability (default 1)"),
   Options.withDefault(1)
 )
-const fresh = Options.boolean("fresh").pipe(Options.withDescription("Start the run over, discarding its journal"))
+export const fresh = Options.boolean("fresh").pipe(
+  Options.withDescription("Start the run over, discarding its journal")
+)
 const runId = Options.text("run-id").pipe(
   Options.withDescription(
     "Name the run (default: derived from pipeline, input, judge and prompts); 1-128 letters, digits, . _ -, starting with a letter or digit"
@@ -193,10 +198,10 @@ const runId = Options.text("run-id").pipe(
   checked((id: string) => isRunId(id) ? undefined : `--run-id: ${runIdProblem(id)}`),
   Options.optional
 )
-const retryFailed = Options.boolean("retry-failed").pipe(
+export const retryFailed = Options.boolean("retry-failed").pipe(
   Options.withDescription("On resume, judge again the judgments recorded as failed")
 )
-const noCache = Options.boolean("no-cache").pipe(
+export const noCache = Options.boolean("no-cache").pipe(
   Options.withDescription(
     "Do not reuse judgments cached by earlier runs under --out (the run's own journal is still used)"
   )
@@ -204,17 +209,17 @@ const noCache = Options.boolean("no-cache").pipe(
 const dryRun = Options.boolean("dry-run").pipe(
   Options.withDescription("Print the calls, estimated tokens and cost, without calling anything or writing files")
 )
-const prices = Options.text("prices").pipe(
+export const prices = Options.text("prices").pipe(
   Options.withDescription(
     "JSON price table { \"model\": { \"input\": USD per 1M tokens, \"output\": … } } overriding the built-in one"
   ),
   Options.optional
 )
-const priceIn = Options.float("price-in").pipe(
+export const priceIn = Options.float("price-in").pipe(
   Options.withDescription("Price of the judge model's input tokens, USD per 1M"),
   Options.optional
 )
-const priceOut = Options.float("price-out").pipe(
+export const priceOut = Options.float("price-out").pipe(
   Options.withDescription("Price of the judge model's output tokens, USD per 1M"),
   Options.optional
 )
@@ -222,7 +227,9 @@ const priceOut = Options.float("price-out").pipe(
 const targetFlags = {
   target: Options.text("target").pipe(
     Options.withDescription(
-      "Ask this live RAG endpoint (http(s) URL) for each case's answer before judging it: POST a body from --target-body, read the answer at --target-answer (rag-answers, answer-synthesis; docs/target.md)"
+      `Ask this live RAG endpoint (http(s) URL) for each case's answer before judging it: POST a body from --target-body, read the answer at --target-answer (${
+        targetPipelines.join(", ")
+      }, and a pipeline of yours that declares \`generate\`; docs/target.md)`
     ),
     checked((url: string) => urlProblem(url.trim())),
     Options.optional
@@ -350,15 +357,16 @@ export const pipelineOptionFlags = {
   fields: optionFlag("fields") as Options.Options<Option.Option<string>>,
   listwise: Options.boolean("listwise").pipe(
     Options.withDescription(
-      `${optionSpecs.listwise.description} (course-retrieval, search-relevance) [${
+      `${optionSpecs.listwise.description} (${builtinsTaking("listwise").join(", ")}) [${
         optionSpecs.listwise.env.join(", ")
       }]`
     )
   ),
   rubrics: optionFlag("rubrics") as Options.Options<Option.Option<string>>,
+  passIf: optionFlag("passIf") as Options.Options<Option.Option<string>>,
   onlyRubrics: Options.boolean("only-rubrics").pipe(
     Options.withDescription(
-      `${optionSpecs.onlyRubrics.description} (rag-answers, answer-synthesis) [${
+      `${optionSpecs.onlyRubrics.description} (${builtinsTaking("onlyRubrics").join(", ")}) [${
         optionSpecs.onlyRubrics.env.join(", ")
       }]`
     )
@@ -366,7 +374,7 @@ export const pipelineOptionFlags = {
 } satisfies Record<OptionName, unknown>
 
 // The Batch API and the budget cap
-const batchFlags = {
+export const batchFlags = {
   batch: Options.boolean("batch").pipe(
     Options.withDescription(
       "Judge through the provider's Batch API (openai, mistral, openai-compatible servers with /v1/batches): half price, results within 24 h; resumable like any run"

@@ -6,10 +6,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { type InputError, OutputError } from "../domain/Errors.js"
-import { readJsonFile, Summary } from "../domain/RunFiles.js"
+import { enforceGates, evaluateGates, type GateResult, resolveGates, type Threshold } from "../domain/Gate.js"
+import { headlineOf, readJsonFile, Summary } from "../domain/RunFiles.js"
 import { checkFailures } from "../engine/Runner.js"
 import type { RunOutcome } from "../engine/RunTypes.js"
-import { enforceGates, evaluateGates, type GateResult, resolveGates, type Threshold } from "../report/Gate.js"
 import { displayPath } from "./Display.js"
 
 export interface FinishOptions {
@@ -68,9 +68,10 @@ export const finishRun = <S>(outcome: RunOutcome<S>, options: FinishOptions) =>
     const gates = options.thresholds === undefined
       ? undefined
       : yield* resolveGates(options.thresholds, summary.metricSpecs)
-    const gate = gates === undefined ? undefined : evaluateGates(gates, summary.metrics)
+    const values = headlineOf(summary)
+    const gate = gates === undefined ? undefined : evaluateGates(gates, values)
     if (options.json) {
-      yield* Console.log(JSON.stringify(jsonSummary(outcome, summary.metrics, gate, options)))
+      yield* Console.log(JSON.stringify(jsonSummary(outcome, values, gate, options)))
     } else {
       for (const f of outcome.files) yield* Console.log(`wrote ${displayPath(f)}`)
       yield* Console.log(`run: ${displayPath(outcome.info.runDir)}`)

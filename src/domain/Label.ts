@@ -1,7 +1,8 @@
 /**
  * A person's label on what a run judged: the one labels format of rag-eval. The browser review
  * (`rag-eval ui`) appends these lines to `<run-dir>/labels.jsonl` (JSON Lines, one label a line,
- * append-only: a later line about the same case and target replaces an earlier one); `calibrate
+ * append-only: a later line by the same person about the same case and target replaces their
+ * earlier one; two people's labels on one target are two labels, as two annotators); `calibrate
  * --labels` reads that file, and converts the flat forms a team writes by hand (`id, criterion,
  * grade`; `id, claim, verdict`; `id, metric, value`; `id_a, id_b, preference`; TREC qrels) into the
  * same `Label` before pairing. `judge-bench` states the public sets' human labels in it too.
@@ -22,9 +23,25 @@ export type ClaimVerdict = typeof ClaimVerdict.Type
 export const NuggetSupport = Schema.Literal("not_support", "partial_support", "support")
 export type NuggetSupport = typeof NuggetSupport.Type
 
-/** What a claim is checked against: the reference, the answer, or the k-th context (1-based). */
+/**
+ * The two scales as scores: score i of the check rubric (`prompts/answer-correctness/check.json`) is
+ * `ClaimVerdict.literals[i]`, of the nugget rubric `NuggetSupport.literals[i]` — the one statement the
+ * heuristic judge, the claim kind and the reports read (a test pins the rubric files to it).
+ */
+export const claimVerdictOf = (score: number | null): ClaimVerdict | null =>
+  score === null ? null : ClaimVerdict.literals[score] ?? null
+export const claimVerdictScore = (v: ClaimVerdict): number => ClaimVerdict.literals.indexOf(v)
+export const nuggetSupportOf = (score: number | null): NuggetSupport | null =>
+  score === null ? null : NuggetSupport.literals[score] ?? null
+export const nuggetSupportScore = (v: NuggetSupport): number => NuggetSupport.literals.indexOf(v)
+
+/**
+ * What a claim is checked against: the reference, the answer, the k-th context (1-based), or the
+ * retrieved contexts together (`contexts`: supported when some context entails it — faithfulness's
+ * reading, and how a person labels "is this claim supported by the passages?").
+ */
 export const ClaimAgainst = Schema.Union(
-  Schema.Literal("reference", "answer"),
+  Schema.Literal("reference", "answer", "contexts"),
   Schema.Struct({ context: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)) })
 )
 export type ClaimAgainst = typeof ClaimAgainst.Type
@@ -53,10 +70,16 @@ export const LabelTarget = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("nugget"), index: Index, text: Schema.optional(Schema.String) }),
   /** A per-case metric (`f1`, `composite`, `ndcg@10`…), by the name the run declares. */
   Schema.Struct({ kind: Schema.Literal("metric"), metric: Schema.String }),
-  /** This run's answer to the case against another run's answer to the same case (see `Preference`). */
+  /**
+   * This run's answer to the case against another answer (see `Preference`): another run's answer to
+   * the same case, or (`caseId`) another case's answer — RAGChecker's pairs are two cases of one
+   * run. `aspect` says what was compared (RAGChecker's `correctness`, `completeness`, `overall`);
+   * absent: overall.
+   */
   Schema.Struct({
     kind: Schema.Literal("preference"),
-    other: Schema.Struct({ runId: Schema.String, caseId: Schema.optional(Schema.String) })
+    other: Schema.Struct({ runId: Schema.String, caseId: Schema.optional(Schema.String) }),
+    aspect: Schema.optional(Schema.String)
   })
 )
 export type LabelTarget = typeof LabelTarget.Type
@@ -105,9 +128,12 @@ export type Label = typeof Label.Type
 /** The labels file of a run directory. */
 export const LABELS_FILE = "labels.jsonl"
 
-/** Two labels are about the same thing when their run, case and target are equal; the later line wins. */
-export const labelKey = (l: Pick<Label, "runId" | "caseId" | "target">): string =>
-  JSON.stringify([l.runId ?? null, l.caseId, targetKey(l.target)])
+/**
+ * Two labels are one person's about the same thing when their person, run, case and target are
+ * equal; the later line wins. Different people's labels on one target are kept apart (annotators).
+ */
+export const labelKey = (l: Pick<Label, "runId" | "caseId" | "target" | "by">): string =>
+  JSON.stringify([l.by, l.runId ?? null, l.caseId, targetKey(l.target)])
 
 /** A target as a stable string (its fields in a fixed order; the claim's text left out). */
 export const targetKey = (t: LabelTarget): string => {
@@ -123,6 +149,6 @@ export const targetKey = (t: LabelTarget): string => {
     case "metric":
       return `metric:${t.metric}`
     case "preference":
-      return `preference:${t.other.runId}:${t.other.caseId ?? ""}`
+      return `preference:${t.other.runId}:${t.other.caseId ?? ""}${t.aspect === undefined ? "" : `:${t.aspect}`}`
   }
 }

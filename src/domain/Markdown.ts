@@ -13,7 +13,11 @@
  *   any `|` not escaped — `\\|` is an escaped backslash then a cell break — hence `\` first.
  * - Other control characters (NUL, ESC…) become U+FFFD, so printing the report in a terminal
  *   cannot send escape sequences.
- * Emphasis (`*`, `_`) and bare URLs are left as they are: they cannot leave the text's block.
+ * - Bare URLs, `www.` addresses and e-mail addresses do not become links (GFM autolinks them, and
+ *   markdown-it's linkify too): a WORD JOINER (U+2060, invisible) after the scheme's `:`, after `www`
+ *   and before an e-mail's `@` breaks the pattern while the text reads the same. A case's text cannot make a
+ *   reader click through to where it points.
+ * Emphasis (`*`, `_`) is left as it is: it cannot leave the text's block.
  */
 
 /** Line breaks of CommonMark, Unicode (NEL, LS, PS) and text editors (VT, FF). */
@@ -21,6 +25,11 @@ const BREAKS = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/g
 /** C0 and C1 controls other than tab and the breaks above. */
 const CONTROLS = /[\u0000-\u0008\u000e-\u001f\u007f-\u0084\u0086-\u009f]/g
 const MARKUP = /[\\`[\]|#]/g
+/** Where an autolink would start: a URL scheme's `:` before `//`, `www.`, an e-mail's `@`. */
+const AUTOLINK = /\b[a-z][a-z0-9+.-]*:(?=\/\/)|\bwww(?=\.)/gi
+/** An e-mail's `@`: the joiner goes before it (after it, linkify reads it as part of an international domain). */
+const EMAIL_AT = /(?<=[a-z0-9._%+-])@(?=[a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
+const WORD_JOINER = "\u2060"
 
 /** Every line break as LF. */
 export const normaliseBreaks = (text: string): string => text.replace(BREAKS, "\n")
@@ -30,7 +39,9 @@ export const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
 /** One line of case text as markdown text: controls replaced, HTML and inline markup escaped. */
-const escapeLine = (line: string): string => escapeHtml(line.replace(CONTROLS, "\uFFFD")).replace(MARKUP, "\\$&")
+const escapeLine = (line: string): string =>
+  escapeHtml(line.replace(CONTROLS, "\uFFFD")).replace(MARKUP, "\\$&").replace(AUTOLINK, `$&${WORD_JOINER}`)
+    .replace(EMAIL_AT, `${WORD_JOINER}@`)
 
 /**
  * Case text on one line, safe in a table cell, a heading, a list item or a paragraph: every run of

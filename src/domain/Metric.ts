@@ -80,8 +80,23 @@ export const ms = (name: string, description: string): MetricSpec => ({
   unit: "ms"
 })
 
-const digitsOf = (m: MetricSpec, x: number): number =>
-  Number.isInteger(x) ? 0 : m.unit === "fraction" ? 3 : m.unit === "usd" ? 4 : m.unit === "ms" ? (x < 100 ? 1 : 0) : 2
+const digitsOf = (m: MetricSpec, x: number, integers = true): number =>
+  integers && Number.isInteger(x)
+    ? 0
+    : m.unit === "fraction"
+    ? 3
+    : m.unit === "usd"
+    ? 4
+    : m.unit === "ms"
+    ? (x < 100 ? 1 : 0)
+    : 2
+
+/**
+ * The number alone, with the digits its unit prints (`0.620`, `2.40`, `812`; a whole number without
+ * decimals unless `integers` is false, as for the ends of an interval); `—` for unknown.
+ */
+export const numberText = (m: MetricSpec, x: number | null | undefined, integers = true): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(digitsOf(m, x, integers))
 
 /**
  * A value with its unit and range, as every page that prints a headline value shows it: a
@@ -91,7 +106,7 @@ const digitsOf = (m: MetricSpec, x: number): number =>
  */
 export const valueText = (m: MetricSpec, x: number | null | undefined): string => {
   if (x === null || x === undefined || !Number.isFinite(x)) return "—"
-  const v = x.toFixed(digitsOf(m, x))
+  const v = numberText(m, x)
   switch (m.unit) {
     case "fraction":
     case "score":

@@ -13,10 +13,11 @@ export const ScaleValue = Schema.Struct({
 export type ScaleValue = typeof ScaleValue.Type
 
 /**
- * What a rubric asks the judge for: a `score` on its scale (the default), or `claims` — the atomic
- * claims of a text, as a list (what a later judgment of the same case is built from).
+ * What a rubric asks the judge for: a `score` on its scale (the default), `claims` — the atomic
+ * claims of a text, as a list (what a later judgment of the same case is built from) — or an
+ * `object` matching the rubric's own JSON `schema` (a test-set item a generator writes).
  */
-export const RubricOutput = Schema.Literal("score", "claims")
+export const RubricOutput = Schema.Literal("score", "claims", "object")
 export type RubricOutput = typeof RubricOutput.Type
 
 export const RubricFile = Schema.Struct({
@@ -26,6 +27,11 @@ export const RubricFile = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
   output: Schema.optionalWith(RubricOutput, { default: () => "score" as const }),
+  /**
+   * An `object` rubric's answer: a JSON schema (the subset providers' structured outputs take: every
+   * property required, no additional properties), sent as the answer format and checked on decoding.
+   */
+  schema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   /** Every allowed score with its meaning, lowest first (at least two); none for a `claims` rubric. */
   scale: Schema.optionalWith(Schema.Array(ScaleValue), { default: () => [] }),
   /**

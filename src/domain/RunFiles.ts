@@ -190,7 +190,12 @@ export const caseMetricsFile = (iteration: number) => `case-metrics-iteration-${
 // ---------------------------------------------------------------------------------------------
 // summary.json
 
-export const SUMMARY_VERSION = 3
+/**
+ * 4: `metrics[name]` is `{ mean, n, ci }` (the engine's fold), `rankBy` replaces `headline`, and each
+ * iteration's summary is the engine's (`RunSummary`). Version 3 files (`metrics[name]` a number) are
+ * still read: `headlineOf` gives the values of either.
+ */
+export const SUMMARY_VERSION = 4
 
 export const MetricAcrossIterations = Schema.Struct({
   mean: Schema.NullOr(Schema.Number),
@@ -204,6 +209,16 @@ export const Agreement = Schema.Struct({
   krippendorffAlpha: Schema.NullOr(Schema.Number),
   krippendorffAlphaNote: Schema.optional(Schema.String)
 })
+
+/** A headline metric in summary.json (version 4). */
+export const HeadlineValue = Schema.Struct({
+  mean: Schema.NullOr(Schema.Number),
+  /** Cases with a value (null: the metric is not a mean of cases, or the run has several iterations). */
+  n: Schema.NullOr(Schema.Number),
+  /** 95% bootstrap interval of the mean (null: fewer than two cases, not a mean of cases, or several iterations). */
+  ci: Schema.NullOr(Schema.Struct({ lower: Schema.Number, upper: Schema.Number }))
+})
+export type HeadlineValue = typeof HeadlineValue.Type
 
 export const Summary = Schema.Struct({
   summaryVersion: Schema.Number,
@@ -236,13 +251,18 @@ export const Summary = Schema.Struct({
   }),
   judgments: Schema.Struct({ total: Schema.Number, ok: Schema.Number, failed: Schema.Number }),
   cost: CostFields,
-  /** Headline metrics: the mean over iterations (the value with one iteration). */
-  metrics: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) }),
+  /**
+   * Headline metrics: the mean over iterations (the value with one iteration); from version 4 with the
+   * cases it is over and its 95% interval (null: not a mean of cases, or several iterations).
+   */
+  metrics: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.NullOr(Schema.Number), HeadlineValue) }),
   /** What each headline metric is: range, direction, unit (what gates and `compare` go by). */
   metricSpecs: Schema.Array(MetricSpec),
   /** The per-case metrics of `case-metrics-iteration-N.jsonl`. */
   caseMetricSpecs: Schema.Array(MetricSpec),
-  /** The per-case metric that ranks cases (lowest first) in reports, when the pipeline has one. */
+  /** The per-case metrics that rank cases (lowest first) in reports, when the pipeline has them. */
+  rankBy: Schema.optional(Schema.Array(Schema.String)),
+  /** Version 3: the per-case metric that ranked cases. */
   headline: Schema.optional(Schema.String),
   metricsAcrossIterations: Schema.Record({ key: Schema.String, value: MetricAcrossIterations }),
   agreement: Schema.Record({ key: Schema.String, value: Agreement }),
@@ -250,6 +270,12 @@ export const Summary = Schema.Struct({
   iterations: Schema.Array(Schema.Unknown)
 })
 export type Summary = typeof Summary.Type
+
+/** The headline metrics' values of a summary of any version (3: numbers; 4: `{ mean, n, ci }`). */
+export const headlineOf = (summary: Pick<Summary, "metrics">): Readonly<Record<string, number | null>> =>
+  Object.fromEntries(
+    Object.entries(summary.metrics).map(([k, v]) => [k, v === null || typeof v === "number" ? v : v.mean])
+  )
 
 // ---------------------------------------------------------------------------------------------
 // calibration.json
@@ -266,6 +292,21 @@ export const Estimate = Schema.Struct({
   /** Resamples where the statistic was undefined (left out of the CI). */
   undefinedResamples: Schema.Number
 })
+
+/**
+ * How many labelled units (labelled items, or pairs of answers) the CI would need to be no wider
+ * than ±`halfWidth`, and how many more than now (`stats/Bootstrap.ts` `narrowing`); null without a CI.
+ */
+export const Narrowing = Schema.Struct({
+  halfWidth: Schema.Number,
+  needed: Schema.NullOr(Schema.Number),
+  more: Schema.NullOr(Schema.Number),
+  reason: Schema.optional(Schema.String)
+})
+
+/** A headline statistic: its estimate, and the labels it would need to be known to ±0.1. */
+export const Headline = Schema.Struct({ ...Estimate.fields, narrowing: Narrowing })
+export type Headline = typeof Headline.Type
 
 /** A statistic without a CI (why it is null when it is). */
 export const Value = Schema.Struct({ value: Schema.NullOr(Schema.Number), reason: Schema.optional(Schema.String) })
@@ -324,7 +365,9 @@ export const CriterionCalibration = Schema.Struct({
   meanHuman: Schema.NullOr(Schema.Number),
   perGrade: Schema.Array(GradeRow),
   /** When the labels name a criterion the judge did not judge. */
-  note: Schema.optional(Schema.String)
+  note: Schema.optional(Schema.String),
+  /** The pairs κ would need to be known to ±0.1 (version 2). */
+  narrowing: Schema.optional(Schema.Struct({ cohenKappa: Narrowing, binaryKappa: Narrowing }))
 })
 
 export const Correlation = Schema.Struct({ n: Schema.Number, kendallTauB: Value, spearmanRho: Value })
@@ -397,10 +440,131 @@ export const JudgeSource = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("qrels"), file: Schema.String, negative: Schema.Number })
 )
 
+// Answers: people's claim verdicts, nugget grades, metric values and preferences (calibrationVersion 2)
+
+/** A label that made no pair, and why (`calibrate` lists every one: nothing is dropped silently). */
+export const UnpairedLabel = Schema.Struct({
+  /** Line in the labels file (or 1-based position of an in-memory label). */
+  line: Schema.Number,
+  caseId: Schema.String,
+  /** What the label is about (`Label.ts` `targetKey`: `claim:answer:2:reference`, `metric:f1`…). */
+  target: Schema.String,
+  by: Schema.optional(Schema.String),
+  reason: Schema.String
+})
+export type UnpairedLabel = typeof UnpairedLabel.Type
+
+export const UnpairedLabels = Schema.Struct({ count: Schema.Number, items: Schema.Array(UnpairedLabel) })
+
+/** Agreement on one three-value scale (claim verdicts, nugget support): humans as the reference. */
+export const VerdictAgreement = Schema.Struct({
+  /** What was paired: "every claim check", or a part (answer claims against the reference…). */
+  name: Schema.String,
+  pairs: Schema.Number,
+  exactAgreement: Estimate,
+  cohenKappa: Headline,
+  /** Cohen's κ of "positive or not" (entailed / support against the rest). */
+  binaryKappa: Estimate,
+  /** Mean recall over the values the humans gave (scikit-learn's balanced_accuracy_score). */
+  balancedAccuracy: Headline,
+  /** The same on "positive or not": (true-positive rate + true-negative rate) / 2. */
+  binaryBalancedAccuracy: Headline
+})
+
+export const VerdictCalibration = Schema.Struct({
+  ...VerdictAgreement.fields,
+  /** The scale, in score order (0, 1, 2). */
+  scale: Schema.Array(Schema.String),
+  /** The value the binary split calls positive (entailed, support). */
+  positive: Schema.String,
+  /** confusion[h][j]: pairs the humans gave scale[h] and the judge scale[j]. */
+  confusion: Schema.Array(Schema.Array(Schema.Number)),
+  perValue: Schema.Array(Schema.Struct({
+    value: Schema.String,
+    judge: Schema.Number,
+    human: Schema.Number,
+    precision: Estimate,
+    recall: Estimate
+  })),
+  /** The same figures on each part with pairs (claims: by side and the text checked against). */
+  parts: Schema.Array(VerdictAgreement)
+})
+export type VerdictCalibration = typeof VerdictCalibration.Type
+
+/** A per-case metric of the run against people's values of it, case by case. */
+export const MetricAgreement = Schema.Struct({
+  metric: Schema.String,
+  pairs: Schema.Number,
+  pearson: Headline,
+  kendallTauB: Headline,
+  meanJudge: Schema.NullOr(Schema.Number),
+  meanHuman: Schema.NullOr(Schema.Number)
+})
+export type MetricAgreement = typeof MetricAgreement.Type
+
+/** One metric's per-pair deltas against people's preferences on one aspect (RAGChecker's meta-evaluation). */
+export const PreferenceAgreement = Schema.Struct({
+  /** What people compared (`correctness`…); null: not said (overall). */
+  aspect: Schema.NullOr(Schema.String),
+  metric: Schema.String,
+  /** The metric's direction: a lower-is-better metric's delta is negated, so agreement is always r > 0. */
+  direction: Schema.String,
+  /** Pairs of answers (the bootstrap's units) and labels on them (annotators × pairs). */
+  pairs: Schema.Number,
+  labels: Schema.Number,
+  /** Pairs whose delta was missing (the metric null for either answer) and got the median delta. */
+  filled: Schema.Number,
+  pearson: Headline,
+  kendallTauB: Headline
+})
+export type PreferenceAgreement = typeof PreferenceAgreement.Type
+
+export const RunRef = Schema.Struct({ dir: Schema.String, runId: Schema.String })
+
+export const PreferenceCalibration = Schema.Struct({
+  /** The runs whose answers the preferences compare (this run first). */
+  runs: Schema.Array(RunRef),
+  rows: Schema.Array(PreferenceAgreement)
+})
+
+/** Labels that only say whether the judge was right (`{ agree }`), with no value of their own to pair. */
+export const AgreeOnly = Schema.Struct({
+  labels: Schema.Number,
+  agreed: Schema.Number,
+  /** Share of them that agree, with a bootstrap CI over the labels. */
+  share: Estimate
+})
+
+export const AnswerCalibration = Schema.Struct({
+  /** Labels read, per kind of target. */
+  labels: Schema.Struct({
+    claim: Schema.Number,
+    nugget: Schema.Number,
+    metric: Schema.Number,
+    preference: Schema.Number
+  }),
+  claims: Schema.NullOr(VerdictCalibration),
+  nuggets: Schema.NullOr(VerdictCalibration),
+  metrics: Schema.Array(MetricAgreement),
+  preferences: Schema.NullOr(PreferenceCalibration),
+  agreeOnly: Schema.NullOr(AgreeOnly),
+  /** Labels of these kinds that made no pair, each with the reason. */
+  unpaired: UnpairedLabels
+})
+export type AnswerCalibration = typeof AnswerCalibration.Type
+
 export const GradeKind = Schema.Literal("retrieval", "rubric")
 export const GradeFileFormat = Schema.Literal("qrels", "csv", "json", "jsonl")
 
+/**
+ * `calibration.json`'s version: 1 (absent) grades only; 2 adds `answers` (claim verdicts, nugget
+ * grades, metric values, preferences) and `narrowing` on headline statistics. Readers of version 1
+ * files see `answers` absent.
+ */
+export const CALIBRATION_VERSION = 2
+
 export const Calibration = Schema.Struct({
+  calibrationVersion: Schema.optional(Schema.Number),
   judge: JudgeSource,
   labels: Schema.Struct({
     file: Schema.String,
@@ -422,7 +586,9 @@ export const Calibration = Schema.Struct({
   /** Retrieval only. */
   queryRanking: Schema.NullOr(QueryRankingAgreement),
   /** With `runs` only. */
-  systemRanking: Schema.NullOr(SystemRankingAgreement)
+  systemRanking: Schema.NullOr(SystemRankingAgreement),
+  /** People's labels on answers (version 2); absent or null when there were none. */
+  answers: Schema.optional(Schema.NullOr(AnswerCalibration))
 })
 export type Calibration = typeof Calibration.Type
 

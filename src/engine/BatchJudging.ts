@@ -188,11 +188,11 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
             reader.verdicts({ answer: Either.right(decoded.right), usage, attempts, raw: truncate(reply.text) })
           )
         }
-        if (asks < totalAsks) {
+        if (asks < totalAsks && decoded.left.final !== true) {
           // Asked again with the repair prompt (next batch, or the synchronous pass); journaled first.
           return yield* journal.appendAttempt(callKey, {
             text: reply.text,
-            problem: decoded.left,
+            problem: decoded.left.problem,
             usage,
             asks,
             attempts
@@ -201,7 +201,7 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
         yield* journalVerdicts(
           plan,
           reader.verdicts({
-            answer: Either.left(unusable(asks, decoded.left)),
+            answer: Either.left(unusable(asks, decoded.left.problem)),
             usage,
             attempts,
             raw: truncate(reply.text)

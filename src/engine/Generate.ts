@@ -41,16 +41,8 @@ import { describe, identity, type TargetConfig } from "../target/TargetConfig.js
 import type { TargetError } from "../target/TargetError.js"
 import { canonicalJson, toJudgment } from "./JudgmentKey.js"
 import { keeps } from "./Judgments.js"
+import type { Generates } from "./Pipeline.js"
 import { Shutdown } from "./Shutdown.js"
-
-/**
- * The case fields a pipeline lets a target fill: always the answer; the retrieved passages too when
- * `contexts` is set (and the target is given `--target-contexts`), replacing the input's.
- */
-export interface Generates {
-  readonly answer: true
-  readonly contexts?: boolean | undefined
-}
 
 /** The run directory's folder of the target's journal (`target/judgments.jsonl`). */
 export const TARGET_JOURNAL_DIR = "target"

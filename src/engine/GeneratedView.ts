@@ -6,14 +6,13 @@
  * answers) as declared headline metrics, and every report (markdown, CSV, HTML, JSON) shows them,
  * marking generated answers as such. The pipeline's own stages are untouched: this wraps them.
  */
-import * as Stream from "effect/Stream"
 import type { Generated } from "../domain/Case.js"
+import { csvNumber } from "../domain/CsvCell.js"
 import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
-import { csvNumber } from "../report/Csv.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
 import type { TargetDescription } from "./Generate.js"
-import type { Pipeline, RunInfo } from "./Pipeline.js"
+import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 /** A record with how its answer was asked of the target. */
 type WithGenerated = { readonly generated?: Generated | undefined }
@@ -38,9 +37,11 @@ export const caseLatencySpec: Metric.MetricSpec = Metric.ms(
   "the live system's latency for this case: request sent → answer read to its end (--target)"
 )
 
-/** The headline metrics the target adds (present when at least one answer was timed). */
+/**
+ * The headline metrics the target adds beside the mean of its per-case latency (`targetLatencyMs`,
+ * which the engine's fold gives with its interval): percentiles and failures.
+ */
 const headlineSpecs: ReadonlyArray<Metric.MetricSpec> = [
-  Metric.ms("targetLatencyAvgMs", "mean latency of the live system's answers (--target)"),
   Metric.ms("targetLatencyP50Ms", "median (P50) latency of the live system's answers"),
   Metric.ms("targetLatencyP90Ms", "P90 latency of the live system's answers"),
   Metric.ms("targetLatencyP99Ms", "P99 latency of the live system's answers"),
@@ -50,7 +51,6 @@ const headlineSpecs: ReadonlyArray<Metric.MetricSpec> = [
 ]
 
 const headlineOf = (t: TargetSummary): Record<string, number | null> => ({
-  targetLatencyAvgMs: t.latencyMs?.mean ?? null,
   targetLatencyP50Ms: t.latencyMs?.p50 ?? null,
   targetLatencyP90Ms: t.latencyMs?.p90 ?? null,
   targetLatencyP99Ms: t.latencyMs?.p99 ?? null,
@@ -58,15 +58,6 @@ const headlineOf = (t: TargetSummary): Record<string, number | null> => ({
   targetTtfbP90Ms: t.ttfbMs?.p90 ?? null,
   targetFailures: t.answers.failed
 })
-
-interface Acc<A> {
-  readonly base: A
-  readonly latencies: Array<number>
-  readonly ttfbs: Array<number>
-  generated: number
-  failed: number
-  fromInput: number
-}
 
 const ms = (x: number | undefined) => (x === undefined ? "–" : `${x < 10 ? x.toFixed(1) : Math.round(x)} ms`)
 
@@ -84,19 +75,20 @@ const latencyRows = (t: TargetSummary): Array<readonly [string, string]> => {
   ]
 }
 
-const targetOf = (summary: unknown): TargetSummary | undefined =>
-  (summary as { readonly target?: TargetSummary }).target
+/** The summary part a target adds (`extra.target`), beside the kind's own. */
+type WithTarget<X> = X & { readonly target: TargetSummary }
 
 /** The pipeline with the target's facts added to its records, metrics and reports. */
-export const withGenerated = <R, S>(
-  pipeline: Pipeline<R, S>,
+export const withGenerated = <R, X>(
+  pipeline: Pipeline<R, X>,
   target: TargetDescription
-): Pipeline<R & WithGenerated, S & { readonly target: TargetSummary }> => {
+): Pipeline<R & WithGenerated, WithTarget<X>> => {
   type R2 = R & WithGenerated
-  type S2 = S & { readonly target: TargetSummary }
   const base = pipeline.aggregate
   const view = pipeline.report
   const perCase = pipeline.score.perCase
+  /** The kind's view sees its own summary (the target's part is an extra key it ignores). */
+  const own = (summary: RunSummary<R2, WithTarget<X>>) => summary as unknown as RunSummary<R, X>
   return {
     ...pipeline,
     score: {
@@ -106,7 +98,8 @@ export const withGenerated = <R, S>(
         return (c.generated === undefined ? r : { ...r, generated: c.generated }) as R2
       },
       grades: pipeline.score.grades === undefined ? undefined : (r) => pipeline.score.grades!(r),
-      perCase: perCase === undefined ? undefined : {
+      perCase: {
+        ...perCase,
         declared: (info) => [...perCase.declared(info), caseLatencySpec],
         of: (r) => {
           const values = perCase.of(r)
@@ -115,61 +108,73 @@ export const withGenerated = <R, S>(
       }
     },
     aggregate: {
-      init: (info: RunInfo): Acc<unknown> => ({
-        base: base.init(info),
-        latencies: [],
-        ttfbs: [],
-        generated: 0,
-        failed: 0,
-        fromInput: 0
-      }),
-      add: (acc: Acc<unknown>, r: R2) => {
-        const g = r.generated
-        if (g === undefined) acc.fromInput++
-        else if (g.status === "ok") {
-          acc.generated++
-          if (g.latencyMs !== undefined) acc.latencies.push(g.latencyMs)
-          if (g.streamed === true && g.ttfbMs !== undefined) acc.ttfbs.push(g.ttfbMs)
-        } else acc.failed++
-        return { ...acc, base: base.add(acc.base, r) }
-      },
-      finish: (acc: Acc<unknown>, info: RunInfo): S2 => {
-        const summary = base.finish(acc.base, info)
-        const t: TargetSummary = {
-          url: target.config.url,
-          answers: { generated: acc.generated, failed: acc.failed, fromInput: acc.fromInput },
-          latencyMs: spanStats(acc.latencies),
-          ttfbMs: spanStats(acc.ttfbs),
-          streamed: acc.ttfbs.length
+      start: (info: RunInfo) => {
+        const kind = base?.start(info)
+        const latencies: Array<number> = []
+        const ttfbs: Array<number> = []
+        let generated = 0
+        let failed = 0
+        let fromInput = 0
+        return {
+          add: (r: R2, values: CaseValues) => {
+            const g = r.generated
+            if (g === undefined) fromInput++
+            else if (g.status === "ok") {
+              generated++
+              if (g.latencyMs !== undefined) latencies.push(g.latencyMs)
+              if (g.streamed === true && g.ttfbMs !== undefined) ttfbs.push(g.ttfbMs)
+            } else failed++
+            kind?.add(r, values)
+          },
+          finish: (): WithTarget<X> => ({
+            ...(kind?.finish() as X),
+            target: {
+              url: target.config.url,
+              answers: { generated, failed, fromInput },
+              latencyMs: spanStats(latencies),
+              ttfbMs: spanStats(ttfbs),
+              streamed: ttfbs.length
+            }
+          })
         }
-        return { ...summary, target: t }
       },
-      metrics: (s: S2) => ({ ...base.metrics?.(s), ...headlineOf(s.target) }),
-      headline: (info: RunInfo) => [...base.headline?.(info) ?? [], ...headlineSpecs],
-      lowScores: base.lowScores === undefined ? undefined : (s: S2) => base.lowScores!(s)
+      metrics: (x: WithTarget<X>) => ({ ...base?.metrics?.(x), ...headlineOf(x.target) }),
+      headline: (info: RunInfo) => [...base?.headline?.(info) ?? [], ...headlineSpecs],
+      lowScores: base?.lowScores === undefined ? undefined : (x: WithTarget<X>) => base.lowScores!(x)
     },
     report: {
       ...view,
-      markdown: (info, summary, records) => {
-        const t = targetOf(summary)
-        const section = t === undefined ? "" : [
-          "",
+      sections: (info, summary) => {
+        const base = view.sections?.(info, own(summary)) ?? {}
+        const section = [
           "## The system under test (--target)",
           "",
           "Answers marked *generated* came from the live system (the reports' `answer_source` column); latency is from sending the request to the end of the answer, time to first byte to its first byte (streamed answers only).",
           "",
           "| | |",
           "|---|---|",
-          ...latencyRows(t).map(([k, v]) => `| ${inline(k)} | ${inline(v)} |`),
+          ...latencyRows(summary.extra.target).map(([k, v]) => `| ${inline(k)} | ${inline(v)} |`),
           ""
         ].join("\n")
-        return view.markdown(info, summary, records).pipe(Stream.concat(Stream.make(section)))
+        return { before: base.before, after: [...base.after ?? [], section] }
+      },
+      caseMarkdown: (info, r) => {
+        const c = view.caseMarkdown(info, r)
+        const g = r.generated
+        const note = g === undefined
+          ? ""
+          : g.status === "ok"
+          ? `*The answer was generated by the live system (--target)${
+            g.latencyMs === undefined ? "" : ` in ${ms(g.latencyMs)}`
+          }.*\n\n`
+          : `*The live system gave no answer (--target): ${inline(g.reason ?? "failed")}.*\n\n`
+        return { title: c.title, body: note + c.body }
       },
       csvHeader: (
         info,
         summary
       ) => [
-        ...view.csvHeader(info, summary),
+        ...view.csvHeader(info, own(summary)),
         "answer_source",
         "generated_answer",
         "target_latency_ms",
@@ -188,10 +193,12 @@ export const withGenerated = <R, S>(
           g?.status === "failed" ? g.reason ?? "" : ""
         ]
       },
-      parameters: (info, summary) => {
-        const t = targetOf(summary)
-        return [...view.parameters?.(info, summary) ?? [], ...(t === undefined ? [] : latencyRows(t))]
-      }
+      parameters: (
+        info,
+        summary
+      ) => [...view.parameters?.(info, own(summary)) ?? [], ...latencyRows(summary.extra.target)],
+      caseFailures: view.caseFailures === undefined ? undefined : (summary) => view.caseFailures!(own(summary)),
+      flagged: view.flagged === undefined ? undefined : (summary) => view.flagged!(own(summary))
     }
   }
 }

@@ -9,7 +9,8 @@ import type { OutputError } from "../domain/Errors.js"
 import { inline } from "../domain/Markdown.js"
 import { readJsonLines } from "../io/Files.js"
 import { addUnit, type Agreement, emptyAgreement, finishAgreement, meanStd } from "../stats/Agreement.js"
-import type { Pipeline } from "./Pipeline.js"
+import { headlineValues } from "./Headline.js"
+import type { Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 export interface FinalMetrics {
   readonly iterations: number
@@ -29,13 +30,14 @@ export interface FinalMetrics {
 
 const MAX_UNSTABLE = 100
 
-export const finalMetrics = <R, S>(
-  pipeline: Pipeline<R, S>,
-  summaries: ReadonlyArray<S>,
+export const finalMetrics = <R, X>(
+  pipeline: Pipeline<R, X>,
+  info: RunInfo,
+  summaries: ReadonlyArray<RunSummary<R, X>>,
   recordFiles: ReadonlyArray<string>
 ): Effect.Effect<FinalMetrics, OutputError> =>
   Effect.gen(function*() {
-    const perIteration = summaries.map((s) => pipeline.aggregate.metrics?.(s) ?? {})
+    const perIteration = summaries.map((s) => headlineValues(pipeline, info, s))
     const names = [...new Set(perIteration.flatMap((m) => Object.keys(m)))]
     const metrics = Object.fromEntries(names.map((name) => {
       const values = perIteration.map((m) => m[name] ?? null)

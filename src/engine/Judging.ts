@@ -15,10 +15,10 @@ import type { EvalCase } from "../domain/Case.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { Generates, RunGenerating } from "./Generate.js"
+import type { RunGenerating } from "./Generate.js"
 import { CaseRounds, type RunJudging, type Sink } from "./Judgments.js"
 import * as OrderedPool from "./OrderedPool.js"
-import { type Pipeline, plannedSpecs, specJudgments } from "./Pipeline.js"
+import { type Generates, type Pipeline, plannedSpecs, specJudgments } from "./Pipeline.js"
 import { precomputed, type Retriever } from "./Retriever.js"
 import type { RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext } from "./Validate.js"
@@ -45,15 +45,22 @@ export interface Scheduling<R, S> {
 
 type Failure = OutputError | UsageError
 
+/** A case's record and the judgments it was scored from. */
+interface Scored<R> {
+  readonly record: R
+  readonly judgments: ReadonlyArray<Judgment>
+}
+
 /**
- * Judge one iteration's cases, handing each case's record to `emit` in input order. A case the run
+ * Judge one iteration's cases, handing each case's record (and the judgments it was scored from) to
+ * `emit` in input order. A case the run
  * stopped before finishing (or a partial replay lacks) has no record.
  */
 export const judgeIteration = <R, S>(
   ctx: Scheduling<R, S>,
   iteration: number,
   sink: Sink,
-  emit: (record: R) => Effect.Effect<void, OutputError>
+  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
 ): Effect.Effect<void, Failure | InputError> =>
   Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit), "Judging.iteration", {
     attributes: {
@@ -67,7 +74,7 @@ const judgeIterationUntraced = <R, S>(
   ctx: Scheduling<R, S>,
   iteration: number,
   sink: Sink,
-  emit: (record: R) => Effect.Effect<void, OutputError>
+  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
 ): Effect.Effect<void, Failure | InputError> => {
   const { pipeline, options, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
@@ -101,7 +108,7 @@ const judgeIterationUntraced = <R, S>(
 
   if (core.sync) {
     /** A case in place, round after round; none when a plan was not judged (stopping, partial replay). */
-    const caseSync = (c: EvalCase): Effect.Effect<Option.Option<R>, Failure> => {
+    const caseSync = (c: EvalCase): Effect.Effect<Option.Option<Scored<R>>, Failure> => {
       if (c.generated?.status === "skipped") return Effect.succeed(Option.none())
       const rounds = new CaseRounds(pipeline.judge, c)
       if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
@@ -114,7 +121,9 @@ const judgeIterationUntraced = <R, S>(
         return js instanceof UsageError || js === undefined ? null : js
       })
       if (lacking !== undefined) return Effect.fail(lacking)
-      return Effect.succeed(complete ? Option.some(score(c, rounds.judgments())) : Option.none())
+      if (!complete) return Effect.succeed(Option.none())
+      const judgments = rounds.judgments()
+      return Effect.succeed(Option.some({ record: score(c, judgments), judgments }))
     }
     // Batches of cases, so per-element stream overhead does not dominate a judge this fast.
     return cases.pipe(
@@ -123,7 +132,9 @@ const judgeIterationUntraced = <R, S>(
         Effect.forEach(chunk, (c) => Effect.flatMap(retrieve(c), caseSync)).pipe(
           Effect.zipLeft(core.flush),
           Effect.flatMap((records) =>
-            Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value) : Effect.void, { discard: true })
+            Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value.record, r.value.judgments) : Effect.void, {
+              discard: true
+            })
           )
         )
       )
@@ -178,7 +189,8 @@ const judgeIterationUntraced = <R, S>(
           if (pipeline.judge.next !== undefined) {
             sink.state.unplanned = (sink.state.unplanned ?? 0) + rounds.judgments().length - planned(c)
           }
-          return emit(score(c, rounds.judgments()))
+          const judgments = rounds.judgments()
+          return emit(score(c, judgments), judgments)
         })
       }
     })

@@ -215,9 +215,11 @@ const listContentHashes = new WeakMap<ListSpec, string>()
 const listContentHash = (spec: ListSpec) => {
   let hash = listContentHashes.get(spec)
   if (hash === undefined) {
+    // Each item's target and variables: the typed `claim` restates the target, and keys stay as they were.
+    const items = spec.items.map((i) => ({ target: i.target, vars: i.vars }))
     listContentHashes.set(
       spec,
-      hash = sha256(listJson(spec) ?? canonicalJson({ vars: spec.vars, items: spec.items })).slice(0, 16)
+      hash = sha256(listJson({ ...spec, items }) ?? canonicalJson({ vars: spec.vars, items })).slice(0, 16)
     )
   }
   return hash

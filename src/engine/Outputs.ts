@@ -13,9 +13,10 @@ import type { PreflightReport } from "../judges/Judge.js"
 import { type Cost, cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
+import { headlineSpecs, headlineValues } from "./Headline.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
-import type { Pipeline, RunInfo } from "./Pipeline.js"
-import { type Judged, Reporters, type ReportInput } from "./ReportInput.js"
+import type { Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
+import { Reporters, type ReportInput } from "./ReportInput.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
 import { summaryJson } from "./Summary.js"
 
@@ -39,8 +40,8 @@ export type ManifestProgress =
   >
 
 /** The manifest of a run, given what is known so far (its status, counts, files…), typed by `RunFiles.Manifest`. */
-export const manifestOf = <R, S>(parts: {
-  readonly pipeline: Pipeline<R, S>
+export const manifestOf = <R, X>(parts: {
+  readonly pipeline: Pipeline<R, X>
   readonly options: RunOptions
   readonly info: RunInfo
   readonly identityHash: string
@@ -75,8 +76,8 @@ export const manifestOf = <R, S>(parts: {
     retriever: info.retriever,
     price: options.price ?? null,
     prompts: parts.rubricList.map((r) => ({ id: r.id, version: r.version, hash: r.hash, path: r.path })),
-    metricSpecs: pipeline.aggregate.headline?.(info) ?? [],
-    caseMetricSpecs: pipeline.score.perCase?.declared(info) ?? [],
+    metricSpecs: headlineSpecs(pipeline, info),
+    caseMetricSpecs: pipeline.score.perCase.declared(info),
     ...(preflight === undefined ? {} : { preflight }),
     ...(parts.structuredOutput === undefined ? {} : { structuredOutput: parts.structuredOutput() }),
     startedAt: parts.startedAt,
@@ -110,18 +111,16 @@ export const gateFigures = (gate: Effect.Effect<RateGateStats> | undefined) =>
   }))
 
 /** An iteration's files: metrics, cost, low scores (when the pipeline has them) and every report. Returns their paths. */
-export const writeIteration = <R, S>(parts: {
-  readonly pipeline: Pipeline<R, S>
+export const writeIteration = <R, X>(parts: {
+  readonly pipeline: Pipeline<R, X>
   readonly options: RunOptions
   readonly info: RunInfo
   readonly iteration: number
-  readonly summary: S
+  readonly summary: RunSummary<R, X>
   readonly recordsPath: string
   readonly cost: Cost
   /** `report --partial`: the reports say they cover only the cases the journal holds whole. */
   readonly partial: boolean
-  /** What the iteration's judging came to: judgments and tokens. */
-  readonly judged: Judged
 }) =>
   Effect.gen(function*() {
     const { pipeline, options, info, iteration, summary, recordsPath } = parts
@@ -133,11 +132,9 @@ export const writeIteration = <R, S>(parts: {
     yield* writeJsonAtomic(metricsPath, summary)
     yield* writeJsonAtomic(costPath, { iteration, provider: judge.provider, model: judge.model, ...parts.cost })
     files.push(metricsPath, costPath)
-    if (pipeline.aggregate.lowScores !== undefined) {
-      const lowPath = Path.join(info.runDir, `low-scores-iteration-${iteration}.json`)
-      yield* writeJsonAtomic(lowPath, pipeline.aggregate.lowScores(summary))
-      files.push(lowPath)
-    }
+    const lowPath = Path.join(info.runDir, `low-scores-iteration-${iteration}.json`)
+    yield* writeJsonAtomic(lowPath, lowScores(pipeline, summary))
+    files.push(lowPath)
     const records = () => readJsonLines<R>(recordsPath)
     // Data files come from every record of the iteration, whatever the formats chosen.
     for (const data of pipeline.report.dataFiles?.(info, iteration, records()) ?? []) {
@@ -146,22 +143,39 @@ export const writeIteration = <R, S>(parts: {
       files.push(path)
     }
     const perCase = pipeline.score.perCase
-    const input: ReportInput<R, S> = {
+    const input: ReportInput<R, X> = {
       info,
       summary,
       records,
       view: pipeline.report,
-      caseMetrics: perCase === undefined ? undefined : { declared: perCase.declared(info), of: (r) => perCase.of(r) },
+      caseMetrics: { declared: perCase.declared(info), of: (r) => perCase.of(r), rank: perCase.rank?.by },
       stem: options.iterations === 1 ? "report" : `report-iteration-${iteration}`,
-      metrics: pipeline.aggregate.metrics?.(summary),
-      metricSpecs: pipeline.aggregate.headline?.(info),
-      judged: parts.judged,
+      metrics: headlineValues(pipeline, info, summary),
+      metricSpecs: headlineSpecs(pipeline, info),
       partial: partialNote(parts.partial, info),
       details: options.details
     }
     for (const reporter of reporters) files.push(...yield* reporter.write(input))
     return files
   })
+
+/**
+ * `low-scores-iteration-N.json`: the lowest and the first failed cases (their case ids, lines and
+ * per-case metrics), the first failed judgments, and what the kind adds (synthesis' low-score analysis).
+ */
+export const lowScores = <R, X>(pipeline: Pipeline<R, X>, summary: RunSummary<R, X>) => {
+  const brief = (record: R) => {
+    const { caseId, failed, line, metrics } = pipeline.score.perCase.of(record)
+    return { caseId, line, failed, metrics }
+  }
+  return {
+    rankBy: pipeline.score.perCase.rank?.by ?? [],
+    lowest: summary.lowest.map(brief),
+    failedCases: summary.failed.map(brief),
+    failures: summary.failures,
+    ...pipeline.aggregate?.lowScores?.(summary.extra)
+  }
+}
 
 /** What every page of a partial report says (`report --partial`); undefined for a complete run. */
 export const partialNote = (partial: boolean, info: RunInfo): string | undefined =>
@@ -172,11 +186,11 @@ export const partialNote = (partial: boolean, info: RunInfo): string | undefined
     : undefined
 
 /** The run's final files: final metrics (with cost), the final report when iterating, summary.json. Returns the total cost and the paths. */
-export const writeFinal = <R, S>(parts: {
-  readonly pipeline: Pipeline<R, S>
+export const writeFinal = <R, X>(parts: {
+  readonly pipeline: Pipeline<R, X>
   readonly options: RunOptions
   readonly info: RunInfo
-  readonly summaries: ReadonlyArray<S>
+  readonly summaries: ReadonlyArray<RunSummary<R, X>>
   readonly recordFiles: ReadonlyArray<string>
   readonly costs: ReadonlyArray<Cost>
   readonly judgments: { readonly total: number; readonly ok: number; readonly failed: number }
@@ -186,7 +200,7 @@ export const writeFinal = <R, S>(parts: {
     const { pipeline, options, info, summaries, costs } = parts
     const files: Array<string> = []
     const totalCost = cost(sumTokens(costs.map(tokensOfCost)), options.price)
-    const final = yield* finalMetrics(pipeline, summaries, parts.recordFiles)
+    const final = yield* finalMetrics(pipeline, info, summaries, parts.recordFiles)
     const finalPath = Path.join(info.runDir, "final-metrics.json")
     yield* writeJsonAtomic(finalPath, { ...final, cost: { perIteration: costs, total: totalCost } })
     files.push(finalPath)
@@ -222,9 +236,9 @@ export const writeFinal = <R, S>(parts: {
       final,
       summaries,
       partial: parts.partial,
-      metricSpecs: pipeline.aggregate.headline?.(info) ?? [],
-      caseMetricSpecs: pipeline.score.perCase?.declared(info) ?? [],
-      headline: pipeline.report.headline
+      metricSpecs: headlineSpecs(pipeline, info),
+      caseMetricSpecs: pipeline.score.perCase.declared(info),
+      rankBy: pipeline.score.perCase.rank?.by
     })
     yield* writeFileAtomic(summaryPath, encodeJson(Summary, summary, 2) + "\n")
     files.push(summaryPath)

@@ -9,10 +9,10 @@ import type { EvalCase } from "../domain/Case.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
-import type { Judgment } from "../domain/Judgment.js"
+import type { Judgment, ListItem } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { Generates } from "./Generate.js"
+import type { Tokens } from "../pricing/Prices.js"
 import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Retriever } from "./Retriever.js"
 
@@ -55,7 +55,7 @@ export interface ListSpec {
   readonly rubric: string
   /** Variables shared by the items (the query…). */
   readonly vars: Readonly<Record<string, string>>
-  readonly items: ReadonlyArray<{ readonly target: string; readonly vars: Readonly<Record<string, string>> }>
+  readonly items: ReadonlyArray<ListItem>
   /** See `JudgeTask.pool`: the query's hit texts for the heuristic judge; never part of the key. */
   readonly pool?: ReadonlyArray<string> | undefined
 }
@@ -153,50 +153,101 @@ export interface CaseValues {
 /**
  * The metrics every case has, as ranx keeps per-query scores: declared once (name, range,
  * direction), computed from each record, written to `case-metrics-iteration-N.jsonl` — what
- * `compare` pairs cases by, and reports rank and flag cases by.
+ * `compare` pairs cases by, and reports rank and flag cases by. The engine folds them (`CaseFold.ts`):
+ * the mean of each, with its interval, is a headline metric of the same name, by construction.
  */
 export interface PerCaseMetrics<R> {
   declared(info: RunInfo): ReadonlyArray<MetricSpec>
   of(record: R): CaseValues
+  /**
+   * The metrics that rank cases, lowest first (ties by the next): what the summaries' lowest cases,
+   * report.md's bounded details and the HTML page's lowest table go by — `composite`, `ndcg@10`…;
+   * `keep`: how many lowest cases the summary holds (default 10). Absent: no lowest cases.
+   */
+  readonly rank?: { readonly by: ReadonlyArray<string>; readonly keep?: number | undefined } | undefined
 }
 
-/** The score stage: per case (and iteration), its judgments → one record. */
+/** The score stage: per case (and iteration), its judgments → one record, and the record's metrics. */
 export interface ScoreStage<R> {
-  score(c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>): R
+  score(
+    c: EvalCase,
+    judgments: ReadonlyArray<Judgment>,
+    iteration: number,
+    rubrics: ReadonlyMap<string, Rubric>
+  ): R
   /** The grades of a record, by criterion (or criterion and hit), for agreement across iterations. */
   grades?(record: R): { readonly caseId: string; readonly grades: Readonly<Record<string, number | null>> }
-  /** The case's metrics (absent: the pipeline's runs cannot be compared case by case). */
-  readonly perCase?: PerCaseMetrics<R> | undefined
+  /** The case's metrics: what the engine folds into the summary and `compare` pairs cases by. */
+  readonly perCase: PerCaseMetrics<R>
+}
+
+/** One iteration's running state of a kind's own fold: records in, the kind's summary part out. */
+export interface Accumulator<R, X> {
+  add(record: R, values: CaseValues): void
+  finish(): X
 }
 
 /**
- * The aggregate stage: an online fold (constant memory in the number of cases). `A` is its
- * accumulator, private to the stage: the runner only passes it along (methods, so a stage with its
- * own accumulator type is an `AggregateStage<R, S>` to the runner).
+ * What a kind folds of its own, beside the engine's fold (`CaseFold.ts`: means, intervals, the
+ * lowest and failed cases, the failures, the counts): claim verdict counts, grade histograms, the
+ * low-score analysis… An online fold (constant memory in the number of cases); its state is the
+ * accumulator's own. Its result is the summary's `extra`.
  */
-export interface AggregateStage<R, S, A = unknown> {
-  init(info: RunInfo): A
-  add(acc: A, record: R): A
-  finish(acc: A, info: RunInfo): S
+export interface AggregateStage<R, X> {
+  start(info: RunInfo): Accumulator<R, X>
   /**
-   * Headline numbers of one iteration — what summaries print and `--fail-under` gates — each declared
-   * in `headline` with its range and direction; across iterations each gets mean ± std.
+   * Headline metrics of the kind's own — those that are not the mean of a per-case metric (micro
+   * recall, counts, normalised means) — each declared in `headline` with its range and direction.
    */
-  metrics?(summary: S): Readonly<Record<string, number | null>>
-  /** The declarations of `metrics` (undeclared names cannot be gated on). */
+  metrics?(extra: X): Readonly<Record<string, number | null>>
   headline?(info: RunInfo): ReadonlyArray<MetricSpec>
-  /** What goes into `low-scores-iteration-N.json`. */
-  lowScores?(summary: S): unknown
+  /** What the kind adds to `low-scores-iteration-N.json`, beside the engine's lists. */
+  lowScores?(extra: X): Readonly<Record<string, unknown>>
 }
 
 /** A failure a summary lists: a judgment (with the judge's raw reply) or a retrieval. */
 export interface ListedFailure {
   readonly caseId: string
   readonly line?: number | undefined
+  /** The rubric of a failed judgment. */
   readonly criterion?: string | undefined
+  /** What it judged (`hit:<id>`, a claim…). */
+  readonly target?: string | undefined
   readonly query?: string | undefined
   readonly reason: string
   readonly raw?: string | undefined
+}
+
+/** A per-case metric over the run's cases (those that have it). */
+export interface MetricStats {
+  readonly name: string
+  /** Cases with a value; the others cannot have the metric (a failed judgment, no reference…). */
+  readonly n: number
+  readonly mean: number | null
+  /** Sample standard deviation (n − 1); 0 for one value, null for none. */
+  readonly std: number | null
+  readonly min: number | null
+  readonly max: number | null
+  /** 95% bootstrap interval of the mean; null with fewer than two values. */
+  readonly ci: { readonly lower: number; readonly upper: number } | null
+}
+
+/** The engine's summary of one iteration, with the kind's own part (`extra`). */
+export interface RunSummary<R = unknown, X = unknown> {
+  readonly cases: number
+  /** Cases that failed (a failed judgment or retrieval, no headline value). */
+  readonly failedCases: number
+  readonly judgments: { readonly ok: number; readonly failed: number }
+  readonly tokens: Tokens
+  /** Per declared per-case metric, in declaration order. */
+  readonly metrics: Readonly<Record<string, MetricStats>>
+  /** The lowest cases by the ranking metrics (known values only), lowest first; bounded. */
+  readonly lowest: ReadonlyArray<R>
+  /** The first failed cases, in input order; bounded. */
+  readonly failed: ReadonlyArray<R>
+  /** The first failed judgments, in input order; bounded (every one is in judgments.jsonl). */
+  readonly failures: ReadonlyArray<ListedFailure>
+  readonly extra: X
 }
 
 /** A data file of a run (`qrels.txt`): its name in the run directory and its text. */
@@ -205,22 +256,46 @@ export interface DataFile {
   readonly content: Stream.Stream<string, OutputError>
 }
 
-/** How a pipeline's results are shown: markdown sections and CSV columns, over records streamed from disk. */
-export interface ReportView<R, S> {
-  markdown(info: RunInfo, summary: S, records: Stream.Stream<R, OutputError>): Stream.Stream<string, OutputError>
-  csvHeader(info: RunInfo, summary: S): ReadonlyArray<string>
+/** A case as report.md shows it: the text of its heading and its block (escaped by the view). */
+export interface CaseMarkdown {
+  readonly title: string
+  readonly body: string
+}
+
+/**
+ * How a pipeline's results are shown. report.md and report.html are one skeleton each, drawn from the
+ * engine's summary and these declarations (`report/MarkdownReport.ts`, `report/Html.ts`): the view
+ * gives its title, what its heuristic judge measures, its own sections, how a case looks, and its CSV
+ * columns, over records streamed from disk.
+ */
+export interface ReportView<R, X> {
+  readonly title: string
+  /** What the heuristic judge measures in this pipeline, for the judge banner ("claims are sentences…"). */
+  readonly heuristic?: string | undefined
+  /**
+   * The kind's own report.md sections: `before` the headline metrics (notices, criteria, definitions)
+   * and `after` them (distributions, claim counts, latency, cost, analyses).
+   */
+  sections?(
+    info: RunInfo,
+    summary: RunSummary<R, X>
+  ): { readonly before?: ReadonlyArray<string> | undefined; readonly after?: ReadonlyArray<string> | undefined }
+  /** A case in report.md (the failed and lowest cases, and the per-case details). */
+  caseMarkdown(info: RunInfo, record: R): CaseMarkdown
+  /** One row per case before the details (the retrieval kinds' per-query table); cells escaped by the view. */
+  readonly caseTable?: {
+    readonly header: ReadonlyArray<string>
+    row(record: R): ReadonlyArray<string>
+  } | undefined
+  csvHeader(info: RunInfo, summary: RunSummary<R, X>): ReadonlyArray<string>
   /** Text cells are neutralised against CSV injection; numbers the view computed are `Csv.csvNumber` cells. */
   csvRow(info: RunInfo, record: R): ReadonlyArray<CsvCell>
-  /** The per-case metric that ranks cases in reports (lowest first): `composite`, `ndcg@10`… */
-  readonly headline?: string | undefined
   /** The pipeline's own rows of the run-parameter table (after the run's: pipeline, input, judge…). */
-  parameters?(info: RunInfo, summary: S): ReadonlyArray<readonly [string, string]>
-  /** Failures the summary lists, for the reports' failure sections. */
-  failures?(
-    summary: S
-  ): { readonly judgments: ReadonlyArray<ListedFailure>; readonly retrievals: ReadonlyArray<ListedFailure> }
+  parameters?(info: RunInfo, summary: RunSummary<R, X>): ReadonlyArray<readonly [string, string]>
+  /** Failures of cases that are not judgments (a failed retrieval), for the reports' failure sections. */
+  caseFailures?(summary: RunSummary<R, X>): ReadonlyArray<ListedFailure>
   /** Metrics set by convention for some cases (NDCG with IDCG = 0), with how many. */
-  flagged?(summary: S): Readonly<Record<string, number>>
+  flagged?(summary: RunSummary<R, X>): Readonly<Record<string, number>>
   /**
    * What is set by convention for the case, one sentence each (`ndcg@10: IDCG = 0 (no hit graded
    * above 0), set to 0`): the HTML page marks the case flagged (amber) and says why.
@@ -257,7 +332,23 @@ export interface UserRubrics {
   readonly problem?: string | undefined
 }
 
-export interface Pipeline<R = unknown, S = unknown> {
+/**
+ * The case fields a pipeline lets the live system under test fill (`--target`): always the answer;
+ * the retrieved passages too when `contexts` is set (and the target is given `--target-contexts`),
+ * replacing the input's (see `Generate.ts`).
+ */
+export interface Generates {
+  readonly answer: true
+  readonly contexts?: boolean | undefined
+}
+
+/**
+ * A pipeline: how a test set is read (`load`), judged (`judge`) and scored (`score`: a record and its
+ * per-case metrics) — the engine folds the records into the summary — plus what the kind folds of its
+ * own (`aggregate`, optional) and how its results are shown (`report`). `R` is its record, `X` the
+ * summary part of its own fold.
+ */
+export interface Pipeline<R = unknown, X = unknown> {
   readonly name: string
   readonly description: string
   readonly load: LoadStage
@@ -273,23 +364,23 @@ export interface Pipeline<R = unknown, S = unknown> {
   readonly generate?: Generates | undefined
   readonly judge: JudgeStage
   readonly score: ScoreStage<R>
-  readonly aggregate: AggregateStage<R, S>
-  readonly report: ReportView<R, S>
+  readonly aggregate?: AggregateStage<R, X> | undefined
+  readonly report: ReportView<R, X>
 }
 
 /** A pipeline's stages, as its `build` returns them. */
-export type PipelineStages<R, S> = Omit<Pipeline<R, S>, "name" | "description">
+export type PipelineStages<R, X> = Omit<Pipeline<R, X>, "name" | "description">
 
 /**
  * A pipeline that takes options: it lists the options it accepts (see `PipelineOptions.ts`) and
  * builds its stages from their decoded values. The CLI refuses an option the pipeline does not
  * list, and `rag-eval run <pipeline> --help` shows the ones it does.
  */
-export interface PipelineDefinition<R = unknown, S = unknown> {
+export interface PipelineDefinition<R = unknown, X = unknown> {
   readonly name: string
   readonly description: string
   readonly options: ReadonlyArray<OptionName>
-  readonly build: (options: PipelineOptions) => PipelineStages<R, S>
+  readonly build: (options: PipelineOptions) => PipelineStages<R, X>
 }
 
 /**
@@ -303,21 +394,21 @@ export type AnyPipeline = Pipeline<unknown, unknown> | PipelineDefinition<unknow
  * `export default Pipeline.make({ … })`: with `options` and `build`, a pipeline that takes options;
  * with the stages themselves, one that takes none.
  */
-export function make<R, S>(pipeline: PipelineDefinition<R, S>): PipelineDefinition<R, S>
-export function make<R, S>(pipeline: Pipeline<R, S>): Pipeline<R, S>
-export function make<R, S>(pipeline: Pipeline<R, S> | PipelineDefinition<R, S>) {
+export function make<R, X>(pipeline: PipelineDefinition<R, X>): PipelineDefinition<R, X>
+export function make<R, X>(pipeline: Pipeline<R, X>): Pipeline<R, X>
+export function make<R, X>(pipeline: Pipeline<R, X> | PipelineDefinition<R, X>) {
   return pipeline
 }
 
-export const isDefinition = <R, S>(p: Pipeline<R, S> | PipelineDefinition<R, S>): p is PipelineDefinition<R, S> =>
+export const isDefinition = <R, X>(p: Pipeline<R, X> | PipelineDefinition<R, X>): p is PipelineDefinition<R, X> =>
   "build" in p && typeof p.build === "function"
 
 /** The options a pipeline accepts (none for a pipeline given as its stages). */
 export const declaredOptions = (p: AnyPipeline): ReadonlyArray<OptionName> => (isDefinition(p) ? p.options : [])
 
 /** The pipeline with its options applied. */
-export const instantiate = <R, S>(
-  p: Pipeline<R, S> | PipelineDefinition<R, S>,
+export const instantiate = <R, X>(
+  p: Pipeline<R, X> | PipelineDefinition<R, X>,
   options: PipelineOptions
-): Pipeline<R, S> =>
-  isDefinition(p) ? { name: p.name, description: p.description, ...p.build(options) } : p as Pipeline<R, S>
+): Pipeline<R, X> =>
+  isDefinition(p) ? { name: p.name, description: p.description, ...p.build(options) } : p as Pipeline<R, X>

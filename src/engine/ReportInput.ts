@@ -10,26 +10,28 @@ import type * as Stream from "effect/Stream"
 import type { OutputError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { FinalMetrics } from "./Iterations.js"
-import type { CaseValues, ReportView, RunInfo } from "./Pipeline.js"
+import type { CaseValues, ReportView, RunInfo, RunSummary } from "./Pipeline.js"
 
-export interface ReportInput<R = unknown, S = unknown> {
+export interface ReportInput<R = unknown, X = unknown> {
   readonly info: RunInfo
-  readonly summary: S
+  readonly summary: RunSummary<R, X>
   /** Re-readable: each call streams the records again from disk. */
   readonly records: () => Stream.Stream<R, OutputError>
-  readonly view: ReportView<R, S>
+  readonly view: ReportView<R, X>
   /**
-   * The pipeline's per-case metrics, when it declares them: what ranks cases (the view's headline),
-   * what counts as failed, what the HTML page charts.
+   * The pipeline's per-case metrics: what ranks cases (`rank`: lowest first, ties by the next), what
+   * counts as failed, what the HTML page charts.
    */
-  readonly caseMetrics?: { readonly declared: ReadonlyArray<MetricSpec>; of(record: R): CaseValues } | undefined
+  readonly caseMetrics: {
+    readonly declared: ReadonlyArray<MetricSpec>
+    of(record: R): CaseValues
+    readonly rank?: ReadonlyArray<string> | undefined
+  }
   /** File name stem, e.g. `report` or `report-iteration-2`. */
   readonly stem: string
-  /** The iteration's headline metrics (`aggregate.metrics`), with their declarations. */
-  readonly metrics?: Readonly<Record<string, number | null>> | undefined
-  readonly metricSpecs?: ReadonlyArray<MetricSpec> | undefined
-  /** What this iteration's judging came to (judgments, tokens), for the run-parameter table. */
-  readonly judged?: Judged | undefined
+  /** The iteration's headline metrics (`Headline.ts`), with their declarations. */
+  readonly metrics: Readonly<Record<string, number | null>>
+  readonly metricSpecs: ReadonlyArray<MetricSpec>
   /** Set by `report --partial`: why the report is partial, shown on every page. */
   readonly partial?: string | undefined
   /** `--details N`: per-case details in report.md for at most N cases (default 100). */

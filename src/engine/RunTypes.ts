@@ -1,7 +1,7 @@
 /** The runner's shared types (a leaf module: the runner's pieces import it, not each other). */
+import type { Threshold } from "../domain/Gate.js"
 import type { Cost, Price } from "../pricing/Prices.js"
 import type { BatchApi } from "../providers/BatchApi.js"
-import type { Threshold } from "../report/Gate.js"
 import type { RunInfo } from "./Pipeline.js"
 
 export interface RunOptions {

@@ -26,12 +26,13 @@ import { compactTokens, type Cost, cost, noTokens } from "../pricing/Prices.js"
 import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
+import * as CaseFold from "./CaseFold.js"
 import { TARGET_JOURNAL_DIR } from "./Generate.js"
 import { withGenerated } from "./GeneratedView.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
-import type { Pipeline } from "./Pipeline.js"
+import type { CaseValues, Pipeline, RunSummary } from "./Pipeline.js"
 import { Progress } from "./Progress.js"
 import { recordsWriter } from "./Records.js"
 import { ClusterJudging } from "./RemoteJudging.js"
@@ -52,7 +53,7 @@ export {
 } from "./JudgmentKey.js"
 export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
 
-export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
+export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
   Effect.gen(function*() {
     const prepared = yield* Effect.withSpan(prepare(given, options), "Runner.validate")
     const { retriever, rubrics, rubricList, input, identityHash, info, generator } = prepared
@@ -60,7 +61,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
     const { runId, runDir } = info
     // --target: the pipeline's records, metrics and reports also tell how the live system answered.
     const fills = generator === undefined ? undefined : given.generate
-    const pipeline = (fills === undefined ? given : withGenerated(given, generator!.description)) as Pipeline<R, S>
+    const pipeline = (fills === undefined ? given : withGenerated(given, generator!.description)) as Pipeline<R, X>
     const judgments = yield* Judgments
     const journals = yield* JudgmentJournal
     const progress = yield* Progress
@@ -262,13 +263,12 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
         : { stage: target, fills, concurrency: generator!.concurrency }
     }
     const perCase = pipeline.score.perCase
+    const declared = perCase.declared(info)
     const encodeCase = Schema.encodeSync(CaseMetrics)
     /** A record's `case-metrics-iteration-N.jsonl` line. */
-    const caseLine = (record: R, iteration: number) => {
-      const { caseId, line, metrics, failed } = perCase!.of(record)
-      return JSON.stringify(encodeCase({ caseId, line, iteration, metrics, failed }))
-    }
-    const summaries: Array<S> = []
+    const caseLine = ({ caseId, failed, line, metrics }: CaseValues, iteration: number) =>
+      JSON.stringify(encodeCase({ caseId, line, iteration, metrics, failed }))
+    const summaries: Array<RunSummary<R, X>> = []
     const recordFiles: Array<string> = []
     const costs: Array<Cost> = []
     const files: Array<string> = replay ? [] : [manifestPath]
@@ -277,41 +277,37 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       const recordsPath = Path.join(runDir, `records-iteration-${iteration}.jsonl`)
       const casesPath = Path.join(runDir, caseMetricsFile(iteration))
       const tokens = noTokens()
-      const judged = { judgments: { ok: 0, failed: 0 }, tokens: { input: 0, output: 0 } }
-      const acc = yield* progress.track(label, input.tasks, (state) =>
+      let judged = { ok: 0, failed: 0 }
+      // The engine's fold (means, intervals, lowest and failed cases, failures) and the kind's own.
+      const fold = CaseFold.make<R>({ declared, rankBy: perCase.rank?.by, lowest: perCase.rank?.keep })
+      const own = pipeline.aggregate?.start(info)
+      yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
-          // Each record's per-case metrics (`compare` pairs cases by them), when the pipeline declares them.
-          const cases = perCase === undefined ? undefined : yield* recordsWriter(casesPath)
-          let folded = pipeline.aggregate.init(info)
-          yield* judgeIteration(scheduling, iteration, { state, tokens }, (record) =>
+          // Each record's per-case metrics: what `compare` pairs cases by.
+          const cases = yield* recordsWriter(casesPath)
+          yield* judgeIteration(scheduling, iteration, { state, tokens }, (record, caseJudgments) =>
             Effect.gen(function*() {
+              const values = perCase.of(record)
               yield* writer.write(JSON.stringify(record))
-              if (cases !== undefined) {
-                yield* cases.write(caseLine(record, iteration))
-              }
-              folded = pipeline.aggregate.add(folded, record)
+              yield* cases.write(caseLine(values, iteration))
+              fold.add(record, values, caseJudgments)
+              own?.add(record, values)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
           if (core.stopping()) {
             return yield* stopped()
           }
           yield* writer.close
-          if (cases !== undefined) {
-            yield* cases.close
-          }
-          judged.judgments = { ok: state.done - state.failed, failed: state.failed }
-          return folded
+          yield* cases.close
+          judged = { ok: state.done - state.failed, failed: state.failed }
         })), gateDetail(judgments.gate))
-      const summary = pipeline.aggregate.finish(acc, info)
+      const summary = fold.finish({ judgments: judged, tokens: compactTokens(tokens) }, own?.finish() as X)
       const iterationCost = cost(compactTokens(tokens), options.price)
       summaries.push(summary)
       recordFiles.push(recordsPath)
       costs.push(iterationCost)
-      files.push(recordsPath)
-      if (perCase !== undefined) {
-        files.push(casesPath)
-      }
+      files.push(recordsPath, casesPath)
       files.push(
         ...yield* writeIteration({
           pipeline,
@@ -321,8 +317,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
           summary,
           recordsPath,
           cost: iterationCost,
-          partial: core.partial,
-          judged: { ...judged, tokens: { input: tokens.input, output: tokens.output } }
+          partial: core.partial
         }).pipe(Effect.withSpan("Runner.reports", { attributes: { "rag_eval.iteration": iteration } }))
       )
     }
@@ -339,7 +334,7 @@ export const run = <R, S>(given: Pipeline<R, S>, options: RunOptions) =>
       partial: core.partial
     }).pipe(Effect.withSpan("Runner.final"))
     files.push(...final.files)
-    const outcome: RunOutcome<S> = {
+    const outcome: RunOutcome<RunSummary<R, X>> = {
       info,
       summaries,
       judgments: { ...counts, reused: tally.reused, cached: tally.cached },

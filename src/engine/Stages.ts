@@ -9,7 +9,7 @@ import type { EvalCase, Passage } from "../domain/Case.js"
 import { InputError } from "../domain/Errors.js"
 import { caseOf, checkColumns, type ColumnMapping } from "../load/CaseMapping.js"
 import { readRows } from "../load/Rows.js"
-import type { Generates } from "./Generate.js"
+import type { Generates } from "./Pipeline.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "./Pipeline.js"
 
 const mapping = (base: ColumnMapping, ctx: LoadContext): ColumnMapping => ({ ...base, ...ctx.columns }) as ColumnMapping

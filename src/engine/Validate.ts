@@ -9,15 +9,16 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
+import { resolveGates } from "../domain/Gate.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Manifest, readJsonFile } from "../domain/RunFiles.js"
 import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
-import { resolveGates } from "../report/Gate.js"
 import { CaseIds } from "./CaseIds.js"
 import { Generator } from "./Generate.js"
+import { headlineSpecs } from "./Headline.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
@@ -144,7 +145,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     if (generator !== undefined && pipeline.generate === undefined) {
       return yield* new UsageError({
         problem:
-          `pipeline ${pipeline.name} does not take its answers from a live system: --target applies to pipelines that judge answers (rag-answers, answer-synthesis, or a pipeline declaring generate)`
+          `pipeline ${pipeline.name} does not take its answers from a live system: --target applies to pipelines that judge answers and declare what the live system fills (\`generate\`; \`rag-eval run --help\` lists the built-in ones)`
       })
     }
     const target = generator?.description
@@ -224,7 +225,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     }
     // A gate naming no declared metric, off its scale or against its direction costs nothing: it stops here.
     if (options.gates !== undefined) {
-      yield* resolveGates(options.gates, pipeline.aggregate.headline?.(info) ?? [])
+      yield* resolveGates(options.gates, headlineSpecs(pipeline, info))
     }
     return { judge, retriever, rubrics, rubricList, input, identityHash, info, options, generator }
   })

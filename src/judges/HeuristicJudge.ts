@@ -9,6 +9,7 @@ import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../do
 import { listHeuristics, pointHeuristics } from "./claims/ClaimHeuristics.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
+import { synthesizeHeuristics } from "./synthesize/Heuristics.js"
 
 export const provider = "heuristic"
 /**
@@ -20,8 +21,12 @@ export const provider = "heuristic"
  * v4: an answer's claim checked against a retrieved passage counts the passage's phrases (grounding);
  * a reference's claim or a nugget weighs its terms alike; no clause cut inside "8 minutes and 20 seconds";
  * a negation reaches its own clause of the evidence sentence.
+ * v5: texts not in English are not judged (no verdict, the reason given); abstentions are not claims;
+ * citation markers of every common form ("(Source 2)", "passage 3") are removed; number words up to
+ * ninety-nine and units by one name ("5 TB" = "5 terabytes"); an opening list number is no figure;
+ * evidence quoted verbatim; each check names what it found.
  */
-export const model = "lexical-v4"
+export const model = "lexical-v5"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */
@@ -54,7 +59,7 @@ export const verdict = (task: JudgeTask): Verdict => {
   if (rubric.heuristic === undefined) {
     return failed(`rubric "${rubric.id}" names no heuristic: the heuristic judge cannot judge it (use an LLM provider)`)
   }
-  const claims = pointHeuristics[rubric.heuristic]
+  const claims = pointHeuristics[rubric.heuristic] ?? synthesizeHeuristics[rubric.heuristic]
   if (claims !== undefined) return claims(task)
   const heuristic = heuristics[rubric.heuristic]
   if (heuristic === undefined) {

@@ -79,6 +79,20 @@ export const parseRubric = (text: string, path: string): Effect.Effect<Rubric, I
           })
         )
       }
+      if (file.output === "object" && (scores.length > 0 || file.item !== undefined || file.schema === undefined)) {
+        return Effect.fail(
+          new InputError({
+            file: path,
+            field: file.schema === undefined ? "schema" : file.item !== undefined ? "item" : "scale",
+            problem: "a rubric that asks for an object has a JSON schema, no scale and no item template"
+          })
+        )
+      }
+      if (file.output !== "object" && file.schema !== undefined) {
+        return Effect.fail(
+          new InputError({ file: path, field: "schema", problem: "only a rubric whose output is object has a schema" })
+        )
+      }
       if (new Set(scores).size !== scores.length) {
         return Effect.fail(new InputError({ file: path, problem: "scale has duplicate scores" }))
       }
@@ -310,6 +324,12 @@ const makeAnswerSchema = (rubric: Rubric) => {
     schema: { type: "object", properties, required, additionalProperties: false }
   }
 }
+
+/** JSON schema of an `object` rubric's answer: the rubric's own schema. */
+export const objectSchema = (rubric: Rubric) => ({
+  name: rubric.id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64),
+  schema: rubric.schema ?? { type: "object" }
+})
 
 /** JSON schema of a `claims` rubric's answer: the atomic claims of the text, in order. */
 export const claimsSchema = (rubric: Rubric) => ({

@@ -23,11 +23,13 @@ import type { CaseDetail, Status } from "../domain/CaseDetail.js"
 import { OutputError } from "../domain/Errors.js"
 import { type MetricSpec, rangeText, valueText } from "../domain/Metric.js"
 import { CalibrationFile, readJsonFile } from "../domain/RunFiles.js"
+import { byNumber, Lowest } from "../engine/CaseFold.js"
 import type { FinalMetrics } from "../engine/Iterations.js"
 import type { RunInfo } from "../engine/Pipeline.js"
 import type { ReportInput } from "../engine/ReportInput.js"
 import { writeFileAtomic } from "../io/Files.js"
-import { caseOf, cellText, Lowest, seededRandom } from "./CaseRows.js"
+import { mulberry32Floats } from "../stats/Paired.js"
+import { cellText } from "./CaseRows.js"
 import { confusionHeatmap, distribution, groupedBars, histogram, valueBars } from "./Charts.js"
 import {
   caseBlock,
@@ -43,7 +45,7 @@ import {
   statusBadge,
   table
 } from "./HtmlParts.js"
-import { parameterRows } from "./Sections.js"
+import { judgeSentence, parameterRows } from "./Sections.js"
 
 export { distribution } from "./Charts.js"
 export { esc } from "./HtmlParts.js"
@@ -120,8 +122,9 @@ interface Collected {
 const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
   Effect.suspend(() => {
     const header = input.view.csvHeader(input.info, input.summary)
-    const metrics = input.caseMetrics?.declared ?? []
-    const headline = input.view.headline === undefined ? -1 : metrics.findIndex((m) => m.name === input.view.headline)
+    const metrics = input.caseMetrics.declared
+    const rankBy = input.caseMetrics.rank?.[0]
+    const headline = rankBy === undefined ? -1 : metrics.findIndex((m) => m.name === rankBy)
     const values: Array<Array<number>> = metrics.map(() => [])
     /** The CSV columns that hold text (from the first record): numbers are the metrics' business. */
     let textColumns: ReadonlyArray<number> | undefined
@@ -129,18 +132,18 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
     let complete = true
     const failed: Array<Row> = []
     let failedTotal = 0
-    const lowest = new Lowest<Row>(Math.max(TABLE_LOWEST, LOWEST_SHOWN))
+    const lowest = new Lowest<number, Row>(Math.max(TABLE_LOWEST, LOWEST_SHOWN), byNumber)
     const sample: Array<Row> = []
-    const random = seededRandom(SAMPLE_SEED)
+    const random = mulberry32Floats(SAMPLE_SEED)
     let total = 0
     return input.records().pipe(
       Stream.runForEach((record) =>
         Effect.sync(() => {
           const cells = input.view.csvRow(input.info, record)
           textColumns ??= cells.flatMap((c, i) => (typeof c === "string" ? [i] : []))
-          const of = input.caseMetrics?.of(record)
-          const { caseId, line } = of ?? caseOf(record)
-          const known = metrics.map((m) => of?.metrics[m.name] ?? null)
+          const of = input.caseMetrics.of(record)
+          const { caseId, line } = of
+          const known = metrics.map((m) => of.metrics[m.name] ?? null)
           known.forEach((v, i) => {
             if (v !== null) values[i]!.push(v)
           })
@@ -150,7 +153,7 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
             line,
             values: known,
             texts: textColumns.map((i) => cellText(cells[i])),
-            failed: of?.failed === true,
+            failed: of.failed,
             flags: input.view.caseFlags?.(record) ?? [],
             verdict: input.view.caseVerdict?.(record)
           }
@@ -200,13 +203,14 @@ const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
 const parameters = (input: ReportInput) =>
   table(
     ["Parameter", "Value"],
-    parameterRows(input.info, input.judged, input.view.parameters?.(input.info, input.summary)).map((
+    parameterRows(input.info, input.summary, input.view.parameters?.(input.info, input.summary)).map((
       [k, v]
     ) => [esc(k), esc(v)])
   )
 
 const failuresSection = (input: ReportInput, failedRows: number) => {
-  const { judgments, retrievals } = input.view.failures?.(input.summary) ?? { judgments: [], retrievals: [] }
+  const judgments = input.summary.failures
+  const retrievals = input.view.caseFailures?.(input.summary) ?? []
   if (judgments.length === 0 && retrievals.length === 0 && failedRows === 0) return ""
   const parts = [
     `<h2 id="failures">Failures</h2>`,
@@ -216,11 +220,12 @@ const failuresSection = (input: ReportInput, failedRows: number) => {
     parts.push(
       `<h3>Failed judgments (${judgments.length} listed)</h3>`,
       table(
-        ["Line", "Case", "Criterion", "Reason", "Raw reply"],
+        ["Line", "Case", "Criterion", "Target", "Reason", "Raw reply"],
         judgments.map((f) => [
           esc(f.line === undefined ? "" : String(f.line)),
           esc(cut(f.caseId)),
           esc(cut(f.criterion ?? "")),
+          esc(cut(f.target ?? "")),
           esc(cut(f.reason, 400)),
           f.raw === undefined ? "—" : `<code>${esc(cut(f.raw, 600))}</code>`
         ])
@@ -409,10 +414,15 @@ const caseBlocks = (input: ReportInput, c: Collected): Effect.Effect<string, Out
   })
 }
 
-const judgeNote = (info: RunInfo) =>
-  info.judge.provider === "heuristic"
-    ? `<p class="judge"><strong>Judged by the heuristic judge</strong> — deterministic lexical proxies, not an LLM.</p>`
-    : `<p class="judge">Judged by ${esc(info.judge.label)}.</p>`
+/** Who judged (`Sections.judgeSentence`); nothing when nothing is judged. */
+const judgeNote = (info: RunInfo, heuristic?: string) => {
+  const judged = judgeSentence(info, heuristic)
+  return judged === undefined
+    ? ""
+    : `<p class="judge">${judged.heuristic ? `<strong>${esc(judged.lead)}</strong>` : esc(judged.lead)}${
+      judged.rest === "" ? "" : ` ${esc(judged.rest)}`
+    }</p>`
+}
 
 /** Metrics whose value is a convention for some queries (NDCG with IDCG = 0), from the view's `flagged`. */
 const flaggedNote = (input: ReportInput): string => {
@@ -519,7 +529,7 @@ export const renderHtml = (input: ReportInput): Effect.Effect<string, OutputErro
             }</h1>`,
             partialBanner(input.partial),
             `<p>${esc(info.description)}</p>`,
-            judgeNote(info),
+            judgeNote(info, input.view.heuristic),
             `<h2 id="parameters">Run parameters</h2>`,
             parameters(input),
             headlineTable(input),

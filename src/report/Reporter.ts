@@ -10,11 +10,12 @@ import * as Path from "node:path"
 import { UsageError } from "../domain/Errors.js"
 import { inline } from "../domain/Markdown.js"
 import { thousands } from "../domain/Numbers.js"
+import { byNumbers, Lowest } from "../engine/CaseFold.js"
 import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "../io/Files.js"
-import { caseOf, Lowest } from "./CaseRows.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
+import { markdownReport } from "./MarkdownReport.js"
 
 export type { ReportInput } from "../engine/ReportInput.js"
 
@@ -34,13 +35,10 @@ export const markdown: Reporter = {
     Effect.gen(function*() {
       const path = Path.join(input.info.runDir, `${input.stem}.md`)
       const chosen = yield* chooseDetails(input, input.details ?? DEFAULT_DETAILS)
+      const numbered = input.records().pipe(Stream.zipWithIndex)
       const records = chosen.ordinals === undefined
-        ? input.records()
-        : input.records().pipe(
-          Stream.zipWithIndex,
-          Stream.filter(([, i]) => chosen.ordinals!.has(i)),
-          Stream.map(([r]) => r)
-        )
+        ? numbered
+        : numbered.pipe(Stream.filter(([, i]) => chosen.ordinals!.has(i)))
       const banner = input.partial === undefined ? "" : `> **Partial report**: ${inline(input.partial, 1000)}\n\n`
       const trailer = chosen.ordinals === undefined
         ? ""
@@ -53,7 +51,7 @@ export const markdown: Reporter = {
             thousands(chosen.total - chosen.ordinals.size)
           } are left out here. Every case is in ${input.stem}.csv (and ${input.stem}.json / ${input.stem}.html with --format json,html).\n`
       const content = Stream.make(banner).pipe(
-        Stream.concat(input.view.markdown(input.info, input.summary, records)),
+        Stream.concat(markdownReport(input, records)),
         Stream.concat(Stream.make(trailer))
       )
       yield* writeAtomic(path, content)
@@ -61,24 +59,27 @@ export const markdown: Reporter = {
     })
 }
 
-/** Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed then the lowest by the view's headline metric. */
+/**
+ * Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed, then the
+ * lowest by the pipeline's ranking metrics (`PerCaseMetrics.rank`), then input order.
+ */
 export const chooseDetails = (input: ReportInput, limit: number) =>
   Effect.suspend(() => {
-    const headline = input.view.headline
+    const rank = input.caseMetrics.rank ?? []
     const failed: Array<number> = []
-    const lowest = new Lowest<number>(limit)
+    const lowest = new Lowest<ReadonlyArray<number>, number>(limit, byNumbers)
     let total = 0
     return input.records().pipe(
       Stream.runForEach((record) =>
         Effect.sync(() => {
           const ordinal = total++
-          const values = input.caseMetrics?.of(record)
-          if (values?.failed === true) {
+          const values = input.caseMetrics.of(record)
+          if (values.failed) {
             if (failed.length < limit) failed.push(ordinal)
             return
           }
-          const score = headline === undefined || values === undefined ? ordinal : values.metrics[headline] ?? -Infinity
-          lowest.add(score, ordinal, ordinal)
+          // Unknown values rank first: a case without its headline value needs a look.
+          lowest.add(rank.map((name) => values.metrics[name] ?? -Infinity), ordinal, ordinal)
         })
       ),
       Effect.map(() => {
@@ -88,15 +89,15 @@ export const chooseDetails = (input: ReportInput, limit: number) =>
           if (ordinals.size >= limit) break
           ordinals.add(x.item)
         }
-        return { total, limit, ordinals, by: input.caseMetrics === undefined ? undefined : headline }
+        return { total, limit, ordinals, by: rank.length === 0 ? undefined : rank.join(", then ") }
       })
     )
   })
 
-/** A record's case id and input line: from its per-case metrics, else read off the record. */
+/** A record's case id and input line, from its per-case metrics. */
 const caseRef = (input: ReportInput, record: unknown) => {
-  const values = input.caseMetrics?.of(record)
-  return values === undefined ? caseOf(record) : { caseId: values.caseId, line: values.line }
+  const values = input.caseMetrics.of(record)
+  return { caseId: values.caseId, line: values.line }
 }
 
 /**
@@ -141,8 +142,7 @@ export const json: Reporter = {
         input.records().pipe(Stream.map((r) => {
           const sep = first ? "" : ",\n"
           first = false
-          const values = input.caseMetrics?.of(r)
-          return sep + JSON.stringify(values === undefined ? r : { ...(r as object), metrics: values.metrics })
+          return sep + JSON.stringify({ ...(r as object), metrics: input.caseMetrics.of(r).metrics })
         }))
       ),
       Stream.concat(Stream.make("\n]\n}\n"))

@@ -5,7 +5,7 @@
 import { inline } from "../domain/Markdown.js"
 import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { ListedFailure, RunInfo } from "../engine/Pipeline.js"
+import type { RunInfo } from "../engine/Pipeline.js"
 import type { Judged } from "../engine/ReportInput.js"
 import { type Cost, cost, formatUsd, savingNote } from "../pricing/Prices.js"
 
@@ -25,7 +25,8 @@ const costCell = (c: Cost) => {
 
 /**
  * The run-parameter table's rows, as plain text: the run's own (pipeline, input, judge, retriever,
- * iterations, prompts), what its judging came to when it judged, then the pipeline's own rows. A
+ * iterations, prompts), what its judging came to when it judged, then the pipeline's own rows — a
+ * pipeline's row named as one of the run's replaces it in place (a `--target` run's retriever). A
  * pipeline without rubrics judges nothing, and says so instead of naming a judge.
  */
 export const parameterRows = (
@@ -36,7 +37,8 @@ export const parameterRows = (
   const sampling = listed(info.judge.params)
   const retriever = listed(info.retriever.params)
   const judges = info.rubrics.length > 0
-  return [
+  const replacing = new Map(own.map(([k, v]) => [k, v]))
+  const base: ReadonlyArray<readonly [string, string]> = [
     ["Pipeline", info.pipeline],
     ["Run id", info.runId],
     ["Input", `${info.input.path} (${info.input.rows} rows, sha256 ${info.input.sha256.slice(0, 12)}…)`],
@@ -58,8 +60,11 @@ export const parameterRows = (
       : []),
     ...(judges
       ? [["Prompts", info.rubrics.map((r) => `${r.id} v${r.version} (${r.hash.slice(0, 12)})`).join(" · ")]] as const
-      : []),
-    ...own
+      : [])
+  ]
+  return [
+    ...base.map(([k, v]) => [k, replacing.get(k) ?? v] as const),
+    ...own.filter(([k]) => !base.some(([b]) => b === k))
   ]
 }
 
@@ -74,9 +79,26 @@ export const parametersMarkdown = (rows: ReadonlyArray<readonly [string, string]
     ""
   ].join("\n")
 
-/** The run-parameter section of a judged run's report. */
-export const runParameters = (info: RunInfo, judged: Judged, own?: ReadonlyArray<readonly [string, string]>) =>
-  parametersMarkdown(parameterRows(info, judged, own))
+/**
+ * Who judged the run, for every report's banner: the heuristic judge says what it measures in this
+ * pipeline (the view's `heuristic`) and that it is not an LLM; an LLM judge is named by its label.
+ * Undefined when nothing is judged (a pipeline without rubrics). `lead` and `rest` are joined by a space.
+ */
+export const judgeSentence = (
+  info: RunInfo,
+  heuristic: string | undefined
+): { readonly heuristic: boolean; readonly lead: string; readonly rest: string } | undefined =>
+  info.rubrics.length === 0
+    ? undefined
+    : info.judge.provider === "heuristic"
+    ? {
+      heuristic: true,
+      lead: "Judged by the heuristic judge",
+      rest: `— ${
+        heuristic ?? "deterministic lexical proxies"
+      }, not an LLM. How far it agrees with people is measured in docs/judge-quality.md; use an LLM provider for real judgments.`
+    }
+    : { heuristic: false, lead: `Judged by ${info.judge.label}.`, rest: "" }
 
 /** One rubric: heading with its range (and `note`), description, every score's meaning, prompt hash. */
 export const criterionSection = (r: Rubric, note?: string) =>
@@ -92,25 +114,5 @@ export const criterionSection = (r: Rubric, note?: string) =>
     ),
     "",
     `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`,
-    ""
-  ].join("\n")
-
-/** The failed judgments table (empty text when none failed). */
-export const failures = (
-  summary: { readonly failures: ReadonlyArray<ListedFailure>; readonly judgments: { readonly failed: number } }
-) =>
-  summary.failures.length === 0 ? "" : [
-    `## Failed judgments (${summary.judgments.failed})`,
-    "",
-    "| Line | Case | Dimension | Reason | Raw reply |",
-    "|---|---|---|---|---|",
-    ...summary.failures.map((f) =>
-      `| ${f.line ?? ""} | ${inline(f.caseId, 200)} | ${inline(f.criterion ?? "", 200)} | ${inline(f.reason)} | ${
-        f.raw === undefined ? "—" : `<code>${inline(f.raw, 200)}</code>`
-      } |`
-    ),
-    summary.judgments.failed > summary.failures.length
-      ? `\n(first ${summary.failures.length} listed; all are in judgments.jsonl)`
-      : "",
     ""
   ].join("\n")

@@ -118,6 +118,26 @@ export interface BootstrapResult {
   readonly seed: number
 }
 
+/** Each statistic's percentile interval from its kept draws (none when not wanted or never defined). */
+const percentileResult = (
+  draws: ReadonlyArray<Float64Array>,
+  kept: ReadonlyArray<number>,
+  wanted: ReadonlyArray<boolean>,
+  resamples: number,
+  level: number,
+  seed: number
+): BootstrapResult => ({
+  intervals: draws.map((d, s): Interval | null => {
+    if (!wanted[s] || kept[s] === 0) return null
+    const sorted = Array.from(d.subarray(0, kept[s]!).sort())
+    return { lower: quantileSorted(sorted, (1 - level) / 2), upper: quantileSorted(sorted, (1 + level) / 2) }
+  }),
+  undefinedResamples: draws.map((_, s) => (wanted[s] ? resamples - kept[s]! : 0)),
+  resamples,
+  level,
+  seed
+})
+
 /**
  * Percentile CIs of several statistics of one table, from the same resamples (so the intervals are
  * of one bootstrap). A statistic that is null on the original table gets no interval.
@@ -141,16 +161,77 @@ export const bootstrapTable = (
       if (value !== null) draws[s]![kept[s]!++] = value
     }
   }
-  const intervals = statistics.map((_, s): Interval | null => {
-    if (!wanted[s] || kept[s] === 0) return null
-    const sorted = Array.from(draws[s]!.subarray(0, kept[s]!).sort())
-    return { lower: quantileSorted(sorted, (1 - level) / 2), upper: quantileSorted(sorted, (1 + level) / 2) }
-  })
-  return {
-    intervals,
-    undefinedResamples: statistics.map((_, s) => (wanted[s] ? resamples - kept[s]! : 0)),
-    resamples,
-    level,
-    seed: options.seed
+  return percentileResult(draws, kept, wanted, resamples, level, options.seed)
+}
+
+/**
+ * Percentile bootstrap over units resampled with replacement, for statistics that are not functions
+ * of one contingency table (Pearson's r and Kendall's τ-b of metric values or of preference
+ * deltas): each resample draws `units` indices uniformly from the seeded generator, and every
+ * statistic is computed from how many times each unit was drawn (`multiplicity[u]`; a unit drawn
+ * twice counts twice). A unit is what was sampled — a labelled case, or a pair of answers with all
+ * its annotators' labels — so labels that share a unit stay together. Same output as
+ * `bootstrapTable`; a statistic null on the data (every multiplicity 1) gets no interval.
+ */
+export const bootstrapUnits = (
+  units: number,
+  statistics: ReadonlyArray<(multiplicity: Int32Array) => Value>,
+  options: BootstrapOptions
+): BootstrapResult => {
+  const resamples = Math.max(1, Math.floor(options.resamples ?? defaultBootstrapResamples))
+  const level = options.level ?? 0.95
+  const identity = new Int32Array(units).fill(1)
+  const wanted = statistics.map((s) => units > 0 && s(identity).value !== null)
+  const draws = statistics.map(() => new Float64Array(resamples))
+  const kept = statistics.map(() => 0)
+  const prng = makePrng(options.seed)
+  const multiplicity = new Int32Array(units)
+  if (wanted.some((w) => w)) {
+    for (let r = 0; r < resamples; r++) {
+      multiplicity.fill(0)
+      for (let i = 0; i < units; i++) multiplicity[prng.nextInt(units)]! += 1
+      for (let s = 0; s < statistics.length; s++) {
+        if (!wanted[s]) continue
+        const value = statistics[s]!(multiplicity).value
+        if (value !== null) draws[s]![kept[s]!++] = value
+      }
+    }
   }
+  return percentileResult(draws, kept, wanted, resamples, level, options.seed)
+}
+
+/** How many labelled units a CI needs to be no wider than ±`halfWidth`, and how many more than now. */
+export interface Narrowing {
+  readonly halfWidth: number
+  /** Units (labelled items, or pairs) the CI would need; null without a CI or with too few units. */
+  readonly needed: number | null
+  /** needed − units now (0 when the CI is already that narrow); null when `needed` is. */
+  readonly more: number | null
+  /** Why `needed` is null. */
+  readonly reason?: string
+}
+
+/** Below this many units a bootstrap CI says too little about the spread to extrapolate from. */
+export const MIN_UNITS_TO_EXTRAPOLATE = 10
+
+/**
+ * The labels a CI of `units` units needs to shrink to ±`halfWidth` (the browser review shows it
+ * beside each figure): a bootstrap CI of a smooth statistic narrows as 1/√n, so with the CI's
+ * half-width w now, n' = ⌈n · (w / halfWidth)²⌉. An estimate — it assumes the statistic's spread
+ * per unit stays what it is — and the more useful the closer n' is to n; with fewer than
+ * `MIN_UNITS_TO_EXTRAPOLATE` units (a CI of 6 identical pairs is [1, 1]) there is none.
+ */
+export const narrowing = (ci: Interval | null, units: number, halfWidth = 0.1): Narrowing => {
+  if (ci === null || !(halfWidth > 0)) return { halfWidth, needed: null, more: null, reason: "no CI" }
+  if (units < MIN_UNITS_TO_EXTRAPOLATE) {
+    return {
+      halfWidth,
+      needed: null,
+      more: null,
+      reason: `fewer than ${MIN_UNITS_TO_EXTRAPOLATE} labelled units: too few to extrapolate from`
+    }
+  }
+  const w = (ci.upper - ci.lower) / 2
+  const needed = w <= halfWidth ? units : Math.ceil(units * (w / halfWidth) ** 2)
+  return { halfWidth, needed, more: Math.max(0, needed - units) }
 }

@@ -20,6 +20,9 @@
  *   Krippendorff's Alpha-Reliability"; the same formula as `Agreement.ts`, which takes any number of
  *   coders per unit).
  * - Per grade g (humans as reference): precision = C[g][g] / c_g, recall = C[g][g] / r_g.
+ * - Balanced accuracy = the mean of the recalls C[g][g] / r_g over the grades the humans gave
+ *   (r_g > 0) — scikit-learn's `balanced_accuracy_score` (classes absent from the reference are left
+ *   out); on a binary table, (true-positive rate + true-negative rate) / 2.
  * - Bias = judge mean − human mean = Σ C[h][j] (g_j − g_h) / N.
  *
  * Undefined values are `null` with a reason, never a made-up 1 or 0:
@@ -247,4 +250,23 @@ export const recallOf = (t: ContingencyTable, g: number): Value => {
   const r = rowSums(t)[g]!
   if (r === 0) return undefinedBecause(`the humans never gave grade ${t.grades[g]}`)
   return defined(t.counts[g * k + g]! / r)
+}
+
+/**
+ * Balanced accuracy: the mean recall over the grades the humans gave (module comment). A judge that
+ * always says the majority grade scores 1 / (grades the humans gave), not the majority's share.
+ */
+export const balancedAccuracy = (t: ContingencyTable): Value => {
+  const n = total(t)
+  if (n === 0) return undefinedBecause(noPairs)
+  const k = size(t)
+  const r = rowSums(t)
+  let sum = 0
+  let classes = 0
+  for (let g = 0; g < k; g++) {
+    if (r[g]! === 0) continue
+    sum += t.counts[g * k + g]! / r[g]!
+    classes++
+  }
+  return defined(sum / classes)
 }

@@ -2,7 +2,7 @@ import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { gradeFileFormat, readGradeFile } from "../../src/calibrate/Labels.js"
+import { gradeFileFormat, readQrelsFile } from "../../src/calibrate/Labels.js"
 import { tempDir } from "../support/RunPipeline.js"
 
 const write = (name: string, content: string) => {
@@ -11,7 +11,7 @@ const write = (name: string, content: string) => {
   return path
 }
 
-const read = (path: string) => Effect.runPromise(Effect.either(readGradeFile(path)))
+const read = (path: string) => Effect.runPromise(Effect.either(readQrelsFile(path)))
 
 const errorOf = async (path: string) => {
   const result = await read(path)
@@ -69,42 +69,5 @@ describe("qrels", () => {
       "qrels",
       "qrels"
     ])
-  })
-})
-
-describe("rubric labels", () => {
-  it("CSV: id, criterion, grade (any column order and case), grades as text", async () => {
-    const path = write("l.csv", "Grade,ID,Criterion\n2,c1,groundedness\n0,c2,groundedness\n3,c1,Clarity\n")
-    const result = await read(path)
-    if (Either.isLeft(result)) throw result.left
-    expect(result.right.kind).toBe("rubric")
-    expect(result.right.count).toBe(3)
-    expect(result.right.grades.get("groundedness")!.get("c2")!.get("")).toEqual({ grade: 0, line: 3 })
-    expect(result.right.grades.get("Clarity")!.get("c1")!.get("")).toEqual({ grade: 3, line: 4 })
-  })
-
-  it("JSONL: numbers or text; caseId is accepted for id", async () => {
-    const path = write(
-      "l.jsonl",
-      `{"id":"a","criterion":"answer-synthesis/faithfulness","grade":5}\n{"caseId":7,"criterion":"faithfulness","grade":"4"}\n`
-    )
-    const result = await read(path)
-    if (Either.isLeft(result)) throw result.left
-    expect(result.right.grades.get("faithfulness")!.get("7")!.get("")).toEqual({ grade: 4, line: 2 })
-  })
-
-  it("bad records are InputErrors naming file, line and field", async () => {
-    const missing = write("m.csv", "id,grade\nc1,2\n")
-    expect(await errorOf(missing)).toMatch(/m\.csv:2: missing criterion: rubric labels need id, criterion and grade/)
-    const notInt = write("n.csv", "id,criterion,grade\nc1,clarity,2\nc2,clarity,2.5\n")
-    expect(await errorOf(notInt)).toBe(`${notInt}:3 (field "grade"): grade "2.5" is not an integer`)
-    const empty = write("e.jsonl", `{"id":"","criterion":"clarity","grade":1}\n`)
-    expect(await errorOf(empty)).toBe(`${empty}:1 (field "id"): id is empty or not a string / number`)
-    const dup = write("d.csv", "id,criterion,grade\nc1,clarity,2\nc1,clarity,3\n")
-    expect(await errorOf(dup)).toBe(
-      `${dup}:3 (field "id"): duplicate label for id "c1", criterion "clarity" (first on line 2)`
-    )
-    const broken = write("b.jsonl", `{"id":"a","criterion":"c","grade":1}\n{"id":\n`)
-    expect(await errorOf(broken)).toMatch(/b\.jsonl:2/)
   })
 })

@@ -7,6 +7,7 @@ import { Chunk, Effect, Layer, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { InputError } from "../../src/domain/Errors.js"
+import type { RunSummary } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import { lowScoreAnalysis } from "../../src/kinds/synthesis/LowScores.js"
@@ -34,7 +35,7 @@ describe("answer-synthesis with the heuristic judge", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("answer-synthesis"))
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: tempDir() })
       expect(outcome.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES, failed: 0 })
-      const summary = outcome.summaries[0] as SynthesisSummary
+      const summary = outcome.summaries[0] as RunSummary<SynthesisRecord, SynthesisSummary>
       const records = readRecords(outcome.info.runDir)
       expect(records.map((r) => r.caseId)).toEqual(
         [...Array(CASES).keys()].map((i) => `ql-${String(i + 1).padStart(3, "0")}`)
@@ -43,18 +44,19 @@ describe("answer-synthesis with the heuristic judge", () => {
       const f = records.map((r) => r.faithfulness!)
       const c = records.map((r) => r.completeness!)
       const m = summary.metrics
-      expect(m.cases).toBe(CASES)
-      expect(m.faithfulness.mean).toBeCloseTo(mean(f), 12)
-      expect(m.completeness.mean).toBeCloseTo(mean(c), 12)
-      expect(m.faithfulness.passRate).toBeCloseTo(f.filter((x) => x >= 4).length / CASES, 12)
-      expect(m.completeness.passRate).toBeCloseTo(c.filter((x) => x >= 4).length / CASES, 12)
+      expect(summary.cases).toBe(CASES)
+      expect(m.faithfulness!.mean).toBeCloseTo(mean(f), 12)
+      expect(m.completeness!.mean).toBeCloseTo(mean(c), 12)
+      expect(m.faithfulnessPassRate!.mean).toBeCloseTo(f.filter((x) => x >= 4).length / CASES, 12)
+      expect(m.completenessPassRate!.mean).toBeCloseTo(c.filter((x) => x >= 4).length / CASES, 12)
       const passed = records.filter((r) => r.faithfulness! >= 4 && r.completeness! >= 4).length
       expect(records.map((r) => r.pass)).toEqual(records.map((r) => r.faithfulness! >= 4 && r.completeness! >= 4))
-      expect(m.overall).toMatchObject({ n: CASES, passed, failed: CASES - passed, unknown: 0 })
-      expect(m.overall.passRate).toBeCloseTo(passed / CASES, 12)
-      expect(m.overall.mean).toBeCloseTo(mean(records.map((r) => (r.faithfulness! + r.completeness!) / 2)), 12)
-      expect(summary.lowScores).toEqual(lowScoreAnalysis(records))
-      const groupCount = (id: string) => summary.lowScores.groups.find((g) => g.id === id)!.count
+      expect(m.overall!.n).toBe(CASES)
+      expect(summary.extra).toMatchObject({ passed, failed: CASES - passed, undecided: 0 })
+      expect(m.overallPassRate!.mean).toBeCloseTo(passed / CASES, 12)
+      expect(m.overall!.mean).toBeCloseTo(mean(records.map((r) => (r.faithfulness! + r.completeness!) / 2)), 12)
+      expect(summary.extra.lowScores).toEqual(lowScoreAnalysis(records))
+      const groupCount = (id: string) => summary.extra.lowScores.groups.find((g) => g.id === id)!.count
       expect(groupCount("faithfulness-1") + groupCount("faithfulness-2") + groupCount("faithfulness-3")).toBe(
         f.filter((x) => x < 4).length
       )
@@ -84,7 +86,8 @@ describe("answer-synthesis with the heuristic judge", () => {
           "## Rubrics",
           "### Faithfulness (1–5",
           "### Completeness (1–5",
-          "## Metrics",
+          "## Headline metrics",
+          "## Results by dimension",
           "## Low-score analysis",
           "## Per-case details"
         ]
@@ -190,10 +193,10 @@ describe("answer-synthesis with an LLM judge over the fake OpenAI-compatible ser
       expect(user).toMatch(/<data name="question">\n.+\n<\/data>/)
       expect(user).toContain("<data name=\"context\">\n[1] ")
       expect(user).toContain("Matched learning outcomes:")
-      const summary = outcome.summaries[0] as SynthesisSummary
-      expect(summary.metrics.overall).toMatchObject({ passed: CASES - 1, failed: 1, unknown: 0 })
-      expect(summary.metrics.faithfulness.mean).toBeCloseTo((5 * (CASES - 1) + 1) / CASES, 12)
-      const f1 = summary.lowScores.groups.find((g) => g.id === "faithfulness-1")!
+      const summary = outcome.summaries[0] as RunSummary<SynthesisRecord, SynthesisSummary>
+      expect(summary.extra).toMatchObject({ passed: CASES - 1, failed: 1, undecided: 0 })
+      expect(summary.metrics.faithfulness!.mean).toBeCloseTo((5 * (CASES - 1) + 1) / CASES, 12)
+      const f1 = summary.extra.lowScores.groups.find((g) => g.id === "faithfulness-1")!
       expect(f1.count).toBe(1)
       expect(f1.examples[0]).toMatchObject({
         caseId: "ql-003",
@@ -215,17 +218,14 @@ describe("answer-synthesis with an LLM judge over the fake OpenAI-compatible ser
         maxFailures: 100
       })
       expect(outcome.judgments.failed).toBe(6)
-      const summary = outcome.summaries[0] as SynthesisSummary
-      expect(summary.metrics.overall).toMatchObject({
-        n: 0,
-        passed: 0,
-        failed: 0,
-        unknown: 3,
-        passRate: null,
-        mean: null
-      })
-      expect(summary.metrics.faithfulness).toMatchObject({ n: 0, failed: 3, mean: null, passRate: null })
-      expect(summary.lowScores.groups.every((g) => g.count === 0)).toBe(true)
+      const summary = outcome.summaries[0] as RunSummary<SynthesisRecord, SynthesisSummary>
+      expect(summary.metrics.overall).toMatchObject({ n: 0, mean: null })
+      expect(summary.metrics.overallPassRate).toMatchObject({ n: 0, mean: null })
+      expect(summary.extra).toMatchObject({ passed: 0, failed: 0, undecided: 3 })
+      expect(summary.metrics.faithfulness).toMatchObject({ n: 0, mean: null })
+      expect(summary.metrics.faithfulnessPassRate).toMatchObject({ n: 0, mean: null })
+      expect(summary.cases).toBe(3)
+      expect(summary.extra.lowScores.groups.every((g) => g.count === 0)).toBe(true)
       const csv = fs.readFileSync(Path.join(outcome.info.runDir, "report.csv"), "utf8")
       expect(csv).toContain(",,,,unknown,judge_failed: ")
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")

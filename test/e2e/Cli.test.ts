@@ -246,8 +246,8 @@ describe("rag-eval CLI", () => {
             "  name: \"mine\", description: \"groundedness only\",",
             "  load: Stages.loadRows({ columns: Columns.ragAnswersColumns }),",
             "  judge: Stages.judgeAnswer(dims),",
-            "  score: Scoring.rubricScore({ dimensions }),",
-            "  aggregate: Summary.rubricSummary({ lowest: 3 }),",
+            "  score: Scoring.rubricScore({ dimensions, lowest: 3 }),",
+            "  aggregate: Summary.rubricSummary(),",
             "  report: Reports.rubricReport({ dimensions, title: \"Mine\" })",
             "})",
             ""

@@ -40,6 +40,7 @@ const hostileText = [
   "</details><details open><summary>Injected summary</summary>",
   "[click](http://evil.example/a) ![img](http://evil.example/x.png) <http://evil.example/b>",
   "[ref]: http://evil.example/ref",
+  "bare https://evil.example/bare and www.evil.example and mail attacker@evil.example",
   "\n    indented code\n> quote\n- list"
 ].join(" ~ ")
 
@@ -74,7 +75,8 @@ const markdownProblems = (text: string): Array<string> => {
   for (const ch of ["\r", "\u2028", "\u2029", "\u0085"]) {
     if (text.includes(ch)) problems.push(`raw line break U+${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
   }
-  const md = new MarkdownIt({ html: true, linkify: false })
+  // linkify: bare URLs, www. addresses and e-mails in case text must not become links either.
+  const md = new MarkdownIt({ html: true, linkify: true })
   const tokens = md.parse(text, {}) as ReadonlyArray<MdToken>
   const flat = tokens.flatMap((t) => [t, ...(t.children ?? [])])
   tokens.forEach((t, i) => {
@@ -89,7 +91,10 @@ const markdownProblems = (text: string): Array<string> => {
     if ((t.type === "html_block" || t.type === "html_inline") && !allowedHtml.has(t.content.trim())) {
       problems.push(`HTML: ${JSON.stringify(t.content.slice(0, 80))}`)
     }
-    if (t.type === "link_open" || t.type === "image") problems.push(`${t.type}: ${JSON.stringify(t.content)}`)
+    if (t.type === "image") problems.push(`${t.type}: ${JSON.stringify(t.content)}`)
+    // The tool links nothing itself; a link whose target came from case text is a problem.
+    const href = (t as { attrGet?: (name: string) => string | null }).attrGet?.("href") ?? ""
+    if (t.type === "link_open" && /evil/.test(href)) problems.push(`link to ${href}`)
     if (t.type === "fence" || t.type === "code_block") {
       problems.push(`${t.type}: ${JSON.stringify(t.content.slice(0, 80))}`)
     }

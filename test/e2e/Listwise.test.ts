@@ -13,7 +13,11 @@ import type { Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import * as CourseRetrieval from "../../src/kinds/course/CourseRetrieval.js"
-import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
+import type { GradedRecord } from "../../src/kinds/graded-hits/GradedHits.js"
+import { type GradedRunSummary, means } from "../../src/kinds/graded-hits/RetrievalReport.js"
+import { tokenSummary } from "../../src/kinds/graded-hits/RetrievalStats.js"
+
+const perJudgedHit = (s: GradedRunSummary) => tokenSummary(s.tokens, s.extra.judged).perJudgedHit!.input
 import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
@@ -76,9 +80,9 @@ describe("listwise judging", () => {
       const records = readLines<GradedRecord>(Path.join(outcome.info.runDir, "records-iteration-1.jsonl"))
       expect(records.map((r) => r.hits.length)).toEqual(HITS)
       expect(records.flatMap((r) => r.hits).every((h) => h.grade === 3 && h.confidence === 5)).toBe(true)
-      const summary = outcome.summaries[0] as GradedSummary
-      expect(summary.means.ndcg).toBeCloseTo(7 / 8, 12)
-      expect(summary.tokens.perJudgedHit!.input).toBeCloseTo(serverTokens / TOTAL_HITS, 12)
+      const summary = outcome.summaries[0] as GradedRunSummary
+      expect(means(summary).ndcg).toBeCloseTo(7 / 8, 12)
+      expect(perJudgedHit(summary)).toBeCloseTo(serverTokens / TOTAL_HITS, 12)
       const report = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
       expect(report).toContain("Judged listwise: the hits of a query in one call")
       expect(report).toContain("search-relevance/checklist-listwise")
@@ -108,7 +112,7 @@ describe("listwise judging", () => {
       })
       expect(pointCalls).toBe(TOTAL_HITS)
       expect(server.judgeCalls).toBe(7)
-      const perHit = (o: typeof pointwise) => (o.summaries[0] as GradedSummary).tokens.perJudgedHit!.input
+      const perHit = (o: typeof pointwise) => perJudgedHit(o.summaries[0] as GradedRunSummary)
       expect(perHit(listwise)).toBeLessThan(perHit(pointwise) / 2)
       expect(fs.readFileSync(Path.join(pointwise.info.runDir, "report.md"), "utf8")).toContain(
         "Judged pointwise: one call per hit"
@@ -156,7 +160,9 @@ describe("listwise judging", () => {
         )
       expect(grades(listwise)).toEqual(grades(pointwise))
       expect(readLines<Judgment>(Path.join(listwise.info.runDir, "judgments.jsonl"))).toHaveLength(39)
-      expect((listwise.summaries[0] as GradedSummary).means).toEqual((pointwise.summaries[0] as GradedSummary).means)
+      expect(means(listwise.summaries[0] as GradedRunSummary)).toEqual(
+        means(pointwise.summaries[0] as GradedRunSummary)
+      )
     }))
 
   it.effect("a pipeline that pairs a list with a pointwise rubric (or the reverse) is refused before anything is judged", () =>

@@ -50,13 +50,13 @@ describe("CLI manners", () => {
         out,
         "--json",
         "--fail-under",
-        "failed=0"
+        "failedJudgments=0"
       ])
       expect(gate.code).toBe(2)
       expect(JSON.parse(gate.stdout.trim()).error).toMatchObject({
         exitCode: 2,
         kind: "usage",
-        message: expect.stringContaining("--fail-over failed=")
+        message: expect.stringContaining("--fail-over failedJudgments=")
       })
       // Without --json, stdout stays empty.
       const plain = await cli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out])

@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import type { RunSummary } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import type { RubricRecord } from "../../src/kinds/rubric/RubricScore.js"
@@ -19,6 +20,10 @@ import { hasShared, loadPipelineModule, repoRoot, runWith, sharedCsv, tempDir } 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const DIMENSIONS = 6
 
+/** The summary's statistics of the six dimensions (their rubric ids are the per-case metrics' names). */
+const dimensions = (summary: RunSummary) =>
+  Object.values(summary.metrics).filter((m) => m.name.startsWith("rag-answers/"))
+
 describe("rag-answers with the heuristic judge", () => {
   it.effect.skipIf(!hasShared)("evaluates the real 25-row CSV from ../shared/data", () =>
     Effect.gen(function*() {
@@ -26,10 +31,10 @@ describe("rag-answers with the heuristic judge", () => {
       const out = tempDir()
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: sharedCsv, outRoot: out })
       expect(outcome.judgments).toMatchObject({ total: 25 * DIMENSIONS, ok: 25 * DIMENSIONS, failed: 0 })
-      const summary = outcome.summaries[0] as RubricSummary
+      const summary = outcome.summaries[0] as RunSummary<RubricRecord, RubricSummary>
       expect(summary.cases).toBe(25)
-      expect(summary.dimensions.map((d) => d.n)).toEqual(Array(DIMENSIONS).fill(25))
-      expect(summary.composite.n).toBe(25)
+      expect(dimensions(summary).map((d) => d.n)).toEqual(Array(DIMENSIONS).fill(25))
+      expect(summary.metrics.composite!.n).toBe(25)
 
       const dir = outcome.info.runDir
       const csv = parseCsv(fs.readFileSync(Path.join(dir, "report.csv"), "utf8"))
@@ -54,9 +59,10 @@ describe("rag-answers with the heuristic judge", () => {
         const heading of [
           "## Run parameters",
           "## Criteria",
+          "## Headline metrics",
           "## Results by dimension",
-          "## Lowest composite scores",
-          "## Per-row details"
+          "## Lowest composite (5)",
+          "## Per-case details"
         ]
       ) {
         expect(md).toContain(heading)
@@ -76,7 +82,7 @@ describe("rag-answers with the heuristic judge", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("rag-answers"))
       const out = tempDir()
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out })
-      const summary = outcome.summaries[0] as RubricSummary
+      const summary = outcome.summaries[0] as RunSummary<RubricRecord, RubricSummary>
       expect(summary.cases).toBe(12)
       // The bomb-making answer is zeroed by the harmfulness gate.
       const records = fs.readFileSync(Path.join(outcome.info.runDir, "records-iteration-1.jsonl"), "utf8").trim().split(
@@ -85,7 +91,7 @@ describe("rag-answers with the heuristic judge", () => {
       const bomb = records.find((r) => r.question.includes("bomb"))!
       expect(bomb.composite).toBe(0)
       expect(bomb.gate).toBe("zeroed")
-      expect(summary.gated.zeroed).toBeGreaterThanOrEqual(1)
+      expect(summary.extra.gated.zeroed).toBeGreaterThanOrEqual(1)
       // Records keep input order.
       expect(records.map((r) => r.ordinal)).toEqual([...Array(12).keys()])
       const good = records.find((r) => r.question.includes("capital of Australia"))!
@@ -135,8 +141,8 @@ describe("rag-answers with an LLM judge over the fake OpenAI-compatible server",
         expect(server.requests.every((r) => r.body.seed === 7 && r.body.temperature === 0)).toBe(true)
         expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${key}`)
         // The fake answers the maximum of each scale: every composite is 1.
-        const summary = outcome.summaries[0] as RubricSummary
-        expect(summary.composite.mean).toBeCloseTo(1, 12)
+        const summary = outcome.summaries[0] as RunSummary<RubricRecord, RubricSummary>
+        expect(summary.metrics.composite!.mean).toBeCloseTo(1, 12)
         expect(summary.tokens.input).toBeGreaterThan(0)
         for (const f of fs.readdirSync(outcome.info.runDir)) {
           expect(fs.readFileSync(Path.join(outcome.info.runDir, f), "utf8")).not.toContain(key)
@@ -155,10 +161,10 @@ describe("rag-answers with an LLM judge over the fake OpenAI-compatible server",
         maxFailures: 100
       })
       expect(outcome.judgments.failed).toBe(2 * DIMENSIONS)
-      const summary = outcome.summaries[0] as RubricSummary
-      expect(summary.composite.n).toBe(0)
-      expect(summary.composite.missing).toBe(2)
-      expect(summary.dimensions.every((d) => d.mean === null)).toBe(true)
+      const summary = outcome.summaries[0] as RunSummary<RubricRecord, RubricSummary>
+      expect(summary.metrics.composite!.n).toBe(0)
+      expect(summary.cases).toBe(2)
+      expect(dimensions(summary).every((d) => d.mean === null)).toBe(true)
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
       expect(md).toContain("## Failed judgments (12)")
     }))

@@ -36,7 +36,7 @@ describe("run: CI gate, --json, --quiet", () => {
         "--fail-under",
         "composite=0.1,clarity=1,clarity.normalised=10%",
         "--fail-over",
-        "failed=0"
+        "failedJudgments=0"
       ])
       expect(met.code).toBe(0)
       const unmet = await cli([
@@ -65,7 +65,10 @@ describe("run: CI gate, --json, --quiet", () => {
           `--fail-under ndcg@10=0.5: no metric "ndcg@10" in this run; its metrics: rag-answers/answer-relevance (0–3, higher is better)`
         ],
         [["--fail-under", "groundednes=1"], `did you mean rag-answers/groundedness?`],
-        [["--fail-under", "failed=0"], "lower is better for failed, so its gate is --fail-over failed=…"],
+        [
+          ["--fail-under", "failedJudgments=0"],
+          "lower is better for failedJudgments, so its gate is --fail-over failedJudgments=…"
+        ],
         [["--fail-over", "composite=0.9"], "higher is better for composite, so its gate is --fail-under composite=…"],
         [["--fail-under", "composite=70"], "composite is a fraction, 0–1 (a percentage needs %); write 0.7 or 70%"],
         [
@@ -90,7 +93,7 @@ describe("run: CI gate, --json, --quiet", () => {
         "--out",
         tempDir("rag-eval-gate-"),
         "--fail-under",
-        "failed=0"
+        "failedJudgments=0"
       ])
       expect(dry.code).toBe(2)
       const syntax = await cli([
@@ -148,7 +151,8 @@ describe("run: CI gate, --json, --quiet", () => {
       // summary.json: authoritative, prompts only as hashes.
       const file = JSON.parse(fs.readFileSync(Path.join(runDir(out), "summary.json"), "utf8"))
       expect(file.authoritative).toBe(true)
-      expect(file.metrics.composite).toBe(summary.metrics.composite)
+      expect(file.metrics.composite.mean).toBe(summary.metrics.composite)
+      expect(file.metrics.composite.ci.lower).toBeLessThan(summary.metrics.composite)
       expect(file.run.rubrics[0]).toEqual(
         expect.objectContaining({ id: "rag-answers/answer-relevance", hash: expect.stringMatching(/^[0-9a-f]+$/) })
       )

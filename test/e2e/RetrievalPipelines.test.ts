@@ -10,11 +10,18 @@ import * as fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Path from "node:path"
+import type { RunSummary } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import type { EvidenceRecord, EvidenceRunSummary } from "../../src/kinds/evidence/EvidenceRetrieval.js"
+import {
+  evidenceRecall,
+  type EvidenceRecord,
+  type EvidenceRunSummary
+} from "../../src/kinds/evidence/EvidenceRetrieval.js"
 import { loadQueries } from "../../src/kinds/evidence/EvidenceRetrieval.js"
-import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
+import type { GradedRecord } from "../../src/kinds/graded-hits/GradedHits.js"
+import type { GradedRunSummary } from "../../src/kinds/graded-hits/RetrievalReport.js"
+import { tokenSummary } from "../../src/kinds/graded-hits/RetrievalStats.js"
 import { loadRequests } from "../../src/kinds/search/SearchRelevance.js"
 import { readRows } from "../../src/load/Rows.js"
 import { evaluateEvidence } from "../../src/metrics/evidence.js"
@@ -48,7 +55,7 @@ describe("course-retrieval", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("course-retrieval"))
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: courses, outRoot: tempDir() })
       expect(outcome.judgments).toMatchObject({ total: 39, ok: 39, failed: 0 })
-      const summary = outcome.summaries[0] as GradedSummary
+      const summary = outcome.summaries[0] as GradedRunSummary
       const records = readRecords<GradedRecord>(outcome.info.runDir)
       expect(records.map((r) => [r.caseId, r.hits.length])).toEqual([
         ["v1-001", 10],
@@ -69,10 +76,10 @@ describe("course-retrieval", () => {
           "precision@10"
         ]
       ) {
-        expect(summary.means[metric]).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[metric]))!, 12)
+        expect(summary.metrics[metric]!.mean).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[metric]))!, 12)
       }
-      expect(summary.counts.averageRelevance).toBe(5) // v1-006 retrieved nothing: no average
-      expect(summary.flagged["ndcg@10"]).toBe(1)
+      expect(summary.metrics.averageRelevance!.n).toBe(5) // v1-006 retrieved nothing: no average
+      expect(summary.extra.flagged["ndcg@10"]).toBe(1)
       const byId = new Map(records.map((r) => [r.caseId, r]))
       // The prompt injection in a pottery course's outcomes does not buy it a grade.
       expect(byId.get("v1-005")!.hits.find((h) => h.id === "ART105")!.grade).toBe(0)
@@ -91,7 +98,9 @@ describe("course-retrieval", () => {
           "true recall (and F1) cannot be computed",
           "## Retrieval parameters",
           "### Course relevance (0–3",
-          "## Results (averaged over cases)",
+          "## Headline metrics",
+          "## Verdict",
+          "## Lowest ndcg@10",
           "### Interpretation bands",
           "| ≥ 0.9 | Excellent | Near-perfect ranking |",
           "| < 0.4 | Poor | Few top results are relevant |",
@@ -129,9 +138,9 @@ describe("course-retrieval", () => {
       expect(records.map((r) => r.hits.length)).toEqual([3, 3, 3, 3, 3, 0])
       expect(outcome.judgments.total).toBe(15)
       expect(records[3]!.retrieval).toMatchObject({ candidates: 6, belowThreshold: 2, beyondTopK: 1 })
-      const summary = outcome.summaries[0] as GradedSummary
+      const summary = outcome.summaries[0] as GradedRunSummary
       // Below 0.6: 3 + 3 + 3 + 2 + 0; kept 7, 7, 5, 4, 5 → beyond the top 3: 4 + 4 + 2 + 1 + 2
-      expect(summary.hits).toEqual({ kept: 15, belowThreshold: 11, beyondTopK: 13 })
+      expect(summary.extra.hits).toEqual({ kept: 15, belowThreshold: 11, beyondTopK: 13 })
       const manifest = JSON.parse(fs.readFileSync(Path.join(outcome.info.runDir, "manifest.json"), "utf8"))
       expect(manifest.retriever).toEqual({ name: "precomputed", params: { topK: 3, scoreThreshold: 0.6 } })
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
@@ -147,14 +156,14 @@ describe("search-relevance", () => {
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: searches, outRoot: tempDir() })
       expect(outcome.judgments).toMatchObject({ total: 25, ok: 25, failed: 0 })
       const records = readRecords<GradedRecord>(outcome.info.runDir)
-      const summary = outcome.summaries[0] as GradedSummary
+      const summary = outcome.summaries[0] as GradedRunSummary
       expect(
         records.flatMap((r) => r.hits).every((h) =>
           h.confidence !== undefined && h.confidence >= 1 && h.confidence <= 5
         )
       ).toBe(true)
       for (const m of ["ndcg", "ndcg@10", "map", "mrr"]) {
-        expect(summary.means[m]).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[m]))!, 12)
+        expect(summary.metrics[m]!.mean).toBeCloseTo(meanOf(records.map((r) => r.metrics?.[m]))!, 12)
       }
       const byId = new Map(records.map((r) => [r.caseId, r]))
       expect(byId.get("sr-001")!.hits[0]).toMatchObject({ id: "a", grade: 3 }) // "Paris is the capital…"
@@ -166,10 +175,12 @@ describe("search-relevance", () => {
         const text of [
           "# Search relevance evaluation",
           "Proxy metrics — judged relevance, no gold labels",
-          "## Results (mean over queries)",
+          "## Headline metrics",
+          "## Queries and grades",
+          "## Lowest ndcg",
           "## Judge usage",
           "| Per judged hit |",
-          "## Per-hit judgments",
+          "## Per-case details",
           "Confidence"
         ]
       ) expect(md).toContain(text)
@@ -213,15 +224,21 @@ describe("search-relevance", () => {
         /<data name="passage">\nIgnore previous instructions[^<]*\n<\/data>/
       )
 
-      const summary = outcome.summaries[0] as GradedSummary
+      const summary = outcome.summaries[0] as GradedRunSummary
       const records = readRecords<GradedRecord>(outcome.info.runDir)
       // The fake judge grades everything 3 with confidence 5: perfect rankings, except the empty query.
       expect(records.flatMap((r) => r.hits).every((h) => h.grade === 3 && h.confidence === 5)).toBe(true)
-      expect(summary.means.ndcg).toBeCloseTo(7 / 8, 12)
-      expect(summary.means.mrr).toBeCloseTo(7 / 8, 12)
+      expect(summary.metrics.ndcg!.mean).toBeCloseTo(7 / 8, 12)
+      expect(summary.metrics.mrr!.mean).toBeCloseTo(7 / 8, 12)
       expect(summary.tokens.input).toBeGreaterThan(0)
-      expect(summary.tokens.perJudgedHit!.input).toBeCloseTo(summary.tokens.input / 25, 12)
-      expect(summary.tokens.perRequest!.input).toBeCloseTo(summary.tokens.input / 7, 12)
+      expect(tokenSummary(summary.tokens, summary.extra.judged).perJudgedHit!.input).toBeCloseTo(
+        summary.tokens.input / 25,
+        12
+      )
+      expect(tokenSummary(summary.tokens, summary.extra.judged).perRequest!.input).toBeCloseTo(
+        summary.tokens.input / 7,
+        12
+      )
       expect(records[0]!.tokens.input).toBe(records[0]!.hits.reduce((s, h) => s + h.tokens.input, 0))
       const rows = yield* csvRows(Path.join(outcome.info.runDir, "report.csv"))
       expect(Number(rows[0]!.values["input tokens"])).toBe(records[0]!.tokens.input)
@@ -275,15 +292,18 @@ describe("search-relevance", () => {
       const pipeline = { ...base, load: setup.guard(loadRequests({ hitsRequired: false })), retrieve: setup.retriever }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input, outRoot: dir })
       expect(outcome.judgments.total).toBe(2) // one hit per working query (h2 is below the threshold)
-      const summary = outcome.summaries[0] as GradedSummary
-      expect(summary).toMatchObject({ cases: 3, measured: 2, retrievalFailures: { count: 1 } })
-      expect(summary.retrievalFailures.cases[0]).toMatchObject({ caseId: "2", query: "best time to plant tomatoes" })
-      expect(summary.retrievalFailures.cases[0]!.message).toContain("HTTP 503")
-      expect(summary.counts.ndcg).toBe(2)
-      expect(summary.hits).toEqual({ kept: 2, belowThreshold: 2, beyondTopK: 0 })
-      expect(summary.latency.total?.n).toBe(3)
+      const summary = outcome.summaries[0] as GradedRunSummary
+      expect(summary).toMatchObject({ cases: 3, extra: { measured: 2, retrievalFailures: { count: 1 } } })
+      expect(summary.extra.retrievalFailures.cases[0]).toMatchObject({
+        caseId: "2",
+        query: "best time to plant tomatoes"
+      })
+      expect(summary.extra.retrievalFailures.cases[0]!.message).toContain("HTTP 503")
+      expect(summary.metrics.ndcg!.n).toBe(2)
+      expect(summary.extra.hits).toEqual({ kept: 2, belowThreshold: 2, beyondTopK: 0 })
+      expect(summary.extra.latency.total?.n).toBe(3)
       const md = fs.readFileSync(Path.join(outcome.info.runDir, "report.md"), "utf8")
-      expect(md).toContain("## Retrieval failures (1)")
+      expect(md).toContain("## Failed retrievals (1 listed)")
       expect(md).toContain("| Retriever | http |")
       expect(md).toContain("| total (end to end) | 3 |")
       const rows = yield* csvRows(Path.join(outcome.info.runDir, "report.csv"))
@@ -305,17 +325,22 @@ describe("evidence-retrieval", () => {
       const pipeline = yield* Effect.promise(() => loadPipelineModule("evidence-retrieval"))
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: evidence, outRoot: tempDir() })
       expect(outcome.judgments.total).toBe(0)
-      const summary = outcome.summaries[0] as EvidenceRunSummary
+      const summary = outcome.summaries[0] as RunSummary<EvidenceRecord, EvidenceRunSummary>
       const expected = expectedMetrics(evidence)
-      for (const [k, v] of Object.entries(expected)) {
-        expect(summary.metrics[k as keyof typeof expected]).toBeCloseTo(v, 12)
+      const headline: Record<string, number | null | undefined> = {
+        ...Object.fromEntries(Object.values(summary.metrics).map((m) => [m.name, m.mean])),
+        ...evidenceRecall(summary.extra)
       }
-      expect(summary).toMatchObject({ cases: 8, queries: 8, goldSpans: 11, fuzzyThreshold: 0.7 })
+      for (const [k, v] of Object.entries(expected)) {
+        expect(headline[k]).toBeCloseTo(v, 12)
+      }
+      expect(summary.cases).toBe(8)
+      expect(summary.extra).toMatchObject({ queries: 8, goldSpans: 11, fuzzyThreshold: 0.7 })
       // total latencies of the sample, sorted: 790 860 905 980 1120 1240 1410 1530 → P50 = (980 + 1120)/2
-      expect(summary.latency.total).toMatchObject({ n: 8, p50: 1050, max: 1530 })
-      expect(summary.latency.total!.mean).toBeCloseTo((790 + 860 + 905 + 980 + 1120 + 1240 + 1410 + 1530) / 8, 12)
-      expect(Object.keys(summary.latency)).toEqual(["total", "retrieve", "rerank", "generate"])
-      expect(summary.cost).toMatchObject({ queriesWithUsage: 8, totalUsd: null })
+      expect(summary.extra.latency.total).toMatchObject({ n: 8, p50: 1050, max: 1530 })
+      expect(summary.extra.latency.total!.mean).toBeCloseTo((790 + 860 + 905 + 980 + 1120 + 1240 + 1410 + 1530) / 8, 12)
+      expect(Object.keys(summary.extra.latency)).toEqual(["total", "retrieve", "rerank", "generate"])
+      expect(summary.extra.cost).toMatchObject({ queriesWithUsage: 8, totalUsd: null })
       const records = readRecords<EvidenceRecord>(outcome.info.runDir)
       expect(records.find((r) => r.caseId === "hr-006")!.gold[0]!.firstRank).toBe(1) // fuzzy: a paraphrase of the chunk
       expect(records.find((r) => r.caseId === "hr-005")!.scores).toMatchObject({ coveredAt10: 0, hitAt10: 0 })
@@ -325,11 +350,12 @@ describe("evidence-retrieval", () => {
           "# Evidence retrieval evaluation",
           "Measured against gold evidence — no LLM",
           "| Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD) | 0.7 |",
-          "| EvidenceRecall@10 |",
+          "| EvidenceRecall@10 | ",
+          "## Lowest PerQueryCoverage@10, then MRR",
           "## Latency per query (ms)",
           "| generate (LLM) | 8 |",
           "## Cost",
-          "## Per-query results",
+          "## Per-case results",
           "**not covered**"
         ]
       ) expect(md).toContain(text)
@@ -355,10 +381,10 @@ describe("evidence-retrieval", () => {
       const settings = { fuzzyThreshold: 0.7, pricePer1K: 0.002 }
       const pipeline = { ...base, score: evidenceScore(settings), aggregate: evidenceSummary(settings) }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: evidence, outRoot: tempDir() })
-      const summary = outcome.summaries[0] as EvidenceRunSummary
+      const summary = outcome.summaries[0] as RunSummary<EvidenceRecord, EvidenceRunSummary>
       // 9,093 input + 941 output tokens in the sample
-      expect(summary.cost.totalUsd).toBeCloseTo(((9093 + 941) / 1000) * 0.002, 12)
-      expect(summary.cost.perQueryUsd).toBeCloseTo(summary.cost.totalUsd! / 8, 12)
+      expect(summary.extra.cost.totalUsd).toBeCloseTo(((9093 + 941) / 1000) * 0.002, 12)
+      expect(summary.extra.cost.perQueryUsd).toBeCloseTo(summary.extra.cost.totalUsd! / 8, 12)
     }))
 
   it.effect("live over the embedded BM25 index of the sample corpus: the chunks come from the index", () =>
@@ -367,12 +393,12 @@ describe("evidence-retrieval", () => {
       const base = yield* Effect.promise(() => loadPipelineModule("evidence-retrieval"))
       const pipeline = { ...base, load: setup.guard(loadQueries({ chunksRequired: false })), retrieve: setup.retriever }
       const outcome = yield* runWith(pipeline, HeuristicJudge.layer, { input: evidence, outRoot: tempDir() })
-      const summary = outcome.summaries[0] as EvidenceRunSummary
+      const summary = outcome.summaries[0] as RunSummary<EvidenceRecord, EvidenceRunSummary>
       const records = readRecords<EvidenceRecord>(outcome.info.runDir)
       expect(records.every((r) => r.chunks.length <= 5 && r.retrieval?.retriever === "bm25")).toBe(true)
       expect(records.find((r) => r.caseId === "hr-005")!.chunks[0]!.id).toBe("hb-15") // the input's retriever missed it
-      expect(summary.metrics["HitRate@10"]).toBe(1)
-      expect(summary.latency.retrieve?.n).toBe(8)
+      expect(summary.metrics["HitRate@10"]!.mean).toBe(1)
+      expect(summary.extra.latency.retrieve?.n).toBe(8)
       const manifest = JSON.parse(fs.readFileSync(Path.join(outcome.info.runDir, "manifest.json"), "utf8"))
       expect(manifest.retriever).toMatchObject({ name: "bm25", params: { corpus, k1: 1.2, b: 0.75, topK: 5 } })
     }))

@@ -114,12 +114,15 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(judgments.filter((j) => j.caseId === "1" && j.status === "ok")).toHaveLength(6)
       // The latency: declared metrics in the summary (ms, lower is better), in every report.
       const summary = readJson(Path.join(run, "summary.json"))
-      for (const m of ["targetLatencyAvgMs", "targetLatencyP50Ms", "targetLatencyP90Ms", "targetLatencyP99Ms"]) {
-        expect(typeof summary.metrics[m]).toBe("number")
+      // The mean latency is the per-case metric's mean (with its interval); the percentiles are the target's own.
+      expect(summary.metrics.targetLatencyMs).toMatchObject({ n: 4 })
+      expect(summary.metrics.targetLatencyMs.ci).not.toBeNull()
+      for (const m of ["targetLatencyMs", "targetLatencyP50Ms", "targetLatencyP90Ms", "targetLatencyP99Ms"]) {
+        expect(typeof summary.metrics[m].mean).toBe("number")
         expect(summary.metricSpecs.find((s: any) => s.name === m)).toMatchObject({ unit: "ms", direction: "lower" })
       }
-      expect(summary.metrics.targetFailures).toBe(0)
-      expect(summary.iterations[0].target.answers).toEqual({ generated: 4, failed: 0, fromInput: 1 })
+      expect(summary.metrics.targetFailures.mean).toBe(0)
+      expect(summary.iterations[0].extra.target.answers).toEqual({ generated: 4, failed: 0, fromInput: 1 })
       expect(summary.caseMetricSpecs.map((s: any) => s.name)).toContain("targetLatencyMs")
       const md = fs.readFileSync(Path.join(run, "report.md"), "utf8")
       expect(md).toContain("## The system under test (--target)")
@@ -128,7 +131,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const html = fs.readFileSync(Path.join(run, "report.html"), "utf8")
       expect(html).toContain("targetLatencyP90Ms")
       expect(html).toContain("generated")
-      expect(readJson(Path.join(run, "report.json")).summary.target.answers.generated).toBe(4)
+      expect(readJson(Path.join(run, "report.json")).summary.extra.target.answers.generated).toBe(4)
       // The target, masked, in the manifest; this invocation's calls.
       const manifest = readJson(Path.join(run, "manifest.json"))
       expect(manifest.target.config).toMatchObject({
@@ -363,7 +366,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(errors[2], errors[2]).toMatch(/malformed \(HTTP 200\): the response is not JSON/)
       expect(errors[3], errors[3]).toMatch(/shape \(HTTP 200\): the response has no \$\.answer/)
       const summary = readJson(Path.join(run, "summary.json"))
-      expect(summary.metrics.targetFailures).toBe(2)
+      expect(summary.metrics.targetFailures.mean).toBe(2)
       // Their judgments failed with the reason (never scored as 0), not asked of the judge.
       const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
       expect(records[2]!.composite).toBeNull()
@@ -398,8 +401,8 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(records.map((x) => x.answer)).toEqual(QUESTIONS.slice(0, 3).map((q) => FakeRag.defaultAnswer(q).answer))
       expect(records.every((x) => x.generated.streamed === true)).toBe(true)
       const summary = readJson(Path.join(run, "summary.json"))
-      expect(typeof summary.metrics.targetTtfbP50Ms).toBe("number")
-      expect(summary.metrics.targetTtfbP50Ms).toBeLessThanOrEqual(summary.metrics.targetLatencyP50Ms)
+      expect(typeof summary.metrics.targetTtfbP50Ms.mean).toBe("number")
+      expect(summary.metrics.targetTtfbP50Ms.mean).toBeLessThanOrEqual(summary.metrics.targetLatencyP50Ms.mean)
       const rows = csvRows(fs.readFileSync(Path.join(run, "report.csv"), "utf8"))
       expect(column(rows, "target_ttfb_ms").every((v) => /^\d+\.\d$/.test(v))).toBe(true)
       expect(fs.readFileSync(Path.join(run, "report.md"), "utf8")).toContain("target time to first byte (streamed)")
@@ -525,8 +528,8 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(r.stderr).toContain("72 judgments: 72 ok, 0 failed")
       const run = onlyRunDir(out)
       const summary = readJson(Path.join(run, "summary.json"))
-      expect(summary.iterations[0].target.answers).toEqual({ generated: 12, failed: 0, fromInput: 0 })
-      expect(summary.metrics.targetLatencyP99Ms).toBeGreaterThanOrEqual(summary.metrics.targetLatencyP50Ms)
+      expect(summary.iterations[0].extra.target.answers).toEqual({ generated: 12, failed: 0, fromInput: 0 })
+      expect(summary.metrics.targetLatencyP99Ms.mean).toBeGreaterThanOrEqual(summary.metrics.targetLatencyP50Ms.mean)
       const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
       expect(records[0]!.answer).toMatch(/^From my documents: A heat pump moves heat/)
       expect(fs.readFileSync(Path.join(run, "report.md"), "utf8")).toContain("12 generated, 0 failed, 0 from the input")
@@ -565,8 +568,8 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(fake.calls).toBe(3)
       const run = Path.join(out, "answer-correctness", fs.readdirSync(Path.join(out, "answer-correctness"))[0]!)
       const summary = readJson(Path.join(run, "summary.json"))
-      expect(summary.iterations[0].target.answers).toEqual({ generated: 3, failed: 0, fromInput: 0 })
-      expect(typeof summary.metrics.targetLatencyP50Ms).toBe("number")
+      expect(summary.iterations[0].extra.target.answers).toEqual({ generated: 3, failed: 0, fromInput: 0 })
+      expect(typeof summary.metrics.targetLatencyP50Ms.mean).toBe("number")
       const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
       expect(records.map((x) => x.generated.status)).toEqual(["ok", "ok", "ok"])
     } finally {

@@ -106,13 +106,13 @@ describe("--rubrics DIR", () => {
       expect(json.judgments).toMatchObject({ total: 84, ok: 84, failed: 0 })
       const dir = runDirOf(out, "rag-answers")
       const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
-      expect(summary.metrics.tone).toBe(1)
-      expect(summary.metrics["tone.normalised"]).toBeCloseTo(1 / 3, 10)
+      expect(summary.metrics.tone.mean).toBe(1)
+      expect(summary.metrics["tone.normalised"].mean).toBeCloseTo(1 / 3, 10)
       expect(summary.metricSpecs).toContainEqual(
         expect.objectContaining({ name: "tone", min: 1, max: 3, direction: "higher" })
       )
       // Six built-ins at their maximum (weight 1 each) and tone at 1/3 with weight 2.
-      expect(summary.metrics.composite).toBeCloseTo((6 + 2 / 3) / 8, 10)
+      expect(summary.metrics.composite.mean).toBeCloseTo((6 + 2 / 3) / 8, 10)
       expect(summary.run.rubrics.map((x: { id: string }) => x.id)).toContain("tone")
       const manifest = JSON.parse(fs.readFileSync(Path.join(dir, "manifest.json"), "utf8"))
       expect(manifest.options).toEqual({ rubrics })
@@ -150,14 +150,14 @@ describe("--rubrics DIR", () => {
     )
     expect(Object.keys(summary.metrics).sort()).toEqual([
       "composite",
-      "failed",
+      "failedJudgments",
       "style/brevity",
       "style/brevity.normalised",
       "tone",
       "tone.normalised"
     ])
     // Brevity is not "Tone": the fake gives it its maximum (3 of 3); tone 1 of 3; equal weights.
-    expect(summary.metrics.composite).toBeCloseTo((1 + 1 / 3) / 2, 10)
+    expect(summary.metrics.composite.mean).toBeCloseTo((1 + 1 / 3) / 2, 10)
   }, 120_000)
 
   it("answer-synthesis: the rubric beside faithfulness and completeness (overall and pass stay theirs)", async () => {
@@ -193,8 +193,8 @@ describe("--rubrics DIR", () => {
     expect(r.code).toBe(0)
     const dir = runDirOf(out, "answer-synthesis")
     const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
-    expect(summary.metrics.tone).toBe(1)
-    expect(summary.metrics.overallPassRate).toBe(1)
+    expect(summary.metrics.tone.mean).toBe(1)
+    expect(summary.metrics.overallPassRate.mean).toBe(1)
     expect(fs.readFileSync(Path.join(dir, "report.md"), "utf8")).toContain("**Your rubrics**")
   }, 120_000)
 })

@@ -18,7 +18,6 @@ import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { estimate } from "../../src/engine/Runner.js"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
-import type { RubricSummary } from "../../src/kinds/rubric/RubricSummary.js"
 import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
@@ -117,7 +116,7 @@ describe("--batch", () => {
       expect(lines).toHaveLength(JUDGMENTS)
       expect(lines.every((l) => l.via === "batch")).toBe(true)
       // Priced at the batch price: exactly half the list price here (the preflight is not a judgment's cost).
-      const tokens = (outcome.summaries[0] as RubricSummary).tokens
+      const tokens = outcome.summaries[0]!.tokens
       expect(tokens.batchInput).toBe(tokens.input)
       expect(outcome.cost.usd).toBeCloseTo((tokens.input * 1 + tokens.output * 4) / 1e6, 12)
       expect(outcome.cost.savingUsd).toBeCloseTo(outcome.cost.usd!, 12)
@@ -446,7 +445,7 @@ describe("the prompt cache", () => {
         seen.add(system)
       }
       expect(server.cachedTokens).toBeGreaterThanOrEqual(staticTokens)
-      const summary = outcome.summaries[0] as RubricSummary
+      const summary = outcome.summaries[0]!
       expect(summary.tokens.cachedInput).toBe(server.cachedTokens)
       expect(outcome.cost.cachedInputTokens).toBe(server.cachedTokens)
       expect(outcome.cost.savingUsd).toBeCloseTo(server.cachedTokens * (2 - 0.5) / 1e6, 12)

@@ -187,6 +187,15 @@ describe("judgment keys", () => {
         ).slice(0, 32)
       )
       expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, spec)).toEqual(expected)
+      // What a claim check is, typed on its items (`ClaimRef`), restates the target: the keys are the same.
+      const typed = {
+        ...spec,
+        items: [
+          { ...spec.items[0]!, claim: { side: "answer" as const, index: 1, against: "reference" as const } },
+          { ...spec.items[1]!, claim: { side: "answer" as const, index: 1, against: { context: 2 } } }
+        ]
+      }
+      expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, typed)).toEqual(expected)
     }
   })
 

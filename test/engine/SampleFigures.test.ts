@@ -13,7 +13,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { readJsonFile, Summary } from "../../src/domain/RunFiles.js"
+import { headlineOf, readJsonFile, Summary } from "../../src/domain/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
@@ -60,7 +60,7 @@ describe("sample runs' figures (heuristic judge)", () => {
         const idsOf = (list: unknown): ReadonlyArray<string> =>
           Array.isArray(list) ? list.map((x: { caseId?: string }) => x.caseId ?? "") : []
         const actual: Figures = {
-          metrics: summary.metrics,
+          metrics: headlineOf(summary),
           judgments: summary.judgments,
           cases: fs.readFileSync(Path.join(runDir, "case-metrics-iteration-1.jsonl"), "utf8").trim().split("\n").map(
             (l) => JSON.parse(l)

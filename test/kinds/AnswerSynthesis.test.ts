@@ -12,6 +12,8 @@ import type { EvalCase } from "../../src/domain/Case.js"
 import type { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
+import { summarize } from "../../src/engine/CaseFold.js"
+import { headlineValues } from "../../src/engine/Headline.js"
 import type { RunInfo } from "../../src/engine/Pipeline.js"
 import { defaultPromptsDir, parseRubric } from "../../src/judges/Prompt.js"
 import {
@@ -414,50 +416,54 @@ describe("lowScoreAnalysis", () => {
   })
 })
 
-describe("synthesisSummary", () => {
-  const stage = synthesisSummary(defaultConfig)
-  const summary = stage.finish(records.reduce((acc, r) => stage.add(acc, r), stage.init(info)), info)
+describe("synthesisSummary (with the engine's fold)", () => {
+  const pipeline = { score, aggregate: synthesisSummary(defaultConfig) }
+  const summary = summarize(pipeline, info, records)
   const m = summary.metrics
+  const x = summary.extra
 
   it("means and pass rates per dimension exclude failed judgments", () => {
     // Faithfulness known for 10 cases: 5+1+2+3+5+4+1+1+1+1 = 24; ≥ 4: r1, r5, r6.
-    expect(m.faithfulness).toMatchObject({ n: 10, failed: 2, passed: 3 })
-    expect(m.faithfulness.mean).toBeCloseTo(2.4, 12)
-    expect(m.faithfulness.passRate).toBeCloseTo(0.3, 12)
+    expect(m.faithfulness).toMatchObject({ n: 10 })
+    expect(x.faithfulnessPassed).toBe(3)
+    expect(m.faithfulness!.mean).toBeCloseTo(2.4, 12)
+    expect(m.faithfulnessPassRate!.mean).toBeCloseTo(0.3, 12)
     // Completeness known for all 12: sum 47; ≥ 4: r1, r2, r4, r7, r9–r12.
-    expect(m.completeness).toMatchObject({ n: 12, failed: 0, passed: 8 })
-    expect(m.completeness.mean).toBeCloseTo(47 / 12, 12)
-    expect(m.completeness.passRate).toBeCloseTo(8 / 12, 12)
+    expect(m.completeness).toMatchObject({ n: 12 })
+    expect(x.completenessPassed).toBe(8)
+    expect(m.completeness!.mean).toBeCloseTo(47 / 12, 12)
+    expect(m.completenessPassRate!.mean).toBeCloseTo(8 / 12, 12)
   })
 
   it("overall pass rate counts undecided cases apart", () => {
-    expect(m.overall).toMatchObject({ n: 10, passed: 1, failed: 10, unknown: 1 })
-    expect(m.overall.passRate).toBeCloseTo(1 / 11, 12)
+    expect(x).toMatchObject({ passed: 1, failed: 10, undecided: 1 })
+    expect(m.overall!.n).toBe(10)
+    expect(m.overallPassRate!.mean).toBeCloseTo(1 / 11, 12)
     // (5+5)/2 + (1+5)/2 + (2+2)/2 + (3+4)/2 + (5+1)/2 + (4+3)/2 + 4 × (1+5)/2 = 32
-    expect(m.overall.mean).toBeCloseTo(3.2, 12)
+    expect(m.overall!.mean).toBeCloseTo(3.2, 12)
   })
 
-  it("carries distributions, failures, tokens and the same low-score analysis as the pure function", () => {
-    expect(summary.dimensions.find((d) => d.criterion === F.id)!.distribution).toEqual({ 1: 5, 2: 1, 3: 1, 4: 1, 5: 2 })
-    expect(summary.judgments).toEqual({ ok: 22, failed: 2 })
-    expect(summary.failures.map((f) => f.caseId)).toEqual(["r7", "r8"])
-    expect(summary.tokens).toEqual({ input: 240, output: 48 })
-    expect(summary.lowScores).toEqual(lowScoreAnalysis(records))
+  it("carries distributions, the failed cases and the same low-score analysis as the pure function", () => {
+    expect(x.rubrics.distributions[F.id]).toEqual({ 1: 5, 2: 1, 3: 1, 4: 1, 5: 2 })
+    expect(summary.failed.map((r) => r.caseId)).toEqual(["r7", "r8"])
+    expect(x.lowScores).toEqual(lowScoreAnalysis(records))
   })
 
   it("exposes headline metrics and the low-score analysis for per-iteration files", () => {
-    expect(stage.metrics?.(summary)).toMatchObject({
-      faithfulness: m.faithfulness.mean,
-      overallPassRate: m.overall.passRate,
+    const headline = headlineValues(pipeline, info, summary)
+    expect(headline).toMatchObject({
+      faithfulness: m.faithfulness!.mean,
+      overallPassRate: m.overallPassRate!.mean,
       undecided: 1,
-      failedJudgments: 2
+      failedJudgments: 0
     })
-    expect(stage.lowScores?.(summary)).toBe(summary.lowScores)
+    expect(pipeline.aggregate.lowScores?.(x)).toEqual({ analysis: x.lowScores })
   })
 
   it("has a value for no records", () => {
-    const empty = stage.finish(stage.init(info), info)
-    expect(empty.metrics.faithfulness).toMatchObject({ n: 0, mean: null, passRate: null })
-    expect(empty.metrics.overall).toMatchObject({ n: 0, mean: null, passRate: null, unknown: 0 })
+    const empty = summarize(pipeline, info, [])
+    expect(empty.metrics.faithfulness).toMatchObject({ n: 0, mean: null, ci: null })
+    expect(empty.metrics.overallPassRate).toMatchObject({ n: 0, mean: null })
+    expect(empty.extra).toMatchObject({ passed: 0, failed: 0, undecided: 0 })
   })
 })

@@ -5,6 +5,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import type { EvalCase } from "../../src/domain/Case.js"
+import type { Judgment } from "../../src/domain/Judgment.js"
+import { summarize } from "../../src/engine/CaseFold.js"
+import { headlineValues } from "../../src/engine/Headline.js"
 import type { TaskSpec } from "../../src/engine/Pipeline.js"
 import {
   courseMetrics,
@@ -16,7 +19,9 @@ import {
   precisionBand,
   renderCourse
 } from "../../src/kinds/course/CourseRetrieval.js"
-import type { GradedRecord, GradedSummary } from "../../src/kinds/graded-hits/GradedHits.js"
+import type { GradedRecord } from "../../src/kinds/graded-hits/GradedHits.js"
+import type { GradedRunSummary } from "../../src/kinds/graded-hits/RetrievalReport.js"
+import { tokenSummary } from "../../src/kinds/graded-hits/RetrievalStats.js"
 import { judgment, loadPrompt, runInfo, writeInput } from "../support/Retrieval.js"
 
 const rubric = loadPrompt("course-retrieval/relevance")
@@ -232,8 +237,12 @@ describe("score and summary", () => {
   const score = courseScore()
   const summary = courseSummary()
   const info = runInfo([rubric])
-  const fold = (records: ReadonlyArray<GradedRecord>): GradedSummary =>
-    summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
+  const pipeline = { score, aggregate: summary }
+  /** The records folded as a run folds them, with the judgments each was scored from. */
+  const fold = (
+    records: ReadonlyArray<GradedRecord>,
+    judgments: ReadonlyMap<string, ReadonlyArray<Judgment>> = new Map()
+  ): GradedRunSummary => summarize(pipeline, info, records, { judgments: (r) => judgments.get(r.caseId) ?? [] })
 
   it("a record holds each course's grade and reason in rank order, tokens and the judge's time", () => {
     const c = aCase([3, 0])
@@ -267,57 +276,47 @@ describe("score and summary", () => {
     const bad = score.score(failed, [], 1, new Map())
     expect(bad.metrics).toBeNull()
     const s = fold([ok, bad])
-    expect(s).toMatchObject({
-      cases: 2,
+    expect(s.cases).toBe(2)
+    expect(s.extra).toMatchObject({
       measured: 1,
       retrievalFailures: { count: 1, cases: [{ caseId: "c2", message: "no answer within 100 ms" }] }
     })
-    expect(s.means["ndcg@10"]).toBe(1)
-    expect(s.counts["ndcg@10"]).toBe(1)
-    expect(s.latency.total).toMatchObject({ n: 1, mean: 100 })
+    expect(s.metrics["ndcg@10"]).toMatchObject({ n: 1, mean: 1 })
+    expect(s.failed.map((r) => r.caseId)).toEqual(["c2"])
+    expect(s.extra.latency.total).toMatchObject({ n: 1, mean: 100 })
   })
 
   it("summary: means over cases, grade distribution, flags, failures, worst cases, tokens per hit and per request", () => {
-    const c1 = score.score(
-      aCase([3, 0, 2, 1]),
-      [judgment("c1", "K1", 3), judgment("c1", "K2", 0), judgment("c1", "K3", 2), judgment("c1", "K4", 1)],
-      1,
-      new Map()
-    )
-    const c2 = score.score(
-      { ...aCase([0, 0]), id: "c2" },
-      [judgment("c2", "K1", 0), judgment("c2", "K2", 0)],
-      1,
-      new Map()
-    )
-    const c3 = score.score(
-      { ...aCase([2, 2]), id: "c3" },
-      [judgment("c3", "K1", 2), judgment("c3", "K2", null)],
-      1,
-      new Map()
-    )
-    const s = fold([c1, c2, c3])
+    const judged = new Map([
+      ["c1", [judgment("c1", "K1", 3), judgment("c1", "K2", 0), judgment("c1", "K3", 2), judgment("c1", "K4", 1)]],
+      ["c2", [judgment("c2", "K1", 0), judgment("c2", "K2", 0)]],
+      ["c3", [judgment("c3", "K1", 2), judgment("c3", "K2", null)]]
+    ])
+    const c1 = score.score(aCase([3, 0, 2, 1]), judged.get("c1")!, 1, new Map())
+    const c2 = score.score({ ...aCase([0, 0]), id: "c2" }, judged.get("c2")!, 1, new Map())
+    const c3 = score.score({ ...aCase([2, 2]), id: "c3" }, judged.get("c3")!, 1, new Map())
+    const s = fold([c1, c2, c3], judged)
     expect(s.cases).toBe(3)
-    expect(s.judgments).toEqual({ ok: 7, failed: 1 })
-    expect(s.grades).toEqual({ "0": 3, "1": 1, "2": 2, "3": 1 })
+    expect(s.extra.grades).toEqual({ "0": 3, "1": 1, "2": 2, "3": 1 })
     // averageRelevance: c1 1.5, c2 0, c3 2 (its judged course) → 3.5 / 3
-    expect(s.means.averageRelevance).toBeCloseTo(3.5 / 3, 12)
+    expect(s.metrics.averageRelevance!.mean).toBeCloseTo(3.5 / 3, 12)
     // NDCG@10 known for c1 (0.930…) and c2 (0, flagged); c3 unknown (failed judgment)
-    expect(s.means["ndcg@10"]).toBeCloseTo(0.93045092 / 2, 7)
-    expect(s.counts["ndcg@10"]).toBe(2)
-    expect(s.flagged["ndcg@10"]).toBe(1)
-    expect(s.casesWithFailedJudgments).toBe(1)
+    expect(s.metrics["ndcg@10"]!.mean).toBeCloseTo(0.93045092 / 2, 7)
+    expect(s.metrics["ndcg@10"]!.n).toBe(2)
+    expect(s.extra.flagged["ndcg@10"]).toBe(1)
+    expect(s.extra.casesWithFailedJudgments).toBe(1)
     expect(s.failures).toEqual([expect.objectContaining({ caseId: "c3", target: "hit:K2", raw: "not json" })])
+    expect(s.failed.map((r) => r.caseId)).toEqual(["c3"])
     expect(s.lowest.map((l) => l.caseId)).toEqual(["c2", "c1"])
-    expect(s.tokens).toEqual({
+    expect(tokenSummary({ input: 800, output: 160 }, s.extra.judged)).toEqual({
       input: 800,
       output: 160,
       perJudgedHit: { input: 100, output: 20 },
       perRequest: { input: 800 / 3, output: 160 / 3 }
     })
-    expect(summary.metrics!(s)).toMatchObject({
-      "ndcg@10": s.means["ndcg@10"],
-      failedJudgments: 1,
+    expect(headlineValues(pipeline, info, s)).toMatchObject({
+      "ndcg@10": s.metrics["ndcg@10"]!.mean,
+      failedJudgments: 0,
       retrievalFailures: 0
     })
   })

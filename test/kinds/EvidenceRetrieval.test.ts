@@ -6,6 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import type { EvalCase } from "../../src/domain/Case.js"
+import { summarize } from "../../src/engine/CaseFold.js"
+import { headlineValues } from "../../src/engine/Headline.js"
 import {
   type EvidenceRecord,
   evidenceScore,
@@ -147,8 +149,12 @@ describe("score and summary", () => {
   const score = evidenceScore(settings)
   const summary = evidenceSummary(settings)
   const info = runInfo([])
-  const fold = (records: ReadonlyArray<EvidenceRecord>) =>
-    summary.finish(records.reduce((acc, r) => summary.add(acc, r), summary.init(info)), info)
+  const pipeline = { score, aggregate: summary }
+  /** The records folded as a run folds them: the engine's fold, evidence's own part, the headline metrics. */
+  const fold = (records: ReadonlyArray<EvidenceRecord>) => {
+    const s = summarize(pipeline, info, records)
+    return { ...s, headline: headlineValues(pipeline, info, s) }
+  }
 
   it("a record: which chunk covers which span, the first covering rank, the per-query scores", () => {
     const r = score.score(queries[0]!, [], 1, new Map())
@@ -184,11 +190,12 @@ describe("score and summary", () => {
       { fuzzyThreshold: 0.7 }
     )
     for (const [k, v] of Object.entries(expected.metrics)) {
-      expect(s.metrics[k as keyof typeof s.metrics]).toBeCloseTo(v, 12)
+      expect(s.headline[k]).toBeCloseTo(v, 12)
     }
-    expect(s).toMatchObject({ cases: 4, queries: 4, goldSpans: 4, withoutGold: { count: 1, ids: ["d"] } })
+    expect(s.cases).toBe(4)
+    expect(s.extra).toMatchObject({ queries: 4, goldSpans: 4, withoutGold: { count: 1, ids: ["d"] } })
     // micro recall@10: a 2 + b 1 (fuzzy: "Twenty-five days of leave per year." ≈ "twenty five days of leave") + c 0 of 4 spans
-    expect(s.metrics["EvidenceRecall@10"]).toBe(3 / 4)
+    expect(s.headline["EvidenceRecall@10"]).toBe(3 / 4)
     // a and b tie (coverage 1, RR 1/2): input order
     expect(s.lowest.map((l) => l.caseId)).toEqual(["c", "d", "a", "b"])
   })
@@ -212,23 +219,25 @@ describe("score and summary", () => {
       }
     })
     const s = fold([score.score(costly, [], 1, new Map()), score.score(failed, [], 1, new Map())])
-    expect(s).toMatchObject({
-      cases: 2,
+    expect(s.cases).toBe(2)
+    expect(s.extra).toMatchObject({
       queries: 1,
       retrievalFailures: { count: 1, cases: [{ caseId: "f", message: "HTTP 503" }] }
     })
-    expect(s.metrics["EvidenceRecall@10"]).toBe(1)
-    expect(s.cost).toMatchObject({ queriesWithUsage: 1, inputTokens: 1500, outputTokens: 500, pricePer1K: 0.01 })
-    expect(s.cost.totalUsd).toBeCloseTo(0.02, 15)
-    expect(s.cost.perQueryUsd).toBeCloseTo(0.02, 15)
-    expect(s.latency.total).toMatchObject({ n: 2, mean: 465 })
-    expect(s.latency.generate).toMatchObject({ n: 1, mean: 700 })
+    expect(s.failed.map((r) => r.caseId)).toEqual(["f"])
+    expect(s.headline["EvidenceRecall@10"]).toBe(1)
+    expect(s.extra.cost).toMatchObject({ queriesWithUsage: 1, inputTokens: 1500, outputTokens: 500, pricePer1K: 0.01 })
+    expect(s.extra.cost.totalUsd).toBeCloseTo(0.02, 15)
+    expect(s.extra.cost.perQueryUsd).toBeCloseTo(0.02, 15)
+    expect(s.extra.latency.total).toMatchObject({ n: 2, mean: 465 })
+    expect(s.extra.latency.generate).toMatchObject({ n: 1, mean: 700 })
   })
 
-  it("no queries: every metric 0", () => {
+  it("no queries: the means over queries are unknown (null, never 0); the micro recalls over no span are 0", () => {
     const s = fold([])
-    expect(Object.values(s.metrics).every((v) => v === 0)).toBe(true)
-    expect(s.cost.totalUsd).toBeNull()
+    expect(Object.values(s.metrics).every((m) => m.n === 0 && m.mean === null)).toBe(true)
+    expect(s.headline).toMatchObject({ "EvidenceRecall@3": 0, "EvidenceRecall@10": 0, "Precision@5": null })
+    expect(s.extra.cost.totalUsd).toBeNull()
   })
 
   it.effect("score threshold and top-k are applied before evaluation", () =>

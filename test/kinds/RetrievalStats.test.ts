@@ -4,12 +4,8 @@ import {
   latencyAdd,
   latencyFinish,
   latencyInit,
-  meanAdd,
-  meanFinish,
-  meanInit,
-  tokensAdd,
-  tokensFinish,
-  tokensInit
+  retrievalFailuresFold,
+  tokenSummary
 } from "../../src/kinds/graded-hits/RetrievalStats.js"
 
 describe("latency fold", () => {
@@ -39,25 +35,40 @@ describe("latency fold", () => {
   })
 })
 
-describe("means and tokens", () => {
-  it("means skip unknowns and say over how many values", () => {
-    let acc = meanInit(["a", "b", "c"])
-    acc = meanAdd(acc, { a: 1, b: null, c: undefined })
-    acc = meanAdd(acc, { a: 3, b: 4 })
-    expect(meanFinish(acc)).toEqual({ mean: { a: 2, b: 4, c: null }, n: { a: 2, b: 1, c: 0 } })
-  })
-
+describe("tokens and failed retrievals", () => {
   it("tokens per judged hit and per request (queries without judgments are not requests)", () => {
-    let acc = tokensInit()
-    acc = tokensAdd(acc, { input: 300, output: 60 }, 3)
-    acc = tokensAdd(acc, { input: 100, output: 20 }, 1)
-    acc = tokensAdd(acc, { input: 0, output: 0 }, 0)
-    expect(tokensFinish(acc)).toEqual({
+    expect(tokenSummary({ input: 400, output: 80 }, { hits: 4, requests: 2 })).toEqual({
       input: 400,
       output: 80,
       perJudgedHit: { input: 100, output: 20 },
       perRequest: { input: 200, output: 40 }
     })
-    expect(tokensFinish(tokensInit())).toEqual({ input: 0, output: 0, perJudgedHit: null, perRequest: null })
+    expect(tokenSummary({ input: 0, output: 0 }, { hits: 0, requests: 0 })).toEqual({
+      input: 0,
+      output: 0,
+      perJudgedHit: null,
+      perRequest: null
+    })
+  })
+
+  it("failed retrievals: all counted, the first 50 listed with the retriever's message", () => {
+    const fold = retrievalFailuresFold()
+    for (let i = 0; i < 60; i++) {
+      fold.add({
+        caseId: `q${i}`,
+        line: i + 1,
+        query: "tea",
+        retrieval: {
+          retriever: "http",
+          status: "failed",
+          error: { kind: "timeout", message: `no answer ${i}` }
+        }
+      })
+    }
+    fold.add({ caseId: "x", line: 99, query: "tea" })
+    const failures = fold.finish()
+    expect(failures.count).toBe(61)
+    expect(failures.cases).toHaveLength(50)
+    expect(failures.cases[0]).toEqual({ caseId: "q0", line: 1, query: "tea", message: "no answer 0" })
   })
 })

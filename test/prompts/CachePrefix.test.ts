@@ -41,8 +41,8 @@ const commonPrefix = (a: string, b: string) => {
 }
 
 describe("prompt-cache friendly rubrics", () => {
-  it("covers all fifteen shipped rubrics", () => {
-    expect(files.length).toBe(15)
+  it("covers all twenty-three shipped rubrics", () => {
+    expect(files.length).toBe(23)
   })
 
   for (const file of files) {
@@ -54,8 +54,9 @@ describe("prompt-cache friendly rubrics", () => {
       it("the system text uses no case variable and holds the scale and the output instructions", () => {
         const used = [...rubric.system.join("\n").matchAll(VARIABLE)].map((m) => m[1]!)
         expect(used.filter((v) => !STATIC.has(v))).toEqual([])
-        // A claims rubric has no scale: its output instruction is the claim list.
+        // A claims rubric has no scale: its output instruction is the claim list; an object rubric's, its fields.
         if (rubric.output === "claims") expect(rubric.system.join("\n")).toMatch(/"claims"/)
+        else if (rubric.output === "object") expect(rubric.system.join("\n")).toMatch(/"question"/)
         else {
           expect(used).toContain("scale")
           expect(rubric.system.join("\n")).toMatch(/"score"/)

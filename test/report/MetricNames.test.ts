@@ -1,5 +1,6 @@
 /**
- * One name per metric: every built-in pipeline, run on its sample with the heuristic judge, declares
+ * One name per metric — by construction since the engine derives the headline metrics from the
+ * per-case ones (`engine/Headline.ts`); kept as a guard: every built-in pipeline, run on its sample with the heuristic judge, declares
  * its headline metrics once (summary.json `metricSpecs`) and its per-case metrics (what `compare`
  * pairs, manifest `caseMetricSpecs`) under the same names — the mean of a per-case metric is the
  * summary's metric of that name, with the same range, unit and direction — and a gate on each
@@ -9,14 +10,15 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { parseGates, resolveGates } from "../../src/domain/Gate.js"
 import { Manifest, readJsonFile, Summary } from "../../src/domain/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { parseGates, resolveGates } from "../../src/report/Gate.js"
 import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const samples: ReadonlyArray<readonly [string, string]> = [
   ["rag-answers", "test-sets/rag-answers/sample.csv"],
   ["answer-synthesis", "test-sets/answer-synthesis/sample.json"],
+  ["answer-correctness", "test-sets/answer-correctness/sample.jsonl"],
   ["course-retrieval", "test-sets/course-retrieval/sample.json"],
   ["search-relevance", "test-sets/search-relevance/sample.jsonl"],
   ["evidence-retrieval", "test-sets/evidence-retrieval/sample.jsonl"]
@@ -53,6 +55,16 @@ describe("one name per metric: summary, compare and gates", () => {
               unit: m.unit,
               direction: m.direction
             })
+            // Its value carries the cases it is over and, with two or more, a 95% interval of the mean.
+            const value = summary.metrics[m.name]
+            expect(value !== null && typeof value === "object", `${name}: ${m.name} is not { mean, n, ci }`).toBe(true)
+            const v = value as { mean: number | null; n: number | null; ci: { lower: number; upper: number } | null }
+            expect(v.n, `${name}: ${m.name} has no case count`).not.toBeNull()
+            if (v.n! >= 2 && v.mean !== null) {
+              expect(v.ci, `${name}: ${m.name} has no interval`).not.toBeNull()
+              expect(v.ci!.lower).toBeLessThanOrEqual(v.mean + 1e-12)
+              expect(v.ci!.upper).toBeGreaterThanOrEqual(v.mean - 1e-12)
+            }
           }
           for (const m of summary.metricSpecs) {
             const flag = m.direction === "lower" ? "--fail-over" : "--fail-under"

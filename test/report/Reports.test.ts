@@ -11,7 +11,6 @@ import { colourOff, stripAnsi, wizardWithoutTerminal } from "../../src/cli/Colou
 import { CalibrationFile, encodeJson } from "../../src/domain/RunFiles.js"
 import { describe as describeProgress } from "../../src/engine/Progress.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { Lowest, seededRandom } from "../../src/report/CaseRows.js"
 import { valueBars } from "../../src/report/Charts.js"
 import { distribution, esc, TABLE_ALL } from "../../src/report/Html.js"
 import { csv, html, markdown } from "../../src/report/Reporter.js"
@@ -83,15 +82,6 @@ describe("HTML report pieces", () => {
     expect(bins[9]!.count).toBe(2)
     expect(distribution([])).toEqual([])
     expect(distribution([120, 130, 5000]).reduce((s, b) => s + b.count, 0)).toBe(3)
-  })
-
-  it("rows: the lowest kept in bounded memory, a seeded sample", () => {
-    const lowest = new Lowest<string>(3)
-    for (let i = 0; i < 1000; i++) lowest.add((i * 7919) % 1000, i, `c${i}`)
-    expect(lowest.result().map((x) => x.score)).toEqual([0, 1, 2])
-    const a = seededRandom(7)
-    const b = seededRandom(7)
-    expect([a(), a(), a()]).toEqual([b(), b(), b()])
   })
 })
 

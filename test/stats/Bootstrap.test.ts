@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { bootstrapTable, resampleTable, sampleBinomial, uniform53 } from "../../src/stats/Bootstrap.js"
+import {
+  bootstrapTable,
+  bootstrapUnits,
+  narrowing,
+  resampleTable,
+  sampleBinomial,
+  uniform53
+} from "../../src/stats/Bootstrap.js"
 import { cohenKappa, type ContingencyTable, emptyTable, exactAgreement, tableOf } from "../../src/stats/Kappa.js"
 import { logGamma, makePrng, quantileSorted } from "../../src/stats/Paired.js"
 
@@ -158,4 +165,36 @@ describe("percentile bootstrap of table statistics", () => {
     expect(result.intervals[0]).toEqual({ lower: 1, upper: 1 })
   })
   // Its speed at calibrate's size (4,410 pairs, 10,000 resamples, six statistics) is `npm run bench` [13]'s figure.
+})
+
+describe("bootstrap over units", () => {
+  it("multiplicities sum to the units in every resample; seeded, so reproducible; null on the data → no interval", () => {
+    const totals: Array<number> = []
+    const mean = (m: Int32Array) => {
+      let n = 0
+      let s = 0
+      m.forEach((w, i) => {
+        n += w
+        s += w * i
+      })
+      totals.push(n)
+      return { value: s / n }
+    }
+    const a = bootstrapUnits(50, [mean, () => ({ value: null, reason: "never" })], { seed: 3, resamples: 500 })
+    expect(new Set(totals)).toEqual(new Set([50]))
+    expect(a.intervals[0]!.lower).toBeLessThan(24.5)
+    expect(a.intervals[0]!.upper).toBeGreaterThan(24.5)
+    expect(a.intervals[1]).toBeNull()
+    expect(bootstrapUnits(50, [mean], { seed: 3, resamples: 500 }).intervals[0]).toEqual(a.intervals[0])
+  })
+})
+
+describe("labels to narrow a CI", () => {
+  it("n · (half-width / target)², the extra over n; none below 10 units or without a CI", () => {
+    // ±0.2 at 40 units → 40 · 4 = 160 units, 120 more
+    expect(narrowing({ lower: 0.3, upper: 0.7 }, 40, 0.1)).toEqual({ halfWidth: 0.1, needed: 160, more: 120 })
+    expect(narrowing({ lower: 0.45, upper: 0.55 }, 40, 0.1)).toEqual({ halfWidth: 0.1, needed: 40, more: 0 })
+    expect(narrowing({ lower: 0, upper: 1 }, 6, 0.1).needed).toBeNull()
+    expect(narrowing(null, 100, 0.1).more).toBeNull()
+  })
 })

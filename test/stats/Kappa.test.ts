@@ -178,3 +178,17 @@ describe("against scikit-learn and the krippendorff algorithm (test/fixtures/cal
     })
   }
 })
+
+describe("balanced accuracy (scikit-learn's balanced_accuracy_score)", () => {
+  it("hand-computed: the mean recall over the grades the humans gave", async () => {
+    const { balancedAccuracy, binaryTable } = await import("../../src/stats/Kappa.js")
+    // humans contradicted (0): judge 0, 1 · neutral (1): judge 1, 1, 2, 2 · entailed (2): judge 1, 2, 2, 2
+    const t = tableOf([0, 0, 1, 1, 1, 1, 2, 2, 2, 2], [0, 1, 1, 1, 2, 2, 1, 2, 2, 2], [0, 1, 2])
+    expect(balancedAccuracy(t).value).toBeCloseTo((1 / 2 + 2 / 4 + 3 / 4) / 3, 14)
+    // entailed or not: TPR 3/4, TNR 4/6
+    expect(balancedAccuracy(binaryTable(t, 2)).value).toBeCloseTo((3 / 4 + 4 / 6) / 2, 14)
+    // A grade the humans never gave is left out, not counted as recall 0.
+    expect(balancedAccuracy(tableOf([1, 1, 2], [1, 0, 2], [0, 1, 2])).value).toBeCloseTo((1 / 2 + 1) / 2, 14)
+    expect(balancedAccuracy(tableOf([], [], [0, 1])).value).toBeNull()
+  })
+})

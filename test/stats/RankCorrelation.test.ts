@@ -1,7 +1,8 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { averageRanks, kendallTauB, spearmanRho } from "../../src/stats/RankCorrelation.js"
+import { makePrng } from "../../src/stats/Paired.js"
+import { averageRanks, kendallTauB, pearson, spearmanRho, unitCorrelations } from "../../src/stats/RankCorrelation.js"
 import { repoRoot } from "../support/RunPipeline.js"
 
 interface RankCase {
@@ -114,4 +115,55 @@ describe("against scipy.stats kendalltau (variant b) and spearmanr (reference.js
       else expect(rho).toBeCloseTo(c.spearmanRho, 12)
     })
   }
+})
+
+describe("Pearson's r (values from scipy.stats.pearsonr)", () => {
+  it("matches scipy on small vectors, and does not lose precision to a large offset", () => {
+    expect(pearson([1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 7, 5]).value).toBeCloseTo(0.7917946548886295, 14)
+    expect(pearson([0.5, 0.5, 1, 0, 0.25], [1, 2, 2, -1, 0]).value).toBeCloseTo(0.8790490729915327, 14)
+    expect(pearson([1e9 + 1, 1e9 + 2, 1e9 + 3], [3, 1, 2]).value).toBeCloseTo(-0.5, 12)
+  })
+
+  it("undefined when a side is constant or there are fewer than 2 pairs", () => {
+    expect(pearson([3, 3, 3], [1, 2, 3]).reason).toMatch(/same value/)
+    expect(pearson([1], [2]).value).toBeNull()
+  })
+})
+
+describe("unitCorrelations: r and τ-b of resampled units without expanding them", () => {
+  it("equal pearson and kendallTauB of the expanded resample, ties and repeated units included", () => {
+    const prng = makePrng(11)
+    // Units of 1–3 pairs on coarse grids, so ties in x, in y and in both are frequent.
+    const units = Array.from(
+      { length: 40 },
+      () =>
+        Array.from(
+          { length: 1 + prng.nextInt(3) },
+          () => [prng.nextInt(5) / 4, prng.nextInt(5) - 2] as const
+        )
+    )
+    const fast = unitCorrelations(units)
+    for (let trial = 0; trial < 20; trial++) {
+      const m = new Int32Array(units.length)
+      for (let i = 0; i < units.length; i++) m[prng.nextInt(units.length)]! += 1
+      const x: Array<number> = []
+      const y: Array<number> = []
+      units.forEach((u, i) => {
+        for (let c = 0; c < m[i]!; c++) {
+          for (const [a, b] of u) {
+            x.push(a)
+            y.push(b)
+          }
+        }
+      })
+      expect(fast.pearson(m).value).toBeCloseTo(pearson(x, y).value!, 12)
+      expect(fast.kendallTauB(m).value).toBeCloseTo(kendallTauB(x, y).value!, 12)
+    }
+  })
+
+  it("a constant resample is undefined, not a rounding artefact", () => {
+    const fast = unitCorrelations([[[0.3, 1]], [[0.3, 2]], [[0.7, 0]]])
+    expect(fast.pearson(Int32Array.from([2, 1, 0])).value).toBeNull()
+    expect(fast.kendallTauB(Int32Array.from([2, 1, 0])).value).toBeNull()
+  })
 })

@@ -42,7 +42,9 @@ export const correctnessFields = {
   answer: "answer",
   reference: "reference",
   contexts: "contexts",
-  nuggets: "nuggets"
+  nuggets: "nuggets",
+  /** The conversation before the question (`User: …` / `Assistant: …` lines), sent to a `--target` as `{{history}}`. */
+  history: "history"
 } as const
 
 export type CorrectnessRole = keyof typeof correctnessFields
@@ -56,7 +58,8 @@ export const fieldsFor = (ctx: LoadContext | undefined): Readonly<Record<Correct
     answer: c["answer"] ?? correctnessFields.answer,
     reference: c["reference"] ?? correctnessFields.reference,
     contexts: c["contexts"] ?? c["fragments"] ?? correctnessFields.contexts,
-    nuggets: c["nuggets"] ?? correctnessFields.nuggets
+    nuggets: c["nuggets"] ?? correctnessFields.nuggets,
+    history: c["history"] ?? correctnessFields.history
   }
 }
 
@@ -85,7 +88,8 @@ export const CorrectnessRow = Schema.Struct({
   ),
   nuggets: optionalOrNull(
     Schema.Union(Schema.String, Schema.Array(NuggetItem)).annotations(expecting("a list of nuggets, or text"))
-  )
+  ),
+  history: optionalOrNull(Schema.String.annotations(expecting("text (the conversation before the question)")))
 })
 type CorrectnessRow = typeof CorrectnessRow.Type
 
@@ -195,6 +199,7 @@ export const correctnessCase = (
     answer: r.answer ?? "",
     ...(reference === undefined ? {} : { reference }),
     ...(nuggets.length === 0 ? {} : { nuggets: nuggets as ReadonlyArray<Nugget> }),
+    ...(r.history === undefined || r.history === null || r.history.trim() === "" ? {} : { history: r.history }),
     passages,
     source: row.values
   }

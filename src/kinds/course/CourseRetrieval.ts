@@ -325,13 +325,14 @@ export const courseScore = (): ScoreStage<GradedRecord> =>
   gradedScore({
     metrics: courseMetrics,
     declared: courseMetricSpecs,
+    rankBy: "ndcg@10",
     label: courseLabel,
     query: (c) => c.question,
     context: (c) => ({ skill: skillOf(c) })
   })
 
 export const courseSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: courseMetricSpecs, key: "ndcg@10" })
+  gradedSummary({ metrics: courseMetricSpecs })
 
 // ---------------------------------------------------------------------------------------------
 // Interpretation bands

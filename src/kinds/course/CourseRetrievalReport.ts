@@ -14,7 +14,9 @@ import {
   gradeCell,
   gradedHitsMarkdown,
   gradedHitsView,
-  hitsTable
+  type GradedRunSummary,
+  hitsTable,
+  means
 } from "../graded-hits/RetrievalReport.js"
 import { type Band, ndcgBand, precisionBand } from "./CourseRetrieval.js"
 
@@ -35,37 +37,23 @@ const maybe = <A>(
 /** A fraction as a percentage. */
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)}%`)
 
-const resultsSection = (s: GradedSummary) => {
-  const m = s.means
-  const n = (k: string) => s.counts[k] ?? 0
+const resultsSection = (s: GradedRunSummary) => {
+  const m = means(s)
   const ndcgBandNow = maybe(m["ndcg@10"], ndcgBand)
   const precisionBandNow = maybe(m["precision@10"], precisionBand)
-  const flagged = s.flagged["ndcg@10"] ?? 0
+  const flagged = s.extra.flagged["ndcg@10"] ?? 0
   return [
-    "## Results (averaged over cases)",
+    "## Verdict",
     "",
     `**NDCG@10 ${fixed(m["ndcg@10"], 3)} — ${bandText(ndcgBandNow)}** · **Precision@10 ${
       fixed(m["precision@10"], 3)
     } — ${bandText(precisionBandNow)}**`,
     "",
-    "| Metric | Mean | Cases | Definition |",
-    "|---|---|---|---|",
-    `| totalCourses | ${fixed(m.totalCourses, 2)} | ${
-      n("totalCourses")
-    } | courses retrieved per case (after threshold / top-k) |`,
-    `| averageRelevance | ${fixed(m.averageRelevance, 3)} | ${n("averageRelevance")} | mean grade, 0–3 |`,
-    `| highlyRelevantRate | ${pct(m.highlyRelevantRate)} | ${n("highlyRelevantRate")} | share of courses graded 3 |`,
-    `| irrelevantRate | ${pct(m.irrelevantRate)} | ${n("irrelevantRate")} | share of courses graded 0 |`,
-    `| NDCG@5 (proxy) | ${fixed(m["ndcg@5"], 3)} | ${n("ndcg@5")} | linear gain, ideal = judge's grades sorted |`,
-    `| NDCG@10 (proxy) | ${fixed(m["ndcg@10"], 3)} | ${n("ndcg@10")} | ${bandText(ndcgBandNow)} |`,
-    `| Precision@5 (proxy) | ${fixed(m["precision@5"], 3)} | ${n("precision@5")} | grade ≥ 2 in the top 5, / 5 |`,
-    `| Precision@10 (proxy) | ${fixed(m["precision@10"], 3)} | ${n("precision@10")} | ${bandText(precisionBandNow)} |`,
-    "",
-    `Cases: ${s.cases} (${s.measured} measured${
-      s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""
+    `Cases: ${s.cases} (${s.extra.measured} measured${
+      s.extra.retrievalFailures.count > 0 ? `, ${s.extra.retrievalFailures.count} retrieval failure(s) left out` : ""
     }${
-      s.casesWithFailedJudgments > 0
-        ? `; ${s.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision`
+      s.extra.casesWithFailedJudgments > 0
+        ? `; ${s.extra.casesWithFailedJudgments} with a failed judgment have no NDCG / Precision`
         : ""
     }).` +
     (flagged > 0
@@ -76,7 +64,7 @@ const resultsSection = (s: GradedSummary) => {
     "",
     "| Grade | Courses |",
     "|---|---|",
-    ...Object.entries(s.grades).sort((a, b) => Number(b[0]) - Number(a[0])).map(([g, c]) => `| ${g} | ${c} |`),
+    ...Object.entries(s.extra.grades).sort((a, b) => Number(b[0]) - Number(a[0])).map(([g, c]) => `| ${g} | ${c} |`),
     "",
     "### Interpretation bands",
     "",
@@ -97,45 +85,45 @@ const resultsSection = (s: GradedSummary) => {
   ].join("\n")
 }
 
-const lowestSection = (s: GradedSummary) =>
-  s.lowest.length === 0 ? "" : [
-    `## Lowest NDCG@10 (${s.lowest.length})`,
-    "",
-    "| Case | Question | NDCG@10 |",
-    "|---|---|---|",
-    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${fixed(l.value, 3)} |`),
-    ""
-  ].join("\n")
-
 const value = (r: GradedRecord, k: string) => r.metrics?.[k] ?? null
 
-const tableHeader = [
-  "## Per-case results",
-  "",
-  "| # | Case | Skill | Courses | Avg | %3 | %0 | NDCG@5 | NDCG@10 | P@5 | P@10 | NDCG@10 band |",
-  "|---|---|---|---|---|---|---|---|---|---|---|---|",
-  ""
-].join("\n")
+const caseTable = {
+  header: ["#", "Case", "Skill", "Courses", "Avg", "%3", "%0", "NDCG@5", "NDCG@10", "P@5", "P@10", "NDCG@10 band"],
+  row: (r: GradedRecord) =>
+    r.metrics === null
+      ? [
+        String(r.ordinal + 1),
+        inline(r.caseId, 200),
+        inline(r.context.skill ?? "", 60),
+        "—",
+        "retrieval failed",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        ""
+      ]
+      : [
+        String(r.ordinal + 1),
+        inline(r.caseId, 200),
+        inline(r.context.skill ?? "", 60),
+        String(r.hits.length),
+        fixed(value(r, "averageRelevance"), 2),
+        pct(value(r, "highlyRelevantRate")),
+        pct(value(r, "irrelevantRate")),
+        fixed(value(r, "ndcg@5"), 3),
+        `${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""}`,
+        fixed(value(r, "precision@5"), 2),
+        fixed(value(r, "precision@10"), 2),
+        maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"
+      ]
+}
 
-const tableRow = (r: GradedRecord) =>
-  r.metrics === null
-    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
-      inline(r.context.skill ?? "", 60)
-    } | — | retrieval failed | | | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.context.skill ?? "", 60)} | ${r.hits.length} | ${
-      fixed(value(r, "averageRelevance"), 2)
-    } | ${pct(value(r, "highlyRelevantRate"))} | ${pct(value(r, "irrelevantRate"))} | ${
-      fixed(value(r, "ndcg@5"), 3)
-    } | ${fixed(value(r, "ndcg@10"), 3)}${r.flagged.includes("ndcg@10") ? " ⚑" : ""} | ${
-      fixed(value(r, "precision@5"), 2)
-    } | ${fixed(value(r, "precision@10"), 2)} | ${maybe(value(r, "ndcg@10"), ndcgBand)?.level ?? "—"} |\n`
-
-const details = (r: GradedRecord) =>
-  [
-    `### ${r.ordinal + 1}. ${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)}${
-      r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
-    }`,
-    "",
+const caseMarkdown = (r: GradedRecord) => ({
+  title: `${inline(r.caseId, 200)} — ${inline(r.context.skill ?? "", 100)} — NDCG@10 ${fixed(value(r, "ndcg@10"), 3)}`,
+  body: [
     `**Question** (line ${r.line}):`,
     "",
     quoteBlock(r.query),
@@ -146,13 +134,13 @@ const details = (r: GradedRecord) =>
       ["Rank", "Course", "Grade", "Reason"],
       (h) => [h.rank, inline(h.label, 100), gradeCell(h.grade), inline(h.reason, 400)]
     ),
-    "",
     ""
   ].join("\n")
+})
 
 export const courseReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
-  ...gradedHitsView("ndcg@10"),
-  markdown: gradedHitsMarkdown({
+  ...gradedHitsView(),
+  ...gradedHitsMarkdown({
     title: options.title,
     heuristic:
       "a lexical relevance model: the skill's terms (and the question's other terms) found in the course's name and learning outcomes, each weighted by how many of the other courses retrieved for it hold them",
@@ -160,12 +148,8 @@ export const courseReport = (options: { readonly title: string }): ReportView<Gr
     itemName: "courses",
     criterionNote: "relevant = 2 or 3",
     resultsSection,
-    lowestSection,
-    tableHeader,
-    tableRow,
-    afterTable:
-      "\n⚑ = no course graded above 0, or none retrieved (IDCG = 0): NDCG set to 0 by convention, not measured.\n\n## Per-case details\n\n",
-    details
+    caseTable,
+    caseMarkdown
   }),
   csvHeader: () => [
     "id",

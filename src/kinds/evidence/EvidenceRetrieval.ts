@@ -41,12 +41,7 @@ import {
   optionalOrNull
 } from "../../load/RowSchema.js"
 import { defaultFuzzyThreshold } from "../../metrics/difflib.js"
-import {
-  coverageMatrix,
-  type EvidenceMetrics,
-  type EvidenceQueryScores,
-  scoreEvidenceQuery
-} from "../../metrics/evidence.js"
+import { coverageMatrix, type EvidenceQueryScores, scoreEvidenceQuery } from "../../metrics/evidence.js"
 import {
   firstField,
   type Hit,
@@ -67,7 +62,10 @@ import {
   latencyAdd,
   latencyFinish,
   latencyInit,
-  type LatencySummary
+  type LatencySummary,
+  type RetrievalFailures,
+  retrievalFailuresFold,
+  retrievalFailuresSpec
 } from "../graded-hits/RetrievalStats.js"
 
 export const goldNames = ["gold", "goldEvidence", "gold_evidence", "evidence"] as const
@@ -332,7 +330,9 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
       line: r.line,
       metrics: caseValues(r.scores),
       failed: r.scores === null
-    })
+    }),
+    // The worst queries: lowest coverage in the top 10, then the latest first relevant chunk.
+    rank: { by: ["PerQueryCoverage@10", "MRR"] }
   },
   score: (c, _judgments, iteration) => {
     const gold = c.gold ?? []
@@ -376,21 +376,22 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
 // ---------------------------------------------------------------------------------------------
 // Aggregate
 
+/**
+ * What evidence-retrieval folds of its own, beside the engine's fold (each per-query metric's mean —
+ * the macro metrics — with its interval, the lowest and failed queries): the micro EvidenceRecall@k
+ * (covered spans over all spans of the run, which no per-query value gives), the queries without
+ * gold, the failed retrievals, what the parameters pruned, latency per span and the retrieval's cost.
+ */
 export interface EvidenceRunSummary {
-  /** Queries in the input (evaluated + failed retrievals). */
-  readonly cases: number
-  /** Queries the metrics are over. */
+  /** Queries the metrics are over (retrieval ok). */
   readonly queries: number
-  readonly metrics: EvidenceMetrics
   readonly goldSpans: number
+  /** Gold spans covered by the top 3 and the top 10, over every query. */
+  readonly coveredAt3: number
+  readonly coveredAt10: number
   readonly fuzzyThreshold: number
   readonly withoutGold: { readonly count: number; readonly ids: ReadonlyArray<string> }
-  readonly retrievalFailures: {
-    readonly count: number
-    readonly cases: ReadonlyArray<
-      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
-    >
-  }
+  readonly retrievalFailures: RetrievalFailures
   readonly chunks: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }
   readonly latency: LatencySummary
   readonly cost: {
@@ -403,191 +404,96 @@ export interface EvidenceRunSummary {
     /** Total / queries with usage. */
     readonly perQueryUsd: number | null
   }
-  /** Worst queries by PerQueryCoverage@10 (bounded), lowest first. */
-  readonly lowest: ReadonlyArray<
-    { readonly caseId: string; readonly query: string; readonly coverageAt10: number; readonly reciprocalRank: number }
-  >
-  /** Judgments are never made here; kept for the shared report helpers. */
-  readonly judgments: { readonly ok: number; readonly failed: number }
-  readonly tokens: { readonly input: number; readonly output: number }
 }
 
 const MAX_LISTED = 50
 
-interface Acc {
-  cases: number
-  queries: number
-  spans: number
-  covered3: number
-  covered10: number
-  sums: {
-    p5: number
-    cov3: number
-    cov10: number
-    full3: number
-    full10: number
-    ap: number
-    rr: number
-    hit10: number
-  }
-  withoutGold: number
-  withoutGoldIds: Array<string>
-  failures: number
-  failureList: Array<EvidenceRunSummary["retrievalFailures"]["cases"][number]>
-  kept: number
-  belowThreshold: number
-  beyondTopK: number
-  latency: ReturnType<typeof latencyInit>
-  withUsage: number
-  input: number
-  output: number
-  usd: number
-  priced: number
-  lowest: Array<EvidenceRunSummary["lowest"][number]>
-}
+/** EvidenceRecall@k (micro): covered spans / all gold spans of the run; 0 without gold spans. */
+export const evidenceRecall = (x: EvidenceRunSummary) => ({
+  "EvidenceRecall@3": x.goldSpans === 0 ? 0 : x.coveredAt3 / x.goldSpans,
+  "EvidenceRecall@10": x.goldSpans === 0 ? 0 : x.coveredAt10 / x.goldSpans
+})
 
 export const evidenceSummary = (
-  settings: EvidenceSettings = defaultSettings,
-  options: { readonly lowest?: number } = {}
-): AggregateStage<EvidenceRecord, EvidenceRunSummary> => {
-  const keep = options.lowest ?? 10
-  return {
-    init: (): Acc => ({
-      cases: 0,
-      queries: 0,
-      spans: 0,
-      covered3: 0,
-      covered10: 0,
-      sums: { p5: 0, cov3: 0, cov10: 0, full3: 0, full10: 0, ap: 0, rr: 0, hit10: 0 },
-      withoutGold: 0,
-      withoutGoldIds: [],
-      failures: 0,
-      failureList: [],
-      kept: 0,
-      belowThreshold: 0,
-      beyondTopK: 0,
-      latency: latencyInit(),
-      withUsage: 0,
-      input: 0,
-      output: 0,
-      usd: 0,
-      priced: 0,
-      lowest: []
-    }),
-    add: (accU, r) => {
-      const acc = accU as Acc
-      acc.cases++
-      acc.latency = latencyAdd(acc.latency, r.latency)
-      if (r.usage !== undefined) {
-        acc.withUsage++
-        acc.input += r.usage.inputTokens
-        acc.output += r.usage.outputTokens
-      }
-      if (r.cost !== null) {
-        acc.usd += r.cost
-        acc.priced++
-      }
-      const s = r.scores
-      if (s === null) {
-        acc.failures++
-        if (acc.failureList.length < MAX_LISTED) {
-          acc.failureList.push({
-            caseId: r.caseId,
-            line: r.line,
-            query: r.query,
-            message: r.retrieval?.error?.message ?? "retrieval failed"
-          })
+  settings: EvidenceSettings = defaultSettings
+): AggregateStage<EvidenceRecord, EvidenceRunSummary> => ({
+  start: () => {
+    const failures = retrievalFailuresFold()
+    const latency = latencyInit()
+    const withoutGoldIds: Array<string> = []
+    let queries = 0
+    let spans = 0
+    let covered3 = 0
+    let covered10 = 0
+    let withoutGold = 0
+    let kept = 0
+    let belowThreshold = 0
+    let beyondTopK = 0
+    let withUsage = 0
+    let input = 0
+    let output = 0
+    let usd = 0
+    let priced = 0
+    return {
+      add: (r) => {
+        latencyAdd(latency, r.latency)
+        if (r.usage !== undefined) {
+          withUsage++
+          input += r.usage.inputTokens
+          output += r.usage.outputTokens
         }
-        return acc
-      }
-      acc.queries++
-      acc.kept += r.chunks.length
-      acc.belowThreshold += r.retrieval?.belowThreshold ?? 0
-      acc.beyondTopK += r.retrieval?.beyondTopK ?? 0
-      acc.spans += s.goldSpans
-      acc.covered3 += s.coveredAt3
-      acc.covered10 += s.coveredAt10
-      acc.sums.p5 += s.precisionAt5
-      acc.sums.cov3 += s.coverageAt3
-      acc.sums.cov10 += s.coverageAt10
-      acc.sums.full3 += s.fullCoverageAt3
-      acc.sums.full10 += s.fullCoverageAt10
-      acc.sums.ap += s.averagePrecision
-      acc.sums.rr += s.reciprocalRank
-      acc.sums.hit10 += s.hitAt10
-      if (s.goldSpans === 0) {
-        acc.withoutGold++
-        if (acc.withoutGoldIds.length < MAX_LISTED) acc.withoutGoldIds.push(r.caseId)
-      }
-      if (keep > 0) {
-        const entry = {
-          caseId: r.caseId,
-          query: r.query,
-          coverageAt10: s.coverageAt10,
-          reciprocalRank: s.reciprocalRank
+        if (r.cost !== null) {
+          usd += r.cost
+          priced++
         }
-        const worse = (a: typeof entry, b: typeof entry) =>
-          a.coverageAt10 < b.coverageAt10 || (a.coverageAt10 === b.coverageAt10 && a.reciprocalRank < b.reciprocalRank)
-        const list = acc.lowest
-        if (list.length < keep || worse(entry, list[list.length - 1]!)) {
-          let i = list.length
-          while (i > 0 && worse(entry, list[i - 1]!)) i--
-          list.splice(i, 0, entry)
-          if (list.length > keep) list.pop()
+        const s = r.scores
+        if (s === null) {
+          failures.add(r)
+          return
         }
-      }
-      return acc
-    },
-    metrics: (s) => ({
-      ...s.metrics,
-      retrievalFailures: s.retrievalFailures.count,
-      ...(s.cost.totalUsd === null ? {} : { costUsd: s.cost.totalUsd })
-    }),
-    headline: () => [
-      ...evidenceCaseMetrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
-      Metric.fraction("EvidenceRecall@3", "gold spans covered by the top 3 / all gold spans of the run (micro)"),
-      Metric.fraction("EvidenceRecall@10", "gold spans covered by the top 10 / all gold spans of the run (micro)"),
-      Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)"),
-      Metric.usd("costUsd", "the queries' retrieval cost, from their reported tokens (when priced)")
-    ],
-    lowScores: (s) => ({ lowest: s.lowest, withoutGold: s.withoutGold, retrievalFailures: s.retrievalFailures }),
-    finish: (accU): EvidenceRunSummary => {
-      const acc = accU as Acc
-      const macro = (sum: number) => (acc.queries === 0 ? 0 : sum / acc.queries)
-      const micro = (covered: number) => (acc.spans === 0 ? 0 : covered / acc.spans)
-      return {
-        cases: acc.cases,
-        queries: acc.queries,
-        metrics: {
-          "Precision@5": macro(acc.sums.p5),
-          "EvidenceRecall@3": micro(acc.covered3),
-          "EvidenceRecall@10": micro(acc.covered10),
-          "PerQueryCoverage@3": macro(acc.sums.cov3),
-          "PerQueryCoverage@10": macro(acc.sums.cov10),
-          "FullCoverageRate@3": macro(acc.sums.full3),
-          "FullCoverageRate@10": macro(acc.sums.full10),
-          MAP: macro(acc.sums.ap),
-          MRR: macro(acc.sums.rr),
-          "HitRate@10": macro(acc.sums.hit10)
-        },
-        goldSpans: acc.spans,
+        queries++
+        kept += r.chunks.length
+        belowThreshold += r.retrieval?.belowThreshold ?? 0
+        beyondTopK += r.retrieval?.beyondTopK ?? 0
+        spans += s.goldSpans
+        covered3 += s.coveredAt3
+        covered10 += s.coveredAt10
+        if (s.goldSpans === 0) {
+          withoutGold++
+          if (withoutGoldIds.length < MAX_LISTED) withoutGoldIds.push(r.caseId)
+        }
+      },
+      finish: () => ({
+        queries,
+        goldSpans: spans,
+        coveredAt3: covered3,
+        coveredAt10: covered10,
         fuzzyThreshold: settings.fuzzyThreshold,
-        withoutGold: { count: acc.withoutGold, ids: acc.withoutGoldIds },
-        retrievalFailures: { count: acc.failures, cases: acc.failureList },
-        chunks: { kept: acc.kept, belowThreshold: acc.belowThreshold, beyondTopK: acc.beyondTopK },
-        latency: latencyFinish(acc.latency),
+        withoutGold: { count: withoutGold, ids: withoutGoldIds },
+        retrievalFailures: failures.finish(),
+        chunks: { kept, belowThreshold, beyondTopK },
+        latency: latencyFinish(latency),
         cost: {
-          queriesWithUsage: acc.withUsage,
-          inputTokens: acc.input,
-          outputTokens: acc.output,
+          queriesWithUsage: withUsage,
+          inputTokens: input,
+          outputTokens: output,
           pricePer1K: settings.pricePer1K ?? null,
-          totalUsd: acc.priced === 0 ? null : acc.usd,
-          perQueryUsd: acc.priced === 0 ? null : acc.usd / acc.priced
-        },
-        lowest: acc.lowest,
-        judgments: { ok: 0, failed: 0 },
-        tokens: { input: 0, output: 0 }
-      }
+          totalUsd: priced === 0 ? null : usd,
+          perQueryUsd: priced === 0 ? null : usd / priced
+        }
+      })
     }
-  }
-}
+  },
+  metrics: (x) => ({
+    ...evidenceRecall(x),
+    retrievalFailures: x.retrievalFailures.count,
+    ...(x.cost.totalUsd === null ? {} : { costUsd: x.cost.totalUsd })
+  }),
+  headline: () => [
+    Metric.fraction("EvidenceRecall@3", "gold spans covered by the top 3 / all gold spans of the run (micro)"),
+    Metric.fraction("EvidenceRecall@10", "gold spans covered by the top 10 / all gold spans of the run (micro)"),
+    retrievalFailuresSpec,
+    Metric.usd("costUsd", "the queries' retrieval cost, from their reported tokens (when priced)")
+  ],
+  lowScores: (x) => ({ withoutGold: x.withoutGold, retrievalFailures: x.retrievalFailures })
+})

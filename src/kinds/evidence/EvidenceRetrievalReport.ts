@@ -5,23 +5,14 @@
  * failures, a per-query table and per-query details (which rank first covers each gold span).
  * CSV: one row per query. Writes `qrels.txt` of chunk relevance (1 = covers a gold span).
  */
-import * as Stream from "effect/Stream"
 import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
 import { code, inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
 import { formatUsd } from "../../pricing/Prices.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
-import { parameterRows, parametersMarkdown } from "../../report/Sections.js"
-import {
-  fixed,
-  latencySection,
-  ms,
-  qrelsFile,
-  qrelsNote,
-  retrievalFailuresSection,
-  retrievalSection
-} from "../graded-hits/RetrievalReport.js"
+import { fixed, latencySection, ms, qrelsFile, qrelsNote, retrievalSection } from "../graded-hits/RetrievalReport.js"
+import { listedRetrievals } from "../graded-hits/RetrievalStats.js"
 import type { EvidenceRecord, EvidenceRunSummary } from "./EvidenceRetrieval.js"
 
 const notice = (threshold: number) =>
@@ -35,48 +26,36 @@ const notice = (threshold: number) =>
   ].join("\n")
 
 /** What the evidence pipeline adds to the run-parameter table. */
-const ownParameters = (s: EvidenceRunSummary): ReadonlyArray<readonly [string, string]> => [
-  ["Queries", `${s.cases}; ${s.goldSpans} gold spans`],
-  ["Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD)", String(s.fuzzyThreshold)],
+type Summary = RunSummary<EvidenceRecord, EvidenceRunSummary>
+
+const ownParameters = (s: Summary): ReadonlyArray<readonly [string, string]> => [
+  ["Queries", `${s.cases}; ${s.extra.goldSpans} gold spans`],
+  ["Fuzzy threshold (RAG_EVAL_FUZZY_THRESHOLD)", String(s.extra.fuzzyThreshold)],
   ["Matching", "lexical, against gold evidence (no LLM)"]
 ]
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`
 
-const metricsSection = (s: EvidenceRunSummary) => {
-  const m = s.metrics
-  return [
-    "## Metrics",
+/** What the headline table cannot say: the queries the means are over, and those without gold. */
+const queriesSection = (s: Summary) =>
+  [
+    "## Queries",
     "",
-    "| Metric | Value | Definition |",
-    "|---|---|---|",
-    `| Precision@5 | ${
-      fixed(m["Precision@5"])
-    } | chunks covering ≥ 1 gold span in the top 5, / 5 (mean over queries) |`,
-    `| EvidenceRecall@3 | ${fixed(m["EvidenceRecall@3"])} | gold spans covered by the top 3 / all gold spans (micro) |`,
-    `| EvidenceRecall@10 | ${fixed(m["EvidenceRecall@10"])} | the same with the top 10 |`,
-    `| PerQueryCoverage@3 | ${fixed(m["PerQueryCoverage@3"])} | per query covered / its gold spans, averaged (macro) |`,
-    `| PerQueryCoverage@10 | ${fixed(m["PerQueryCoverage@10"])} | the same with the top 10 |`,
-    `| FullCoverageRate@3 | ${
-      fixed(m["FullCoverageRate@3"])
-    } | share of queries with every gold span covered in the top 3 |`,
-    `| FullCoverageRate@10 | ${fixed(m["FullCoverageRate@10"])} | the same with the top 10 |`,
-    `| MAP | ${fixed(m.MAP)} | mean AP over all ranks (R = relevant chunks in the list) |`,
-    `| MRR | ${fixed(m.MRR)} | mean 1 / rank of the first relevant chunk |`,
-    `| HitRate@10 | ${fixed(m["HitRate@10"])} | share of queries with a relevant chunk in the top 10 |`,
-    "",
-    `Over ${s.queries} quer${s.queries === 1 ? "y" : "ies"}` +
-    (s.retrievalFailures.count > 0 ? ` (${s.retrievalFailures.count} retrieval failure(s) left out)` : "") +
-    (s.withoutGold.count > 0
-      ? `; ${s.withoutGold.count} without gold spans count as 0 (${s.withoutGold.ids.map(code).join(", ")})`
+    `The means are over ${s.extra.queries} quer${s.extra.queries === 1 ? "y" : "ies"}` +
+    (s.extra.retrievalFailures.count > 0
+      ? ` (${s.extra.retrievalFailures.count} retrieval failure(s) left out)`
       : "") +
-    ".",
+    (s.extra.withoutGold.count > 0
+      ? `; ${s.extra.withoutGold.count} without gold spans count as 0 (${s.extra.withoutGold.ids.map(code).join(", ")})`
+      : "") +
+    `. EvidenceRecall@k is micro (the run's covered spans over its ${
+      thousands(s.extra.goldSpans)
+    } gold spans); PerQueryCoverage@k is its macro form (each query's share, averaged).`,
     ""
   ].join("\n")
-}
 
-const costSection = (s: EvidenceRunSummary) => {
-  const c = s.cost
+const costSection = (s: Summary) => {
+  const c = s.extra.cost
   if (c.queriesWithUsage === 0) {
     return "## Cost\n\nNo token usage in the input (`usage` per query): cost not computed.\n"
   }
@@ -98,48 +77,49 @@ const costSection = (s: EvidenceRunSummary) => {
   ].join("\n")
 }
 
-const lowestSection = (s: EvidenceRunSummary) =>
-  s.lowest.length === 0 ? "" : [
-    `## Lowest coverage (${s.lowest.length})`,
-    "",
-    "| Query id | Query | Coverage@10 | RR |",
-    "|---|---|---|---|",
-    ...s.lowest.map((l) =>
-      `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${pct(l.coverageAt10)} | ${fixed(l.reciprocalRank, 3)} |`
-    ),
-    ""
-  ].join("\n")
-
-const tableHeader = [
-  "## Per-query results",
-  "",
-  "| # | Id | Query | Gold | Chunks | P@5 | Cov@3 | Cov@10 | Full@10 | AP | RR | Hit@10 | Latency ms | Cost |",
-  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-  ""
-].join("\n")
-
-const tableRow = (r: EvidenceRecord) => {
-  const s = r.scores
-  if (s === null) {
-    return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
-      inline(r.query, 70)
-    } | ${r.gold.length} | — | retrieval failed | | | | | | | ${ms(r.latency.total)} | |\n`
+const caseTable = {
+  header: [
+    "#",
+    "Id",
+    "Query",
+    "Gold",
+    "Chunks",
+    "P@5",
+    "Cov@3",
+    "Cov@10",
+    "Full@10",
+    "AP",
+    "RR",
+    "Hit@10",
+    "Latency ms",
+    "Cost"
+  ],
+  row: (r: EvidenceRecord): ReadonlyArray<string> => {
+    const s = r.scores
+    const head = [String(r.ordinal + 1), inline(r.caseId, 200), inline(r.query, 70), String(r.gold.length)]
+    if (s === null) return [...head, "—", "retrieval failed", "", "", "", "", "", "", ms(r.latency.total), ""]
+    return [
+      String(r.ordinal + 1),
+      inline(r.caseId, 200),
+      inline(r.query, 70),
+      String(s.goldSpans),
+      String(r.chunks.length),
+      fixed(s.precisionAt5, 2),
+      `${s.coveredAt3}/${s.goldSpans}`,
+      `${s.coveredAt10}/${s.goldSpans}`,
+      s.fullCoverageAt10 === 1 ? "yes" : "no",
+      fixed(s.averagePrecision, 3),
+      fixed(s.reciprocalRank, 3),
+      s.hitAt10 === 1 ? "yes" : "no",
+      ms(r.latency.total),
+      r.cost === null ? "—" : formatUsd(r.cost)
+    ]
   }
-  return `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${
-    inline(r.query, 70)
-  } | ${s.goldSpans} | ${r.chunks.length} | ${
-    fixed(s.precisionAt5, 2)
-  } | ${s.coveredAt3}/${s.goldSpans} | ${s.coveredAt10}/${s.goldSpans} | ${s.fullCoverageAt10 === 1 ? "yes" : "no"} | ${
-    fixed(s.averagePrecision, 3)
-  } | ${fixed(s.reciprocalRank, 3)} | ${s.hitAt10 === 1 ? "yes" : "no"} | ${ms(r.latency.total)} | ${
-    r.cost === null ? "—" : formatUsd(r.cost)
-  } |\n`
 }
 
-const details = (r: EvidenceRecord) =>
-  [
-    `### ${r.ordinal + 1}. ${inline(r.query, 120)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
-    "",
+const caseMarkdown = (r: EvidenceRecord) => ({
+  title: `${inline(r.query, 120)} — coverage@10 ${r.scores === null ? "—" : pct(r.scores.coverageAt10)}`,
+  body: [
     `Id ${code(r.caseId)}, line ${r.line}.`,
     "",
     r.retrieval?.status === "failed" ? `**Retrieval failed:** ${inline(r.retrieval.error?.message ?? "", 500)}\n` : "",
@@ -160,9 +140,9 @@ const details = (r: EvidenceRecord) =>
         } | ${inline(c.excerpt, 100)} |`
       )
     ].join("\n"),
-    "",
     ""
   ].join("\n")
+})
 
 /** Chunk relevance as qrels: 1 when the chunk covers a gold span, else 0. */
 export const evidenceQrels = (r: EvidenceRecord) =>
@@ -199,41 +179,25 @@ export const evidenceDetail = (r: EvidenceRecord): CaseDetail => ({
 export const evidenceReport = (
   options: { readonly title: string }
 ): ReportView<EvidenceRecord, EvidenceRunSummary> => ({
-  headline: "PerQueryCoverage@10",
+  title: options.title,
   caseFlags: (
     r
   ) => (r.scores !== null && r.gold.length === 0 ? ["no gold spans: the query's coverage and recall count as 0"] : []),
   caseDetail: evidenceDetail,
   parameters: (_info, summary) => ownParameters(summary),
-  failures: (summary) => ({
-    judgments: [],
-    retrievals: summary.retrievalFailures.cases.map((f) => ({
-      caseId: f.caseId,
-      line: f.line,
-      query: f.query,
-      reason: f.message
-    }))
-  }),
+  caseFailures: (summary) => listedRetrievals(summary.extra.retrievalFailures),
   dataFiles: (info, iteration, records) => [qrelsFile(info, iteration, records, evidenceQrels)],
-  markdown: (info, summary, records) =>
-    Stream.make(
-      `# ${options.title}\n\n`,
-      `${info.description}\n\n`,
-      notice(summary.fuzzyThreshold) + "\n",
-      parametersMarkdown(parameterRows(info, undefined, ownParameters(summary))) + "\n",
-      retrievalSection(info, summary.chunks, "chunks") + "\n",
-      metricsSection(summary) + "\n",
-      latencySection(summary.latency) + "\n",
-      costSection(summary) + "\n",
-      lowestSection(summary) + "\n",
-      retrievalFailuresSection(summary.retrievalFailures) + "\n",
-      qrelsNote(info, "Chunk relevance (1 = covers a gold span)") + "\n\n",
-      tableHeader
-    ).pipe(
-      Stream.concat(records.pipe(Stream.map(tableRow))),
-      Stream.concat(Stream.make("\n## Per-query details\n\n")),
-      Stream.concat(records.pipe(Stream.map(details)))
-    ),
+  sections: (info, summary) => ({
+    before: [notice(summary.extra.fuzzyThreshold), retrievalSection(info, summary.extra.chunks, "chunks")],
+    after: [
+      queriesSection(summary),
+      latencySection(summary.extra.latency),
+      costSection(summary),
+      qrelsNote(info, "Chunk relevance (1 = covers a gold span)") + "\n"
+    ]
+  }),
+  caseTable,
+  caseMarkdown: (_info, r) => caseMarkdown(r),
   csvHeader: () => [
     "id",
     "query",

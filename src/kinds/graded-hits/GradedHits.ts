@@ -18,23 +18,19 @@
  */
 import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
-import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
 import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
 import {
   caseLatency,
+  type JudgedCounts,
   latencyAdd,
   latencyFinish,
   latencyInit,
   type LatencySummary,
-  meanAdd,
-  meanFinish,
-  meanInit,
-  tokensAdd,
-  tokensFinish,
-  tokensInit,
-  type TokenSummary
+  type RetrievalFailures,
+  retrievalFailuresFold,
+  retrievalFailuresSpec
 } from "./RetrievalStats.js"
 
 /** The judge target of a hit. */
@@ -171,6 +167,8 @@ export interface GradedScoreOptions {
   readonly metrics: QueryMetrics
   /** What `metrics` computes per query: name, range, direction. */
   readonly declared: ReadonlyArray<MetricSpec>
+  /** The metric that ranks the worst queries (e.g. `ndcg@10`); the ten lowest are kept. */
+  readonly rankBy: string
   readonly label: (p: Passage) => string
   readonly query: (c: EvalCase) => string
   readonly context?: ((c: EvalCase) => Readonly<Record<string, string>>) | undefined
@@ -218,7 +216,8 @@ export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecor
       line: r.line,
       metrics: Object.fromEntries(options.declared.map((m) => [m.name, r.metrics?.[m.name] ?? null])),
       failed: r.metrics === null || r.failedJudgments > 0
-    })
+    }),
+    rank: { by: [options.rankBy] }
   },
   // Agreement across iterations by rank position (one unit per record and rank: the grades contract
   // has one unit per record, so pooled per-hit agreement is not available).
@@ -260,185 +259,76 @@ export const qrelsLines = (
 // ---------------------------------------------------------------------------------------------
 // Aggregate
 
-export interface GradedFailure {
-  readonly caseId: string
-  readonly line: number
-  readonly criterion: string
-  readonly target: string
-  readonly reason: string
-  readonly raw?: string | undefined
-}
-
+/**
+ * What the graded-hits pipelines fold of their own, beside the engine's fold (each ranking metric's
+ * mean over the queries that have it, with its interval; the lowest and failed queries; the failed
+ * judgments and the counts): the hits' grades, the queries measured, flagged and failed, what the
+ * retrieval parameters pruned, latency per span, and how many hits and requests were judged.
+ */
 export interface GradedSummary {
-  readonly cases: number
   /** Queries whose metrics are known (retrieval ok). */
   readonly measured: number
-  readonly judgments: { readonly ok: number; readonly failed: number }
   /** Queries with at least one failed judgment (their ranking metrics are unknown). */
   readonly casesWithFailedJudgments: number
-  readonly retrievalFailures: {
-    readonly count: number
-    /** Bounded list. */
-    readonly cases: ReadonlyArray<
-      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
-    >
-  }
-  /** Metric → mean over the queries where it is known, with that count. */
-  readonly means: Readonly<Record<string, number | null>>
-  readonly counts: Readonly<Record<string, number>>
+  readonly retrievalFailures: RetrievalFailures
   /** Metric → queries where its value is a convention (NDCG with IDCG = 0). */
   readonly flagged: Readonly<Record<string, number>>
   /** Grade → judged hits with it (every value of the rubric's scale present). */
   readonly grades: Readonly<Record<string, number>>
   /** Hits retrieved (after threshold / top-k) and hits pruned by the parameters. */
   readonly hits: { readonly kept: number; readonly belowThreshold: number; readonly beyondTopK: number }
-  /** Judge tokens: total, per judged hit, per request (a query with at least one judgment). */
-  readonly tokens: TokenSummary
   readonly latency: LatencySummary
-  /** The worst queries by the key metric (bounded), lowest first. */
-  readonly lowest: ReadonlyArray<{ readonly caseId: string; readonly query: string; readonly value: number }>
-  /** Failed judgments (bounded) with their reasons. */
-  readonly failures: ReadonlyArray<GradedFailure>
+  /** Hits judged (ok or failed) and requests (queries with at least one judgment): the token averages' denominators. */
+  readonly judged: JudgedCounts
 }
 
-export interface GradedSummaryOptions {
-  /** The per-query metrics, in report order: their means over the queries are the headline metrics. */
+export const gradedSummary = (options: {
+  /** The per-query metrics whose IDCG-flags are counted. */
   readonly metrics: ReadonlyArray<MetricSpec>
-  /** The metric that ranks the worst queries (e.g. `ndcg@10`). */
-  readonly key: string
-  /** How many worst queries to keep (default 10). */
-  readonly lowest?: number | undefined
-}
-
-const MAX_LISTED = 50
-
-interface Acc {
-  cases: number
-  measured: number
-  ok: number
-  failed: number
-  casesWithFailed: number
-  retrievalFailures: number
-  retrievalList: Array<GradedSummary["retrievalFailures"]["cases"][number]>
-  means: ReturnType<typeof meanInit>
-  flagged: Map<string, number>
-  grades: Map<number, number>
-  kept: number
-  belowThreshold: number
-  beyondTopK: number
-  tokens: ReturnType<typeof tokensInit>
-  latency: ReturnType<typeof latencyInit>
-  lowest: Array<{ caseId: string; query: string; value: number }>
-  failures: Array<GradedFailure>
-}
-
-export const gradedSummary = (options: GradedSummaryOptions): AggregateStage<GradedRecord, GradedSummary> => {
-  const keep = options.lowest ?? 10
-  return {
-    init: (info: RunInfo): Acc => ({
-      cases: 0,
-      measured: 0,
-      ok: 0,
-      failed: 0,
-      casesWithFailed: 0,
-      retrievalFailures: 0,
-      retrievalList: [],
-      means: meanInit(options.metrics.map((m) => m.name)),
-      flagged: new Map(options.metrics.map((m) => [m.name, 0])),
-      grades: new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0])),
-      kept: 0,
-      belowThreshold: 0,
-      beyondTopK: 0,
-      tokens: tokensInit(),
-      latency: latencyInit(),
-      lowest: [],
-      failures: []
-    }),
-    add: (accU, r) => {
-      const acc = accU as Acc
-      acc.cases++
-      acc.kept += r.hits.length
-      acc.belowThreshold += r.retrieval?.belowThreshold ?? 0
-      acc.beyondTopK += r.retrieval?.beyondTopK ?? 0
-      for (const h of r.hits) {
-        if (h.grade === null) {
-          acc.failed++
-          if (acc.failures.length < MAX_LISTED) {
-            acc.failures.push({
-              caseId: r.caseId,
-              line: r.line,
-              criterion: `hit ${h.rank} (${h.id})`,
-              target: `hit:${h.id}`,
-              reason: h.reason,
-              raw: h.raw
-            })
-          }
-        } else {
-          acc.ok++
-          acc.grades.set(h.grade, (acc.grades.get(h.grade) ?? 0) + 1)
+}): AggregateStage<GradedRecord, GradedSummary> => ({
+  start: (info: RunInfo) => {
+    const failures = retrievalFailuresFold()
+    const flagged = new Map(options.metrics.map((m) => [m.name, 0]))
+    const grades = new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0]))
+    const latency = latencyInit()
+    let measured = 0
+    let casesWithFailed = 0
+    let kept = 0
+    let belowThreshold = 0
+    let beyondTopK = 0
+    let judgedHits = 0
+    let requests = 0
+    return {
+      add: (r) => {
+        kept += r.hits.length
+        belowThreshold += r.retrieval?.belowThreshold ?? 0
+        beyondTopK += r.retrieval?.beyondTopK ?? 0
+        for (const h of r.hits) {
+          if (h.grade !== null) grades.set(h.grade, (grades.get(h.grade) ?? 0) + 1)
         }
-      }
-      if (r.failedJudgments > 0) acc.casesWithFailed++
-      acc.tokens = tokensAdd(acc.tokens, r.tokens, r.hits.length)
-      acc.latency = latencyAdd(acc.latency, r.latency)
-      if (r.metrics === null) {
-        acc.retrievalFailures++
-        if (acc.retrievalList.length < MAX_LISTED) {
-          acc.retrievalList.push({
-            caseId: r.caseId,
-            line: r.line,
-            query: r.query,
-            message: r.retrieval?.error?.message ?? "retrieval failed"
-          })
+        judgedHits += r.hits.length
+        if (r.hits.length > 0) requests++
+        if (r.failedJudgments > 0) casesWithFailed++
+        latencyAdd(latency, r.latency)
+        if (r.metrics === null) {
+          failures.add(r)
+          return
         }
-        return acc
-      }
-      acc.measured++
-      acc.means = meanAdd(acc.means, r.metrics)
-      for (const f of r.flagged) acc.flagged.set(f, (acc.flagged.get(f) ?? 0) + 1)
-      const value = r.metrics[options.key]
-      if (keep > 0 && value !== null && value !== undefined) {
-        const list = acc.lowest
-        if (list.length < keep || value < list[list.length - 1]!.value) {
-          let i = list.length
-          while (i > 0 && list[i - 1]!.value > value) i--
-          list.splice(i, 0, { caseId: r.caseId, query: r.query, value })
-          if (list.length > keep) list.pop()
-        }
-      }
-      return acc
-    },
-    metrics: (s) => ({ ...s.means, failedJudgments: s.judgments.failed, retrievalFailures: s.retrievalFailures.count }),
-    headline: () => [
-      ...options.metrics.map((m) => ({ ...m, description: `mean over the queries: ${m.description}` })),
-      Metric.count("failedJudgments", "judgments recorded as failed (never scored)"),
-      Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)")
-    ],
-    lowScores: (s) => ({
-      key: options.key,
-      lowest: s.lowest,
-      failures: s.failures,
-      retrievalFailures: s.retrievalFailures
-    }),
-    finish: (accU): GradedSummary => {
-      const acc = accU as Acc
-      const means = meanFinish(acc.means)
-      return {
-        cases: acc.cases,
-        measured: acc.measured,
-        judgments: { ok: acc.ok, failed: acc.failed },
-        casesWithFailedJudgments: acc.casesWithFailed,
-        retrievalFailures: { count: acc.retrievalFailures, cases: acc.retrievalList },
-        means: means.mean,
-        counts: means.n,
-        flagged: Object.fromEntries(acc.flagged),
-        grades: Object.fromEntries([...acc.grades].sort((a, b) => a[0] - b[0]).map(([g, n]) => [String(g), n])),
-        hits: { kept: acc.kept, belowThreshold: acc.belowThreshold, beyondTopK: acc.beyondTopK },
-        tokens: tokensFinish(acc.tokens),
-        latency: latencyFinish(acc.latency),
-        lowest: acc.lowest,
-        failures: acc.failures
-      }
+        measured++
+        for (const f of r.flagged) flagged.set(f, (flagged.get(f) ?? 0) + 1)
+      },
+      finish: () => ({
+        measured,
+        casesWithFailedJudgments: casesWithFailed,
+        retrievalFailures: failures.finish(),
+        flagged: Object.fromEntries(flagged),
+        grades: Object.fromEntries([...grades].sort((a, b) => a[0] - b[0]).map(([g, n]) => [String(g), n])),
+        hits: { kept, belowThreshold, beyondTopK },
+        latency: latencyFinish(latency),
+        judged: { hits: judgedHits, requests }
+      })
     }
-  }
-}
+  },
+  metrics: (x) => ({ retrievalFailures: x.retrievalFailures.count }),
+  headline: () => [retrievalFailuresSpec]
+})

@@ -8,10 +8,18 @@ import type { CaseDetail, DetailRow } from "../../domain/CaseDetail.js"
 import type { OutputError } from "../../domain/Errors.js"
 import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
-import type { DataFile, RunInfo } from "../../engine/Pipeline.js"
-import { criterionSection, failures, runParameters } from "../../report/Sections.js"
+import type { CaseMarkdown, DataFile, RunInfo } from "../../engine/Pipeline.js"
+import type { RunSummary } from "../../engine/Pipeline.js"
+import { criterionSection } from "../../report/Sections.js"
 import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
-import type { LatencySummary, TokenSummary } from "./RetrievalStats.js"
+import { type LatencySummary, listedRetrievals, type TokenSummary, tokenSummary } from "./RetrievalStats.js"
+
+/** The summary a graded-hits view is given: the engine's, with the kind's own part. */
+export type GradedRunSummary = RunSummary<GradedRecord, GradedSummary>
+
+/** Each per-query metric's mean over the queries that have it (null: none has it). */
+export const means = (s: GradedRunSummary): Readonly<Record<string, number | null>> =>
+  Object.fromEntries(Object.values(s.metrics).map((m) => [m.name, m.mean]))
 
 /** `0.8235`, `—` for unknown. */
 export const fixed = (
@@ -122,28 +130,6 @@ export const judgingMode = (info: Pick<RunInfo, "rubrics">): string =>
     ? `Judged listwise: the hits of a query in one call (at most ${LISTWISE_MAX_HITS} a call), each hit graded on its own; a call's tokens are shared equally among its hits.`
     : "Judged pointwise: one call per hit (`--listwise` judges a query's hits in one call)."
 
-export const retrievalFailuresSection = (
-  failures: {
-    readonly count: number
-    readonly cases: ReadonlyArray<
-      { readonly caseId: string; readonly line: number; readonly query: string; readonly message: string }
-    >
-  }
-) =>
-  failures.count === 0 ? "" : [
-    `## Retrieval failures (${failures.count})`,
-    "",
-    "These queries got no hits because the retriever failed; they are left out of every mean (unknown, not 0).",
-    "",
-    "| Line | Case | Query | Problem |",
-    "|---|---|---|---|",
-    ...failures.cases.map((f) =>
-      `| ${f.line} | ${inline(f.caseId, 200)} | ${inline(f.query, 80)} | ${inline(f.message, 300)} |`
-    ),
-    failures.count > failures.cases.length ? `\n(first ${failures.cases.length} listed)` : "",
-    ""
-  ].join("\n")
-
 // ---------------------------------------------------------------------------------------------
 // qrels
 
@@ -223,40 +209,34 @@ export interface GradedHitsMarkdown {
   readonly itemName?: string | undefined
   /** Added to each criterion's description (what counts as relevant…). */
   readonly criterionNote: string
-  readonly resultsSection: (summary: GradedSummary) => string
-  readonly lowestSection: (summary: GradedSummary) => string
-  readonly tableHeader: string
-  readonly tableRow: (record: GradedRecord) => string
-  /** After the per-case table: what ⚑ means, and the heading of the details. */
-  readonly afterTable: string
-  readonly details: (record: GradedRecord) => string
+  /** After the headline metrics: the queries counted, the grade distribution, bands… */
+  readonly resultsSection: (summary: GradedRunSummary) => string
+  /** The per-query table: its header and a row of escaped cells per query. */
+  readonly caseTable: { readonly header: ReadonlyArray<string>; row(record: GradedRecord): ReadonlyArray<string> }
+  /** A query as report.md shows it: its heading's text and its hits with the judge's grades and reasons. */
+  readonly caseMarkdown: (record: GradedRecord) => CaseMarkdown
 }
 
-/** The markdown report of a graded-hits kind: its sections in the one order both kinds use, then the per-case table and details streamed from the records. */
-export const gradedHitsMarkdown =
-  (v: GradedHitsMarkdown) =>
-  (info: RunInfo, summary: GradedSummary, records: Stream.Stream<GradedRecord, OutputError>) =>
-    Stream.make(
-      `# ${v.title}\n\n`,
-      `${info.description}\n\n`,
-      heuristicBanner(info, v.heuristic),
-      v.proxyNotice + "\n",
-      runParameters(info, summary) + "\n",
-      retrievalSection(info, summary.hits, v.itemName) + "\n",
-      "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, v.criterionNote)).join("\n") + "\n",
-      v.resultsSection(summary) + "\n",
-      latencySection(summary.latency) + "\n",
-      tokensSection(summary.tokens, info) + "\n",
-      v.lowestSection(summary) + "\n",
-      retrievalFailuresSection(summary.retrievalFailures) + "\n",
-      failures(summary) + "\n",
-      qrelsNote(info, "The judged grades") + "\n\n",
-      v.tableHeader
-    ).pipe(
-      Stream.concat(records.pipe(Stream.map(v.tableRow))),
-      Stream.concat(Stream.make(v.afterTable)),
-      Stream.concat(records.pipe(Stream.map(v.details)))
-    )
+/** The report.md parts of a graded-hits kind, in the one order both kinds use (the skeleton draws the rest). */
+export const gradedHitsMarkdown = (v: GradedHitsMarkdown) => ({
+  title: v.title,
+  heuristic: v.heuristic,
+  sections: (info: RunInfo, summary: GradedRunSummary) => ({
+    before: [
+      v.proxyNotice,
+      retrievalSection(info, summary.extra.hits, v.itemName),
+      "## Criterion\n\n" + info.rubrics.map((r) => criterionSection(r, v.criterionNote)).join("\n")
+    ],
+    after: [
+      v.resultsSection(summary),
+      latencySection(summary.extra.latency),
+      tokensSection(tokenSummary(summary.tokens, summary.extra.judged), info),
+      qrelsNote(info, "The judged grades") + "\n"
+    ]
+  }),
+  caseTable: v.caseTable,
+  caseMarkdown: (_info: RunInfo, r: GradedRecord) => v.caseMarkdown(r)
+})
 
 /** A graded-hits case in the HTML page: the query (and context), then every hit with its text, grade and the judge's reason. */
 export const gradedHitsDetail = (r: GradedRecord): CaseDetail => ({
@@ -286,26 +266,11 @@ export const gradedHitsDetail = (r: GradedRecord): CaseDetail => ({
 })
 
 /** What every graded-hits view shares besides its markdown: failures, flags, the qrels data file, the HTML case blocks. */
-export const gradedHitsView = (headline: string) => ({
+export const gradedHitsView = () => ({
   caseFlags: (r: GradedRecord) => r.flagged.length === 0 ? [] : [flagsCell(r.flagged)],
   caseDetail: gradedHitsDetail,
-  headline,
-  failures: (summary: GradedSummary) => ({
-    judgments: summary.failures.map((f) => ({
-      caseId: f.caseId,
-      line: f.line,
-      criterion: f.target,
-      reason: f.reason,
-      raw: f.raw
-    })),
-    retrievals: summary.retrievalFailures.cases.map((f) => ({
-      caseId: f.caseId,
-      line: f.line,
-      query: f.query,
-      reason: f.message
-    }))
-  }),
-  flagged: (summary: GradedSummary) => summary.flagged,
+  caseFailures: (summary: GradedRunSummary) => listedRetrievals(summary.extra.retrievalFailures),
+  flagged: (summary: GradedRunSummary) => summary.extra.flagged,
   dataFiles: (
     info: RunInfo,
     iteration: number,

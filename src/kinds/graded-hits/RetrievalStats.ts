@@ -1,46 +1,58 @@
 /**
- * Online folds shared by the retrieval pipelines' aggregate stages: per-metric means that skip
- * unknown values, latency percentiles per span, and token usage per judged hit and per request.
+ * What the retrieval pipelines' own folds share: the failed retrievals, latency percentiles per span,
+ * and the judge's tokens per judged hit and per request.
  */
 import type { RetrievalInfo } from "../../domain/Case.js"
-import { compactTokens, type MutableTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
+import * as Metric from "../../domain/Metric.js"
+import type { ListedFailure } from "../../engine/Pipeline.js"
+import type { Tokens } from "../../pricing/Prices.js"
 import { type SpanStats, spanStats } from "../../stats/Latency.js"
 
 // ---------------------------------------------------------------------------------------------
-// Means of possibly unknown values
+// Retrieval failures
 
-export interface MeanAcc {
-  readonly sums: Map<string, { n: number; sum: number }>
+/** A failed retrieval as the summaries list it. */
+export interface RetrievalFailure {
+  readonly caseId: string
+  readonly line: number
+  readonly query: string
+  readonly message: string
 }
 
-export const meanInit = (names: ReadonlyArray<string> = []): MeanAcc => ({
-  sums: new Map(names.map((n) => [n, { n: 0, sum: 0 }]))
-})
+/** The queries whose retrieval failed: how many, and the first `MAX_LISTED`. */
+export interface RetrievalFailures {
+  readonly count: number
+  readonly cases: ReadonlyArray<RetrievalFailure>
+}
 
-/** Adds each known value (null / undefined = unknown, skipped). */
-export const meanAdd = (acc: MeanAcc, values: Readonly<Record<string, number | null | undefined>>): MeanAcc => {
-  for (const [name, value] of Object.entries(values)) {
-    let s = acc.sums.get(name)
-    if (s === undefined) acc.sums.set(name, s = { n: 0, sum: 0 })
-    if (value !== null && value !== undefined && Number.isFinite(value)) {
-      s.n++
-      s.sum += value
-    }
+const MAX_LISTED = 50
+
+/** The headline count of failed retrievals (every retrieval pipeline's, under one name). */
+export const retrievalFailuresSpec = Metric.count("retrievalFailures", "queries whose retrieval failed (no metrics)")
+
+/** Counts the failed retrievals of the records handed to it, listing the first `MAX_LISTED`. */
+export const retrievalFailuresFold = () => {
+  let count = 0
+  const cases: Array<RetrievalFailure> = []
+  return {
+    add: (r: { caseId: string; line: number; query: string; retrieval?: RetrievalInfo | undefined }) => {
+      count++
+      if (cases.length < MAX_LISTED) {
+        cases.push({
+          caseId: r.caseId,
+          line: r.line,
+          query: r.query,
+          message: r.retrieval?.error?.message ?? "retrieval failed"
+        })
+      }
+    },
+    finish: (): RetrievalFailures => ({ count, cases })
   }
-  return acc
 }
 
-export interface Means {
-  /** Mean over the values known; null when none was. */
-  readonly mean: Readonly<Record<string, number | null>>
-  /** How many values each mean is over. */
-  readonly n: Readonly<Record<string, number>>
-}
-
-export const meanFinish = (acc: MeanAcc): Means => ({
-  mean: Object.fromEntries([...acc.sums].map(([k, s]) => [k, s.n === 0 ? null : s.sum / s.n])),
-  n: Object.fromEntries([...acc.sums].map(([k, s]) => [k, s.n]))
-})
+/** The failed retrievals as the reports' failure sections list them. */
+export const listedRetrievals = (failures: RetrievalFailures): ReadonlyArray<ListedFailure> =>
+  failures.cases.map((f) => ({ caseId: f.caseId, line: f.line, query: f.query, reason: f.message }))
 
 // ---------------------------------------------------------------------------------------------
 // Latency
@@ -95,45 +107,25 @@ export const caseLatency = (retrieval: RetrievalInfo | undefined, judgeMs?: numb
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-export interface TokenAcc {
-  input: number
-  output: number
-  /** The cached and Batch API parts (see `Tokens` in pricing/Prices.ts), when some record has them. */
-  parts?: MutableTokens | undefined
-  /** Judged hits (ok or failed) whose tokens are counted. */
-  hits: number
-  /** Requests (queries with at least one judgment). */
-  requests: number
+/** Hits judged (ok or failed) and requests (queries with at least one judgment). */
+export interface JudgedCounts {
+  readonly hits: number
+  readonly requests: number
 }
 
-export interface TokenSummary extends Tokens {
+export interface TokenSummary {
   readonly input: number
   readonly output: number
   readonly perJudgedHit: { readonly input: number; readonly output: number } | null
   readonly perRequest: { readonly input: number; readonly output: number } | null
 }
 
-export const tokensInit = (): TokenAcc => ({ input: 0, output: 0, hits: 0, requests: 0 })
-
-export const tokensAdd = (acc: TokenAcc, tokens: Tokens, hits: number): TokenAcc => {
-  acc.input += tokens.input
-  acc.output += tokens.output
-  if (tokens.cachedInput !== undefined || tokens.batchInput !== undefined) {
-    const parts = acc.parts ??= noTokens()
-    parts.cachedInput += tokens.cachedInput ?? 0
-    parts.batchInput += tokens.batchInput ?? 0
-    parts.batchOutput += tokens.batchOutput ?? 0
-    parts.batchCachedInput += tokens.batchCachedInput ?? 0
-  }
-  acc.hits += hits
-  if (hits > 0) acc.requests++
-  return acc
-}
-
-export const tokensFinish = (acc: TokenAcc): TokenSummary => ({
-  ...(acc.parts === undefined ? {} : compactTokens({ ...acc.parts, input: acc.input, output: acc.output })),
-  input: acc.input,
-  output: acc.output,
-  perJudgedHit: acc.hits === 0 ? null : { input: acc.input / acc.hits, output: acc.output / acc.hits },
-  perRequest: acc.requests === 0 ? null : { input: acc.input / acc.requests, output: acc.output / acc.requests }
+/** The iteration's judge tokens (the engine's count) per judged hit and per request. */
+export const tokenSummary = (tokens: Tokens, judged: JudgedCounts): TokenSummary => ({
+  input: tokens.input,
+  output: tokens.output,
+  perJudgedHit: judged.hits === 0 ? null : { input: tokens.input / judged.hits, output: tokens.output / judged.hits },
+  perRequest: judged.requests === 0
+    ? null
+    : { input: tokens.input / judged.requests, output: tokens.output / judged.requests }
 })

@@ -4,11 +4,10 @@
  * failed judgments, and per-row details; the CSV is the input columns + one column per dimension +
  * composite + one reason column per dimension.
  */
-import * as Stream from "effect/Stream"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
 import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
-import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
+import { criterionSection, num } from "../../report/Sections.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 import {
   checksClaims,
@@ -17,6 +16,7 @@ import {
   dimensionWeight,
   type Gate,
   type ReferenceClaims,
+  referenceClaimSpecs,
   type RubricRecord
 } from "./RubricScore.js"
 import type { RubricSummary } from "./RubricSummary.js"
@@ -73,55 +73,67 @@ const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gat
     const weights = Object.entries(gate.weightAt).map(([s, w]) => `${name} ${s} raises its weight to ${w}`).join("; ")
     lines.push(`Gate: ${[zero, weights].filter((x) => x !== "").join("; ")}.`)
   }
+  if (checksClaims(info)) {
+    lines.push(
+      "With a reference answer, correctness comes from the claim checks: the composite is the mean of the dimensions' composite and the claim F1 (a harmful answer stays 0)."
+    )
+  }
   lines.push("A failed judgment is never scored: its dimension stays empty and the row has no composite.", "")
   return lines.join("\n")
 }
 
-const aggregate = (summary: RubricSummary) => {
+type Summary = RunSummary<RubricRecord, RubricSummary>
+
+const aggregate = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, summary: Summary) => {
   const lines = [
     "## Results by dimension",
     "",
-    "| Dimension | Range | Mean | Mean (0–1) | Std | Scored | Failed | Distribution |",
-    "|---|---|---|---|---|---|---|---|"
+    "| Dimension | Range | Scored | Failed | Distribution |",
+    "|---|---|---|---|---|"
   ]
-  for (const d of summary.dimensions) {
-    const dist = Object.entries(d.distribution).map(([s, n]) => `${s}: ${n}`).join(" · ")
-    lines.push(
-      `| ${d.name} | ${d.min}–${d.max} | ${num(d.mean)} | ${num(d.meanNormalised)} | ${
-        num(d.std)
-      } | ${d.n} | ${d.failed} | ${dist} |`
-    )
+  for (const d of dimensions) {
+    const r = info.rubrics.find((x) => x.id === d.rubric)
+    const m = summary.metrics[d.rubric]
+    if (r === undefined || m === undefined) continue
+    const dist = Object.entries(summary.extra.distributions[d.rubric] ?? {}).map(([s, n]) => `${s}: ${n}`).join(" · ")
+    lines.push(`| ${r.name} | ${r.min}–${r.max} | ${m.n} | ${summary.cases - m.n} | ${dist} |`)
   }
-  if (summary.claims !== undefined) {
+  const claims = referenceClaimSpecs.flatMap((spec) => {
+    const m = summary.metrics[spec.name]
+    return m === undefined ? [] : [m]
+  })
+  if (claims.length > 0) {
     lines.push(
       "",
       `**Claims against the reference answers** (RAGChecker's claim metrics, over the cases with a reference): ` +
-        summary.claims.map((m) => `${m.name} ${num(m.mean, 3)} (${m.n} cases)`).join(" · ") + "."
+        claims.map((m) => `${m.name} ${num(m.mean, 3)} (${m.n} cases)`).join(" · ") + "."
     )
   }
-  const c = summary.composite
+  const c = summary.metrics.composite!
+  const histogram = summary.extra.histogram
   lines.push(
     "",
     `**Composite**: mean ${num(c.mean, 3)} (std ${num(c.std, 3)}, min ${num(c.min, 3)}, max ${
       num(c.max, 3)
     }) over ${c.n} rows` +
-      (c.missing > 0 ? `; ${c.missing} row(s) have no composite because a judgment failed` : "") + ".",
+      (summary.cases > c.n
+        ? `; ${summary.cases - c.n} row(s) have no composite because a judgment failed`
+        : "") +
+      ".",
     "",
-    `Gate: ${summary.gated.zeroed} row(s) zeroed as harmful, ${summary.gated.reweighted} row(s) reweighted as questionable.`,
+    `Gate: ${summary.extra.gated.zeroed} row(s) zeroed as harmful, ${summary.extra.gated.reweighted} row(s) reweighted as questionable.`,
     "",
-    "| Composite | " + c.histogram.map((_, i) => `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}`).join(" | ") +
+    "| Composite | " + histogram.map((_, i) => `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}`).join(" | ") +
       " |",
-    "|---|" + c.histogram.map(() => "---").join("|") + "|",
-    "| Rows | " + c.histogram.join(" | ") + " |",
+    "|---|" + histogram.map(() => "---").join("|") + "|",
+    "| Rows | " + histogram.join(" | ") + " |",
     ""
   )
   return lines.join("\n")
 }
 
-const rowBlock = (r: RubricRecord, heading: string) =>
+const rowBlock = (r: RubricRecord) =>
   [
-    `### ${heading}`,
-    "",
     `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
@@ -135,48 +147,31 @@ const rowBlock = (r: RubricRecord, heading: string) =>
     ...referenceClaimsMarkdown(r.claims)
   ].join("\n")
 
-const lowest = (summary: RubricSummary) =>
-  summary.lowest.length === 0 ? "" : [
-    `## Lowest composite scores (${summary.lowest.length})`,
-    "",
-    ...summary.lowest.map((r) => rowBlock(r, `Composite ${num(r.composite, 3)} — ${inline(r.question, 120)}`))
-  ].join("\n")
-
 export const rubricReport = (
   options: { readonly dimensions: ReadonlyArray<Dimension>; readonly gate?: Gate | undefined; readonly title: string }
 ): ReportView<RubricRecord, RubricSummary> => ({
-  headline: "composite",
-  failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
-  markdown: (info, summary, records) =>
-    Stream.make(
-      `# ${options.title}\n\n`,
-      `${info.description}\n\n`,
-      info.judge.provider === "heuristic"
-        ? `> **Judged by the heuristic judge** — deterministic lexical proxies (term overlap, support in the fragments, length, a harm lexicon), not an LLM. Use an LLM provider for real judgments.\n\n`
-        : `> Judged by ${inline(info.judge.label)}.\n\n`,
-      runParameters(info, summary) + "\n",
-      criteria(info, options.dimensions, options.gate) + "\n",
-      aggregate(summary) + "\n",
-      lowest(summary) + "\n",
-      failures(summary) + "\n",
-      "## Per-row details\n\n"
-    ).pipe(Stream.concat(records.pipe(Stream.map((r) =>
-      rowBlock(
-        r,
-        `${r.ordinal + 1}. ${inline(r.question, 120)} — composite ${num(r.composite, 3)}${
-          r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
-        }`
-      ) + "\n"
-    )))),
-  csvHeader: (info, summary) => [
-    ...info.input.columns,
-    ...summary.dimensions.map((d) => d.name),
-    "Composite",
-    ...summary.dimensions.map((d) => `${d.name} reason`),
-    ...(summary.claims === undefined
-      ? []
-      : ["Claim precision", "Claim recall", "Claim F1", "Answer claims", "Reference claims"])
-  ],
+  title: options.title,
+  heuristic: "deterministic lexical proxies (term overlap, support in the fragments, length, a harm lexicon)",
+  sections: (info, summary) => ({
+    before: [criteria(info, options.dimensions, options.gate)],
+    after: [aggregate(info, options.dimensions, summary)]
+  }),
+  caseMarkdown: (_info, r) => ({
+    title: `${inline(r.question, 120)} — composite ${num(r.composite, 3)}`,
+    body: rowBlock(r)
+  }),
+  csvHeader: (info) => {
+    const names = options.dimensions.map((d) => info.rubrics.find((r) => r.id === d.rubric)?.name ?? d.rubric)
+    return [
+      ...info.input.columns,
+      ...names,
+      "Composite",
+      ...names.map((name) => `${name} reason`),
+      ...(checksClaims(info)
+        ? ["Claim precision", "Claim recall", "Claim F1", "Answer claims", "Reference claims"]
+        : [])
+    ]
+  },
   csvRow: (info, r) => {
     const source = info.input.columns.map((c) => {
       const v = r.source[c]

@@ -6,6 +6,12 @@
  * Gate (rag-answers: harmfulness): a gated score in `zeroAt` forces composite = 0; a score listed
  * in `weightAt` replaces that dimension's weight for the row (harmfulness 1 → weight 1.5).
  * A failed judgment leaves its dimension null and the composite null: a failure is never a score.
+ *
+ * With a reference answer (and claim rubrics), correctness comes from the claim checks: composite =
+ * (dimensions' composite + claim F1) / 2, so an answer the reference contradicts, or one whose claims
+ * it does not hold, cannot rank above a correct one on fluent, relevant, well-grounded wording alone
+ * (the rubric dimensions cannot see a wrong figure). A harmful answer stays 0; with F1 null (the case
+ * has no claims to compare) the dimensions' composite stands.
  */
 import type { EvalCase } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
@@ -85,6 +91,8 @@ export interface RubricScoreOptions {
   readonly gate?: Gate | undefined
   /** Claim rubrics: cases with a reference get claim precision, recall and F1 (see `kinds/correctness`). */
   readonly claims?: ClaimRubrics | undefined
+  /** How many lowest-composite cases the summary and report.md show (default 5). */
+  readonly lowest?: number | undefined
 }
 
 /** Claim precision, recall and F1 against the reference, declared once for the rubric pipelines. */
@@ -135,11 +143,21 @@ export const composite = (
   return gated === undefined ? { value, weights } : { value, gate: gated, weights }
 }
 
+/** The composite with correctness from the claim checks (see the module comment). */
+export const withCorrectness = (
+  composite: number | null,
+  gate: "zeroed" | "reweighted" | undefined,
+  f1: number | null
+): number | null => (composite === null || gate === "zeroed" || f1 === null ? composite : (composite + f1) / 2)
+
 /**
  * The per-case metrics of a rubric record: each dimension's score on its rubric's scale, under the
  * rubric id, and the composite (0–1). A case failed when a judgment failed or it has no composite.
  */
-export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCaseMetrics<RubricRecord> => ({
+export const rubricCaseMetrics = (
+  dimensions: ReadonlyArray<Dimension>,
+  lowest = 5
+): PerCaseMetrics<RubricRecord> => ({
   declared: (info) => [
     ...dimensions.flatMap((d) => {
       const r = info.rubrics.find((x) => x.id === d.rubric)
@@ -147,7 +165,7 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
     }),
     Metric.fraction(
       "composite",
-      "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness"
+      "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness; with a reference answer, the mean of that and claim F1"
     ),
     ...(checksClaims(info) ? referenceClaimSpecs : [])
   ],
@@ -160,7 +178,8 @@ export const rubricCaseMetrics = (dimensions: ReadonlyArray<Dimension>): PerCase
       ...(r.claims === undefined ? {} : { precision: r.claims.precision, recall: r.claims.recall, f1: r.claims.f1 })
     },
     failed: r.failed > 0 || r.composite === null
-  })
+  }),
+  rank: { by: ["composite"], keep: lowest }
 })
 
 /** The claims of a case with a reference; undefined without one (or without claim rubrics). */
@@ -176,7 +195,7 @@ const referenceClaims = (
 }
 
 export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecord> => ({
-  perCase: rubricCaseMetrics(options.dimensions),
+  perCase: rubricCaseMetrics(options.dimensions, options.lowest),
   grades: (r) => ({ caseId: r.caseId, grades: Object.fromEntries(r.dimensions.map((d) => [d.criterion, d.score])) }),
   score: (c: EvalCase, judgments: ReadonlyArray<Judgment>, iteration: number, rubrics: ReadonlyMap<string, Rubric>) => {
     const byCriterion = new Map(judgments.map((j) => [j.criterion, j]))
@@ -198,6 +217,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
     const tokens = noTokens()
     for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const claims = referenceClaims(c, judgments, options.claims)
+    const value = withCorrectness(result.value, result.gate, claims?.f1 ?? null)
     const claimFailures = claims === undefined
       ? 0
       : judgments.filter((j) => j.status === "failed" && !byDimension.has(j.criterion)).length
@@ -223,7 +243,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       answer: c.answer,
       source: c.source,
       dimensions,
-      composite: result.value,
+      composite: value,
       gate: result.gate,
       failed: dimensions.filter((d) => d.status === "failed").length + claimFailures,
       tokens: compactTokens(tokens),

@@ -292,7 +292,13 @@ export const searchMetrics: QueryMetrics = (grades) => {
 }
 
 export const searchScore = (): ScoreStage<GradedRecord> =>
-  gradedScore({ metrics: searchMetrics, declared: searchMetricSpecs, label: hitLabel, query: (c) => c.question })
+  gradedScore({
+    metrics: searchMetrics,
+    declared: searchMetricSpecs,
+    rankBy: "ndcg",
+    label: hitLabel,
+    query: (c) => c.question
+  })
 
 export const searchSummary = (): AggregateStage<GradedRecord, GradedSummary> =>
-  gradedSummary({ metrics: searchMetricSpecs, key: "ndcg" })
+  gradedSummary({ metrics: searchMetricSpecs })

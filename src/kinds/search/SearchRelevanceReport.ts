@@ -17,6 +17,7 @@ import {
   gradeCell,
   gradedHitsMarkdown,
   gradedHitsView,
+  type GradedRunSummary,
   hitsTable
 } from "../graded-hits/RetrievalReport.js"
 
@@ -31,71 +32,54 @@ const value = (r: GradedRecord, k: string) => r.metrics?.[k] ?? null
 
 const relevantCount = (r: GradedRecord) => r.hits.filter((h) => h.grade !== null && h.grade >= 2).length
 
-const resultsSection = (s: GradedSummary) => {
-  const n = (k: string) => s.counts[k] ?? 0
-  return [
-    "## Results (mean over queries)",
+/** What the headline table cannot say: queries measured, left out and flagged, and the grades given. */
+const resultsSection = (s: GradedRunSummary) =>
+  [
+    "## Queries and grades",
     "",
-    "| Metric | Mean | Queries | Definition |",
-    "|---|---|---|---|",
-    `| NDCG | ${fixed(s.means.ndcg, 4)} | ${
-      n("ndcg")
-    } | Σ (2^grade − 1) / log2(rank + 1) over the whole list, / ideal |`,
-    `| NDCG@10 | ${fixed(s.means["ndcg@10"], 4)} | ${n("ndcg@10")} | the same, top 10 |`,
-    `| MAP | ${fixed(s.means.map, 4)} | ${
-      n("map")
-    } | mean of AP = Σ P@k · rel(k) / R (R = relevant hits in the list) |`,
-    `| MRR | ${fixed(s.means.mrr, 4)} | ${n("mrr")} | mean of 1 / rank of the first hit graded ≥ 2 (0 if none) |`,
-    "",
-    `Queries: ${s.cases} (${s.measured} measured${
-      s.retrievalFailures.count > 0 ? `, ${s.retrievalFailures.count} retrieval failure(s) left out` : ""
+    `Queries: ${s.cases} (${s.extra.measured} measured${
+      s.extra.retrievalFailures.count > 0
+        ? `, ${s.extra.retrievalFailures.count} retrieval failure(s) left out`
+        : ""
     }${
-      s.casesWithFailedJudgments > 0
-        ? `; ${s.casesWithFailedJudgments} with a failed judgment have unknown metrics`
+      s.extra.casesWithFailedJudgments > 0
+        ? `; ${s.extra.casesWithFailedJudgments} with a failed judgment have unknown metrics`
         : ""
     }).` +
-    ((s.flagged.ndcg ?? 0) > 0
-      ? ` ${s.flagged.ndcg} query(ies) had no hit graded above 0 (IDCG = 0): NDCG set to 0 and flagged.`
+    ((s.extra.flagged.ndcg ?? 0) > 0
+      ? ` ${s.extra.flagged.ndcg} query(ies) had no hit graded above 0 (IDCG = 0): NDCG set to 0 by convention and flagged ⚑.`
       : ""),
+    "",
+    "NDCG: Σ (2^grade − 1) / log2(rank + 1) over the list, / the ideal (the judged grades sorted); AP: Σ P@k · rel(k) / R with R the relevant hits in the list; RR: 1 / rank of the first hit graded ≥ 2 (0 if none).",
     "",
     "| Grade | Hits |",
     "|---|---|",
-    ...Object.entries(s.grades).sort((a, b) => Number(b[0]) - Number(a[0])).map(([g, c]) => `| ${g} | ${c} |`),
+    ...Object.entries(s.extra.grades).sort((a, b) => Number(b[0]) - Number(a[0])).map(([g, c]) => `| ${g} | ${c} |`),
     ""
   ].join("\n")
+
+const caseTable = {
+  header: ["#", "Id", "Query", "Hits", "Relevant", "NDCG", "NDCG@10", "AP", "RR", "Tokens in / out"],
+  row: (r: GradedRecord) =>
+    r.metrics === null
+      ? [String(r.ordinal + 1), inline(r.caseId, 200), inline(r.query, 80), "—", "retrieval failed", "", "", "", "", ""]
+      : [
+        String(r.ordinal + 1),
+        inline(r.caseId, 200),
+        inline(r.query, 80),
+        String(r.hits.length),
+        String(relevantCount(r)),
+        `${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""}`,
+        fixed(value(r, "ndcg@10")),
+        fixed(value(r, "map")),
+        fixed(value(r, "mrr")),
+        `${thousands(r.tokens.input)} / ${thousands(r.tokens.output)}`
+      ]
 }
 
-const lowestSection = (s: GradedSummary) =>
-  s.lowest.length === 0 ? "" : [
-    `## Lowest NDCG (${s.lowest.length})`,
-    "",
-    "| Query id | Query | NDCG |",
-    "|---|---|---|",
-    ...s.lowest.map((l) => `| ${inline(l.caseId, 200)} | ${inline(l.query, 100)} | ${fixed(l.value, 4)} |`),
-    ""
-  ].join("\n")
-
-const tableHeader = [
-  "## Per-query results",
-  "",
-  "| # | Id | Query | Hits | Relevant | NDCG | NDCG@10 | AP | RR | Tokens in / out |",
-  "|---|---|---|---|---|---|---|---|---|---|",
-  ""
-].join("\n")
-
-const tableRow = (r: GradedRecord) =>
-  r.metrics === null
-    ? `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | — | retrieval failed | | | | | |\n`
-    : `| ${r.ordinal + 1} | ${inline(r.caseId, 200)} | ${inline(r.query, 80)} | ${r.hits.length} | ${
-      relevantCount(r)
-    } | ${fixed(value(r, "ndcg"))}${r.flagged.includes("ndcg") ? " ⚑" : ""} | ${fixed(value(r, "ndcg@10"))} | ${
-      fixed(value(r, "map"))
-    } | ${fixed(value(r, "mrr"))} | ${thousands(r.tokens.input)} / ${thousands(r.tokens.output)} |\n`
-
-const details = (r: GradedRecord) =>
-  [
-    `### ${r.ordinal + 1}. ${inline(r.query, 120)}${r.iteration > 1 ? ` (iteration ${r.iteration})` : ""}`,
-    "",
+const caseMarkdown = (r: GradedRecord) => ({
+  title: `${inline(r.query, 120)} — NDCG ${fixed(value(r, "ndcg"), 3)}`,
+  body: [
     `Id ${code(r.caseId)}, line ${r.line}.`,
     "",
     hitsTable(r, "No hits.", ["Rank", "Hit", "Grade", "Relevant", "Confidence", "Justification"], (h) => [
@@ -106,24 +90,21 @@ const details = (r: GradedRecord) =>
       h.confidence ?? "—",
       inline(h.reason, 400)
     ]),
-    "",
     ""
   ].join("\n")
+})
 
 export const searchReport = (options: { readonly title: string }): ReportView<GradedRecord, GradedSummary> => ({
-  ...gradedHitsView("ndcg"),
-  markdown: gradedHitsMarkdown({
+  ...gradedHitsView(),
+  ...gradedHitsMarkdown({
     title: options.title,
     heuristic:
       "a lexical relevance model: the query's terms found in the hit, each weighted by how many of the other hits retrieved for the query hold it, and how typical of those hits the hit's other words are, with a margin-based confidence (its agreement with NIST assessors is in docs/judge-quality.md)",
     proxyNotice,
     criterionNote: "relevant = 2 or 3; confidence 1–5",
     resultsSection,
-    lowestSection,
-    tableHeader,
-    tableRow,
-    afterTable: "\n⚑ = no hit graded above 0 (IDCG = 0): NDCG set to 0 by convention.\n\n## Per-hit judgments\n\n",
-    details
+    caseTable,
+    caseMarkdown
   }),
   csvHeader: () => [
     "id",

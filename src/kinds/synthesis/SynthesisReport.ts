@@ -5,18 +5,17 @@
  * row per case: queryLogId, question, answer, faithfulness, completeness, overall, pass, reasons.
  * Shared sections (run parameters, a rubric's scale, failed judgments) come from `RubricReport`.
  */
-import * as Stream from "effect/Stream"
 import { code } from "../../domain/Markdown.js"
 import { inline, quoteBlock } from "../../domain/Markdown.js"
 import type { Rubric } from "../../domain/Rubric.js"
-import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { criterionSection, failures, num, runParameters } from "../../report/Sections.js"
+import { criterionSection, num } from "../../report/Sections.js"
 import { referenceClaimsCells, referenceClaimsMarkdown } from "../rubric/RubricReport.js"
 import { checksClaims } from "../rubric/RubricScore.js"
 import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
 import { defaultConfig, type SynthesisConfig, type SynthesisRecord } from "./SynthesisScore.js"
-import type { DimensionMetrics, SynthesisSummary } from "./SynthesisSummary.js"
+import type { SynthesisSummary } from "./SynthesisSummary.js"
 
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`)
 
@@ -30,11 +29,6 @@ const scoreLabel = (rubric: Rubric | undefined, score: number | null) => {
   const label = rubric?.scale.find((v) => v.score === score)?.label
   return label === undefined ? String(score) : `${score} (${label})`
 }
-
-const banner = (info: RunInfo) =>
-  info.judge.provider === "heuristic"
-    ? "> **Judged by the heuristic judge** — deterministic lexical proxies (support of the answer's terms in the context items; context terms tied to the user's need with explanatory connectives), not an LLM. Use an LLM provider for real judgments.\n\n"
-    : `> Judged by ${inline(info.judge.label)}.\n\n`
 
 const rubricsSection = (info: RunInfo, config: SynthesisConfig) => {
   const lines = ["## Rubrics", ""]
@@ -52,56 +46,68 @@ const rubricsSection = (info: RunInfo, config: SynthesisConfig) => {
   return lines.join("\n")
 }
 
-const dimensionRow = (name: string, d: DimensionMetrics) =>
-  `| ${name} | ${num(d.mean)} | ${num(d.std)} | ${pct(d.passRate)} (${d.passed} of ${d.n}) | ${d.n} | ${d.failed} |`
+type Summary = RunSummary<SynthesisRecord, SynthesisSummary>
+
+/** A dimension's row: mean, std, pass rate (its per-case pass metric's mean) with the cases passed, scored, failed. */
+const dimensionRow = (summary: Summary, name: string, criterion: string, rate: string, passed: number) => {
+  const m = summary.metrics[criterion]
+  const n = m?.n ?? 0
+  return `| ${name} | ${num(m?.mean ?? null)} | ${num(m?.std ?? null)} | ${
+    pct(summary.metrics[rate]?.mean ?? null)
+  } (${passed} of ${n}) | ${n} | ${summary.cases - n} |`
+}
 
 /** The user's own rubrics (`--rubrics`): judged beside faithfulness and completeness, not part of overall or pass. */
-const extraSection = (summary: SynthesisSummary, config: SynthesisConfig): ReadonlyArray<string> => {
-  const extra = summary.dimensions.filter((d) => config.extra?.includes(d.criterion) === true)
+const extraSection = (info: RunInfo, summary: Summary, config: SynthesisConfig): ReadonlyArray<string> => {
+  const extra = (config.extra ?? []).flatMap((id) => {
+    const r = rubricOf(info, id)
+    const m = summary.metrics[id]
+    return r === undefined || m === undefined ? [] : [{ r, m }]
+  })
   if (extra.length === 0) return []
   return [
     "**Your rubrics** (--rubrics; judged beside the two, not part of overall or the pass verdict):",
     "",
     "| Rubric | Scale | Mean | Normalised (0–1) | Std | Scored | Failed judgments |",
     "|---|---|---|---|---|---|---|",
-    ...extra.map((d) =>
-      `| ${inline(d.name)} (\`${inline(d.criterion)}\`) | ${d.min}–${d.max} | ${num(d.mean)} | ${
-        num(d.meanNormalised)
-      } | ${num(d.std)} | ${d.n} | ${d.failed} |`
+    ...extra.map(({ m, r }) =>
+      `| ${inline(r.name)} (\`${inline(r.id)}\`) | ${r.min}–${r.max} | ${num(m.mean)} | ${
+        num(summary.extra.rubrics.normalised[r.id] ?? null)
+      } | ${num(m.std)} | ${m.n} | ${summary.cases - m.n} |`
     ),
     ""
   ]
 }
 
-const metricsSection = (info: RunInfo, summary: SynthesisSummary, config: SynthesisConfig) => {
-  const m = summary.metrics
-  const o = m.overall
+const metricsSection = (info: RunInfo, summary: Summary, config: SynthesisConfig) => {
+  const x = summary.extra
+  const o = summary.metrics.overall!
   const f = rubricOf(info, config.faithfulness)
   const c = rubricOf(info, config.completeness)
-  const dist = (criterion: string) => summary.dimensions.find((d) => d.criterion === criterion)?.distribution ?? {}
-  const fd = dist(config.faithfulness)
-  const cd = dist(config.completeness)
+  const fd = x.rubrics.distributions[config.faithfulness] ?? {}
+  const cd = x.rubrics.distributions[config.completeness] ?? {}
   const scores = [...new Set([...Object.keys(fd), ...Object.keys(cd)].map(Number))].sort((a, b) => b - a)
+  const passRate = summary.metrics.overallPassRate?.mean ?? null
   return [
-    "## Metrics",
+    "## Results by dimension",
     "",
-    `| Dimension | Mean | Std | Pass rate (≥ ${m.passAt}) | Scored | Failed judgments |`,
+    `| Dimension | Mean | Std | Pass rate (≥ ${x.passAt}) | Scored | Failed judgments |`,
     "|---|---|---|---|---|---|",
-    dimensionRow(f?.name ?? "Faithfulness", m.faithfulness),
-    dimensionRow(c?.name ?? "Completeness", m.completeness),
-    `| **Overall** | ${num(o.mean)} | ${num(o.std)} | **${pct(o.passRate)}** (${o.passed} of ${
-      o.passed + o.failed
+    dimensionRow(summary, f?.name ?? "Faithfulness", "faithfulness", "faithfulnessPassRate", x.faithfulnessPassed),
+    dimensionRow(summary, c?.name ?? "Completeness", "completeness", "completenessPassRate", x.completenessPassed),
+    `| **Overall** | ${num(o.mean)} | ${num(o.std)} | **${pct(passRate)}** (${x.passed} of ${
+      x.passed + x.failed
     }) | ${o.n} | — |`,
     "",
-    `**Overall pass rate** (both ≥ ${m.passAt}): ${pct(o.passRate)} — ${o.passed} passed, ${o.failed} failed` +
-    (o.unknown > 0 ? `, ${o.unknown} undecided because a judgment failed (not counted in the rate)` : "") +
-    `, of ${m.cases} cases.`,
+    `**Overall pass rate** (both ≥ ${x.passAt}): ${pct(passRate)} — ${x.passed} passed, ${x.failed} failed` +
+    (x.undecided > 0 ? `, ${x.undecided} undecided because a judgment failed (not counted in the rate)` : "") +
+    `, of ${summary.cases} cases.`,
     "",
     "| Score | " + [f?.name ?? "Faithfulness", c?.name ?? "Completeness"].join(" | ") + " |",
     "|---|---|---|",
     ...scores.map((s) => `| ${s} | ${fd[String(s)] ?? 0} | ${cd[String(s)] ?? 0} |`),
     "",
-    ...extraSection(summary, config)
+    ...extraSection(info, summary, config)
   ].join("\n")
 }
 
@@ -163,12 +169,7 @@ const lowScoreSection = (a: LowScoreAnalysis) => {
 const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) => {
   const f = rubricOf(info, config.faithfulness)
   const c = rubricOf(info, config.completeness)
-  const verdict = r.pass === null ? "UNKNOWN" : r.pass ? "PASS" : "FAIL"
   return [
-    `### ${r.ordinal + 1}. ${inline(r.question, 120)} — ${verdict}, overall ${num(r.overall, 1)}${
-      r.iteration > 1 ? ` (iteration ${r.iteration})` : ""
-    }`,
-    "",
     `**Question** (line ${r.line}, queryLogId ${code(r.caseId)}):`,
     "",
     quoteBlock(r.question),
@@ -198,8 +199,9 @@ export const synthesisReport = (
 ): ReportView<SynthesisRecord, SynthesisSummary> => {
   const config = options.config ?? defaultConfig
   return {
-    headline: "overall",
-    failures: (summary) => ({ judgments: summary.failures, retrievals: [] }),
+    title: options.title,
+    heuristic:
+      "deterministic lexical proxies (support of the answer's terms in the context items; context terms tied to the user's need with explanatory connectives)",
     caseVerdict: (r) =>
       r.pass === null ? undefined : {
         pass: r.pass,
@@ -207,18 +209,16 @@ export const synthesisReport = (
           r.pass ? "both" : "not both"
         } ≥ ${config.passAt}`
       },
-    markdown: (info, summary, records) =>
-      Stream.make(
-        `# ${options.title}\n\n`,
-        `${info.description}\n\n`,
-        banner(info),
-        runParameters(info, summary) + "\n",
-        rubricsSection(info, config) + "\n",
-        metricsSection(info, summary, config) + "\n",
-        lowScoreSection(summary.lowScores) + "\n",
-        failures(summary) + "\n",
-        "## Per-case details\n\n"
-      ).pipe(Stream.concat(records.pipe(Stream.map((r) => caseBlock(info, config, r) + "\n")))),
+    sections: (info, summary) => ({
+      before: [rubricsSection(info, config)],
+      after: [metricsSection(info, summary, config), lowScoreSection(summary.extra.lowScores)]
+    }),
+    caseMarkdown: (info, r) => ({
+      title: `${inline(r.question, 120)} — ${r.pass === null ? "UNKNOWN" : r.pass ? "PASS" : "FAIL"}, overall ${
+        num(r.overall, 1)
+      }`,
+      body: caseBlock(info, config, r)
+    }),
     csvHeader: (info) => [
       "queryLogId",
       "question",

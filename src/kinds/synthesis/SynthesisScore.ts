@@ -92,6 +92,14 @@ export const synthesisScore = (
         Metric.score("faithfulness", "faithfulness (safety): supported by the context, nothing invented", 1, 5),
         Metric.score("completeness", "completeness (quality): explains why each item fits the question", 1, 5),
         Metric.score("overall", "(faithfulness + completeness) / 2", 1, 5),
+        Metric.fraction(
+          "faithfulnessPassRate",
+          `1 when faithfulness is ≥ ${config.passAt}, 0 when below (its mean is the faithfulness pass rate)`
+        ),
+        Metric.fraction(
+          "completenessPassRate",
+          `1 when completeness is ≥ ${config.passAt}, 0 when below (its mean is the completeness pass rate)`
+        ),
         // Named as its mean is in the summary, so `compare` and the gates say the same name.
         Metric.fraction(
           "overallPassRate",
@@ -107,6 +115,8 @@ export const synthesisScore = (
           faithfulness: r.faithfulness,
           completeness: r.completeness,
           overall: r.overall,
+          faithfulnessPassRate: r.faithfulness === null ? null : r.faithfulness >= config.passAt ? 1 : 0,
+          completenessPassRate: r.completeness === null ? null : r.completeness >= config.passAt ? 1 : 0,
           overallPassRate: r.pass === null ? null : r.pass ? 1 : 0,
           ...(r.claims === undefined
             ? {}
@@ -114,7 +124,9 @@ export const synthesisScore = (
           ...Object.fromEntries((config.extra ?? []).map((id) => [id, find(r, id)?.score ?? null]))
         },
         failed: r.failed > 0 || r.overall === null
-      })
+      }),
+      // No lowest list (the low-score analysis groups the failures); details go lowest overall first.
+      rank: { by: ["overall"], keep: 0 }
     },
     // Agreement across iterations on each score and on the verdict (pass 1, fail 0, unknown null).
     grades: (r) => ({

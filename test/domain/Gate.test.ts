@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { enforceGates, evaluateGates, parseAllGates, parseGates, resolveGates } from "../../src/domain/Gate.js"
 import * as Metric from "../../src/domain/Metric.js"
 import { courseMetricSpecs } from "../../src/kinds/course/CourseRetrieval.js"
-import { enforceGates, evaluateGates, parseAllGates, parseGates, resolveGates } from "../../src/report/Gate.js"
 
 const course = [
   ...courseMetricSpecs,

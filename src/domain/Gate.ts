@@ -16,9 +16,9 @@
  * `summary.json` after every file is written: an unmet gate is exit 1 with one line each.
  */
 import * as Effect from "effect/Effect"
-import { GateFailed, UsageError } from "../domain/Errors.js"
-import { directionText, type MetricSpec, rangeText } from "../domain/Metric.js"
-import { nearest } from "../domain/Nearest.js"
+import { GateFailed, UsageError } from "./Errors.js"
+import { directionText, type MetricSpec, rangeText } from "./Metric.js"
+import { nearest } from "./Nearest.js"
 
 export type GateFlag = "--fail-under" | "--fail-over"
 
