@@ -31,7 +31,11 @@
  *     cases/s and peak RSS, flat as the input grows (bench/correctness.ts).
  * 14. synthesize: how often plain BM25 ranks an offline item's gold chunk first (a sanity figure), and
  *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
- * 15. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
+ * 15. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
+ *     time and peak RSS through the CLI (bench/bounds.ts).
+ * 16. What tracing costs: runner CPU per judgment with tracing off, Effect's default tracer and
+ *     --trace-otlp to a local receiver (bench/tracing.ts).
+ * 17. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
  *     first page, a case, a search, a label, compare; the server's peak RSS (bench/ui.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
@@ -49,8 +53,10 @@ import { bootstrapTable } from "../src/stats/Bootstrap.js"
 import { cohenKappa, exactAgreement, tableOf } from "../src/stats/Kappa.js"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
 import { batchFigures, printBatchFigures } from "./batch.js"
+import { printBoundsFigures } from "./bounds.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
+import { printBesideOverlap } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
@@ -62,6 +68,7 @@ import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreem
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { printSynthesizeFigures } from "./synthesize.js"
+import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
 import { printUiFigures } from "./ui.js"
 
@@ -558,6 +565,7 @@ const main = async () => {
       `[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`
     )
     printClaimFigures(undefined, { line, figure })
+    printBesideOverlap(line)
     line()
   }
 
@@ -604,7 +612,23 @@ const main = async () => {
 
   {
     line(
-      `[15] rag-eval ui on a ${
+      `[15] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
+    )
+    await printBoundsFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[16] What tracing costs: the LLM judge at 0 ms, concurrency 32, with tracing off (the CLI without --trace-otlp), Effect's default tracer, and --trace-otlp to a local receiver (bench/tracing.ts)`
+    )
+    await printTracingFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[17] rag-eval ui on a ${
         HEURISTIC_ROWS.toLocaleString("en-US")
       }-case run beside a 100-case one: open, a page, a case, search, label, compare; the server's peak RSS (bench/ui.ts)`
     )

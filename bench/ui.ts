@@ -1,5 +1,5 @@
 /**
- * Bench [15]: the browser review (`rag-eval ui`) on a 100,000-case run beside a 100-case one. Two
+ * Bench [17]: the browser review (`rag-eval ui`) on a 100,000-case run beside a 100-case one. Two
  * rag-answers runs of 100,000 generated rows (heuristic judge, through the CLI) and one of 100 rows;
  * then `node dist/bin.js ui` as users start it, one server per output root, asked over HTTP as the
  * page asks: open the run (its index is built), the first page of cases (lowest composite first), a

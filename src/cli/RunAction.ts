@@ -2,32 +2,38 @@
  * What `rag-eval run` does, loaded only when it runs: validate flags, load the pipeline, choose the
  * layers (judge, retriever, journal, cache, reporters, progress) and drive the runner.
  */
+import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { UsageError } from "../domain/Errors.js"
 import { parseAllGates } from "../domain/Gate.js"
 import { thousands } from "../domain/Numbers.js"
+import * as Redaction from "../domain/Redaction.js"
 import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
 import { VERSION } from "../domain/Version.js"
 import * as Judgments from "../engine/Judgments.js"
 import type { OptionName } from "../engine/OptionSpecs.js"
 import { instantiate } from "../engine/Pipeline.js"
+import type { PipelineOptions } from "../engine/PipelineOptions.js"
 import * as Progress from "../engine/Progress.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { estimate, ESTIMATED_OUTPUT_TOKENS, run, type RunOptions } from "../engine/Runner.js"
 import { Shutdown } from "../engine/Shutdown.js"
+import { judgeLayer } from "../judges/JudgeSettings.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
+import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import { layer as reportersLayer, parseFormats } from "../report/Reporter.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
+import type { TargetConfig } from "../target/TargetConfig.js"
 import { batchOptions } from "./BatchFlags.js"
 import { displayPath } from "./Display.js"
-import { judgeLayer } from "./JudgeLayer.js"
 import { loadPipeline, promptDirsFor } from "./LoadPipeline.js"
 import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
 import { RecordedArgv } from "./Resume.js"
@@ -105,10 +111,17 @@ export const runAction = (flags: RunFlags) =>
       ...(flags.cluster ? { preflight: false } : {})
     })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
+    // --target: the live system's configuration (its headers' `${NAME}`s read from the environment)
+    const target = yield* resolveTarget(flags)
+    // Every text a server sends back is redacted of every secret of the command (domain/Redaction.ts):
+    // the providers, the Batch API, the target and the retrievers read this redactor.
+    const redactor = Redaction.make(yield* runSecrets(flags, gathered.options, target))
     // --batch (the provider's Batch API)
-    const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency))
+    const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency)).pipe(
+      Effect.provideService(Redaction.Redaction, redactor)
+    )
     // --target: the live system answers the cases before they are judged (engine/Generate.ts)
-    const generator = yield* targetLayer(flags, batch !== undefined)
+    const generator = yield* targetLayer(flags, target, batch !== undefined)
     const storage = stored ??
       Layer.merge(
         JudgmentJournal.layerFile,
@@ -154,6 +167,8 @@ export const runAction = (flags: RunFlags) =>
       maxCostUsd: Option.getOrUndefined(flags.maxCost),
       gates: thresholds
     })
+    // --trace-otlp: the run's spans go to a collector (engine/Tracing.ts, loaded only then); else tracing is off.
+    const traced = yield* tracingFor(flags)
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity
       if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
@@ -231,7 +246,54 @@ export const runAction = (flags: RunFlags) =>
         )
       }
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
-    }).pipe(Effect.provide(services))
+    }).pipe(
+      Effect.provide(services),
+      Effect.provideService(Redaction.Redaction, redactor),
+      Effect.withSpan("rag-eval run", {
+        attributes: { "rag_eval.pipeline": pipeline.name, "rag_eval.dry_run": flags.dryRun }
+      }),
+      traced
+    )
+  })
+
+/** Variables that hold credentials rag-eval reads (masked in spans like any secret it was given). */
+const CREDENTIAL_VARIABLES = ["OPENAI_API_KEY", "MISTRAL_API_KEY", "API_KEY", "RAG_EVAL_TOKEN", "PGPASSWORD"]
+
+/** `--trace-otlp`: provide the exporter (every secret the run was given masked in what it sends); else tracing off. */
+const tracingFor = (flags: RunFlags) =>
+  Effect.gen(function*() {
+    if (Option.isNone(flags.traceOtlp)) {
+      return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(self, false)
+    }
+    const Tracing = yield* Effect.promise(() => import("../engine/Tracing.js"))
+    const endpoint = Tracing.traceEndpoint(flags.traceOtlp.value)
+    if (typeof endpoint === "string") return yield* new UsageError({ problem: endpoint })
+    // The environment's credentials, read through Config as every setting: the providers' keys,
+    // serve's token, PostgreSQL's password, and every variable a --target-header names.
+    const referenced = flags.targetHeader.flatMap((h) =>
+      [...h.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!)
+    )
+    const values = yield* Effect.forEach([...new Set([...CREDENTIAL_VARIABLES, ...referenced])], (name) =>
+      Config.option(Config.string(name)).pipe(
+        Effect.orElseSucceed(() =>
+          Option.none<string>()
+        ),
+        Effect.map((value) => [name, Option.getOrUndefined(value)] as const)
+      ))
+    const env: Record<string, string | undefined> = Object.fromEntries(values)
+    const expand = (text: string) =>
+      text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? "")
+    const secrets = Tracing.secretValues({
+      values: [
+        ...Option.toArray(flags.apiKey).map(Redacted.value),
+        ...flags.targetHeader.map((h) => expand(h.slice(h.indexOf(":") + 1).trim())),
+        ...referenced.flatMap((name) => env[name] === undefined ? [] : [env[name]!])
+      ],
+      urls: [flags.baseUrl, flags.target, flags.store].flatMap(Option.toArray).map(String),
+      env
+    })
+    const layer = Tracing.layerOtlp(endpoint, secrets)
+    return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, layer)
   })
 
 /** The `--target-*` flags given without `--target`. */
@@ -249,10 +311,10 @@ const orphanTargetFlags = (flags: RunFlags): Array<string> => [
 ]
 
 /**
- * The generate stage's layer for `--target` (undefined without it): the target resolved (its
- * headers' `${NAME}`s read from the environment), asked live, or counted for `--dry-run`.
+ * `--target`'s configuration (undefined without it): checked, with its headers' `${NAME}`s read from
+ * the environment. `--target-*` flags without `--target` are a usage error.
  */
-const targetLayer = (flags: RunFlags, batch: boolean) =>
+const resolveTarget = (flags: RunFlags) =>
   Effect.gen(function*() {
     if (Option.isNone(flags.target)) {
       const orphans = orphanTargetFlags(flags)
@@ -265,16 +327,8 @@ const targetLayer = (flags: RunFlags, batch: boolean) =>
       }
       return undefined
     }
-    if (batch) {
-      return yield* new UsageError({
-        problem:
-          "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)"
-      })
-    }
     const { resolve } = yield* Effect.promise(() => import("../target/TargetConfig.js"))
-    const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
-    const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
-    const config = yield* resolve({
+    return yield* resolve({
       url: flags.target.value,
       preset: Option.getOrUndefined(flags.targetPreset),
       body: Option.getOrUndefined(flags.targetBody),
@@ -285,6 +339,50 @@ const targetLayer = (flags: RunFlags, batch: boolean) =>
       model: Option.getOrUndefined(flags.targetModel),
       timeoutMs: Option.getOrUndefined(flags.targetTimeout)
     })
+  })
+
+/**
+ * Every secret the command sends, still `Redacted`: the judge's API key (`--api-key`, or the
+ * environment's), the credentials in `--base-url` and `--store`, the target's headers and URL, every
+ * secret pipeline option (`--search-token`) and the secrets of every URL among the options
+ * (`--search-url`). The run's redactor is built from them (`domain/Redaction.ts`).
+ */
+const runSecrets = (flags: RunFlags, options: PipelineOptions, target: TargetConfig | undefined) =>
+  Effect.gen(function*() {
+    const secrets: Array<Redacted.Redacted<string>> = []
+    const provider = Option.getOrUndefined(flags.provider)
+    const apiKey = Option.getOrUndefined(flags.apiKey) ??
+      (provider === undefined ? undefined : yield* OpenAiProvider.environmentKey(provider))
+    // The key, and the header it is sent in.
+    if (apiKey !== undefined) secrets.push(...Redaction.headerSecrets(`Bearer ${Redacted.value(apiKey)}`))
+    if (Option.isSome(flags.baseUrl)) secrets.push(...Redaction.urlSecrets(flags.baseUrl.value))
+    if (Option.isSome(flags.store)) secrets.push(...Redaction.urlSecrets(flags.store.value))
+    if (target !== undefined) {
+      const { secretsOf } = yield* Effect.promise(() => import("../target/TargetConfig.js"))
+      secrets.push(...secretsOf(target))
+    }
+    for (const value of Object.values(options)) {
+      if (Redacted.isRedacted(value)) secrets.push(...Redaction.headerSecrets(value as Redacted.Redacted<string>))
+      else if (typeof value === "string") secrets.push(...Redaction.urlSecrets(value))
+    }
+    return secrets
+  })
+
+/**
+ * The generate stage's layer for `--target` (undefined without it): the target asked live, or
+ * counted for `--dry-run`.
+ */
+const targetLayer = (flags: RunFlags, config: TargetConfig | undefined, batch: boolean) =>
+  Effect.gen(function*() {
+    if (config === undefined) return undefined
+    if (batch) {
+      return yield* new UsageError({
+        problem:
+          "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)"
+      })
+    }
+    const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
+    const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
     const settings = {
       regenerate: flags.regenerate,
       concurrency: flags.targetConcurrency,

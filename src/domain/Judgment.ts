@@ -5,6 +5,7 @@
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { OutputError } from "./Errors.js"
+import type { ClaimAgainst } from "./Label.js"
 import type { Rubric } from "./Rubric.js"
 
 /**
@@ -50,10 +51,25 @@ export interface JudgeTask {
   readonly repair?: RepairCheckpoint | undefined
 }
 
-/** One item of a listwise task: its target (`hit:<id>`) and its own variables (the hit's text). */
+/**
+ * What a claim check is: claim `index` (1-based) of the answer's or the reference's claims, or
+ * nugget `index`, checked against the reference, the answer or the k-th context. A judge reads it
+ * here, typed; the item's `target` string (`Targets.ts`) names the same thing in keys and reports.
+ */
+export interface ClaimRef {
+  readonly side: "answer" | "reference" | "nugget"
+  readonly index: number
+  readonly against: ClaimAgainst
+}
+
+/**
+ * One item of a listwise task: its target (`hit:<id>`), its own variables (the hit's text) and, for
+ * a claim check, what the check is. `claim` is not part of the judgment key (the target says it).
+ */
 export interface ListItem {
   readonly target: string
   readonly vars: Readonly<Record<string, string>>
+  readonly claim?: ClaimRef | undefined
 }
 
 /**

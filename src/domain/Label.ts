@@ -24,6 +24,18 @@ export const NuggetSupport = Schema.Literal("not_support", "partial_support", "s
 export type NuggetSupport = typeof NuggetSupport.Type
 
 /**
+ * The two scales as scores: score i of the check rubric (`prompts/answer-correctness/check.json`) is
+ * `ClaimVerdict.literals[i]`, of the nugget rubric `NuggetSupport.literals[i]` — the one statement the
+ * heuristic judge, the claim kind and the reports read (a test pins the rubric files to it).
+ */
+export const claimVerdictOf = (score: number | null): ClaimVerdict | null =>
+  score === null ? null : ClaimVerdict.literals[score] ?? null
+export const claimVerdictScore = (v: ClaimVerdict): number => ClaimVerdict.literals.indexOf(v)
+export const nuggetSupportOf = (score: number | null): NuggetSupport | null =>
+  score === null ? null : NuggetSupport.literals[score] ?? null
+export const nuggetSupportScore = (v: NuggetSupport): number => NuggetSupport.literals.indexOf(v)
+
+/**
  * What a claim is checked against: the reference, the answer, the k-th context (1-based), or the
  * retrieved contexts together (`contexts`: supported when some context entails it — faithfulness's
  * reading, and how a person labels "is this claim supported by the passages?").

@@ -189,6 +189,15 @@ const specs = {
       "A directory of your own rubric files (the built-in format, one criterion a file): each is judged as an extra dimension beside the built-in ones (weight 1 in the composite unless the file gives \"weight\"); needs an LLM provider",
     expected: "a directory of rubric .json files"
   },
+  passIf: {
+    flag: "pass-if",
+    env: ["RAG_EVAL_PASS_IF"],
+    kind: "text",
+    description:
+      "answer-correctness: the thresholds a case passes by, METRIC OP VALUE joined by commas (OP one of >=, >, <=, <, =); a threshold applies to a case that has the metric",
+    defaultText: "f1>=0.5,faithfulness>=0.5,hallucination<=0",
+    expected: "thresholds such as f1>=0.5,hallucination<=0"
+  },
   onlyRubrics: {
     flag: "only-rubrics",
     env: ["RAG_EVAL_ONLY_RUBRICS"],

@@ -59,7 +59,8 @@ export const PipelineOptionsSchema = Schema.Struct({
   fields: Schema.optional(ListFromText),
   listwise: Schema.optional(BooleanFromText),
   rubrics: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
-  onlyRubrics: Schema.optional(BooleanFromText)
+  onlyRubrics: Schema.optional(BooleanFromText),
+  passIf: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
 })
 
 export type PipelineOptions = Schema.Schema.Type<typeof PipelineOptionsSchema>

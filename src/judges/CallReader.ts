@@ -6,6 +6,11 @@
  * Decoding never invents a score: the last JSON object in a reply that is a valid answer on the
  * rubric's scale (an example shown earlier in the reply is not the answer); a listwise reply must
  * grade every item exactly once; whatever is wrong is said in words, for the repair prompt.
+ *
+ * A reply is read within the bounds of `domain/Limits.ts` — its length (`replyChars`), and for an
+ * extraction the number of claims it lists (`claims`): beyond them it is unusable and `final`, so it
+ * is recorded as a failed judgment with the reason and never repaired (a repair would send the whole
+ * reply back), whatever path it came by (a synchronous call, a batch's output).
  */
 import * as AjvModule from "ajv"
 import * as Either from "effect/Either"
@@ -20,15 +25,14 @@ import {
   type Usage,
   type Verdict
 } from "../domain/Judgment.js"
+import { Limits } from "../domain/Limits.js"
+import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { ChatRequest } from "../providers/LlmProvider.js"
 import { answerSchema, claimsSchema, listAnswerSchema, objectSchema, render } from "./Prompt.js"
 
 /** Re-asks after an answer that does not decode, by default (`LlmJudgeOptions.repairAttempts`). */
 export const DEFAULT_REPAIR_ATTEMPTS = 2
-
-/** Characters of a reply kept with a failed judgment. */
-const rawLimit = 2000
 
 // ---------------------------------------------------------------------------------------------
 // Decoding the answer
@@ -237,7 +241,8 @@ export const decodeClaims = (text: string): Either.Either<ReadonlyArray<string>,
 // One call: its request, how its reply is read, its verdicts
 
 /** The raw text kept with a failed judgment. */
-export const truncate = (text: string) => text.length > rawLimit ? text.slice(0, rawLimit) : text
+export const truncate = (text: string) =>
+  text.length > Limits.keptReplyChars ? text.slice(0, Limits.keptReplyChars) : text
 
 /** Why a call has no answer: the failed verdicts' reason and failure class. */
 export interface Failure {
@@ -260,11 +265,36 @@ export const unusable = (asks: number, problem: string): Failure => ({
   failure: "judge"
 })
 
+/**
+ * Why a reply cannot be used, in words (for the repair prompt and the failed judgment's reason).
+ * `final`: it is beyond a bound (`domain/Limits.ts`) — recorded as it is, never asked again.
+ */
+export interface ReplyProblem {
+  readonly problem: string
+  readonly final?: boolean | undefined
+}
+
+/** A reply longer than `Limits.replyChars`: final (see the module comment); undefined when within. */
+const replyTooLong = (text: string, limit = Limits.replyChars): ReplyProblem | undefined =>
+  text.length <= limit ? undefined : {
+    problem: `the reply is ${thousands(text.length)} characters long; a reply may hold at most ${
+      thousands(limit)
+    } (not asked again)`,
+    final: true
+  }
+
+/** A decoder in words, within the reply bound: the text is not read at all when it is longer. */
+const bounded =
+  <A>(decode: (text: string) => Either.Either<A, string>) => (text: string): Either.Either<A, ReplyProblem> => {
+    const long = replyTooLong(text)
+    return long !== undefined ? Either.left(long) : Either.mapLeft(decode(text), (problem) => ({ problem }))
+  }
+
 /** How one call is asked and read: the request (without format or repair), its decoder, the verdicts of its outcome. */
 export interface CallReader<A> {
   readonly request: ChatRequest
   /** Decode a reply; a listwise reader also learns from it which hits were graded (for `verdicts`). */
-  readonly decode: (text: string) => Either.Either<A, string>
+  readonly decode: (text: string) => Either.Either<A, ReplyProblem>
   /** One verdict per judgment of the call (one for a pointwise task, one per item for a list). */
   readonly verdicts: (o: Outcome<A>) => ReadonlyArray<Verdict>
 }
@@ -272,12 +302,28 @@ export interface CallReader<A> {
 /** The prompt-cache key of a rubric's requests: they share its static prefix (no data in it). */
 const cacheKeyOf = (rubric: Rubric) => `rag-eval/${rubric.id}@${rubric.hash}`
 
+/**
+ * A claim list within `Limits.claims`: longer, it is final (each claim would be a judgment of its
+ * own: a reply listing 100,000 claims made 600,000 paid checks).
+ */
+const claimsWithinBound = (
+  claims: ReadonlyArray<string>,
+  limit = Limits.claims
+): Either.Either<ReadonlyArray<string>, ReplyProblem> =>
+  claims.length <= limit ? Either.right(claims) : Either.left({
+    problem: `the reply lists ${thousands(claims.length)} claims; an extraction may list at most ${
+      thousands(limit)
+    } (not asked again)`,
+    final: true
+  })
+
 /** A `claims` rubric's call: the claims of the text, as the judgment's value (its score is how many). */
 const claimsReader = (task: JudgeTask): CallReader<ReadonlyArray<string>> => {
   const rubric = task.rubric
+  const decode = bounded(decodeClaims)
   return {
     request: { ...render(rubric, task.vars), schema: claimsSchema(rubric), cacheKey: cacheKeyOf(rubric) },
-    decode: decodeClaims,
+    decode: (text) => Either.flatMap(decode(text), (claims) => claimsWithinBound(claims)),
     verdicts: (o) => [
       Either.match(o.answer, {
         onLeft: ({ failure, reason }): Verdict => ({
@@ -355,7 +401,7 @@ const objectReader = (task: JudgeTask): CallReader<Record<string, unknown>> => {
   const rubric = task.rubric
   return {
     request: { ...render(rubric, task.vars), schema: objectSchema(rubric), cacheKey: cacheKeyOf(rubric) },
-    decode: (text) => decodeObject(rubric, text),
+    decode: bounded((text) => decodeObject(rubric, text)),
     verdicts: (o) => [
       Either.match(o.answer, {
         onLeft: ({ failure, reason }): Verdict => ({
@@ -384,7 +430,7 @@ const scoreReader = (task: JudgeTask): CallReader<Answer> => {
   const rubric = task.rubric
   return {
     request: { ...render(rubric, task.vars), schema: answerSchema(rubric), cacheKey: cacheKeyOf(rubric) },
-    decode: (text) => decodeAnswer(rubric, text),
+    decode: bounded((text) => decodeAnswer(rubric, text)),
     verdicts: (o) => [
       Either.match(o.answer, {
         onLeft: ({ failure, reason }): Verdict => ({
@@ -415,11 +461,11 @@ export const listReader = (task: ListJudgeTask): CallReader<ReadonlyArray<Answer
       schema: listAnswerSchema(rubric, n),
       cacheKey: cacheKeyOf(rubric)
     },
-    decode: (text) => {
+    decode: bounded((text) => {
       const result = decodeListAnswer(rubric, n, text)
       if (Either.isLeft(result) && result.left.items !== undefined) partial = result.left.items
       return Either.mapLeft(result, (e) => e.problem)
-    },
+    }),
     verdicts: (o) => {
       const shares = splitUsage(o.usage, n)
       const items: ReadonlyArray<Answer | Failure> = Either.match(o.answer, {

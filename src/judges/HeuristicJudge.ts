@@ -21,8 +21,12 @@ export const provider = "heuristic"
  * v4: an answer's claim checked against a retrieved passage counts the passage's phrases (grounding);
  * a reference's claim or a nugget weighs its terms alike; no clause cut inside "8 minutes and 20 seconds";
  * a negation reaches its own clause of the evidence sentence.
+ * v5: texts not in English are not judged (no verdict, the reason given); abstentions are not claims;
+ * citation markers of every common form ("(Source 2)", "passage 3") are removed; number words up to
+ * ninety-nine and units by one name ("5 TB" = "5 terabytes"); an opening list number is no figure;
+ * evidence quoted verbatim; each check names what it found.
  */
-export const model = "lexical-v4"
+export const model = "lexical-v5"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */

@@ -21,10 +21,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Random from "effect/Random"
-import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as Interval from "effect/ScheduleInterval"
+import type * as Schedule from "effect/Schedule"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
 import {
   addUsage,
@@ -43,6 +40,7 @@ import {
 } from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
 import { GateStopped } from "../providers/RateGate.js"
+import * as RetrySchedule from "../providers/RetrySchedule.js"
 import {
   DEFAULT_REPAIR_ATTEMPTS,
   type Failure,
@@ -50,6 +48,7 @@ import {
   type Outcome,
   pointReader,
   readerOf,
+  type ReplyProblem,
   truncate,
   unusable
 } from "./CallReader.js"
@@ -81,37 +80,35 @@ const assumedOutputTokens = 512
 export const estimateTokens = (request: ChatRequest, maxTokens: number | undefined): number =>
   Math.ceil((request.system.length + request.user.length) / 4) + (maxTokens ?? assumedOutputTokens)
 
-/** Internal: the reply did not decode into an answer on the rubric's scale. */
-class AnswerError extends Data.TaggedError("AnswerError")<{ readonly text: string; readonly problem: string }> {}
+/** Internal: the reply did not decode into an answer on the rubric's scale (`final`: beyond a bound, not asked again). */
+class AnswerError extends Data.TaggedError("AnswerError")<{
+  readonly text: string
+  readonly problem: string
+  readonly final?: boolean | undefined
+}> {}
 
 // ---------------------------------------------------------------------------------------------
 // Retry policy
 
-interface RetryState {
-  /** Transient failures so far (5xx, timeouts, network; not-yet-fatal errors after successes). */
-  readonly transient: number
-  /** Clock time of this judgment's first 429 (its wait budget runs from there). */
-  readonly firstLimitedAt: number | undefined
-}
-
-/** Backoff before retry `n` (0-based): base · 2ⁿ, jittered ±20 %, capped. */
-const backoffMillis = (n: number, baseMs: number, capMs: number): Effect.Effect<number> =>
-  Effect.map(Random.nextRange(0.8, 1.2), (jitter) => Math.min(capMs, baseMs * 2 ** n * jitter))
-
-/** Why the retry schedule gave up (becomes the failed judgment's reason). */
-const exhausted = new WeakMap<ProviderError, string>()
-
 /**
- * The retry schedule over provider errors:
+ * How the judge retries a provider error (`providers/RetrySchedule.ts`, shared with the target):
  * - a 429 is never a failure by itself: the gate has already paused everyone (Retry-After, capped),
  *   so the call is asked again at once and waits there — until this judgment has waited `maxWaitMs`
- *   since it first met a 429 (`wait.since`, which the gate also sets when the judgment first waits
- *   out the shared pause; the gate ends a wait that would run past it);
+ *   since it first met a 429 (the wait budget, which the gate also sets when the judgment first
+ *   waits out the shared pause; the gate ends a wait that would run past it);
  * - server errors, timeouts and network errors back off exponentially with jitter, `maxRetries`
  *   times (fatal-class errors that did not stop the run count here too: a flaky gateway);
  * - a rejected request is not asked again.
  */
-export const retrySchedule = (
+const retryClass = (error: ProviderError): RetrySchedule.RetryClass =>
+  error.kind === "rate_limited"
+    ? RetrySchedule.wait(error.retryAfterMs)
+    : error.kind === "rejected"
+    ? RetrySchedule.final
+    : RetrySchedule.backoff
+
+/** The retry schedule over provider errors (see `retryClass`); its output is why it gave up. */
+const retrySchedule = (
   options: {
     readonly maxRetries: number
     readonly maxWaitMs: number
@@ -119,79 +116,14 @@ export const retrySchedule = (
     readonly maxDelayMs: number
   },
   wait?: RateGate.WaitBudget
-): Schedule.Schedule<ProviderError, ProviderError> =>
-  Schedule.makeWithState<RetryState, ProviderError, ProviderError>(
-    { transient: 0, firstLimitedAt: undefined },
-    (now, error, state) => {
-      if (error.kind === "rate_limited") {
-        const since = Math.min(state.firstLimitedAt ?? now, wait?.since ?? now)
-        if (wait !== undefined) wait.since = since
-        if (now - since >= options.maxWaitMs) {
-          exhausted.set(
-            error,
-            `still rate-limited after waiting ${formatWait(now - since)} (--max-wait ${formatWait(options.maxWaitMs)})`
-          )
-          return Effect.succeed([state, error, ScheduleDecision.done])
-        }
-        return Effect.succeed(
-          [{ ...state, firstLimitedAt: since }, error, ScheduleDecision.continueWith(Interval.after(now))] as const
-        )
-      }
-      if (error.kind === "rejected" || state.transient >= options.maxRetries) {
-        if (error.kind !== "rejected") {
-          exhausted.set(
-            error,
-            `after ${state.transient + 1} attempt${state.transient === 0 ? "" : "s"}`
-          )
-        }
-        return Effect.succeed([state, error, ScheduleDecision.done])
-      }
-      return Effect.map(
-        backoffMillis(state.transient, options.baseDelayMs, options.maxDelayMs),
-        (delay) =>
-          [
-            { ...state, transient: state.transient + 1 },
-            error,
-            ScheduleDecision.continueWith(Interval.after(now + delay))
-          ] as const
-      )
-    }
-  )
+): Schedule.Schedule<string | undefined, ProviderError> =>
+  RetrySchedule.retrySchedule({ ...options, gatePauses: true }, retryClass, wait)
 
-const formatWait = (ms: number) => ms >= 60_000 ? `${+(ms / 60_000).toFixed(1)} min` : `${+(ms / 1000).toFixed(1)} s`
-
-/**
- * `Effect.retry(self, schedule)` over the errors `retryable` accepts, except that the schedule's
- * driver is built only once `self` has failed, and the first failure is the schedule's first input.
- * Nearly every call succeeds at once, and `Effect.retry` builds a driver (a Ref, a context per
- * attempt) for every call regardless. `interrupt`, when it completes first, ends a wait between
- * attempts with its own failure (the first Ctrl+C ends a backoff at once).
- */
-export const retryAfterFailure = <A, E, R, E2 = never>(
-  self: Effect.Effect<A, E, R>,
-  schedule: Schedule.Schedule<unknown, E>,
-  options: { readonly retryable?: (error: E) => boolean; readonly interrupt?: Effect.Effect<never, E2> } = {}
-): Effect.Effect<A, E | E2, R> => {
-  const retryable = options.retryable ?? (() => true)
-  return Effect.catchAll(
-    self,
-    (first): Effect.Effect<A, E | E2, R> =>
-      !retryable(first) ? Effect.fail(first) : Effect.flatMap(Schedule.driver(schedule), (driver) => {
-        const retry = (error: E): Effect.Effect<A, E | E2, R> => {
-          // The driver fails (with None) when the schedule is done: then the error stands.
-          const next: Effect.Effect<unknown, E | E2> = Effect.mapError(driver.next(error), () => error)
-          return Effect.matchEffect(
-            options.interrupt === undefined ? next : Effect.raceFirst(next, options.interrupt),
-            {
-              onFailure: Effect.fail,
-              onSuccess: () => Effect.catchAll(self, (e) => retryable(e) ? retry(e) : Effect.fail(e))
-            }
-          )
-        }
-        return retry(first)
-      })
-  )
-}
+/** Internal: the retries gave up on a provider error, and why (the failed judgment's reason). */
+class RetriesExhausted extends Data.TaggedError("RetriesExhausted")<{
+  readonly error: ProviderError
+  readonly why: string | undefined
+}> {}
 
 // ---------------------------------------------------------------------------------------------
 // The judge
@@ -213,14 +145,15 @@ export const make = (options: LlmJudgeOptions = {}) =>
   Effect.gen(function*() {
     const provider = yield* LlmProvider
     const gate = yield* RateGate.RateGate
-    const maxRetries = Math.max(0, options.maxRetries ?? 3)
+    const defaults = RetrySchedule.defaultPolicy
+    const maxRetries = Math.max(0, options.maxRetries ?? defaults.maxRetries)
     const repairAttempts = Math.max(0, options.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS)
     const fatalAfter = Math.max(1, options.fatalAfter ?? 3)
     const scheduleOptions = {
       maxRetries,
-      maxWaitMs: options.maxWaitMs ?? 10 * 60_000,
-      baseDelayMs: options.baseDelayMs ?? 500,
-      maxDelayMs: options.maxDelayMs ?? 30_000
+      maxWaitMs: options.maxWaitMs ?? defaults.maxWaitMs,
+      baseDelayMs: options.baseDelayMs ?? defaults.baseDelayMs,
+      maxDelayMs: options.maxDelayMs ?? defaults.maxDelayMs
     }
     /** A call's retries with its own --max-wait budget (shared with the gate, which ends a wait past it). */
     const retries = () => {
@@ -285,9 +218,24 @@ export const make = (options: LlmJudgeOptions = {}) =>
       )
     }
 
+    /** One request to the provider, as a span (`--trace-otlp`): provider, model, tokens. No URL, no header. */
+    const complete = (request: ChatRequest) =>
+      provider.complete(request).pipe(
+        Effect.tap((r) =>
+          Effect.annotateCurrentSpan({
+            "rag_eval.input_tokens": r.usage.inputTokens,
+            "rag_eval.output_tokens": r.usage.outputTokens
+          })
+        ),
+        Effect.withSpan("LlmProvider.complete", {
+          kind: "client",
+          attributes: { "rag_eval.provider": provider.provider, "rag_eval.model": provider.model }
+        })
+      )
+
     /** One attempt through the gate; a success resets the streak of fatal-class errors. */
     const attempt = (request: ChatRequest, estimated: number, wait: RateGate.WaitBudget) =>
-      gate.run(estimated, provider.complete(request), wait).pipe(
+      gate.run(estimated, complete(request), wait).pipe(
         Effect.tap(() =>
           Effect.sync(() => {
             answeredOnce = true
@@ -302,15 +250,20 @@ export const make = (options: LlmJudgeOptions = {}) =>
     const send = (
       request: () => ChatRequest,
       estimated: number
-    ): Effect.Effect<ChatResponse, ProviderError | FatalJudgeError | JudgeStopped> =>
+    ): Effect.Effect<ChatResponse, ProviderError | RetriesExhausted | FatalJudgeError | JudgeStopped> =>
       Effect.suspend(() => {
         const { wait, schedule } = retries()
-        return retryAfterFailure(
+        return RetrySchedule.retryAfterFailure(
           Effect.suspend(() =>
             attempt(request(), estimated, wait)
           ),
-          schedule as Schedule.Schedule<unknown, ProviderError | FatalJudgeError | GateStopped>,
-          { retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal), interrupt: stopped }
+          // Only provider errors reach the schedule (`retryable`).
+          schedule as Schedule.Schedule<string | undefined, ProviderError | FatalJudgeError | GateStopped>,
+          {
+            retryable: (e) => e._tag === "ProviderError" && (e.retryable || e.fatal),
+            interrupt: stopped,
+            giveUp: (e, why) => e._tag === "ProviderError" ? new RetriesExhausted({ error: e, why }) : e
+          }
         ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
       })
 
@@ -321,7 +274,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
      */
     const ask = <A>(
       base: ChatRequest,
-      decode: (text: string) => Either.Either<A, string>,
+      decode: (text: string) => Either.Either<A, ReplyProblem>,
       checkpoint?: RepairCheckpoint
     ) =>
       Effect.suspend(() => {
@@ -353,12 +306,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
             usage = addUsage(usage, response.usage)
             lastText = response.text
             return Either.match(decode(response.text), {
-              onLeft: (problem) => {
+              onLeft: ({ final, problem }) => {
                 repair = { previous: response.text, error: problem }
-                const failed = Effect.fail(new AnswerError({ text: response.text, problem }))
+                const failed = Effect.fail(new AnswerError({ text: response.text, problem, final }))
                 // A paid reply about to be re-asked is journaled first: a crash during the repair
-                // loses no paid call, and a resume continues from it.
-                return asks < totalAsks && checkpoint !== undefined
+                // loses no paid call, and a resume continues from it. A reply beyond a bound is not re-asked.
+                return asks < totalAsks && final !== true && checkpoint !== undefined
                   ? Effect.zipRight(checkpoint.save({ text: response.text, problem, usage, asks, attempts }), failed)
                   : failed
               },
@@ -367,8 +320,14 @@ export const make = (options: LlmJudgeOptions = {}) =>
           })
         )
         /** Asked again with the error after an answer that does not decode, until the asks run out. */
-        const repairing: Effect.Effect<A, AnswerError | ProviderError | FatalJudgeError | JudgeStopped | OutputError> =
-          Effect.catchTag(once, "AnswerError", (e) => asks < totalAsks ? repairing : Effect.fail(e))
+        const repairing: Effect.Effect<
+          A,
+          AnswerError | ProviderError | RetriesExhausted | FatalJudgeError | JudgeStopped | OutputError
+        > = Effect.catchTag(
+          once,
+          "AnswerError",
+          (e) => asks < totalAsks && e.final !== true ? repairing : Effect.fail(e)
+        )
         const asking = asks >= totalAsks && prior !== undefined
           ? Effect.fail(new AnswerError({ text: prior.text, problem: prior.problem }))
           : repairing
@@ -382,15 +341,28 @@ export const make = (options: LlmJudgeOptions = {}) =>
           Effect.map((a) => outcome(Either.right(a))),
           Effect.catchTags({
             AnswerError: (e) => Effect.sync(() => outcome(Either.left(unusable(asks, e.problem)))),
+            // The schedule's own words for why it gave up.
+            RetriesExhausted: ({ error, why }) =>
+              Effect.sync(() =>
+                outcome(Either.left({
+                  reason: `provider error ${
+                    why ?? `after ${attempts} attempt${attempts === 1 ? "" : "s"}`
+                  }: ${error.message}`,
+                  failure: "transport"
+                }))
+              ),
+            // Not retried at all: a rejected request.
             ProviderError: (e) =>
-              Effect.sync(() => {
-                const why = exhausted.get(e) ?? `after ${attempts} attempt${attempts === 1 ? "" : "s"}`
-                return outcome(Either.left(
+              Effect.sync(() =>
+                outcome(Either.left(
                   e.kind === "rejected"
                     ? { reason: `provider error: the request was rejected (${e.message})`, failure: "judge" }
-                    : { reason: `provider error ${why}: ${e.message}`, failure: "transport" }
+                    : {
+                      reason: `provider error after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${e.message}`,
+                      failure: "transport"
+                    }
                 ))
-              })
+              )
           }),
           // A defect here is still a failed judgment, with its reason (asked again on resume).
           Effect.catchAllDefect((defect) =>
@@ -425,9 +397,9 @@ export const make = (options: LlmJudgeOptions = {}) =>
       for (const mode of FORMATS) {
         const { wait, schedule } = retries()
         const result = yield* Effect.either(
-          retryAfterFailure(
-            gate.run(estimated, provider.complete({ ...PREFLIGHT, format: mode }), wait),
-            schedule as Schedule.Schedule<unknown, ProviderError | GateStopped>,
+          RetrySchedule.retryAfterFailure(
+            gate.run(estimated, complete({ ...PREFLIGHT, format: mode }), wait),
+            schedule as Schedule.Schedule<string | undefined, ProviderError | GateStopped>,
             { retryable: (e) => e._tag === "ProviderError" && e.retryable, interrupt: stopped }
           ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))
         )

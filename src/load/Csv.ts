@@ -10,14 +10,17 @@
  */
 import * as Either from "effect/Either"
 import { InputError } from "../domain/Errors.js"
+import { formatBytes, Limits } from "../domain/Limits.js"
 import type { Row } from "./Row.js"
 
-export interface CsvOptions {
-  /** Longest accepted field, in UTF-8 bytes (default 1 MiB). */
-  readonly maxFieldBytes?: number | undefined
-}
+export { formatBytes } from "../domain/Limits.js"
 
-export const defaultMaxFieldBytes = 1024 * 1024
+export interface CsvOptions {
+  /** Longest accepted field, in UTF-8 bytes (default `Limits.fieldBytes`, 1 MiB). */
+  readonly maxFieldBytes?: number | undefined
+  /** Longest accepted row, in UTF-8 bytes, a byte per separator (default `Limits.recordBytes`, 16 MiB). */
+  readonly maxRecordBytes?: number | undefined
+}
 
 const COMMA = 44
 const QUOTE = 34
@@ -31,16 +34,13 @@ const QUOTED = 2
 /** Inside a quoted field, just after a quote: either a doubled quote or the closing one. */
 const QUOTE_SEEN = 3
 
-/** "1 MiB", "64 KiB", "1000 bytes". */
-export const formatBytes = (bytes: number): string =>
-  bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0
-    ? `${bytes / (1024 * 1024)} MiB`
-    : bytes >= 1024 && bytes % 1024 === 0
-    ? `${bytes / 1024} KiB`
-    : `${bytes} bytes`
-
 export class CsvParser {
   readonly maxFieldBytes: number
+  readonly maxRecordBytes: number
+  /** Characters of the current record's finished fields, a separator each. */
+  private recordChars = 0
+  /** Their UTF-8 bytes, counted only once the characters could pass the bound (3 bytes a character at most). */
+  private recordBytes: number | undefined = undefined
   private state = FIELD_START
   /** The last character consumed was a CR: a following LF belongs to the same line break. */
   private pendingCR = false
@@ -61,7 +61,8 @@ export class CsvParser {
   private rowCount = 0
 
   constructor(readonly file: string, options?: CsvOptions) {
-    this.maxFieldBytes = options?.maxFieldBytes ?? defaultMaxFieldBytes
+    this.maxFieldBytes = options?.maxFieldBytes ?? Limits.fieldBytes
+    this.maxRecordBytes = options?.maxRecordBytes ?? Limits.recordBytes
   }
 
   /** Current line (1-based): where the next character would be. */
@@ -120,7 +121,8 @@ export class CsvParser {
           return undefined
         }
         i = j + 1
-        this.fields.push(value)
+        const tooLarge = this.addField(value)
+        if (tooLarge !== undefined) return tooLarge
         this.field = ""
         this.state = FIELD_START
         if (c !== COMMA) {
@@ -151,12 +153,14 @@ export class CsvParser {
           this.state = QUOTED
           i++
         } else if (c === COMMA) {
-          this.fields.push(this.field)
+          const tooLarge = this.addField(this.field)
+          if (tooLarge !== undefined) return tooLarge
           this.field = ""
           this.state = FIELD_START
           i++
         } else if (c === LF || c === CR) {
-          this.fields.push(this.field)
+          const tooLarge = this.addField(this.field)
+          if (tooLarge !== undefined) return tooLarge
           this.field = ""
           this.state = FIELD_START
           this.lineNo++
@@ -187,7 +191,8 @@ export class CsvParser {
       )
     }
     if (this.state !== FIELD_START || this.fields.length > 0) {
-      this.fields.push(this.field)
+      const tooLarge = this.addField(this.field)
+      if (tooLarge !== undefined) return tooLarge
       this.field = ""
       this.state = FIELD_START
       const problem = this.endRecord(out)
@@ -206,8 +211,30 @@ export class CsvParser {
     return undefined
   }
 
+  /** A finished field into the record, which stays within `maxRecordBytes` (refused at the field that passes it). */
+  private addField(value: string): InputError | undefined {
+    this.fields.push(value)
+    this.recordChars += value.length + 1
+    if (this.recordBytes !== undefined) this.recordBytes += Buffer.byteLength(value, "utf8") + 1
+    else if (this.recordChars * 3 > this.maxRecordBytes) {
+      let bytes = 0
+      for (const f of this.fields) bytes += Buffer.byteLength(f, "utf8") + 1
+      this.recordBytes = bytes
+    }
+    if (this.recordBytes === undefined || this.recordBytes <= this.maxRecordBytes) return undefined
+    return this.problem(
+      this.recordLine,
+      `row exceeds ${
+        formatBytes(this.maxRecordBytes)
+      } (the most one row, one case, may hold; column ${this.fields.length})`,
+      this.fields.length - 1
+    )
+  }
+
   private endRecord(out: Array<Row>): InputError | undefined {
     const fields = this.fields
+    this.recordChars = 0
+    this.recordBytes = undefined
     const line = this.recordLine
     this.recordLine = this.lineNo
     const quoted = this.recordQuoted

@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import { InputError } from "../domain/Errors.js"
 import { describeJson } from "./Json.js"
+import { formatPath } from "./Row.js"
 import type { Row } from "./Rows.js"
 
 /** Annotation: what a value should be, completing "expected …" ("a list of hits"). */
@@ -201,12 +202,7 @@ export const problemOf = (issue: ParseResult.ParseIssue): RowProblem => {
   }
 }
 
-/** `["hits", 0, "id"]` → `hits[0].id`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
-    ""
-  )
+export { formatPath } from "./Row.js"
 
 /** The row's problem as the input error: the file, the row's line and the field's path. */
 export const rowError = (file: string, row: Row, problem: RowProblem): InputError =>

@@ -19,6 +19,7 @@ import { open } from "node:fs/promises"
 import * as NodePath from "node:path"
 import { TextDecoder } from "node:util"
 import { InputError } from "../domain/Errors.js"
+import { formatBytes, Limits } from "../domain/Limits.js"
 import { CsvParser } from "./Csv.js"
 import { JsonlParser, parseJsonDocument } from "./Json.js"
 import type { Row } from "./Row.js"
@@ -30,8 +31,12 @@ export type InputFormat = "csv" | "json" | "jsonl"
 export interface ReadOptions {
   /** Overrides the choice by extension. */
   readonly format?: InputFormat | undefined
-  /** CSV only: longest accepted field in UTF-8 bytes (default 1 MiB). */
+  /** Longest accepted field (a CSV cell, a JSON string) in UTF-8 bytes (default `Limits.fieldBytes`). */
   readonly maxFieldBytes?: number | undefined
+  /** Longest accepted record (a CSV row, a JSONL line) in UTF-8 bytes (default `Limits.recordBytes`). */
+  readonly maxRecordBytes?: number | undefined
+  /** Largest accepted JSON document (read whole) in bytes (default `Limits.jsonDocumentBytes`). */
+  readonly maxJsonBytes?: number | undefined
 }
 
 export interface ScanOptions extends ReadOptions {
@@ -82,7 +87,7 @@ export const readRows = (path: string, options?: ReadOptions): Stream.Stream<Row
       const handle = yield* openInput(path)
       const format = yield* formatOf(path, options?.format)
       if (format === "json") {
-        const document = yield* readJson(path, handle)
+        const document = yield* readJson(path, handle, options)
         return Stream.fromIterable(document.rows)
       }
       return parseText(path, handle, textParser(path, format, options))
@@ -122,7 +127,7 @@ export const scanInput = (path: string, options?: ScanOptions): Effect.Effect<In
       const format = yield* formatOf(path, options?.format)
       const check = options?.check
       if (format === "json") {
-        const document = yield* readJson(path, handle)
+        const document = yield* readJson(path, handle, options)
         if (check !== undefined) yield* Effect.forEach(document.rows, check, { discard: true })
         return {
           rows: document.rows.length,
@@ -155,8 +160,12 @@ interface TextParser {
   end(out: Array<Row>): InputError | undefined
 }
 
-const textParser = (path: string, format: "csv" | "jsonl", options: ReadOptions | undefined): TextParser =>
-  format === "csv" ? new CsvParser(path, { maxFieldBytes: options?.maxFieldBytes }) : new JsonlParser(path)
+const textParser = (path: string, format: "csv" | "jsonl", options: ReadOptions | undefined): TextParser => {
+  const bounds = { maxFieldBytes: options?.maxFieldBytes, maxRecordBytes: options?.maxRecordBytes }
+  return format === "csv"
+    ? new CsvParser(path, bounds)
+    : new JsonlParser(path, { fieldBytes: bounds.maxFieldBytes, recordBytes: bounds.maxRecordBytes })
+}
 
 const READ_SIZE = 64 * 1024
 
@@ -193,8 +202,18 @@ const openInput = (path: string): Effect.Effect<FileHandle, InputError, Scope.Sc
     return handle
   })
 
-const readJson = (path: string, handle: FileHandle) =>
+const readJson = (path: string, handle: FileHandle, options: ReadOptions | undefined) =>
   Effect.gen(function*() {
+    const limit = options?.maxJsonBytes ?? Limits.jsonDocumentBytes
+    const stat = yield* Effect.tryPromise({ try: () => handle.stat(), catch: (error) => fileError(path, error) })
+    if (stat.size > limit) {
+      return yield* new InputError({
+        file: path,
+        problem: `file exceeds ${
+          formatBytes(limit)
+        }: a JSON test set is read whole, so it may hold at most that; write it as JSONL (one case a line), which is read as a stream`
+      })
+    }
     const bytes = yield* Effect.tryPromise({ try: () => handle.readFile(), catch: (error) => fileError(path, error) })
     const sha256 = createHash("sha256").update(bytes).digest("hex")
     const text = decodeAll(bytes)
@@ -202,7 +221,7 @@ const readJson = (path: string, handle: FileHandle) =>
       const line = lineCount(decodeValidPrefix(bytes))
       return yield* new InputError({ file: path, line, problem: "invalid UTF-8 (the file must be UTF-8 encoded)" })
     }
-    const document = yield* parseJsonDocument(path, text)
+    const document = yield* parseJsonDocument(path, text, { fieldBytes: options?.maxFieldBytes })
     return { ...document, sha256 }
   })
 

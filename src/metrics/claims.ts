@@ -26,11 +26,13 @@
  * `claimMetrics` computes them all.
  */
 
-/** RAGChecker's three verdicts of a claim checked against a text. */
-export type ClaimVerdict = "entailed" | "neutral" | "contradicted"
+import type { ClaimVerdict, NuggetSupport } from "../domain/Label.js"
+
+/** RAGChecker's three verdicts of a claim checked against a text (the scale is stated in `domain/Label.ts`). */
+export type { ClaimVerdict }
 
 /** A nugget's grade (AutoNuggetizer): full support, partial support (counts ½ in the partial scores), none. */
-export type NuggetAssignment = "support" | "partial_support" | "not_support"
+export type NuggetAssignment = NuggetSupport
 
 export interface NuggetVerdict {
   /** "vital" or "okay"; undefined when the nugget came without one (a plain string). */
@@ -201,6 +203,24 @@ export const hallucination = (v: CaseVerdicts): number | null =>
   shareOfAnswer(v, (r, i) => !r.faithful[i] && !r.correct[i])
 
 /**
+ * **Unsupported claims** = |{i : no text the case has entails a_i}| — the count beside the ratios,
+ * so one invented step among twenty copied ones stays visible: the answer claims that neither the
+ * reference (when there is one) nor any context (when there are some) entails. With both it is
+ * hallucination's numerator. Null without a reference and without contexts, or when a verdict it
+ * needs is missing; 0 when the answer has no claims.
+ */
+export const unsupportedClaims = (v: CaseVerdicts): number | null => {
+  const byReference = v.answerVsReference
+  const rows = contextsOf(v.answerVsContexts)
+  if (byReference === undefined && rows === undefined) return null
+  const n = byReference?.length ?? rows![0]!.length
+  const faithful = rows === undefined ? undefined : anyContext(rows, n)
+  let count = 0
+  for (let i = 0; i < n; i++) if (!entailed(byReference?.[i]) && faithful?.[i] !== true) count++
+  return count
+}
+
+/**
  * **Self-knowledge** = |{i : ¬faithful(a_i) ∧ correct(a_i)}| / n — answer claims that are right
  * although no context holds them (the model knew them). Null as for hallucination.
  */
@@ -276,6 +296,7 @@ export interface ClaimMetrics {
   readonly contextPrecision: number | null
   readonly contextUtilization: number | null
   readonly hallucination: number | null
+  readonly unsupportedClaims: number | null
   readonly selfKnowledge: number | null
   readonly noiseSensitivityRelevant: number | null
   readonly noiseSensitivityIrrelevant: number | null
@@ -295,6 +316,7 @@ export const claimMetrics = (v: CaseVerdicts): ClaimMetrics => ({
   contextPrecision: contextPrecision(v),
   contextUtilization: contextUtilization(v),
   hallucination: hallucination(v),
+  unsupportedClaims: unsupportedClaims(v),
   selfKnowledge: selfKnowledge(v),
   noiseSensitivityRelevant: noiseSensitivityRelevant(v),
   noiseSensitivityIrrelevant: noiseSensitivityIrrelevant(v),

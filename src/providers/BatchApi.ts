@@ -14,10 +14,14 @@
  * Plain HTTP through `fetch` (the `openai` SDK has no Mistral jobs, and the multipart upload is a
  * dozen lines). Every failure is a `ProviderError` with the same kinds as a chat call, so the batch
  * mode retries, waits or stops as synchronous judging does. The key is sent as a bearer token only;
- * error details are scrubbed of it.
+ * every text a response brings — a batch's output and error files, an error body — passes through the
+ * run's redactor with the key and the base URL's credentials added (`domain/Redaction.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { headerSecrets, none, type Redactor, urlSecrets } from "../domain/Redaction.js"
+import { causeCode, unreachable } from "./ConnectionError.js"
+import { splitCredentials } from "./Endpoint.js"
 import { ProviderError } from "./LlmProvider.js"
 
 export type BatchFlavour = "openai" | "mistral"
@@ -57,6 +61,8 @@ export interface BatchApiOptions {
   readonly model: string
   /** Per-request timeout (uploads and downloads of large files take longer: 10× this). Default 60 s. */
   readonly timeoutMs?: number | undefined
+  /** The run's redactor (`Redaction`); the key and the base URL's secrets are added to it. */
+  readonly redactor?: Redactor | undefined
 }
 
 const OPENAI_PHASE: Readonly<Record<string, BatchStatus["phase"]>> = {
@@ -133,16 +139,23 @@ const errorOf = (status: number, detail: string): ProviderError => {
   return new ProviderError({ kind: "rejected", status, detail })
 }
 
-const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
-
 export const make = (options: BatchApiOptions): BatchApi => {
   const { flavour, model } = options
-  const base = options.baseURL.replace(/\/+$/, "")
+  // fetch refuses a URL with credentials: they are sent as Basic authentication when there is no key.
+  const sent = splitCredentials(options.baseURL)
+  const base = sent.url.replace(/\/+$/, "")
   const key = options.apiKey === undefined ? "" : Redacted.value(options.apiKey)
-  const scrub = key.length < 4 ? (t: string) => t : (t: string) => t.split(key).join("[redacted]")
+  const scrub = (options.redactor ?? none).with([
+    ...(key === "" ? [] : headerSecrets(`Bearer ${key}`)),
+    ...urlSecrets(options.baseURL)
+  ]).text
   const timeoutMs = options.timeoutMs ?? 60_000
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
-    ...(key === "" ? {} : { authorization: `Bearer ${key}` }),
+    ...(key !== ""
+      ? { authorization: `Bearer ${key}` }
+      : sent.authorization === undefined
+      ? {}
+      : { authorization: sent.authorization }),
     ...extra
   })
 
@@ -161,20 +174,19 @@ export const make = (options: BatchApiOptions): BatchApi => {
           ...(init.body === undefined ? {} : { body: init.body }),
           signal: AbortSignal.any([signal, timeout])
         })
-        return { status: response.status, text: await response.text() }
+        return { status: response.status, text: scrub(await response.text()) }
       },
       catch: (e): ProviderError => {
-        const error = e as Error & { cause?: { code?: string } }
+        const error = e as Error
         if (error.name === "TimeoutError") {
           return new ProviderError({
             kind: "timeout",
             detail: `no response within ${init.long === true ? timeoutMs * 10 : timeoutMs} ms (${method} ${path})`
           })
         }
-        const code = error.cause?.code
-        if (code !== undefined && UNREACHABLE.has(code)) {
-          return new ProviderError({ kind: "unreachable", detail: `${code} (${method} ${path})` })
-        }
+        const why = unreachable(error)
+        if (why !== undefined) return new ProviderError({ kind: "unreachable", detail: `${why} (${method} ${path})` })
+        const code = causeCode(error)
         return new ProviderError({
           kind: "network",
           detail: scrub(`${error.message}${code === undefined ? "" : ` (${code})`}`)

@@ -9,10 +9,15 @@
  * Behaviour the SDK relies on: an aborted `signal` rejects with an `AbortError` (the SDK's timeout
  * and user aborts); a network failure rejects with `TypeError("fetch failed")` whose `cause` is the
  * socket error, as undici does; compressed bodies (if a server sends them unasked) are inflated.
+ *
+ * A body is read up to `Limits.responseBytes` (inflated, too): a larger one rejects with
+ * `TypeError("fetch failed: …")` whose cause has the code `RESPONSE_TOO_LARGE`
+ * (`isResponseTooLarge`), and the rest of it is not read.
  */
 import * as Http from "node:http"
 import * as Https from "node:https"
 import * as Zlib from "node:zlib"
+import { formatBytes, Limits } from "../domain/Limits.js"
 
 export interface NodeFetch {
   readonly fetch: typeof globalThis.fetch
@@ -147,15 +152,35 @@ class BufferedResponse {
   }
 }
 
-const inflate = (encoding: string | undefined, body: Buffer): Buffer => {
+/** The code of the error a response over the bound rejects with (on the `TypeError`'s cause). */
+const RESPONSE_TOO_LARGE = "RESPONSE_TOO_LARGE"
+
+const tooLarge = (limit: number) =>
+  new TypeError(`fetch failed: the response is larger than ${formatBytes(limit)}`, {
+    cause: Object.assign(new Error(`the response is larger than ${formatBytes(limit)}`), { code: RESPONSE_TOO_LARGE })
+  })
+
+/** Whether a fetch failure (anywhere on its cause chain) is a response over the bound. */
+export const isResponseTooLarge = (error: unknown): boolean => {
+  let e: unknown = error
+  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
+    if ((e as { code?: unknown }).code === RESPONSE_TOO_LARGE) return true
+    e = (e as { cause?: unknown }).cause
+  }
+  return false
+}
+
+/** A body inflated, to at most `limit` bytes (a zip bomb fails with `ERR_BUFFER_TOO_LARGE`). */
+const inflate = (encoding: string | undefined, body: Buffer, limit: number): Buffer => {
+  const bounded = { maxOutputLength: limit }
   switch (encoding?.trim().toLowerCase()) {
     case "gzip":
     case "x-gzip":
-      return Zlib.gunzipSync(body)
+      return Zlib.gunzipSync(body, bounded)
     case "deflate":
-      return Zlib.inflateSync(body)
+      return Zlib.inflateSync(body, bounded)
     case "br":
-      return Zlib.brotliDecompressSync(body)
+      return Zlib.brotliDecompressSync(body, bounded)
     default:
       return body
   }
@@ -169,7 +194,8 @@ const requestBody = (body: unknown): string | Uint8Array | undefined => {
   throw new TypeError("rag-eval's node:http fetch sends only string or byte bodies")
 }
 
-export const make = (): NodeFetch => {
+export const make = (options: { readonly maxResponseBytes?: number | undefined } = {}): NodeFetch => {
+  const limit = options.maxResponseBytes ?? Limits.responseBytes
   const agents = {
     "http:": new Http.Agent({ keepAlive: true }),
     "https:": new Https.Agent({ keepAlive: true })
@@ -203,14 +229,24 @@ export const make = (): NodeFetch => {
       const transport = protocol === "https:" ? Https : Http
       const req = transport.request(url, { method: init?.method ?? "GET", headers, agent: agents[protocol] }, (res) => {
         const chunks: Array<Buffer> = []
-        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        let size = 0
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.length
+          if (size > limit) {
+            // The rest is not read: the socket is dropped.
+            req.destroy()
+            return fail(tooLarge(limit))
+          }
+          chunks.push(chunk)
+        })
         res.on("error", (e) => fail(new TypeError("fetch failed", { cause: e })))
         res.on("end", () => {
           if (settled) return
           let content: Buffer
           try {
-            content = inflate(res.headers["content-encoding"], Buffer.concat(chunks))
+            content = inflate(res.headers["content-encoding"], Buffer.concat(chunks), limit)
           } catch (e) {
+            if ((e as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") return fail(tooLarge(limit))
             return fail(new TypeError("fetch failed: could not decompress the response", { cause: e }))
           }
           // The body is handed over decoded: its length and encoding no longer describe it.

@@ -8,7 +8,9 @@
  * the HTTP request. Failures become a `ProviderError` whose `kind` drives what happens next (wait,
  * back off, fail the judgment, or stop the run); a 200 that is not a chat completion (a proxy's HTML
  * page) is a server error, retried. Every response's rate-limit headers are handed to the gate. The
- * API key is only handed to the SDK: it is never logged and is scrubbed from error details.
+ * API key is only handed to the SDK: it is never logged, and every text the server sends back — a
+ * reply, an error body, a batch's output line — passes through the run's redactor with the key and
+ * the base URL's credentials added (`domain/Redaction.ts`) before anything else reads it.
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -22,6 +24,9 @@ import type {
   ChatCompletionMessageParam
 } from "openai/resources/chat/completions"
 import { UsageError } from "../domain/Errors.js"
+import { formatBytes, Limits } from "../domain/Limits.js"
+import { headerSecrets, Redaction, urlSecrets } from "../domain/Redaction.js"
+import { unreachable } from "./ConnectionError.js"
 import { baseUrlProblem as checkBaseUrl, hostOf, withoutCredentials } from "./Endpoint.js"
 import { type ChatRequest, type ChatResponse, LlmProvider, ProviderError, type SamplingParams } from "./LlmProvider.js"
 import * as NodeFetch from "./NodeFetch.js"
@@ -127,39 +132,13 @@ const describeBody = (error: APIError): string => {
 
 type Sdk = typeof OpenAI
 
-/** The first `code` on an error's cause chain (node's socket errors: ECONNREFUSED, ENOTFOUND…). */
-const causeCode = (error: unknown): string | undefined => {
-  let e: unknown = error
-  for (let depth = 0; depth < 6 && typeof e === "object" && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
-
-/** Connection failures that mean the server cannot be reached at all (not a call that broke). */
-const UNREACHABLE: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "connection refused",
-  ENOTFOUND: "DNS lookup failed",
-  EAI_AGAIN: "DNS lookup failed",
-  EAI_NONAME: "DNS lookup failed",
-  ERR_INVALID_URL: "invalid URL",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  CERT_HAS_EXPIRED: "TLS certificate expired",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed TLS certificate",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not trusted",
-  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate for another host"
-}
-
 /** A 4xx whose message says a feature of the request itself is not supported (every call would fail). */
 const UNSUPPORTED =
   /response_format|json_schema|json_object|structured output|not supported|unsupported|does not support|unrecognized request argument|unknown (?:parameter|field|argument)|extra inputs are not permitted|extra_forbidden/i
 /** A 429 that is an exhausted quota or a billing problem, not a rate: waiting does not help. */
 const QUOTA = /insufficient_quota|exceeded your current quota|quota exceeded|billing|payment required|credit balance/i
 
-/** Map anything the SDK threw to a `ProviderError`; `scrub` removes the key from any text. */
+/** Map anything the SDK threw to a `ProviderError`; `scrub` redacts the secrets from any text (`Redactor.text`). */
 const toProviderError = (
   OpenAI: Sdk,
   error: unknown,
@@ -177,9 +156,15 @@ const toProviderError = (
     return new ProviderError({ kind: "timeout", detail: "request aborted" })
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    const code = causeCode(error)
-    const unreachable = code === undefined ? undefined : UNREACHABLE[code]
-    if (unreachable !== undefined) return new ProviderError({ kind: "unreachable", detail: unreachable })
+    // A reply beyond the bound (domain/Limits.ts) is final for this judgment: asking again gets it again.
+    if (NodeFetch.isResponseTooLarge(error)) {
+      return new ProviderError({
+        kind: "rejected",
+        detail: `the server's reply is larger than ${formatBytes(Limits.responseBytes)}, the most a reply may hold`
+      })
+    }
+    const why = unreachable(error)
+    if (why !== undefined) return new ProviderError({ kind: "unreachable", detail: why })
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
     const inner = error.cause instanceof Error && error.cause.cause instanceof Error
       ? ` (${error.cause.cause.message})`
@@ -346,9 +331,18 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
     const invalid = checkBaseUrl(baseURL)
     if (invalid !== undefined) return yield* new UsageError({ problem: invalid })
     const key = options.apiKey === undefined ? undefined : Redacted.value(options.apiKey)
-    const scrub = key === undefined || key.length < 4
-      ? (t: string) => t
-      : (t: string) => t.split(key).join("[redacted]")
+    // What the server sends back is redacted of the run's secrets and of the ones sent to it here.
+    const redactor = (yield* Redaction).with([
+      // The key, and the header it is sent in.
+      ...(key === undefined ? [] : headerSecrets(`Bearer ${key}`)),
+      ...urlSecrets(baseURL)
+    ])
+    const scrub = redactor.text
+    /** A completion read, its text redacted. */
+    const reply = (data: unknown) => {
+      const read = completionReply(data)
+      return { ...read, text: scrub(read.text) }
+    }
     // The SDK loads only when an LLM judge is used (it costs ~13 MB and start-up time otherwise).
     const OpenAI: Sdk = yield* Effect.promise(() => import("openai").then((m) => m.default))
     const client = yield* Effect.try({
@@ -383,7 +377,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
           const rateLimit = parseRateLimitHeaders(response.headers)
           const bad = notACompletion(data, response.headers.get("content-type"), scrub)
           if (bad !== undefined) return Effect.fail(bad)
-          return Effect.succeed({ ...completionReply(data), rateLimit })
+          return Effect.succeed({ ...reply(data), rateLimit })
         })
       )
 
@@ -394,7 +388,7 @@ export const make = (options: OpenAiProviderOptions): Effect.Effect<LlmProvider[
       complete,
       batchable: {
         body: (request) => body(provider, model, params, request) as unknown as Readonly<Record<string, unknown>>,
-        reply: completionReply
+        reply
       },
       host: hostOf(baseURL),
       endpoint: endpointOf(provider, baseURL),
@@ -425,6 +419,25 @@ const optionalKey = (name: string): Effect.Effect<Option.Option<Redacted.Redacte
   )
 
 /**
+ * The key a provider takes from the environment when `--api-key` is not given: `OPENAI_API_KEY`
+ * (openai, and openai-compatible — a compatible server that needs a key usually takes the one
+ * OpenAI's SDK reads); `MISTRAL_API_KEY`, else `API_KEY` (mistral); none for ollama.
+ */
+export const environmentKey = (provider: string): Effect.Effect<Redacted.Redacted | undefined> =>
+  Effect.gen(function*() {
+    const names = provider === "openai" || provider === "openai-compatible"
+      ? ["OPENAI_API_KEY"]
+      : provider === "mistral"
+      ? ["MISTRAL_API_KEY", "API_KEY"]
+      : []
+    for (const name of names) {
+      const key = yield* optionalKey(name)
+      if (Option.isSome(key)) return key.value
+    }
+    return undefined
+  })
+
+/**
  * Resolve CLI flags into provider options, reading keys from the environment (`OPENAI_API_KEY`;
  * `MISTRAL_API_KEY`, else `API_KEY`). A missing key for openai or mistral is a `UsageError` naming
  * the variable; `ollama` and `openai-compatible` take `--api-key` only and work without one.
@@ -437,23 +450,15 @@ export const optionsFromFlags = (flags: ProviderFlags): Effect.Effect<OpenAiProv
         problem: `unknown provider "${provider}" (expected one of: ${providers.join(", ")}, heuristic)`
       })
     }
-    let apiKey = flags.apiKey
+    const apiKey = flags.apiKey ?? (yield* environmentKey(provider))
     const requireKey = flags.requireKey ?? true
-    if (apiKey === undefined && (provider === "openai" || provider === "openai-compatible")) {
-      // A compatible server (vLLM, LiteLLM…) that needs a key usually takes the one OpenAI's SDK reads.
-      apiKey = Option.getOrUndefined(yield* optionalKey("OPENAI_API_KEY"))
-      if (apiKey === undefined && provider === "openai" && requireKey) {
-        return yield* new UsageError({ problem: "no API key for openai: set OPENAI_API_KEY or pass --api-key" })
-      }
+    if (apiKey === undefined && provider === "openai" && requireKey) {
+      return yield* new UsageError({ problem: "no API key for openai: set OPENAI_API_KEY or pass --api-key" })
     }
-    if (apiKey === undefined && provider === "mistral") {
-      apiKey = Option.getOrUndefined(yield* optionalKey("MISTRAL_API_KEY"))
-      if (apiKey === undefined) apiKey = Option.getOrUndefined(yield* optionalKey("API_KEY"))
-      if (apiKey === undefined && requireKey) {
-        return yield* new UsageError({
-          problem: "no API key for mistral: set MISTRAL_API_KEY (or API_KEY) or pass --api-key"
-        })
-      }
+    if (apiKey === undefined && provider === "mistral" && requireKey) {
+      return yield* new UsageError({
+        problem: "no API key for mistral: set MISTRAL_API_KEY (or API_KEY) or pass --api-key"
+      })
     }
     return {
       provider,

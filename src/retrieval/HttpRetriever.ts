@@ -20,7 +20,9 @@
  * Headers (e.g. an Authorization token) are sent but never recorded. Credentials in the URL
  * (`http://user:pass@host/…`) are sent as HTTP Basic authentication (unless a header already sets
  * Authorization), since fetch refuses such URLs; the URL is recorded and shown with them masked,
- * and so are secret-looking query parameters (`Secrets.maskUrl`).
+ * and so are secret-looking query parameters (`Secrets.maskUrl`). What the endpoint answers (hits,
+ * error bodies) passes through the run's redactor with the headers' and the URL's secrets added
+ * (`domain/Redaction.ts`) before it is read: an endpoint echoing its token never gets it recorded.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -33,6 +35,8 @@ import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import type { EvalCase, Passage } from "../domain/Case.js"
 import { checkJsonTemplate, renderJsonTemplate } from "../domain/JsonTemplate.js"
+import * as Redaction from "../domain/Redaction.js"
+import { headerSecrets, type Redactor, urlSecrets } from "../domain/Redaction.js"
 import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
 import { Retriever } from "../engine/Retriever.js"
 import { splitCredentials } from "../providers/Endpoint.js"
@@ -204,6 +208,20 @@ const textVars = (c: EvalCase): Record<string, TemplateValue> => {
   return vars
 }
 
+/** The secrets a search sends (its headers' values, its URL's credentials and secret parameters), as a redactor; one per options. */
+const ownRedactors = new WeakMap<HttpRetrieverOptions, Redactor>()
+const ownRedactor = (options: HttpRetrieverOptions): Redactor => {
+  let found = ownRedactors.get(options)
+  if (found === undefined) {
+    found = Redaction.make([
+      ...Object.values(options.headers ?? {}).flatMap((v) => headerSecrets(v)),
+      ...urlSecrets(options.url)
+    ])
+    ownRedactors.set(options, found)
+  }
+  return found
+}
+
 const retriable = (e: RetrievalError) =>
   e.kind === "network" || (e.kind === "status" && e.status !== undefined && (e.status === 429 || e.status >= 500))
 
@@ -214,6 +232,10 @@ export const search = (
 ): Effect.Effect<SearchResult, RetrievalError, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
+    const run = yield* Redaction.Redaction
+    const own = ownRedactor(options)
+    /** What the endpoint sent, redacted of the run's secrets and of this search's own. */
+    const redact = (text: string) => run.text(own.text(text))
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
     const fail = (kind: RetrievalError["kind"], problem: string, extra: { status?: number; cause?: unknown } = {}) =>
       new RetrievalError({ retriever: "http", kind, problem, ...extra })
@@ -229,10 +251,14 @@ export const search = (
     )
     const once = Effect.gen(function*() {
       const response = yield* client.execute(request).pipe(
-        Effect.mapError((e) => fail("network", `cannot reach ${recordedUrl(options.url)}: ${maskUrlsIn(e.message)}`))
+        Effect.mapError((e) =>
+          fail("network", `cannot reach ${recordedUrl(options.url)}: ${maskUrlsIn(redact(e.message))}`)
+        )
       )
-      const text = yield* response.text.pipe(
-        Effect.mapError((e) => fail("network", `the answer could not be read: ${maskUrlsIn(e.message)}`))
+      const text = redact(
+        yield* response.text.pipe(
+          Effect.mapError((e) => fail("network", `the answer could not be read: ${maskUrlsIn(redact(e.message))}`))
+        )
       )
       if (response.status < 200 || response.status > 299) {
         const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200)

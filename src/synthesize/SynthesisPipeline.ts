@@ -24,7 +24,7 @@ import type { Judgment } from "../domain/Judgment.js"
 import * as Metric from "../domain/Metric.js"
 import type { AggregateStage, JudgeSpec, LoadStage, Pipeline, TaskSpec } from "../engine/Pipeline.js"
 import { extractClaims } from "../judges/claims/Extract.js"
-import { claimTarget, extractionTarget } from "../judges/claims/Targets.js"
+import { claimRef, claimTarget, extractionTarget } from "../judges/claims/Targets.js"
 import { writeQuestion } from "../judges/synthesize/Extractive.js"
 import { readRows } from "../load/Rows.js"
 import { issueDecoder, problemOf, rowError } from "../load/RowSchema.js"
@@ -165,7 +165,10 @@ const checkRound = (candidate: Candidate, item: GeneratedItem): Array<JudgeSpec>
 const claimCheck = (candidate: Candidate, item: GeneratedItem, claims: ReadonlyArray<string>): JudgeSpec => ({
   rubric: CHECK,
   vars: { question: item.question, source: "gold passages", text: passagesText(candidate.passages) },
-  items: claims.map((claim, i) => ({ target: claimTarget("passages", "reference", i), vars: { claim } })),
+  items: claims.map((claim, i) => {
+    const ref = claimRef("reference", i, "contexts")
+    return { target: claimTarget(ref), vars: { claim }, claim: ref }
+  }),
   pool: [item.reference, ...candidate.passages.map((p) => p.text)]
 })
 
@@ -383,7 +386,7 @@ export const scoreCandidate = (c: EvalCase, judgments: ReadonlyArray<Judgment>, 
       closedBook: check(closedBook),
       ...(claimList === undefined ? {} : {
         claims: claimList.map((text, i) => {
-          const j = checks.find((x) => x.target === claimTarget("passages", "reference", i))
+          const j = checks.find((x) => x.target === claimTarget(claimRef("reference", i, "contexts")))
           return { text, verdict: j === undefined || j.score === null ? "unchecked" : VERDICTS[j.score] ?? "unchecked" }
         })
       })

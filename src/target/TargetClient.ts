@@ -22,7 +22,10 @@
  * - `timeoutMs` bounds the whole call, the stream included; on timeout the request is aborted (the
  *   platform's response aborts its request when interrupted, and when its body stream ends).
  * - Failures are `TargetError`s (see there); nothing in them holds a header value or a URL secret:
- *   every text from the server or the socket goes through the configuration's scrubber.
+ *   every text from the server or the socket goes through the configuration's scrubber. Nor does an
+ *   answer: the answer and the passages pass through the run's redactor with the configuration's
+ *   secrets added (`domain/Redaction.ts`), so a service that echoes a token in its answer has it
+ *   redacted before it is journaled, judged or reported.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -38,13 +41,16 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { formatBytes, Limits, overBytes } from "../domain/Limits.js"
+import { Redaction } from "../domain/Redaction.js"
 import { maskUrl } from "../domain/Secrets.js"
+import { causeCode, causeMessage, unreachable } from "../providers/ConnectionError.js"
 import { splitCredentials } from "../providers/Endpoint.js"
 import { parseRetryAfter } from "../providers/OpenAiProvider.js"
 import { type AnswerPaths, compilePaths, type Reading, readJson, StreamReading, type Unreadable } from "./Answer.js"
 import { requestBody, type TargetInput } from "./Request.js"
 import { SseParser } from "./Sse.js"
-import { identity as identityOf, scrubber, type TargetConfig } from "./TargetConfig.js"
+import { identity as identityOf, scrubber, secretsOf, type TargetConfig } from "./TargetConfig.js"
 import { TargetError, type TargetErrorKind } from "./TargetError.js"
 
 /** One answer of the target, as the journal keeps it. */
@@ -74,48 +80,11 @@ export class TargetClient extends Context.Tag("rag-eval/TargetClient")<TargetCli
   readonly call: (input: TargetInput) => Effect.Effect<TargetResponse, TargetError>
 }>() {}
 
-/** Bodies larger than this are refused (a response is an answer and a few passages). */
-export const maxBodyBytes = 32 * 1024 * 1024
+/** Bodies larger than this are refused (a response is an answer and a few passages): `Limits.responseBytes`. */
+export const maxBodyBytes = Limits.responseBytes
 /** How much of an error body is read for its message. */
 const errorBodyBytes = 8 * 1024
 const excerptLength = 300
-
-/** The first `code` on an error's cause chain (node's socket errors: ECONNREFUSED, ENOTFOUND…). */
-const causeCode = (error: unknown): string | undefined => {
-  let e: unknown = error
-  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === "string") return code
-    e = (e as { cause?: unknown }).cause
-  }
-  return undefined
-}
-
-const causeMessage = (error: unknown): string => {
-  let e: unknown = error
-  let last = ""
-  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
-    if (e instanceof Error && e.message !== "") last = e.message
-    e = (e as { cause?: unknown }).cause
-  }
-  return last
-}
-
-/** Connection failures that mean the service cannot be reached at all. */
-const UNREACHABLE: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "connection refused",
-  ENOTFOUND: "the host name does not resolve",
-  EAI_AGAIN: "the host name does not resolve",
-  EAI_NONAME: "the host name does not resolve",
-  ERR_INVALID_URL: "invalid URL",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  CERT_HAS_EXPIRED: "its TLS certificate has expired",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "its TLS certificate is self-signed",
-  SELF_SIGNED_CERT_IN_CHAIN: "its TLS certificate chain is self-signed",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "its TLS certificate is not trusted",
-  ERR_TLS_CERT_ALTNAME_INVALID: "its TLS certificate is for another host"
-}
 
 const statusText = (status: number): string => {
   switch (status) {
@@ -172,6 +141,20 @@ export interface BodyRead {
 }
 
 const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`
+
+/**
+ * An answer, or a passage, larger than a test case's field may be (`Limits.fieldBytes`): the case's
+ * failure, in words (it would be judged, recorded and reported like any field); undefined when within.
+ */
+const oversizedAnswer = (reading: Reading, limit = Limits.fieldBytes): string | undefined => {
+  if (overBytes(reading.answer, limit)) {
+    return `the answer is larger than ${formatBytes(limit)}, the most one field of a case may hold`
+  }
+  const at = reading.contexts?.findIndex((text) => overBytes(text, limit)) ?? -1
+  return at === -1
+    ? undefined
+    : `passage ${at + 1} is larger than ${formatBytes(limit)}, the most one field of a case may hold`
+}
 
 /**
  * Reads a 2xx body: an event stream (`text/event-stream`) event by event as it arrives, anything
@@ -235,7 +218,9 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
       HttpClient.withTracerDisabledWhen(() => true)
     )
     const target = config.endpoint
-    const scrub = scrubber(config)
+    const run = yield* Redaction
+    const redactor = run.with(secretsOf(config))
+    const scrub = scrubber(config, run)
     const paths: AnswerPaths = compilePaths(config)
     const sent = splitCredentials(Redacted.value(config.url))
     const hasAuthorization = config.headers.some((h) => h.name.toLowerCase() === "authorization")
@@ -254,9 +239,9 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
 
     const transportError = (e: HttpClientError.HttpClientError): TargetError => {
       if (e._tag === "RequestError" && e.reason === "InvalidUrl") return fail("unreachable", "invalid URL")
+      const why = unreachable(e.cause)
+      if (why !== undefined) return fail("unreachable", why)
       const code = causeCode(e.cause)
-      const unreachable = code === undefined ? undefined : UNREACHABLE[code]
-      if (unreachable !== undefined) return fail("unreachable", unreachable)
       const message = causeMessage(e.cause)
       return fail(
         "network",
@@ -327,9 +312,11 @@ export const make = (config: TargetConfig): Effect.Effect<TargetClient["Type"], 
           Effect.mapError(transportError)
         )
         if (Either.isLeft(body.reading)) return yield* unreadable(body.reading.left, response.status)
+        const oversized = oversizedAnswer(body.reading.right)
+        if (oversized !== undefined) return yield* fail("shape", oversized, { status: response.status })
         const ms = (t: bigint) => Math.round(Number(t - started) / 1000) / 1000
         return {
-          ...body.reading.right,
+          ...redactor.value(body.reading.right),
           latencyMs: ms(body.endedAt),
           ttfbMs: ms(body.firstByteAt ?? headersAt),
           streamed: body.streamed,

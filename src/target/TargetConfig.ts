@@ -30,6 +30,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { UsageError } from "../domain/Errors.js"
 import { checkJsonTemplate } from "../domain/JsonTemplate.js"
+import { headerSecrets, none, type Redactor, urlSecrets } from "../domain/Redaction.js"
 import { MASK, maskUrl, maskUrlsIn } from "../domain/Secrets.js"
 import { withoutCredentials } from "../providers/Endpoint.js"
 import * as JsonPath from "./JsonPath.js"
@@ -291,47 +292,21 @@ export const resolve = (settings: TargetSettings): Effect.Effect<TargetConfig, U
 // ---------------------------------------------------------------------------------------------
 // Secrets in text
 
-/** Below this length a "secret" would mask ordinary words in a message. */
-const MIN_SECRET = 4
+/**
+ * Every secret of a configuration, still `Redacted`: each header value (and the credentials of a
+ * `Scheme credentials` value), the URL's credentials and the values of its secret-looking query
+ * parameters (`domain/Redaction.ts`: `headerSecrets`, `urlSecrets`).
+ */
+export const secretsOf = (config: TargetConfig): Array<Redacted.Redacted<string>> => [
+  ...config.headers.flatMap((h) => headerSecrets(h.value)),
+  ...urlSecrets(config.url)
+]
 
 /**
- * Every secret of a configuration as text: each header value, the token of a `Scheme token` value,
- * the URL's user name and password (raw and decoded) and the values of its secret-looking query
- * parameters. Longest first, so a value is masked whole before any part of it.
+ * What a text from the target passes through: the run's redactor with this configuration's secrets
+ * added (in every form a server may echo them in), then every URL's secrets masked (`maskUrlsIn`).
  */
-export const secretsOf = (config: TargetConfig): ReadonlyArray<string> => {
-  const found = new Set<string>()
-  for (const h of config.headers) {
-    const value = Redacted.value(h.value)
-    found.add(value)
-    const space = value.indexOf(" ")
-    if (space !== -1) found.add(value.slice(space + 1).trim())
-  }
-  const raw = Redacted.value(config.url)
-  try {
-    const u = new URL(raw)
-    for (const part of [u.username, u.password]) {
-      found.add(part)
-      try {
-        found.add(decodeURIComponent(part))
-      } catch {
-        // Not percent-encoded: the raw form is enough.
-      }
-    }
-    const masked = new URL(maskUrl(u.toString()))
-    for (const [name, value] of u.searchParams) if (masked.searchParams.get(name) === MASK) found.add(value)
-  } catch {
-    // A URL that does not parse is refused by `resolve`.
-  }
-  return [...found].filter((s) => s.length >= MIN_SECRET).sort((a, b) => b.length - a.length)
-}
-
-/** A function that masks every secret of the configuration (and every URL's secrets) in a text. */
-export const scrubber = (config: TargetConfig): (text: string) => string => {
-  const secrets = secretsOf(config)
-  return (text) => {
-    let out = text
-    for (const s of secrets) if (out.includes(s)) out = out.split(s).join(MASK)
-    return maskUrlsIn(out)
-  }
+export const scrubber = (config: TargetConfig, run: Redactor = none): (text: string) => string => {
+  const redact = run.with(secretsOf(config)).text
+  return (text) => maskUrlsIn(redact(text))
 }

@@ -9,7 +9,7 @@ import { type AnswerInputs, calibrateAnswers, type RunMetrics } from "../../src/
 import type { LabelLine } from "../../src/calibrate/LabelFile.js"
 import { addClaimJudgment, contextsVerdict, parseClaimTarget, type RunClaims } from "../../src/calibrate/RunClaims.js"
 import type { Label, LabelTarget, LabelValue } from "../../src/domain/Label.js"
-import { claimTarget, contextTarget, extractionTarget, nuggetTarget } from "../../src/judges/claims/Targets.js"
+import { claimRef, claimTarget, contextOf, extractionTarget } from "../../src/judges/claims/Targets.js"
 import { pearson } from "../../src/stats/RankCorrelation.js"
 
 const judge = (claims: RunClaims, caseId: string, target: string, score: number | null, value?: unknown, line = 1) =>
@@ -41,19 +41,19 @@ const options = { seed: 1, resamples: 200 }
 describe("claim targets", () => {
   it("parses what Targets.ts writes, and nothing else", () => {
     expect(parseClaimTarget(extractionTarget("reference"))).toEqual({ kind: "extraction", side: "reference" })
-    expect(parseClaimTarget(claimTarget("reference", "answer", 2))).toEqual({
+    expect(parseClaimTarget(claimTarget(claimRef("answer", 2, "reference")))).toEqual({
       kind: "check",
       side: "answer",
       index: 3,
       against: "reference"
     })
-    expect(parseClaimTarget(claimTarget(contextTarget(1), "reference", 0))).toEqual({
+    expect(parseClaimTarget(claimTarget(claimRef("reference", 0, contextOf(1))))).toEqual({
       kind: "check",
       side: "reference",
       index: 1,
       against: "context:2"
     })
-    expect(parseClaimTarget(nuggetTarget(4))).toEqual({ kind: "nugget", index: 5 })
+    expect(parseClaimTarget(claimTarget(claimRef("nugget", 4, "answer")))).toEqual({ kind: "nugget", index: 5 })
     for (const other of ["answer", "hit:d1", "claims:question", "reference/answer:0"]) {
       expect(parseClaimTarget(other)).toBeUndefined()
     }
@@ -61,12 +61,12 @@ describe("claim targets", () => {
 
   it("the contexts together: entailed if one entails, else contradicted if one contradicts, else neutral", () => {
     const claims: RunClaims = new Map()
-    judge(claims, "c", claimTarget(contextTarget(0), "answer", 0), 1)
-    judge(claims, "c", claimTarget(contextTarget(1), "answer", 0), 0)
-    judge(claims, "c", claimTarget(contextTarget(0), "answer", 1), 0)
-    judge(claims, "c", claimTarget(contextTarget(1), "answer", 1), 2)
-    judge(claims, "c", claimTarget(contextTarget(0), "answer", 2), null)
-    judge(claims, "c", claimTarget(contextTarget(1), "answer", 2), 1)
+    judge(claims, "c", claimTarget(claimRef("answer", 0, contextOf(0))), 1)
+    judge(claims, "c", claimTarget(claimRef("answer", 0, contextOf(1))), 0)
+    judge(claims, "c", claimTarget(claimRef("answer", 1, contextOf(0))), 0)
+    judge(claims, "c", claimTarget(claimRef("answer", 1, contextOf(1))), 2)
+    judge(claims, "c", claimTarget(claimRef("answer", 2, contextOf(0))), null)
+    judge(claims, "c", claimTarget(claimRef("answer", 2, contextOf(1))), 1)
     const c = claims.get("c")!
     expect(contextsVerdict(c, "answer", 1)?.score).toBe(0)
     expect(contextsVerdict(c, "answer", 2)?.score).toBe(2)
@@ -88,7 +88,7 @@ describe("claim verdicts", () => {
     const caseId = `c${Math.floor(i / 2)}`
     const n = i % 2
     if (n === 0) judge(claims, caseId, extractionTarget("answer"), 2, [`claim ${i}`, `claim ${i + 1}`])
-    judge(claims, caseId, claimTarget("reference", "answer", n), judged[i]!)
+    judge(claims, caseId, claimTarget(claimRef("answer", n, "reference")), judged[i]!)
     labels.push(claim(caseId, n + 1, names[h]!))
   })
 
@@ -115,7 +115,7 @@ describe("claim verdicts", () => {
     const more = new Map(claims)
     judge(more, "f", extractionTarget("answer"), null)
     judge(more, "g", extractionTarget("answer"), 1, ["The sky is blue."])
-    judge(more, "g", claimTarget("reference", "answer", 0), null, undefined, 9)
+    judge(more, "g", claimTarget(claimRef("answer", 0, "reference")), null, undefined, 9)
     const extra = [
       claim("zz", 1, "entailed"),
       claim("f", 1, "entailed"),
@@ -253,7 +253,7 @@ describe("agree-only labels", () => {
   it("a disagreement on a three-value scale has no value to pair: counted with the share that agree", () => {
     const claims: RunClaims = new Map()
     judge(claims, "c", extractionTarget("answer"), 1, ["x"])
-    judge(claims, "c", claimTarget("reference", "answer", 0), 1)
+    judge(claims, "c", claimTarget(claimRef("answer", 0, "reference")), 1)
     const on = { kind: "claim", side: "answer", index: 1, against: "reference" } as const
     const a = calibrateAnswers({
       runId: "r",

@@ -120,6 +120,14 @@ const runExample = async (example: Example, dir: string, binDir: string) => {
     if (example.expected !== undefined) {
       const expected = normalise(example.expected)
       if (!matches(expected, actual)) {
+        // DOCS_ACTUAL_DIR=dir keeps what a differing example printed (its temp directory as `…`), to
+        // paste into the page after checking it is right.
+        const keep = process.env.DOCS_ACTUAL_DIR
+        if (keep !== undefined && keep !== "") {
+          Fs.mkdirSync(keep, { recursive: true })
+          const name = `${example.file.replace(/[/\\]/g, "_")}_${example.line}.txt`
+          Fs.writeFileSync(Path.join(keep, name), outcome.output.replace(/\r\n/g, "\n").split(dir).join("…"))
+        }
         // The diff vitest prints is between the normalised texts, which is what must agree.
         expect(actual, `${where}: the output differs from the page's`).toBe(expected)
       }

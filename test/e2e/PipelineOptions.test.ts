@@ -295,3 +295,51 @@ describe("--iterations with a deterministic judge", () => {
     expect(r.stderr.split("the heuristic judge is deterministic: iterations will agree exactly").length).toBe(2)
   })
 })
+
+describe("answer-correctness --pass-if", () => {
+  const sample = Path.join(repoRoot, "test-sets/answer-correctness/sample.jsonl")
+  const records = (out: string) => {
+    const root = Path.join(out, "answer-correctness")
+    const [id] = fs.readdirSync(root)
+    return fs.readFileSync(Path.join(root, id!, "records-iteration-1.jsonl"), "utf8").trim().split("\n").map((l) =>
+      JSON.parse(l) as { caseId: string; verdict?: { pass: boolean; why: string } }
+    )
+  }
+
+  it("a threshold that names no per-case metric, or is not METRIC OP VALUE, exits 2 before anything is judged", async () => {
+    for (
+      const [value, problem] of [
+        ["f2>=0.5", `--pass-if: "f2" is not a per-case metric of answer-correctness`],
+        ["f1 is high", `--pass-if: "f1 is high" is not METRIC OP VALUE`]
+      ] as const
+    ) {
+      const cwd = dir(`pass-if-bad-${value.length}`)
+      const r = await cli(["run", "answer-correctness", "--input", sample, "--pass-if", value], { cwd })
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain(problem)
+      expect(fs.existsSync(Path.join(cwd, "out", "answer-correctness"))).toBe(false)
+    }
+  })
+
+  it("the thresholds decide each case's verdict, and the manifest records them", async () => {
+    const lenient = dir("pass-if-lenient")
+    const strict = dir("pass-if-strict")
+    expect(
+      (await cli(["run", "answer-correctness", "--input", sample, "--pass-if", "recall>=0"], { cwd: lenient }))
+        .code
+    ).toBe(0)
+    expect(
+      (await cli(["run", "answer-correctness", "--input", sample, "--pass-if", "f1>=0.99,faithfulness>=0.99"], {
+        cwd: strict
+      })).code
+    ).toBe(0)
+    const l = records(Path.join(lenient, "out"))
+    const s = records(Path.join(strict, "out"))
+    // recall ≥ 0 holds wherever there is a reference; no case passes F1 ≥ 0.99 and faithfulness ≥ 0.99.
+    expect(l.filter((r) => r.verdict !== undefined).every((r) => r.verdict!.pass)).toBe(true)
+    expect(s.filter((r) => r.verdict !== undefined).some((r) => r.verdict!.pass)).toBe(false)
+    expect(manifestOf(Path.join(strict, "out"), "answer-correctness")["options"]).toMatchObject({
+      passIf: "f1>=0.99,faithfulness>=0.99"
+    })
+  })
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Either, Fiber, Layer, Redacted, Schedule, TestClock } from "effect"
+import { Clock, Deferred, Effect, Either, Fiber, Layer, Redacted, TestClock } from "effect"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import * as CallReader from "../../src/judges/CallReader.js"
@@ -560,44 +560,5 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
         v.status === "ok" && v.score === 3
       )).toBe(true)
       expect(fake.calls).toBe(200)
-    }))
-})
-
-describe("retryAfterFailure", () => {
-  /** An effect failing `failures` times (with the attempt number), then succeeding; attempts are timed. */
-  const flaky = (failures: number) => {
-    const at: Array<number> = []
-    const effect = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      at.push(now)
-      return at.length <= failures ? Effect.fail(at.length) : Effect.succeed("done")
-    })
-    return { effect, at }
-  }
-  const schedule = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
-
-  for (const failures of [0, 1, 3, 4]) {
-    it.effect(`behaves as Effect.retry with ${failures} failure(s): same attempts, same delays, same outcome`, () =>
-      Effect.gen(function*() {
-        const ours = flaky(failures)
-        const theirs = flaky(failures)
-        const a = yield* Effect.fork(Effect.either(LlmJudge.retryAfterFailure(ours.effect, schedule)))
-        const b = yield* Effect.fork(Effect.either(Effect.retry(theirs.effect, schedule)))
-        yield* TestClock.adjust(10_000)
-        const [ra, rb] = [yield* Fiber.join(a), yield* Fiber.join(b)]
-        expect(ra).toEqual(rb)
-        expect(ours.at).toEqual(theirs.at)
-        expect(ours.at).toHaveLength(Math.min(failures, 4) + (failures <= 3 ? 1 : 0))
-      }))
-  }
-
-  it.effect("the schedule's first input is the first failure", () =>
-    Effect.gen(function*() {
-      const seen: Array<number> = []
-      const recordInputs = Schedule.recurs(5).pipe(
-        Schedule.tapInput((e: number) => Effect.sync(() => void seen.push(e)))
-      )
-      const { effect } = flaky(2)
-      expect(yield* LlmJudge.retryAfterFailure(effect, recordInputs)).toBe("done")
-      expect(seen).toEqual([1, 2])
     }))
 })

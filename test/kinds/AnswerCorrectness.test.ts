@@ -11,23 +11,23 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
 import answerCorrectness from "../../src/builtin/answer-correctness.js"
-import { judgeLayer } from "../../src/cli/JudgeLayer.js"
 import type { EvalCase } from "../../src/domain/Case.js"
 import { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { checkRound, claimRubrics, extractionRound, nextRound } from "../../src/kinds/correctness/Claims.js"
 import { correctnessCase, fieldsFor, loadCorrectness } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { type CorrectnessRecord, correctnessRecord } from "../../src/kinds/correctness/CorrectnessScore.js"
 import { parseColumnMapping } from "../../src/load/CaseMapping.js"
 import * as Reporter from "../../src/report/Reporter.js"
-import { start } from "../support/ChildCli.js"
+import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { quickStartRunId } from "../support/QuickStart.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
-const pipeline = answerCorrectness as Pipeline<unknown, unknown>
+const pipeline = instantiate(answerCorrectness, {}) as unknown as Pipeline<unknown, unknown>
 const sample = Path.join(repoRoot, "test-sets", "answer-correctness", "sample.jsonl")
 const R = claimRubrics
 
@@ -187,14 +187,20 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
       contextPrecision: 0.5,
       contextUtilization: 1,
       hallucination: 0.5,
+      // a2: incorrect and in no context
+      unsupportedClaims: 1,
       selfKnowledge: 0,
       noiseSensitivityRelevant: 0,
       noiseSensitivityIrrelevant: 0,
       nuggetRecall: null,
       nuggetRecallPartial: null,
       vitalNuggetRecall: null,
-      vitalNuggetRecallPartial: null
+      vitalNuggetRecallPartial: null,
+      abstained: 0,
+      // the default --pass-if: f1 0.5 ≥ 0.5 and faithfulness 0.5 ≥ 0.5 hold, hallucination 0.5 ≤ 0 does not
+      passRate: 0
     })
+    expect(r.verdict).toEqual({ pass: false, why: "hallucination 0.50 not <= 0" })
     expect(r.score).toBe(0.5)
     expect(r.failed).toBe(0)
     const answer = r.claims.answer
@@ -333,6 +339,14 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
         "context:2/reference:2"
       ]]
     ])
+    // Each check says what it is, typed: the heuristic reads that, not the target string.
+    const refs = second.flatMap((s) => ("items" in s ? s.items.map((i) => i.claim) : []))
+    expect(refs[0]).toEqual({ side: "answer", index: 1, against: "reference" })
+    expect(refs[2]).toEqual({ side: "reference", index: 1, against: "answer" })
+    expect(refs[7]).toEqual({ side: "reference", index: 2, against: { context: 1 } })
+    expect(first.flatMap((s) => ("items" in s ? s.items.map((i) => i.claim) : []))).toEqual([
+      { side: "nugget", index: 1, against: "answer" }
+    ])
     // After the checks: no third round; no claims at all: no checks.
     expect(nextRound(c, full, R)).toEqual([])
     expect(checkRound(c, R, [], [])).toEqual([])
@@ -389,8 +403,11 @@ describe("answer-correctness runs", () => {
       // q4 has only contexts: faithfulness, no precision.
       expect(byId.get("q4")!.metrics.precision).toBeNull()
       expect(byId.get("q4")!.metrics.faithfulness).not.toBeNull()
-      // "I don't know." recalls none of the reference.
+      // "I don't know." abstains: no claim (precision and hallucination null), recalls none of the reference, fails.
       expect(byId.get("q3")!.metrics.recall).toBe(0)
+      expect(byId.get("q3")!.metrics.abstained).toBe(1)
+      expect(byId.get("q3")!.metrics.precision).toBeNull()
+      expect(byId.get("q3")!.verdict?.pass).toBe(false)
       const report = fs.readFileSync(Path.join(result.info.runDir, "report.md"), "utf8")
       expect(report).toContain("## Lowest score (")
       expect(report).toContain("Mars has three moons, Phobos, Deimos and Ganymede.")
@@ -409,7 +426,10 @@ describe("answer-correctness runs", () => {
       expect(page).toContain("Answer claims (")
       expect(page).toContain("Reference claims (")
       expect(page).toContain("Mars has three moons, Phobos, Deimos and Ganymede.")
-      expect(page).toContain("✗ contradicted")
+      // The heuristic's verdicts are named for what it measured, not "entailed" or "contradicted".
+      expect(page).toContain("✗ figure conflict")
+      expect(page).toContain("✓ words and figures found")
+      expect(page).not.toContain("✓ entailed")
       expect(page).not.toContain("<script>alert")
       // A re-run pays nothing and changes nothing.
       const again = yield* runWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out })
@@ -538,19 +558,16 @@ describe("answer-correctness runs", () => {
       }
       // 8 answers + 6 references extracted, 3 nugget grades (q5 ×3, q6 ×1 → 4 judgments); the checks hang.
       const extractions = 14
-      for (
-        let i = 0;
-        i < 600 &&
-        !(journaled().filter((j) => j.criterion === R.extract).length === extractions &&
-          server.judgeRequests.some(isCheck));
-        i++
-      ) await new Promise((r) => setTimeout(r, 50))
+      await waitFor(
+        "every extraction journaled and a check asked",
+        () =>
+          journaled().filter((j) => j.criterion === R.extract).length === extractions &&
+            server.judgeRequests.some(isCheck) || first.exited()
+      )
       expect(journaled().filter((j) => j.criterion === R.extract), first.stderr()).toHaveLength(extractions)
       expect(journaled().filter((j) => j.criterion === R.check)).toHaveLength(0)
       // Let every check be asked (they hang), so the kill loses them.
-      for (let i = 0; i < 200 && server.judgeRequests.filter(isCheck).length < 10; i++) {
-        await new Promise((r) => setTimeout(r, 50))
-      }
+      await waitFor("every check asked", () => server.judgeRequests.filter(isCheck).length >= 10 || first.exited())
       first.child.kill("SIGKILL")
       await first.result
       const firstExtractions = server.judgeRequests.filter(isExtract).length

@@ -111,6 +111,8 @@ describe("claim metrics, hand-computed", () => {
       contextPrecision: 1 / 2,
       contextUtilization: 1 / 2,
       hallucination: 1 / 5,
+      // a5 only: a4 is correct, a1–a3 faithful
+      unsupportedClaims: 1,
       selfKnowledge: 1 / 5,
       noiseSensitivityRelevant: 1 / 5,
       noiseSensitivityIrrelevant: 1 / 5,

@@ -43,6 +43,17 @@ beforeAll(async () => {
           res.writeHead(429, "Too Many Requests", { "retry-after": "7", "content-type": "application/json" })
           res.end(JSON.stringify({ error: { message: "slow down" } }))
           return
+        case "/big": {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end("x".repeat(5000))
+          return
+        }
+        case "/bomb": {
+          const body = Zlib.gzipSync(Buffer.alloc(1_000_000, 0x61))
+          res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" })
+          res.end(body)
+          return
+        }
         case "/empty":
           res.writeHead(204)
           res.end()
@@ -135,5 +146,27 @@ describe("NodeFetch", () => {
     expect((error as TypeError).cause).toBeInstanceOf(Error)
     await expect(transport.fetch("ftp://127.0.0.1/x")).rejects.toThrow(/unsupported protocol/)
     transport.close()
+  })
+})
+
+describe("a response over the bound (Limits.responseBytes)", () => {
+  it("is not read past the bound: it fails as too large, and the failure says so", async () => {
+    const f = NodeFetch.make({ maxResponseBytes: 1000 })
+    const error = await f.fetch(`${base}/big`).then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    expect(String((error as Error).message)).toBe("fetch failed: the response is larger than 1000 bytes")
+    expect(NodeFetch.isResponseTooLarge(error)).toBe(true)
+    // Within the bound it is read as ever.
+    const ok = await NodeFetch.make({ maxResponseBytes: 5000 }).fetch(`${base}/big`)
+    expect((await ok.text()).length).toBe(5000)
+    f.close()
+  })
+
+  it("a compressed body is bounded once inflated (a small gzip of 1 MB is refused at 100 KB)", async () => {
+    const f = NodeFetch.make({ maxResponseBytes: 100_000 })
+    const error = await f.fetch(`${base}/bomb`).then(() => undefined, (e: unknown) => e)
+    expect(NodeFetch.isResponseTooLarge(error)).toBe(true)
+    expect(NodeFetch.isResponseTooLarge(new TypeError("fetch failed"))).toBe(false)
+    f.close()
   })
 })

@@ -185,7 +185,7 @@ describe("OpenAiProvider over HTTP", () => {
       })
       const error = failure(yield* Effect.exit(provider.complete(request)))
       expect(error.message).not.toContain("sk-test-secret-123")
-      expect(error.message).toContain("[redacted]")
+      expect(error.message).toContain("<redacted>")
     }))
 
   it.live("a refused connection or a host that does not resolve is `unreachable` (fatal), not a transient network error", () =>
@@ -205,7 +205,7 @@ describe("OpenAiProvider over HTTP", () => {
       })
       expect(failure(yield* Effect.exit(nowhere.complete(request)))).toMatchObject({
         kind: "unreachable",
-        detail: "DNS lookup failed"
+        detail: "DNS lookup failed: the host name does not resolve"
       })
     }))
 

@@ -38,6 +38,12 @@
  * a synchronous call would be (the same `script`, `faults` and `answer`): "ok" and "malformed" go to
  * the output file, "bad_request" (400) and the other faults (500) to the error file.
  *
+ * `echo` (as careless servers do, on purpose): every reply — the reasoning of an answer, an extra
+ * claim of an extraction, a malformed or HTML body, a batch's output and error lines — and every
+ * error body (4xx/5xx) repeats the secrets the request carried (its Authorization header, the
+ * credentials after its scheme word, the base64 of each) and the `echo` texts given (and their
+ * base64): so a test can check that none of them reaches a file or a log.
+ *
  * `promptCache`: report `usage.prompt_tokens_details.cached_tokens` for the prefix a request shares
  * with the last one that had the same system message (≈ 4 characters a token), as a provider's
  * prompt cache would; `cachedTokens` / `promptTokens` count what was reported.
@@ -149,6 +155,8 @@ export interface FakeBehaviour {
    * `block` tokens (OpenAI: 1024 and 128; Mistral: 64 and 64).
    */
   readonly promptCache?: boolean | { readonly minTokens: number; readonly block: number } | undefined
+  /** Repeat the request's secrets and these texts (and the base64 of each) in every reply and error body (see the module comment). */
+  readonly echo?: ReadonlyArray<string> | undefined
 }
 
 export interface FakeBatchBehaviour {
@@ -230,6 +238,38 @@ export interface FakeOpenAi {
 const prng = mulberry32Floats
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** What an echoing server repeats of a request (see `echo`): its Authorization and the `extra` texts, each with its base64. */
+const echoOf = (authorization: unknown, extra: ReadonlyArray<string>): string => {
+  const values: Array<string> = []
+  if (typeof authorization === "string" && authorization !== "") {
+    values.push(authorization)
+    const space = authorization.indexOf(" ")
+    if (space !== -1) values.push(authorization.slice(space + 1))
+  }
+  values.push(...extra)
+  return values.flatMap((v) => [v, Buffer.from(v, "utf8").toString("base64")]).join(" | ")
+}
+
+/** An answer's content with the echo in it: in each reasoning, as one more claim; appended to text that is not JSON. */
+const withEcho = (content: string, echo: string): string => {
+  if (echo === "") return content
+  let json: unknown
+  try {
+    json = JSON.parse(content)
+  } catch {
+    return `${content} (echo: ${echo})`
+  }
+  if (!isRecord(json)) return `${content} (echo: ${echo})`
+  const said = (r: unknown) => `${typeof r === "string" ? r : ""} (echo: ${echo})`
+  const out: Record<string, unknown> = { ...json }
+  if ("reasoning" in out) out.reasoning = said(out.reasoning)
+  if (Array.isArray(out.claims)) out.claims = [...out.claims, `The server echoed ${echo}.`]
+  if (Array.isArray(out.grades)) {
+    out.grades = out.grades.map((g) => isRecord(g) ? { ...g, reasoning: said(g.reasoning) } : g)
+  }
+  return JSON.stringify(out)
+}
 
 /**
  * Default answer: the maximum of the schema's `score` enum (0 when there is none), with
@@ -410,6 +450,8 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   let promptTokens = 0
   let cachedTokens = 0
   const files = new Map<string, string>()
+  /** The Authorization of the last Batch API request (what a batch's lines echo). */
+  let batchAuthorization: unknown = undefined
   let batches: Array<FakeBatch> = []
   let batchCustomIds: Array<string> = []
   let uploads = 0
@@ -490,8 +532,13 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     send(res, 429, errorBody(message, "requests"), headers)
   }
 
-  const errorBody = (message: string, type: string) =>
-    JSON.stringify({ error: { message, type, param: null, code: null } })
+  const errorBody = (message: string, type: string, echo = "") =>
+    JSON.stringify({
+      error: { message: echo === "" ? message : `${message} (echo: ${echo})`, type, param: null, code: null }
+    })
+  /** The echo of a request's secrets (empty unless `echo` is set). */
+  const echoFor = (headers: Http.IncomingHttpHeaders | RecordedRequest["headers"]): string =>
+    behaviour.echo === undefined ? "" : echoOf(headers.authorization, behaviour.echo)
 
   /** The prompt tokens a provider's cache would serve: the prefix shared with the last request with the same system message. */
   const lastBySystem = new Map<string, string>()
@@ -551,28 +598,39 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
     limits?: Record<string, string>
   ) => {
     replies[kind]++
+    const echo = echoFor(request.headers)
     switch (kind) {
       case "ok": {
         okTimes.push(performance.now())
         if (!isPreflight(request.body)) paidJudgeCalls++
-        const content = behaviour.answer(request)
+        const content = withEcho(behaviour.answer(request), echo)
         // The token bucket was charged the prompt's estimate; the reply's tokens count too.
         tokenBucket?.adjust(performance.now(), Math.ceil(content.length / 4))
         return send(res, 200, completion(request, content), {}, "application/json", limits)
       }
       case "malformed":
-        return send(res, 200, completion(request, behaviour.malformedText))
+        return send(res, 200, completion(request, withEcho(behaviour.malformedText, echo)))
       case "rate_limit": {
         const headers: Record<string, string> = { "retry-after": String(behaviour.retryAfterSeconds) }
         if (behaviour.retryAfterMs !== undefined) headers["retry-after-ms"] = String(behaviour.retryAfterMs)
-        return send(res, 429, errorBody("Rate limit reached for requests", "requests"), headers)
+        return send(res, 429, errorBody("Rate limit reached for requests", "requests", echo), headers)
       }
       case "server_error":
-        return send(res, 500, errorBody("The server had an error while processing your request.", "server_error"))
+        return send(
+          res,
+          500,
+          errorBody("The server had an error while processing your request.", "server_error", echo)
+        )
       case "bad_request":
-        return send(res, 400, errorBody(behaviour.badRequestMessage, "invalid_request_error"))
+        return send(res, 400, errorBody(behaviour.badRequestMessage, "invalid_request_error", echo))
       case "html":
-        return send(res, 200, "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>", {}, "text/html")
+        return send(
+          res,
+          200,
+          `<html><body><h1>502 Bad Gateway</h1><p>nginx${echo === "" ? "" : ` (echo: ${echo})`}</p></body></html>`,
+          {},
+          "text/html"
+        )
       case "unauthorized":
         return send(
           res,
@@ -580,7 +638,9 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
           JSON.stringify({
             error: {
               message:
-                "Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.",
+                `Incorrect API key provided: sk-wr***ng. You can find your API key at https://platform.openai.com/account/api-keys.${
+                  echo === "" ? "" : ` (echo: ${echo})`
+                }`,
               type: "invalid_request_error",
               param: null,
               code: "invalid_api_key"
@@ -588,7 +648,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
           })
         )
       case "not_found":
-        return send(res, 404, errorBody("Not found", "not_found"))
+        return send(res, 404, errorBody("Not found", "not_found", echo))
       case "hang":
         // The socket stays open until the client gives up (counted) or close() destroys it.
         res.once("close", () => {
@@ -646,6 +706,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
 
   /** Answer a batch's requests (the first `limit` of them) as synchronous calls would be answered. */
   const runBatch = (b: FakeBatch, limit: number) => {
+    const echo = behaviour.echo === undefined ? "" : echoOf(batchAuthorization, behaviour.echo)
     const lines = (files.get(b.inputFileId) ?? "").split("\n").filter((l) => l.trim() !== "")
     const out: Array<string> = []
     const errors: Array<string> = []
@@ -657,7 +718,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
       replies[kind]++
       const id = `batch_req_${++nextId}`
       if (kind === "ok" || kind === "malformed") {
-        const content = kind === "ok" ? behaviour.answer(request) : behaviour.malformedText
+        const content = withEcho(kind === "ok" ? behaviour.answer(request) : behaviour.malformedText, echo)
         out.push(
           JSON.stringify({
             id,
@@ -669,9 +730,11 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
         b.completed++
       } else {
         const status = kind === "bad_request" ? 400 : 500
-        const message = kind === "bad_request"
-          ? behaviour.badRequestMessage
-          : "The server had an error while processing your request."
+        const message = `${
+          kind === "bad_request"
+            ? behaviour.badRequestMessage
+            : "The server had an error while processing your request."
+        }${echo === "" ? "" : ` (echo: ${echo})`}`
         errors.push(
           JSON.stringify({
             id,
@@ -721,6 +784,7 @@ export const start = (options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> => {
   /** Files and batches; false when the path is not one of theirs. */
   const batchRoute = (req: Http.IncomingMessage, res: Http.ServerResponse, path: string): boolean => {
     const method = req.method ?? "GET"
+    if (path.startsWith("/v1/files") || path.startsWith("/v1/batch")) batchAuthorization = req.headers.authorization
     if (
       behaviour.apiKey !== undefined && (path.startsWith("/v1/files") || path.startsWith("/v1/batch")) &&
       req.headers.authorization !== `Bearer ${behaviour.apiKey}`

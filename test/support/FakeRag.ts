@@ -24,6 +24,11 @@
  *
  * Every request is recorded (path, headers, body text); `asked` counts requests per question, so a
  * test can assert that no question was asked twice.
+ *
+ * `echo` (as careless services do, on purpose): every answer, passage and error body (4xx/5xx)
+ * repeats the secrets the request carried — its Authorization header and every `x-*` header, each
+ * value's credentials after the scheme word, and the base64 of each — plus the `echo` texts given
+ * (and their base64): so a test can check that none of them reaches a file or a log.
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -81,6 +86,8 @@ export interface FakeRagBehaviour {
   readonly answer: (question: string) => FakeRagAnswer
   /** Hold every "ok" answer (headers included) until `release()`. */
   readonly hold: boolean
+  /** Repeat the request's secrets and these texts (and the base64 of each) in every answer and error body (see the module comment). */
+  readonly echo?: ReadonlyArray<string> | undefined
 }
 
 export interface RecordedRagRequest {
@@ -167,6 +174,25 @@ const pieces = (text: string): Array<string> => text.match(/\S+\s*/g) ?? [text]
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
+/** What an echoing service repeats of a request: its credentials' every value, and the base64 of each (see `echo`). */
+export const echoOf = (
+  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>,
+  extra: ReadonlyArray<string>
+): string => {
+  const values: Array<string> = []
+  for (const [name, value] of Object.entries(headers)) {
+    if (name !== "authorization" && !name.startsWith("x-")) continue
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v !== "string" || v === "") continue
+      values.push(v)
+      const space = v.indexOf(" ")
+      if (space !== -1) values.push(v.slice(space + 1))
+    }
+  }
+  values.push(...extra)
+  return values.flatMap((v) => [v, Buffer.from(v, "utf8").toString("base64")]).join(" | ")
+}
+
 export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag> =>
   new Promise((resolve) => {
     let behaviour: FakeRagBehaviour = { ...defaults, ...options }
@@ -221,8 +247,16 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
         choices: [{ index: 0, delta, finish_reason: finish }]
       })
 
-    const answerOk = async (res: Http.ServerResponse, path: string, body: string, question: string) => {
-      const { answer, sources } = behaviour.answer(question)
+    const answerOk = async (
+      res: Http.ServerResponse,
+      path: string,
+      body: string,
+      question: string,
+      echo: string
+    ) => {
+      const given = behaviour.answer(question)
+      const answer = echo === "" ? given.answer : `${given.answer} (echo: ${echo})`
+      const sources = echo === "" ? given.sources : [...given.sources, `echoed: ${echo}`]
       const sourceObjects = sources.map((text, i) => ({ id: `doc-${i + 1}`, text }))
       if (path === "/v1/chat/completions") {
         if (!wantsStream(body)) return json(res, 200, chatCompletion(answer))
@@ -253,14 +287,18 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
     ) => {
       replies[kind] = (replies[kind] ?? 0) + 1
       const streamedRequest = path === "/v1/chat/completions" ? wantsStream(body) : behaviour.stream === "generic"
+      const echo = behaviour.echo === undefined ? "" : echoOf(req.headers, behaviour.echo)
+      const said = (text: string) => echo === "" ? text : `${text} (echo: ${echo})`
       switch (kind) {
         case "ok":
           if (behaviour.hold) await new Promise<void>((r) => held.push(r))
-          return answerOk(res, path, body, question)
+          return answerOk(res, path, body, question, echo)
         case "rate_limit":
-          return json(res, 429, { error: "too many requests" }, { "retry-after": String(behaviour.retryAfterSeconds) })
+          return json(res, 429, { error: said("too many requests") }, {
+            "retry-after": String(behaviour.retryAfterSeconds)
+          })
         case "server_error":
-          return json(res, 500, { error: "internal error: the vector store timed out" })
+          return json(res, 500, { error: said("internal error: the vector store timed out") })
         case "malformed": {
           const text = "{\"answer\": \"unfinished"
           res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
@@ -276,11 +314,11 @@ export const start = (options: Partial<FakeRagBehaviour> = {}): Promise<FakeRag>
           return res.end(text)
         }
         case "bad_request":
-          return json(res, 400, { error: "question too long" })
+          return json(res, 400, { error: said("question too long") })
         case "unauthorized":
-          return json(res, 401, { error: "invalid token", got: req.headers.authorization ?? null })
+          return json(res, 401, { error: said("invalid token"), got: req.headers.authorization ?? null })
         case "not_found":
-          return json(res, 404, { error: "not found" })
+          return json(res, 404, { error: said("not found") })
         case "reset":
           return req.socket.destroy()
         case "reset_mid_body":

@@ -316,3 +316,23 @@ describe("TargetClient with retries", () => {
       expect([...fake.asked.values()].every((n) => n === 1)).toBe(true)
     }))
 })
+
+describe("an answer beyond a case's field bound (Limits.fieldBytes)", () => {
+  it.scopedLive("an answer, or a passage, over 1 MiB is this case's failure (shape), not asked again", () =>
+    Effect.gen(function*() {
+      const big = "z".repeat(1024 * 1024 + 1)
+      const fake = yield* FakeRag.make({
+        answer: (q) => q === "long answer" ? { answer: big, sources: [] } : { answer: "short", sources: ["ok", big] }
+      })
+      const target = yield* client({ url: fake.url, contexts: "$.sources[*].text" })
+      const answer = failure(yield* Effect.exit(withRetries(target.call({ id: "a", question: "long answer" }))))
+      expect(answer).toMatchObject({
+        kind: "shape",
+        detail: "the answer is larger than 1 MiB, the most one field of a case may hold"
+      })
+      expect(answer.caseFailure).toBe(true)
+      const passage = failure(yield* Effect.exit(target.call({ id: "b", question: "long passage" })))
+      expect(passage.detail).toBe("passage 2 is larger than 1 MiB, the most one field of a case may hold")
+      expect(fake.asked.get("long answer")).toBe(1)
+    }))
+})

@@ -197,9 +197,14 @@ describe("TargetConfig: secrets are masked everywhere", () => {
   it.effect("the scrubber masks every secret a server could echo, whole or in part", () =>
     Effect.gen(function*() {
       const c = yield* resolved(settings, env)
-      expect(secretsOf(c)).toEqual(
-        expect.arrayContaining([`Bearer ${SECRET}`, SECRET, `${SECRET}-key`, `${SECRET}-pw`, `${SECRET}-q`, "user"])
+      const secrets = secretsOf(c).map(Redacted.value)
+      expect(secrets).toEqual(
+        expect.arrayContaining([`Bearer ${SECRET}`, SECRET, `${SECRET}-key`, `${SECRET}-pw`, `${SECRET}-q`])
       )
+      // A user name that goes with a password is a name, not the secret: it would mask ordinary words.
+      expect(secrets).not.toContain("user")
+      // Kept Redacted until the redactor is built.
+      expect(String(secretsOf(c)[0])).toBe("<redacted>")
       const scrub = scrubber(c)
       const echoed =
         `invalid token: got "Bearer ${SECRET}", key ${SECRET}-key, from https://user:${SECRET}-pw@rag.example/ask?token=${SECRET}-q`

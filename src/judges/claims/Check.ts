@@ -1,84 +1,29 @@
 /**
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
- * (RAGChecker's three verdicts)? A lexical support model, deterministic and cheap, measured against
- * human judgments in docs/judge-quality.md ("The heuristic claim model").
+ * (RAGChecker's three verdicts), and what decided it (`Finding`, named for what it measures)? A
+ * lexical support model, deterministic and cheap; its features, constants and measured quality —
+ * every rule kept only where it helps on labelled sets it was not chosen on — are in
+ * docs/judge-quality.md ("The heuristic claim model: how it works", and the leave-one-dataset-out
+ * tables before it). In short:
  *
- * A claim is a short span (`Extract.ts`); the text is the reference, the answer or one retrieved
- * context. Both are read with `Terms.ts`'s content terms (lower-cased, stopwords removed, light
- * stemming, soft prefix match), citation markers (`[1]`, `[2, 3]`) and list numbering removed, and
- * numbers read as values ("7,000" and "7000" are one term). Web addresses are removed too: a URL
- * names a page, it states nothing — a context that is only a URL has no text, and entails no claim
- * however well its address's words match. A claim with no content term at all ("Yes.") is checked
- * on its plain words instead.
- *
- * **Term weights, within the case.** A claim's terms do not count alike. The case's texts — its
- * question, answer, reference, contexts and nuggets (`CaseTexts`), cut into sentences — are the
- * corpus: a term in few of the case's sentences carries the claim's particular fact, a term in most
- * of them is the topic every sentence shares. With N sentences in the case and df_t of them holding
- * t (soft match not applied: exact terms),
- *
- *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ if the question holds t) · (2 if t has a digit)
- *
- * Restating the question is not a claim's content, so question terms weigh half; numbers weigh
- * double (a wrong figure is a wrong fact), as in the heuristic judge's groundedness. Without a case
- * every term weighs 1 (2 with a digit).
- *
- * Rarity weighs the claims under test: an answer's claim (precision, faithfulness) must state the
- * case's particular facts, not its topic. A **gold** claim (`CheckOptions.gold`: a reference's claim
- * or a nugget, checked for recall) is a fact by construction, and every word of it is part of what
- * the answer should say; within the case its words grow common precisely when the answer repeats
- * them, so rarity would count an answer's coverage against it. Its terms weigh 1 (question terms
- * ½, numbers 2). On RAGChecker's pairs this lifts recall r from 0.591 to 0.644 (up in all five
- * domains when it was added) — docs/judge-quality.md.
- *
- * **Support** s ∈ [0, 1] = `SENTENCE_SHARE`·S_best + (1 − `SENTENCE_SHARE`)·S_text, where S_X =
- * Σ_{t ∈ claim, t in X} w_t / Σ_{t ∈ claim} w_t: the weighted share of the claim's terms found in
- * the best sentence of the text (the one with the largest share: the **evidence**) and in the whole
- * text. The whole text catches a claim whose parts the text states in different sentences; the
- * best sentence rewards a text that states it in one place.
- *
- * **Grounding checks** (`CheckOptions.grounding`: an answer's claim against a passage retrieved for
- * it — faithfulness) also read phrases: s' = (1 − `PHRASE_SHARE`)·s + `PHRASE_SHARE`·P, where P is
- * the share of the claim's adjacent term pairs (in the order written, numbers where they stand) that
- * stand side by side in a sentence of the text. An answer generated from a passage carries its
- * phrases over; a claim that only shares the passage's words puts them in other relations
- * ("Inflation rose." against "Interest rates rose while inflation fell."). Against ExpertQA's experts
- * (claims and the passages they cite) phrases lift balanced accuracy from 0.523 to 0.555 at the same
- * threshold (0.558 with the negation scope below; docs/judge-quality.md). A reference and an answer are written apart, so checks between
- * them — and of the reference's claims against a passage — read words only: there, phrases cost
- * RAGChecker precision 0.07–0.09, as paraphrase is the rule.
- *
- * **Facts that must agree**, checked on the claim's own text:
- * - **numbers** (`7,000` = `7000`, `3.5`, `30-day` → 30): each number of the claim must occur in the
- *   text. One missing while the evidence sentence states other numbers is a **conflict** (the text
- *   gives a different figure); missing otherwise, the claim cannot be entailed. The missing figure's
- *   own weight lowers the support: a figure conflict is judged on the support of the rest of the
- *   claim (its missing figures left out of the sum), so "Mars has three moons" against "Mars has two
- *   moons" is contradicted, not merely neutral.
- * - **names**: words with two capitals or more (`FICA`, `GPT-3`) and capitalised words inside a
- *   sentence (not its first word, nor after ". " or an opening bracket) must occur in the text (as
- *   terms, soft match); a missing name means the claim speaks of someone or something the text does
- *   not, so it cannot be entailed. A claim naming two things or more needs a sentence of the text
- *   that names them all: "The capital of Australia is Sydney" is not stated by "Canberra is the
- *   capital of Australia. Sydney is its largest city.", which never relates the two.
- * - **negation**: when the evidence sentence holds at least `NEGATION_OVERLAP` of the claim's weight
- *   and exactly one of the two is negated ("not", "no", "never", "n't", "cannot", "without" …; "not
- *   only", "no longer", "whether or not" are not negations), the text states the opposite: a
- *   **conflict**. A lower overlap says too little about what the negation applies to. A negation
- *   reaches its own clause: a negated clause of the sentence counts only when it holds a term of
- *   the claim ("… ban the marketing of formula; the U.S. does not." entails "WHO urges countries
- *   to ban the marketing of formula").
- *
- * **Verdict**: contradicted when s ≥ `ENTAIL_AT` and there is a conflict (or a figure conflict and
- * the rest's support ≥ `ENTAIL_AT`); entailed when s ≥ `ENTAIL_AT`, no number or name is missing
- * and there is no conflict; neutral otherwise. Every
- * RAGChecker metric counts only "entailed" (`metrics/claims.ts`), so for precision, recall and
- * faithfulness only the entailment boundary matters; "contradicted" tells a report's reader why,
- * and grades a nugget "not supported" rather than "partly".
- *
- * The constants are few and were chosen on RAGChecker's human-labelled development pairs with each
- * domain held out in turn (docs/judge-quality.md); the features exist because they are what a claim checker must
- * respect, not because a data set rewarded them.
+ * - Claim and text are read as content terms (`Terms.ts`), figures and citations as `Figures.ts`
+ *   reads them, web addresses removed (a URL states nothing); a claim without content terms ("Yes.")
+ *   is checked on its plain words.
+ * - **Weights** within the case (`CaseTexts`, cut into sentences: N of them, df_t holding t):
+ *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ for a question term) · (2 for a figure); a **gold**
+ *   claim (a reference's or a nugget, checked for recall) weighs its terms 1 (½, 2): within the case
+ *   its words grow common exactly when the answer repeats them.
+ * - **Support** s = `SENTENCE_SHARE`·(weighted share in the best sentence, the **evidence**) +
+ *   (1 − `SENTENCE_SHARE`)·(share in the whole text); in a **grounding** check (an answer's claim
+ *   against a passage retrieved for it) s' = (1 − `PHRASE_SHARE`)·s + `PHRASE_SHARE`·(share of the
+ *   claim's adjacent term pairs adjacent in a sentence of the text).
+ * - **Must agree**: every figure (one the text lacks while the evidence states others is a figure
+ *   conflict, judged on the rest of the claim's support); every name, and two or more names in one
+ *   sentence; polarity, when the evidence holds `NEGATION_OVERLAP` of the claim (in the clause that
+ *   holds the claim's terms); a universal quantity ("every day") against a stated figure conflicts.
+ * - **Verdict**: contradicted when s ≥ `ENTAIL_AT` with a conflict (or a figure conflict whose rest
+ *   reaches it); entailed when s ≥ `ENTAIL_AT` with nothing missing; neutral otherwise. The metrics
+ *   count only "entailed".
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {
@@ -92,6 +37,7 @@ import {
   tokensOf,
   tokensOfPiece
 } from "../Terms.js"
+import { readFigures } from "./Figures.js"
 
 export type { ClaimVerdict, NuggetAssignment }
 
@@ -101,6 +47,41 @@ export interface ClaimCheck {
   readonly support: number
   /** The sentence of the text that best supports (or contradicts) the claim; null when no sentence shares a term with it. */
   readonly evidence: string | null
+  /** What decided the verdict, in the words a report shows (see `Finding`). */
+  readonly finding: Finding
+}
+
+/**
+ * What the checker found, named for what it measures (it reads words, not meaning — so not
+ * "entailed"): the claim's words and figures found in the text (enough of them: the verdict
+ * entailed), a figure or negation conflict (the text states another figure, or the opposite
+ * polarity, in the sentence that holds the claim's words: contradicted), or a figure, a name or too
+ * many words not found (neutral). Reports show these names for the heuristic's verdicts.
+ */
+export type Finding =
+  | "words and figures found"
+  | "figure conflict"
+  | "negation conflict"
+  | "figure not found"
+  | "name not found"
+  | "too few words found"
+
+/** The measurements of one check. */
+export interface CheckFeatures {
+  /** Weighted share of the claim's terms found in the whole text. */
+  readonly text: number
+  /** Weighted share found in the best sentence. */
+  readonly best: number
+  /** Unweighted share of the claim's distinct terms found in the text (plain word overlap). */
+  readonly plain: number
+  /** Share of the claim's adjacent term pairs adjacent in a sentence of the text. */
+  readonly phrase: number
+  readonly numberMissing: boolean
+  readonly numberConflict: boolean
+  readonly nameMissing: boolean
+  readonly negationConflict: boolean
+  /** The claim's distinct terms. */
+  readonly terms: number
 }
 
 /**
@@ -145,6 +126,11 @@ export interface ClaimModel {
   readonly negation: boolean
   /** A claim naming two things or more needs one sentence of the text naming them all. */
   readonly namesTogether: boolean
+  /**
+   * A claim stating a universal quantity ("every day", "all employees", "always") without a figure,
+   * against an evidence sentence that states a figure, conflicts: "every day" is not "three days a week".
+   */
+  readonly universals: boolean
   /** A figure the text states otherwise contradicts when the rest of the claim is supported (the figure's own weight aside). */
   readonly conflictOnRest: boolean
   /** In a grounding check, the share of the support given by the claim's phrases found in the text (0: none; see `PHRASE_SHARE`). */
@@ -160,6 +146,7 @@ export const DEFAULT_MODEL: ClaimModel = {
   numbers: true,
   names: true,
   namesTogether: true,
+  universals: true,
   conflictOnRest: true,
   negation: true,
   phraseShare: PHRASE_SHARE
@@ -168,10 +155,6 @@ export const DEFAULT_MODEL: ClaimModel = {
 // ---------------------------------------------------------------------------------------------
 // Reading texts
 
-/** `[1]`, `[2, 3]`, `[1-3]`, with the white space before it. */
-const CITATION = /[ \t]*\[\d+(?:\s*[-–,;]\s*\d+)*\]/g
-/** List numbering at a line's start ("1.", "2)", "(3)"): not a number the text states. */
-const LIST_NUMBER = /^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))[ \t]+/gm
 const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu
 const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
@@ -236,53 +219,17 @@ const namesOf = (text: string): Array<string> => {
   return names
 }
 
-/** A digit opening a line, perhaps after "(": the only place list numbering can be. */
-const LINE_OPENS_WITH_NUMBER = /^[ \t]*\(?\d/m
-
-/**
- * Cardinal number words read as their figures ("two moons" is "2 moons"), so a figure written in
- * words must agree with one written in digits like any other number. "one" stays a word (it is as
- * often a pronoun), and a word inside a hyphenated compound ("twenty-five", "three-quarters") too.
- */
-const NUMBER_WORDS: Readonly<Record<string, string>> = {
-  two: "2",
-  three: "3",
-  four: "4",
-  five: "5",
-  six: "6",
-  seven: "7",
-  eight: "8",
-  nine: "9",
-  ten: "10",
-  eleven: "11",
-  twelve: "12",
-  twenty: "20",
-  thirty: "30",
-  forty: "40",
-  fifty: "50",
-  sixty: "60",
-  seventy: "70",
-  eighty: "80",
-  ninety: "90"
-}
-const NUMBER_WORD =
-  /(?<![\p{L}-])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?![\p{L}-])/giu
-
 /** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
 const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
 
-/** Where `NUMBER_WORD` can match (the same words, same flags, without its lookarounds): a cheap test first. */
-const NUMBER_WORD_HINT = /t(?:wo|hree|en|welve|wenty|hirty)|f(?:our|ive|orty|ifty)|s(?:ix|even)|eight|nine|eleven/iu
-
-const clean = (text: string): string => {
-  let t = normalise(text)
-  if (t.includes("://") || t.includes("www.")) t = t.replace(WEB_ADDRESS, " ")
-  if (NUMBER_WORD_HINT.test(t)) t = t.replace(NUMBER_WORD, (w) => NUMBER_WORDS[w.toLowerCase()]!)
-  // Each pattern only where it can match: a text without "[" has no citation marker (most have none).
-  if (t.includes("[")) t = t.replace(CITATION, "")
-  if (LINE_OPENS_WITH_NUMBER.test(t)) t = t.replace(LIST_NUMBER, "")
-  return t
+/** A text as its sentences are cut and quoted: escapes and apostrophes normalised, web addresses removed. */
+const displayText = (text: string): string => {
+  const t = normalise(text)
+  return t.includes("://") || t.includes("www.") ? t.replace(WEB_ADDRESS, " ") : t
 }
+
+/** A text (or one sentence of it) as the checker reads it: citations, opening numbers, number words and units (`Figures.ts`). */
+const clean = (text: string): string => readFigures(displayText(text))
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
@@ -307,6 +254,33 @@ const numbersOf = (text: string): ReadonlySet<string> => {
   return out ?? EMPTY_SET
 }
 const EMPTY_SET: ReadonlySet<string> = new Set()
+
+/**
+ * A universal quantity over a unit the text could count: "every day", "each week", "all year" (the
+ * unit is the next word), or "always" / "never" (over time). It conflicts only with a figure the text
+ * states in that unit ("three days per week", "twice a month"): "every laptop … after 5 minutes" or
+ * "all business travel … in 2019" count other things.
+ */
+const UNIVERSAL_OVER = /\b(?:every|each|all)\s+([a-z]+)/g
+const ALWAYS = /\b(?:always|never)\b/
+const TIME_UNITS: ReadonlyArray<string> = ["time", "day", "week", "month", "year", "hour", "minute"]
+
+/** The units a claim's universal quantities are over (empty: it states none, or states a figure itself). */
+const universalUnitsOf = (lower: string, hasFigure: boolean): ReadonlyArray<string> => {
+  if (hasFigure) return []
+  const units = new Set<string>()
+  UNIVERSAL_OVER.lastIndex = 0
+  for (let m = UNIVERSAL_OVER.exec(lower); m !== null; m = UNIVERSAL_OVER.exec(lower)) {
+    units.add(m[1]!.replace(/s$/, ""))
+  }
+  if (ALWAYS.test(lower)) { for (const u of TIME_UNITS) units.add(u) }
+  return [...units]
+}
+
+/** Does the sentence (as read: figures in digits) count one of `units` ("3 days", "2 times a month")? */
+const countsIn = (read: string, units: ReadonlyArray<string>): boolean =>
+  new RegExp(`\\b\\d+(?:[.,]\\d+)?\\s+(?:${units.map((u) => u.replace(/[^a-z]/g, "")).join("|")})s?\\b`, "i")
+    .test(read) || (units.includes("time") && /\b(?:once|twice|thrice)\b/i.test(read))
 
 const DIGITS = /^\p{N}+$/u
 const ANY_DIGIT = /\p{N}/u
@@ -342,9 +316,10 @@ const isNegated = (lower: string): boolean =>
 /** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
 class Sentence {
   private polarity: boolean | undefined
-  constructor(readonly text: string, readonly numbers: ReadonlySet<string>) {}
+  /** `text`: the sentence as written (the evidence quoted); `read`: as the checker reads it. */
+  constructor(readonly text: string, readonly read: string, readonly numbers: ReadonlySet<string>) {}
   get negated(): boolean {
-    return (this.polarity ??= isNegated(this.text.toLowerCase()))
+    return (this.polarity ??= isNegated(this.read.toLowerCase()))
   }
 
   /**
@@ -354,7 +329,7 @@ class Sentence {
    */
   negatedFor(terms: ReadonlyArray<string>): boolean {
     if (!this.negated) return false
-    const parts = this.text.toLowerCase().split(NEGATION_SCOPE)
+    const parts = this.read.toLowerCase().split(NEGATION_SCOPE)
     if (parts.length === 1) return true
     for (const part of parts) {
       if (!isNegated(part)) continue
@@ -397,11 +372,12 @@ class Reading {
   private readonly sequences: Array<ReadonlyArray<string>> = []
 
   constructor(raw: string) {
-    const text = clean(raw)
     const sentences: Array<Sentence> = []
     const postings = new Map<string, Postings>()
-    for (const part of splitSentences(text)) {
-      const t = part.trim()
+    for (const part of splitSentences(displayText(raw))) {
+      const shown = part.trim()
+      // Read with figures and citations as `Figures.ts` reads them; quoted as written.
+      const t = readFigures(shown).trim()
       if (t.length === 0) continue
       // The claim extractor remembers the sentences of the answer and the reference it cut.
       const lower = t.toLowerCase()
@@ -416,7 +392,7 @@ class Reading {
           if (held !== index) postings.set(term, [held, index])
         } else if (held[held.length - 1] !== index) held.push(index)
       }
-      sentences.push(new Sentence(t, tokens.numbers))
+      sentences.push(new Sentence(shown, t, tokens.numbers))
       // In the order written, numbers where they stand (`termsOf` moves them to the end).
       this.sequences.push(raw.terms)
     }
@@ -537,6 +513,8 @@ interface ClaimReading {
   readonly numbers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
   readonly negated: boolean
+  /** The units its universal quantities are over ("every day" → day), when it states no figure. */
+  readonly universal: ReadonlyArray<string>
   /**
    * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
    * claim is checked against each text of its case in turn, so they are looked up once, not per text.
@@ -584,6 +562,7 @@ const readClaim = (raw: string): ClaimReading => {
     numbers: numbersOf(text),
     names: [...names],
     negated: isNegated(lower),
+    universal: universalUnitsOf(lower, ASCII_DIGIT.test(text)),
     weightsOf: undefined,
     weights: undefined
   }
@@ -727,7 +706,7 @@ const checkOne = (
     if (typeof where === "number") held[where]! += w
     else for (const i of where) held[i]! += w
   }
-  if (total === 0) return { verdict: "neutral", support: 0, evidence: null }
+  if (total === 0) return { verdict: "neutral", support: 0, evidence: null, finding: "too few words found" }
   let best: Sentence | undefined
   let bestHeld = 0
   for (let i = 0; i < text.sentences.length; i++) {
@@ -752,6 +731,13 @@ const checkOne = (
       if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
     }
   }
+  // "every day" against "three days per week": the quantity the text states as a figure, in its unit.
+  if (
+    model.universals && claim.universal.length > 0 && best !== undefined && best.numbers.size > 0 &&
+    countsIn(best.read, claim.universal)
+  ) {
+    conflict = numberConflict = true
+  }
   // The support of the rest of the claim, the figures the text states otherwise left out of it.
   let restSupport = support
   if (numberConflict && model.conflictOnRest) {
@@ -766,8 +752,11 @@ const checkOne = (
       )
     }
   }
-  if (model.names && !missing) missing = claim.names.some((t) => !text.has(t))
-  if (model.namesTogether && !missing && claim.names.length >= 2) missing = !namedTogether(claim.names, text)
+  const numberMissing = missing
+  const nameMissing = !missing && model.names &&
+    (claim.names.some((t) => !text.has(t)) ||
+      (model.namesTogether && claim.names.length >= 2 && !namedTogether(claim.names, text)))
+  if (nameMissing) missing = true
   if (
     model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
   ) conflict = true
@@ -779,7 +768,16 @@ const checkOne = (
     : missing
     ? "neutral"
     : "entailed"
-  return { verdict, support, evidence: best?.text ?? null }
+  const finding: Finding = verdict === "entailed"
+    ? "words and figures found"
+    : verdict === "contradicted"
+    ? (numberConflict ? "figure conflict" : "negation conflict")
+    : support < model.entailAt
+    ? "too few words found"
+    : numberMissing
+    ? "figure not found"
+    : "name not found"
+  return { verdict, support, evidence: best?.text ?? null, finding }
 }
 
 /** How a check reads its text (see the module comment). */

@@ -4,17 +4,25 @@
  * claim pipeline runs offline exactly as it runs on an LLM.
  *
  * - `claims/extract` (a `claims` rubric): the claims of `vars.text`, as the verdict's value.
- * - `claims/check` (listwise, scale 0 contradicted · 1 neutral · 2 entailed): each item's
+ * - `claims/check` (listwise, the scale of `domain/Label.ts`'s `ClaimVerdict`): each item's
  *   `vars.claim` against `vars.text`, with the sentence that decides it as evidence.
- * - `claims/nugget` (listwise, scale 0 not supported · 1 partly · 2 supported): AutoNuggetizer's
- *   grade of each item's `vars.claim` (a nugget) against `vars.text`.
+ * - `claims/nugget` (listwise, `NuggetSupport`): AutoNuggetizer's grade of each item's `vars.claim`
+ *   (a nugget) against `vars.text`.
+ *
+ * It reads English only (`Language.ts`): a text in another language — the one extracted from, or the
+ * one a claim is checked against — gets no verdict (score null, status ok) with the reason
+ * `ENGLISH_ONLY`; the kind leaves the metrics that need it null and counts the case as not judged.
  *
  * A check weighs the claim's terms by the case's texts: the task's `pool` (every text of the case)
- * and `vars.question`, read once per case (the pool array is shared by a case's checks). An answer's
- * claim checked against a retrieved passage (its item target, `Targets.ts`) is a grounding check; a
- * reference's claim or a nugget is a gold claim.
+ * and `vars.question`, read once per case (the pool array is shared by a case's checks). What a check
+ * is comes typed on its item (`ClaimRef`): an answer's claim against a retrieved passage is a
+ * grounding check, a reference's claim or a nugget a gold claim.
+ *
+ * Its reasons say what it measured — the claim's words and figures found in the text, a figure or
+ * negation conflict (`Check.Finding`) — not "entailed": it reads words, not meaning.
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
+import { claimVerdictScore, nuggetSupportScore } from "../../domain/Label.js"
 import {
   type CaseTexts,
   checkClaims,
@@ -24,11 +32,8 @@ import {
   nuggetAssignment
 } from "./Check.js"
 import { extractClaims } from "./Extract.js"
-import { isGoldTarget, isGroundingTarget } from "./Targets.js"
-
-/** Scores of the check rubrics' scales. */
-export const CHECK_SCORE = { contradicted: 0, neutral: 1, entailed: 2 } as const
-export const NUGGET_SCORE = { not_support: 0, partial_support: 1, support: 2 } as const
+import { ENGLISH_ONLY, otherLanguage } from "./Language.js"
+import { isGold, isGrounding } from "./Targets.js"
 
 const caseTexts = new WeakMap<ReadonlyArray<string>, Map<string, CaseTexts>>()
 
@@ -42,12 +47,13 @@ const textsOf = (question: string, pool: ReadonlyArray<string> | undefined): Cas
   return texts
 }
 
-/** How an item is checked, from its target (`Targets.ts`): a grounding check, a gold claim's, or neither. */
-const optionsOf = (target: string): CheckOptions =>
-  isGroundingTarget(target) ? GROUNDING : isGoldTarget(target) ? GOLD : PLAIN
 const GROUNDING: CheckOptions = { grounding: true }
 const GOLD: CheckOptions = { gold: true }
 const PLAIN: CheckOptions = {}
+
+/** How an item is checked, from what it is (its `ClaimRef`): a grounding check, a gold claim's, or neither. */
+const optionsOf = (item: ListJudgeTask["items"][number]): CheckOptions =>
+  item.claim === undefined ? PLAIN : isGrounding(item.claim) ? GROUNDING : isGold(item.claim) ? GOLD : PLAIN
 
 /**
  * The checks of a task's items, each with its options. One call may carry several kinds (a passage
@@ -57,7 +63,7 @@ const PLAIN: CheckOptions = {}
 const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
   const text = task.vars["text"] ?? ""
   const texts = textsOf(task.vars["question"] ?? "", task.pool)
-  const options = task.items.map((i) => optionsOf(i.target))
+  const options = task.items.map(optionsOf)
   const out: Array<ClaimCheck> = new Array(task.items.length)
   for (const kind of new Set(options)) {
     const at = options.flatMap((o, i) => (o === kind ? [i] : []))
@@ -67,22 +73,37 @@ const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
   return out
 }
 
+/** "figure conflict: 71% of the claim's words and figures found (support 0.71)". */
 const checkReason = (c: ClaimCheck) =>
-  `${c.verdict} (support ${c.support.toFixed(2)})${
-    c.evidence === null ? "; no sentence of the text shares a term with it" : ""
-  }`
+  c.evidence === null
+    ? `${c.finding}: no sentence of the text shares a word with the claim`
+    : `${c.finding}: ${Math.round(c.support * 100)}% of the claim's weighted words and figures found in the text`
 
-const verdict = (score: number, reason: string, evidence: string | null): Verdict => ({
+/** A verdict with its evidence and, as its value, what the checker found (`Check.Finding`): what reports show for it. */
+const verdict = (score: number, reason: string, c: ClaimCheck): Verdict => ({
   status: "ok",
   score,
   reason,
-  ...(evidence === null ? {} : { evidence }),
+  ...(c.evidence === null ? {} : { evidence: c.evidence }),
+  value: { finding: c.finding },
+  usage: noUsage,
+  attempts: 0
+})
+
+/** No verdict: the text is not English (see the module comment). */
+const unread = (language: string): Verdict => ({
+  status: "ok",
+  score: null,
+  reason: `${ENGLISH_ONLY} (this text reads as language "${language}")`,
   usage: noUsage,
   attempts: 0
 })
 
 export const extract = (task: JudgeTask): Verdict => {
-  const claims = extractClaims(task.vars["text"] ?? "")
+  const text = task.vars["text"] ?? ""
+  const language = otherLanguage(text)
+  if (language !== null) return { ...unread(language), value: null }
+  const claims = extractClaims(text)
   return {
     status: "ok",
     score: claims.length,
@@ -93,13 +114,25 @@ export const extract = (task: JudgeTask): Verdict => {
   }
 }
 
+/** Each item's verdict, or none for every item when the text (or the item's claim) is not English. */
+const listOf = (task: ListJudgeTask, each: (c: ClaimCheck) => Verdict): ReadonlyArray<Verdict> => {
+  const language = otherLanguage(task.vars["text"] ?? "")
+  if (language !== null) return task.items.map(() => unread(language))
+  const checks = checksOf(task)
+  // A nugget is written by hand, in any language; the other claims come from an English text.
+  return task.items.map((item, i) => {
+    const other = item.claim?.side === "nugget" ? otherLanguage(item.vars["claim"] ?? "") : null
+    return other === null ? each(checks[i]!) : unread(other)
+  })
+}
+
 export const check = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
-  checksOf(task).map((c) => verdict(CHECK_SCORE[c.verdict], checkReason(c), c.evidence))
+  listOf(task, (c) => verdict(claimVerdictScore(c.verdict), checkReason(c), c))
 
 export const nugget = (task: ListJudgeTask): ReadonlyArray<Verdict> =>
-  checksOf(task).map((c) => {
+  listOf(task, (c) => {
     const grade = nuggetAssignment(c)
-    return verdict(NUGGET_SCORE[grade], `${grade.replace("_", " ")}: ${checkReason(c)}`, c.evidence)
+    return verdict(nuggetSupportScore(grade), `${grade.replace("_", " ")}: ${checkReason(c)}`, c)
   })
 
 /** By a rubric's `heuristic` field: pointwise and listwise claim heuristics. */

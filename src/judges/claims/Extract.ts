@@ -6,8 +6,9 @@
  * it). Steps, each deterministic:
  *
  * 1. **Clean**: literal `\n` escapes become line breaks (`Terms.normalise`); fenced code is dropped;
- *    citation markers — `[1]`, `[2, 3]`, `[1-3]`, `[1][2]` — are removed, so "… in 2019 [4]." has
- *    no number 4; markdown emphasis (`**`, `__`) and heading marks (`#`) are removed.
+ *    citation markers — `[1]`, `[2, 3]`, `(Source 2)`, "according to document 4", "passage 3"
+ *    (`Figures.CITATION`) — are removed, so "… in 2019 [4]." has no number 4; markdown emphasis
+ *    (`**`, `__`) and heading marks (`#`) are removed.
  * 2. **Lines**: each non-empty line is a unit; list markers (`-`, `*`, `•`, `1.`, `2)`) at its start
  *    are removed. A short line ending in ":" (at most `LEAD_IN_WORDS` words: "The benefits
  *    include:") introduces the items below it; it is not a claim itself, and each following list item
@@ -15,15 +16,12 @@
  * 3. **Sentences**: a line is cut at . ! ? (closing quotes and brackets included) followed by white
  *    space (`Terms.SENTENCE_BREAK`): not after a one-letter abbreviation ("e.g.", "U.S."), a title
  *    ("Dr."), or inside a number ("3.5"); a piece that starts in lower case continues the sentence
- *    before it ("oats etc. for sale"). A sentence ending in "?" asks and claims nothing.
- * 4. **Clauses**: a sentence is cut at ";" and ":", at commas, and before "and", "or", "but",
- *    "while", "whereas", "which", "because" and "since" — the joints where RAGChecker's extractor
- *    splits a sentence into atomic claims ("X cools the sea and shifts cyclones" → "X cools the sea",
- *    "and shifts cyclones"). A piece with fewer than `MIN_CLAUSE_TERMS` content terms stays with its
- *    neighbour, so lists of nouns ("gloves, goggles and a lab coat") and short asides are not cut
- *    off; an opening attribution ("According to X,") stays with the clause it frames. Claims are
- *    the original text of their pieces. Measured (docs/judge-quality.md): one claim per sentence instead loses
- *    about 0.09 r on claim precision, recall and F1 alike — finer claims make finer metrics.
+ *    before it ("oats etc. for sale"). A sentence ending in "?" asks and claims nothing; a sentence
+ *    that abstains ("I don't know", "the passages do not say…": `ABSTENTION`) claims nothing either.
+ * 4. **Clauses**: a sentence is cut at ";", ":", commas, and before "and", "or", "but", "while",
+ *    "whereas", "which", "because", "since" — where RAGChecker's extractor splits a sentence into
+ *    atomic claims — unless a side keeps fewer than `MIN_CLAUSE_TERMS` content terms (lists of nouns
+ *    stay whole); an opening attribution ("According to X,") stays with the clause it frames.
  * 5. **Keep** the pieces with at least one content term (`Terms.tokensOf`: not only stopwords). A text
  *    with words but no content term at all ("Yes.") is one claim, so a one-word answer is still
  *    checked; an empty text has none.
@@ -31,6 +29,7 @@
  * Nuggets are claims already: they are not passed through here.
  */
 import { normalise, rememberTokens, splitSentences, type Tokens, tokensOf } from "../Terms.js"
+import { removeCitations } from "./Figures.js"
 
 /** A line of at most this many words that ends in ":" introduces the list below it. */
 export const LEAD_IN_WORDS = 12
@@ -38,8 +37,33 @@ export const LEAD_IN_WORDS = 12
 export const MIN_CLAUSE_TERMS = 3
 
 const CODE_FENCE = /```[\s\S]*?(?:```|$)/g
-/** `[1]`, `[2, 3]`, `[1-3]`, `[1–3]`, with the white space before it. */
-const CITATION = /[ \t]*\[\d+(?:\s*[-–,;]\s*\d+)*\]/g
+/**
+ * A sentence that abstains: it says the answer is not known or not in the passages ("I don't know",
+ * "The passages do not say…", "I am unable to answer based on…", "There is no information about…").
+ * It states nothing about the question's subject, so it is not a claim; an answer of such sentences
+ * only has no claims, and the kind marks it abstained (`kinds/correctness`).
+ */
+export const ABSTENTION = new RegExp(
+  [
+    "\\bi (?:do not|don't|dont) know\\b",
+    "\\b(?:i am|i'm|we are|we're) (?:not sure|unsure|unable to|not able to)\\b",
+    "\\b(?:i|we) (?:cannot|can't|can not|could not|couldn't) (?:answer|find|determine|tell|say|provide|confirm|know)\\b",
+    "\\b(?:unable|not able) to (?:answer|find|determine|tell|say|provide|confirm)\\b",
+    "\\b(?:the )?(?:provided |given |retrieved |available )?(?:passages?|context|documents?|sources?|texts?|fragments?|information|excerpts?)(?: provided| given)? (?:do(?:es)? not|don't|doesn't|did not|didn't) (?:say|state|mention|contain|include|specify|provide|cover|address|answer|tell)\\b",
+    "\\bthere (?:is|was) (?:no|not enough|insufficient) (?:information|mention|data|detail|details|evidence)\\b",
+    "\\b(?:no|not enough|insufficient) information (?:is |was )?(?:available|provided|given)\\b",
+    "\\bnot (?:mentioned|stated|specified|covered|provided) in the (?:passages?|context|documents?|sources?|texts?)\\b"
+  ].join("|"),
+  "iu"
+)
+
+/** Words every abstention holds one of: tested first, as most sentences hold none. */
+const ABSTENTION_HINT =
+  /know|unable|able to|cannot|can not|couldn|unsure|not sure|(?:do|does|did|n[’']t) (?:not )?(?:say|state|mention|contain|include|specify|provide|cover|address|answer|tell)|information|insufficient|not enough|not (?:mentioned|stated|specified|covered|provided) in/i
+
+/** Does the sentence abstain (see `ABSTENTION`)? */
+export const abstains = (sentence: string): boolean =>
+  ABSTENTION_HINT.test(sentence) && ABSTENTION.test(sentence.replace(/[’‘]/g, "'"))
 const EMPHASIS = /\*\*|__/g
 const HEADING = /^[ \t]*#{1,6}[ \t]+/
 const LIST_MARKER = /^[ \t]*(?:[-*•·‣◦]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)](?=\s))[ \t]+/u
@@ -132,7 +156,7 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
   const leadIns = options.leadIns ?? true
   let clean = normalise(text)
   if (clean.includes("```")) clean = clean.replace(CODE_FENCE, "\n")
-  if (clean.includes("[")) clean = clean.replace(CITATION, "")
+  clean = removeCitations(clean)
   if (clean.includes("**") || clean.includes("__")) clean = clean.replace(EMPHASIS, "")
   const claims: Array<string> = []
   let intro: string | undefined
@@ -147,8 +171,8 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
     if (!isItem) intro = undefined
     let first = true
     for (const sentence of sentencesOf(line)) {
-      // A question asks; it claims nothing.
-      if (sentence.endsWith("?")) continue
+      // A question asks; an abstention says nothing is known: neither claims anything.
+      if (sentence.endsWith("?") || abstains(sentence)) continue
       const pieces = clauses ? clausesOf(sentence) : [{ text: sentence, tokens: tokensOfText(sentence) }]
       // The checker reads the text's sentences again (their terms are the pieces' terms, in order:
       // a clause break holds no word): it finds them remembered.
@@ -170,5 +194,5 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
   if (claims.length > 0) return claims
   // Words but no content term ("Yes.", "No, it is not."): the whole text is the one claim.
   const whole = clean.replace(/\s+/g, " ").trim()
-  return HAS_WORD.test(whole) && !whole.endsWith("?") ? [whole] : []
+  return HAS_WORD.test(whole) && !whole.endsWith("?") && !abstains(whole) ? [whole] : []
 }

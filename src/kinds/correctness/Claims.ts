@@ -10,10 +10,9 @@
  *
  * So a case costs 2 + (reference ? 2 : 0) + contexts calls at most, not one per claim. Every
  * extraction and every check is its own keyed judgment: journaled, cached, resumed, batched and
- * spread over a cluster like any other. Targets name what was judged (`judges/claims/Targets.ts`):
- * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` (claim n of the answer's or the
- * reference's claims, checked against `reference`, `answer` or `context:<k>`) and
- * `answer/nugget:<n>`.
+ * spread over a cluster like any other. Each check item carries what it is, typed (`ClaimRef`: whose
+ * claim, which, against which text); its target string is built from it (`judges/claims/Targets.ts`):
+ * `claims:answer`, `claims:reference`, `<text>/<side>:<n>` and `answer/nugget:<n>`.
  *
  * `caseClaims` reads a case's judgments back into claims with their verdicts and the
  * `CaseVerdicts` that `metrics/claims.ts` turns into precision, recall, faithfulness… A verdict the
@@ -21,14 +20,15 @@
  */
 import type { EvalCase, Nugget } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
+import { type ClaimAgainst, claimVerdictOf, nuggetSupportOf } from "../../domain/Label.js"
 import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
 import {
   ANSWER_CLAIMS,
+  claimRef,
   claimTarget,
-  contextTarget,
+  contextOf,
   extractionTarget,
-  nuggetTarget,
   REFERENCE_CLAIMS,
   type Side
 } from "../../judges/claims/Targets.js"
@@ -57,10 +57,6 @@ export interface ClaimSources {
 }
 
 export const allSources: ClaimSources = { contexts: true, nuggets: true }
-
-/** Scores of the check and nugget rubrics' scales. */
-const CHECK_VERDICT: ReadonlyArray<ClaimVerdict> = ["contradicted", "neutral", "entailed"]
-const NUGGET_GRADE: ReadonlyArray<NuggetAssignment> = ["not_support", "partial_support", "support"]
 
 const pools = new WeakMap<EvalCase, ReadonlyArray<string>>()
 
@@ -102,7 +98,10 @@ export const extractionRound = (
     specs.push({
       rubric: rubrics.nugget,
       vars: { question: c.question, source: "answer", text: c.answer ?? "" },
-      items: nuggets.map((n, i) => ({ target: nuggetTarget(i), vars: { claim: n.text } })),
+      items: nuggets.map((n, i) => {
+        const claim = claimRef("nugget", i, "answer")
+        return { target: claimTarget(claim), vars: { claim: n.text }, claim }
+      }),
       pool: poolOf(c)
     })
   }
@@ -112,14 +111,17 @@ export const extractionRound = (
 const checkSpec = (
   c: EvalCase,
   rubrics: ClaimRubrics,
-  text: string,
+  against: ClaimAgainst,
   source: string,
-  against: string,
+  text: string,
   claims: ReadonlyArray<readonly [Side, string, number]>
 ): ListSpec => ({
   rubric: rubrics.check,
-  vars: { question: c.question, source, text: against },
-  items: claims.map(([side, claim, i]) => ({ target: claimTarget(text, side, i), vars: { claim } })),
+  vars: { question: c.question, source, text },
+  items: claims.map(([side, text, i]) => {
+    const claim = claimRef(side, i, against)
+    return { target: claimTarget(claim), vars: { claim: text }, claim }
+  }),
   pool: poolOf(c)
 })
 
@@ -141,7 +143,7 @@ export const checkRound = (
   if (sources.contexts) {
     c.passages.forEach((p, k) => {
       if (a.length + r.length > 0) {
-        specs.push(checkSpec(c, rubrics, contextTarget(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+        specs.push(checkSpec(c, rubrics, contextOf(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
       }
     })
   }
@@ -191,11 +193,15 @@ export const plannedRounds = (
 // Judgments → claims with verdicts
 // ---------------------------------------------------------------------------------------------
 
-/** One claim checked against one text: the verdict (null when the check failed) and what decided it. */
+/** One claim checked against one text: the verdict (null when the check failed or was not made) and what decided it. */
 export interface ClaimCheck {
   readonly verdict: ClaimVerdict | null
   readonly evidence?: string | undefined
   readonly reason: string
+  /** What the judge found, when it names it (the heuristic: "figure conflict", "words and figures found"…). */
+  readonly finding?: string | undefined
+  /** No verdict because the judge did not read the text (the reason says why), not because the check failed. */
+  readonly unread?: true | undefined
 }
 
 /** One claim of the answer or the reference, with its checks. */
@@ -219,10 +225,14 @@ export interface GradedNugget {
   readonly reason: string
 }
 
-/** A side's claims: the list, or why there is none (its extraction failed). */
+/**
+ * A side's claims: the list, or why there is none — its extraction failed, or the judge did not
+ * read the text (`unread`: the heuristic judge reads English only).
+ */
 export type ClaimList =
   | { readonly status: "ok"; readonly claims: ReadonlyArray<CheckedClaim> }
   | { readonly status: "failed"; readonly reason: string; readonly raw?: string | undefined }
+  | { readonly status: "unread"; readonly reason: string }
 
 export interface CaseClaims {
   readonly answer: ClaimList
@@ -232,18 +242,42 @@ export interface CaseClaims {
   readonly nuggets?: ReadonlyArray<GradedNugget> | undefined
   /** What `metrics/claims.ts` computes the case's metrics from. */
   readonly verdicts: CaseVerdicts
+  /**
+   * Why the judge did not judge some of the case's texts (a judgment that is ok but gives no
+   * verdict: the heuristic judge reads English only); the metrics needing them are null.
+   */
+  readonly unread?: string | undefined
+  /**
+   * The answer abstains: it has words but states no claim ("I don't know.", "The passages do not
+   * say."); null when its extraction failed or was not made. Precision and hallucination are then
+   * null (no claims), recall and F1 what they are.
+   */
+  readonly abstained: boolean | null
 }
+
+/** What a judge found, from a check's value (`{ finding }`), when it gives one. */
+const findingOf = (j: Judgment): string | undefined => {
+  const v = j.value
+  return typeof v === "object" && v !== null && "finding" in v && typeof v.finding === "string" ? v.finding : undefined
+}
+
+/** A judgment that is ok but gives no verdict: the judge did not read its text. */
+const isUnread = (j: Judgment | undefined): boolean =>
+  j !== undefined && j.status === "ok" && j.score === null && j.value == null
 
 const missing: ClaimCheck = { verdict: null, reason: "no judgment recorded" }
 
 const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
+  if (isUnread(j)) return { verdict: null, reason: j.reason, unread: true }
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
-  const verdict = CHECK_VERDICT[j.score] ?? null
+  const verdict = claimVerdictOf(j.score)
+  const finding = findingOf(j)
   return {
     verdict,
     reason: j.reason,
-    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence })
+    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
+    ...(finding === undefined ? {} : { finding })
   }
 }
 
@@ -276,6 +310,7 @@ export const caseClaims = (
 
   const side = (s: Side): ClaimList => {
     const j = get(rubrics.extract, extractionTarget(s))
+    if (isUnread(j)) return { status: "unread", reason: j!.reason }
     const claims = claimsOf(j)
     if (claims === undefined) {
       return {
@@ -290,10 +325,10 @@ export const caseClaims = (
       claims: claims.map((text, i): CheckedClaim => ({
         n: i + 1,
         text,
-        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(against, s, i))) } : {}),
+        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(claimRef(s, i, against)))) } : {}),
         contexts: Array.from(
           { length: contexts },
-          (_, k) => checkOf(get(rubrics.check, claimTarget(contextTarget(k), s, i)))
+          (_, k) => checkOf(get(rubrics.check, claimTarget(claimRef(s, i, contextOf(k)))))
         )
       }))
     }
@@ -303,13 +338,13 @@ export const caseClaims = (
   const reference = hasReference ? side("reference") : undefined
   const nuggets = sources.nuggets && c.nuggets !== undefined && c.nuggets.length > 0
     ? c.nuggets.map((nugget: Nugget, i): GradedNugget => {
-      const j = get(rubrics.nugget, nuggetTarget(i))
+      const j = get(rubrics.nugget, claimTarget(claimRef("nugget", i, "answer")))
       const ok = j !== undefined && j.status === "ok" && j.score !== null
       return {
         n: i + 1,
         text: nugget.text,
         ...(nugget.importance === undefined ? {} : { importance: nugget.importance }),
-        assignment: ok ? NUGGET_GRADE[j.score!] ?? null : null,
+        assignment: ok ? nuggetSupportOf(j.score) : null,
         ...(j?.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
         reason: j?.reason ?? "no judgment recorded"
       }
@@ -337,10 +372,13 @@ export const caseClaims = (
       ? undefined
       : nuggets.map((n) => ({ importance: n.importance, assignment: n.assignment! }))
   }
+  const unread = judgments.find((j) => j.status === "ok" && j.score === null)?.reason
   return {
     answer,
     ...(reference === undefined ? {} : { reference }),
     ...(nuggets === undefined ? {} : { nuggets }),
-    verdicts
+    verdicts,
+    ...(unread === undefined ? {} : { unread }),
+    abstained: a === undefined ? null : a.length === 0 && /[\p{L}\p{N}]/u.test(c.answer ?? "")
   }
 }

@@ -6,6 +6,7 @@
  * the claims as text cells, one claim per line.
  */
 import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
+import type { ClaimVerdict } from "../../domain/Label.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
@@ -15,14 +16,33 @@ import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims
 import { claimMetricNames, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
 
-const VERDICT_MARK = { entailed: "✓ entailed", neutral: "? neutral", contradicted: "✗ contradicted" } as const
+/** The verdicts of the scale (`domain/Label.ts`'s `ClaimVerdict`), as an LLM judge's are shown. */
+const VERDICT_MARK: Readonly<Record<ClaimVerdict, string>> = {
+  entailed: "✓ entailed",
+  neutral: "? neutral",
+  contradicted: "✗ contradicted"
+}
 const NUGGET_MARK = {
   support: "✓ supported",
   partial_support: "~ partly supported",
   not_support: "✗ not supported"
 } as const
 
-const verdictText = (c: ClaimCheck) => (c.verdict === null ? `failed (${c.reason})` : VERDICT_MARK[c.verdict])
+/**
+ * A check's verdict as a report shows it: the judge's own finding when it names one (the heuristic
+ * judge's, which reads words, not meaning: "✗ figure conflict", "✓ words and figures found"), else
+ * the verdict of the check rubric's scale.
+ */
+const verdictText = (c: ClaimCheck) =>
+  c.verdict === null
+    ? `${c.unread === true ? "not judged" : "failed"} (${c.reason})`
+    : c.finding === undefined
+    ? VERDICT_MARK[c.verdict]
+    : `${VERDICT_MARK[c.verdict].slice(0, 1)} ${c.finding}`
+
+/** Why a side has no claims: its extraction failed, or the judge did not read it. */
+const noClaims = (list: Exclude<ClaimList, { status: "ok" }>) =>
+  list.status === "unread" ? `not judged: ${list.reason}` : `extraction failed: ${list.reason}`
 
 /** Which contexts entail the claim: "2, 3", or "none". */
 const entailingContexts = (claim: CheckedClaim) => {
@@ -39,6 +59,7 @@ const evidenceOf = (claim: CheckedClaim): string | undefined =>
 
 export const claimTable = (list: ClaimList, against: string | undefined) => {
   if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
+  if (list.status === "unread") return `*Not judged*: ${inline(list.reason)}\n`
   if (list.claims.length === 0) return "*No claims.*\n"
   const hasContexts = list.claims[0]!.contexts.length > 0
   const head = [
@@ -78,9 +99,10 @@ const nuggetTable = (nuggets: ReadonlyArray<GradedNugget>) =>
   ].join("\n")
 
 const metricLine = (r: CorrectnessRecord) =>
-  claimMetricNames.flatMap((name) => (r.metrics[name] === null ? [] : [`${name} ${num(r.metrics[name], 2)}`])).join(
-    " · "
-  ) || "no metric (see the failures)"
+  claimMetricNames.flatMap((name) => {
+    const x = r.metrics[name]
+    return x === null ? [] : [`${name} ${name === "unsupportedClaims" ? String(x) : num(x, 2)}`]
+  }).join(" · ") || "no metric (see the failures)"
 
 const caseBlock = (r: CorrectnessRecord) =>
   [
@@ -88,7 +110,9 @@ const caseBlock = (r: CorrectnessRecord) =>
     "",
     quoteBlock(r.question),
     "",
-    `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}`,
+    `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}${
+      r.verdict === undefined ? "" : ` — **${r.verdict.pass ? "pass" : "fail"}** (${r.verdict.why})`
+    }${r.claims.unread === undefined ? "" : ` — **not judged**: ${inline(r.claims.unread)}`}`,
     "",
     "**Answer:**",
     "",
@@ -132,25 +156,55 @@ const definitions = [
   ""
 ].join("\n")
 
+/** The heuristic judge's words for the three verdicts: what it measured (see `judges/claims/Check.ts`'s `Finding`). */
+const HEURISTIC_COUNTS = {
+  entailed: "words and figures found",
+  neutral: "not found",
+  contradicted: "figure or negation conflict"
+}
+const LLM_COUNTS = { entailed: "entailed", neutral: "neutral", contradicted: "contradicted" }
+
+const heuristicVerdicts = [
+  "The heuristic judge reads words, not meaning, so its verdicts are named for what it measured: **words and figures found** (enough of the claim's weighted words, every figure and name: counted as entailed), **figure conflict** or **negation conflict** (the sentence holding the claim's words states another figure, or the opposite: contradicted), and **figure not found**, **name not found** or **too few words found** (neutral). It reads English only: a case in another language is not judged. The metrics keep RAGChecker's names.",
+  ""
+].join("\n")
+
 type Summary = RunSummary<CorrectnessRecord, CorrectnessSummary>
 
-/** What the headline table cannot say: the claims counted by verdict. */
-const claimsSection = (summary: Summary) => {
+/** What the headline table cannot say: the claims counted by verdict, abstentions and cases not read. */
+const claimsSection = (summary: Summary, heuristic: boolean) => {
+  const say = heuristic ? HEURISTIC_COUNTS : LLM_COUNTS
   const lines: Array<string> = []
   const c = summary.extra.claims
   lines.push(
     `**Claims**: ${thousands(c.answerClaims)} in the answers, ${thousands(c.referenceClaims)} in the references. ` +
-      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} entailed, ${
+      `Answer claims against the reference: ${thousands(c.answerVsReference.entailed)} ${say.entailed}, ${
         thousands(c.answerVsReference.neutral)
-      } neutral, ${thousands(c.answerVsReference.contradicted)} contradicted. ` +
-      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} entailed, ${
+      } ${say.neutral}, ${thousands(c.answerVsReference.contradicted)} ${say.contradicted}. ` +
+      `Reference claims against the answer: ${thousands(c.referenceVsAnswer.entailed)} ${say.entailed}, ${
         thousands(c.referenceVsAnswer.neutral)
-      } neutral, ${thousands(c.referenceVsAnswer.contradicted)} contradicted.` +
+      } ${say.neutral}, ${thousands(c.referenceVsAnswer.contradicted)} ${say.contradicted}.` +
       (c.unsupportedByContexts > 0
-        ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are entailed by no context.`
+        ? ` ${thousands(c.unsupportedByContexts)} answer claim(s) are supported by no context.`
         : ""),
     ""
   )
+  if (c.abstained > 0) {
+    lines.push(
+      `**Abstained**: ${
+        thousands(c.abstained)
+      } answer(s) say the answer is not known or not in the passages: they state no claim, so they have no precision or hallucination.`,
+      ""
+    )
+  }
+  if (c.notJudged > 0) {
+    lines.push(
+      `**Not judged**: ${thousands(c.notJudged)} case(s): ${
+        inline(c.notJudgedReason ?? "")
+      }. Their metrics are null, not 0 or 1, and they are left out of every mean.`,
+      ""
+    )
+  }
   return lines.join("\n")
 }
 
@@ -171,8 +225,8 @@ const claimLine = (c: CheckedClaim) => {
 export const claimCell = (list: ClaimList | undefined) =>
   list === undefined
     ? ""
-    : list.status === "failed"
-    ? `extraction failed: ${list.reason}`
+    : list.status !== "ok"
+    ? noClaims(list)
     : list.claims.map(claimLine).join("\n")
 
 const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
@@ -208,9 +262,7 @@ const claimStatus = (c: CheckedClaim): Status => {
 }
 
 const claimDetail = (caption: string, list: ClaimList, against: string | undefined): DetailTable => {
-  if (list.status === "failed") {
-    return { caption: `${caption}: extraction failed (${list.reason})`, columns: [], rows: [] }
-  }
+  if (list.status !== "ok") return { caption: `${caption}: ${noClaims(list)}`, columns: [], rows: [] }
   const hasContexts = list.claims[0] !== undefined && list.claims[0].contexts.length > 0
   return {
     caption: `${caption} (${list.claims.length})`,
@@ -285,8 +337,15 @@ export const correctnessReport = (
   heuristic:
     "claims are sentences and clauses, checked by a lexical support model (content words weighted within the case; numbers, names and negation must agree)",
   caseDetail: correctnessDetail,
+  caseVerdict: (r) => r.verdict,
   parameters: (_info, summary) => claimParameters(summary),
-  sections: (_info, summary) => ({ before: [definitions], after: [claimsSection(summary)] }),
+  sections: (info, summary) => {
+    const heuristic = info.judge.provider === "heuristic"
+    return {
+      before: [definitions, ...(heuristic ? [heuristicVerdicts] : [])],
+      after: [claimsSection(summary, heuristic)]
+    }
+  },
   caseMarkdown: (_info, r) => ({ title: caseHeading(r), body: caseBlock(r) }),
   csvHeader: (
     info

@@ -1,7 +1,8 @@
 /**
  * What answer-correctness folds of its own, beside the engine's fold (each claim metric's mean and
  * interval, the lowest and failed cases, the failures and counts — `engine/CaseFold.ts`): the claims
- * counted over the run, by side and verdict.
+ * counted over the run, by side and verdict, the answers that abstained and the cases the judge did
+ * not read.
  */
 import type { AggregateStage } from "../../engine/Pipeline.js"
 import type { ClaimList } from "./Claims.js"
@@ -19,6 +20,11 @@ export interface ClaimCounts {
   readonly referenceVsAnswer: Readonly<Counts>
   /** Answer claims no context entails (with contexts). */
   readonly unsupportedByContexts: number
+  /** Answers that abstain (words, no claim). */
+  readonly abstained: number
+  /** Cases the judge did not read (the heuristic judge reads English only), and the first reason. */
+  readonly notJudged: number
+  readonly notJudgedReason?: string | undefined
 }
 
 /** The summary part of answer-correctness' own fold (`RunSummary.extra`). */
@@ -41,6 +47,9 @@ export const correctnessSummary = (): AggregateStage<CorrectnessRecord, Correctn
     let answerClaims = 0
     let referenceClaims = 0
     let unsupportedByContexts = 0
+    let abstained = 0
+    let notJudged = 0
+    let notJudgedReason: string | undefined
     return {
       add: (r) => {
         const { answer, reference } = r.claims
@@ -53,11 +62,25 @@ export const correctnessSummary = (): AggregateStage<CorrectnessRecord, Correctn
           }
         }
         if (reference?.status === "ok") referenceClaims += reference.claims.length
+        if (r.claims.abstained === true) abstained++
+        if (r.claims.unread !== undefined) {
+          notJudged++
+          notJudgedReason ??= r.claims.unread
+        }
         countVerdicts(answerVsReference, answer)
         countVerdicts(referenceVsAnswer, reference)
       },
       finish: () => ({
-        claims: { answerClaims, referenceClaims, answerVsReference, referenceVsAnswer, unsupportedByContexts }
+        claims: {
+          answerClaims,
+          referenceClaims,
+          answerVsReference,
+          referenceVsAnswer,
+          unsupportedByContexts,
+          abstained,
+          notJudged,
+          ...(notJudgedReason === undefined ? {} : { notJudgedReason })
+        }
       })
     }
   }

@@ -73,6 +73,11 @@ const criteria = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, gate: Gat
     const weights = Object.entries(gate.weightAt).map(([s, w]) => `${name} ${s} raises its weight to ${w}`).join("; ")
     lines.push(`Gate: ${[zero, weights].filter((x) => x !== "").join("; ")}.`)
   }
+  if (checksClaims(info)) {
+    lines.push(
+      "With a reference answer, correctness comes from the claim checks: the composite is the mean of the dimensions' composite and the claim F1 (a harmful answer stays 0)."
+    )
+  }
   lines.push("A failed judgment is never scored: its dimension stays empty and the row has no composite.", "")
   return lines.join("\n")
 }

@@ -6,6 +6,12 @@
  * Gate (rag-answers: harmfulness): a gated score in `zeroAt` forces composite = 0; a score listed
  * in `weightAt` replaces that dimension's weight for the row (harmfulness 1 → weight 1.5).
  * A failed judgment leaves its dimension null and the composite null: a failure is never a score.
+ *
+ * With a reference answer (and claim rubrics), correctness comes from the claim checks: composite =
+ * (dimensions' composite + claim F1) / 2, so an answer the reference contradicts, or one whose claims
+ * it does not hold, cannot rank above a correct one on fluent, relevant, well-grounded wording alone
+ * (the rubric dimensions cannot see a wrong figure). A harmful answer stays 0; with F1 null (the case
+ * has no claims to compare) the dimensions' composite stands.
  */
 import type { EvalCase } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
@@ -137,6 +143,13 @@ export const composite = (
   return gated === undefined ? { value, weights } : { value, gate: gated, weights }
 }
 
+/** The composite with correctness from the claim checks (see the module comment). */
+export const withCorrectness = (
+  composite: number | null,
+  gate: "zeroed" | "reweighted" | undefined,
+  f1: number | null
+): number | null => (composite === null || gate === "zeroed" || f1 === null ? composite : (composite + f1) / 2)
+
 /**
  * The per-case metrics of a rubric record: each dimension's score on its rubric's scale, under the
  * rubric id, and the composite (0–1). A case failed when a judgment failed or it has no composite.
@@ -152,7 +165,7 @@ export const rubricCaseMetrics = (
     }),
     Metric.fraction(
       "composite",
-      "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness"
+      "Weighted mean of the dimensions' scores normalised to 0–1 (score / max), gated by harmfulness; with a reference answer, the mean of that and claim F1"
     ),
     ...(checksClaims(info) ? referenceClaimSpecs : [])
   ],
@@ -204,6 +217,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
     const tokens = noTokens()
     for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const claims = referenceClaims(c, judgments, options.claims)
+    const value = withCorrectness(result.value, result.gate, claims?.f1 ?? null)
     const claimFailures = claims === undefined
       ? 0
       : judgments.filter((j) => j.status === "failed" && !byDimension.has(j.criterion)).length
@@ -229,7 +243,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       answer: c.answer,
       source: c.source,
       dimensions,
-      composite: result.value,
+      composite: value,
       gate: result.gate,
       failed: dimensions.filter((d) => d.status === "failed").length + claimFailures,
       tokens: compactTokens(tokens),

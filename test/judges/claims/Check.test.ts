@@ -21,14 +21,20 @@ describe("support and verdict", () => {
       "The Eiffel Tower stands in Paris.",
       "Tokyo has many towers. The Eiffel Tower stands in Paris, France. It attracts tourists."
     )
-    expect(c).toEqual({ verdict: "entailed", support: 1, evidence: "The Eiffel Tower stands in Paris, France." })
+    expect(c).toEqual({
+      verdict: "entailed",
+      support: 1,
+      evidence: "The Eiffel Tower stands in Paris, France.",
+      finding: "words and figures found"
+    })
   })
 
   it("a claim the text does not speak of is neutral, with no evidence when no sentence shares a term", () => {
     expect(check("Penguins live in Antarctica.", "The stock market rose sharply on Monday.")).toEqual({
       verdict: "neutral",
       support: 0,
-      evidence: null
+      evidence: null,
+      finding: "too few words found"
     })
   })
 
@@ -71,20 +77,31 @@ describe("support and verdict", () => {
   })
 
   it("an empty text entails nothing", () => {
-    expect(check("The sky is blue.", "")).toEqual({ verdict: "neutral", support: 0, evidence: null })
+    expect(check("The sky is blue.", "")).toEqual({
+      verdict: "neutral",
+      support: 0,
+      evidence: null,
+      finding: "too few words found"
+    })
   })
 
   it("a web address states nothing: a context that is only a URL entails no claim, and a URL's words are no support", () => {
     const claim = "The Dietary Supplement Health and Education Act was passed in 1994."
     const urlOnly = "[2] https://www.example.org/the-dietary-supplement-health-and-education-act-passed-1994.html"
-    expect(check(claim, urlOnly)).toEqual({ verdict: "neutral", support: 0, evidence: null })
+    expect(check(claim, urlOnly)).toEqual({
+      verdict: "neutral",
+      support: 0,
+      evidence: null,
+      finding: "too few words found"
+    })
     expect(check(claim, "www.example.org/dietary-supplement-health-education-act-1994").verdict).toBe("neutral")
     // The passage after the URL is read as usual; the address's words add nothing to it.
     const page = `${urlOnly}\n\nCongress passed the Dietary Supplement Health and Education Act in 1994.`
     expect(check(claim, page)).toEqual({
       verdict: "entailed",
       support: 1,
-      evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994."
+      evidence: "Congress passed the Dietary Supplement Health and Education Act in 1994.",
+      finding: "words and figures found"
     })
     expect(check("Supplements are food.", "See https://example.org/supplements-are-food for more.").verdict).toBe(
       "neutral"
@@ -362,6 +379,7 @@ describe("term weights within the case", () => {
       numbers: true,
       names: true,
       namesTogether: true,
+      universals: true,
       conflictOnRest: true,
       negation: true,
       phraseShare: 0.75,
@@ -373,11 +391,23 @@ describe("term weights within the case", () => {
 describe("nugget assignments", () => {
   it("entailed → support; neutral with support ≥ half the threshold → partial_support; else not_support", () => {
     expect(PARTIAL_AT).toBe(ENTAIL_AT / 2)
-    expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x" })).toBe("support")
-    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x" })).toBe("partial_support")
-    expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x" })).toBe("partial_support")
-    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT - 0.01, evidence: "x" })).toBe("not_support")
-    expect(nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x" })).toBe("not_support")
+    expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x", finding: "words and figures found" }))
+      .toBe("support")
+    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x", finding: "name not found" }))
+      .toBe("partial_support")
+    expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x", finding: "words and figures found" }))
+      .toBe("partial_support")
+    expect(
+      nuggetAssignment({
+        verdict: "neutral",
+        support: PARTIAL_AT - 0.01,
+        evidence: "x",
+        finding: "too few words found"
+      })
+    ).toBe("not_support")
+    expect(
+      nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x", finding: "words and figures found" })
+    ).toBe("not_support")
   })
   it("a nugget stated with another figure is not supported; one with a missing name partly", () => {
     expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe(

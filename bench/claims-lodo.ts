@@ -1,0 +1,230 @@
+/**
+ * Leave-one-dataset-out: which rules of the heuristic claim checker help on data they were not
+ * chosen on.
+ *
+ *   npx tsx bench/claims-lodo.ts [shared-data-dir] [extra-data-dir]
+ *
+ * The sets (`claims-sets.ts`): ragchecker-dev, expertqa-dev, WiCE dev (oracle chunks) and HaluEval QA.
+ * A set's **gain** for a model is its figure minus plain word overlap's on the same set (RAGChecker:
+ * the mean of the three r; ExpertQA and WiCE: balanced accuracy of faithfulness ≥ 0.5, word overlap at
+ * its best in-sample threshold; HaluEval: AUC of hallucination). For each held-out set, the candidate
+ * model with the largest mean gain on the other sets is chosen, and its figures on the held-out set
+ * are printed beside word overlap's. A rule is kept when the models chosen with it beat those chosen
+ * without it on the held-out sets — the table at the end.
+ */
+import * as fs from "node:fs"
+import { type CaseTexts, checkClaims, type ClaimModel, DEFAULT_MODEL } from "../src/judges/claims/Check.js"
+import { extractClaims, type ExtractOptions } from "../src/judges/claims/Extract.js"
+import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
+import {
+  balancedAccuracy,
+  defaultExtraDir,
+  type LabelledSets,
+  overlapFigures,
+  pairPearson,
+  readSets,
+  SET_NAMES,
+  type SetName
+} from "./claims-sets.js"
+import { auc, defaultDataDir } from "./claims.js"
+
+export interface Candidate {
+  readonly name: string
+  readonly model: ClaimModel
+  readonly extract?: ExtractOptions | undefined
+}
+
+const GROUNDING = { grounding: true } as const
+const GOLD = { gold: true } as const
+
+/** Every figure of a model on every set present. */
+export const judgeFigures = (sets: LabelledSets, c: Candidate) => {
+  const out: Record<string, Record<string, number>> = {}
+  if (sets.ragchecker !== undefined) {
+    const m = new Map<string, { p: number | null; r: number | null; f: number | null }>()
+    for (const k of sets.ragchecker.cases) {
+      const texts: CaseTexts = { question: k.question, answer: k.answer, reference: k.reference }
+      const v: CaseVerdicts = {
+        answerVsReference: checkClaims(extractClaims(k.answer, c.extract), k.reference, texts, c.model).map((x) =>
+          x.verdict
+        ),
+        referenceVsAnswer: checkClaims(extractClaims(k.reference, c.extract), k.answer, texts, c.model, GOLD).map((
+          x
+        ) => x.verdict)
+      }
+      m.set(k.id, { p: claimPrecision(v), r: claimRecall(v), f: claimF1(v) })
+    }
+    out["ragchecker"] = {
+      precision: pairPearson(sets.ragchecker, (id) => m.get(id)!.p, "correctness"),
+      recall: pairPearson(sets.ragchecker, (id) => m.get(id)!.r, "completeness"),
+      f1: pairPearson(sets.ragchecker, (id) => m.get(id)!.f, "overall")
+    }
+  }
+  const faith = (question: string, answer: string, contexts: ReadonlyArray<string>): number | null => {
+    const texts: CaseTexts = { question, answer, contexts }
+    const claims = extractClaims(answer, c.extract)
+    return faithfulness({
+      answerVsContexts: contexts.map((ctx) => checkClaims(claims, ctx, texts, c.model, GROUNDING).map((x) => x.verdict))
+    })
+  }
+  for (const name of ["expertqa", "wice"] as const) {
+    const cases = sets[name]
+    if (cases === undefined) continue
+    const scores = cases.map((k) => faith(k.question, k.claim, k.contexts) ?? 0)
+    const labels = cases.map((k) => k.supported)
+    out[name] = { balancedAccuracy: balancedAccuracy(scores.map((s) => s >= 0.5), labels), auc: auc(scores, labels) }
+  }
+  if (sets.halueval !== undefined) {
+    const scores = sets.halueval.map((k) => 1 - (faith(k.question, k.answer, k.contexts) ?? 1))
+    out["halueval"] = { auc: auc(scores, sets.halueval.map((k) => k.hallucinated)) }
+  }
+  return out
+}
+
+type Figures = Record<string, Record<string, number>>
+
+/** The figure a set is judged by: RAGChecker the mean r, ExpertQA and WiCE balanced accuracy, HaluEval AUC. */
+const headline = (set: SetName, f: Record<string, number>): number =>
+  set === "ragchecker"
+    ? (f["precision"]! + f["recall"]! + f["f1"]!) / 3
+    : set === "halueval"
+    ? f["auc"]!
+    : f["balancedAccuracy"]!
+
+const gainOn = (set: SetName, judge: Figures, overlap: Figures): number =>
+  headline(set, judge[set]!) - headline(set, overlap[set]!)
+
+export interface Fold {
+  readonly heldOut: SetName
+  readonly chosen: string
+  readonly judge: Record<string, number>
+  readonly overlap: Record<string, number>
+}
+
+export const leaveOneSetOut = (
+  sets: LabelledSets,
+  candidates: ReadonlyArray<Candidate>,
+  figures: ReadonlyArray<Figures> = candidates.map((c) => judgeFigures(sets, c))
+): ReadonlyArray<Fold> => {
+  const overlap = overlapFigures(sets) as Figures
+  const present = SET_NAMES.filter((s) => overlap[s] !== undefined)
+  return present.map((heldOut) => {
+    const train = present.filter((s) => s !== heldOut)
+    let best = 0
+    let bestGain = -Infinity
+    figures.forEach((f, i) => {
+      const g = train.reduce((sum, s) => sum + gainOn(s, f, overlap), 0) / train.length
+      if (g > bestGain) {
+        bestGain = g
+        best = i
+      }
+    })
+    return { heldOut, chosen: candidates[best]!.name, judge: figures[best]![heldOut]!, overlap: overlap[heldOut]! }
+  })
+}
+
+/**
+ * The shipped checker beside plain word overlap on every labelled set present, in sample (what
+ * `npm run bench` prints; the held-out figures are this script's own run, minutes long).
+ */
+export const printBesideOverlap = (line: (text?: string) => void, sets: LabelledSets = readSets()): void => {
+  const overlap = overlapFigures(sets) as Figures
+  const judge = judgeFigures(sets, { name: "shipped", model: DEFAULT_MODEL })
+  const present = SET_NAMES.filter((s) => overlap[s] !== undefined)
+  const missing = SET_NAMES.filter((s) => overlap[s] === undefined)
+  line(
+    `  The checker beside plain word overlap, per labelled set (in sample; held out: npx tsx bench/claims-lodo.ts)${
+      missing.length === 0 ? "" : ` — not here: ${missing.join(", ")} (bench/claims-sets.ts says where from)`
+    }`
+  )
+  for (const s of present) {
+    const behind = headline(s, judge[s]!) < headline(s, overlap[s]!)
+    line(
+      `    ${s}: judge ${row(judge[s]!)} · word overlap ${row(overlap[s]!)}${behind ? "   (below word overlap)" : ""}`
+    )
+  }
+}
+
+const f3 = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "n/a" : x.toFixed(3))
+const row = (f: Record<string, number>) => Object.entries(f).map(([k, v]) => `${k} ${f3(v)}`).join(" · ")
+
+/** The rules that can be switched off, each with the change that switches it off. */
+export const RULES: ReadonlyArray<readonly [string, Partial<ClaimModel>, ExtractOptions?]> = [
+  ["case weights", { caseWeights: false }],
+  ["question terms weigh ½", { questionWeight: 1 }],
+  ["best sentence (30% of the support)", { sentenceShare: 0 }],
+  ["numbers agree", { numbers: false }],
+  ["names agree", { names: false }],
+  ["names together", { namesTogether: false }],
+  ["negation", { negation: false }],
+  ["phrases in grounding checks", { phraseShare: 0 }],
+  ["universal quantity against a figure", { universals: false }],
+  ["gold claims weigh alike", { goldCaseWeights: true }],
+  ["clauses (not whole sentences)", {}, { clauses: false }],
+  ["list items read with their lead-in", {}, { leadIns: false }]
+]
+
+export const THRESHOLDS: ReadonlyArray<number> = [0.3, 0.4, 0.5, 0.6]
+
+/** The candidates: the shipped model and each rule switched off, at each entailment threshold. */
+export const CANDIDATES: ReadonlyArray<Candidate & { readonly off?: string | undefined }> = [
+  ["shipped", {}, undefined] as const,
+  ...RULES
+].flatMap(([name, change, extract]) =>
+  THRESHOLDS.map((entailAt) => ({
+    name: `${name === "shipped" ? "shipped" : `no ${name}`} @${entailAt}`,
+    model: { ...DEFAULT_MODEL, ...change, entailAt },
+    extract,
+    off: name === "shipped" ? undefined : name
+  }))
+)
+
+/**
+ * Does a rule help on data it was not chosen on? Leave one set out twice, with the same freedom on
+ * each side — the entailment threshold, chosen on the other sets: the shipped model, and the model
+ * without the rule; the held-out gain over word overlap of each, per set. A rule is kept when it
+ * helps on average over the held-out sets.
+ */
+export const ruleVerdicts = (sets: LabelledSets, figures: ReadonlyArray<Figures>) =>
+  RULES.map(([rule]) => {
+    const keep = CANDIDATES.flatMap((c, i) => (c.off === undefined ? [i] : []))
+    const drop = CANDIDATES.flatMap((c, i) => (c.off === rule ? [i] : []))
+    const heldOut = (idx: ReadonlyArray<number>) =>
+      leaveOneSetOut(sets, idx.map((i) => CANDIDATES[i]!), idx.map((i) => figures[i]!))
+    const overlap = overlapFigures(sets) as Figures
+    const gain = (folds: ReadonlyArray<Fold>) =>
+      folds.map((f) => headline(f.heldOut, f.judge) - headline(f.heldOut, overlap[f.heldOut]!))
+    const withRule = gain(heldOut(keep))
+    const without = gain(heldOut(drop))
+    const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+    return { rule, withRule, without, helps: mean(withRule) > mean(without) }
+  })
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const sets = readSets(process.argv[2] ?? defaultDataDir, process.argv[3] ?? defaultExtraDir)
+  const overlap = overlapFigures(sets) as Figures
+  console.log("word overlap:")
+  for (const [k, v] of Object.entries(overlap)) console.log(`  ${k}: ${row(v)}`)
+  // BENCH_LODO_CACHE=FILE: the candidates' figures are read from FILE when it is there, else computed and written.
+  const cache = process.env["BENCH_LODO_CACHE"]
+  const figures: ReadonlyArray<Figures> = cache !== undefined && fs.existsSync(cache)
+    ? JSON.parse(fs.readFileSync(cache, "utf8"))
+    : CANDIDATES.map((c) => judgeFigures(sets, c))
+  if (cache !== undefined && !fs.existsSync(cache)) fs.writeFileSync(cache, JSON.stringify(figures))
+  console.log("\ncandidates (in sample):")
+  CANDIDATES.forEach((c, i) => {
+    console.log(`  ${c.name}: ${Object.entries(figures[i]!).map(([k, v]) => `${k} ${row(v)}`).join(" | ")}`)
+  })
+  console.log("\nleave one set out:")
+  for (const f of leaveOneSetOut(sets, CANDIDATES, figures)) {
+    console.log(`  held out ${f.heldOut}: chosen "${f.chosen}": ${row(f.judge)}   | word overlap: ${row(f.overlap)}`)
+  }
+  console.log("\nrules (held-out gain over word overlap per set, in the order ragchecker, expertqa, wice, halueval):")
+  for (const v of ruleVerdicts(sets, figures)) {
+    console.log(
+      `  ${v.helps ? "keep" : "drop"} ${v.rule}: with ${v.withRule.map(f3).join(" / ")} · without ${
+        v.without.map(f3).join(" / ")
+      }`
+    )
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * How the claim extractor and checker read what is not a word: citation markers, which are neither
+ * claims nor figures, and figures, which must agree however they are written. One reading for both
+ * sides of every check, so a check is symmetric: "5 terabytes" against "5 TB" and "5 TB" against "5
+ * terabytes" read the same.
+ *
+ * - **Citation markers** (`CITATION`): `[1]`, `[2, 3]`, `[1-3]`, `(Source 2)`, `(passage 3)`,
+ *   `[Document 1]`, and a passage, document, source, context or fragment named by number — "passage
+ *   3", "according to document 4", "based on source 2" — are removed before anything is read.
+ * - **A list number or ordinal at a sentence's start** ("1. Open…", "2) Close…", "(3) …") is
+ *   removed: it numbers the sentence, it is not a figure of it.
+ * - **Number words** (`zero` … `twenty`, the tens, and compounds "twenty-five") are read as their
+ *   figures, so "three days" and "3 days" agree; "one" stays a word (it is as often a pronoun).
+ * - **Units** after a figure are read by one name whatever their spelling or abbreviation: TB,
+ *   terabyte(s); GB, MB, KB; km, kilometre(s), kilometer(s), and the same for cm, mm and metres
+ *   ("m" is left alone: metres or millions); kg, kilos, kilograms; lb, lbs, pounds; mi, miles; ft,
+ *   feet; hr, hrs, hours; min, mins, minutes; sec, secs, seconds; %, per cent, percent.
+ *
+ * These rewrite the text the checker *reads*; the evidence it quotes is the text's own sentence,
+ * verbatim ("three days", not "3 days").
+ */
+
+/** A digit: every citation marker and figure holds one. */
+const DIGIT = /\d/
+
+const CITATION_NOUN =
+  "(?:passages?|documents?|docs?|sources?|contexts?|fragments?|excerpts?|snippets?|chunks?|refs?\\.?)"
+/**
+ * Citation markers with the white space before them: a bracketed number list, a bracketed or
+ * parenthesised "Source 2", and a cited passage named by number, with the phrase that cites it
+ * ("according to", "based on", "as stated in", "see", "from", "in").
+ */
+export const CITATION = new RegExp(
+  [
+    `[ \\t]*\\[\\d+(?:\\s*[-–,;]\\s*\\d+)*\\]`,
+    `[ \\t]*[[(]\\s*${CITATION_NOUN}\\s*#?\\d+(?:\\s*[-–,;]\\s*\\d+)*\\s*[\\])]`,
+    `(?:(?:according to|based on|as (?:stated|noted|mentioned|described|explained|shown|given) in|see|from|in|per)\\s+)?(?:the\\s+)?${CITATION_NOUN}\\s*#?\\d+(?:\\s*(?:,|and|&)\\s*\\d+)*`
+  ].join("|"),
+  "giu"
+)
+/** Where a citation marker can be: a "[", or a citing noun followed by a number (tested first: most texts have neither). */
+const CITATION_HINT = new RegExp(`\\[|${CITATION_NOUN}\\s*#?\\d`, "i")
+
+export const removeCitations = (text: string): string =>
+  DIGIT.test(text) && CITATION_HINT.test(text) ? text.replace(CITATION, "") : text
+
+/** A list number or ordinal opening a sentence or line: "1.", "2)", "(3)", "4:". */
+const OPENING_NUMBER = /^([ \t]*)(?:\d{1,3}[.):]|\(\d{1,3}\))(?:[ \t]+|$)/gm
+
+const UNITS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^(?:tb|terabytes?)$/, "terabytes"],
+  [/^(?:gb|gigabytes?)$/, "gigabytes"],
+  [/^(?:mb|megabytes?)$/, "megabytes"],
+  [/^(?:kb|kilobytes?)$/, "kilobytes"],
+  [/^(?:km|kilomet(?:re|er)s?)$/, "kilometers"],
+  [/^(?:cm|centimet(?:re|er)s?)$/, "centimeters"],
+  [/^(?:mm|millimet(?:re|er)s?)$/, "millimeters"],
+  [/^(?:met(?:re|er)s?)$/, "meters"],
+  [/^(?:kg|kilos?|kilograms?|kilogrammes?)$/, "kilograms"],
+  [/^(?:lbs?|pounds?)$/, "pounds"],
+  [/^(?:mi|miles?)$/, "miles"],
+  [/^(?:ft|foot|feet)$/, "feet"],
+  [/^(?:hr|hrs|hours?)$/, "hours"],
+  [/^(?:min|mins|minutes?)$/, "minutes"],
+  [/^(?:sec|secs|seconds?)$/, "seconds"],
+  [/^(?:%|percent|per cent)$/, "percent"]
+]
+/**
+ * A figure followed by a unit: after white space any unit of the table, written against the figure
+ * only "%" and the abbreviations that are written so ("5TB", "10km"; not "1990s").
+ */
+const FIGURE_UNIT = /(\d)(\s+)(per cent|[a-z]+\b)|(\d)()(%|(?:tb|gb|mb|kb|km|cm|mm|kg|lbs?|ft)\b)/gi
+
+const canonicalUnit = (unit: string): string | undefined => {
+  const u = unit.toLowerCase()
+  for (const [pattern, name] of UNITS) if (pattern.test(u)) return name
+  return undefined
+}
+
+const SMALL: Readonly<Record<string, number>> = {
+  zero: 0,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19
+}
+const TENS: Readonly<Record<string, number>> = {
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90
+}
+const UNIT_WORD = "one|two|three|four|five|six|seven|eight|nine"
+/** A tens word with its units ("twenty-five", "twenty five"), a tens word, or a number word below twenty. */
+const NUMBER_WORD = new RegExp(
+  `(?<![\\p{L}-])(?:(${Object.keys(TENS).join("|")})(?:[- ](${UNIT_WORD}))?|(${
+    Object.keys(SMALL).join("|")
+  }))(?![\\p{L}-])`,
+  "giu"
+)
+/** The number words as whole words, without `NUMBER_WORD`'s lookarounds: the cheap test first. */
+const NUMBER_WORD_HINT = new RegExp(`\\b(?:${[...Object.keys(SMALL), ...Object.keys(TENS)].join("|")})\\b`, "i")
+const UNIT_VALUE: Readonly<Record<string, number>> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9
+}
+
+/** Number words as figures (see the module comment). */
+export const numberWordsAsFigures = (text: string): string =>
+  NUMBER_WORD_HINT.test(text)
+    ? text.replace(NUMBER_WORD, (_, tens: string | undefined, unit: string | undefined, small: string | undefined) =>
+      String(
+        tens !== undefined
+          ? TENS[tens.toLowerCase()]! + (unit === undefined ? 0 : UNIT_VALUE[unit.toLowerCase()]!)
+          : SMALL[small!.toLowerCase()]!
+      ))
+    : text
+
+/** Units after a figure by their one name (see the module comment). */
+export const unitsByName = (text: string): string =>
+  text.replace(
+    FIGURE_UNIT,
+    (
+      all,
+      d1: string | undefined,
+      s1: string | undefined,
+      u1: string | undefined,
+      d2: string,
+      _: string,
+      u2: string
+    ) => {
+      const name = canonicalUnit(u1 ?? u2)
+      return name === undefined ? all : `${d1 ?? d2}${s1 ?? " "}${name}`
+    }
+  )
+
+/** A sentence's opening list number or ordinal removed. */
+export const withoutOpeningNumber = (text: string): string => text.replace(OPENING_NUMBER, "$1")
+
+/** Everything above, in order: the text a check reads. Each step only where it can apply (most sentences need none). */
+export const readFigures = (text: string): string => {
+  let t = removeCitations(text)
+  if (DIGIT.test(t)) t = withoutOpeningNumber(t)
+  t = numberWordsAsFigures(t)
+  return DIGIT.test(t) ? unitsByName(t) : t
+}
