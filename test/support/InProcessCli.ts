@@ -7,8 +7,9 @@
  * What a child started by `ChildCli.cli` sees, this gives too: the output of a pipe (ANSI styles
  * stripped, as `bin.ts` does when output is not a terminal), the environment with `OPENAI_API_KEY`
  * emptied unless `env` gives one, and the progress lines and notes the run writes to stderr (they go to
- * `process.stderr`, captured here while the command runs). The working directory is the test
- * process's — the repository root, as `ChildCli`'s default.
+ * `process.stderr`, captured here while the command runs). The working directory is `cwd`, else the
+ * test process's — the repository root, as `ChildCli`'s default — and is the test process's again
+ * afterwards (`resume` changes it to the run's).
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
@@ -33,15 +34,17 @@ export interface Options {
   readonly width?: number
   /** Extra environment, as `ChildCli`'s `env` (OPENAI_API_KEY is emptied unless given here). */
   readonly env?: Readonly<Record<string, string>>
+  /** The working directory while the command runs (vitest's `forks` pool: a process per worker). */
+  readonly cwd?: string
 }
 
-/** One command at a time per test process: the capture of `process.stderr` is process-wide. */
+/** One command at a time per test process: the capture of `process.stderr` and the cwd are process-wide. */
 let running = false
 
-/** `rag-eval …args` in-process (the cwd is the test process's: the repository root). */
+/** `rag-eval …args` in-process, in `cwd` (default the test process's: the repository root). */
 export const runCli = async (args: ReadonlyArray<string>, options: number | Options = {}): Promise<Output> => {
-  const { env = {}, width = 80 } = typeof options === "number" ? { width: options } : options
-  if (running) throw new Error("runCli: one command at a time (stderr is captured process-wide)")
+  const { cwd, env = {}, width = 80 } = typeof options === "number" ? { width: options } : options
+  if (running) throw new Error("runCli: one command at a time (stderr and the cwd are process-wide)")
   running = true
   // stdout and stderr in the order they were written, as a child's pipes would hold them.
   const out: Array<string> = []
@@ -72,6 +75,8 @@ export const runCli = async (args: ReadonlyArray<string>, options: number | Opti
   )
   // Progress lines and notes go straight to process.stderr (src/engine/Progress.ts).
   const write = process.stderr.write
+  const home = process.cwd()
+  if (cwd !== undefined) process.chdir(cwd)
   process.stderr.write = ((chunk: string | Uint8Array) => {
     err.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString())
     return true
@@ -84,6 +89,7 @@ export const runCli = async (args: ReadonlyArray<string>, options: number | Opti
     return { stdout: out.join(""), stderr: err.join(""), code }
   } finally {
     process.stderr.write = write
+    process.chdir(home)
     running = false
   }
 }
