@@ -38,14 +38,21 @@ export interface Options {
   readonly cwd?: string
 }
 
-/** One command at a time per test process: the capture of `process.stderr` and the cwd are process-wide. */
-let running = false
+/**
+ * One command at a time per test process: the capture of `process.stderr` and the cwd are
+ * process-wide, so commands of concurrent tests (`describe.concurrent`) queue here.
+ */
+let queue: Promise<unknown> = Promise.resolve()
 
 /** `rag-eval …args` in-process, in `cwd` (default the test process's: the repository root). */
-export const runCli = async (args: ReadonlyArray<string>, options: number | Options = {}): Promise<Output> => {
-  const { cwd, env = {}, width = 80 } = typeof options === "number" ? { width: options } : options
-  if (running) throw new Error("runCli: one command at a time (stderr and the cwd are process-wide)")
-  running = true
+export const runCli = (args: ReadonlyArray<string>, options: number | Options = {}): Promise<Output> => {
+  const next = queue.then(() => runOne(args, typeof options === "number" ? { width: options } : options))
+  queue = next.catch(() => undefined)
+  return next
+}
+
+const runOne = async (args: ReadonlyArray<string>, options: Options): Promise<Output> => {
+  const { cwd, env = {}, width = 80 } = options
   // stdout and stderr in the order they were written, as a child's pipes would hold them.
   const out: Array<string> = []
   const err: Array<string> = []
@@ -90,6 +97,5 @@ export const runCli = async (args: ReadonlyArray<string>, options: number | Opti
   } finally {
     process.stderr.write = write
     process.chdir(home)
-    running = false
   }
 }
