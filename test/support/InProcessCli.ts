@@ -59,13 +59,13 @@ const runOne = async (args: ReadonlyArray<string>, options: Options): Promise<Ou
   const text = (xs: ReadonlyArray<unknown>) => xs.map(String).join(" ") + "\n"
   const toOut = (...xs: ReadonlyArray<unknown>) => void out.push(text(xs))
   const toErr = (...xs: ReadonlyArray<unknown>) => void err.push(text(xs))
-  const captured: Console.Console = Console.consoleWith((base) =>
-    Effect.succeed({
+  const captured = Console.consoleWith((base) =>
+    Effect.succeed<Console.Console>({
       ...base,
-      log: (...xs) => Effect.sync(() => toOut(...xs)),
-      info: (...xs) => Effect.sync(() => toOut(...xs)),
-      error: (...xs) => Effect.sync(() => toErr(...xs)),
-      warn: (...xs) => Effect.sync(() => toErr(...xs)),
+      log: (...xs: ReadonlyArray<unknown>) => Effect.sync(() => toOut(...xs)),
+      info: (...xs: ReadonlyArray<unknown>) => Effect.sync(() => toOut(...xs)),
+      error: (...xs: ReadonlyArray<unknown>) => Effect.sync(() => toErr(...xs)),
+      warn: (...xs: ReadonlyArray<unknown>) => Effect.sync(() => toErr(...xs)),
       unsafe: { ...base.unsafe, log: toOut, info: toOut, error: toErr, warn: toErr }
     })
   ).pipe(Effect.runSync)
