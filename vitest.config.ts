@@ -16,11 +16,15 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Each test file gets fresh modules (vitest's default). Sharing them (isolate: false) cut the
-    // collect time from ~170 s to ~37 s on this 2-core machine, but one run beside two CPU burners
-    // then saw a file's TestClock tests share one clock (test/target/Retry.test.ts started at 5 h):
-    // a flake that blocks every submission is worse than a slower suite.
-    isolate: true,
+    // Test files share each worker's modules (isolate: false): a fresh module graph per file — effect,
+    // @effect/*, the sources — cost ~0.7 CPU-s per file, ~140 of the suite's CPU-seconds (128 unit
+    // files on the 2-core machine: 241 CPU-s isolated, 102 shared). What a file must not leave to the
+    // next (child processes, the cwd, a TestClock in Effect's default services) is undone and checked
+    // after every file by test/support/Setup.ts; a module of test/support registers no hooks of its own.
+    // (Isolation was turned on once after a run beside CPU burners saw test/target/Retry.test.ts start
+    // at 5 h on its TestClock; no leak was found, and Setup.ts now names the file that would leak one.)
+    isolate: false,
+    setupFiles: ["test/support/Setup.ts"],
     // One worker more than the cores: most end-to-end files spend their time waiting on child
     // processes, servers and rate limits, so a third file on 2 cores fills the idle CPU (vitest's
     // default, cores − 1, ran them one after another). On the 2-core machine from a fresh clone:
