@@ -8,7 +8,6 @@ export default defineConfig({
     alias: { "rag-eval": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
   },
   test: {
-    include: ["test/**/*.test.ts"],
     // Hang guards, not measures: a test asserts outcomes, and on a busy machine the end-to-end tests
     // (child processes, servers, PostgreSQL) take two to three times their idle duration — the
     // cluster test 41 s idle, 83–95 s beside four CPU burners, past a 120 s bound with four workers.
@@ -16,15 +15,32 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Test files share each worker's modules (isolate: false): a fresh module graph per file — effect,
-    // @effect/*, the sources — cost ~0.7 CPU-s per file, ~140 of the suite's CPU-seconds (128 unit
-    // files on the 2-core machine: 241 CPU-s isolated, 102 shared). What a file must not leave to the
-    // next (child processes, the cwd, a TestClock in Effect's default services) is undone and checked
-    // after every file by test/support/Setup.ts; a module of test/support registers no hooks of its own.
-    // (Isolation was turned on once after a run beside CPU burners saw test/target/Retry.test.ts start
-    // at 5 h on its TestClock; no leak was found, and Setup.ts now names the file that would leak one.)
-    isolate: false,
     setupFiles: ["test/support/Setup.ts"],
+    projects: [
+      {
+        extends: true,
+        // Test files share each worker's modules (isolate: false): a fresh module graph per file —
+        // effect, @effect/*, the sources — cost ~0.7 CPU-s per file (128 files on the 2-core machine:
+        // 241 CPU-s isolated, 102 shared). What a file must not leave to the next (child processes,
+        // the cwd, a TestClock in Effect's default services) is undone and checked after every file by
+        // test/support/Setup.ts; a module of test/support registers no hooks of its own. (Isolation
+        // was turned on once after a run beside CPU burners saw test/target/Retry.test.ts start at 5 h
+        // on its TestClock; no leak was found since, and Setup.ts names a file that leaks one.)
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/e2e/**", "test/docs/**"],
+          isolate: false
+        }
+      },
+      {
+        extends: true,
+        // The end-to-end files keep fresh modules per file: sharing them, a file of in-process CLI
+        // runs (e2e/Cli.test.ts) stalled after the files before it in its worker, twice in two runs;
+        // isolated, they pass. Each spends far more on its runs than the ~0.7 CPU-s of its imports.
+        test: { name: "e2e", include: ["test/e2e/**/*.test.ts", "test/docs/**/*.test.ts"], isolate: true }
+      }
+    ],
     // One worker more than the cores: most end-to-end files spend their time waiting on child
     // processes, servers and rate limits, so a third file on 2 cores fills the idle CPU (vitest's
     // default, cores − 1, ran them one after another). On the 2-core machine from a fresh clone:
