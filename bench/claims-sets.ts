@@ -71,10 +71,17 @@ export interface LabelledSets {
   readonly expertqa?: ReadonlyArray<SupportCase> | undefined
   readonly wice?: ReadonlyArray<SupportCase> | undefined
   readonly halueval?: ReadonlyArray<HallucinationCase> | undefined
+  readonly faithbench?: ReadonlyArray<HallucinationCase> | undefined
+  readonly frank?: ReadonlyArray<HallucinationCase> | undefined
 }
 
-export type SetName = "ragchecker" | "expertqa" | "wice" | "halueval"
-export const SET_NAMES: ReadonlyArray<SetName> = ["ragchecker", "expertqa", "wice", "halueval"]
+export type SetName = "ragchecker" | "expertqa" | "wice" | "halueval" | "faithbench" | "frank"
+export const SET_NAMES: ReadonlyArray<SetName> = ["ragchecker", "expertqa", "wice", "halueval", "faithbench", "frank"]
+/** The sets whose cases are answers with a hallucinated / not label: their figure is the AUC of a hallucination score. */
+export const HALLUCINATION_SETS = ["halueval", "faithbench", "frank"] as const
+export type HallucinationSet = typeof HALLUCINATION_SETS[number]
+export const isHallucinationSet = (s: SetName): s is HallucinationSet =>
+  (HALLUCINATION_SETS as ReadonlyArray<string>).includes(s)
 
 const jsonl = (file: string): Array<any> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
@@ -126,11 +133,61 @@ export const readHaluEval = (dir: string): ReadonlyArray<HallucinationCase> | un
   return out
 }
 
+/**
+ * FaithBench: each summary a modern LLM wrote of its source, hallucinated when the worst of its
+ * annotations is "Unwanted" or "Questionable" (the authors' `binarize.py` default: "worst",
+ * hallucinated classes Questionable and Unwanted); "Benign" or none is not.
+ */
+export const readFaithBench = (dir: string): ReadonlyArray<HallucinationCase> | undefined => {
+  const folder = Path.join(dir, "faithbench")
+  if (!fs.existsSync(folder)) return undefined
+  const batches = fs.readdirSync(folder).filter((f) => /^batch_\d+\.json$/.test(f)).sort()
+  return batches.flatMap((file) =>
+    (JSON.parse(fs.readFileSync(Path.join(folder, file), "utf8")).samples as Array<any>).map((s) => {
+      const labels = new Set<string>((s.annotations as Array<any>).flatMap((a) => a.label as Array<string>))
+      return {
+        id: `${file.replace(".json", "")}-${s.sample_id}`,
+        question: "",
+        answer: (s.summary as string).trim(),
+        contexts: [s.source as string],
+        hallucinated: [...labels].some((l) => l.startsWith("Unwanted") || l === "Questionable")
+      }
+    })
+  )
+}
+
+/**
+ * FRANK, validation split: the summaries of its CNN/DM and XSum articles, hallucinated when an
+ * annotated sentence holds a factual error (`Factuality` < 1).
+ */
+export const readFrank = (dir: string): ReadonlyArray<HallucinationCase> | undefined => {
+  const folder = Path.join(dir, "frank")
+  const labels = Path.join(folder, "human_annotations.json")
+  if (!fs.existsSync(labels)) return undefined
+  const valid = new Set(fs.readFileSync(Path.join(folder, "validation_split.txt"), "utf8").split(/\s+/))
+  const articles = new Map<string, any>()
+  const article = (hash: string) => {
+    if (!articles.has(hash)) {
+      articles.set(hash, JSON.parse(fs.readFileSync(Path.join(folder, "articles", `${hash}.json`), "utf8")))
+    }
+    return articles.get(hash)
+  }
+  return (JSON.parse(fs.readFileSync(labels, "utf8")) as Array<any>).filter((h) => valid.has(h.hash)).map((h) => ({
+    id: `${h.hash}-${h.model_name}`,
+    question: "",
+    answer: article(h.hash)[h.model_name] as string,
+    contexts: [article(h.hash).article as string],
+    hallucinated: h.Factuality < 1
+  }))
+}
+
 export const readSets = (dataDir = defaultDataDir, extraDir = defaultExtraDir): LabelledSets => ({
   ragchecker: ragCheckerPresent(dataDir) ? readRagChecker(dataDir) : undefined,
   expertqa: expertQaPresent(dataDir) ? readExpertQa(dataDir).map(fromExpertQa) : undefined,
   wice: readWice(extraDir),
-  halueval: readHaluEval(extraDir)
+  halueval: readHaluEval(extraDir),
+  faithbench: readFaithBench(extraDir),
+  frank: readFrank(extraDir)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -240,12 +297,14 @@ export const overlapFigures = (sets: LabelledSets) => {
     const scores = cases.map((c) => wordShareOf(c.claim, c.contexts.join("\n")) ?? 0)
     out[name] = supportFigures(scores, cases.map((c) => c.supported))
   }
-  if (sets.halueval !== undefined) {
-    const scores = sets.halueval.map((c) => 1 - (wordShareOf(c.answer, c.contexts.join("\n")) ?? 1))
-    const lengths = sets.halueval.map((c) => plainWords(c.answer).length)
-    out["halueval"] = {
-      auc: auc(scores, sets.halueval.map((c) => c.hallucinated)),
-      lengthAuc: auc(lengths, sets.halueval.map((c) => c.hallucinated))
+  for (const name of HALLUCINATION_SETS) {
+    const cases = sets[name]
+    if (cases === undefined) continue
+    const scores = cases.map((c) => 1 - (wordShareOf(c.answer, c.contexts.join("\n")) ?? 1))
+    const lengths = cases.map((c) => plainWords(c.answer).length)
+    out[name] = {
+      auc: auc(scores, cases.map((c) => c.hallucinated)),
+      lengthAuc: auc(lengths, cases.map((c) => c.hallucinated))
     }
   }
   return out
