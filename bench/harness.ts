@@ -12,7 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer, Redacted } from "effect"
 import { performance } from "node:perf_hooks"
 import * as Judgments from "../src/engine/Judgments.js"
-import type { Pipeline } from "../src/engine/Pipeline.js"
+import { type AnyPipeline, instantiate, type Pipeline } from "../src/engine/Pipeline.js"
 import * as Progress from "../src/engine/Progress.js"
 import { precomputed, Retriever } from "../src/engine/Retriever.js"
 import { run, type RunOutcome } from "../src/engine/Runner.js"
@@ -27,7 +27,7 @@ import * as JudgmentCache from "../src/store/JudgmentCache.js"
 import * as JudgmentJournal from "../src/store/JudgmentJournal.js"
 
 export const loadRagAnswers = async () =>
-  (await import("../pipelines/rag-answers.js")).default as unknown as Pipeline<unknown, unknown>
+  instantiate((await import("../pipelines/rag-answers.js")).default as AnyPipeline, {}) as Pipeline<unknown, unknown>
 
 /**
  * LLM judge over an OpenAI-compatible endpoint (the fake server), behind a RateGate of `concurrency`.
@@ -139,6 +139,8 @@ export const timedRun = (
     readonly reporters?: ReadonlyArray<Reporter>
     /** The cross-run judgment cache: "file" is the CLI default (under `<outRoot>/.cache`), "none" is --no-cache. */
     readonly cache?: "file" | "none"
+    /** Around the whole run, e.g. tracing off (as the CLI without --trace-otlp) or an OTLP tracer (bench/tracing.ts). */
+    readonly around?: <A, E>(self: Effect.Effect<A, E>) => Effect.Effect<A, E>
   }
 ): Promise<TimedRun> => {
   const times: PhaseTimes = {
@@ -181,7 +183,8 @@ export const timedRun = (
   return Effect.runPromise(
     Effect.gen(function*() {
       const cpu = process.cpuUsage()
-      const outcome = yield* Effect.provide(program, layers)
+      const provided = Effect.provide(program, layers)
+      const outcome = yield* (options.around === undefined ? provided : options.around(provided))
       const wallMs = performance.now() - start
       const used = process.cpuUsage(cpu)
       const first = times.firstJudgeCall ?? 0

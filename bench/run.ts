@@ -33,6 +33,10 @@
  *     chunking's peak RSS on 1,000 and 10,000 documents and a 50 MB file (bench/synthesize.ts).
  * 15. The size bounds: a 50 MB answer refused, a judge listing 100,000 claims per extraction — wall
  *     time and peak RSS through the CLI (bench/bounds.ts).
+ * 16. What tracing costs: runner CPU per judgment with tracing off, Effect's default tracer and
+ *     --trace-otlp to a local receiver (bench/tracing.ts).
+ * 17. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
+ *     first page, a case, a search, a label, compare; the server's peak RSS (bench/ui.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -64,7 +68,9 @@ import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreem
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { printSynthesizeFigures } from "./synthesize.js"
+import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
+import { printUiFigures } from "./ui.js"
 
 const CONCURRENCY = 32
 const LLM_ROWS = Number(process.env.BENCH_LLM_ROWS ?? 500)
@@ -609,6 +615,24 @@ const main = async () => {
       `[15] The size bounds (src/domain/Limits.ts): a 50 MB answer refused, a judge flooding claims (bench/bounds.ts)`
     )
     await printBoundsFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[16] What tracing costs: the LLM judge at 0 ms, concurrency 32, with tracing off (the CLI without --trace-otlp), Effect's default tracer, and --trace-otlp to a local receiver (bench/tracing.ts)`
+    )
+    await printTracingFigures({ line, figure })
+    line()
+  }
+
+  {
+    line(
+      `[17] rag-eval ui on a ${
+        HEURISTIC_ROWS.toLocaleString("en-US")
+      }-case run beside a 100-case one: open, a page, a case, search, label, compare; the server's peak RSS (bench/ui.ts)`
+    )
+    await printUiFigures({ line, figure }, HEURISTIC_ROWS)
     line()
   }
 

@@ -261,7 +261,7 @@ const writerReply = (type: string, user: string) => {
 /** Prompt tokens and calls per candidate of each type, on the handbook, through the fake OpenAI server. */
 export const tokensPerCandidate = async () => {
   const FakeOpenAi = await import("../test/support/FakeOpenAi.js")
-  const { judgeLayer } = await import("../src/cli/JudgeLayer.js")
+  const { judgeLayer } = await import("../src/judges/JudgeSettings.js")
   const types = ["single-hop", "multi-hop", "comparison", "procedure", "unanswerable", "conversational"] as const
   const out: Array<{ type: string; candidates: number; calls: number; promptTokens: number }> = []
   for (const type of types) {

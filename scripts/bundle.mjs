@@ -32,3 +32,20 @@ await esbuild.build({
   legalComments: "linked",
   logLevel: "warning"
 })
+
+// The review page of `rag-eval ui` (src/ui/page): one script and one style sheet for the browser,
+// built here so nothing is built on the user's machine; served from dist/ui-page by src/ui/PageAssets.ts.
+fs.rmSync(`${root}dist/ui-page`, { recursive: true, force: true })
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { app: "src/ui/page/main.ts" },
+  outdir: "dist/ui-page",
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2020",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning"
+})
+fs.copyFileSync(`${root}src/ui/page/style.css`, `${root}dist/ui-page/app.css`)

@@ -43,6 +43,8 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
 }
 
 const shutdown = Shutdown.make()
+/** Commands whose work a second Ctrl+C abandons and the same command resumes (not `serve`). */
+const resumable = process.argv[2] === "run" || process.argv[2] === "resume"
 // NO_COLOR, or output that is not a terminal: no ANSI styles in --help or anywhere else.
 const stdoutPlain = colourOff(process.env, process.stdout.isTTY)
 const stderrPlain = colourOff(process.env, process.stderr.isTTY)
@@ -80,6 +82,12 @@ fiber.addObserver((exit) => {
   process.removeListener("SIGTERM", onSignal)
   const code = exitCode(exit)
   process.exitCode = code
+  // A second Ctrl+C interrupts everything, the run's own stop message included: say how to go on.
+  if (signals >= 2 && resumable && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+    process.stderr.write(
+      "aborted: the calls in flight were abandoned (not journaled); run the same command again to resume (it skips what is done)\n"
+    )
+  }
   // Sockets left open by an aborted call must not keep the process alive.
   if (code !== 0) setTimeout(() => process.exit(code), 1000).unref()
 })

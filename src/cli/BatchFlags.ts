@@ -7,9 +7,9 @@ import type * as Option from "effect/Option"
 import { UsageError } from "../domain/Errors.js"
 import { Redaction } from "../domain/Redaction.js"
 import type { BatchOptions } from "../engine/RunTypes.js"
+import { defaultModels, type JudgeFlags } from "../judges/JudgeSettings.js"
 import * as BatchApi from "../providers/BatchApi.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
-import { defaultModels, type JudgeFlags } from "./JudgeLayer.js"
 
 /** OpenAI's limits for one batch's input file. */
 export const MAX_BATCH_REQUESTS = 50_000

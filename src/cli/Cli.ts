@@ -34,6 +34,7 @@ import { csvRaw, details, failOver, failUnder, json, runConfig, store } from "./
 import { serveCommand, serveConfig } from "./ServeCommand.js"
 import { synthesizeCommand } from "./SynthesizeCommand.js"
 import { trecCommand } from "./Trec.js"
+import { uiCommand } from "./UiCommand.js"
 
 const runCommand = Command.make("run", runConfig, (flags) =>
   // Loaded on use: parsing flags and --help need none of the runner, providers or SDK.
@@ -174,6 +175,7 @@ const subcommands = [
   calibrateCommand,
   judgeBenchCommand,
   serveCommand,
+  uiCommand,
   ...clusterCommands
 ] as const
 

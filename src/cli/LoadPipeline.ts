@@ -113,8 +113,7 @@ const isPipeline = (value: unknown): value is AnyPipeline => {
   const p = value as Record<string, unknown>
   if (typeof p.name !== "string") return false
   if (typeof p.build === "function") return Array.isArray(p.options)
-  return typeof p.load === "object" && typeof p.judge === "object" &&
-    typeof p.score === "object" && typeof p.aggregate === "object" && typeof p.report === "object"
+  return typeof p.load === "object" && typeof p.judge === "object" && typeof p.score === "object"
 }
 
 /** A built-in pipeline's name (no path separator, no extension) rather than a file path. */
@@ -165,7 +164,7 @@ export const loadPipeline = (file: string): Effect.Effect<AnyPipeline, UsageErro
     if (!isPipeline(pipeline)) {
       return yield* new UsageError({
         problem:
-          `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, aggregate, report; or name, options, build)`
+          `${file} must \`export default Pipeline.make({ … })\` (name, load, judge, score, and optionally aggregate and report; or name, options, build)`
       })
     }
     return pipeline

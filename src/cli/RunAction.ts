@@ -2,6 +2,7 @@
  * What `rag-eval run` does, loaded only when it runs: validate flags, load the pipeline, choose the
  * layers (judge, retriever, journal, cache, reporters, progress) and drive the runner.
  */
+import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,6 +24,7 @@ import * as Progress from "../engine/Progress.js"
 import { precomputed, Retriever } from "../engine/Retriever.js"
 import { estimate, ESTIMATED_OUTPUT_TOKENS, run, type RunOptions } from "../engine/Runner.js"
 import { Shutdown } from "../engine/Shutdown.js"
+import { judgeLayer } from "../judges/JudgeSettings.js"
 import { parseColumnMapping } from "../load/CaseMapping.js"
 import { cost, formatUsd, loadPriceFile, type Price, priceFor } from "../pricing/Prices.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
@@ -32,7 +34,6 @@ import * as JudgmentJournal from "../store/JudgmentJournal.js"
 import type { TargetConfig } from "../target/TargetConfig.js"
 import { batchOptions } from "./BatchFlags.js"
 import { displayPath } from "./Display.js"
-import { judgeLayer } from "./JudgeLayer.js"
 import { loadPipeline, promptDirsFor } from "./LoadPipeline.js"
 import { type FlagValue, gatherOptions } from "./PipelineSettings.js"
 import { RecordedArgv } from "./Resume.js"
@@ -166,6 +167,8 @@ export const runAction = (flags: RunFlags) =>
       maxCostUsd: Option.getOrUndefined(flags.maxCost),
       gates: thresholds
     })
+    // --trace-otlp: the run's spans go to a collector (engine/Tracing.ts, loaded only then); else tracing is off.
+    const traced = yield* tracingFor(flags)
     return yield* Effect.gen(function*() {
       const judgeInfo = (yield* Judgments.Judgments).identity
       if (Option.isSome(flags.maxCost) && price(judgeInfo.provider, judgeInfo.model) === undefined) {
@@ -243,7 +246,54 @@ export const runAction = (flags: RunFlags) =>
         )
       }
       yield* finishRun(outcome, { json: flags.json, thresholds, maxFailures: flags.maxFailures })
-    }).pipe(Effect.provide(services), Effect.provideService(Redaction.Redaction, redactor))
+    }).pipe(
+      Effect.provide(services),
+      Effect.provideService(Redaction.Redaction, redactor),
+      Effect.withSpan("rag-eval run", {
+        attributes: { "rag_eval.pipeline": pipeline.name, "rag_eval.dry_run": flags.dryRun }
+      }),
+      traced
+    )
+  })
+
+/** Variables that hold credentials rag-eval reads (masked in spans like any secret it was given). */
+const CREDENTIAL_VARIABLES = ["OPENAI_API_KEY", "MISTRAL_API_KEY", "API_KEY", "RAG_EVAL_TOKEN", "PGPASSWORD"]
+
+/** `--trace-otlp`: provide the exporter (every secret the run was given masked in what it sends); else tracing off. */
+const tracingFor = (flags: RunFlags) =>
+  Effect.gen(function*() {
+    if (Option.isNone(flags.traceOtlp)) {
+      return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(self, false)
+    }
+    const Tracing = yield* Effect.promise(() => import("../engine/Tracing.js"))
+    const endpoint = Tracing.traceEndpoint(flags.traceOtlp.value)
+    if (typeof endpoint === "string") return yield* new UsageError({ problem: endpoint })
+    // The environment's credentials, read through Config as every setting: the providers' keys,
+    // serve's token, PostgreSQL's password, and every variable a --target-header names.
+    const referenced = flags.targetHeader.flatMap((h) =>
+      [...h.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!)
+    )
+    const values = yield* Effect.forEach([...new Set([...CREDENTIAL_VARIABLES, ...referenced])], (name) =>
+      Config.option(Config.string(name)).pipe(
+        Effect.orElseSucceed(() =>
+          Option.none<string>()
+        ),
+        Effect.map((value) => [name, Option.getOrUndefined(value)] as const)
+      ))
+    const env: Record<string, string | undefined> = Object.fromEntries(values)
+    const expand = (text: string) =>
+      text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? "")
+    const secrets = Tracing.secretValues({
+      values: [
+        ...Option.toArray(flags.apiKey).map(Redacted.value),
+        ...flags.targetHeader.map((h) => expand(h.slice(h.indexOf(":") + 1).trim())),
+        ...referenced.flatMap((name) => env[name] === undefined ? [] : [env[name]!])
+      ],
+      urls: [flags.baseUrl, flags.target, flags.store].flatMap(Option.toArray).map(String),
+      env
+    })
+    const layer = Tracing.layerOtlp(endpoint, secrets)
+    return <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, layer)
   })
 
 /** The `--target-*` flags given without `--target`. */

@@ -135,6 +135,13 @@ export const maxWait = Options.text("max-wait").pipe(
   ),
   Options.withDefault("10m")
 )
+/** `--trace-otlp URL`: export the run's spans to an OpenTelemetry collector (engine/Tracing.ts, docs/tracing.md). */
+export const traceOtlp = Options.text("trace-otlp").pipe(
+  Options.withDescription(
+    "Export the run as OpenTelemetry spans (stages, judgments, provider and target calls, rate-limit waits, journal writes) over OTLP/HTTP to a collector, e.g. http://localhost:4318 (/v1/traces is added to a bare URL); no secret is ever in a span"
+  ),
+  Options.optional
+)
 export const noPreflight = Options.boolean("no-preflight").pipe(
   Options.withDescription(
     "Skip the one minimal request made before judging (it reports a bad key, model or URL in under a second, and falls back from json_schema answers when the server does not support them)"
@@ -476,6 +483,7 @@ export const runConfig = {
   config,
   store,
   cluster,
+  traceOtlp,
   ...pipelineOptionFlags,
   ...reportingFlags,
   ...batchFlags,

@@ -20,11 +20,11 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
 import { Shutdown } from "../engine/Shutdown.js"
+import { judgeLayer } from "../judges/JudgeSettings.js"
 import { parseSize } from "../server/Body.js"
 import { defaults } from "../server/Defaults.js"
 import * as SharedCache from "../server/SharedCache.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
-import { judgeLayer } from "./JudgeLayer.js"
 import { judgeSettings, pipelineOptionFlags, providerFlags } from "./RunFlags.js"
 
 const host = Options.text("host").pipe(

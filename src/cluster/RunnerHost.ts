@@ -31,12 +31,11 @@ import type { Plan, Sink } from "../engine/Judgments.js"
 import { ClusterJudging } from "../engine/RemoteJudging.js"
 import * as Shutdown from "../engine/Shutdown.js"
 import { Judge } from "../judges/Judge.js"
-import * as LlmJudge from "../judges/LlmJudge.js"
+import { llmJudgeLayer } from "../judges/JudgeSettings.js"
 import { noTokens } from "../pricing/Prices.js"
 import * as FifoSemaphore from "../providers/FifoSemaphore.js"
 import type { ChatResponse, ProviderError } from "../providers/LlmProvider.js"
 import type { ProviderName } from "../providers/Names.js"
-import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import * as RateGate from "../providers/RateGate.js"
 import type { RateLimitInfo } from "../providers/RateLimitHeaders.js"
 import * as JudgmentCache from "../store/JudgmentCache.js"
@@ -189,15 +188,6 @@ export const layerJudges = (settings: RunnerSettings) =>
           const shared = options.rpm !== undefined || options.tpm !== undefined || adaptive
             ? makeRateClient(rateLimitEntityId(options))
             : undefined
-          const provider = OpenAiProvider.fromFlags({
-            provider: options.provider as Exclude<ProviderName, "heuristic">,
-            model: options.model,
-            baseUrl: options.baseUrl,
-            apiKey: settings.apiKey,
-            timeoutMs: options.timeoutMs,
-            params: { temperature: options.temperature, seed: options.seed },
-            requireKey: true
-          })
           // The runner's gate: its own AIMD concurrency (the runner's --adaptive and the run's), no
           // rate of its own — the shared limit paces and learns for the whole cluster.
           const local = RateGate.make({
@@ -229,13 +219,20 @@ export const layerJudges = (settings: RunnerSettings) =>
                 )
             }))
           )
-          const layer = LlmJudge.layer({
+          // The judge as the CLI builds it (judges/JudgeSettings.ts), behind the runner's gate.
+          const layer = llmJudgeLayer({
+            provider: options.provider as Exclude<ProviderName, "heuristic">,
+            model: options.model,
+            baseUrl: options.baseUrl,
+            apiKey: settings.apiKey,
+            requireKey: true,
+            timeoutMs: options.timeoutMs,
             maxRetries: options.maxRetries,
             maxWaitMs: options.maxWaitMs,
+            seed: options.seed,
+            temperature: options.temperature,
             preflight: settings.preflight ?? true
-          }).pipe(
-            Layer.provide(Layer.merge(provider, gate))
-          )
+          }, gate)
           const context = yield* Layer.buildWithScope(layer, scope).pipe(
             Effect.mapError((e) => new FatalJudgeError({ line: `runner: ${e.problem}`, kind: "config" }))
           )

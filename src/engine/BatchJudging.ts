@@ -31,7 +31,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { EvalCase } from "../domain/Case.js"
 import { FatalJudgeError, type InputError, type OutputError } from "../domain/Errors.js"
-import { addUsage, type Judgment, noUsage, type Verdict } from "../domain/Judgment.js"
+import { addUsage, noUsage, type Verdict } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { type BatchCalls, type CallReader, truncate, unusable } from "../judges/CallReader.js"
 import type { BatchStatus } from "../providers/BatchApi.js"
@@ -109,23 +109,12 @@ const phase = <R, S>(ctx: BatchPhaseContext<R, S>, ledger: BatchLedger.BatchLedg
     //    case the first round not done (a chained stage's later rounds wait for the batches before).
     const plans = new Map<string, Plan>()
     const frontier = (c: EvalCase, iteration: number) =>
-      Effect.gen(function*() {
-        const rounds = new CaseRounds(pipeline.judge, c)
-        for (let specs = rounds.current(); specs.length > 0;) {
-          const judged: Array<ReadonlyArray<Judgment>> = []
-          let missing = false
-          for (const spec of specs) {
-            const plan = core.plan(c, iteration, spec)
-            const js = yield* core.lookup(plan)
-            if (js !== undefined) judged.push(js)
-            else {
-              missing = true
-              plans.set(plan.keys[0]!, plan)
-            }
-          }
-          if (missing) return
-          specs = rounds.advance(judged)
-        }
+      new CaseRounds(pipeline.judge, c).walkEffect((spec) => {
+        const plan = core.plan(c, iteration, spec)
+        return Effect.map(core.lookup(plan), (js) => {
+          if (js === undefined) plans.set(plan.keys[0]!, plan)
+          return js
+        })
       })
     const planAll = Effect.gen(function*() {
       plans.clear()

@@ -21,6 +21,8 @@ export interface Budget {
   /** A call landed: its estimate is released and what it really cost counted. */
   readonly settle: (estUsd: number, usage: Usage, via: "batch" | undefined) => void
   readonly reached: () => boolean
+  /** Nothing more can start: what the run spent (and reserved) is at the cap already. */
+  readonly exhausted: () => boolean
   /** Spent by the run so far, earlier invocations included. */
   readonly spentUsd: () => number
   /** The estimated cost of a call: its prompt's characters and the judgments it makes. */
@@ -61,6 +63,7 @@ export const make = (
       spent += usd(usage.inputTokens, usage.outputTokens, usage.cachedInputTokens ?? 0, via)
     },
     reached: () => reached,
+    exhausted: () => spent + inFlight >= capUsd,
     spentUsd: () => spent,
     estimate: (chars, judgments, via) => usd(Math.ceil(chars / 4), judgments * ESTIMATED_OUTPUT_TOKENS, 0, via)
   }

@@ -19,29 +19,21 @@ import { limitCases, loadContext, prepare } from "./Validate.js"
  * of the first round they do not, and (a chained stage) the planned specs of the rounds after it.
  */
 const estimateCase = <R, S>(pipeline: Pipeline<R, S>, core: RunJudging, c: EvalCase, iteration: number, sink: Sink) =>
-  Effect.gen(function*() {
-    const rounds = new CaseRounds(pipeline.judge, c)
-    let walked = 0
-    for (let specs = rounds.current(); specs.length > 0;) {
-      const judged = []
-      let complete = true
-      for (const spec of specs) {
-        const plan = core.plan(c, iteration, spec)
-        const js = core.fromJournal(plan, sink) ?? (yield* core.judge(plan, c, sink))
-        if (js === undefined) complete = false
-        else judged.push(js)
-      }
-      walked += specs.length
-      if (!complete) {
+  Effect.flatMap(
+    new CaseRounds(pipeline.judge, c).walkEffect((spec) => {
+      const plan = core.plan(c, iteration, spec)
+      const held = core.fromJournal(plan, sink)
+      return held === undefined ? core.judge(plan, c, sink) : Effect.succeed(held)
+    }),
+    ({ complete, walked }) =>
+      Effect.sync(() => {
+        if (complete) return
         // The rounds after this one depend on its results: priced from the stage's stand-ins.
         for (const spec of plannedSpecs(pipeline.judge, c).slice(walked)) {
           core.countCall?.(core.plan(c, iteration, spec))
         }
-        return
-      }
-      specs = rounds.advance(judged)
-    }
-  })
+      })
+  )
 
 /** `--dry-run`: the calls a run would make and their estimated tokens and cost; nothing is called or written. */
 export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>

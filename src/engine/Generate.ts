@@ -262,7 +262,7 @@ const throughGate = (
       })
     )
     // A call the gate never started (the run is stopping) is not an error of the target: no retry.
-    return gate.run(0, attempt).pipe(
+    return gate.run(0, Effect.withSpan(attempt, "TargetClient.call", { kind: "client" })).pipe(
       Effect.map((): TargetResponse | RateGate.GateStopped => response!),
       Effect.catchAll((e) => (e._tag === "GateStopped" ? Effect.succeed(e) : Effect.fail(error!)))
     )

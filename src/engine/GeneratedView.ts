@@ -11,6 +11,7 @@ import { csvNumber } from "../domain/CsvCell.js"
 import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
+import { viewOf } from "./DefaultView.js"
 import type { TargetDescription } from "./Generate.js"
 import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
@@ -85,7 +86,7 @@ export const withGenerated = <R, X>(
 ): Pipeline<R & WithGenerated, WithTarget<X>> => {
   type R2 = R & WithGenerated
   const base = pipeline.aggregate
-  const view = pipeline.report
+  const view = viewOf(pipeline)
   const perCase = pipeline.score.perCase
   /** The kind's view sees its own summary (the target's part is an extra key it ignores). */
   const own = (summary: RunSummary<R2, WithTarget<X>>) => summary as unknown as RunSummary<R, X>

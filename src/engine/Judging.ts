@@ -18,7 +18,7 @@ import type { Rubric } from "../domain/Rubric.js"
 import type { RunGenerating } from "./Generate.js"
 import { CaseRounds, type RunJudging, type Sink } from "./Judgments.js"
 import * as OrderedPool from "./OrderedPool.js"
-import type { Generates, Pipeline } from "./Pipeline.js"
+import { type Generates, type Pipeline, plannedSpecs, specJudgments } from "./Pipeline.js"
 import { precomputed, type Retriever } from "./Retriever.js"
 import type { RunOptions } from "./RunTypes.js"
 import { limitCases, loadContext } from "./Validate.js"
@@ -61,26 +61,50 @@ export const judgeIteration = <R, S>(
   iteration: number,
   sink: Sink,
   emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
+): Effect.Effect<void, Failure | InputError> =>
+  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit), "Judging.iteration", {
+    attributes: {
+      "rag_eval.pipeline": ctx.pipeline.name,
+      "rag_eval.iteration": iteration,
+      "rag_eval.workers": ctx.workers
+    }
+  })
+
+const judgeIterationUntraced = <R, S>(
+  ctx: Scheduling<R, S>,
+  iteration: number,
+  sink: Sink,
+  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
 ): Effect.Effect<void, Failure | InputError> => {
   const { pipeline, options, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
     pipeline.score.score(c, judgments, iteration, rubrics)
   const loaded = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+  /** The judgments progress counted for a case (`Validate.ts`: every round, from the input as loaded). */
+  const planned = (c: EvalCase) => plannedSpecs(pipeline.judge, c).reduce((n, spec) => n + specJudgments(spec), 0)
+  /** A case the target or a live retriever changed (its passages): the total follows what it will be judged on. */
+  const replanned = (before: EvalCase, after: EvalCase) => {
+    if (after.passages !== before.passages) {
+      sink.state.unplanned = (sink.state.unplanned ?? 0) + planned(after) - planned(before)
+    }
+    return after
+  }
   // --target: each case retrieved, then answered by the live system (journaled there before it is
   // judged), `concurrency` cases at a time and in input order; then judged as any case.
   const generate = ctx.generate
   const cases = generate === undefined ? loaded : loaded.pipe(
-    Stream.mapEffect((c) => Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)), {
-      concurrency: generate.concurrency
-    })
+    Stream.mapEffect(
+      (c) =>
+        Effect.flatMap(retriever.retrieve(c), (r) => generate.stage.generate(r, generate.fills)).pipe(
+          Effect.map((g) => replanned(c, g))
+        ),
+      { concurrency: generate.concurrency }
+    )
   )
   const retrieve = generate === undefined ? retriever.retrieve : Effect.succeed<EvalCase>
   /** A case the target gave no answer: its judgments fail with the reason (not asked of the judge). */
-  const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) => {
-    for (let specs = rounds.current(); specs.length > 0;) {
-      specs = rounds.advance(specs.map((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason)))
-    }
-  }
+  const unanswered = (c: EvalCase, rounds: CaseRounds, reason: string) =>
+    rounds.walk((spec) => core.unanswered(core.plan(c, iteration, spec), c, sink, reason))
 
   if (core.sync) {
     /** A case in place, round after round; none when a plan was not judged (stopping, partial replay). */
@@ -88,17 +112,16 @@ export const judgeIteration = <R, S>(
       if (c.generated?.status === "skipped") return Effect.succeed(Option.none())
       const rounds = new CaseRounds(pipeline.judge, c)
       if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
-      for (let specs = rounds.current(); specs.length > 0;) {
-        const judged: Array<ReadonlyArray<Judgment>> = []
-        for (const spec of specs) {
-          const plan = core.plan(c, iteration, spec)
-          const js = core.fromJournal(plan, sink) ?? core.judgeSync(plan, c, sink)
-          if (js instanceof UsageError) return Effect.fail(js)
-          if (js === undefined) return Effect.succeed(Option.none())
-          judged.push(js)
-        }
-        specs = rounds.advance(judged)
-      }
+      let lacking: UsageError | undefined
+      const { complete } = rounds.walk((spec) => {
+        const plan = core.plan(c, iteration, spec)
+        const js = core.fromJournal(plan, sink) ?? core.judgeSync(plan, c, sink)
+        if (js instanceof UsageError) lacking = js
+        // Not judged (stopping, a partial replay): the case has no record; nothing more is asked.
+        return js instanceof UsageError || js === undefined ? null : js
+      })
+      if (lacking !== undefined) return Effect.fail(lacking)
+      if (!complete) return Effect.succeed(Option.none())
       const judgments = rounds.judgments()
       return Effect.succeed(Option.some({ record: score(c, judgments), judgments }))
     }
@@ -159,12 +182,16 @@ export const judgeIteration = <R, S>(
       }
       return {
         tasks: startRound(),
-        finish: Effect.suspend(() =>
-          incomplete || rounds.current().length > 0 ? Effect.void : Effect.suspend(() => {
-            const judgments = rounds.judgments()
-            return emit(score(c, judgments), judgments)
-          })
-        )
+        finish: Effect.suspend(() => {
+          if (incomplete || rounds.current().length > 0) return Effect.void
+          // A chained stage's later rounds were counted from stand-ins (the offline extractor's
+          // claims): the total follows what the judge found.
+          if (pipeline.judge.next !== undefined) {
+            sink.state.unplanned = (sink.state.unplanned ?? 0) + rounds.judgments().length - planned(c)
+          }
+          const judgments = rounds.judgments()
+          return emit(score(c, judgments), judgments)
+        })
       }
     })
 
@@ -175,7 +202,11 @@ export const judgeIteration = <R, S>(
   const window = Math.max(4, ctx.workers * 2)
   const live = generate === undefined && retriever.retrieve !== precomputed.retrieve
   return OrderedPool.run(
-    live ? cases.pipe(Stream.mapEffect((c) => retriever.retrieve(c), { concurrency: window })) : cases,
+    live
+      ? cases.pipe(
+        Stream.mapEffect((c) => Effect.map(retriever.retrieve(c), (r) => replanned(c, r)), { concurrency: window })
+      )
+      : cases,
     {
       workers: ctx.workers,
       window,

@@ -177,6 +177,39 @@ export const keyFor = (
   spec: TaskSpec
 ) => taskKey(judge, { pipeline, caseId: c.id, iteration, rubric, target: spec.target, vars: spec.vars })
 
+/**
+ * `canonicalJson({ vars, items })` of a list spec whose items are plain `{ target, vars }` and whose
+ * vars are records of strings (every built-in pipeline's), written directly: the same text, without
+ * the generic walk's sorting of every item's keys (a claim check hashes one list per text of every
+ * case). Undefined for anything else, which `canonicalJson` then writes.
+ */
+export const listJson = (spec: ListSpec): string | undefined => {
+  const vars = strictStringRecordJson(spec.vars)
+  if (vars === undefined) return undefined
+  let items = "["
+  for (let i = 0; i < spec.items.length; i++) {
+    const item = spec.items[i]!
+    if (Object.getPrototypeOf(item) !== Object.prototype || typeof item.target !== "string") return undefined
+    let own = 0
+    for (const k in item) if (Object.hasOwn(item, k)) own++
+    if (own !== 2 || !Object.hasOwn(item, "vars")) return undefined
+    const itemVars = strictStringRecordJson(item.vars)
+    if (itemVars === undefined) return undefined
+    items += `${i === 0 ? "" : ","}{"target":${JSON.stringify(item.target)},"vars":${itemVars}}`
+  }
+  return `{"items":${items}],"vars":${vars}}`
+}
+
+/** `stringRecordJson` of a plain record, undefined where `canonicalJson` orders keys otherwise (index-like keys). */
+const strictStringRecordJson = (vars: Readonly<Record<string, unknown>>): string | undefined => {
+  if (vars === null || typeof vars !== "object" || Object.getPrototypeOf(vars) !== Object.prototype) return undefined
+  for (const key in vars) {
+    const c = key.charCodeAt(0)
+    if (c >= 48 && c <= 57) return undefined
+  }
+  return stringRecordJson(vars)
+}
+
 /** A list's content hash covers every item: a grade given in context changes with the context. */
 const listContentHashes = new WeakMap<ListSpec, string>()
 const listContentHash = (spec: ListSpec) => {
@@ -184,7 +217,10 @@ const listContentHash = (spec: ListSpec) => {
   if (hash === undefined) {
     // Each item's target and variables: the typed `claim` restates the target, and keys stay as they were.
     const items = spec.items.map((i) => ({ target: i.target, vars: i.vars }))
-    listContentHashes.set(spec, hash = sha256(canonicalJson({ vars: spec.vars, items })).slice(0, 16))
+    listContentHashes.set(
+      spec,
+      hash = sha256(listJson({ ...spec, items }) ?? canonicalJson({ vars: spec.vars, items })).slice(0, 16)
+    )
   }
   return hash
 }

@@ -391,8 +391,11 @@ export const make = Effect.gen(function*() {
       // The preflight (one tiny request: key, model, URL, answer format) runs while the run starts up
       // and is awaited before the first judge call (not before: a run with nothing left to judge
       // never fails on it, and resumes offline). A fatal finding stops the run as a fatal judgment would.
+      // A run whose budget is spent already starts no call: it sends no preflight either.
       const preflightFiber: Fiber.Fiber<PreflightReport, FatalJudgeError | JudgeStopped> | undefined =
-        run.preflight === true && judge.preflight !== undefined ? yield* Effect.forkDaemon(judge.preflight) : undefined
+        run.preflight === true && judge.preflight !== undefined && budget?.exhausted() !== true
+          ? yield* Effect.forkDaemon(judge.preflight)
+          : undefined
       let preflight: PreflightReport | undefined
       const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ?
         Effect.succeed(true) :
@@ -444,7 +447,35 @@ export const make = Effect.gen(function*() {
         return run.around === undefined ? call : run.around(call)
       }
 
+      /** `judgeUntraced` as a span (`--trace-otlp`): the case, the rubric, the first key; then outcome, tokens, attempts. */
       const judgePlan = (
+        plan: Plan,
+        c: CaseRef,
+        sink: Sink
+      ): Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError> =>
+        judgeUntraced(plan, c, sink).pipe(
+          Effect.tap((js) =>
+            js === undefined ?
+              Effect.annotateCurrentSpan("rag_eval.outcome", "not judged") :
+              Effect.annotateCurrentSpan({
+                "rag_eval.outcome": js.every((j) => j.status === "ok") ? "ok" : "failed",
+                "rag_eval.input_tokens": js.reduce((n, j) => n + j.usage.inputTokens, 0),
+                "rag_eval.output_tokens": js.reduce((n, j) => n + j.usage.outputTokens, 0),
+                "rag_eval.attempts": js[0]?.attempts ?? 0
+              })
+          ),
+          Effect.withSpan("Judgments.judge", {
+            attributes: {
+              "rag_eval.pipeline": run.pipeline,
+              "rag_eval.case_id": c.id,
+              "rag_eval.rubric": plan.rubric.id,
+              "rag_eval.judgment_key": plan.keys[0]!,
+              "rag_eval.judgments": plan.keys.length
+            }
+          })
+        )
+
+      const judgeUntraced = (
         plan: Plan,
         c: CaseRef,
         sink: Sink
@@ -730,4 +761,52 @@ export class CaseRounds {
   judgments(): ReadonlyArray<Judgment> {
     return this.made
   }
+
+  /**
+   * Walk the rounds from the one under way, each spec through `step`: its judgments; `undefined`,
+   * not judged now (the round is incomplete: the walk asks the round's other specs, then ends); or
+   * `null`, stop at once. A round whose specs are all judged opens the next. The sync path, `report`'s
+   * replay, `--dry-run` and `--batch`'s frontier walk a case this way (`walkEffect` for a step that
+   * is an Effect); the pool hands each round's calls to its workers instead.
+   */
+  walk(step: (spec: JudgeSpec) => ReadonlyArray<Judgment> | undefined | null): Walked {
+    let walked = 0
+    for (let specs = this.specs; specs.length > 0;) {
+      const judged: Array<ReadonlyArray<Judgment>> = []
+      let complete = true
+      for (const spec of specs) {
+        const js = step(spec)
+        if (js === null) return { complete: false, walked: walked + judged.length }
+        if (js === undefined) complete = false
+        else judged.push(js)
+      }
+      walked += specs.length
+      if (!complete) return { complete, walked }
+      specs = this.advance(judged)
+    }
+    return { complete: true, walked }
+  }
+
+  /** `walk` with a step that is an Effect (the same rule: a round opens the next once all its specs are judged). */
+  walkEffect<E, R>(
+    step: (spec: JudgeSpec) => Effect.Effect<ReadonlyArray<Judgment> | undefined, E, R>
+  ): Effect.Effect<Walked, E, R> {
+    const from = (walked: number): Effect.Effect<Walked, E, R> => {
+      const specs = this.specs
+      if (specs.length === 0) return Effect.succeed({ complete: true, walked })
+      return Effect.flatMap(Effect.forEach(specs, step), (judged) => {
+        const done = walked + specs.length
+        if (judged.some((js) => js === undefined)) return Effect.succeed({ complete: false, walked: done })
+        this.advance(judged as ReadonlyArray<ReadonlyArray<Judgment>>)
+        return from(done)
+      })
+    }
+    return Effect.suspend(() => from(0))
+  }
+}
+
+/** How far a walk of a case's rounds went: whether every round is judged, and the specs it asked. */
+export interface Walked {
+  readonly complete: boolean
+  readonly walked: number
 }

@@ -13,6 +13,7 @@ import type { PreflightReport } from "../judges/Judge.js"
 import { type Cost, cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
+import { viewOf } from "./DefaultView.js"
 import { headlineSpecs, headlineValues } from "./Headline.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
 import type { Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
@@ -137,7 +138,8 @@ export const writeIteration = <R, X>(parts: {
     files.push(lowPath)
     const records = () => readJsonLines<R>(recordsPath)
     // Data files come from every record of the iteration, whatever the formats chosen.
-    for (const data of pipeline.report.dataFiles?.(info, iteration, records()) ?? []) {
+    const view = viewOf(pipeline)
+    for (const data of view.dataFiles?.(info, iteration, records()) ?? []) {
       const path = Path.join(info.runDir, data.name)
       yield* writeAtomic(path, data.content)
       files.push(path)
@@ -147,7 +149,7 @@ export const writeIteration = <R, X>(parts: {
       info,
       summary,
       records,
-      view: pipeline.report,
+      view,
       caseMetrics: { declared: perCase.declared(info), of: (r) => perCase.of(r), rank: perCase.rank?.by },
       stem: options.iterations === 1 ? "report" : `report-iteration-${iteration}`,
       metrics: headlineValues(pipeline, info, summary),

@@ -344,9 +344,10 @@ export interface Generates {
 
 /**
  * A pipeline: how a test set is read (`load`), judged (`judge`) and scored (`score`: a record and its
- * per-case metrics) — the engine folds the records into the summary — plus what the kind folds of its
- * own (`aggregate`, optional) and how its results are shown (`report`). `R` is its record, `X` the
- * summary part of its own fold.
+ * per-case metrics) — the engine folds the records into the summary and derives the headline
+ * metrics — plus, optionally, what the kind folds of its own (`aggregate`) and how its results are
+ * shown (`report`; by default from the per-case metrics). `R` is its record, `X` the summary part of
+ * its own fold.
  */
 export interface Pipeline<R = unknown, X = unknown> {
   readonly name: string
@@ -365,7 +366,8 @@ export interface Pipeline<R = unknown, X = unknown> {
   readonly judge: JudgeStage
   readonly score: ScoreStage<R>
   readonly aggregate?: AggregateStage<R, X> | undefined
-  readonly report: ReportView<R, X>
+  /** How its results are shown; absent: from its per-case metrics (`DefaultView.ts`). */
+  readonly report?: ReportView<R, X> | undefined
 }
 
 /** A pipeline's stages, as its `build` returns them. */

@@ -15,6 +15,11 @@ export interface ProgressState {
   failed: number
   /** Judgments skipped because the journal or cache already had them. */
   reused: number
+  /**
+   * Judgments the plan did not count (or counted too many of, negative): passages a `--target` or a
+   * live retriever returned, claims a judge found beyond the offline stand-in's. Added to the total.
+   */
+  unplanned?: number
 }
 
 export class Progress extends Context.Tag("rag-eval/Progress")<Progress, {
@@ -54,6 +59,7 @@ export const describe = (
   width?: number,
   detail = ""
 ): string => {
+  total += state.unplanned ?? 0
   const fresh = state.done - state.reused
   const rate = elapsedMs > 0 ? fresh / (elapsedMs / 1000) : 0
   const remaining = Math.max(0, total - state.done)

@@ -55,7 +55,7 @@ export type { Estimate, RunOptions, RunOutcome } from "./RunTypes.js"
 
 export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
   Effect.gen(function*() {
-    const prepared = yield* prepare(given, options)
+    const prepared = yield* Effect.withSpan(prepare(given, options), "Runner.validate")
     const { retriever, rubrics, rubricList, input, identityHash, info, generator } = prepared
     options = prepared.options
     const { runId, runDir } = info
@@ -318,7 +318,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           recordsPath,
           cost: iterationCost,
           partial: core.partial
-        })
+        }).pipe(Effect.withSpan("Runner.reports", { attributes: { "rag_eval.iteration": iteration } }))
       )
     }
 
@@ -332,7 +332,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       costs,
       judgments: counts,
       partial: core.partial
-    })
+    }).pipe(Effect.withSpan("Runner.final"))
     files.push(...final.files)
     const outcome: RunOutcome<RunSummary<R, X>> = {
       info,

@@ -218,9 +218,24 @@ export const make = (options: LlmJudgeOptions = {}) =>
       )
     }
 
+    /** One request to the provider, as a span (`--trace-otlp`): provider, model, tokens. No URL, no header. */
+    const complete = (request: ChatRequest) =>
+      provider.complete(request).pipe(
+        Effect.tap((r) =>
+          Effect.annotateCurrentSpan({
+            "rag_eval.input_tokens": r.usage.inputTokens,
+            "rag_eval.output_tokens": r.usage.outputTokens
+          })
+        ),
+        Effect.withSpan("LlmProvider.complete", {
+          kind: "client",
+          attributes: { "rag_eval.provider": provider.provider, "rag_eval.model": provider.model }
+        })
+      )
+
     /** One attempt through the gate; a success resets the streak of fatal-class errors. */
     const attempt = (request: ChatRequest, estimated: number, wait: RateGate.WaitBudget) =>
-      gate.run(estimated, provider.complete(request), wait).pipe(
+      gate.run(estimated, complete(request), wait).pipe(
         Effect.tap(() =>
           Effect.sync(() => {
             answeredOnce = true
@@ -383,7 +398,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
         const { wait, schedule } = retries()
         const result = yield* Effect.either(
           RetrySchedule.retryAfterFailure(
-            gate.run(estimated, provider.complete({ ...PREFLIGHT, format: mode }), wait),
+            gate.run(estimated, complete({ ...PREFLIGHT, format: mode }), wait),
             schedule as Schedule.Schedule<string | undefined, ProviderError | GateStopped>,
             { retryable: (e) => e._tag === "ProviderError" && e.retryable, interrupt: stopped }
           ).pipe(Effect.catchTag("GateStopped", () => Effect.fail(new JudgeStopped())))

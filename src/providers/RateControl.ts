@@ -460,6 +460,8 @@ export class RateController {
   private boundFrom = Number.NEGATIVE_INFINITY
   private cuts = 0
   private refusals = 0
+  /** 429s since the last answer: more in a row than calls may be in flight, and the pace does not rise. */
+  private refusedInARow = 0
   // Headers
   private maxRemaining = 0
   private headerPerMs: number | undefined
@@ -628,7 +630,12 @@ export class RateController {
   start(at: number) {
     this.log.add(at)
     this.phaseStarts++
-    if (this.learnedPerMs !== undefined && this.pacePerMs() === this.learnedPerMs) this.advance(at)
+    // Every call since the last answer refused (a server refusing everything, a Retry-After longer
+    // than the run): nothing says a faster pace would pass — it rises again once one is answered.
+    const everyOneRefused = this.refusedInARow > Math.max(this.limit, 2)
+    if (this.learnedPerMs !== undefined && this.pacePerMs() === this.learnedPerMs && !everyOneRefused) {
+      this.advance(at)
+    }
   }
 
   /** The reservation will not be used: its slot goes back (unless a 429 emptied the bucket since). */
@@ -653,6 +660,7 @@ export class RateController {
   ) {
     this.consecutivePauses = 0
     if (startedAt >= this.lastCutAt) this.succeededSinceCut = true
+    this.refusedInARow = 0
     const took = now - startedAt
     this.latencyMs = this.latencyMs === undefined ? took : this.latencyMs * 0.9 + took * 0.1
     if (
@@ -688,6 +696,7 @@ export class RateController {
     info: { readonly retryAfterMs?: number | undefined; readonly rateLimit?: RateLimitInfo | undefined } = {}
   ) {
     this.refusals++
+    this.refusedInARow++
     this.log.markRefused(startedAt)
     if (startedAt >= this.lastPauseAt) this.consecutivePauses++
     if (

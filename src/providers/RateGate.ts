@@ -105,6 +105,14 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
     let inFlight = 0
     let waiting = 0
 
+    /**
+     * Completed, with its instant, by the first 429 of a limited spell (a fresh one once a call
+     * succeeds again): a call queued for a permit since before that 429 starts its --max-wait then,
+     * so every judgment behind a long Retry-After ends about --max-wait after the first 429 — not
+     * one --max-wait after the calls ahead of it gave up.
+     */
+    let limitedSpell = Deferred.unsafeMake<number>(FiberId.none)
+    let inSpell = false
     const stopNow = Effect.fail(new GateStopped())
     /** Sleep, unless the run stops first. */
     const sleepUnlessStopped = (ms: number): Effect.Effect<void, GateStopped> =>
@@ -173,12 +181,19 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
          */
         const take = (semaphore: FifoSemaphore.FifoSemaphore<GateStopped>) =>
           Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<void, GateStopped | ProviderError> => {
-            if (wait !== undefined && control.pausedUntil > now) wait.since ??= now
-            if (wait?.since === undefined) return semaphore.take
-            const left = wait.since + wait.maxWaitMs - now
+            if (control.pausedUntil > now && wait !== undefined) wait.since ??= now
+            // A free slot (the common case) is taken at once: nothing to race.
+            if (wait === undefined || (wait.since === undefined && semaphore.available() > 0)) return semaphore.take
+            const expire = (since: number) =>
+              Effect.flatMap(Clock.currentTimeMillis, (t) =>
+                Effect.zipRight(sleepUnlessStopped(since + wait.maxWaitMs - t), Effect.fail(waitSpent(wait))))
             return Effect.raceFirst(
               semaphore.take,
-              Effect.zipRight(sleepUnlessStopped(left), Effect.fail(waitSpent(wait)))
+              wait.since !== undefined
+                ? expire(wait.since)
+                // Not limited yet: the budget starts at the spell's first 429, if one comes while queued.
+                : Effect.flatMap(Deferred.await(limitedSpell), (at) =>
+                  expire(wait.since ??= at))
             )
           })
         /** A permit, then (paced) the pacer, then a confirmed start; released again on failure. */
@@ -201,7 +216,13 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
             })
           )
         )
-        return admit.pipe(
+        // The wait for a slot, the pace or a 429's pause, as a span of its own (`--trace-otlp`).
+        const waited = Effect.flatMap(Clock.currentTimeMillis, (queuedAt) =>
+          admit.pipe(
+            Effect.tap(({ startedAt }) => Effect.annotateCurrentSpan("rag_eval.wait_ms", startedAt - queuedAt)),
+            Effect.withSpan("RateGate.wait", { attributes: { "rag_eval.waiting": waiting } })
+          ))
+        return waited.pipe(
           Effect.flatMap(({ reservation, startedAt }) => {
             started = true
             waiting--
@@ -212,6 +233,10 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
                   inFlight--
                   permits.release()
                   if (Exit.isSuccess(exit)) {
+                    if (inSpell) {
+                      inSpell = false
+                      limitedSpell = Deferred.unsafeMake<number>(FiberId.none)
+                    }
                     const usage = exit.value.usage
                     control.succeeded(now, startedAt, {
                       rateLimit: exit.value.rateLimit,
@@ -222,6 +247,10 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
                     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
                     if (failure?.kind === "rate_limited") {
                       if (wait !== undefined) wait.since ??= now
+                      if (!inSpell) {
+                        inSpell = true
+                        Deferred.unsafeDone(limitedSpell, Exit.succeed(now))
+                      }
                       control.rateLimited(now, startedAt, {
                         retryAfterMs: failure.retryAfterMs,
                         rateLimit: failure.limits

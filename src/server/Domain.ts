@@ -180,7 +180,7 @@ export type Problem = typeof Problem.Type
  * The body of an error of one status. `status` is a literal so that each error class is told apart
  * when the API encodes a failure (class schemas are checked by shape).
  */
-const errorFields = <S extends number>(status: S) => ({
+export const errorFields = <S extends number>(status: S) => ({
   error: Schema.Struct({
     status: Schema.Literal(status),
     code: Schema.String.annotations({
@@ -212,6 +212,14 @@ export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(
   HttpApiSchema.annotations({
     status: 401,
     description: "Missing or wrong bearer token (only when the server has one)"
+  })
+) {}
+export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(
+  errorFields(403),
+  HttpApiSchema.annotations({
+    status: 403,
+    description:
+      "Refused: a state-changing request without X-Requested-By: rag-eval, or a Host the server does not answer to (rag-eval ui)"
   })
 ) {}
 export class NotFound extends Schema.Class<NotFound>("NotFound")(
@@ -251,6 +259,7 @@ export class Unavailable extends Schema.Class<Unavailable>("Unavailable")(
 export type ApiError =
   | BadRequest
   | Unauthorized
+  | Forbidden
   | NotFound
   | PayloadTooLarge
   | TooManyRequests
@@ -261,6 +270,7 @@ export type ApiError =
 const classes = {
   400: BadRequest,
   401: Unauthorized,
+  403: Forbidden,
   404: NotFound,
   413: PayloadTooLarge,
   429: TooManyRequests,

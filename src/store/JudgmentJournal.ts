@@ -339,14 +339,11 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
         if (judgments.length === 0) return Effect.void
         let text = ""
         for (const j of judgments) text += JSON.stringify(j) + "\n"
-        return appendText(text)
+        return Effect.withSpan(appendText(text), "JudgmentJournal.append", {
+          attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": text.length }
+        })
       },
-      appendAttempt: (key, a) =>
-        appendText(
-          `{"key":${JSON.stringify(key)},"kind":"attempt","text":${JSON.stringify(a.text)},"problem":${
-            JSON.stringify(a.problem)
-          },"usage":${JSON.stringify(a.usage)},"asks":${a.asks},"attempts":${a.attempts}}\n`
-        ),
+      appendAttempt: (key, a) => appendText(`${attemptLine(key, a)}\n`),
       path
     } satisfies OpenedJournal
   })
@@ -361,6 +358,70 @@ export const layerFile = Layer.scoped(
     }
   })
 )
+
+/**
+ * The journal in memory, for tests and embedding: the same contract as the file store (the latest
+ * line of a key wins; what `open` reports is what the journal held when it was opened), over lines
+ * kept per run directory for the life of the layer. The same state rule as the file store: each line
+ * is scanned as the file store scans it. (One owner per run is the file store's lock and
+ * PostgreSQL's advisory lock, a matter between processes: not part of this layer.)
+ */
+export const layerMemory: Layer.Layer<JudgmentJournal> = Layer.sync(JudgmentJournal, () => {
+  const runs = new Map<string, Array<string>>()
+  const open = (runDir: string, options: { readonly fresh: boolean }) =>
+    Effect.sync((): OpenedJournal => {
+      if (options.fresh) runs.delete(runDir)
+      let lines = runs.get(runDir)
+      if (lines === undefined) runs.set(runDir, lines = [])
+      const journal = lines
+      const latest = new Map<string, { readonly state: State; readonly line: string }>()
+      let damaged = 0
+      for (const line of journal) {
+        const bytes = Buffer.from(line)
+        const scanned = scanLine(bytes, 0, bytes.length)
+        if (scanned === undefined) damaged++
+        else latest.set(scanned.key, { state: scanned.state, line })
+      }
+      const counts = { ok: 0, judgeFailed: 0, transportFailed: 0, attempts: 0 }
+      for (const { state } of latest.values()) {
+        if (state === State.ok) counts.ok++
+        else if (state === State.judgeFailed) counts.judgeFailed++
+        else if (state === State.transportFailed) counts.transportFailed++
+        else counts.attempts++
+      }
+      const lineOf = (key: string, wanted: (s: State) => boolean) => {
+        const found = latest.get(key)
+        return found === undefined || !wanted(found.state) ? undefined : found.line
+      }
+      return {
+        stats: { ...counts, damagedLines: damaged, tornLines: 0 },
+        state: (key) => latest.get(key)?.state,
+        judgment: (key) => {
+          const line = lineOf(key, (s) => s !== State.attempt)
+          return line === undefined ? undefined : JSON.parse(line) as Judgment
+        },
+        pendingRepair: (key) => {
+          const line = lineOf(key, (s) => s === State.attempt)
+          if (line === undefined) return undefined
+          const a = JSON.parse(line) as PendingRepair
+          return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+        },
+        append: (judgments) => Effect.sync(() => judgments.forEach((j) => journal.push(JSON.stringify(j)))),
+        appendAttempt: (key, a) =>
+          Effect.sync(() => {
+            journal.push(attemptLine(key, a))
+          }),
+        path: `memory:${Path.join(runDir, "judgments.jsonl")}`
+      }
+    })
+  return { open }
+})
+
+/** A paid reply awaiting repair, as journaled (its key first, then `"kind":"attempt"`: what `scanLine` reads). */
+const attemptLine = (key: string, a: PendingRepair) =>
+  `{"key":${JSON.stringify(key)},"kind":"attempt","text":${JSON.stringify(a.text)},"problem":${
+    JSON.stringify(a.problem)
+  },"usage":${JSON.stringify(a.usage)},"asks":${a.asks},"attempts":${a.attempts}}`
 
 /**
  * A run's journal read without taking its lock (`--dry-run`: what a run would still ask), for the

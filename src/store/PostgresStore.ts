@@ -261,7 +261,8 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
         judgments.length === 0 ? Effect.void : appendRows(runKey, judgmentRows(judgments)).pipe(
           Effect.mapError(fail),
           Effect.zipRight(Effect.sync(() => remember(judgments))),
-          Effect.provideService(SqlClient.SqlClient, sql)
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.withSpan("JudgmentJournal.append", { attributes: { "rag_eval.judgments": judgments.length } })
         ),
       appendAttempt: (key, a) => {
         const body = JSON.stringify({

@@ -22,16 +22,21 @@ import { isAlive } from "../io/Files.js"
 const PREFIX = ".lock-"
 const GENERATION = /^\.lock-(\d+)$/
 
-/** A process's start time (clock ticks since boot, Linux /proc), or undefined where unknown. */
-export const startTime = (pid: number): string | undefined => {
+/** A process's state letter and start time (clock ticks since boot) from Linux /proc; undefined where unknown. */
+const procStat = (pid: number): { readonly state: string; readonly start: string | undefined } | undefined => {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    // Fields after the command (which may hold spaces and parentheses): starttime is the 22nd field.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
+    // Fields after the command (which may hold spaces and parentheses): state is the 3rd field,
+    // starttime the 22nd.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return { state: fields[0] ?? "", start: fields[19] }
   } catch {
     return undefined
   }
 }
+
+/** A process's start time (clock ticks since boot, Linux /proc), or undefined where unknown. */
+export const startTime = (pid: number): string | undefined => procStat(pid)?.start
 
 const ownStart = startTime(process.pid) ?? "?"
 
@@ -41,8 +46,11 @@ const ownerRuns = (content: string): { readonly pid: number; readonly runs: bool
   const pid = Number(pidText)
   if (!Number.isInteger(pid) || pid <= 0) return undefined
   if (!isAlive(pid)) return { pid, runs: false }
-  const now = startTime(pid)
-  return { pid, runs: start === undefined || start === "?" || now === undefined || now === start }
+  const now = procStat(pid)
+  // A process killed (kill -9) but not yet reaped by its parent is a zombie: it still answers the
+  // signal-0 probe, yet it holds nothing — a resume started right after the kill takes the run over.
+  if (now !== undefined && (now.state === "Z" || now.state === "X")) return { pid, runs: false }
+  return { pid, runs: start === undefined || start === "?" || now?.start === undefined || now.start === start }
 }
 
 const generations = (dir: string): Array<number> =>

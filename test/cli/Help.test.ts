@@ -8,47 +8,16 @@
  *   required or optional, and its example lines;
  * - a bad flag or value: `error: ` first, the flag named, the nearest flag or value suggested, exit 2.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
 import { builtinInputs, builtins } from "../../src/builtin/index.js"
-import { ExitCode, main, tree } from "../../src/cli/Cli.js"
+import { tree } from "../../src/cli/Cli.js"
 import { terminalWidth } from "../../src/cli/Colour.js"
 import { entriesOf } from "../../src/cli/Help.js"
-import * as Shutdown from "../../src/engine/Shutdown.js"
 import { cli } from "../support/ChildCli.js"
-
-interface Output {
-  readonly stdout: string
-  readonly stderr: string
-  /** The exit code `bin.ts` would use: 0, or the ExitCode's. */
-  readonly code: number
-}
+import { runCli } from "../support/InProcessCli.js"
 
 /** `rag-eval …args` in-process at `width` columns. */
-const run = async (args: ReadonlyArray<string>, width = 80): Promise<Output> => {
-  const out: Array<string> = []
-  const err: Array<string> = []
-  const text = (xs: ReadonlyArray<unknown>) => xs.map(String).join(" ")
-  const program = Console.consoleWith((base) =>
-    Effect.withConsole(main(["node", "rag-eval", ...args], { width }), {
-      ...base,
-      log: (...xs) => Effect.sync(() => void out.push(text(xs))),
-      error: (...xs) => Effect.sync(() => void err.push(text(xs))),
-      unsafe: { ...base.unsafe, log: (...xs) => void out.push(text(xs)), error: (...xs) => void err.push(text(xs)) }
-    })
-  )
-  const exit = await Effect.runPromiseExit(
-    program.pipe(Effect.provide(NodeContext.layer), Effect.provideService(Shutdown.Shutdown, Shutdown.make()))
-  )
-  const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-  const code = Exit.isSuccess(exit) ? 0 : failure instanceof ExitCode ? failure.code : 1
-  return { stdout: out.join("\n"), stderr: err.join("\n"), code }
-}
+const run = runCli
 
 /** Every help page a user can ask for. */
 const pages: ReadonlyArray<ReadonlyArray<string>> = [

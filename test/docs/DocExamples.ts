@@ -9,8 +9,9 @@
  * - An ```output block right after it (blank lines between are allowed) is what the block prints:
  *   stderr first, then stdout. Without one, the block need only succeed.
  * - The info string may add `exit=N` (the expected exit code, default 0), `serve` (a `rag-eval
- *   serve --port 0` is started for the block, and `http://127.0.0.1:8080` in it means that server)
- *   or `no-run <reason>` (needs a network, an LLM, a database or data outside the repository: the
+ *   serve --port 0` is started for the block, and `http://127.0.0.1:8080` in it means that server),
+ *   `ui` (a `rag-eval ui --listen 127.0.0.1:0` over the directory's `out/`, and
+ *   `http://127.0.0.1:7433` in it means that server) or `no-run <reason>` (needs a network, an LLM, a database or data outside the repository: the
  *   test lists it as skipped, with the reason).
  * - A code block of any language whose info string has `file=NAME` (```ts file=my-pipeline.ts) is
  *   written to NAME in the directory before the next runnable example.
@@ -28,6 +29,8 @@ export interface Example {
   readonly expected: string | undefined
   readonly exit: number
   readonly serve: boolean
+  /** A `rag-eval ui` runs during the block (`http://127.0.0.1:7433` in it is that server). */
+  readonly ui?: boolean | undefined
   /** Why it is not run, for a `no-run` block. */
   readonly skip: string | undefined
   /** Code blocks marked `file=NAME` since the previous example: written into the directory first. */
@@ -73,6 +76,7 @@ export const examples = (file: string, text: string): ReadonlyArray<Example> => 
       expected,
       exit: exit === null ? 0 : Number(exit[1]),
       serve: /\bserve\b/.test(attrs) && noRun === null,
+      ...(/\bui\b/.test(attrs) && noRun === null ? { ui: true } : {}),
       skip: noRun === null ? undefined : (noRun[1]!.replace(/^\((.*)\)$/, "$1") || "marked no-run"),
       files
     })

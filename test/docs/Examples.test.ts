@@ -60,10 +60,13 @@ const run = (script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outco
     })
   })
 
-/** `rag-eval serve --port 0` in the page's directory; resolves with its URL once it listens. */
-const serve = (cwd: string, env: NodeJS.ProcessEnv) =>
+/**
+ * `rag-eval serve --port 0` (or `rag-eval ui --listen 127.0.0.1:0`) in the page's directory;
+ * resolves with its URL once it listens.
+ */
+const serve = (cwd: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string> = ["serve", "--port", "0"]) =>
   new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0"], {
+    const child = spawn(process.execPath, [bin, ...args], {
       cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"]
@@ -100,9 +103,15 @@ const runExample = async (example: Example, dir: string, binDir: string) => {
   }
   for (const file of example.files) Fs.writeFileSync(Path.join(dir, file.name), file.content)
   let script = asCli(example.script)
-  const server = example.serve ? await serve(dir, env) : undefined
+  const server = example.serve
+    ? await serve(dir, env)
+    : example.ui === true
+    ? await serve(dir, env, ["ui", "--listen", "127.0.0.1:0"])
+    : undefined
   try {
-    if (server !== undefined) script = script.split("http://127.0.0.1:8080").join(server.url)
+    if (server !== undefined) {
+      script = script.split(example.ui === true ? "http://127.0.0.1:7433" : "http://127.0.0.1:8080").join(server.url)
+    }
     const outcome = await run(script, dir, env)
     const actual = normalise(outcome.output, dir)
     const where = `${example.file}:${example.line}`

@@ -261,6 +261,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const aborted = await first.result
       expect(aborted.code).toBe(130)
       expect(aborted.stderr).toContain("stopping: no new judge calls")
+      expect(aborted.stderr).toContain("run the same command again to resume")
       expect(server.judgeCalls).toBe(CONCURRENCY)
       const run = onlyRunDir(out)
       expect(readJournal(run.dir).lines).toHaveLength(0)

@@ -161,6 +161,35 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     }
   })
 
+  it("progress counts the judgments of the passages the target returned (--target-contexts): it ends at n/n 100%", async () => {
+    const fake = await FakeRag.start()
+    try {
+      const dir = tempDir()
+      // answer-correctness checks every claim against each passage: an input without passages plans
+      // none of those checks, and the target's two passages add them.
+      const input = Path.join(dir, "cases.jsonl")
+      fs.writeFileSync(
+        input,
+        QUESTIONS.slice(0, 3).map((q, i) =>
+          JSON.stringify({ id: `q${i + 1}`, question: q, reference: `About ${q} The handbook has notes.` })
+        ).join("\n") + "\n"
+      )
+      const args = runArgs(input, Path.join(dir, "out"), fake).map((a) =>
+        a === "rag-answers" ? "answer-correctness" : a
+      )
+        .filter((a) => a !== "--quiet")
+      const done = await cli(args)
+      expect(done.code).toBe(0)
+      const last = [...done.stderr.matchAll(/answer-correctness: ([\d,]+)\/([\d,]+) (\d+)%/g)].at(-1)
+      expect(last).toBeDefined()
+      const [, made, total, pct] = last!
+      expect(Number(made!.replace(/,/g, ""))).toBeGreaterThan(0)
+      expect([made, pct]).toEqual([total, "100"])
+    } finally {
+      await fake.close()
+    }
+  })
+
   it("kill -9 mid-run, then the same command: no answered case is asked again, every case answered once", async () => {
     // The first 3 cases are answered; the next ones hang the first time they are asked (a slow
     // service), so the first run is killed with exactly those answers journaled.

@@ -12,7 +12,6 @@ import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
-import { judgeLayer } from "../../src/cli/JudgeLayer.js"
 import * as Coordinator from "../../src/cluster/Coordinator.js"
 import * as RunnerHost from "../../src/cluster/RunnerHost.js"
 import * as Judgments from "../../src/engine/Judgments.js"
@@ -22,11 +21,12 @@ import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { estimate } from "../../src/engine/Runner.js"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { defaultPromptsDir } from "../../src/judges/Prompt.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import toyChain from "../fixtures/toy-chain/toy-chain.js"
-import { start } from "../support/ChildCli.js"
+import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
@@ -287,11 +287,10 @@ describe("chained judgments (a two-step toy pipeline)", () => {
           return []
         }
       }
-      for (
-        let i = 0;
-        i < 600 && !(journaled().length === CASES && server.judgeRequests.filter(isCheck).length === CASES);
-        i++
-      ) await new Promise((r) => setTimeout(r, 50))
+      await waitFor(
+        "every extraction journaled and every check asked",
+        () => journaled().length === CASES && server.judgeRequests.filter(isCheck).length === CASES || first.exited()
+      )
       expect(journaled().map((l) => l.criterion), first.stderr()).toEqual(Array(CASES).fill("toy/extract"))
       first.child.kill("SIGKILL")
       await first.result

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
-import { listKeys } from "../../src/engine/JudgmentKey.js"
+import { listJson, listKeys } from "../../src/engine/JudgmentKey.js"
 import {
   canonicalJson,
   canonicalJsonByReplacer,
@@ -197,5 +197,32 @@ describe("judgment keys", () => {
       }
       expect(listKeys("answer-correctness", judge, rubric, { id: "c1" }, 1, typed)).toEqual(expected)
     }
+  })
+
+  it("listJson is exactly canonicalJson({ vars, items }) of a list, and declines what it does not write", () => {
+    let seed = 11
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296
+    const texts = ["", "a", "q\"", "é ✓ 🚀", "line\nbreak", "\u2028", "back\\slash"]
+    const keys = ["claim", "question", "text", "source", "a b", "Z", "é"]
+    const record = () => {
+      const r: Record<string, string> = {}
+      for (let i = Math.floor(random() * 4); i > 0; i--) {
+        r[keys[Math.floor(random() * keys.length)]!] = texts[Math.floor(random() * texts.length)]!
+      }
+      return r
+    }
+    for (let i = 0; i < 2_000; i++) {
+      const spec = {
+        rubric: "r",
+        vars: record(),
+        items: Array.from({ length: Math.floor(random() * 5) }, (_, k) => ({ target: `t:${k}`, vars: record() }))
+      }
+      expect(listJson(spec)).toBe(canonicalJsonByReplacer({ vars: spec.vars, items: spec.items }))
+    }
+    // Index-like keys (JSON orders them first), a number, an extra field: left to canonicalJson.
+    expect(listJson({ rubric: "r", vars: { "1": "x" }, items: [] })).toBeUndefined()
+    expect(listJson({ rubric: "r", vars: { n: 1 } as unknown as Record<string, string>, items: [] })).toBeUndefined()
+    const extra = { target: "t", vars: {}, weight: "2" }
+    expect(listJson({ rubric: "r", vars: {}, items: [extra] })).toBeUndefined()
   })
 })

@@ -11,18 +11,18 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
 import answerCorrectness from "../../src/builtin/answer-correctness.js"
-import { judgeLayer } from "../../src/cli/JudgeLayer.js"
 import type { EvalCase } from "../../src/domain/Case.js"
 import { InputError } from "../../src/domain/Errors.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
+import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { checkRound, claimRubrics, extractionRound, nextRound } from "../../src/kinds/correctness/Claims.js"
 import { correctnessCase, fieldsFor, loadCorrectness } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { type CorrectnessRecord, correctnessRecord } from "../../src/kinds/correctness/CorrectnessScore.js"
 import { parseColumnMapping } from "../../src/load/CaseMapping.js"
 import * as Reporter from "../../src/report/Reporter.js"
-import { start } from "../support/ChildCli.js"
+import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { quickStartRunId } from "../support/QuickStart.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
@@ -558,19 +558,16 @@ describe("answer-correctness runs", () => {
       }
       // 8 answers + 6 references extracted, 3 nugget grades (q5 ×3, q6 ×1 → 4 judgments); the checks hang.
       const extractions = 14
-      for (
-        let i = 0;
-        i < 600 &&
-        !(journaled().filter((j) => j.criterion === R.extract).length === extractions &&
-          server.judgeRequests.some(isCheck));
-        i++
-      ) await new Promise((r) => setTimeout(r, 50))
+      await waitFor(
+        "every extraction journaled and a check asked",
+        () =>
+          journaled().filter((j) => j.criterion === R.extract).length === extractions &&
+            server.judgeRequests.some(isCheck) || first.exited()
+      )
       expect(journaled().filter((j) => j.criterion === R.extract), first.stderr()).toHaveLength(extractions)
       expect(journaled().filter((j) => j.criterion === R.check)).toHaveLength(0)
       // Let every check be asked (they hang), so the kill loses them.
-      for (let i = 0; i < 200 && server.judgeRequests.filter(isCheck).length < 10; i++) {
-        await new Promise((r) => setTimeout(r, 50))
-      }
+      await waitFor("every check asked", () => server.judgeRequests.filter(isCheck).length >= 10 || first.exited())
       first.child.kill("SIGKILL")
       await first.result
       const firstExtractions = server.judgeRequests.filter(isExtract).length

@@ -318,6 +318,40 @@ describe("RateGate: --max-wait", () => {
     }))
 })
 
+describe("RateGate: --max-wait is a bound per judgment", () => {
+  it.scoped("calls queued for a permit before the first 429 start their --max-wait at it: all end about --max-wait after it", () =>
+    Effect.gen(function*() {
+      // One slot. The call in it meets a 429 with Retry-After: 3600 at t = 1 s; four more were queued
+      // behind it since t = 0. Each has its own 10 s budget (one judgment each).
+      const gate = yield* RateGate.make({ concurrency: 1, adaptive: false, maxPauseMs: 3_600_000 })
+      const budget = (): RateGate.WaitBudget => ({ maxWaitMs: 10_000, since: undefined })
+      const first = yield* Effect.fork(
+        Effect.either(gate.run(1, Effect.zipRight(Effect.sleep("1 second"), Effect.fail(limited(3_600_000))), budget()))
+      )
+      yield* TestClock.adjust("1 millis")
+      const ended: Array<number> = []
+      const queued = yield* Effect.forkAll(
+        Array.from({ length: 4 }, () =>
+          Effect.either(gate.run(1, Effect.succeed(reply()), budget())).pipe(
+            Effect.zipLeft(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => ended.push(t))))
+          ))
+      )
+      yield* TestClock.adjust("999 millis")
+      // t = 1 s: the first call's 429.
+      expect(Either.isLeft(yield* Fiber.join(first))).toBe(true)
+      yield* TestClock.adjust("9999 millis")
+      expect(ended).toEqual([])
+      yield* TestClock.adjust("1 millis")
+      // Each ends with rate_limited at t = 1 s + 10 s (before: the k-th one at about k × 10 s).
+      expect(ended).toEqual([11_000, 11_000, 11_000, 11_000])
+      const results = yield* Fiber.join(queued)
+      expect(
+        results.every((r) => Either.isLeft(r) && r.left._tag === "ProviderError" && r.left.kind === "rate_limited")
+      )
+        .toBe(true)
+    }))
+})
+
 describe("RateGate: stopping", () => {
   it.scoped("when the run stops, calls still waiting end at once with GateStopped; calls in flight finish", () =>
     Effect.gen(function*() {

@@ -20,7 +20,7 @@
  * requests' worth of the limit whatever is done, which a run of that length absorbs.
  */
 import { describe, expect, it } from "vitest"
-import { StartLog } from "../../src/providers/RateControl.js"
+import { RateController, StartLog } from "../../src/providers/RateControl.js"
 import { idealMs, type SimServerOptions, simulate } from "../support/RateSim.js"
 
 /** Judgments per run: 20, 4 and 2 minutes of the limit. */
@@ -291,5 +291,39 @@ describe("StartLog.fittingRates: the refill rates a token bucket would have answ
       0
     )!
     expect(fit.high).toBeGreaterThan(0.5)
+  })
+})
+
+describe("a server that refuses every request (a Retry-After longer than the run)", () => {
+  it("the learned pace does not rise while every request is refused", () => {
+    const c = new RateController({ concurrency: 32, maxPauseMs: 10_000 }, 0)
+    // The first, unpaced wave: all 32 refused.
+    for (let i = 0; i < 32; i++) c.confirm(0, c.reserve(0, 1, 0.5))
+    for (let i = 0; i < 32; i++) c.rateLimited(5, 0, { retryAfterMs: 1000 })
+    const learned = c.pacePerMs()!
+    expect(learned).toBeGreaterThan(0)
+    // Ten minutes of starts at the pace, each refused 5 ms later.
+    let starts = 0
+    for (let now = 5; now < 600_000;) {
+      const r = c.reserve(now, 1, 0.5)
+      now = Math.max(now, r.at)
+      if (!c.confirm(now, r)) continue
+      starts++
+      c.rateLimited(now + 5, now, { retryAfterMs: 1000 })
+      now += 5
+      expect(c.pacePerMs()!).toBeLessThanOrEqual(learned)
+    }
+    expect(starts).toBeGreaterThan(100)
+    // One answer, and it may rise again.
+    const r = c.reserve(600_000, 1, 0.5)
+    c.confirm(r.at, r)
+    c.succeeded(r.at + 5, r.at)
+    for (let i = 0, now = r.at + 5; i < 10; i++) {
+      const next = c.reserve(now, 1, 0.5)
+      now = next.at
+      c.confirm(now, next)
+      c.succeeded(now + 5, now)
+    }
+    expect(c.pacePerMs()!).toBeGreaterThan(learned)
   })
 })

@@ -6,58 +6,12 @@
  * Runs the CLI as users do, `node dist/bin.js serve` (dist is built by `pretest`), so bin.ts's own
  * signal handling is what is tested.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import * as Path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { tempDir } from "../support/RunPipeline.js"
+import { connect, startServe, untilRefused } from "../support/Serve.js"
 import type { SearchReply } from "./support.js"
-
-const command = [Path.join(repoRoot, "dist", "bin.js")]
-
-const children = new Set<ChildProcess>()
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-})
-
-interface Started {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly exit: Promise<{ readonly code: number | null; readonly stderr: string; readonly stdout: string }>
-}
-
-const startServe = (args: ReadonlyArray<string>): Promise<Started> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...command, "serve", ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, RAG_EVAL_TOKEN: "" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.add(child)
-    let stdout = ""
-    let stderr = ""
-    const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((done) =>
-      child.on("close", (code) => done({ code, stderr, stdout }))
-    )
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk
-      const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1]
-      if (url !== undefined) resolve({ child, url, exit })
-    })
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    void exit.then(({ code }) => reject(new Error(`serve exited (${code}) before listening:\n${stderr}`)))
-  })
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
-const until = async (condition: () => boolean, timeoutMs = 10_000): Promise<boolean> => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) return false
-    await sleep(10)
-  }
-  return true
-}
 
 const body = {
   query: { inputs: { text: "what is the capital of france?" } },
@@ -89,15 +43,13 @@ describe.concurrent("graceful shutdown (child process)", () => {
           headers: { "content-type": "application/json" },
           body: JSON.stringify(body)
         }).then(async (r) => ({ status: r.status, body: (await r.json()) as SearchReply }))
-        expect(await until(() => fake.calls === 2)).toBe(true)
+        await waitFor("both judge calls in flight", () => fake.calls === 2)
+        expect(await connect(`${server.url}/health`)).toBe("answered")
         server.child.kill(signal)
-        // New connections are refused once the signal is handled (the request in flight goes on).
-        await sleep(400)
-        const refused = await fetch(`${server.url}/health`).then(
-          () => "answered",
-          (e: unknown) => String((e as { cause?: { code?: string } }).cause?.code ?? e)
-        )
-        expect(refused).toBe("ECONNREFUSED")
+        // New connections are refused once the signal is handled (the request in flight goes on):
+        // waited for as events — the stop notice, then a refused connection — not for a time.
+        await waitFor("the stop notice", () => server.stderr().includes("stopping: no new connections"))
+        await untilRefused(`${server.url}/health`)
         const reply = await inFlight
         expect(reply.status).toBe(200)
         expect(reply.body.hits.map((h) => h.score)).toEqual([3, 3])
@@ -132,9 +84,10 @@ describe.concurrent("graceful shutdown (child process)", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body)
       }).then((r) => r.status, () => "closed")
-      expect(await until(() => fake.calls === 2)).toBe(true)
+      await waitFor("both judge calls in flight", () => fake.calls === 2)
       server.child.kill("SIGTERM")
-      await sleep(300)
+      // The second signal once the first is handled (its notice printed), not after a fixed time.
+      await waitFor("the stop notice", () => server.stderr().includes("stopping: no new connections"))
       server.child.kill("SIGTERM")
       // With a 600 s grace and a judge that answers in 60 s, only the second signal can end it before the test's own timeout.
       const exit = await server.exit

@@ -8,47 +8,14 @@
  * must show the grace was *not* waited out.
  * - the secrets given to serve (API key, URL credentials) appear neither in its output nor in /health.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"
-import * as Path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { tempDir } from "../support/RunPipeline.js"
+import { connect, startServe } from "../support/Serve.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
-
-const children = new Set<ChildProcess>()
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-})
-
-interface Started {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly port: number
-  readonly output: () => string
-  readonly exit: Promise<{ readonly code: number | null }>
-}
-
-const startServe = (args: ReadonlyArray<string>): Promise<Started> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--out", tempDir("rag-eval-slow-"), ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, RAG_EVAL_TOKEN: "" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.add(child)
-    let output = ""
-    const exit = new Promise<{ code: number | null }>((done) => child.on("close", (code) => done({ code })))
-    const onData = (chunk: string) => {
-      output += chunk
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1]
-      if (url !== undefined) resolve({ child, url, port: Number(new URL(url).port), output: () => output, exit })
-    }
-    child.stdout!.setEncoding("utf8").on("data", onData)
-    child.stderr!.setEncoding("utf8").on("data", onData)
-    void exit.then(({ code }) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)))
-  })
+const serve = (args: ReadonlyArray<string>) => startServe(["--port", "0", "--out", tempDir("rag-eval-slow-"), ...args])
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
@@ -56,6 +23,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const trickle = (port: number) => {
   const socket = net.connect(port, "127.0.0.1")
   let received = ""
+  const connected = new Promise<void>((resolve) => socket.once("connect", () => resolve()))
   let closed = false
   socket.setEncoding("utf8").on("data", (d: string) => (received += d))
   socket.on("close", () => (closed = true))
@@ -67,6 +35,7 @@ const trickle = (port: number) => {
     if (!closed) socket.write(" ")
   }, 1000)
   return {
+    connected,
     received: () => received,
     closed: () => closed,
     stop: () => {
@@ -83,11 +52,23 @@ describe.concurrent("slow clients (child process)", () => {
    * (undefined: still running), and whether the client was closed by then.
    */
   const stopTrickling = async (grace: number, signals: ReadonlyArray<NodeJS.Signals>) => {
-    const server = await startServe(["--shutdown-grace", String(grace)])
+    const server = await serve(["--shutdown-grace", String(grace)])
     const client = trickle(server.port)
     try {
-      await sleep(1500)
-      for (const [i, signal] of signals.entries()) setTimeout(() => server.child.kill(signal), i * 300)
+      // The request is in flight once its headers are in and a later request has been answered
+      // (the server reads connections in order): events, not a fixed wait.
+      await client.connected
+      expect(await connect(`${server.url}/health`)).toBe("answered")
+      for (const [i, signal] of signals.entries()) {
+        // Each next signal once serve has handled the one before (its notice printed), or it exited.
+        const exited = () => server.child.exitCode !== null || server.child.signalCode !== null
+        const notices = [/stopping: no new connections/, /stopping now/]
+        if (i > 0) {
+          const notice = notices[Math.min(i, notices.length) - 1]!
+          await waitFor(`serve's notice of signal ${i}, or its exit`, () => notice.test(server.stderr()) || exited())
+        }
+        if (!exited()) server.child.kill(signal)
+      }
       const exit = await Promise.race([server.exit, sleep(45_000).then(() => undefined)])
       return { exit, output: server.output(), clientClosed: client.closed() }
     } finally {
@@ -116,13 +97,11 @@ describe.concurrent("slow clients (child process)", () => {
   )
 
   it("a client slower than --request-timeout gets 408 and is disconnected; the server keeps serving", async () => {
-    const server = await startServe(["--request-timeout", "2"])
+    const server = await serve(["--request-timeout", "2"])
     const client = trickle(server.port)
     try {
       // --request-timeout 2; the deadline is for a stuck server, not a measure of the timeout.
-      const started = performance.now()
-      while (!client.closed() && performance.now() - started < 45_000) await sleep(50)
-      expect(client.closed(), "the trickling client still connected 45 s after --request-timeout 2").toBe(true)
+      await waitFor("the trickling client to be disconnected after --request-timeout 2", client.closed, 45_000)
       expect(client.received()).toMatch(/^HTTP\/1\.1 408/)
       const health = await fetch(`${server.url}/health`)
       expect(health.status).toBe(200)
@@ -138,7 +117,7 @@ describe.concurrent("slow clients (child process)", () => {
     const secrets = ["serve-key-7e57ab1e", "serve-pass-c0de", "serve-query-f00d"]
     try {
       const host = fake.url.slice("http://".length)
-      const server = await startServe([
+      const server = await serve([
         "--provider",
         "openai-compatible",
         "--model",

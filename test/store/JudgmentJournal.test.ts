@@ -1,34 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import { JournalIndex } from "../../src/store/JournalIndex.js"
-import { JudgmentJournal, layerFile, readOnly, State } from "../../src/store/JudgmentJournal.js"
-
-const judgment = (
-  key: string,
-  status: "ok" | "failed" = "ok",
-  failure?: "transport" | "judge",
-  reason = "r"
-): Judgment => ({
-  key,
-  caseId: "1",
-  ordinal: 0,
-  iteration: 1,
-  criterion: "c",
-  target: "answer",
-  status,
-  ...(failure === undefined ? {} : { failure }),
-  score: status === "ok" ? 2 : null,
-  reason,
-  usage: { inputTokens: 10, outputTokens: 2 },
-  attempts: 1,
-  latencyMs: 3,
-  provider: "p",
-  model: "m"
-})
+import { JudgmentJournal, layerFile, layerMemory, readOnly, State } from "../../src/store/JudgmentJournal.js"
+import { acquire, release, startTime } from "../../src/store/RunLock.js"
+import { journalContract, judgment } from "../support/JournalContract.js"
 
 const tmp = () => fs.mkdtempSync(Path.join(os.tmpdir(), "journal-"))
 const line = (j: Judgment) => JSON.stringify(j) + "\n"
@@ -182,6 +162,34 @@ describe("JudgmentJournal (file)", () => {
         expect(fs.readFileSync(Path.join(dir, ".lock-4"), "utf8")).toMatch(new RegExp(`^${process.pid} `))
       }))
     }).pipe(Effect.provide(layerFile)))
+})
+
+describe("the journal's contract (test/support/JournalContract.ts)", () => {
+  describe("file", () => journalContract(() => layerFile, tmp))
+  // One journal for the whole suite: the memory layer keeps its runs for the life of its service.
+  const memory = Layer.succeed(JudgmentJournal, Effect.runSync(Effect.provide(JudgmentJournal, layerMemory)))
+  describe("memory", () => journalContract(() => memory, tmp))
+})
+
+describe("RunLock", () => {
+  it("a run whose owner was killed (kill -9) and not yet reaped — a zombie — is taken over at once", () => {
+    const dir = tmp()
+    // A child that holds the lock; the test does not return to the event loop between the kill and
+    // the acquire, so Node cannot reap it: it stays a zombie, as a killed run does until its parent waits.
+    const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+    const pid = child.pid!
+    fs.writeFileSync(Path.join(dir, ".lock-1"), `${pid} ${startTime(pid)}\n`)
+    const refused = acquire(dir)
+    expect(typeof refused === "number" ? refused : refused.message).toContain(`in use by process ${pid}`)
+    process.kill(pid, "SIGKILL")
+    // Wait for the event (the kernel marks it a zombie), not for a duration.
+    const stateOf = () => fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[0]
+    while (stateOf() !== "Z") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
+    const taken = acquire(dir)
+    expect(taken).toBe(2)
+    release(dir, taken as number)
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith(".lock"))).toEqual([])
+  })
 })
 
 describe("JournalIndex", () => {

@@ -8,34 +8,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { Judgment } from "../../src/domain/Judgment.js"
 import { JudgmentCache } from "../../src/store/JudgmentCache.js"
 import { JudgmentJournal, State } from "../../src/store/JudgmentJournal.js"
 import * as PostgresStore from "../../src/store/PostgresStore.js"
+import { journalContract, judgment } from "../support/JournalContract.js"
 import { postgresAvailable, type PrivatePostgres, startPostgres } from "../support/Postgres.js"
-
-const judgment = (
-  key: string,
-  status: "ok" | "failed" = "ok",
-  failure?: "transport" | "judge",
-  reason = "r"
-): Judgment => ({
-  key,
-  caseId: "1",
-  ordinal: 0,
-  iteration: 1,
-  criterion: "c",
-  target: "answer",
-  status,
-  ...(failure === undefined ? {} : { failure }),
-  score: status === "ok" ? 2 : null,
-  reason,
-  usage: { inputTokens: 10, outputTokens: 2 },
-  attempts: 1,
-  latencyMs: 3,
-  provider: "p",
-  model: "m"
-})
 
 const runDir = (name: string) => Path.join(fs.mkdtempSync(Path.join(os.tmpdir(), "pgstore-")), "rubric-score", name)
 
@@ -177,6 +154,12 @@ describe.skipIf(!postgresAvailable)(
       expect(exit._tag).toBe("Failure")
       expect(String(JSON.stringify(exit))).not.toContain("hunter2")
       expect(PostgresStore.parseStoreUrl("mysql://a:b@c")).toHaveProperty("problem")
+    })
+
+    // After the tests above: the first of them needs a database not migrated yet.
+    describe("the journal's contract (test/support/JournalContract.ts)", () => {
+      beforeAll(() => Effect.runPromise(PostgresStore.migrateJournal.pipe(Effect.provide(PostgresStore.sqlLayer(url)))))
+      journalContract(() => PostgresStore.layer(url), () => runDir(`contract-${Math.random().toString(36).slice(2)}`))
     })
   }
 )

@@ -77,9 +77,20 @@ export const cli = (args: ReadonlyArray<string>, options: StartOptions = {}) => 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Poll until `condition` holds (the fake server runs in this process, so polling is cheap). */
-export const waitFor = async (what: string, condition: () => boolean, timeoutMs = 60_000) => {
+/**
+ * Wait until `condition` holds (an event: a line printed, a call counted); `probe`, when given, runs
+ * before each check (an async look, e.g. a connection attempt). The deadline only ends a stuck test.
+ */
+export const waitFor = async (
+  what: string,
+  condition: () => boolean,
+  timeoutMs = 60_000,
+  probe?: () => Promise<void>
+) => {
   const deadline = Date.now() + timeoutMs
-  while (!condition()) {
+  for (;;) {
+    if (probe !== undefined) await probe()
+    if (condition()) return
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await sleep(5)
   }

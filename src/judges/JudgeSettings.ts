@@ -1,18 +1,19 @@
 /**
- * The one place where flags choose the judge: the heuristic judge, or an LLM judge over an
- * OpenAI-compatible provider behind the shared rate gate.
+ * The one place where settings choose and build the judge: the heuristic judge, or an LLM judge over
+ * an OpenAI-compatible provider behind a rate gate. The CLI builds it from its flags with the
+ * process's own gate; a cluster runner builds it from the run's options with a gate that also asks
+ * the cluster's shared limit (`cluster/RunnerHost.ts`).
  */
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import { UsageError } from "../domain/Errors.js"
-import * as HeuristicJudge from "../judges/HeuristicJudge.js"
-import type { Judge } from "../judges/Judge.js"
-import * as LlmJudge from "../judges/LlmJudge.js"
+import type { ProviderName } from "../providers/Names.js"
 import * as OpenAiProvider from "../providers/OpenAiProvider.js"
 import * as RateGate from "../providers/RateGate.js"
-
-import type { ProviderName } from "../providers/Names.js"
+import * as HeuristicJudge from "./HeuristicJudge.js"
+import type { Judge } from "./Judge.js"
+import * as LlmJudge from "./LlmJudge.js"
 
 export { type ProviderName, PROVIDERS } from "../providers/Names.js"
 
@@ -51,6 +52,44 @@ export interface JudgeFlags {
   readonly temperature?: number | undefined
 }
 
+/** What an LLM judge is built from, whoever builds it: the provider, the model and how it is asked. */
+export interface LlmJudgeSettings {
+  readonly provider: Exclude<ProviderName, "heuristic">
+  readonly model: string
+  readonly baseUrl?: string | undefined
+  readonly apiKey?: Redacted.Redacted | undefined
+  readonly requireKey?: boolean | undefined
+  readonly timeoutMs: number
+  readonly maxRetries: number
+  readonly maxWaitMs: number
+  readonly seed?: number | undefined
+  readonly temperature?: number | undefined
+  readonly preflight?: boolean | undefined
+  readonly stop?: Effect.Effect<void> | undefined
+}
+
+/** An LLM judge over its provider, behind the rate gate given (the process's own, or a cluster runner's). */
+export const llmJudgeLayer = <E>(
+  settings: LlmJudgeSettings,
+  gate: Layer.Layer<RateGate.RateGate, E>
+): Layer.Layer<Judge, UsageError | E> => {
+  const provider = OpenAiProvider.fromFlags({
+    provider: settings.provider,
+    model: settings.model,
+    baseUrl: settings.baseUrl,
+    apiKey: settings.apiKey,
+    timeoutMs: settings.timeoutMs,
+    params: { temperature: settings.temperature, seed: settings.seed },
+    requireKey: settings.requireKey
+  })
+  return LlmJudge.layer({
+    maxRetries: settings.maxRetries,
+    maxWaitMs: settings.maxWaitMs,
+    preflight: settings.preflight,
+    stop: settings.stop
+  }).pipe(Layer.provide(Layer.merge(provider, gate)))
+}
+
 export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> => {
   if (flags.provider === "heuristic") return HeuristicJudge.layer
   if (flags.provider === "openai-compatible" && flags.model === undefined) {
@@ -58,15 +97,6 @@ export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> =>
       new UsageError({ problem: "--provider openai-compatible needs --model (the name the server serves)" })
     )
   }
-  const provider = OpenAiProvider.fromFlags({
-    provider: flags.provider,
-    model: flags.model ?? defaultModels[flags.provider] ?? "default",
-    baseUrl: flags.baseUrl,
-    apiKey: flags.apiKey,
-    timeoutMs: flags.timeoutMs,
-    params: { temperature: flags.temperature, seed: flags.seed },
-    requireKey: flags.requireKey
-  })
   const maxWaitMs = flags.maxWaitMs ?? 10 * 60_000
   const gate = RateGate.layer({
     concurrency: flags.concurrency,
@@ -77,7 +107,10 @@ export const judgeLayer = (flags: JudgeFlags): Layer.Layer<Judge, UsageError> =>
     maxPauseMs: maxWaitMs,
     stop: flags.stop
   })
-  return LlmJudge.layer({ maxRetries: flags.maxRetries, maxWaitMs, preflight: flags.preflight, stop: flags.stop }).pipe(
-    Layer.provide(Layer.merge(provider, gate))
-  )
+  return llmJudgeLayer({
+    ...flags,
+    provider: flags.provider,
+    model: flags.model ?? defaultModels[flags.provider] ?? "default",
+    maxWaitMs
+  }, gate)
 }

@@ -1,0 +1,257 @@
+/**
+ * Two runs compared for the review, with `rag-eval compare`'s own code (`compare/Comparison.ts`):
+ * the same pairing, metric selection, paired t-test, randomisation test, bootstrap CI and verdicts.
+ *
+ * Two things differ from the CLI, both for size:
+ * - The runs are read through the review's indexes (`CaseIndex.ts`), not into maps of every case's
+ *   metrics: `RunCases` here is a view over the indexes' columns (each case's value the mean of its
+ *   non-null values over the run's iterations, as `compare/RunCases.ts` computes it), holding only
+ *   the case ids besides.
+ * - The tests run in the background, one metric at a time (the ordering metric first), by `rag-eval
+ *   compare` itself in a child process, and each answer carries the metrics done so far and those
+ *   still `pending`: compare's bootstrap and randomisation test take about n × 10,000 draws each per
+ *   metric (tens of seconds per metric at 100,000 cases), while the cases ordered by change are
+ *   ready at once and the server keeps answering.
+ */
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import { compareRunCases, type MetricComparison } from "../compare/Comparison.js"
+import type { RunCases } from "../compare/RunCases.js"
+import type { UsageError } from "../domain/Errors.js"
+import type { MetricSpec } from "../domain/Metric.js"
+import { type CaseIndex, sameCase } from "./CaseIndex.js"
+import { metricColumn } from "./CaseQuery.js"
+import type { MetricComparisonView } from "./Domain.js"
+import type { RunEntry } from "./Runs.js"
+
+type Row = Readonly<Record<string, number | null>>
+
+/**
+ * The cases of a run by id, each row made when asked (`get`) from the run's columns: a Map to
+ * `compare`'s code, holding only the ids' positions. Iterating entries or values makes them all.
+ */
+class CaseRows extends Map<string, Row> {
+  constructor(private readonly position: ReadonlyMap<string, number>, private readonly row: (i: number) => Row) {
+    super()
+  }
+  override get size() {
+    return this.position.size
+  }
+  override get(id: string) {
+    const i = this.position.get(id)
+    return i === undefined ? undefined : this.row(i)
+  }
+  override has(id: string) {
+    return this.position.has(id)
+  }
+  override keys() {
+    return this.position.keys()
+  }
+  private all() {
+    return new Map([...this.position].map(([id, i]) => [id, this.row(i)] as const))
+  }
+  override entries() {
+    return this.all().entries()
+  }
+  override values() {
+    return this.all().values()
+  }
+  override forEach(f: (value: Row, key: string, map: Map<string, Row>) => void) {
+    this.all().forEach((value, key) => f(value, key, this))
+  }
+  override [Symbol.iterator]() {
+    return this.entries()
+  }
+}
+
+/** A run's per-case values as `compare` reads them, over the run's indexes (one per iteration). */
+export const runCasesOver = (
+  run: RunEntry,
+  indexes: ReadonlyArray<CaseIndex>,
+  ids: ReadonlyArray<string>
+): RunCases => {
+  const first = indexes[0]!
+  const specs = (run.manifest.caseMetricSpecs ?? []) as ReadonlyArray<MetricSpec>
+  /** For each iteration, its case number of each case of the first. */
+  const maps = indexes.map((index) => {
+    if (index === first) return undefined
+    const map = new Int32Array(first.cases)
+    for (let i = 0; i < first.cases; i++) map[i] = sameCase(first, i, index)
+    return map
+  })
+  const valueOf = (i: number, metric: string): number | null => {
+    let sum = 0
+    let count = 0
+    indexes.forEach((index, k) => {
+      const c = k === 0 ? i : maps[k]![i]!
+      const column = metricColumn(index, metric)
+      if (c < 0 || column < 0) return
+      const v = index.columns[column * index.cases + c]!
+      if (!Number.isNaN(v)) {
+        sum += v
+        count++
+      }
+    })
+    return count === 0 ? null : sum / count
+  }
+  // A case's row reads the columns when asked: a Proxy made on `get`, no values copied or kept.
+  const handler: ProxyHandler<{ readonly i: number }> = {
+    get: (target, metric) => (typeof metric === "string" ? valueOf(target.i, metric) : undefined),
+    has: (_, metric) => typeof metric === "string" && specs.some((spec) => spec.name === metric),
+    ownKeys: () => specs.map((spec) => spec.name),
+    getOwnPropertyDescriptor: (target, metric) =>
+      typeof metric === "string" && specs.some((spec) => spec.name === metric)
+        ? { value: valueOf(target.i, metric), enumerable: true, configurable: true, writable: false }
+        : undefined
+  }
+  const position = new Map<string, number>()
+  ids.forEach((id, i) => position.set(id, i))
+  const cases = new CaseRows(position, (i) => new Proxy({ i }, handler) as unknown as Row)
+  // The declared metrics the run has a value of (a metric null for every case has nothing to compare).
+  const valued = specs.filter((spec) => {
+    for (let i = 0; i < first.cases; i++) if (valueOf(i, spec.name) !== null) return true
+    return false
+  })
+  const m = run.manifest
+  return {
+    run: {
+      dir: run.dir,
+      runId: m.runId,
+      pipeline: m.pipeline.name,
+      judge: m.judge.label,
+      input: m.input.path,
+      status: m.status,
+      iterations: indexes.map((index) => index.iteration)
+    },
+    cases,
+    metrics: valued.map((spec) => spec.name),
+    specs: new Map(specs.map((spec) => [spec.name, spec]))
+  }
+}
+
+export interface Progress {
+  /** The metrics compare tests by default (or that were asked for), in its order. */
+  readonly selected: ReadonlyArray<string>
+  readonly done: Map<string, MetricResult>
+  /** Why a metric's test failed. */
+  readonly failed: Map<string, string>
+  readonly onlyInA: ReadonlyArray<string>
+  readonly onlyInB: ReadonlyArray<string>
+  readonly cases: number
+  readonly settings: { readonly seed: number; readonly alpha: number }
+}
+
+/**
+ * What compare will test, without testing it (compare's own selection, run with one permutation and
+ * one resample: a few milliseconds), or why the runs cannot be compared.
+ */
+export const plan = (a: RunCases, b: RunCases): Effect.Effect<Progress, UsageError> =>
+  Effect.map(compareRunCases(a, b, { permutations: 1, resamples: 1 }), (c) => ({
+    selected: c.metrics.map((m) => m.metric),
+    done: new Map(),
+    failed: new Map(),
+    onlyInA: c.onlyInA,
+    onlyInB: c.onlyInB,
+    cases: c.cases,
+    settings: { seed: c.seed, alpha: c.alpha }
+  }))
+
+/** One metric's result as the review shows it (the API's schema). */
+export type MetricResult = typeof MetricComparisonView.Type
+
+export const resultOf = (m: MetricComparison): MetricResult => ({
+  metric: m.metric,
+  lowerIsBetter: m.lowerIsBetter,
+  n: m.n,
+  excluded: m.excluded,
+  meanA: m.meanA,
+  meanB: m.meanB,
+  delta: m.delta,
+  ci: { lower: m.bootstrap.lower, upper: m.bootstrap.upper },
+  pTTest: m.tTest.p,
+  pRandomisation: m.randomisation.p,
+  wins: m.wins,
+  ties: m.ties,
+  losses: m.losses,
+  winner: m.winner,
+  verdict: m.verdict
+})
+
+const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null)
+
+/** A metric of `rag-eval compare --format json`, as the review shows it. */
+const fromJson = (m: Record<string, any>): MetricResult => ({
+  metric: String(m["metric"]),
+  lowerIsBetter: m["lowerIsBetter"] === true,
+  n: Number(m["n"]),
+  excluded: Number(m["excluded"]),
+  meanA: num(m["meanA"]),
+  meanB: num(m["meanB"]),
+  delta: num(m["delta"]),
+  ci: { lower: num(m["bootstrap"]?.["lower"]), upper: num(m["bootstrap"]?.["upper"]) },
+  pTTest: num(m["tTest"]?.["p"]),
+  pRandomisation: num(m["randomisation"]?.["p"]),
+  wins: Number(m["wins"]),
+  ties: Number(m["ties"]),
+  losses: Number(m["losses"]),
+  winner: m["winner"],
+  verdict: String(m["verdict"])
+})
+
+/**
+ * Metrics tested by `rag-eval compare` itself, in a child process (`bin`: the installed CLI), so the
+ * server keeps answering while it runs and its memory (every case of both runs) is the child's;
+ * without the CLI (a library use), in this process. Each metric's result, or why it has none.
+ */
+export const testMetrics = (
+  bin: string | undefined,
+  a: RunCases,
+  b: RunCases,
+  metrics: ReadonlyArray<string>
+): Effect.Effect<ReadonlyMap<string, MetricResult | string>> => {
+  if (bin === undefined || !fs.existsSync(bin)) {
+    return Effect.map(
+      Effect.either(compareRunCases(a, b, { metrics: metrics.join(",") })),
+      (c) =>
+        new Map<string, MetricResult | string>(metrics.map((m): readonly [string, MetricResult | string] => {
+          if (c._tag === "Left") return [m, c.left.message]
+          const r = c.right.metrics.find((x) => x.metric === m)
+          return [m, r === undefined ? "not compared" : resultOf(r)]
+        }))
+    )
+  }
+  return Effect.async<ReadonlyMap<string, MetricResult | string>>((resume) => {
+    const child = execFile(
+      process.execPath,
+      [bin, "compare", a.run.dir, b.run.dir, "--format", "json", "--metrics", metrics.join(",")],
+      { maxBuffer: 16 * 2 ** 20, timeout: 60 * 60_000 },
+      (error, stdout, stderr) => {
+        let found: ReadonlyArray<Record<string, any>> = []
+        try {
+          found = (JSON.parse(stdout) as { readonly metrics?: ReadonlyArray<Record<string, any>> }).metrics ?? []
+        } catch {
+          // Reported per metric below.
+        }
+        const why = `rag-eval compare failed${error === null ? "" : ` (${error.message.split("\n")[0]})`}: ${
+          stderr.trim().split("\n").at(-1) ?? ""
+        }`
+        resume(Effect.succeed(
+          new Map<string, MetricResult | string>(metrics.map((m): readonly [string, MetricResult | string] => {
+            const r = found.find((x) => x["metric"] === m)
+            return [m, r === undefined ? why : fromJson(r)]
+          }))
+        ))
+      }
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+}
+
+/** The order compare's tests are run in the background: the ordering metric alone, then four at a time. */
+export const batches = (order: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
+  const [first, ...rest] = order
+  const out: Array<ReadonlyArray<string>> = first === undefined ? [] : [[first]]
+  for (let i = 0; i < rest.length; i += 4) out.push(rest.slice(i, i + 4))
+  return out
+}

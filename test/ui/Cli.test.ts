@@ -1,0 +1,56 @@
+/**
+ * `rag-eval ui` as users start it (`node dist/bin.js ui …`): refused with exit 2 and one line when
+ * its flags cannot work (an address that is not loopback without a token, a bad --listen, --out a
+ * file); with the token from RAG_EVAL_UI_TOKEN on any address, every request needs it and neither
+ * output shows it; a stop signal ends it with exit 0.
+ */
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+import { cli, start } from "../support/ChildCli.js"
+import { tempDir } from "../support/RunPipeline.js"
+import { raw } from "./Server.js"
+
+const listening = (running: ReturnType<typeof start>) =>
+  new Promise<number>((resolve, reject) => {
+    let out = ""
+    running.child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString()
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out)
+      if (m !== null) resolve(Number(m[1]))
+    })
+    void running.result.then((r) => reject(new Error(`rag-eval ui exited ${r.code}: ${r.stderr}`)))
+  })
+
+describe("rag-eval ui", () => {
+  it("refuses flags that cannot work, with exit 2 and why", async () => {
+    const open = await cli(["ui", "--listen", "0.0.0.0:0", "--out", tempDir()], { env: { RAG_EVAL_UI_TOKEN: "" } })
+    expect(open.code).toBe(2)
+    expect(open.stderr).toContain("is not a loopback address")
+    expect(open.stdout).toBe("")
+    const bad = await cli(["ui", "--listen", "here:there"])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("expected HOST:PORT")
+    const file = Path.join(tempDir(), "a-file")
+    fs.writeFileSync(file, "")
+    const notDir = await cli(["ui", "--out", file, "--listen", "127.0.0.1:0"])
+    expect(notDir.code).toBe(2)
+    expect(notDir.stderr).toContain("is a file")
+  })
+
+  it("with RAG_EVAL_UI_TOKEN on any address: every request needs the token, which no output shows; SIGTERM stops it (exit 0)", async () => {
+    const token = "ui-token-4f9a1c"
+    const running = start(["ui", "--listen", "0.0.0.0:0", "--out", tempDir()], { env: { RAG_EVAL_UI_TOKEN: token } })
+    const port = await listening(running)
+    expect((await raw(port, "/api/runs")).status).toBe(401)
+    expect((await raw(port, "/")).status).toBe(401)
+    const ok = await raw(port, "/api/health", { headers: { authorization: `Bearer ${token}` } })
+    expect(ok.status).toBe(200)
+    expect(ok.json()).toMatchObject({ status: "ok", runs: 0 })
+    running.child.kill("SIGTERM")
+    const result = await running.result
+    expect(result.code).toBe(0)
+    expect(result.stdout + result.stderr).not.toContain(token)
+    expect(result.stderr).toContain("the token is required")
+  })
+})
