@@ -2,9 +2,9 @@
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
  * (RAGChecker's three verdicts), with its support s ∈ [0, 1] and what decided it (`Finding`, named for
  * what it measures)? Lexical and deterministic. Support: the weighted share of the claim's terms in
- * the best sentence (`SENTENCE_SHARE`) and in the whole text, terms weighted by their rarity among
+ * the best sentence (`sentenceShare`) and in the whole text, terms weighted by their rarity among
  * the case's sentences (question terms ½, figures 2); in a grounding check (an answer's claim against
- * a passage) blended with the share of its adjacent term pairs the passage has (`PHRASE_SHARE`).
+ * a passage) blended with the share of its adjacent term pairs the passage has (`phraseShare`).
  * Figures must agree, polarity too. The model, each rule's measured worth (leave one dataset out) and
  * what it cannot see: docs/judge-quality.md.
  */
@@ -34,12 +34,7 @@ export interface ClaimCheck {
   readonly finding: Finding
 }
 
-/**
- * What the checker found, named for what it measures (it reads words, not meaning — so not
- * "entailed"): enough of the claim's words and its figures (entailed); another figure or the opposite
- * polarity in the sentence holding the claim's words (contradicted); a figure or too many words not
- * found (neutral). Reports show these names for the heuristic's verdicts.
- */
+/** What decided a check, named for what the checker measures (words, not meaning — so not "entailed"); reports show it. */
 export type Finding =
   | "words and figures found"
   | "figure conflict"
@@ -58,23 +53,19 @@ export interface CaseTexts {
 
 /** Support at or above which a claim can be entailed (or contradicted). */
 export const ENTAIL_AT = 0.4
-/** Weight of the best sentence in the support; the rest is the whole text's. */
-export const SENTENCE_SHARE = 0.3
-/** Weight factor of a term the question holds. */
-export const QUESTION_WEIGHT = 0.5
 /** Share of the claim's weight the evidence sentence must hold for a negation to contradict. */
-export const NEGATION_OVERLAP = 0.7
+const NEGATION_OVERLAP = 0.7
 /** Weight factor of a term with a digit. */
 const NUMBER_WEIGHT = 2
-/** In a grounding check (an answer's claim against a retrieved passage), the phrase share's part of the support. */
-export const PHRASE_SHARE = 0.75
 
 /** The model: its constants, and the rules `bench/claims-lodo.ts` switches off to measure them. */
 export interface ClaimModel {
   readonly entailAt: number
+  /** Weight of the best sentence in the support; the rest is the whole text's. */
   readonly sentenceShare: number
+  /** Weight factor of a term the question holds. */
   readonly questionWeight: number
-  /** In a grounding check, the phrase share's part of the support (0: none). */
+  /** In a grounding check (an answer's claim against a retrieved passage), the phrase share's part of the support. */
   readonly phraseShare: number
   /** Weigh terms by their rarity among the case's sentences (else 1). */
   readonly caseWeights: boolean
@@ -88,9 +79,9 @@ export interface ClaimModel {
 
 export const DEFAULT_MODEL: ClaimModel = {
   entailAt: ENTAIL_AT,
-  sentenceShare: SENTENCE_SHARE,
-  questionWeight: QUESTION_WEIGHT,
-  phraseShare: PHRASE_SHARE,
+  sentenceShare: 0.3,
+  questionWeight: 0.5,
+  phraseShare: 0.75,
   caseWeights: true,
   goldAlike: true,
   numbers: true,
@@ -114,9 +105,6 @@ const displayText = (text: string): string => {
   const t = normalise(text)
   return t.includes("://") || t.includes("www.") ? t.replace(WEB_ADDRESS, " ") : t
 }
-
-/** A text (or one sentence of it) as the checker reads it: citations, opening numbers, number words and units (`Figures.ts`). */
-const clean = (text: string): string => readFigures(displayText(text))
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
@@ -191,19 +179,16 @@ const NEGATION_SCOPE = /\s*[;:]\s+|,\s+|\s+(?=(?:but|while|whereas|although|thou
 const isNegated = (lower: string): boolean =>
   NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
-/** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
+/** A sentence of a text, with its numbers (read with its terms). */
 class Sentence {
-  private polarity: boolean | undefined
   /** `text`: the sentence as written (the evidence quoted); `read`: as the checker reads it. */
   constructor(readonly text: string, readonly read: string, readonly numbers: ReadonlySet<string>) {}
-  get negated(): boolean {
-    return (this.polarity ??= isNegated(this.read.toLowerCase()))
-  }
 
   /** Is a clause of the sentence holding a claim term negated ("…; the U.S. does not" says nothing of another clause)? */
   negatedFor(terms: ReadonlyArray<string>): boolean {
-    if (!this.negated) return false
-    const parts = this.read.toLowerCase().split(NEGATION_SCOPE)
+    const lower = this.read.toLowerCase()
+    if (!isNegated(lower)) return false
+    const parts = lower.split(NEGATION_SCOPE)
     if (parts.length === 1) return true
     for (const part of parts) {
       if (!isNegated(part)) continue
@@ -224,16 +209,26 @@ const union = (a: Postings, b: Postings): Postings => {
   return [...all].sort((x, y) => x - y)
 }
 
+/** Adds sentence `index` to `term`'s postings (sentences are read in order). */
+const post = (postings: Map<string, Postings>, term: string, index: number): void => {
+  const held = postings.get(term)
+  if (held === undefined) postings.set(term, index)
+  else if (typeof held === "number") {
+    if (held !== index) postings.set(term, [held, index])
+  } else if (held[held.length - 1] !== index) held.push(index)
+}
+
 /** A text read once: its sentences, and each term's postings (a claim is checked against all sentences at once). */
 class Reading {
   readonly sentences: ReadonlyArray<Sentence>
-  private numberSet: ReadonlySet<string> | undefined
+  /** Every number the text states. */
+  readonly numbers = new Set<string>()
   /** Exact term → the sentences holding it (see `Postings`). */
   private readonly postings: Map<string, Postings>
-  /** `prefixKey` → the text's terms with that prefix (candidates of the soft match). */
-  private prefixes: Map<number, Array<string>> | undefined
+  /** A prefix → the text's terms with it (candidates of the soft match). */
+  private prefixes: Map<string, Array<string>> | undefined
   /** Every word → the sentences holding it; built only for a claim without content terms. */
-  private wordPostings: Map<string, Array<number>> | undefined
+  private wordPostings: Map<string, Postings> | undefined
   /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
   private found: Map<string, Postings | null> | undefined
   /** Each sentence's terms in order, for `pairsAmong`. */
@@ -252,15 +247,9 @@ class Reading {
       const raw = rememberedTokens(lower)
       const tokens = termsOf(t, lower, raw)
       if (tokens.words === 0) continue
-      const index = sentences.length
-      for (const term of tokens.terms) {
-        const held = postings.get(term)
-        if (held === undefined) postings.set(term, index)
-        else if (typeof held === "number") {
-          if (held !== index) postings.set(term, [held, index])
-        } else if (held[held.length - 1] !== index) held.push(index)
-      }
+      for (const term of tokens.terms) post(postings, term, sentences.length)
       sentences.push(new Sentence(shown, t, tokens.numbers))
+      for (const n of tokens.numbers) this.numbers.add(n)
       // In the order written, numbers where they stand (`termsOf` moves them to the end).
       this.sequences.push(raw.terms)
     }
@@ -286,16 +275,6 @@ class Reading {
     return pairs
   }
 
-  /** Every number the text states. */
-  get numbers(): ReadonlySet<string> {
-    if (this.numberSet === undefined) {
-      const all = new Set<string>()
-      for (const s of this.sentences) for (const n of s.numbers) all.add(n)
-      this.numberSet = all
-    }
-    return this.numberSet
-  }
-
   /** How many sentences hold `term` (exact match). */
   sentencesHolding(term: string): number {
     const held = this.postings.get(term)
@@ -305,15 +284,10 @@ class Reading {
   /** The sentences holding a word (stopwords included, exact), for claims without content terms; null when none. */
   sentencesWithWord(word: string): Postings | null {
     if (this.wordPostings === undefined) {
-      const postings = new Map<string, Array<number>>()
+      const postings = this.wordPostings = new Map()
       this.sentences.forEach((s, i) => {
-        for (const w of s.text.toLowerCase().match(PLAIN_WORD) ?? []) {
-          const list = postings.get(w)
-          if (list === undefined) postings.set(w, [i])
-          else if (list[list.length - 1] !== i) list.push(i)
-        }
+        for (const w of s.text.toLowerCase().match(PLAIN_WORD) ?? []) post(postings, w, i)
       })
-      this.wordPostings = postings
     }
     return this.wordPostings.get(word) ?? null
   }
@@ -323,7 +297,7 @@ class Reading {
     const exact = this.postings.get(term) ?? null
     // A term shorter than the soft-match prefix matches only itself.
     if (term.length < SOFT_MATCH_PREFIX) return exact
-    const candidates = this.prefixIndex().get(prefixKey(term))
+    const candidates = this.prefixIndex().get(term.slice(0, SOFT_MATCH_PREFIX))
     // No other term of the text shares the prefix (most terms): the exact postings, nothing to remember.
     if (candidates === undefined || (candidates.length === 1 && candidates[0] === term)) return exact
     const found = (this.found ??= new Map())
@@ -339,13 +313,13 @@ class Reading {
     return result
   }
 
-  /** The text's terms by `prefixKey` (the candidates of the soft match), built when first needed. */
-  private prefixIndex(): Map<number, Array<string>> {
+  /** The text's terms by their first `SOFT_MATCH_PREFIX` characters (the candidates of the soft match), built when first needed. */
+  private prefixIndex(): Map<string, Array<string>> {
     if (this.prefixes === undefined) {
-      const prefixes = new Map<number, Array<string>>()
+      const prefixes = new Map<string, Array<string>>()
       for (const t of this.postings.keys()) {
         if (t.length < SOFT_MATCH_PREFIX) continue
-        const key = prefixKey(t)
+        const key = t.slice(0, SOFT_MATCH_PREFIX)
         const list = prefixes.get(key)
         if (list === undefined) prefixes.set(key, [t])
         else list.push(t)
@@ -354,16 +328,6 @@ class Reading {
     }
     return this.prefixes
   }
-}
-
-/**
- * A number for a term's first `SOFT_MATCH_PREFIX` characters (no substring allocated); terms with
- * the same prefix share it, and `termsMatch` settles the rare other collisions.
- */
-const prefixKey = (t: string): number => {
-  let h = 0
-  for (let i = 0; i < SOFT_MATCH_PREFIX; i++) h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0
-  return h
 }
 
 /** A claim read once: its distinct terms, numbers and polarity. */
@@ -386,24 +350,23 @@ interface ClaimReading {
  * Small caches replaced (never cleared) when full, as in `Terms.ts`: a case's texts are checked
  * back to back (its claims against the reference, the answer, each context), so reuse is local.
  */
-const CACHE_LIMIT = 64
-let readings = new Map<string, Reading>()
-let claimReadings = new Map<string, ClaimReading>()
-
-const readText = (raw: string): Reading => {
-  let reading = readings.get(raw)
-  if (reading === undefined) {
-    reading = new Reading(raw)
-    if (readings.size >= CACHE_LIMIT) readings = new Map()
-    readings.set(raw, reading)
+const cachedBy = <A>(read: (raw: string) => A): (raw: string) => A => {
+  let cache = new Map<string, A>()
+  return (raw) => {
+    let hit = cache.get(raw)
+    if (hit === undefined) {
+      if (cache.size >= 64) cache = new Map()
+      cache.set(raw, hit = read(raw))
+    }
+    return hit
   }
-  return reading
 }
 
-const readClaim = (raw: string): ClaimReading => {
-  const hit = claimReadings.get(raw)
-  if (hit !== undefined) return hit
-  const text = clean(raw).trim()
+const readText = cachedBy((raw) => new Reading(raw))
+
+const readClaim = cachedBy((raw): ClaimReading => {
+  // Read as a text's sentences are: citations, opening numbers, number words and units (`Figures.ts`).
+  const text = readFigures(displayText(raw)).trim()
   const lower = text.toLowerCase()
   const tokens = tokensOfPiece(lower)
   // Its terms in the order written, numbers where they stand, for the phrase share; `termsOf` reads the numbers as values.
@@ -412,7 +375,7 @@ const readClaim = (raw: string): ClaimReading => {
   // A claim of stopwords only ("Yes.", "No, it is not.") is checked on its words.
   const plain = terms.length === 0
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
-  const reading: ClaimReading = {
+  return {
     terms,
     sequence,
     plain,
@@ -422,10 +385,7 @@ const readClaim = (raw: string): ClaimReading => {
     weightsOf: undefined,
     weights: undefined
   }
-  if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
-  claimReadings.set(raw, reading)
-  return reading
-}
+})
 
 // ---------------------------------------------------------------------------------------------
 // The case's term statistics
@@ -530,30 +490,17 @@ const checkOne = (
   }
 
   let missing = false
-  let conflict = false
-  let numberConflict = false
-  if (model.numbers) {
-    for (const n of claim.numbers) {
-      if (text.numbers.has(n)) continue
-      missing = true
-      if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
-    }
-  }
-  // "every day" against "three days per week": the quantity the text states as a figure, in its unit.
-  if (
-    model.universals && claim.universal.length > 0 && best !== undefined && best.numbers.size > 0 &&
-    countsIn(best.read, claim.universal)
-  ) {
-    conflict = numberConflict = true
-  }
-  if (
-    model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
-  ) conflict = true
-
+  if (model.numbers) { for (const n of claim.numbers) if (!text.numbers.has(n)) missing = true }
+  // A figure the text lacks while the sentence holding the claim states others; or "every day" against
+  // "three days per week" (the quantity the sentence states as a figure, in its unit).
+  const figureConflict = best !== undefined && best.numbers.size > 0 &&
+    (missing || (model.universals && claim.universal.length > 0 && countsIn(best.read, claim.universal)))
   const finding: Finding = support < model.entailAt
     ? "too few words found"
-    : conflict
-    ? (numberConflict ? "figure conflict" : "negation conflict")
+    : figureConflict
+    ? "figure conflict"
+    : model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
+    ? "negation conflict"
     : missing
     ? "figure not found"
     : "words and figures found"
