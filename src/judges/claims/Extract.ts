@@ -1,17 +1,10 @@
 /**
  * The offline claim extractor: a text → its claims, spans of the text itself (a report can point at
- * them), cut where its author put the joints. Deterministic steps:
- *
- * 1. **Clean**: literal `\n` escapes become line breaks; fenced code, citation markers
- *    (`Figures.CITATION`: "… in 2019 [4]." has no number 4), markdown emphasis and heading marks go.
- * 2. **Lines**: each non-empty line is a unit, its list marker (`-`, `*`, `1.`, `2)`) removed; a short
- *    line ending in ":" ("The benefits include:") introduces a list and claims nothing.
- * 3. **Sentences** (`Terms.splitSentences`; a piece starting in lower case continues the sentence
- *    before it). A question asks, and an abstention (`ABSTENTION`) says nothing is known: no claim.
- * 4. **Clauses**: cut at ";", ":", commas, and before "and", "or", "but", "while", "whereas", "which",
- *    "because", "since" — where RAGChecker's extractor splits — unless a side keeps fewer than
- *    `MIN_CLAUSE_TERMS` content terms; an opening attribution ("According to X,") stays with its clause.
- * 5. **Keep** the pieces with a content term. A text with words but none ("Yes.") is one claim.
+ * them), cut where its author put the joints: fenced code, citation markers (`Figures.CITATION`),
+ * markdown and list markers removed; then lines (a short lead-in line ending in ":" claims nothing),
+ * sentences (questions and abstentions claim nothing), and clauses (`CLAUSE_BREAK`, where RAGChecker's
+ * extractor splits, each side keeping `MIN_CLAUSE_TERMS` content terms). A text with words but no
+ * content term ("Yes.") is one claim. The steps and their measured worth: docs/judge-quality.md.
  */
 import { normalise, rememberTokens, splitSentences, type Tokens, tokensOf } from "../Terms.js"
 import { removeCitations } from "./Figures.js"
@@ -59,8 +52,6 @@ const LOWER_START = /^\p{Ll}/u
  * ("8 minutes and 20 seconds", "between 5 and 10").
  */
 const CLAUSE_BREAK = /\s*[;:]\s+|,\s+|\s+(?=(?:and|or)\s+(?!\d)|(?:but|while|whereas|which|because|since)\s)/gu
-/** An attribution that frames the clause after it ("According to X,"): not a claim of its own. */
-const ATTRIBUTION = /^(?:according to|based on|as (?:stated|noted|mentioned|described|explained|shown) (?:in|by))\b/iu
 const HAS_WORD = /[\p{L}\p{N}]/u
 
 const NO_TOKENS: Tokens = { words: 0, terms: [] }
@@ -83,10 +74,8 @@ const sentencesOf = (line: string): Array<string> => {
 
 /**
  * A sentence's clauses: cut at every `CLAUSE_BREAK`; then a piece with fewer than
- * `MIN_CLAUSE_TERMS` content terms joins the piece before it (the first piece joins the next), and
- * an opening piece that starts with an introducer ("According to X,", "In Pokémon,", "If …,") joins
- * the next, as it frames that clause rather than stating something. Joined pieces are the original
- * text between them, separators included.
+ * `MIN_CLAUSE_TERMS` content terms joins the piece before it (the first piece joins the next). Joined
+ * pieces are the original text between them, separators included.
  */
 interface Piece {
   readonly text: string
@@ -109,10 +98,8 @@ const clausesOf = (sentence: string): Array<Piece> => {
   const merged: typeof spans = []
   for (const span of spans) {
     const prev = merged[merged.length - 1]
-    const framing = prev !== undefined && merged.length === 1 && ATTRIBUTION.test(sentence.slice(prev.from, prev.to))
     if (
-      prev !== undefined &&
-      (framing || span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)
+      prev !== undefined && (span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)
     ) {
       prev.to = span.to
       prev.tokens = joined(prev.tokens, span.tokens)
