@@ -1,13 +1,14 @@
 /**
  * The labelled sets the heuristic claim checker is chosen and measured on, read from disk, each with
- * its figure for a judge and for plain word overlap. Four sets of different kinds:
+ * its figure for a judge and for plain word overlap. Six sets of different kinds:
  *
  * | set | what a case is | human label | judge's figure | word overlap's figure |
  * |---|---|---|---|---|
  * | `ragchecker` | a pair of answers to one question, each with the reference | correctness / completeness / overall preference, −2…+2 | Pearson r of the per-pair deltas of claim precision / recall / F1 (RAGChecker's meta_eval) | the same with token-overlap precision / recall / F1 against the reference |
  * | `expertqa` | a claim and the passages its answer cited | "Complete" support | balanced accuracy of faithfulness ≥ 0.5; AUC | balanced accuracy of the claim's word share at its best threshold (in sample: generous); AUC |
  * | `wice` | a Wikipedia claim and the sentences its citation holds (oracle chunks) | "supported" (not partially / not) | as ExpertQA | as ExpertQA |
- * | `halueval` | a question, its knowledge passage and an answer, right or hallucinated | hallucinated | AUC of hallucination (1 − faithfulness to the knowledge) | AUC of 1 − the answer's word share in the knowledge |
+ * | `halueval` | a question, its knowledge passage and an answer, right or hallucinated | hallucinated | AUC of a hallucination score (`ungrounded`, 1 − faithfulness or `unsupportedClaims`) | AUC of 1 − the answer's word share in the knowledge |
+ * | `faithbench`, `frank` | a summary and its source | hallucinated (`readFaithBench`, `readFrank`) | as HaluEval | as HaluEval |
  *
  * Where the data comes from (research data, never copied into the repository):
  * - `ragchecker`, `expertqa`: `../shared/data/ragchecker-dev`, `../shared/data/expertqa-dev` (their READMEs).
@@ -24,6 +25,10 @@
  *   questions with a hallucinated answer from each of the two generation schemes), saved under
  *   `<dir>/halueval/`. Cases: each question's right answer (label 0) and its two hallucinated answers
  *   (label 1), the knowledge as the one context: 1,500 answers.
+ *
+ * - `faithbench`, `frank`: `<dir>/faithbench/batch_*.json` (FaithBench; CC BY-NC-SA 4.0) and
+ *   `<dir>/frank/` (`human_annotations.json`, `validation_split.txt`, `articles/`); the repositories and
+ *   commits they were fetched from were not recorded when they were added.
  *
  * Re-fetch: clone the two repositories at those commits and copy the files (`git show
  * <commit>:<path> > <dir>/<set>/<name>`); `<dir>` defaults to `../data-heur` beside the repository
@@ -280,6 +285,26 @@ export const supportFigures = (
   auc: auc(scores, labels)
 })
 
+/** The claim's word share in its passages, per case of a support set. */
+const supportShares = (cases: ReadonlyArray<SupportCase>) =>
+  cases.map((c) => wordShareOf(c.claim, c.contexts.join("\n")) ?? 0)
+
+/**
+ * Word overlap's balanced accuracy on each support set with its threshold chosen as the judge's is:
+ * on the other support set (the best there), not on the set it is scored on.
+ */
+export const overlapHeldOut = (sets: LabelledSets): Partial<Record<"expertqa" | "wice", number>> => {
+  const out: Partial<Record<"expertqa" | "wice", number>> = {}
+  for (const [held, other] of [["expertqa", "wice"], ["wice", "expertqa"]] as const) {
+    const h = sets[held]
+    const o = sets[other]
+    if (h === undefined || o === undefined) continue
+    const t = bestThreshold(supportShares(o), o.map((c) => c.supported)).threshold
+    out[held] = balancedAccuracy(supportShares(h).map((s) => s >= t), h.map((c) => c.supported))
+  }
+  return out
+}
+
 /** Word overlap's figures on each set present. */
 export const overlapFigures = (sets: LabelledSets) => {
   const out: Record<string, unknown> = {}
@@ -294,8 +319,7 @@ export const overlapFigures = (sets: LabelledSets) => {
   for (const name of ["expertqa", "wice"] as const) {
     const cases = sets[name]
     if (cases === undefined) continue
-    const scores = cases.map((c) => wordShareOf(c.claim, c.contexts.join("\n")) ?? 0)
-    out[name] = supportFigures(scores, cases.map((c) => c.supported))
+    out[name] = supportFigures(supportShares(cases), cases.map((c) => c.supported))
   }
   for (const name of HALLUCINATION_SETS) {
     const cases = sets[name]
