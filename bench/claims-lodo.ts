@@ -228,6 +228,7 @@ export const RULES: ReadonlyArray<readonly [string, Partial<ClaimModel>, Extract
   ["negation", { negation: false }],
   ["phrases in grounding checks", { phraseShare: 0 }],
   ["universal quantity against a figure", { universals: false }],
+  ["names together", { namesTogether: false }],
   ["gold claims weigh alike", { goldAlike: false }],
   ["clauses (not whole sentences)", {}, { clauses: false }]
 ]

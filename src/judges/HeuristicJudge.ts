@@ -29,7 +29,7 @@ export const provider = "heuristic"
  * together, a figure conflict judged on the rest of the claim, list items read with their lead-in);
  * each check's value carries its support (answer-correctness' `ungrounded`).
  */
-export const model = "lexical-v6"
+export const model = "lexical-v7"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */

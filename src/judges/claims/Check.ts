@@ -5,8 +5,8 @@
  * the best sentence (`sentenceShare`) and in the whole text, terms weighted by their rarity among
  * the case's sentences (question terms ½, figures 2); in a grounding check (an answer's claim against
  * a passage) blended with the share of its adjacent term pairs the passage has (`phraseShare`).
- * Figures must agree, polarity too. The model, each rule's measured worth (leave one dataset out) and
- * what it cannot see: docs/judge-quality.md.
+ * Figures must agree, polarity too; a claim naming two things needs a sentence naming both. The model,
+ * each rule's measured worth (leave one dataset out) and what it cannot see: docs/judge-quality.md.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {
@@ -40,6 +40,7 @@ export type Finding =
   | "figure conflict"
   | "negation conflict"
   | "figure not found"
+  | "name not found"
   | "too few words found"
 
 /** The texts of the claim's case, whose sentences weigh its terms; one object per case (its statistics are kept on it). */
@@ -75,6 +76,11 @@ export interface ClaimModel {
   readonly negation: boolean
   /** A universal quantity ("every day") against a figure stated in its unit ("three days a week") conflicts. */
   readonly universals: boolean
+  /**
+   * An answer's claim naming two things or more needs one sentence of the reference naming them all
+   * (not in grounding checks, where the phrase share relates the claim's words, nor for gold claims).
+   */
+  readonly namesTogether: boolean
 }
 
 export const DEFAULT_MODEL: ClaimModel = {
@@ -86,7 +92,8 @@ export const DEFAULT_MODEL: ClaimModel = {
   goldAlike: true,
   numbers: true,
   negation: true,
-  universals: true
+  universals: true,
+  namesTogether: true
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -155,6 +162,26 @@ const universalUnitsOf = (lower: string, hasFigure: boolean): ReadonlyArray<stri
 const countsIn = (read: string, units: ReadonlyArray<string>): boolean =>
   new RegExp(`\\b\\d+(?:[.,]\\d+)?\\s+(?:${units.map((u) => u.replace(/[^a-z]/g, "")).join("|")})s?\\b`, "i")
     .test(read) || (units.includes("time") && /\b(?:once|twice|thrice)\b/i.test(read))
+
+/**
+ * The names of a claim, as terms: a word with two capitals ("FICA", "GPT-3"), or a capitalised word
+ * inside a sentence — after white space that follows a letter, a digit, ",", ";", ":" or a closing
+ * quote or bracket (a capital at the start, or after ". " or "(", only opens a sentence).
+ */
+const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+const CAPITALS = /\p{Lu}/gu
+const UPPER_START = /^\p{Lu}/u
+const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]\s+$/u
+const namesOf = (text: string): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  for (const m of text.matchAll(WORD_RUN)) {
+    const capitals = m[0].match(CAPITALS)?.length ?? 0
+    if (capitals >= 2 || (capitals === 1 && UPPER_START.test(m[0]) && INSIDE_SENTENCE.test(text.slice(0, m.index)))) {
+      for (const t of tokensOf(m[0].toLowerCase()).terms) names.add(t)
+    }
+  }
+  return [...names]
+}
 
 const DIGITS = /^\p{N}+$/u
 const ANY_DIGIT = /\p{N}/u
@@ -330,7 +357,7 @@ class Reading {
   }
 }
 
-/** A claim read once: its distinct terms, numbers and polarity. */
+/** A claim read once: its distinct terms, numbers, names (as terms) and polarity. */
 interface ClaimReading {
   readonly terms: ReadonlyArray<string>
   /** Its terms in order, repeats included. */
@@ -338,6 +365,7 @@ interface ClaimReading {
   /** The claim has no content term: `terms` are its plain words, matched against the text's words. */
   readonly plain: boolean
   readonly numbers: ReadonlySet<string>
+  readonly names: ReadonlyArray<string>
   readonly negated: boolean
   /** The units its universal quantities are over ("every day" → day), when it states no figure. */
   readonly universal: ReadonlyArray<string>
@@ -380,6 +408,7 @@ const readClaim = cachedBy((raw): ClaimReading => {
     sequence,
     plain,
     numbers: numbersOf(text),
+    names: plain ? [] : namesOf(text),
     negated: isNegated(lower),
     universal: universalUnitsOf(lower, ASCII_DIGIT.test(text)),
     weightsOf: undefined,
@@ -451,13 +480,27 @@ const phraseShareOf = (sequence: ReadonlyArray<string>, pairs: ReadonlySet<strin
   return found / (sequence.length - 1)
 }
 
+/** Does one sentence of the text hold every one of `names` (soft match)? */
+const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => {
+  let common: ReadonlyArray<number> | undefined
+  for (const name of names) {
+    const where = text.sentencesWith(name)
+    const list = where === null ? [] : typeof where === "number" ? [where] : where
+    common = common === undefined ? list : common.filter((i) => list.includes(i))
+    if (common.length === 0) return false
+  }
+  return true
+}
+
 const checkOne = (
   claim: ClaimReading,
   text: Reading,
   stats: CaseStats | undefined,
   model: ClaimModel,
   /** In a grounding check, the text's pairs among the claims' terms; else undefined. */
-  pairs: ReadonlySet<string> | undefined
+  pairs: ReadonlySet<string> | undefined,
+  /** Names together applies (see `ClaimModel.namesTogether`). */
+  names: boolean
 ): ClaimCheck => {
   const { terms } = claim
   const weights = claimWeights(claim, stats, model)
@@ -503,6 +546,8 @@ const checkOne = (
     ? "negation conflict"
     : missing
     ? "figure not found"
+    : names && claim.names.length >= 2 && !namedTogether(claim.names, text)
+    ? "name not found"
     : "words and figures found"
   const verdict = finding === "words and figures found"
     ? "entailed"
@@ -548,7 +593,8 @@ export const checkClaims = (
     for (const c of read) for (const t of c.sequence) wanted.add(t)
     pairs = reading.pairsAmong(wanted)
   }
-  return read.map((claim) => checkOne(claim, reading, stats, model, pairs))
+  const names = model.namesTogether && options.grounding !== true && options.gold !== true
+  return read.map((claim) => checkOne(claim, reading, stats, model, pairs, names))
 }
 
 /** Support at or above which a nugget the answer does not entail is partly supported: half the entailment threshold. */

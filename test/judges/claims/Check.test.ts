@@ -130,6 +130,29 @@ describe("numbers, dates and names must agree", () => {
     )
   })
 
+  it("a claim naming two things needs a sentence naming both: two sentences that never relate them do not entail it", () => {
+    const reference = "Canberra is the capital of Australia. Sydney is its largest city."
+    const apart = check("The capital of Australia is Sydney.", reference)
+    expect(apart.support).toBeGreaterThanOrEqual(ENTAIL_AT)
+    expect(apart).toMatchObject({ verdict: "neutral", finding: "name not found" })
+    expect(
+      checkClaims(["The capital of Australia is Sydney."], reference, undefined, {
+        ...DEFAULT_MODEL,
+        namesTogether: false
+      })[0]!.verdict
+    ).toBe("entailed")
+    // Named together (soft match: "Australia's"): entailed.
+    expect(
+      check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.")
+        .verdict
+    ).toBe("entailed")
+    // A word with two capitals is a name wherever it stands; a capital opening a sentence is not.
+    expect(check("FICA taxes fund Medicare benefits.", "FICA is a payroll tax. It funds Medicare.").finding).toBe(
+      "name not found"
+    )
+    expect(check("Sydney is the largest city in Australia.", reference).verdict).toBe("entailed")
+  })
+
   it("a different year contradicts; the same year entails", () => {
     expect(check("The film was released in 2019.", "The film was released in 2021.").verdict).toBe("contradicted")
     expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe(
@@ -327,7 +350,8 @@ describe("term weights within the case", () => {
       goldAlike: true,
       numbers: true,
       negation: true,
-      universals: true
+      universals: true,
+      namesTogether: true
     })
   })
 })
