@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import type { Threshold } from "../domain/Gate.js"
+import { traitsOfProvider } from "../domain/JudgeTraits.js"
 import { readManifest } from "../domain/RunFiles.js"
 import * as Generate from "../engine/Generate.js"
 import * as Judgments from "../engine/Judgments.js"
@@ -67,7 +68,7 @@ export const reportRun = (
       label: m.judge.label,
       params: m.judge.params,
       endpoint: m.judge.endpoint,
-      local: m.judge.provider === "heuristic"
+      traits: traitsOfProvider(m.judge.provider)
     }, { partial: options.partial })
     // A run that asked a live system (--target): its answers from the run's target journal, never asked again.
     const target = m.target === undefined ? Layer.empty : Generate.layerReplay(m.target as Generate.TargetDescription)

@@ -176,10 +176,10 @@ export const runAction = (flags: RunFlags) =>
           problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices`
         })
       }
-      if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
+      if (judgeInfo.traits.deterministic && flags.iterations > 1 && !flags.quiet) {
         yield* Console.error(
           `the ${
-            judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"
+            judgeInfo.traits.languageModel ? "judge" : "heuristic judge"
           } is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`
         )
       }
@@ -221,7 +221,9 @@ export const runAction = (flags: RunFlags) =>
               }, e.cost.price ?? undefined).usd
             )
           }${
-            judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"
+            judgeInfo.traits.runsLocally
+              ? " (local judge: no Batch API)"
+              : " (Batch API price; prompt-cache hits would lower both)"
           }`,
           `  run directory:     ${displayPath(e.runDir)} (${
             fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"

@@ -42,7 +42,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const { retriever, rubrics, info, generator } = prepared
     options = prepared.options
     const judgments = yield* Judgments
-    const local = judgments.identity.local
+    const local = judgments.identity.traits.runsLocally
     // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
     const journal = options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, "judgments.jsonl"))
     const core = yield* judgments.open({

@@ -9,6 +9,7 @@ import type { EvalCase } from "../domain/Case.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import type { Judgment, ListItem } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import type { Rubric } from "../domain/Rubric.js"
@@ -122,6 +123,8 @@ export interface RunInfo {
     readonly model: string
     readonly label: string
     readonly params: Readonly<Record<string, unknown>>
+    /** What the judge declares of itself (not written to the manifest: `traitsOfProvider` restores it). */
+    readonly traits: JudgeTraits
   }
   readonly rubrics: ReadonlyArray<Rubric>
   readonly input: {

@@ -217,7 +217,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     // the pass below then finds it in the journal (and judges synchronously only what the batches
     // left: --batch-repair sync, or what kept going unanswered).
     let batchPhase: BatchPhase | undefined
-    if (options.batch !== undefined && !replay && !judgments.identity.local) {
+    if (options.batch !== undefined && !replay && !judgments.identity.traits.runsLocally) {
       if (judgments.calls === undefined) {
         return yield* new UsageError({
           problem: `--batch: ${judgments.identity.provider} has no Batch API here; run without --batch`

@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type { InputError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import { type Judgment, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { toJudgment } from "../engine/JudgmentKey.js"
@@ -131,7 +132,12 @@ export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics =>
 }
 
 export class Evaluator extends Context.Tag("rag-eval/server/Evaluator")<Evaluator, {
-  readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly local: boolean }
+  readonly judge: {
+    readonly provider: string
+    readonly model: string
+    readonly label: string
+    readonly traits: JudgeTraits
+  }
   readonly rubric: { readonly id: string; readonly hash: string }
   /** Hit fields the judge reads when a request does not choose them. */
   readonly fields: ReadonlyArray<string>
@@ -179,7 +185,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
      * share of the judge per request: its calls take turns with other requests' calls.
      */
     const openCore = Effect.suspend(() => {
-      const client = judge.local ? undefined : options.fairShare?.client()
+      const client = judge.traits.runsLocally ? undefined : options.fairShare?.client()
       return judgments.open({
         pipeline: pipelineName,
         runId: "serve",
@@ -259,7 +265,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           for (const plan of row) if (!unique.has(plan.keys.join(","))) unique.set(plan.keys.join(","), plan)
         }
         const judgedPlans = yield* Effect.forEach([...unique.values()], (plan) =>
-          judgePlan(core, plan, plan.task.caseId), { concurrency: judge.local ? 1 : "unbounded" })
+          judgePlan(core, plan, plan.task.caseId), { concurrency: judge.traits.runsLocally ? 1 : "unbounded" })
         const judged = new Map<string, Judged>()
         ;[...unique.values()].forEach((plan, i) =>
           plan.keys.forEach((key, j) =>
@@ -307,7 +313,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       const message = `the judge (${judge.label}) failed on ${problems.length} of ${total} hit${
         total === 1 ? "" : "s"
       }: ${problems[0]!.message}`
-      return judge.local
+      return judge.traits.runsLocally
         ? apiError(500, "judge_failed", message, problems)
         : apiError(502, "upstream_failed", message, problems)
     }
@@ -351,7 +357,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       })
 
     return Evaluator.of({
-      judge: { provider: judge.provider, model: judge.model, label: judge.label, local: judge.local },
+      judge: { provider: judge.provider, model: judge.model, label: judge.label, traits: judge.traits },
       rubric: { id: rubric.id, hash: rubric.hash },
       fields: options.fields ?? defaultFields,
       evaluate: (q) => Effect.map(evaluateBatch([q]), (batch) => batch.results[0]!),

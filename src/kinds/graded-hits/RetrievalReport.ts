@@ -33,7 +33,7 @@ export const ms = (
 ) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : thousands(Math.round(x)))
 
 export const heuristicBanner = (info: RunInfo, what: string) =>
-  info.judge.provider === "heuristic"
+  !info.judge.traits.languageModel
     ? `> **Judged by the heuristic judge** — ${what}, not an LLM. Use an LLM provider for real judgments.\n\n`
     : `> Judged by ${inline(info.judge.label)}.\n\n`
 
