@@ -173,7 +173,7 @@ const subcommands = [
   trecCommand,
   compareCommand,
   calibrateCommand,
-  judgeBenchCommand,
+  judgeBenchCommand((argv) => main(argv)),
   serveCommand,
   uiCommand,
   ...clusterCommands

@@ -120,7 +120,7 @@ export const runAction = (flags: RunFlags) =>
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency)).pipe(
       Effect.provideService(Redaction.Redaction, redactor)
     )
-    // --target: the live system answers the cases before they are judged (engine/Generate.ts)
+    // --target: the live system answers the cases before they are judged (target/Generate.ts)
     const generator = yield* targetLayer(flags, target, batch !== undefined)
     const storage = stored ??
       Layer.merge(
@@ -383,7 +383,7 @@ const targetLayer = (flags: RunFlags, config: TargetConfig | undefined, batch: b
           "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)"
       })
     }
-    const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
+    const Generate = yield* Effect.promise(() => import("../target/Generate.js"))
     const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
     const settings = {
       regenerate: flags.regenerate,

@@ -223,7 +223,7 @@ export const priceOut = Options.float("price-out").pipe(
   Options.withDescription("Price of the judge model's output tokens, USD per 1M"),
   Options.optional
 )
-// --- the live system under test (src/target/, src/engine/Generate.ts)
+// --- the live system under test (src/target/, the engine's Generator port)
 const targetFlags = {
   target: Options.text("target").pipe(
     Options.withDescription(

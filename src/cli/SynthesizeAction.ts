@@ -29,7 +29,7 @@ import { batchOptions } from "./BatchFlags.js"
 import { displayPath } from "./Display.js"
 import { RecordedArgv } from "./Resume.js"
 import { judgeSettings, providerFlagsProblem } from "./RunFlags.js"
-import type { SynthesizeFlags } from "./SynthesizeCommand.js"
+import type { SynthesizeFlags } from "./SynthesizeFlags.js"
 
 const parseAs = (text: string) =>
   Effect.gen(function*() {

@@ -27,8 +27,7 @@ import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
-import { TARGET_JOURNAL_DIR } from "./Generate.js"
-import { withGenerated } from "./GeneratedView.js"
+import { TARGET_JOURNAL_DIR } from "./Generator.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
@@ -61,7 +60,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     const { runId, runDir } = info
     // --target: the pipeline's records, metrics and reports also tell how the live system answered.
     const fills = generator === undefined ? undefined : given.generate
-    const pipeline = (fills === undefined ? given : withGenerated(given, generator!.description)) as Pipeline<R, X>
+    const pipeline = fills === undefined ? given : generator!.decorate(given)
     const judgments = yield* Judgments
     const journals = yield* JudgmentJournal
     const progress = yield* Progress
