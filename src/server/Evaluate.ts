@@ -32,10 +32,9 @@ import { Judgments, type Plan, type RunJudging, type Sink } from "../engine/Judg
 import type { ListSpec, TaskSpec } from "../engine/Pipeline.js"
 import { loadRubric } from "../judges/Prompt.js"
 import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
-import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
-import { averagePrecision } from "../metrics/averagePrecision.js"
-import { ndcg } from "../metrics/ndcg.js"
-import { reciprocalRank } from "../metrics/reciprocalRank.js"
+import { defaultRubric, hitText, listwiseRubric, searchRanking } from "../kinds/search/SearchRelevance.js"
+import { measure, type RankingMetric } from "../metrics/registry.js"
+import { judgedRelevantAt } from "../metrics/relevance.js"
 import { noTokens } from "../pricing/Prices.js"
 import {
   apiError,
@@ -113,15 +112,23 @@ export const prepare = (
   })
 }
 
-/** NDCG@k (k undefined: every hit), MAP and MRR of one ranking's grades; relevant = grade ≥ 2. */
+/**
+ * NDCG@k (k undefined: every hit; the request's gain), MAP and MRR of one ranking's grades, by the
+ * metric registry as the search-relevance pipeline computes them (relevant ⇔ grade ≥ `judgedRelevantAt`).
+ */
 export const searchMetrics = (
   grades: ReadonlyArray<number>,
   options: { readonly k?: number | undefined; readonly gain: Gain }
-): SearchMetrics => ({
-  ndcg: ndcg(grades, options.k === undefined ? { gain: options.gain } : { k: options.k, gain: options.gain }).value,
-  map: averagePrecision(grades, { threshold: RELEVANT_AT }),
-  mrr: reciprocalRank(grades, { threshold: RELEVANT_AT })
-})
+): SearchMetrics => {
+  const value = (metric: RankingMetric) => measure(metric, { grades }, { threshold: judgedRelevantAt }).value
+  const ndcg: RankingMetric = {
+    name: options.k === undefined ? "ndcg" : `ndcg@${options.k}`,
+    kind: "ndcg",
+    gain: options.gain,
+    ...(options.k === undefined ? {} : { k: options.k })
+  }
+  return { ndcg: value(ndcg), map: value(searchRanking.map), mrr: value(searchRanking.mrr) }
+}
 
 /** The mean of each metric (0 for no queries). */
 export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics => {
@@ -327,7 +334,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           index,
           fields: hit,
           score: grade,
-          relevant: grade >= RELEVANT_AT,
+          relevant: grade >= judgedRelevantAt,
           ...(q.debug
             ? { justification: j.reason, ...(j.confidence === undefined ? {} : { confidence: j.confidence }) }
             : {})
