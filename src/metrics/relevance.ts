@@ -22,9 +22,6 @@ export const judgedRelevantAt = 2
  */
 export const unjudgedGrade = -1
 
-/** Binary relevance of one grade. */
-export const isRelevant = (grade: number, threshold: number = defaultThreshold): boolean => grade >= threshold
-
 /** The first k items; all of them when k is undefined; none when k ≤ 0. */
 export const topK = <A>(items: ReadonlyArray<A>, k?: number): ReadonlyArray<A> =>
   k === undefined ? items : items.slice(0, Math.max(0, Math.floor(k)))

@@ -22,7 +22,6 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import type { InputError } from "../domain/Errors.js"
 import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import { type Judgment, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
@@ -371,5 +370,3 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       evaluateBatch
     })
   })
-
-export const layer = (options: EvaluatorOptions = {}) => Layer.effect(Evaluator, make(options))
