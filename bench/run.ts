@@ -56,7 +56,7 @@ import { batchFigures, printBatchFigures } from "./batch.js"
 import { printBoundsFigures } from "./bounds.js"
 import { perJudgmentCosts, readRecordsPass, validationPasses } from "./breakdown.js"
 import { startChildServer } from "./child.js"
-import { printBesideOverlap } from "./claims-lodo.js"
+import { printHeldOut } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
 import { printCorrectnessFigures } from "./correctness.js"
@@ -565,7 +565,7 @@ const main = async () => {
       `[11] The heuristic claim model (src/judges/claims/) against human judgments, and its throughput (bench/claims.ts)`
     )
     printClaimFigures(undefined, { line, figure })
-    printBesideOverlap(line)
+    printHeldOut(line, figure)
     line()
   }
 

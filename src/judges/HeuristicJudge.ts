@@ -26,8 +26,11 @@ export const provider = HEURISTIC_PROVIDER
  * citation markers of every common form ("(Source 2)", "passage 3") are removed; number words up to
  * ninety-nine and units by one name ("5 TB" = "5 terabytes"); an opening list number is no figure;
  * evidence quoted verbatim; each check names what it found.
+ * v6: rules the leave-one-dataset-out protocol does not support are gone (names must agree, names
+ * together, a figure conflict judged on the rest of the claim, list items read with their lead-in);
+ * each check's value carries its support (answer-correctness' `ungrounded`).
  */
-export const model = "lexical-v5"
+export const model = "lexical-v6"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */

@@ -12,7 +12,8 @@
  *   (the judge's reasons and raw replies), by offset.
  * - A background pass over the records asks the pipeline's view for each case's verdict and flags
  *   (the HTML report's "failing"), and the headline metrics' bootstrap intervals are computed from
- *   the columns; until then `failing` is the `failed` flag alone.
+ *   the columns; a request filtering failing cases waits for the verdicts (the run's `failing` count
+ *   is the `failed` flag alone until then, marked `verdictsReady: false`).
  *
  * Case ids are found by two 32-bit hashes (FNV-1a with two bases) in a sorted array, every hit
  * confirmed by reading the case's own line.

@@ -16,6 +16,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import { isRecord } from "effect/Predicate"
@@ -183,7 +184,46 @@ export const make = (options: ReviewOptions) => {
     return glanceOrder(named, rankingOf(run)).slice(0, GLANCE).map((m) => m.name).filter((name) => perCase.has(name))
   }
 
-  /** Verdicts and flags of every case (the pipeline's view), then the headline intervals. */
+  /**
+   * Each case's verdict and flags from the pipeline's view (what "failing" means in the HTML report),
+   * read once per index: the background pass asks for them, and so does a request filtering failing
+   * cases, which waits for them rather than answer with the failed judgments alone.
+   */
+  const verdictPasses = new WeakMap<CaseIndex, Deferred.Deferred<void>>()
+  const ensureVerdicts = (run: RunEntry, index: CaseIndex): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const pending = verdictPasses.get(index)
+      if (pending !== undefined) return Deferred.await(pending)
+      const deferred = Deferred.unsafeMake<void>(FiberId.none)
+      verdictPasses.set(index, deferred)
+      return Effect.gen(function*() {
+        const view = viewOf(run)
+        if (
+          view !== undefined && (view.caseVerdict !== undefined || view.caseFlags !== undefined) &&
+          index.recordsFile !== undefined
+        ) {
+          let n = 0
+          yield* scanLines(index.recordsFile, (buffer, start, end, _offset, torn) => {
+            if (end === start || torn) return
+            const c = index.recordCase[n++] ?? -1
+            if (c < 0) return
+            try {
+              const record = JSON.parse(buffer.toString("utf8", start, end)) as unknown
+              const verdict = view.caseVerdict?.(record)
+              const flags = view.caseFlags?.(record) ?? []
+              let bits = index.status[c]!
+              if (verdict !== undefined) bits |= verdict.pass ? VERDICT_PASS : VERDICT_FAIL
+              if (flags.length > 0) bits |= FLAGGED
+              index.status[c] = bits
+            } catch {
+              // A record the view cannot read keeps its `failed` flag only.
+            }
+          }).pipe(Effect.ignore)
+        }
+        index.verdictsReady = true
+      }).pipe(Effect.ensuring(Deferred.done(deferred, Exit.void)))
+    })
+
   /** The journal's index of an index, built once (a request waiting for it shares the build). */
   const journals = new WeakMap<CaseIndex, Deferred.Deferred<void, UiError>>()
   const ensureJournal = (run: RunEntry, index: CaseIndex): Effect.Effect<void, UiError> =>
@@ -199,6 +239,7 @@ export const make = (options: ReviewOptions) => {
       )
     })
 
+  /** The journal's index, the verdicts and flags of every case (the pipeline's view), then the headline intervals. */
   const background = (slot: Slot): Effect.Effect<void> =>
     Effect.gen(function*() {
       // After the page that opened the run has its first answers (the run, its first cases, the agreement).
@@ -208,30 +249,7 @@ export const make = (options: ReviewOptions) => {
       if (slot.prefetchJournal && !(options.store !== undefined && run.manifest.store !== undefined)) {
         yield* Effect.ignore(ensureJournal(run, index))
       }
-      const view = viewOf(run)
-      if (
-        view !== undefined && (view.caseVerdict !== undefined || view.caseFlags !== undefined) &&
-        index.recordsFile !== undefined
-      ) {
-        let n = 0
-        yield* scanLines(index.recordsFile, (buffer, start, end, _offset, torn) => {
-          if (end === start || torn) return
-          const c = index.recordCase[n++] ?? -1
-          if (c < 0) return
-          try {
-            const record = JSON.parse(buffer.toString("utf8", start, end)) as unknown
-            const verdict = view.caseVerdict?.(record)
-            const flags = view.caseFlags?.(record) ?? []
-            let bits = index.status[c]!
-            if (verdict !== undefined) bits |= verdict.pass ? VERDICT_PASS : VERDICT_FAIL
-            if (flags.length > 0) bits |= FLAGGED
-            index.status[c] = bits
-          } catch {
-            // A record the view cannot read keeps its `failed` flag only.
-          }
-        }).pipe(Effect.ignore)
-      }
-      index.verdictsReady = true
+      yield* ensureVerdicts(run, index)
       // Intervals for a one-iteration run whose summary has none (version 3: the engine's fold gives them since version 4).
       if (index.iteration === 1 && run.manifest.iterations === 1 && !hasIntervals(run)) {
         const names = headlineNames(run, index)
@@ -395,6 +413,7 @@ export const make = (options: ReviewOptions) => {
     const run = yield* getRun(id)
     const it = yield* checkIteration(run, params.iteration)
     const { index } = yield* getIndex(run, it)
+    if (params.failing === "true") yield* ensureVerdicts(run, index)
     if (params.sort !== undefined && params.sort !== "line" && metricColumn(index, params.sort) < 0) {
       return yield* Effect.fail(
         badRequest(

@@ -60,7 +60,7 @@ describe("HeuristicJudge", () => {
       Effect.gen(function*() {
         const judge = yield* Judge
         expect(judge.provider).toBe("heuristic")
-        expect(judge.model).toBe("lexical-v5")
+        expect(judge.model).toBe("lexical-v6")
         expect(judge.label).toBe("heuristic judge (lexical, deterministic — not an LLM)")
         expect(judge.params).toEqual({})
         expect(judge.traits).toEqual({ runsLocally: true, deterministic: true, languageModel: false })

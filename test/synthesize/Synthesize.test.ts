@@ -2,12 +2,17 @@
  * Synthesis in-process, on the real file system: the offline generator on the sample handbook (item
  * format, gold spans in their passages, the answer-correctness loader takes the set, conversions,
  * determinism and resume, dry run), and an LLM over the fake OpenAI server (every writer and check a
- * judgment, a second run pays nothing, document text delimited as data even when it tries to steer).
+ * judgment, a second run pays nothing, document text delimited as data even when it tries to steer;
+ * `--cluster`: the calls made by in-memory runners, the set the same).
  */
+import * as TestRunner from "@effect/cluster/TestRunner"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Stream } from "effect"
+import { Effect, Either, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import * as Coordinator from "../../src/cluster/Coordinator.js"
+import * as RunnerHost from "../../src/cluster/RunnerHost.js"
+import { ClusterJudging } from "../../src/engine/RemoteJudging.js"
 import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { correctnessCase, fieldsFor } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { readRows } from "../../src/load/Rows.js"
@@ -264,6 +269,56 @@ describe("synthesize with an LLM (the fake OpenAI server)", () => {
       const again = yield* synthesizeWith(options, llm(server.url))
       expect(server.judgeCalls).toBe(calls)
       expect(again.judgments.reused).toBe(again.judgments.total)
+    }).pipe(Effect.scoped))
+
+  it.live("--cluster (in-memory runners): the set of a local synthesis, every call made once", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.promise(() =>
+        FakeOpenAi.start({
+          answer: (r) => schemaName(r).startsWith("synthesize_single") ? writerAnswer(r) : FakeOpenAi.defaultAnswer(r)
+        })
+      )
+      yield* Effect.addFinalizer(() => Effect.promise(() => server.close()))
+      const options = (dir: string) => ({
+        docs: [Path.join(handbook, "leave.md")],
+        size: 3,
+        out: Path.join(dir, "testset.jsonl"),
+        workRoot: Path.join(dir, "work"),
+        chunkTokens: 60,
+        mix: mix({ "single-hop": 1 })
+      })
+      const local = yield* synthesizeWith(options(tempDir()), llm(server.url))
+      const localCalls = server.judgeCalls
+      server.reset()
+      const judge = {
+        provider: "openai-compatible",
+        model: "fake",
+        baseUrl: server.url,
+        timeoutMs: 5_000,
+        maxRetries: 1,
+        maxWaitMs: 60_000,
+        retryFailed: false
+      }
+      const clustered = yield* Effect.gen(function*() {
+        const remote = yield* Coordinator.make({ judge, batchSize: 5, batchesInFlight: 2 })
+        // The coordinator's own judge points nowhere: every call must be the runners'.
+        return yield* synthesizeWith(options(tempDir()), llm("http://127.0.0.1:9")).pipe(
+          Effect.provideService(ClusterJudging, remote)
+        )
+      }).pipe(
+        Effect.provide(
+          RunnerHost.layerEntities({ concurrency: 4, preflight: false }).pipe(
+            Layer.provideMerge(RunnerHost.layerMemoryStore),
+            Layer.provideMerge(TestRunner.layer)
+          )
+        )
+      )
+      // The runners made every call (none twice), and the set is the local one.
+      expect(server.judgeCalls).toBe(localCalls)
+      expect(clustered.judgments).toMatchObject({ total: local.judgments.total, failed: local.judgments.failed })
+      expect(clustered.items.map((i) => [i.question, i.reference])).toEqual(
+        local.items.map((i) => [i.question, i.reference])
+      )
     }).pipe(Effect.scoped))
 
   it.effect("--dry-run with an LLM: every call of the first wave priced from its prompts, none made", () =>

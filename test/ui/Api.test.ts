@@ -86,8 +86,18 @@ describe("cases", () => {
     const known = f1.filter((v) => v !== null)
     expect(known).toEqual([...known].sort((x, y) => y - x))
     expect(f1.slice(known.length).every((v) => v === null)).toBe(true)
-    const failing = (await get(`/api/runs/${a}/cases?failing=true`)).json()
-    expect(failing.rows.map((x: any) => x.caseId).sort()).toEqual(["judge-fails-1", "judge-fails-2"])
+    // Failing: a failed judgment, or the pipeline's own verdict (answer-correctness' --pass-if) says fail —
+    // the filter waits for the verdicts, whenever it is asked.
+    const failing = (await get(`/api/runs/${a}/cases?failing=true&limit=500`)).json()
+    const expected = fs.readFileSync(Path.join(fx.correctnessA, "records-iteration-1.jsonl"), "utf8").trim()
+      .split("\n").map((l) => JSON.parse(l)).filter((r) =>
+        r.caseId.startsWith("judge-fails") || r.verdict?.pass === false
+      )
+      .map((r) => r.caseId as string)
+    expect(expected).toEqual(expect.arrayContaining(["judge-fails-1", "judge-fails-2"]))
+    expect(expected.length).toBeGreaterThan(2)
+    expect(failing.rows.map((x: any) => x.caseId).sort()).toEqual(expected.sort())
+    expect((await get(`/api/runs/${a}`)).json()).toMatchObject({ failing: expected.length, verdictsReady: true })
     const range = (await get(`/api/runs/${a}/cases?metric=f1&min=0.5&max=1&limit=500`)).json().rows as Array<any>
     expect(range.length).toBeGreaterThan(0)
     expect(range.every((x) => x.metrics.f1 >= 0.5 && x.metrics.f1 <= 1)).toBe(true)
@@ -141,7 +151,7 @@ describe("labels", () => {
       runId: a,
       caseId: "q2",
       by: "tester",
-      judged: "contradicted",
+      judged: "neutral",
       note: "Ganymede is Jupiter's <script>"
     })
     expect(Number.isNaN(Date.parse(label.at))).toBe(false)

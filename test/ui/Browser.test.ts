@@ -151,9 +151,17 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     await page.locator(`#runs a`, { hasText: a }).click()
     await page.locator("#cases").waitFor()
     expect((await rowsOf(page, "#cases")).length).toBe(12)
+    // Failing: the cases with a failed judgment and those answer-correctness' pass rule fails.
+    const failingIds = fs.readFileSync(Path.join(fx.correctnessA, "records-iteration-1.jsonl"), "utf8").trim()
+      .split("\n").map((l) => JSON.parse(l)).filter((r) =>
+        r.caseId.startsWith("judge-fails") || r.verdict?.pass === false
+      )
+      .map((r) => r.caseId as string)
+    expect(failingIds).toEqual(expect.arrayContaining(["judge-fails-1", "judge-fails-2"]))
     await page.locator("#only-failing").check()
-    await expect.poll(() => page.locator("#cases tbody tr").count()).toBe(2)
-    expect((await rowsOf(page, "#cases")).sort()).toEqual(["judge-fails-1", "judge-fails-2"])
+    await expect.poll(() => page.locator("#cases tbody tr").count()).toBe(failingIds.length)
+    const listed = await rowsOf(page, "#cases")
+    expect([...listed].sort()).toEqual([...failingIds].sort())
     await page.locator("#cases a", { hasText: "judge-fails-1" }).click()
     await page.locator("#targets").waitFor()
     expect(await page.locator("#agreement").innerText()).toContain("No labels yet")
@@ -161,11 +169,9 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     const first = page.locator(".target.selected")
     expect(await first.innerText()).toContain("no verdict")
     await page.keyboard.press("j")
-    for (const key of ["2", "2", "0", "2", "1"]) {
-      const before = await page.locator(".target.labelled").count()
-      await page.keyboard.press(key)
-      await expect.poll(() => page.locator(".target.labelled").count()).toBe(before + 1)
-    }
+    // Typed as a fast labeller types, without waiting for each label to be saved: none is lost.
+    for (const key of ["2", "2", "0", "2", "1"]) await page.keyboard.press(key)
+    await expect.poll(() => page.locator(".target.labelled").count()).toBe(5)
     await page.locator("#agreement", { hasText: "5 labels" }).waitFor()
     const panel = await page.locator("#agreement").innerText()
     expect(panel).toContain("Claim verdicts")
@@ -181,9 +187,10 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     const file = fs.readFileSync(Path.join(fx.correctnessA, "labels.jsonl"), "utf8").trim().split("\n")
     expect(file).toHaveLength(5)
     expect(file.every((l) => JSON.parse(l).by === "reviewer")).toBe(true)
-    // n goes to the next case of the list (the other failing one).
+    // n goes to the next case of the list (of the failing cases, lowest score first).
+    const next = listed[listed.indexOf("judge-fails-1") + 1] ?? listed[0]!
     await page.keyboard.press("n")
-    await page.getByRole("heading", { level: 1, name: "Case judge-fails-2", exact: true }).waitFor()
+    await page.getByRole("heading", { level: 1, name: `Case ${next}`, exact: true }).waitFor()
     await shoot(page, "labelled-case-1400")
     clean(watch)
     await page.context().close()

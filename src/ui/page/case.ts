@@ -168,6 +168,10 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
     if (t === undefined || busy.has(k)) return
     busy.add(k)
     items[k]?.classList.add("busy")
+    // On to the next judgment not labelled yet at once, so keys typed while this label is being
+    // saved go to the next judgment (a failed save is said and leaves this one unlabelled).
+    const next = targets.findIndex((x, i) => i > k && x.label === undefined && !busy.has(i))
+    select(next === -1 ? Math.min(k + 1, targets.length - 1) : next)
     try {
       const noteText = note.value.trim()
       const created = await api.label(runId, {
@@ -182,9 +186,6 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
       renderItem(k)
       agreementSlot.replaceChildren(agreementPanel(created.agreement))
       say(`Labelled “${t.title}”: ${valueText(value)}.`)
-      // On to the next judgment not labelled yet.
-      const next = targets.findIndex((x, i) => i > k && x.label === undefined)
-      select(next === -1 ? Math.min(k + 1, targets.length - 1) : next)
     } catch (e) {
       say(`Not saved: ${e instanceof Error ? e.message : String(e)}`, "error")
     } finally {
