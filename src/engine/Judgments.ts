@@ -35,6 +35,7 @@ import {
   type Verdict
 } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import { annotateSpan, traced } from "../domain/Spans.js"
 import type { BatchCalls } from "../judges/CallReader.js"
 import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { render } from "../judges/Prompt.js"
@@ -457,15 +458,15 @@ export const make = Effect.gen(function*() {
         judgeUntraced(plan, c, sink).pipe(
           Effect.tap((js) =>
             js === undefined ?
-              Effect.annotateCurrentSpan("rag_eval.outcome", "not judged") :
-              Effect.annotateCurrentSpan({
+              annotateSpan("rag_eval.outcome", "not judged") :
+              annotateSpan({
                 "rag_eval.outcome": js.every((j) => j.status === "ok") ? "ok" : "failed",
                 "rag_eval.input_tokens": js.reduce((n, j) => n + j.usage.inputTokens, 0),
                 "rag_eval.output_tokens": js.reduce((n, j) => n + j.usage.outputTokens, 0),
                 "rag_eval.attempts": js[0]?.attempts ?? 0
               })
           ),
-          Effect.withSpan("Judgments.judge", {
+          traced("Judgments.judge", {
             attributes: {
               "rag_eval.pipeline": run.pipeline,
               "rag_eval.case_id": c.id,

@@ -32,6 +32,7 @@ import {
   type Usage,
   type Verdict
 } from "../domain/Judgment.js"
+import { annotateSpan, traced } from "../domain/Spans.js"
 import {
   type ChatRequest,
   type ChatResponse,
@@ -223,12 +224,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
     const complete = (request: ChatRequest) =>
       provider.complete(request).pipe(
         Effect.tap((r) =>
-          Effect.annotateCurrentSpan({
+          annotateSpan({
             "rag_eval.input_tokens": r.usage.inputTokens,
             "rag_eval.output_tokens": r.usage.outputTokens
           })
         ),
-        Effect.withSpan("LlmProvider.complete", {
+        traced("LlmProvider.complete", {
           kind: "client",
           attributes: { "rag_eval.provider": provider.provider, "rag_eval.model": provider.model }
         })

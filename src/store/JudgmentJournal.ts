@@ -31,6 +31,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, type OutputError } from "../domain/Errors.js"
 import { decodePendingRepairJson, type Judgment, type PendingRepair } from "../domain/Judgment.js"
+import { traced } from "../domain/Spans.js"
 import { writeFully, writeProblem } from "../io/Files.js"
 import { JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
@@ -343,9 +344,9 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
         if (judgments.length === 0) return Effect.void
         let text = ""
         for (const j of judgments) text += JSON.stringify(j) + "\n"
-        return Effect.withSpan(appendText(text), "JudgmentJournal.append", {
+        return appendText(text).pipe(traced("JudgmentJournal.append", {
           attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": text.length }
-        })
+        }))
       },
       appendAttempt: (key, a) => appendText(`${attemptLine(key, a)}\n`),
       path
