@@ -5,8 +5,8 @@
 import type { EvalCase } from "../domain/Case.js"
 import type { JudgeTask, Judgment, Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { render, sha256 } from "../judges/Prompt.js"
-import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
+import { sha256 } from "../judges/Prompt.js"
+import type { ListSpec, TaskSpec } from "./Pipeline.js"
 
 /**
  * A canonical JSON (sorted keys, undefined dropped) so identical settings always hash the same. This
@@ -258,10 +258,6 @@ export const listKeys = (
   })
   return spec.items.map((item) => sha256(`${shared}${JSON.stringify(item.target)}}`).slice(0, 32))
 }
-
-/** The prompt a spec renders to (for token estimates). */
-export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
-  isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
 /**
  * A judgment as journaled: the task's identity, the verdict, and who judged it. `target`: an item's

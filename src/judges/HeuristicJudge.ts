@@ -5,13 +5,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { HEURISTIC_PROVIDER, heuristicTraits } from "../domain/JudgeTraits.js"
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import { listHeuristics, pointHeuristics } from "./claims/ClaimHeuristics.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 import { synthesizeHeuristics } from "./synthesize/Heuristics.js"
 
-export const provider = "heuristic"
+export const provider = HEURISTIC_PROVIDER
 /**
  * The heuristic's version: its name is in every judgment key and run id, so a run resumed after the
  * heuristic changed judges afresh instead of mixing old and new verdicts. v2: relevance grades from
@@ -104,7 +105,7 @@ export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
   model,
   label,
   params: {},
-  local: true,
+  traits: heuristicTraits,
   judge: (task: JudgeTask) => Effect.sync(() => verdict(task)),
   judgeList: (task: ListJudgeTask) => Effect.sync(() => listVerdicts(task)),
   sync: { judge: verdict, judgeList: listVerdicts }

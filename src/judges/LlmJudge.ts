@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
+import { llmTraits } from "../domain/JudgeTraits.js"
 import {
   addUsage,
   type JudgeTask,
@@ -439,7 +440,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
       model: provider.model,
       label: `${provider.provider} ${provider.model}`,
       params,
-      local: false,
+      traits: llmTraits,
       endpoint: provider.endpoint,
       judge,
       judgeList,
