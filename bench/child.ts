@@ -31,6 +31,8 @@ export interface ServerStats {
   readonly lastResponseMs: number | undefined
   /** Server process CPU since the last reset. */
   readonly cpuMs: number
+  /** The mean number of requests in flight per 100 ms from the first request to the last response. */
+  readonly inFlight?: ReadonlyArray<number> | undefined
 }
 
 export interface ChildServer {

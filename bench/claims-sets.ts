@@ -1,13 +1,14 @@
 /**
  * The labelled sets the heuristic claim checker is chosen and measured on, read from disk, each with
- * its figure for a judge and for plain word overlap. Four sets of different kinds:
+ * its figure for a judge and for plain word overlap. Six sets of different kinds:
  *
  * | set | what a case is | human label | judge's figure | word overlap's figure |
  * |---|---|---|---|---|
  * | `ragchecker` | a pair of answers to one question, each with the reference | correctness / completeness / overall preference, −2…+2 | Pearson r of the per-pair deltas of claim precision / recall / F1 (RAGChecker's meta_eval) | the same with token-overlap precision / recall / F1 against the reference |
  * | `expertqa` | a claim and the passages its answer cited | "Complete" support | balanced accuracy of faithfulness ≥ 0.5; AUC | balanced accuracy of the claim's word share at its best threshold (in sample: generous); AUC |
  * | `wice` | a Wikipedia claim and the sentences its citation holds (oracle chunks) | "supported" (not partially / not) | as ExpertQA | as ExpertQA |
- * | `halueval` | a question, its knowledge passage and an answer, right or hallucinated | hallucinated | AUC of hallucination (1 − faithfulness to the knowledge) | AUC of 1 − the answer's word share in the knowledge |
+ * | `halueval` | a question, its knowledge passage and an answer, right or hallucinated | hallucinated | AUC of a hallucination score (`ungrounded`, 1 − faithfulness or `unsupportedClaims`) | AUC of 1 − the answer's word share in the knowledge |
+ * | `faithbench`, `frank` | a summary and its source | hallucinated (`readFaithBench`, `readFrank`) | as HaluEval | as HaluEval |
  *
  * Where the data comes from (research data, never copied into the repository):
  * - `ragchecker`, `expertqa`: `../shared/data/ragchecker-dev`, `../shared/data/expertqa-dev` (their READMEs).
@@ -24,6 +25,10 @@
  *   questions with a hallucinated answer from each of the two generation schemes), saved under
  *   `<dir>/halueval/`. Cases: each question's right answer (label 0) and its two hallucinated answers
  *   (label 1), the knowledge as the one context: 1,500 answers.
+ *
+ * - `faithbench`, `frank`: `<dir>/faithbench/batch_*.json` (FaithBench; CC BY-NC-SA 4.0) and
+ *   `<dir>/frank/` (`human_annotations.json`, `validation_split.txt`, `articles/`); the repositories and
+ *   commits they were fetched from were not recorded when they were added.
  *
  * Re-fetch: clone the two repositories at those commits and copy the files (`git show
  * <commit>:<path> > <dir>/<set>/<name>`); `<dir>` defaults to `../data-heur` beside the repository
@@ -71,10 +76,17 @@ export interface LabelledSets {
   readonly expertqa?: ReadonlyArray<SupportCase> | undefined
   readonly wice?: ReadonlyArray<SupportCase> | undefined
   readonly halueval?: ReadonlyArray<HallucinationCase> | undefined
+  readonly faithbench?: ReadonlyArray<HallucinationCase> | undefined
+  readonly frank?: ReadonlyArray<HallucinationCase> | undefined
 }
 
-export type SetName = "ragchecker" | "expertqa" | "wice" | "halueval"
-export const SET_NAMES: ReadonlyArray<SetName> = ["ragchecker", "expertqa", "wice", "halueval"]
+export type SetName = "ragchecker" | "expertqa" | "wice" | "halueval" | "faithbench" | "frank"
+export const SET_NAMES: ReadonlyArray<SetName> = ["ragchecker", "expertqa", "wice", "halueval", "faithbench", "frank"]
+/** The sets whose cases are answers with a hallucinated / not label: their figure is the AUC of a hallucination score. */
+export const HALLUCINATION_SETS = ["halueval", "faithbench", "frank"] as const
+export type HallucinationSet = typeof HALLUCINATION_SETS[number]
+export const isHallucinationSet = (s: SetName): s is HallucinationSet =>
+  (HALLUCINATION_SETS as ReadonlyArray<string>).includes(s)
 
 const jsonl = (file: string): Array<any> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
@@ -126,11 +138,61 @@ export const readHaluEval = (dir: string): ReadonlyArray<HallucinationCase> | un
   return out
 }
 
+/**
+ * FaithBench: each summary a modern LLM wrote of its source, hallucinated when the worst of its
+ * annotations is "Unwanted" or "Questionable" (the authors' `binarize.py` default: "worst",
+ * hallucinated classes Questionable and Unwanted); "Benign" or none is not.
+ */
+export const readFaithBench = (dir: string): ReadonlyArray<HallucinationCase> | undefined => {
+  const folder = Path.join(dir, "faithbench")
+  if (!fs.existsSync(folder)) return undefined
+  const batches = fs.readdirSync(folder).filter((f) => /^batch_\d+\.json$/.test(f)).sort()
+  return batches.flatMap((file) =>
+    (JSON.parse(fs.readFileSync(Path.join(folder, file), "utf8")).samples as Array<any>).map((s) => {
+      const labels = new Set<string>((s.annotations as Array<any>).flatMap((a) => a.label as Array<string>))
+      return {
+        id: `${file.replace(".json", "")}-${s.sample_id}`,
+        question: "",
+        answer: (s.summary as string).trim(),
+        contexts: [s.source as string],
+        hallucinated: [...labels].some((l) => l.startsWith("Unwanted") || l === "Questionable")
+      }
+    })
+  )
+}
+
+/**
+ * FRANK, validation split: the summaries of its CNN/DM and XSum articles, hallucinated when an
+ * annotated sentence holds a factual error (`Factuality` < 1).
+ */
+export const readFrank = (dir: string): ReadonlyArray<HallucinationCase> | undefined => {
+  const folder = Path.join(dir, "frank")
+  const labels = Path.join(folder, "human_annotations.json")
+  if (!fs.existsSync(labels)) return undefined
+  const valid = new Set(fs.readFileSync(Path.join(folder, "validation_split.txt"), "utf8").split(/\s+/))
+  const articles = new Map<string, any>()
+  const article = (hash: string) => {
+    if (!articles.has(hash)) {
+      articles.set(hash, JSON.parse(fs.readFileSync(Path.join(folder, "articles", `${hash}.json`), "utf8")))
+    }
+    return articles.get(hash)
+  }
+  return (JSON.parse(fs.readFileSync(labels, "utf8")) as Array<any>).filter((h) => valid.has(h.hash)).map((h) => ({
+    id: `${h.hash}-${h.model_name}`,
+    question: "",
+    answer: article(h.hash)[h.model_name] as string,
+    contexts: [article(h.hash).article as string],
+    hallucinated: h.Factuality < 1
+  }))
+}
+
 export const readSets = (dataDir = defaultDataDir, extraDir = defaultExtraDir): LabelledSets => ({
   ragchecker: ragCheckerPresent(dataDir) ? readRagChecker(dataDir) : undefined,
   expertqa: expertQaPresent(dataDir) ? readExpertQa(dataDir).map(fromExpertQa) : undefined,
   wice: readWice(extraDir),
-  halueval: readHaluEval(extraDir)
+  halueval: readHaluEval(extraDir),
+  faithbench: readFaithBench(extraDir),
+  frank: readFrank(extraDir)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +285,26 @@ export const supportFigures = (
   auc: auc(scores, labels)
 })
 
+/** The claim's word share in its passages, per case of a support set. */
+const supportShares = (cases: ReadonlyArray<SupportCase>) =>
+  cases.map((c) => wordShareOf(c.claim, c.contexts.join("\n")) ?? 0)
+
+/**
+ * Word overlap's balanced accuracy on each support set with its threshold chosen as the judge's is:
+ * on the other support set (the best there), not on the set it is scored on.
+ */
+export const overlapHeldOut = (sets: LabelledSets): Partial<Record<"expertqa" | "wice", number>> => {
+  const out: Partial<Record<"expertqa" | "wice", number>> = {}
+  for (const [held, other] of [["expertqa", "wice"], ["wice", "expertqa"]] as const) {
+    const h = sets[held]
+    const o = sets[other]
+    if (h === undefined || o === undefined) continue
+    const t = bestThreshold(supportShares(o), o.map((c) => c.supported)).threshold
+    out[held] = balancedAccuracy(supportShares(h).map((s) => s >= t), h.map((c) => c.supported))
+  }
+  return out
+}
+
 /** Word overlap's figures on each set present. */
 export const overlapFigures = (sets: LabelledSets) => {
   const out: Record<string, unknown> = {}
@@ -237,15 +319,16 @@ export const overlapFigures = (sets: LabelledSets) => {
   for (const name of ["expertqa", "wice"] as const) {
     const cases = sets[name]
     if (cases === undefined) continue
-    const scores = cases.map((c) => wordShareOf(c.claim, c.contexts.join("\n")) ?? 0)
-    out[name] = supportFigures(scores, cases.map((c) => c.supported))
+    out[name] = supportFigures(supportShares(cases), cases.map((c) => c.supported))
   }
-  if (sets.halueval !== undefined) {
-    const scores = sets.halueval.map((c) => 1 - (wordShareOf(c.answer, c.contexts.join("\n")) ?? 1))
-    const lengths = sets.halueval.map((c) => plainWords(c.answer).length)
-    out["halueval"] = {
-      auc: auc(scores, sets.halueval.map((c) => c.hallucinated)),
-      lengthAuc: auc(lengths, sets.halueval.map((c) => c.hallucinated))
+  for (const name of HALLUCINATION_SETS) {
+    const cases = sets[name]
+    if (cases === undefined) continue
+    const scores = cases.map((c) => 1 - (wordShareOf(c.answer, c.contexts.join("\n")) ?? 1))
+    const lengths = cases.map((c) => plainWords(c.answer).length)
+    out[name] = {
+      auc: auc(scores, cases.map((c) => c.hallucinated)),
+      lengthAuc: auc(lengths, cases.map((c) => c.hallucinated))
     }
   }
   return out

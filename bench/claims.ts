@@ -52,8 +52,8 @@ export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data")
 
 /** An answer's claims against its retrieved (ExpertQA: cited) passages are grounding checks, as the pipeline makes them. */
 const GROUNDING = { grounding: true } as const
-/** A reference's claims are gold claims, as the pipeline checks them. */
 const GOLD = { gold: true } as const
+/** A reference's claims are gold claims, as the pipeline checks them. */
 
 export const TARGETS = {
   /** Pearson r of per-pair deltas: precision ~ correctness, recall ~ completeness, F1 ~ overall. */
@@ -523,15 +523,12 @@ export interface Variant {
 export const ABLATION: ReadonlyArray<Variant> = [
   { name: "shipped model", setup: {} },
   { name: "no clauses (one claim per sentence)", setup: { extract: { clauses: false } } },
-  { name: "no lead-ins (list items alone)", setup: { extract: { leadIns: false } } },
   { name: "no case weights (every term 1)", setup: { model: { ...DEFAULT_MODEL, caseWeights: false } } },
-  { name: "gold claims weighted within the case too", setup: { model: { ...DEFAULT_MODEL, goldCaseWeights: true } } },
+  { name: "gold claims weighted within the case too", setup: { model: { ...DEFAULT_MODEL, goldAlike: false } } },
   { name: "question terms weigh 1", setup: { model: { ...DEFAULT_MODEL, questionWeight: 1 } } },
   { name: "whole text only (no best sentence)", setup: { model: { ...DEFAULT_MODEL, sentenceShare: 0 } } },
   { name: "best sentence only (no whole text)", setup: { model: { ...DEFAULT_MODEL, sentenceShare: 1 } } },
   { name: "no number agreement", setup: { model: { ...DEFAULT_MODEL, numbers: false } } },
-  { name: "no name agreement", setup: { model: { ...DEFAULT_MODEL, names: false } } },
-  { name: "names need not be together", setup: { model: { ...DEFAULT_MODEL, namesTogether: false } } },
   { name: "no negation", setup: { model: { ...DEFAULT_MODEL, negation: false } } },
   { name: "no phrases in grounding checks", setup: { model: { ...DEFAULT_MODEL, phraseShare: 0 } } },
   { name: "F1 null when precision is null", setup: { f1NullWhenPrecisionNull: true } }

@@ -24,14 +24,19 @@ let last: number | undefined
 let requests = 0
 let responses = 0
 let cpu = process.cpuUsage()
+/** Request starts (+1) and response finishes (−1), in order: how many requests were in flight when. */
+let events: Array<readonly [number, 1 | -1]> = []
 
 diagnostics.subscribe("http.server.request.start", () => {
   requests++
-  if (first === undefined) first = now()
+  const t = now()
+  if (first === undefined) first = t
+  events.push([t, 1])
 })
 diagnostics.subscribe("http.server.response.finish", () => {
   responses++
   last = now()
+  events.push([last, -1])
 })
 
 const latencyMs = Number(process.argv[2] ?? "0")
@@ -54,6 +59,7 @@ process.on(
         last = undefined
         requests = 0
         responses = 0
+        events = []
         cpu = process.cpuUsage()
         process.send?.({ id: message.id, ok: true })
         break
@@ -67,13 +73,36 @@ process.on(
           responses,
           firstRequestMs: first,
           lastResponseMs: last,
-          cpuMs: (used.user + used.system) / 1000
+          cpuMs: (used.user + used.system) / 1000,
+          inFlight: inFlightSeries(100)
         })
         break
       }
     }
   }
 )
+/** The mean number of requests in flight in each `stepMs` window from the first request to the last response. */
+const inFlightSeries = (stepMs: number): ReadonlyArray<number> => {
+  if (first === undefined || last === undefined) return []
+  const windows = new Array<number>(Math.ceil((last - first) / stepMs) + 1).fill(0)
+  let level = 0
+  let at = first
+  const spread = (from: number, to: number) => {
+    for (let t = from; t < to;) {
+      const w = Math.floor((t - first!) / stepMs)
+      const end = Math.min(to, first! + (w + 1) * stepMs)
+      windows[w]! += (level * (end - t)) / stepMs
+      t = end
+    }
+  }
+  for (const [t, d] of events) {
+    spread(at, t)
+    level += d
+    at = t
+  }
+  return windows.map((x) => Math.round(x * 10) / 10)
+}
+
 process.on("disconnect", () => {
   void fake.close().then(() => process.exit(0))
 })

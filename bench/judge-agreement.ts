@@ -35,7 +35,8 @@ import { relevanceOf } from "../src/judges/Heuristic.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import { loadRubric } from "../src/judges/Prompt.js"
 import { THRESHOLDS, THRESHOLDS_ALONE } from "../src/judges/RelevanceModel.js"
-import { judgeSearchHits, RELEVANT_AT, searchFields, toSearchCase } from "../src/kinds/search/SearchRelevance.js"
+import { judgeSearchHits, searchFields, toSearchCase } from "../src/kinds/search/SearchRelevance.js"
+import { judgedRelevantAt } from "../src/metrics/relevance.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data", "llmjudge-test")
@@ -76,10 +77,12 @@ export const cohenKappa = (confusion: Confusion): number => {
 const emptyConfusion = (k: number): Array<Array<number>> =>
   Array.from({ length: k }, () => new Array<number>(k).fill(0))
 
-/** The 2×2 table of relevant (grade ≥ `RELEVANT_AT`) or not. */
+/** The 2×2 table of relevant (grade ≥ `judgedRelevantAt`) or not. */
 export const binary = (confusion: Confusion): Confusion => {
   const b = emptyConfusion(2)
-  confusion.forEach((row, h) => row.forEach((c, j) => (b[h >= RELEVANT_AT ? 1 : 0]![j >= RELEVANT_AT ? 1 : 0]! += c)))
+  confusion.forEach((row, h) =>
+    row.forEach((c, j) => (b[h >= judgedRelevantAt ? 1 : 0]![j >= judgedRelevantAt ? 1 : 0]! += c))
+  )
   return b
 }
 

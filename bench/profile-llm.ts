@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Path from "node:path"
+import { llmTraits } from "../src/domain/JudgeTraits.js"
 import { Judge } from "../src/judges/Judge.js"
 import { startChildServer } from "./child.js"
 import { benchTempDir, writeCsv } from "./gen.js"
@@ -26,7 +27,7 @@ const standIn = Layer.succeed(Judge, {
   model: "m",
   label: "stand-in remote judge",
   params: {},
-  local: false,
+  traits: llmTraits,
   judge: () =>
     Effect.as(Effect.promise(() => new Promise<void>((r) => setImmediate(r))), {
       status: "ok" as const,

@@ -27,7 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { InputError, UsageError } from "../domain/Errors.js"
 import type * as RunFiles from "../domain/RunFiles.js"
-import { measure, type MetricSpec } from "../metrics/registry.js"
+import { measure, type RankingMetric } from "../metrics/registry.js"
 import { unjudgedGrade } from "../metrics/relevance.js"
 import { evaluateTrec, type Qrels, type Run } from "../metrics/trec.js"
 import { bootstrapTable, defaultBootstrapResamples, type Interval, narrowing } from "../stats/Bootstrap.js"
@@ -312,8 +312,8 @@ const calibrateCriterion = (
 // Ranking agreement
 
 /** trec_eval's ndcg_cut_10 (linear gain) and map, as `parseMetric("ndcg@10")` / `parseMetric("map")` give them. */
-const ndcg10: MetricSpec = { name: "ndcg@10", kind: "ndcg", k: 10, gain: "linear" }
-const map: MetricSpec = { name: "map", kind: "averagePrecision" }
+const ndcg10: RankingMetric = { name: "ndcg@10", kind: "ndcg", k: 10, gain: "linear" }
+const map: RankingMetric = { name: "map", kind: "averagePrecision" }
 
 const correlate = (x: ReadonlyArray<number>, y: ReadonlyArray<number>): Correlation => ({
   n: x.length,

@@ -40,15 +40,6 @@ export const putGrade = (
   return previous
 }
 
-export const countGrades = (grades: CriterionGrades, criterion?: string): number => {
-  let n = 0
-  for (const [name, groups] of grades) {
-    if (criterion !== undefined && name !== criterion) continue
-    for (const items of groups.values()) n += items.size
-  }
-  return n
-}
-
 /** A criterion name folded for matching: lowercase, runs of spaces, `_` and `-` as one `-`. */
 export const foldName = (name: string): string => name.trim().toLowerCase().replace(/[\s_-]+/g, "-")
 

@@ -20,7 +20,7 @@ import { loadStoreModule } from "../cluster/Peers.js"
 import { UsageError } from "../domain/Errors.js"
 import { VERSION } from "../domain/Version.js"
 import type { Shutdown } from "../engine/Shutdown.js"
-import { defaultFormats } from "../report/Formats.js"
+import { defaultFormats, formatsHelp } from "../report/Formats.js"
 import { calibrateCommand } from "./Calibrate.js"
 import { clusterCommands } from "./ClusterCommands.js"
 import { wizardWithoutTerminal } from "./Colour.js"
@@ -47,7 +47,7 @@ const reportCommand = Command.make(
   {
     runDir: Args.text({ name: "run-dir" }).pipe(Args.withDescription("A run directory, out/<pipeline>/<run-id>")),
     format: Options.text("format").pipe(
-      Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
+      Options.withDescription(formatsHelp),
       Options.withDefault(defaultFormats.join(","))
     ),
     csvRaw,
@@ -173,7 +173,7 @@ const subcommands = [
   trecCommand,
   compareCommand,
   calibrateCommand,
-  judgeBenchCommand,
+  judgeBenchCommand((argv) => main(argv)),
   serveCommand,
   uiCommand,
   ...clusterCommands

@@ -5,7 +5,7 @@
  * published judges' (`src/judgebench/`).
  *
  * Each set's run is `rag-eval run <pipeline> --input <set> …` with the judge flags given here, run
- * through `main` like `resume` replays a run (its journal, cache, resume, `--batch`, rate limits and
+ * through the CLI's `main` like `resume` replays a run (its journal, cache, resume, `--batch`, rate limits and
  * `--dry-run` are the run's own); its stdout — the run's JSON summary, or a dry run's estimate — is
  * captured, everything on stderr (progress, the judge line) shows as it comes.
  */
@@ -163,102 +163,108 @@ const capturing = (base: Console.Console, lines: Array<string>): Console.Console
   }
 }
 
-export const judgeBenchCommand = Command.make(
-  "judge-bench",
-  {
-    sets: setsFlag,
-    sample,
-    sampleSeed,
-    data,
-    benchDir,
-    dryRun,
-    format,
-    output,
-    out,
-    resamples,
-    ...judgeFlags
-  },
-  (flags) =>
-    Effect.gen(function*() {
-      const { SET_NAMES } = yield* Effect.promise(() => import("../judgebench/Sets.js"))
-      const names = flags.sets.split(",").map((s) => s.trim()).filter((s) => s !== "")
-      const unknown = names.filter((n) => !(SET_NAMES as ReadonlyArray<string>).includes(n))
-      if (names.length === 0 || unknown.length > 0) {
-        return yield* new UsageError({
-          problem: `--sets ${flags.sets}: ${
-            unknown.length > 0 ? `unknown set ${unknown.join(", ")}` : "no set named"
-          }; the sets are ${SET_NAMES.join(", ")}`
-        })
-      }
-      if (Option.isSome(flags.sample) && flags.sample.value < 1) {
-        return yield* new UsageError({ problem: `--sample must be at least 1 (got ${flags.sample.value})` })
-      }
-      if (!(flags.resamples >= 1 && flags.resamples <= 1_000_000)) {
-        return yield* new UsageError({
-          problem: `--resamples must be an integer from 1 to 1,000,000, got ${flags.resamples}`
-        })
-      }
-      const { main } = yield* Effect.promise(() => import("./Cli.js"))
-      const { judgeBench } = yield* Effect.promise(() => import("../judgebench/JudgeBench.js"))
-      const { judgeBenchJson, judgeBenchMarkdown } = yield* Effect.promise(() => import("../judgebench/Render.js"))
-      const passOn = judgeArgv(flags)
-      const runSet = (pipeline: string, input: string) =>
-        Effect.gen(function*() {
-          const argv = [
-            "run",
-            pipeline,
-            "--input",
-            input,
-            "--out",
-            flags.out,
-            // A failed judgment leaves its case's figure out (counted in the report), it does not stop the bench.
-            "--max-failures",
-            String(Number.MAX_SAFE_INTEGER),
-            ...passOn,
-            ...(flags.dryRun ? ["--dry-run"] : ["--json"])
-          ]
-          const lines: Array<string> = []
-          yield* Console.consoleWith((base) =>
-            Effect.withConsole(main(["node", "rag-eval", ...argv]), capturing(base, lines))
-          )
-          if (flags.dryRun) return { estimate: lines.join("\n") }
-          for (const line of [...lines].reverse()) {
-            try {
-              const parsed = JSON.parse(line) as { readonly runDir?: unknown }
-              if (typeof parsed.runDir === "string") return { runDir: displayPath(parsed.runDir) }
-            } catch {
-              // not the summary line
-            }
-          }
+/**
+ * The command, given the CLI to run each set through (`Cli.ts` hands in its `main`, so a set's run
+ * parses its flags as the user's own would, and this module does not import the CLI back).
+ */
+export const judgeBenchCommand = <E, R>(
+  main: (argv: ReadonlyArray<string>) => Effect.Effect<void, E, R>
+) =>
+  Command.make(
+    "judge-bench",
+    {
+      sets: setsFlag,
+      sample,
+      sampleSeed,
+      data,
+      benchDir,
+      dryRun,
+      format,
+      output,
+      out,
+      resamples,
+      ...judgeFlags
+    },
+    (flags) =>
+      Effect.gen(function*() {
+        const { SET_NAMES } = yield* Effect.promise(() => import("../judgebench/Sets.js"))
+        const names = flags.sets.split(",").map((s) => s.trim()).filter((s) => s !== "")
+        const unknown = names.filter((n) => !(SET_NAMES as ReadonlyArray<string>).includes(n))
+        if (names.length === 0 || unknown.length > 0) {
           return yield* new UsageError({
-            problem: `the ${pipeline} run printed no summary (rag-eval ${argv.join(" ")}): ${lines.join(" ")}`
+            problem: `--sets ${flags.sets}: ${
+              unknown.length > 0 ? `unknown set ${unknown.join(", ")}` : "no set named"
+            }; the sets are ${SET_NAMES.join(", ")}`
           })
-        })
-      const result = yield* judgeBench({
-        sets: names as ReadonlyArray<typeof SET_NAMES[number]>,
-        sample: Option.getOrUndefined(flags.sample),
-        sampleSeed: flags.sampleSeed,
-        resamples: flags.resamples,
-        workDir: Path.join(flags.out, "judge-bench"),
-        data: Option.getOrUndefined(flags.data),
-        shipped: Option.getOrUndefined(flags.benchDir),
-        dryRun: flags.dryRun,
-        judge: {
-          provider: Option.getOrElse(flags.provider, () => "heuristic"),
-          model: Option.getOrElse(flags.model, () => "(the provider's default)")
-        },
-        say: (line) => (flags.quiet ? Effect.void : Console.error(line))
-      }, runSet)
-      const report = flags.format === "json" ? judgeBenchJson(result) : judgeBenchMarkdown(result)
-      if (Option.isSome(flags.output)) {
-        yield* writeFileAtomic(flags.output.value, report)
-        yield* Console.log(`wrote ${flags.output.value}`)
-      } else {
-        yield* Console.log(report.replace(/\n$/, ""))
-      }
-    })
-).pipe(
-  Command.withDescription(
-    "Measure the configured judge (any provider, or the heuristic) against people on public human-labelled sets — RAGChecker's answer pairs, ExpertQA's claims, LLMJudge's graded passages — beside published judges' figures, with bootstrap CIs; each set is an ordinary run, journaled and resumable"
+        }
+        if (Option.isSome(flags.sample) && flags.sample.value < 1) {
+          return yield* new UsageError({ problem: `--sample must be at least 1 (got ${flags.sample.value})` })
+        }
+        if (!(flags.resamples >= 1 && flags.resamples <= 1_000_000)) {
+          return yield* new UsageError({
+            problem: `--resamples must be an integer from 1 to 1,000,000, got ${flags.resamples}`
+          })
+        }
+        const { judgeBench } = yield* Effect.promise(() => import("../judgebench/JudgeBench.js"))
+        const { judgeBenchJson, judgeBenchMarkdown } = yield* Effect.promise(() => import("../judgebench/Render.js"))
+        const passOn = judgeArgv(flags)
+        const runSet = (pipeline: string, input: string) =>
+          Effect.gen(function*() {
+            const argv = [
+              "run",
+              pipeline,
+              "--input",
+              input,
+              "--out",
+              flags.out,
+              // A failed judgment leaves its case's figure out (counted in the report), it does not stop the bench.
+              "--max-failures",
+              String(Number.MAX_SAFE_INTEGER),
+              ...passOn,
+              ...(flags.dryRun ? ["--dry-run"] : ["--json"])
+            ]
+            const lines: Array<string> = []
+            yield* Console.consoleWith((base) =>
+              Effect.withConsole(main(["node", "rag-eval", ...argv]), capturing(base, lines))
+            )
+            if (flags.dryRun) return { estimate: lines.join("\n") }
+            for (const line of [...lines].reverse()) {
+              try {
+                const parsed = JSON.parse(line) as { readonly runDir?: unknown }
+                if (typeof parsed.runDir === "string") return { runDir: displayPath(parsed.runDir) }
+              } catch {
+                // not the summary line
+              }
+            }
+            return yield* new UsageError({
+              problem: `the ${pipeline} run printed no summary (rag-eval ${argv.join(" ")}): ${lines.join(" ")}`
+            })
+          })
+        const result = yield* judgeBench({
+          sets: names as ReadonlyArray<typeof SET_NAMES[number]>,
+          sample: Option.getOrUndefined(flags.sample),
+          sampleSeed: flags.sampleSeed,
+          resamples: flags.resamples,
+          workDir: Path.join(flags.out, "judge-bench"),
+          data: Option.getOrUndefined(flags.data),
+          shipped: Option.getOrUndefined(flags.benchDir),
+          dryRun: flags.dryRun,
+          judge: {
+            provider: Option.getOrElse(flags.provider, () => "heuristic"),
+            model: Option.getOrElse(flags.model, () => "(the provider's default)")
+          },
+          say: (line) => (flags.quiet ? Effect.void : Console.error(line))
+        }, runSet)
+        const report = flags.format === "json" ? judgeBenchJson(result) : judgeBenchMarkdown(result)
+        if (Option.isSome(flags.output)) {
+          yield* writeFileAtomic(flags.output.value, report)
+          yield* Console.log(`wrote ${flags.output.value}`)
+        } else {
+          yield* Console.log(report.replace(/\n$/, ""))
+        }
+      })
+  ).pipe(
+    Command.withDescription(
+      "Measure the configured judge (any provider, or the heuristic) against people on public human-labelled sets — RAGChecker's answer pairs, ExpertQA's claims, LLMJudge's graded passages — beside published judges' figures, with bootstrap CIs; each set is an ordinary run, journaled and resumable"
+    )
   )
-)

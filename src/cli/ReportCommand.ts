@@ -9,8 +9,8 @@ import * as Layer from "effect/Layer"
 import * as Path from "node:path"
 import { InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import type { Threshold } from "../domain/Gate.js"
+import { traitsOfProvider } from "../domain/JudgeTraits.js"
 import { readManifest } from "../domain/RunFiles.js"
-import * as Generate from "../engine/Generate.js"
 import * as Judgments from "../engine/Judgments.js"
 import { instantiate } from "../engine/Pipeline.js"
 import * as Progress from "../engine/Progress.js"
@@ -20,6 +20,7 @@ import { scanInput } from "../load/Rows.js"
 import { layer as reportersLayer, type Reporter } from "../report/Reporter.js"
 import { decodeVariables } from "../retrieval/RetrievalSetup.js"
 import * as JudgmentJournal from "../store/JudgmentJournal.js"
+import * as Generate from "../target/Generate.js"
 import { isPipelineName, loadPipeline, promptDirsFor } from "./LoadPipeline.js"
 import { recordedToOptions } from "./PipelineSettings.js"
 
@@ -67,10 +68,10 @@ export const reportRun = (
       label: m.judge.label,
       params: m.judge.params,
       endpoint: m.judge.endpoint,
-      local: m.judge.provider === "heuristic"
+      traits: traitsOfProvider(m.judge.provider)
     }, { partial: options.partial })
     // A run that asked a live system (--target): its answers from the run's target journal, never asked again.
-    const target = m.target === undefined ? Layer.empty : Generate.layerReplay(m.target as Generate.TargetDescription)
+    const target = m.target === undefined ? Layer.empty : Generate.layerReplay(m.target)
     return yield* run(pipeline, {
       input,
       outRoot: Path.dirname(Path.dirname(runDir)),

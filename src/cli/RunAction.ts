@@ -120,7 +120,7 @@ export const runAction = (flags: RunFlags) =>
     const batch = yield* batchOptions(flags, judgeSettings(flags, flags.concurrency)).pipe(
       Effect.provideService(Redaction.Redaction, redactor)
     )
-    // --target: the live system answers the cases before they are judged (engine/Generate.ts)
+    // --target: the live system answers the cases before they are judged (target/Generate.ts)
     const generator = yield* targetLayer(flags, target, batch !== undefined)
     const storage = stored ??
       Layer.merge(
@@ -176,10 +176,10 @@ export const runAction = (flags: RunFlags) =>
           problem: `--max-cost needs a price for ${judgeInfo.model}: give --price-in/--price-out or --prices`
         })
       }
-      if (judgeInfo.local && flags.iterations > 1 && !flags.quiet) {
+      if (judgeInfo.traits.deterministic && flags.iterations > 1 && !flags.quiet) {
         yield* Console.error(
           `the ${
-            judgeInfo.provider === "heuristic" ? "heuristic judge" : "local judge"
+            judgeInfo.traits.languageModel ? "judge" : "heuristic judge"
           } is deterministic: iterations will agree exactly (iterations measure an LLM judge's stability)`
         )
       }
@@ -221,7 +221,9 @@ export const runAction = (flags: RunFlags) =>
               }, e.cost.price ?? undefined).usd
             )
           }${
-            judgeInfo.local ? " (local judge: no Batch API)" : " (Batch API price; prompt-cache hits would lower both)"
+            judgeInfo.traits.runsLocally
+              ? " (local judge: no Batch API)"
+              : " (Batch API price; prompt-cache hits would lower both)"
           }`,
           `  run directory:     ${displayPath(e.runDir)} (${
             fs.existsSync(e.runDir) ? "exists: a real run resumes it" : "not created"
@@ -381,7 +383,7 @@ const targetLayer = (flags: RunFlags, config: TargetConfig | undefined, batch: b
           "--batch with --target: the Batch API judges answers that exist already; run without --batch (or generate the answers first, then judge them with --batch)"
       })
     }
-    const Generate = yield* Effect.promise(() => import("../engine/Generate.js"))
+    const Generate = yield* Effect.promise(() => import("../target/Generate.js"))
     const TargetClient = yield* Effect.promise(() => import("../target/TargetClient.js"))
     const settings = {
       regenerate: flags.regenerate,

@@ -16,7 +16,7 @@ import { secretFlagNames } from "../domain/Secrets.js"
 import { type OptionName, optionSpecs } from "../engine/OptionSpecs.js"
 import { baseUrlProblem } from "../providers/Endpoint.js"
 import { PROVIDERS } from "../providers/Names.js"
-import { defaultFormats } from "../report/Formats.js"
+import { defaultFormats, formatsHelp } from "../report/Formats.js"
 import { urlProblem } from "../target/TargetConfig.js"
 
 const pipelineArg = Args.text({ name: "pipeline" }).pipe(
@@ -42,7 +42,7 @@ const limit = Options.integer("limit").pipe(
   Options.optional
 )
 const format = Options.text("format").pipe(
-  Options.withDescription("Reports to write: markdown, csv, json, html, comma-separated (default markdown,csv)"),
+  Options.withDescription(formatsHelp),
   Options.withDefault(defaultFormats.join(","))
 )
 export const provider = Options.choice("provider", PROVIDERS).pipe(
@@ -223,7 +223,7 @@ export const priceOut = Options.float("price-out").pipe(
   Options.withDescription("Price of the judge model's output tokens, USD per 1M"),
   Options.optional
 )
-// --- the live system under test (src/target/, src/engine/Generate.ts)
+// --- the live system under test (src/target/, the engine's Generator port)
 const targetFlags = {
   target: Options.text("target").pipe(
     Options.withDescription(

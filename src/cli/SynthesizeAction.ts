@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { loadStoreModule } from "../cluster/Peers.js"
 import { UsageError } from "../domain/Errors.js"
+import { HEURISTIC_PROVIDER, traitsOfProvider } from "../domain/JudgeTraits.js"
 import { thousands } from "../domain/Numbers.js"
 import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
 import { VERSION } from "../domain/Version.js"
@@ -28,7 +29,7 @@ import { batchOptions } from "./BatchFlags.js"
 import { displayPath } from "./Display.js"
 import { RecordedArgv } from "./Resume.js"
 import { judgeSettings, providerFlagsProblem } from "./RunFlags.js"
-import type { SynthesizeFlags } from "./SynthesizeCommand.js"
+import type { SynthesizeFlags } from "./SynthesizeFlags.js"
 
 const parseAs = (text: string) =>
   Effect.gen(function*() {
@@ -57,7 +58,7 @@ export const synthesizeAction = (flags: SynthesizeFlags) =>
     if (Option.isSome(flags.maxCost) && !(flags.maxCost.value > 0)) {
       return yield* new UsageError({ problem: `--max-cost must be greater than 0 (got ${flags.maxCost.value})` })
     }
-    const heuristic = Option.isNone(flags.provider) || flags.provider.value === "heuristic"
+    const heuristic = !traitsOfProvider(Option.getOrElse(flags.provider, () => HEURISTIC_PROVIDER)).languageModel
     const mix = Option.isSome(flags.mix) ? yield* parseMix(flags.mix.value, heuristic) : undefined
     const personas = Option.isSome(flags.personas) ? yield* loadPersonas(flags.personas.value) : undefined
     const as = Option.isSome(flags.as) ? yield* parseAs(flags.as.value) : []

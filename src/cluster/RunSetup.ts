@@ -9,6 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { UsageError } from "../domain/Errors.js"
+import { traitsOfProvider } from "../domain/JudgeTraits.js"
 import { thousands } from "../domain/Numbers.js"
 import { maskUrl } from "../domain/Secrets.js"
 import { ClusterJudging } from "../engine/RemoteJudging.js"
@@ -39,7 +40,7 @@ const WAIT_FOR_LEFT_BATCHES = Duration.minutes(5)
 
 /** The run's judge options as a runner rebuilds them (no key: runners use their own). */
 export const judgeOptionsOf = (judge: JudgeFlags, retryFailed: boolean): JudgeOptions | UsageError => {
-  if (judge.provider === "heuristic") {
+  if (traitsOfProvider(judge.provider).runsLocally) {
     return new UsageError({
       problem:
         "--cluster sends LLM judge calls to runners: give --provider (the heuristic judge runs locally, faster than any cluster)"

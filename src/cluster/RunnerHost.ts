@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
-import type { Judgment, PendingRepair } from "../domain/Judgment.js"
+import { decodeJudgmentJson, decodePendingRepairJson, type Judgment } from "../domain/Judgment.js"
 import * as Judgments from "../engine/Judgments.js"
 import type { Plan, Sink } from "../engine/Judgments.js"
 import { ClusterJudging } from "../engine/RemoteJudging.js"
@@ -308,13 +308,13 @@ const storeJournal = (
     state: (key) => stateOfRow(held.get(key)),
     judgment: (key) => {
       const row = held.get(key)
-      return row === undefined || row.status === "attempt" ? undefined : JSON.parse(row.body) as Judgment
+      return row === undefined || row.status === "attempt"
+        ? undefined
+        : Option.getOrUndefined(decodeJudgmentJson(row.body))
     },
     pendingRepair: (key) => {
       const row = held.get(key)
-      if (row?.status !== "attempt") return undefined
-      const a = JSON.parse(row.body) as PendingRepair
-      return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+      return row?.status === "attempt" ? decodePendingRepairJson(row.body) : undefined
     },
     append: (js) => write(js.map((j) => ({ key: j.key, status: statusOf(j), body: JSON.stringify(j) }))),
     appendAttempt: (key, p) =>

@@ -3,6 +3,7 @@
  * A failed judgment keeps `score: null` (never 0) with the reason and the judge's raw text.
  */
 import type * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputError } from "./Errors.js"
 import type { ClaimAgainst } from "./Label.js"
@@ -175,6 +176,34 @@ export const Judgment = Schema.Struct({
   fromCache: Schema.optional(Schema.Boolean)
 })
 export type Judgment = typeof Judgment.Type
+
+/** A journal's line of a paid reply awaiting repair: a `PendingRepair` under its call's first key. */
+export const AttemptLine = Schema.Struct({
+  key: Schema.String,
+  kind: Schema.Literal("attempt"),
+  text: Schema.String,
+  problem: Schema.String,
+  usage: Usage,
+  asks: Schema.Number,
+  attempts: Schema.Number
+})
+
+/** Any line of a judgment journal: a judgment, or a reply awaiting repair. */
+export const JournalLine = Schema.Union(AttemptLine, Judgment)
+
+/** A stored judgment's JSON text, decoded; none when it does not decode (a damaged line: judged again). */
+export const decodeJudgmentJson = Schema.decodeUnknownOption(Schema.parseJson(Judgment))
+
+const decodeAttemptJson = Schema.decodeUnknownOption(Schema.parseJson(AttemptLine))
+
+/** A stored reply awaiting repair, decoded to what the judge continues from; none when it does not decode. */
+export const decodePendingRepairJson = (text: string): PendingRepair | undefined =>
+  Option.getOrUndefined(
+    Option.map(
+      decodeAttemptJson(text),
+      (a): PendingRepair => ({ text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts })
+    )
+  )
 
 /** What a judge returns for a task; the runner adds key, ids and timing to make a `Judgment`. */
 export interface Verdict {

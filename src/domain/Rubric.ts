@@ -75,3 +75,15 @@ export interface Rubric extends RubricFile {
   readonly min: number
   readonly max: number
 }
+
+/**
+ * A user's own rubrics (`--rubrics DIR`; see `judges/UserRubrics.ts`): the directory, the rubric ids
+ * its files stand for (also in `judge.rubrics`), the variables the pipeline gives their templates,
+ * and what is wrong with the directory, if anything (the runner refuses the run with it).
+ */
+export interface UserRubrics {
+  readonly dir: string
+  readonly ids: ReadonlyArray<string>
+  readonly variables: ReadonlyArray<string>
+  readonly problem?: string | undefined
+}

@@ -65,7 +65,7 @@ export type RunStatus = typeof RunStatus.Type
 /**
  * The live system a run asked for its answers (`--target`), as recorded: the URL with its
  * credentials and secret query values masked, header names with `<redacted>` values — never a
- * secret. `identity` is the hash the answers are keyed by (`engine/Generate.ts`).
+ * secret. `identity` is the hash the answers are keyed by (`target/Generate.ts`).
  */
 export const TargetFields = Schema.Struct({
   config: Schema.Struct({

@@ -7,7 +7,7 @@ import { cost } from "../pricing/Prices.js"
 import { noTokens } from "../pricing/Prices.js"
 import { readOnly } from "../store/JudgmentJournal.js"
 import { ESTIMATED_OUTPUT_TOKENS } from "./Budget.js"
-import { TARGET_JOURNAL_DIR } from "./Generate.js"
+import { TARGET_JOURNAL_DIR } from "./Generator.js"
 import { CaseRounds, Judgments, type RunJudging, type Sink } from "./Judgments.js"
 import { type Pipeline, plannedSpecs } from "./Pipeline.js"
 import type { ProgressState } from "./Progress.js"
@@ -42,7 +42,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const { retriever, rubrics, info, generator } = prepared
     options = prepared.options
     const judgments = yield* Judgments
-    const local = judgments.identity.local
+    const local = judgments.identity.traits.runsLocally
     // Read as a run reads it: a torn last line, or a transport failure (asked again), is not done.
     const journal = options.fresh ? undefined : yield* readOnly(Path.join(info.runDir, "judgments.jsonl"))
     const core = yield* judgments.open({

@@ -15,7 +15,7 @@ import type { EvalCase } from "../domain/Case.js"
 import { type InputError, type OutputError, UsageError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { RunGenerating } from "./Generate.js"
+import type { RunGenerating } from "./Generator.js"
 import { CaseRounds, type RunJudging, type Sink } from "./Judgments.js"
 import * as OrderedPool from "./OrderedPool.js"
 import { type Generates, type Pipeline, plannedSpecs, specJudgments } from "./Pipeline.js"
@@ -34,7 +34,7 @@ export interface Scheduling<R, S> {
   readonly core: RunJudging
   /** Calls kept in flight: `--concurrency`, or the cluster's batches in flight × batch size. */
   readonly workers: number
-  /** `--target`: each case's answer is asked of the live system before it is judged (`Generate.ts`). */
+  /** `--target`: each case's answer is asked of the live system before it is judged (`Generator.ts`). */
   readonly generate?: {
     readonly stage: RunGenerating
     readonly fills: Generates

@@ -5,8 +5,8 @@
 import type { EvalCase } from "../domain/Case.js"
 import type { JudgeTask, Judgment, Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
-import { render, sha256 } from "../judges/Prompt.js"
-import { isListSpec, type JudgeSpec, type ListSpec, type TaskSpec } from "./Pipeline.js"
+import { sha256 } from "../judges/Prompt.js"
+import type { ListSpec, TaskSpec } from "./Pipeline.js"
 
 /**
  * A canonical JSON (sorted keys, undefined dropped) so identical settings always hash the same. This
@@ -184,15 +184,27 @@ export const keyFor = (
  * case). Undefined for anything else, which `canonicalJson` then writes.
  */
 export const listJson = (spec: ListSpec): string | undefined => {
+  for (const item of spec.items) {
+    if (Object.getPrototypeOf(item) !== Object.prototype) return undefined
+    let own = 0
+    for (const k in item) if (Object.hasOwn(item, k)) own++
+    if (own !== 2 || !Object.hasOwn(item, "vars")) return undefined
+  }
+  return listItemsJson(spec)
+}
+
+/**
+ * `canonicalJson({ vars, items: items.map(({ target, vars }) => ({ target, vars })) })` — each item
+ * as its target and variables only, whatever else it carries (a claim check's typed `claim`) —
+ * written directly, without that copy; undefined where `canonicalJson` writes it otherwise.
+ */
+const listItemsJson = (spec: Pick<ListSpec, "vars" | "items">): string | undefined => {
   const vars = strictStringRecordJson(spec.vars)
   if (vars === undefined) return undefined
   let items = "["
   for (let i = 0; i < spec.items.length; i++) {
     const item = spec.items[i]!
-    if (Object.getPrototypeOf(item) !== Object.prototype || typeof item.target !== "string") return undefined
-    let own = 0
-    for (const k in item) if (Object.hasOwn(item, k)) own++
-    if (own !== 2 || !Object.hasOwn(item, "vars")) return undefined
+    if (typeof item.target !== "string") return undefined
     const itemVars = strictStringRecordJson(item.vars)
     if (itemVars === undefined) return undefined
     items += `${i === 0 ? "" : ","}{"target":${JSON.stringify(item.target)},"vars":${itemVars}}`
@@ -216,11 +228,9 @@ const listContentHash = (spec: ListSpec) => {
   let hash = listContentHashes.get(spec)
   if (hash === undefined) {
     // Each item's target and variables: the typed `claim` restates the target, and keys stay as they were.
-    const items = spec.items.map((i) => ({ target: i.target, vars: i.vars }))
-    listContentHashes.set(
-      spec,
-      hash = sha256(listJson({ ...spec, items }) ?? canonicalJson({ vars: spec.vars, items })).slice(0, 16)
-    )
+    const json = listItemsJson(spec) ??
+      canonicalJson({ vars: spec.vars, items: spec.items.map((i) => ({ target: i.target, vars: i.vars })) })
+    listContentHashes.set(spec, hash = sha256(json).slice(0, 16))
   }
   return hash
 }
@@ -248,10 +258,6 @@ export const listKeys = (
   })
   return spec.items.map((item) => sha256(`${shared}${JSON.stringify(item.target)}}`).slice(0, 32))
 }
-
-/** The prompt a spec renders to (for token estimates). */
-export const renderSpec = (rubric: Rubric, spec: JudgeSpec) =>
-  isListSpec(spec) ? render(rubric, spec.vars, spec.items.map((i) => i.vars)) : render(rubric, spec.vars)
 
 /**
  * A judgment as journaled: the task's identity, the verdict, and who judged it. `target`: an item's

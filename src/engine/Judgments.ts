@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { EvalCase } from "../domain/Case.js"
 import { type FatalJudgeError, type OutputError, UsageError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import {
   addUsage,
   type JudgeTask,
@@ -34,6 +35,7 @@ import {
   type Verdict
 } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import { annotateSpan, traced } from "../domain/Spans.js"
 import type { BatchCalls } from "../judges/CallReader.js"
 import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { render } from "../judges/Prompt.js"
@@ -60,8 +62,8 @@ export interface JudgeIdentity {
   readonly label: string
   readonly params: Readonly<Record<string, unknown>>
   readonly endpoint?: string | undefined
-  /** Verdicts computed locally, free and at once (the heuristic judge): never cached, journaled in batches. */
-  readonly local: boolean
+  /** What the judge declares of itself: `runsLocally` verdicts are never cached and journaled in batches. */
+  readonly traits: JudgeTraits
 }
 
 export const identityOf = (judge: Judge["Type"]): JudgeIdentity => ({
@@ -70,7 +72,7 @@ export const identityOf = (judge: Judge["Type"]): JudgeIdentity => ({
   label: judge.label,
   params: judge.params,
   ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint }),
-  local: judge.local
+  traits: judge.traits
 })
 
 /**
@@ -371,7 +373,7 @@ export const make = Effect.gen(function*() {
       const lookup = (plan: Plan) =>
         Effect.suspend(() => {
           const js = held(plan)
-          if (js !== undefined || identity.local) return Effect.succeed(js)
+          if (js !== undefined || identity.traits.runsLocally) return Effect.succeed(js)
           return Effect.map(
             Effect.forEach(plan.keys, (key) => cache.get(key)),
             (hits) => hits.every(Option.isSome) ? hits.map((h) => h.value) : undefined
@@ -430,7 +432,7 @@ export const make = Effect.gen(function*() {
       const record = (plan: Plan, verdicts: ReadonlyArray<Verdict>, latencyMs: number, via?: "batch") =>
         Effect.gen(function*() {
           const js = judgmentsOf(identity, plan, verdicts, latencyMs, via)
-          if (identity.local) {
+          if (identity.traits.runsLocally) {
             // Local verdicts cost nothing to redo: journaled a batch at a time (`flush`), never cached.
             localPending.push(...js)
             return js
@@ -456,15 +458,15 @@ export const make = Effect.gen(function*() {
         judgeUntraced(plan, c, sink).pipe(
           Effect.tap((js) =>
             js === undefined ?
-              Effect.annotateCurrentSpan("rag_eval.outcome", "not judged") :
-              Effect.annotateCurrentSpan({
+              annotateSpan("rag_eval.outcome", "not judged") :
+              annotateSpan({
                 "rag_eval.outcome": js.every((j) => j.status === "ok") ? "ok" : "failed",
                 "rag_eval.input_tokens": js.reduce((n, j) => n + j.usage.inputTokens, 0),
                 "rag_eval.output_tokens": js.reduce((n, j) => n + j.usage.outputTokens, 0),
                 "rag_eval.attempts": js[0]?.attempts ?? 0
               })
           ),
-          Effect.withSpan("Judgments.judge", {
+          traced("Judgments.judge", {
             attributes: {
               "rag_eval.pipeline": run.pipeline,
               "rag_eval.case_id": c.id,
@@ -482,7 +484,7 @@ export const make = Effect.gen(function*() {
       ): Effect.Effect<ReadonlyArray<Judgment> | undefined, OutputError | UsageError> =>
         Effect.gen(function*() {
           if (stopping()) return undefined
-          if (!identity.local) {
+          if (!identity.traits.runsLocally) {
             const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
             if (hits.every(Option.isSome)) {
               const js = hits.map((h): Judgment => ({ ...h.value, caseId: c.id, ordinal: c.ordinal, fromCache: true }))
@@ -519,7 +521,7 @@ export const make = Effect.gen(function*() {
           const prior = journal !== undefined && journal.state(callKey) === State.attempt
             ? journal.pendingRepair(callKey)
             : undefined
-          const repair: RepairCheckpoint | undefined = identity.local || journal === undefined
+          const repair: RepairCheckpoint | undefined = identity.traits.runsLocally || journal === undefined
             ? undefined
             : { prior, save: (pending) => journal.appendAttempt(callKey, pending) }
           // The call starts only within the budget; the first that would pass it stops the run.
@@ -687,7 +689,7 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
           const calls = { count: 0, judgments: 0, inputTokens: 0 }
           const judgeEstimate = (plan: Plan, c: CaseRef, sink: Sink) =>
             Effect.gen(function*() {
-              if (!identity.local) {
+              if (!identity.traits.runsLocally) {
                 const hits = yield* Effect.forEach(plan.keys, (key) => cache.get(key))
                 if (hits.every(Option.isSome)) {
                   return hits.map((h) => count(sink, { ...h.value, caseId: c.id, ordinal: c.ordinal }, "cache"))

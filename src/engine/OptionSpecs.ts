@@ -242,7 +242,3 @@ export const retrievalOptionNames: ReadonlyArray<OptionName> = [
 ]
 
 export const allOptionNames = Object.keys(optionSpecs) as ReadonlyArray<OptionName>
-
-/** The option a flag name (without dashes) belongs to. */
-export const optionOfFlag = (flag: string): OptionName | undefined =>
-  allOptionNames.find((n) => optionSpecs[n].flag === flag)

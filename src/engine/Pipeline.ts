@@ -9,9 +9,10 @@ import type { EvalCase } from "../domain/Case.js"
 import type { CaseDetail } from "../domain/CaseDetail.js"
 import type { CsvCell } from "../domain/CsvCell.js"
 import type { InputError, OutputError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import type { Judgment, ListItem } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
-import type { Rubric } from "../domain/Rubric.js"
+import type { Rubric, UserRubrics } from "../domain/Rubric.js"
 import type { Tokens } from "../pricing/Prices.js"
 import type { OptionName, PipelineOptions } from "./PipelineOptions.js"
 import type { Retriever } from "./Retriever.js"
@@ -122,6 +123,8 @@ export interface RunInfo {
     readonly model: string
     readonly label: string
     readonly params: Readonly<Record<string, unknown>>
+    /** What the judge declares of itself (not written to the manifest: `traitsOfProvider` restores it). */
+    readonly traits: JudgeTraits
   }
   readonly rubrics: ReadonlyArray<Rubric>
   readonly input: {
@@ -320,22 +323,13 @@ export interface ReportView<R, X> {
   dataFiles?(info: RunInfo, iteration: number, records: Stream.Stream<R, OutputError>): ReadonlyArray<DataFile>
 }
 
-/**
- * A user's own rubrics (`--rubrics DIR`; see `judges/UserRubrics.ts`): the directory, the rubric ids
- * its files stand for (also in `judge.rubrics`), the variables the pipeline gives their templates,
- * and what is wrong with the directory, if anything (the runner refuses the run with it).
- */
-export interface UserRubrics {
-  readonly dir: string
-  readonly ids: ReadonlyArray<string>
-  readonly variables: ReadonlyArray<string>
-  readonly problem?: string | undefined
-}
+/** A user's own rubrics (`--rubrics DIR`): declared in `domain/Rubric.ts`, named here for pipeline authors. */
+export type { UserRubrics }
 
 /**
  * The case fields a pipeline lets the live system under test fill (`--target`): always the answer;
  * the retrieved passages too when `contexts` is set (and the target is given `--target-contexts`),
- * replacing the input's (see `Generate.ts`).
+ * replacing the input's (see `target/Generate.ts`).
  */
 export interface Generates {
   readonly answer: true

@@ -27,8 +27,7 @@ import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
-import { TARGET_JOURNAL_DIR } from "./Generate.js"
-import { withGenerated } from "./GeneratedView.js"
+import { TARGET_JOURNAL_DIR } from "./Generator.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
@@ -61,7 +60,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     const { runId, runDir } = info
     // --target: the pipeline's records, metrics and reports also tell how the live system answered.
     const fills = generator === undefined ? undefined : given.generate
-    const pipeline = (fills === undefined ? given : withGenerated(given, generator!.description)) as Pipeline<R, X>
+    const pipeline = fills === undefined ? given : generator!.decorate(given)
     const judgments = yield* Judgments
     const journals = yield* JudgmentJournal
     const progress = yield* Progress
@@ -217,7 +216,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     // the pass below then finds it in the journal (and judges synchronously only what the batches
     // left: --batch-repair sync, or what kept going unanswered).
     let batchPhase: BatchPhase | undefined
-    if (options.batch !== undefined && !replay && !judgments.identity.local) {
+    if (options.batch !== undefined && !replay && !judgments.identity.traits.runsLocally) {
       if (judgments.calls === undefined) {
         return yield* new UsageError({
           problem: `--batch: ${judgments.identity.provider} has no Batch API here; run without --batch`

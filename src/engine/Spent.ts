@@ -7,10 +7,12 @@
  * Judgments the journal took from the cache of earlier runs cost this run nothing.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
-import type { Usage } from "../domain/Judgment.js"
+import { JournalLine, type Usage } from "../domain/Judgment.js"
 import { readLines } from "../io/Files.js"
 import { addUsageTo, noTokens, type Price, usdOf } from "../pricing/Prices.js"
 import * as BatchLedger from "../store/BatchLedger.js"
@@ -21,13 +23,8 @@ export interface SpentBefore {
   readonly reservedUsd: number
 }
 
-interface JournalLine {
-  readonly key?: string
-  readonly kind?: string
-  readonly usage?: Usage
-  readonly via?: "batch"
-  readonly fromCache?: boolean
-}
+/** A journal line, decoded; none for a torn or damaged line (its call is made again, and paid then). */
+const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
 
 /** The usage paid for the calls a journal records (see the module comment). */
 export const journalSpend = (path: string, price: Price): Effect.Effect<number, OutputError> =>
@@ -40,14 +37,10 @@ export const journalSpend = (path: string, price: Price): Effect.Effect<number, 
       Stream.runForEach((raw) =>
         Effect.sync(() => {
           if (raw === "") return
-          let line: JournalLine
-          try {
-            line = JSON.parse(raw) as JournalLine
-          } catch {
-            return // a torn line: its call is made again (and paid then)
-          }
-          if (line.key === undefined || line.usage === undefined) return
-          if (line.kind === "attempt") {
+          const decoded = decodeLine(raw)
+          if (Option.isNone(decoded)) return
+          const line = decoded.value
+          if ("kind" in line) {
             awaitingRepair.set(line.key, line.usage)
             return
           }

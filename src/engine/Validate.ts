@@ -17,7 +17,7 @@ import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
 import { CaseIds } from "./CaseIds.js"
-import { Generator } from "./Generate.js"
+import { Generator } from "./Generator.js"
 import { headlineSpecs } from "./Headline.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
@@ -156,7 +156,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     // A user's own rubrics: a wrong directory, or a judge that cannot judge them, stops the run here.
     const user = pipeline.userRubrics
     if (user?.problem !== undefined) return yield* new UsageError({ problem: user.problem })
-    if (user !== undefined && user.ids.length > 0 && judge.provider === "heuristic") {
+    if (user !== undefined && user.ids.length > 0 && !judge.traits.languageModel) {
       return yield* heuristicRefusal(user)
     }
     const rubricList = yield* Effect.forEach(runRubrics(pipeline.judge, options.columns), (id) =>
@@ -207,7 +207,8 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         model: judge.model,
         label: judge.label,
         params: judge.params,
-        ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint })
+        ...(judge.endpoint === undefined ? {} : { endpoint: judge.endpoint }),
+        traits: judge.traits
       },
       rubrics: rubricList,
       input: {

@@ -11,6 +11,7 @@
 import * as Effect from "effect/Effect"
 import { defaultCalibrateSeed } from "../calibrate/Calibration.js"
 import type { InputError, OutputError, UsageError } from "../domain/Errors.js"
+import { traitsOfProvider } from "../domain/JudgeTraits.js"
 import { readManifest } from "../domain/RunFiles.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
 import { expertQaFigures, ragCheckerFigures, relevanceFigures, type SetFigures } from "./Agreement.js"
@@ -73,7 +74,7 @@ export const judgeBench = <E, R>(
     })
     let judge = {
       ...options.judge,
-      label: options.judge.provider === "heuristic"
+      label: !traitsOfProvider(options.judge.provider).languageModel
         ? "heuristic judge"
         : `${options.judge.provider} ${options.judge.model}`
     }
@@ -135,7 +136,7 @@ export const judgeBench = <E, R>(
     return {
       tool: "rag-eval judge-bench",
       judge,
-      caveat: judge.provider === "heuristic" ? HEURISTIC_CAVEAT : null,
+      caveat: traitsOfProvider(judge.provider).languageModel ? null : HEURISTIC_CAVEAT,
       dryRun: options.dryRun,
       sample: options.sample ?? null,
       sampleSeed: options.sampleSeed,

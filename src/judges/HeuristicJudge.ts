@@ -5,13 +5,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { HEURISTIC_PROVIDER, heuristicTraits } from "../domain/JudgeTraits.js"
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../domain/Judgment.js"
 import { listHeuristics, pointHeuristics } from "./claims/ClaimHeuristics.js"
 import { heuristics } from "./Heuristic.js"
 import { Judge } from "./Judge.js"
 import { synthesizeHeuristics } from "./synthesize/Heuristics.js"
 
-export const provider = "heuristic"
+export const provider = HEURISTIC_PROVIDER
 /**
  * The heuristic's version: its name is in every judgment key and run id, so a run resumed after the
  * heuristic changed judges afresh instead of mixing old and new verdicts. v2: relevance grades from
@@ -25,8 +26,11 @@ export const provider = "heuristic"
  * citation markers of every common form ("(Source 2)", "passage 3") are removed; number words up to
  * ninety-nine and units by one name ("5 TB" = "5 terabytes"); an opening list number is no figure;
  * evidence quoted verbatim; each check names what it found.
+ * v6: rules the leave-one-dataset-out protocol does not support are gone (names must agree, names
+ * together, a figure conflict judged on the rest of the claim, list items read with their lead-in);
+ * each check's value carries its support (answer-correctness' `ungrounded`).
  */
-export const model = "lexical-v5"
+export const model = "lexical-v7"
 export const label = "heuristic judge (lexical, deterministic — not an LLM)"
 
 /** Confidence reported when a rubric asks for one and the heuristic computes none: a proxy is never sure. */
@@ -101,7 +105,7 @@ export const make: Effect.Effect<Judge["Type"]> = Effect.sync(() => ({
   model,
   label,
   params: {},
-  local: true,
+  traits: heuristicTraits,
   judge: (task: JudgeTask) => Effect.sync(() => verdict(task)),
   judgeList: (task: ListJudgeTask) => Effect.sync(() => listVerdicts(task)),
   sync: { judge: verdict, judgeList: listVerdicts }

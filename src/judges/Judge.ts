@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type { FatalJudgeError, OutputError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import type { JudgeTask, ListJudgeTask, Verdict } from "../domain/Judgment.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
@@ -35,8 +36,8 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
   readonly label: string
   /** Parameters that change verdicts (temperature, seed…): recorded and part of judgment keys. */
   readonly params: Readonly<Record<string, unknown>>
-  /** True when verdicts are computed locally and synchronously (the runner then batches work). */
-  readonly local: boolean
+  /** What callers need to know about this judge (local, deterministic, a language model): `domain/JudgeTraits.ts`. */
+  readonly traits: JudgeTraits
   /**
    * The server, when it is not the provider's public API (credentials removed): part of every
    * judgment key and the run id, so another server's judgments are never reused for this one.
@@ -64,8 +65,8 @@ export class Judge extends Context.Tag("rag-eval/Judge")<Judge, {
   /** Remote judges: how answers are constrained now (after the preflight's fallback, if any). */
   readonly structuredOutput?: (() => StructuredOutput) | undefined
   /**
-   * Local judges may also offer plain synchronous versions (same verdicts): the runner then judges a
-   * batch of cases in a plain loop, without an Effect per judgment.
+   * Judges that run locally may also offer plain synchronous versions (same verdicts): the runner
+   * then judges a batch of cases in a plain loop, without an Effect per judgment.
    */
   readonly sync?: {
     readonly judge: (task: JudgeTask) => Verdict

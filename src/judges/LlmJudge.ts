@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import { FatalJudgeError, type OutputError } from "../domain/Errors.js"
+import { llmTraits } from "../domain/JudgeTraits.js"
 import {
   addUsage,
   type JudgeTask,
@@ -31,6 +32,7 @@ import {
   type Usage,
   type Verdict
 } from "../domain/Judgment.js"
+import { annotateSpan, traced } from "../domain/Spans.js"
 import {
   type ChatRequest,
   type ChatResponse,
@@ -222,12 +224,12 @@ export const make = (options: LlmJudgeOptions = {}) =>
     const complete = (request: ChatRequest) =>
       provider.complete(request).pipe(
         Effect.tap((r) =>
-          Effect.annotateCurrentSpan({
+          annotateSpan({
             "rag_eval.input_tokens": r.usage.inputTokens,
             "rag_eval.output_tokens": r.usage.outputTokens
           })
         ),
-        Effect.withSpan("LlmProvider.complete", {
+        traced("LlmProvider.complete", {
           kind: "client",
           attributes: { "rag_eval.provider": provider.provider, "rag_eval.model": provider.model }
         })
@@ -438,7 +440,7 @@ export const make = (options: LlmJudgeOptions = {}) =>
       model: provider.model,
       label: `${provider.provider} ${provider.model}`,
       params,
-      local: false,
+      traits: llmTraits,
       endpoint: provider.endpoint,
       judge,
       judgeList,

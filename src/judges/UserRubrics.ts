@@ -16,7 +16,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, UsageError } from "../domain/Errors.js"
 import type { Rubric } from "../domain/Rubric.js"
-import type { UserRubrics } from "../engine/Pipeline.js"
+import type { UserRubrics } from "../domain/Rubric.js"
 
 export type { UserRubrics }
 

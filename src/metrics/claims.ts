@@ -52,6 +52,11 @@ export interface CaseVerdicts {
   readonly referenceVsAnswer?: ReadonlyArray<ClaimVerdict> | undefined
   /** Per context, each answer claim checked against it (retrieved2response); absent or empty without contexts. */
   readonly answerVsContexts?: ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined
+  /**
+   * The same checks' support in [0, 1], where the judge grades one (the heuristic judge's weighted
+   * share of the claim's words found); absent: entailed counts 1, another verdict 0.
+   */
+  readonly answerSupportVsContexts?: ReadonlyArray<ReadonlyArray<number>> | undefined
   /** Per context, each reference claim checked against it (retrieved2answer); absent without a reference or contexts. */
   readonly referenceVsContexts?: ReadonlyArray<ReadonlyArray<ClaimVerdict>> | undefined
   /** Each nugget's assignment against the answer; absent without nuggets. */
@@ -115,6 +120,22 @@ export const faithfulness = (v: CaseVerdicts): number | null => {
   const rows = contextsOf(v.answerVsContexts)
   if (rows === undefined) return null
   return share(anyContext(rows, rows[0]!.length))
+}
+
+/**
+ * **Ungrounded** = mean over i of (1 − max over c of support(a_i, c)) — how far the answer's claims
+ * are from being found in the contexts, graded: the judge's support of each check where it gives one
+ * (`answerSupportVsContexts`), else 1 for entailed and 0 otherwise (then it is 1 − faithfulness).
+ * The hallucination score of a case without a reference (docs/judge-quality.md). Null as
+ * faithfulness.
+ */
+export const ungrounded = (v: CaseVerdicts): number | null => {
+  const rows = contextsOf(v.answerVsContexts)
+  if (rows === undefined || rows[0]!.length === 0) return null
+  const support = v.answerSupportVsContexts ?? rows.map((row) => row.map((x) => (entailed(x) ? 1 : 0)))
+  let sum = 0
+  for (let i = 0; i < rows[0]!.length; i++) sum += 1 - Math.max(...support.map((row) => row[i] ?? 0))
+  return sum / rows[0]!.length
 }
 
 /**
@@ -292,6 +313,7 @@ export interface ClaimMetrics {
   readonly recall: number | null
   readonly f1: number | null
   readonly faithfulness: number | null
+  readonly ungrounded: number | null
   readonly contextRecall: number | null
   readonly contextPrecision: number | null
   readonly contextUtilization: number | null
@@ -312,6 +334,7 @@ export const claimMetrics = (v: CaseVerdicts): ClaimMetrics => ({
   recall: claimRecall(v),
   f1: claimF1(v),
   faithfulness: faithfulness(v),
+  ungrounded: ungrounded(v),
   contextRecall: contextRecall(v),
   contextPrecision: contextPrecision(v),
   contextUtilization: contextUtilization(v),

@@ -18,6 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { UsageError } from "../domain/Errors.js"
+import * as Metric from "../domain/Metric.js"
 import { averagePrecision } from "./averagePrecision.js"
 import type { Gain } from "./dcg.js"
 import { hit } from "./hitRate.js"
@@ -30,7 +31,11 @@ import { rPrecision } from "./rPrecision.js"
 
 export type MetricKind = "ndcg" | "precision" | "averagePrecision" | "reciprocalRank" | "hit" | "recall" | "rPrecision"
 
-export interface MetricSpec {
+/**
+ * A ranking metric the registry computes (`measure`). Not a declaration of what is reported: that is
+ * `domain/Metric.MetricSpec`, which `declare` derives from this (name, range 0–1, higher is better).
+ */
+export interface RankingMetric {
   /** Canonical name, used as the key of per-query values and means (`ndcg@10`, `p@5`, `map`…). */
   readonly name: string
   readonly kind: MetricKind
@@ -111,7 +116,7 @@ const splitName = (lower: string): { readonly base: string; readonly cut: string
 }
 
 /** Parses one metric name into a spec, or a UsageError listing the valid forms. */
-export const parseMetric = (name: string, options: ParseOptions = {}): Either.Either<MetricSpec, UsageError> => {
+export const parseMetric = (name: string, options: ParseOptions = {}): Either.Either<RankingMetric, UsageError> => {
   const lower = name.trim().toLowerCase()
   const { base, cut } = splitName(lower)
   const known = bases.get(base)
@@ -144,9 +149,9 @@ export const parseMetric = (name: string, options: ParseOptions = {}): Either.Ei
 export const parseMetrics = (
   names: string | ReadonlyArray<string>,
   options: ParseOptions = {}
-): Effect.Effect<ReadonlyArray<MetricSpec>, UsageError> => {
+): Effect.Effect<ReadonlyArray<RankingMetric>, UsageError> => {
   const list = typeof names === "string" ? names.split(",") : names
-  const specs: Array<MetricSpec> = []
+  const specs: Array<RankingMetric> = []
   const seen = new Set<string>()
   for (const raw of list) {
     if (raw.trim() === "") continue
@@ -161,8 +166,16 @@ export const parseMetrics = (
   return Effect.succeed(specs)
 }
 
+/**
+ * The declaration of a ranking metric, as summaries, reports, gates and `compare` read it: its name,
+ * the kind's words for it, and the range and direction every registry metric has (a fraction of
+ * 0–1, higher is better).
+ */
+export const declare = (metric: RankingMetric, description: string): Metric.MetricSpec =>
+  Metric.fraction(metric.name, description)
+
 /** trec_eval's name for a spec (for output that diffs against trec_eval); our name when it has none. */
-export const trecName = (spec: MetricSpec): string => {
+export const trecName = (spec: RankingMetric): string => {
   const k = spec.k
   switch (spec.kind) {
     case "ndcg":
@@ -206,7 +219,7 @@ export interface MetricValue {
 }
 
 /** One metric on one query, with the flag. */
-export const measure = (spec: MetricSpec, query: QueryGrades, options: EvaluateOptions = {}): MetricValue => {
+export const measure = (spec: RankingMetric, query: QueryGrades, options: EvaluateOptions = {}): MetricValue => {
   const threshold = options.threshold ?? defaultThreshold
   const { grades, gold } = query
   const totalRelevant = gold === undefined ? undefined : countRelevant(gold, threshold)
@@ -233,7 +246,7 @@ export const measure = (spec: MetricSpec, query: QueryGrades, options: EvaluateO
 }
 
 /** One metric on one query. */
-export const evaluate = (spec: MetricSpec, query: QueryGrades, options: EvaluateOptions = {}): number =>
+export const evaluate = (spec: RankingMetric, query: QueryGrades, options: EvaluateOptions = {}): number =>
   measure(spec, query, options).value
 
 /**
@@ -250,7 +263,7 @@ export const gradesFromQrels = (
 
 /** One metric on ranked doc ids judged by qrels. */
 export const evaluateRanking = (
-  spec: MetricSpec,
+  spec: RankingMetric,
   rankedDocIds: ReadonlyArray<string>,
   qrels: ReadonlyMap<string, number>,
   options: EvaluateOptions = {}
@@ -276,7 +289,7 @@ export interface MetricSummary {
 
 /** Every metric on every query, then the means. */
 export const evaluateAll = (
-  specs: ReadonlyArray<MetricSpec>,
+  specs: ReadonlyArray<RankingMetric>,
   queries: ReadonlyArray<QueryGrades & { readonly id: string }>,
   options: EvaluateOptions = {}
 ): MetricSummary => {
@@ -295,7 +308,7 @@ export const evaluateAll = (
 
 /** Means and flag counts of kept per-query values. */
 export const summarize = (
-  specs: ReadonlyArray<MetricSpec>,
+  specs: ReadonlyArray<RankingMetric>,
   perQuery: ReadonlyArray<QueryScores>
 ): { readonly mean: Record<string, number>; readonly flagged: Record<string, number>; readonly queries: number } => {
   const means: Record<string, number> = {}

@@ -10,13 +10,17 @@
 export const defaultThreshold = 1
 
 /**
+ * The LLM-judged pipelines' relevance level, stated once: on the judges' 0–3 grades, relevant ⇔
+ * grade ≥ 2 (fairly or highly relevant). Search relevance, course retrieval, `serve` and the reports'
+ * "relevant" columns all read it.
+ */
+export const judgedRelevantAt = 2
+
+/**
  * The grade given to a retrieved item that the gold judgments (qrels) do not mention — trec_eval's
  * RELVALUE_NONPOOL (-1): no gain and never relevant, whatever the threshold.
  */
 export const unjudgedGrade = -1
-
-/** Binary relevance of one grade. */
-export const isRelevant = (grade: number, threshold: number = defaultThreshold): boolean => grade >= threshold
 
 /** The first k items; all of them when k is undefined; none when k ≤ 0. */
 export const topK = <A>(items: ReadonlyArray<A>, k?: number): ReadonlyArray<A> =>

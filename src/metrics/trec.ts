@@ -25,7 +25,7 @@
  */
 import * as Effect from "effect/Effect"
 import { InputError } from "../domain/Errors.js"
-import { measure, type MetricSpec, trecName } from "./registry.js"
+import { measure, type RankingMetric, trecName } from "./registry.js"
 import { defaultThreshold, mean, unjudgedGrade } from "./relevance.js"
 
 /** qid → (docid → grade). */
@@ -149,7 +149,7 @@ export const rankEntries = (entries: ReadonlyArray<RunEntry>): Array<RunEntry> =
 export interface TrecOptions {
   readonly qrels: Qrels
   readonly run: Run
-  readonly metrics: ReadonlyArray<MetricSpec>
+  readonly metrics: ReadonlyArray<RankingMetric>
   /** Relevant ⇔ grade ≥ relevanceLevel (trec_eval `-l`, default 1). */
   readonly relevanceLevel?: number
   /** Average over every qrels query, missing ones scoring 0 (trec_eval `-c`). */
@@ -157,7 +157,7 @@ export interface TrecOptions {
 }
 
 export interface TrecEvaluation {
-  readonly metrics: ReadonlyArray<MetricSpec>
+  readonly metrics: ReadonlyArray<RankingMetric>
   /** qid → metric name → value, qids in trec_eval order (byte order). */
   readonly perQuery: ReadonlyMap<string, Readonly<Record<string, number>>>
   /** metric name → mean over the averaged queries. */
@@ -259,7 +259,7 @@ export interface TrecFormatOptions {
  * (`%-22s\t%s\t%6.4f`), `runid` and `num_q` in the summary.
  */
 export const formatTrec = (evaluation: TrecEvaluation, options: TrecFormatOptions = {}): string => {
-  const label = (spec: MetricSpec) => (options.names === "spec" ? spec.name : trecName(spec))
+  const label = (spec: RankingMetric) => (options.names === "spec" ? spec.name : trecName(spec))
   const row = (name: string, qid: string, value: string) => `${name.padEnd(22)}\t${qid}\t${value}\n`
   let out = ""
   if (options.perQuery === true) {

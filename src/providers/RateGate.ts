@@ -28,6 +28,7 @@ import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
+import { annotateSpan, traced } from "../domain/Spans.js"
 import * as FifoSemaphore from "./FifoSemaphore.js"
 import { type ChatResponse, ProviderError } from "./LlmProvider.js"
 import { RateController, type RateControlOptions, type Reservation } from "./RateControl.js"
@@ -219,8 +220,8 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
         // The wait for a slot, the pace or a 429's pause, as a span of its own (`--trace-otlp`).
         const waited = Effect.flatMap(Clock.currentTimeMillis, (queuedAt) =>
           admit.pipe(
-            Effect.tap(({ startedAt }) => Effect.annotateCurrentSpan("rag_eval.wait_ms", startedAt - queuedAt)),
-            Effect.withSpan("RateGate.wait", { attributes: { "rag_eval.waiting": waiting } })
+            Effect.tap(({ startedAt }) => annotateSpan("rag_eval.wait_ms", startedAt - queuedAt)),
+            traced("RateGate.wait", { attributes: { "rag_eval.waiting": waiting } })
           ))
         return waited.pipe(
           Effect.flatMap(({ reservation, startedAt }) => {

@@ -104,15 +104,3 @@ export const parseRateLimitHeaders = (headers: HeaderSource | undefined): RateLi
   })
   return requests === undefined && tokens === undefined ? undefined : { requests, tokens }
 }
-
-/**
- * Milliseconds until `needed` more units are back in a reported bucket, assuming it refills at a
- * constant rate (capacity − remaining units in `resetMs`). Undefined when the headers do not say.
- */
-export const refillMs = (state: BucketState, needed: number): number | undefined => {
-  const { limit, remaining, resetMs } = state
-  if (limit === undefined || remaining === undefined || resetMs === undefined || remaining >= limit || resetMs <= 0) {
-    return undefined
-  }
-  return (needed * resetMs) / (limit - remaining)
-}

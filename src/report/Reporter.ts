@@ -15,6 +15,7 @@ import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInpu
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "../io/Files.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
+import { FORMATS } from "./Formats.js"
 import { markdownReport } from "./MarkdownReport.js"
 
 export type { ReportInput } from "../engine/ReportInput.js"
@@ -178,9 +179,9 @@ export const parseFormats = (
   if (names.length === 0 || unknown.length > 0) {
     return Effect.fail(
       new UsageError({
-        problem: `--format: unknown format ${
-          unknown.map((u) => `"${u}"`).join(", ") || "(empty)"
-        }; choose from markdown, csv, json, html`
+        problem: `--format: unknown format ${unknown.map((u) => `"${u}"`).join(", ") || "(empty)"}; choose from ${
+          FORMATS.join(", ")
+        }`
       })
     )
   }

@@ -90,7 +90,7 @@ export const judgeSentence = (
 ): { readonly heuristic: boolean; readonly lead: string; readonly rest: string } | undefined =>
   info.rubrics.length === 0
     ? undefined
-    : info.judge.provider === "heuristic"
+    : !info.judge.traits.languageModel
     ? {
       heuristic: true,
       lead: "Judged by the heuristic judge",

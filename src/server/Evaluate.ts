@@ -22,8 +22,8 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import type { InputError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import { type Judgment, noUsage, type Usage as TokenUsage } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { toJudgment } from "../engine/JudgmentKey.js"
@@ -31,10 +31,9 @@ import { Judgments, type Plan, type RunJudging, type Sink } from "../engine/Judg
 import type { ListSpec, TaskSpec } from "../engine/Pipeline.js"
 import { loadRubric } from "../judges/Prompt.js"
 import { groupSizes, hitTarget, LISTWISE_MAX_HITS } from "../kinds/graded-hits/GradedHits.js"
-import { defaultRubric, hitText, listwiseRubric, RELEVANT_AT } from "../kinds/search/SearchRelevance.js"
-import { averagePrecision } from "../metrics/averagePrecision.js"
-import { ndcg } from "../metrics/ndcg.js"
-import { reciprocalRank } from "../metrics/reciprocalRank.js"
+import { defaultRubric, hitText, listwiseRubric, searchRanking } from "../kinds/search/SearchRelevance.js"
+import { measure, type RankingMetric } from "../metrics/registry.js"
+import { judgedRelevantAt } from "../metrics/relevance.js"
 import { noTokens } from "../pricing/Prices.js"
 import {
   apiError,
@@ -112,15 +111,23 @@ export const prepare = (
   })
 }
 
-/** NDCG@k (k undefined: every hit), MAP and MRR of one ranking's grades; relevant = grade ≥ 2. */
+/**
+ * NDCG@k (k undefined: every hit; the request's gain), MAP and MRR of one ranking's grades, by the
+ * metric registry as the search-relevance pipeline computes them (relevant ⇔ grade ≥ `judgedRelevantAt`).
+ */
 export const searchMetrics = (
   grades: ReadonlyArray<number>,
   options: { readonly k?: number | undefined; readonly gain: Gain }
-): SearchMetrics => ({
-  ndcg: ndcg(grades, options.k === undefined ? { gain: options.gain } : { k: options.k, gain: options.gain }).value,
-  map: averagePrecision(grades, { threshold: RELEVANT_AT }),
-  mrr: reciprocalRank(grades, { threshold: RELEVANT_AT })
-})
+): SearchMetrics => {
+  const value = (metric: RankingMetric) => measure(metric, { grades }, { threshold: judgedRelevantAt }).value
+  const ndcg: RankingMetric = {
+    name: options.k === undefined ? "ndcg" : `ndcg@${options.k}`,
+    kind: "ndcg",
+    gain: options.gain,
+    ...(options.k === undefined ? {} : { k: options.k })
+  }
+  return { ndcg: value(ndcg), map: value(searchRanking.map), mrr: value(searchRanking.mrr) }
+}
 
 /** The mean of each metric (0 for no queries). */
 export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics => {
@@ -131,7 +138,12 @@ export const meanMetrics = (all: ReadonlyArray<SearchMetrics>): SearchMetrics =>
 }
 
 export class Evaluator extends Context.Tag("rag-eval/server/Evaluator")<Evaluator, {
-  readonly judge: { readonly provider: string; readonly model: string; readonly label: string; readonly local: boolean }
+  readonly judge: {
+    readonly provider: string
+    readonly model: string
+    readonly label: string
+    readonly traits: JudgeTraits
+  }
   readonly rubric: { readonly id: string; readonly hash: string }
   /** Hit fields the judge reads when a request does not choose them. */
   readonly fields: ReadonlyArray<string>
@@ -179,7 +191,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
      * share of the judge per request: its calls take turns with other requests' calls.
      */
     const openCore = Effect.suspend(() => {
-      const client = judge.local ? undefined : options.fairShare?.client()
+      const client = judge.traits.runsLocally ? undefined : options.fairShare?.client()
       return judgments.open({
         pipeline: pipelineName,
         runId: "serve",
@@ -259,7 +271,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           for (const plan of row) if (!unique.has(plan.keys.join(","))) unique.set(plan.keys.join(","), plan)
         }
         const judgedPlans = yield* Effect.forEach([...unique.values()], (plan) =>
-          judgePlan(core, plan, plan.task.caseId), { concurrency: judge.local ? 1 : "unbounded" })
+          judgePlan(core, plan, plan.task.caseId), { concurrency: judge.traits.runsLocally ? 1 : "unbounded" })
         const judged = new Map<string, Judged>()
         ;[...unique.values()].forEach((plan, i) =>
           plan.keys.forEach((key, j) =>
@@ -307,7 +319,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       const message = `the judge (${judge.label}) failed on ${problems.length} of ${total} hit${
         total === 1 ? "" : "s"
       }: ${problems[0]!.message}`
-      return judge.local
+      return judge.traits.runsLocally
         ? apiError(500, "judge_failed", message, problems)
         : apiError(502, "upstream_failed", message, problems)
     }
@@ -321,7 +333,7 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
           index,
           fields: hit,
           score: grade,
-          relevant: grade >= RELEVANT_AT,
+          relevant: grade >= judgedRelevantAt,
           ...(q.debug
             ? { justification: j.reason, ...(j.confidence === undefined ? {} : { confidence: j.confidence }) }
             : {})
@@ -351,12 +363,10 @@ export const make = (options: EvaluatorOptions = {}): Effect.Effect<
       })
 
     return Evaluator.of({
-      judge: { provider: judge.provider, model: judge.model, label: judge.label, local: judge.local },
+      judge: { provider: judge.provider, model: judge.model, label: judge.label, traits: judge.traits },
       rubric: { id: rubric.id, hash: rubric.hash },
       fields: options.fields ?? defaultFields,
       evaluate: (q) => Effect.map(evaluateBatch([q]), (batch) => batch.results[0]!),
       evaluateBatch
     })
   })
-
-export const layer = (options: EvaluatorOptions = {}) => Layer.effect(Evaluator, make(options))

@@ -12,7 +12,7 @@
  * a case costs R draws plus R additions per statistic it has. Seeded: the same items in the same
  * order give the same intervals.
  */
-import { makePrng, type Prng, quantileSorted } from "./Paired.js"
+import { makePrng, quantileSorted } from "./Paired.js"
 
 /** Poisson(1) by inversion of one uniform: the CDF table up to where it reaches 1 in doubles. */
 const POISSON1_CDF: ReadonlyArray<number> = (() => {
@@ -27,12 +27,12 @@ const POISSON1_CDF: ReadonlyArray<number> = (() => {
   return cdf
 })()
 
-const poisson1 = (prng: Prng): number => {
-  const u = prng.nextFloat()
-  let k = 0
-  while (k < POISSON1_CDF.length - 1 && u >= POISSON1_CDF[k]!) k++
-  return k
-}
+/**
+ * The inversion as integer comparisons: a uniform is u / 2³² for a 32-bit u, and u / 2³² ≥ c exactly
+ * when u ≥ ⌈c · 2³²⌉ (scaling by a power of two is exact), so k = the thresholds u reaches — the same
+ * draw as comparing `nextFloat()` with the table, without the division.
+ */
+const THRESHOLDS: ReadonlyArray<number> = POISSON1_CDF.slice(0, -1).map((c) => Math.ceil(c * 2 ** 32))
 
 export interface MeanInterval {
   readonly lower: number
@@ -48,54 +48,96 @@ export interface PoissonBootstrap {
 
 export const defaultResamples = 1_000
 
+/**
+ * The running sums are kept flat (`[resample × statistic]`) and a case adds only what changes them:
+ * - Σ w·x only for its values that are not 0 (a sum starts at +0 and never becomes −0, so adding the
+ *   ±0 of w·0 changes nothing) and only in the resamples that hold it (w > 0, about 63% of them);
+ * - Σ w, which depends only on which statistics the case has, either per statistic it has, or — when
+ *   it has more than it lacks — once for the case (`shared`) less what the statistics it lacks would
+ *   have taken (`missed`). Weights are small integers, so these sums are exact in any order.
+ * The intervals are bit for bit those of adding w·x and w to every statistic's sums (`Bootstrap.test.ts`).
+ */
 export const poissonBootstrap = (
   statistics: number,
   options: { readonly seed: number; readonly resamples?: number }
 ): PoissonBootstrap => {
   const resamples = Math.max(1, Math.floor(options.resamples ?? defaultResamples))
   const prng = makePrng(options.seed)
-  const sums = Array.from({ length: statistics }, () => new Float64Array(resamples))
-  const weights = Array.from({ length: statistics }, () => new Float64Array(resamples))
-  const counts = new Array<number>(statistics).fill(0)
+  const S = statistics
+  const sums = new Float64Array(resamples * S)
+  /** Σ w per statistic: `own` + `shared` − `missed`. */
+  const own = new Float64Array(resamples * S)
+  const missed = new Float64Array(resamples * S)
+  const shared = new Float64Array(resamples)
+  const counts = new Array<number>(S).fill(0)
   const w = new Float64Array(resamples)
-  /** The resamples that hold the item (w > 0; about 63% of them): adding 0·x to the others changes nothing. */
+  /** The resamples that hold the item (w > 0). */
   const held = new Int32Array(resamples)
+  const present = new Int32Array(S)
+  const absent = new Int32Array(S)
+  const nonZero = new Int32Array(S)
+  const xs = new Float64Array(S)
+  const [t0, t1] = [THRESHOLDS[0]!, THRESHOLDS[1]!]
   return {
     add: (values) => {
+      let nPresent = 0
+      let nAbsent = 0
+      let nNonZero = 0
+      let nonFinite = false
+      for (let s = 0; s < S; s++) {
+        const x = values[s]
+        if (x === null || x === undefined) {
+          absent[nAbsent++] = s
+          continue
+        }
+        present[nPresent++] = s
+        counts[s]!++
+        if (!Number.isFinite(x)) nonFinite = true
+        else if (x !== 0) {
+          nonZero[nNonZero] = s
+          xs[nNonZero++] = x
+        }
+      }
       if (values.every((v) => v === null)) return
       let nHeld = 0
       for (let r = 0; r < resamples; r++) {
-        const k = poisson1(prng)
+        const u = prng.nextUint32()
+        let k = u < t0 ? 0 : u < t1 ? 1 : 2
+        if (k === 2) { while (k < THRESHOLDS.length && u >= THRESHOLDS[k]!) k++ }
         w[r] = k
         if (k > 0) held[nHeld++] = r
       }
-      for (let s = 0; s < statistics; s++) {
-        const x = values[s]
-        if (x === null || x === undefined) continue
-        counts[s]!++
-        const sum = sums[s]!
-        const weight = weights[s]!
-        if (Number.isFinite(x)) {
-          // A sum starts at +0 and never becomes −0, so skipping the +0 or −0 a zero weight adds is exact.
-          for (let i = 0; i < nHeld; i++) {
-            const r = held[i]!
-            sum[r]! += w[r]! * x
-            weight[r]! += w[r]!
-          }
+      if (nonFinite) {
+        // 0 · ±Infinity or NaN is NaN: every resample takes it.
+        for (let p = 0; p < nPresent; p++) {
+          const s = present[p]!
+          const x = values[s]!
+          if (!Number.isFinite(x)) { for (let r = 0; r < resamples; r++) sums[r * S + s]! += w[r]! * x }
+        }
+      }
+      const perStatistic = nPresent <= nAbsent + 1
+      for (let i = 0; i < nHeld; i++) {
+        const r = held[i]!
+        const k = w[r]!
+        const base = r * S
+        for (let a = 0; a < nNonZero; a++) sums[base + nonZero[a]!]! += k * xs[a]!
+        if (perStatistic) {
+          for (let p = 0; p < nPresent; p++) own[base + present[p]!]! += k
         } else {
-          // 0 · ±Infinity or NaN is NaN: every resample takes it, as before.
-          for (let r = 0; r < resamples; r++) {
-            sum[r]! += w[r]! * x
-            weight[r]! += w[r]!
-          }
+          shared[r]! += k
+          for (let m = 0; m < nAbsent; m++) missed[base + absent[m]!]! += k
         }
       }
     },
     intervals: (level = 0.95) =>
-      sums.map((sum, s) => {
-        if (counts[s]! < 2) return null
+      counts.map((n, s) => {
+        if (n < 2) return null
         const means: Array<number> = []
-        for (let r = 0; r < resamples; r++) if (weights[s]![r]! > 0) means.push(sum[r]! / weights[s]![r]!)
+        for (let r = 0; r < resamples; r++) {
+          const at = r * S + s
+          const weight = own[at]! + shared[r]! - missed[at]!
+          if (weight > 0) means.push(sums[at]! / weight)
+        }
         means.sort((a, b) => a - b)
         return { lower: quantileSorted(means, (1 - level) / 2), upper: quantileSorted(means, (1 + level) / 2) }
       })

@@ -19,6 +19,3 @@ export const push = (w: Welford, x: number): void => {
 
 /** The mean; null with no values. */
 export const mean = (w: Welford): number | null => (w.n === 0 ? null : w.mean)
-
-/** The sample standard deviation (n − 1); 0 for one value, null with none. */
-export const std = (w: Welford): number | null => (w.n < 2 ? (w.n === 1 ? 0 : null) : Math.sqrt(w.m2 / (w.n - 1)))

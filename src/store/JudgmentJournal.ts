@@ -15,6 +15,11 @@
  *
  * Journal lines start with `{"key":"…"` and a judgment's fields come in a fixed order, so the index is
  * built by scanning each line's bytes, not by parsing it: a journal of 6M judgments opens in seconds.
+ * A kept judgment's line is read back with `JSON.parse`, not decoded through `Judgment`'s Schema:
+ * this process's own encoder wrote it, the scan checked its shape, and a resume reads every kept
+ * line — decoding measured 6.6 µs a line against 2.2 µs for the parse alone (200k lines, 2 cores,
+ * Node 20), seconds on a 600k-judgment resume. Replies awaiting repair (rare) are decoded
+ * (`decodePendingRepairJson`), as are the stores written by others (PostgreSQL, a cluster's runners).
  *
  * The store is a Tag with a file Layer, so a SQL-backed store can replace it without touching stages.
  */
@@ -25,7 +30,8 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError, type OutputError } from "../domain/Errors.js"
-import type { Judgment, PendingRepair } from "../domain/Judgment.js"
+import { decodePendingRepairJson, type Judgment, type PendingRepair } from "../domain/Judgment.js"
+import { traced } from "../domain/Spans.js"
 import { writeFully, writeProblem } from "../io/Files.js"
 import { JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
@@ -332,16 +338,15 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
       pendingRepair: (key) => {
         const line = lineAt(key, (s) => s === State.attempt)
         if (line === undefined) return undefined
-        const a = JSON.parse(line) as PendingRepair
-        return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+        return decodePendingRepairJson(line)
       },
       append: (judgments) => {
         if (judgments.length === 0) return Effect.void
         let text = ""
         for (const j of judgments) text += JSON.stringify(j) + "\n"
-        return Effect.withSpan(appendText(text), "JudgmentJournal.append", {
+        return appendText(text).pipe(traced("JudgmentJournal.append", {
           attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": text.length }
-        })
+        }))
       },
       appendAttempt: (key, a) => appendText(`${attemptLine(key, a)}\n`),
       path
@@ -403,8 +408,7 @@ export const layerMemory: Layer.Layer<JudgmentJournal> = Layer.sync(JudgmentJour
         pendingRepair: (key) => {
           const line = lineOf(key, (s) => s === State.attempt)
           if (line === undefined) return undefined
-          const a = JSON.parse(line) as PendingRepair
-          return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+          return decodePendingRepairJson(line)
         },
         append: (judgments) => Effect.sync(() => judgments.forEach((j) => journal.push(JSON.stringify(j)))),
         appendAttempt: (key, a) =>

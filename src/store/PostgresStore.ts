@@ -32,7 +32,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { InputError, OutputError, UsageError } from "../domain/Errors.js"
-import type { Judgment, PendingRepair } from "../domain/Judgment.js"
+import { decodeJudgmentJson, decodePendingRepairJson, type Judgment } from "../domain/Judgment.js"
 import { maskUrl, maskUrlsIn } from "../domain/Secrets.js"
 import { JudgmentCache } from "./JudgmentCache.js"
 import { JudgmentJournal, type OpenedJournal, State } from "./JudgmentJournal.js"
@@ -162,7 +162,8 @@ export const judgmentsOf = (runKey: string, keys: ReadonlyArray<string>) =>
     const rows = yield* sql<{ key: string; body: string }>`SELECT key, body FROM ${
       sql(TABLE)
     } WHERE run_id = ${runKey} AND status <> 'attempt' AND ${sql.in("key", keys)}`
-    return new Map(rows.map((r) => [r.key, JSON.parse(r.body) as Judgment]))
+    // A row that does not decode is left out: its judgment is made again.
+    return new Map(rows.flatMap((r) => Option.toArray(decodeJudgmentJson(r.body)).map((j) => [r.key, j] as const)))
   })
 
 /** A 64-bit advisory lock id for a run. */
@@ -250,12 +251,12 @@ const openPostgres = (url: Redacted.Redacted<string>, runDir: string, options: {
       state: (key) => states.get(key),
       judgment: (key) => {
         const state = states.get(key)
-        return state === undefined || state === State.attempt ? undefined : JSON.parse(bodies.get(key)!) as Judgment
+        return state === undefined || state === State.attempt
+          ? undefined
+          : Option.getOrUndefined(decodeJudgmentJson(bodies.get(key)!))
       },
       pendingRepair: (key) => {
-        if (states.get(key) !== State.attempt) return undefined
-        const a = JSON.parse(bodies.get(key)!) as PendingRepair
-        return { text: a.text, problem: a.problem, usage: a.usage, asks: a.asks, attempts: a.attempts }
+        return states.get(key) === State.attempt ? decodePendingRepairJson(bodies.get(key)!) : undefined
       },
       append: (judgments) =>
         judgments.length === 0 ? Effect.void : appendRows(runKey, judgmentRows(judgments)).pipe(
@@ -310,9 +311,7 @@ export const layerCache = Layer.effect(
     return {
       get: (key: string) =>
         sql<{ body: string }>`SELECT body FROM ${sql(TABLE)} WHERE key = ${key} AND status = 'ok' LIMIT 1`.pipe(
-          Effect.map((rows) =>
-            rows.length === 0 ? Option.none<Judgment>() : Option.some(JSON.parse(rows[0]!.body) as Judgment)
-          ),
+          Effect.map((rows) => rows.length === 0 ? Option.none<Judgment>() : decodeJudgmentJson(rows[0]!.body)),
           // The cache is an optimisation, never a reason to fail a run.
           Effect.orElseSucceed(() => Option.none<Judgment>())
         ),

@@ -33,8 +33,6 @@ export interface Chunk {
   readonly position: number
 }
 
-export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
-
 export const chunkId = (document: string, position: number, text: string): string =>
   `${document}#${position}-${sha256(text).slice(0, 8)}`
 

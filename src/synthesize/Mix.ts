@@ -39,15 +39,6 @@ export const DEFAULT_MIX: Readonly<Record<QuestionType, number>> = {
   conversational: 0.1
 }
 
-/** What the offline (heuristic) generator can write; comparison needs an LLM. */
-export const HEURISTIC_TYPES: ReadonlyArray<QuestionType> = [
-  "single-hop",
-  "multi-hop",
-  "procedure",
-  "unanswerable",
-  "conversational"
-]
-
 /** The default mix with the offline generator. */
 export const DEFAULT_HEURISTIC_MIX: Readonly<Record<QuestionType, number>> = {
   "single-hop": 0.6,

@@ -24,6 +24,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { type BudgetReached, UsageError } from "../domain/Errors.js"
+import type { JudgeTraits } from "../domain/JudgeTraits.js"
 import { thousands } from "../domain/Numbers.js"
 import { canonicalJson } from "../engine/JudgmentKey.js"
 import { Judgments } from "../engine/Judgments.js"
@@ -115,8 +116,8 @@ export interface DryRunResult {
 }
 
 /** The label of the items' generator: the judge's, or the offline generator's. */
-export const generatorLabel = (identity: { provider: string; model: string; local: boolean }) =>
-  identity.provider === "heuristic"
+export const generatorLabel = (identity: { provider: string; model: string; traits: JudgeTraits }) =>
+  !identity.traits.languageModel
     ? "offline heuristic generator (extractive, deterministic — not an LLM)"
     : `${identity.provider}/${identity.model}`
 
@@ -257,7 +258,7 @@ export const dryRun = (o: SynthesizeOptions) =>
     return yield* Effect.ensuring(
       Effect.gen(function*() {
         const index = yield* prepareCorpus(o, tmp)
-        const mix = o.mix ?? (judge.provider === "heuristic" ? DEFAULT_HEURISTIC_MIX : DEFAULT_MIX)
+        const mix = o.mix ?? (judge.traits.languageModel ? DEFAULT_MIX : DEFAULT_HEURISTIC_MIX)
         const personas = o.personas ?? [DEFAULT_PERSONA]
         const maxCandidates = o.maxCandidates ?? o.size * DEFAULT_CANDIDATES_PER_ITEM
         const id = identity(o, index, mix, personas, judge, maxCandidates)
@@ -288,7 +289,7 @@ export const synthesize = (o: SynthesizeOptions) =>
     const judgments = yield* Judgments
     const judge = judgments.identity
     const generator = generatorLabel(judge)
-    const mix = o.mix ?? (judge.provider === "heuristic" ? DEFAULT_HEURISTIC_MIX : DEFAULT_MIX)
+    const mix = o.mix ?? (judge.traits.languageModel ? DEFAULT_MIX : DEFAULT_HEURISTIC_MIX)
     const personas = o.personas ?? [DEFAULT_PERSONA]
     const seed = o.seed ?? 1
     const maxCandidates = o.maxCandidates ?? o.size * DEFAULT_CANDIDATES_PER_ITEM

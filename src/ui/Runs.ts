@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { InputError, UsageError } from "../domain/Errors.js"
+import { traitsOfProvider } from "../domain/JudgeTraits.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import {
   type Manifest,
@@ -217,7 +218,7 @@ export const runSummary = (
       provider: m.judge.provider,
       model: m.judge.model,
       label: m.judge.label,
-      heuristic: m.judge.provider === "heuristic"
+      heuristic: !traitsOfProvider(m.judge.provider).languageModel
     },
     input: { path: m.input.path, sha256: m.input.sha256 },
     cases: m.counts?.cases ?? m.input.cases,

@@ -338,9 +338,16 @@ describe("answer-correctness --pass-if", () => {
     ).toBe(0)
     const l = records(Path.join(lenient, "out"))
     const s = records(Path.join(strict, "out"))
-    // recall ≥ 0 holds wherever there is a reference; no case passes F1 ≥ 0.99 and faithfulness ≥ 0.99.
+    // recall ≥ 0 holds wherever there is a reference; under the strict rule a case passes exactly when
+    // its F1 and faithfulness both reach 0.99, and most of the sample does not.
     expect(l.filter((r) => r.verdict !== undefined).every((r) => r.verdict!.pass)).toBe(true)
-    expect(s.filter((r) => r.verdict !== undefined).some((r) => r.verdict!.pass)).toBe(false)
+    const judged = s.filter((r) => r.verdict !== undefined)
+    expect(judged.length).toBeGreaterThan(0)
+    for (const r of judged) {
+      const m = (r as unknown as { metrics: Record<string, number | null> }).metrics
+      expect(r.verdict!.pass).toBe((m["f1"] ?? -1) >= 0.99 && (m["faithfulness"] ?? -1) >= 0.99)
+    }
+    expect(judged.filter((r) => !r.verdict!.pass).length).toBeGreaterThan(judged.length / 2)
     expect(manifestOf(Path.join(strict, "out"), "answer-correctness")["options"]).toMatchObject({
       passIf: "f1>=0.99,faithfulness>=0.99"
     })

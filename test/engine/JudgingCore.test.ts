@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { EvalCase } from "../../src/domain/Case.js"
+import { llmTraits } from "../../src/domain/JudgeTraits.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import * as Judgments from "../../src/engine/Judgments.js"
 import type { Sink } from "../../src/engine/Judgments.js"
@@ -42,7 +43,7 @@ const scriptedJudge = () => {
     model: "m",
     label: "scripted judge",
     params: {},
-    local: false,
+    traits: llmTraits,
     judge: () =>
       Effect.sync(() => {
         asked.calls++

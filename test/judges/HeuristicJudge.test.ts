@@ -60,10 +60,10 @@ describe("HeuristicJudge", () => {
       Effect.gen(function*() {
         const judge = yield* Judge
         expect(judge.provider).toBe("heuristic")
-        expect(judge.model).toBe("lexical-v5")
+        expect(judge.model).toBe("lexical-v7")
         expect(judge.label).toBe("heuristic judge (lexical, deterministic — not an LLM)")
         expect(judge.params).toEqual({})
-        expect(judge.local).toBe(true)
+        expect(judge.traits).toEqual({ runsLocally: true, deterministic: true, languageModel: false })
       }))
 
     it.effect("scores every rag-answers prompt with an ok verdict, zero usage and no attempts", () =>

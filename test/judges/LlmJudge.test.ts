@@ -379,7 +379,7 @@ describe("LlmJudge over HTTP (fake OpenAI server)", () => {
         Effect.gen(function*() {
           expect(judge.label).toBe("openai-compatible judge-model")
           expect(judge.params).toEqual({ temperature: 0, seed: 42, maxTokens: 300 })
-          expect(judge.local).toBe(false)
+          expect(judge.traits).toEqual({ runsLocally: false, deterministic: false, languageModel: true })
           return yield* judge.judge(task())
         })).pipe(Effect.provide(judgeOver(fake)))
       expect(verdict).toMatchObject({ status: "ok", score: 3, attempts: 1 })

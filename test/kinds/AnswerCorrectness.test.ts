@@ -183,6 +183,8 @@ describe("answer-correctness: claims and metrics from judgments (hand-computed)"
       recall: 0.5,
       f1: 0.5,
       faithfulness: 0.5,
+      // no support on the checks: each claim's best verdict as its support (a1 entailed by P1: 0; a2: 1)
+      ungrounded: 0.5,
       contextRecall: 0.5,
       contextPrecision: 0.5,
       contextUtilization: 1,

@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import type { EvalCase } from "../../src/domain/Case.js"
 import type { InputError } from "../../src/domain/Errors.js"
+import { llmTraits } from "../../src/domain/JudgeTraits.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import { summarize } from "../../src/engine/CaseFold.js"
@@ -274,7 +275,7 @@ const info: RunInfo = {
   description: "test",
   runId: "r",
   runDir: tmp,
-  judge: { provider: "test", model: "m", label: "test judge", params: {} },
+  judge: { provider: "test", model: "m", label: "test judge", params: {}, traits: llmTraits },
   rubrics: [F, C],
   input: { path: "x.json", sha256: "0".repeat(64), rows: 12, cases: 12, columns: [] },
   iterations: 1,

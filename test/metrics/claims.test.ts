@@ -32,6 +32,7 @@ import {
   nuggetRecallPartial,
   nuggetRecallStrict,
   selfKnowledge,
+  ungrounded,
   vitalNuggetRecallPartial,
   vitalNuggetRecallStrict
 } from "../../src/metrics/claims.js"
@@ -65,6 +66,20 @@ describe("claim metrics, hand-computed", () => {
   })
   it("faithfulness = a1, a2, a3 entailed by some context: 3/5", () => {
     expect(faithfulness(example)).toBe(3 / 5)
+  })
+  it("ungrounded = mean of 1 − each answer claim's best support in a context: 1 − faithfulness from verdicts alone, graded with the judge's support", () => {
+    expect(ungrounded(example)).toBeCloseTo(2 / 5, 12)
+    const graded: CaseVerdicts = {
+      ...example,
+      answerSupportVsContexts: [
+        [0.9, 0.2, 0.5, 0.1, 0],
+        [0.3, 0.8, 0.1, 0.3, 0]
+      ]
+    }
+    // best per claim 0.9, 0.8, 0.5, 0.3, 0 → mean of 1 − each = (0.1 + 0.2 + 0.5 + 0.7 + 1) / 5
+    expect(ungrounded(graded)).toBeCloseTo(2.5 / 5, 12)
+    expect(ungrounded({ answerVsContexts: [[]] })).toBeNull()
+    expect(ungrounded({ answerVsReference: [E] })).toBeNull()
   })
   it("context recall = r1 and r3 entailed by some context: 2/3", () => {
     expect(contextRecall(example)).toBe(2 / 3)
@@ -107,6 +122,7 @@ describe("claim metrics, hand-computed", () => {
       recall: 1 / 3,
       f1: claimF1(example),
       faithfulness: 3 / 5,
+      ungrounded: 2 / 5,
       contextRecall: 2 / 3,
       contextPrecision: 1 / 2,
       contextUtilization: 1 / 2,

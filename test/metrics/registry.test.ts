@@ -6,13 +6,13 @@ import {
   evaluateRanking,
   gradesFromQrels,
   measure,
-  type MetricSpec,
   parseMetric,
   parseMetrics,
+  type RankingMetric,
   trecName
 } from "../../src/metrics/registry.js"
 
-const spec = (name: string): MetricSpec => Either.getOrThrow(parseMetric(name))
+const spec = (name: string): RankingMetric => Either.getOrThrow(parseMetric(name))
 
 describe("parseMetric", () => {
   it.each([

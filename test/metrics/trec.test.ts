@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { type MetricSpec, parseMetric } from "../../src/metrics/registry.js"
+import { parseMetric, type RankingMetric } from "../../src/metrics/registry.js"
 import {
   compareCodePoints,
   evaluateTrec,
@@ -45,7 +45,8 @@ q2 Q0 e1 1 1.0 runA
 q4 Q0 x 1 1 runA
 `
 
-const specs = (...names: Array<string>): Array<MetricSpec> => names.map((name) => Either.getOrThrow(parseMetric(name)))
+const specs = (...names: Array<string>): Array<RankingMetric> =>
+  names.map((name) => Either.getOrThrow(parseMetric(name)))
 const all = specs("p@5", "map", "mrr", "rprec", "recall@5", "ndcg@5", "hit@1", "hit@5")
 const ndcgQ1 = (2 / Math.log2(4) + 1 / Math.log2(5)) / (2 + 1 / Math.log2(3) + 1 / Math.log2(4))
 

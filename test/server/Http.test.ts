@@ -195,7 +195,7 @@ describe("GET /health and /openapi.json", () => {
       expect(reply.status).toBe(200)
       expect(reply.body).toMatchObject({
         status: "ok",
-        judge: { provider: "heuristic", model: "lexical-v5", label: expect.stringContaining("heuristic judge") },
+        judge: { provider: "heuristic", model: "lexical-v7", label: expect.stringContaining("heuristic judge") },
         rubric: { id: "search-relevance/checklist", hash: expect.stringMatching(/^[0-9a-f]{16}$/) },
         evaluations: { running: 0, waiting: 0, concurrency: 3, queue: 5 }
       })

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { heuristicTraits } from "../../src/domain/JudgeTraits.js"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import type { Rubric } from "../../src/domain/Rubric.js"
 import type { RunInfo } from "../../src/engine/Pipeline.js"
@@ -19,7 +20,7 @@ export const runInfo = (
   description: "test",
   runId: "run",
   runDir: "/tmp/run",
-  judge: { provider: "heuristic", model: "lexical-v3", label: "heuristic", params: {} },
+  judge: { provider: "heuristic", model: "lexical-v3", label: "heuristic", params: {}, traits: heuristicTraits },
   rubrics,
   input: { path: "in.json", sha256: "0".repeat(64), rows: 1, cases: 1, columns: [] },
   iterations: 1,

@@ -151,7 +151,7 @@ describe("labels", () => {
       runId: a,
       caseId: "q2",
       by: "tester",
-      judged: "contradicted",
+      judged: "neutral",
       note: "Ganymede is Jupiter's <script>"
     })
     expect(Number.isNaN(Date.parse(label.at))).toBe(false)

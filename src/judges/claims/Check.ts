@@ -1,29 +1,12 @@
 /**
  * The offline claim checker: is a claim entailed by a text, contradicted by it, or neither
- * (RAGChecker's three verdicts), and what decided it (`Finding`, named for what it measures)? A
- * lexical support model, deterministic and cheap; its features, constants and measured quality —
- * every rule kept only where it helps on labelled sets it was not chosen on — are in
- * docs/judge-quality.md ("The heuristic claim model: how it works", and the leave-one-dataset-out
- * tables before it). In short:
- *
- * - Claim and text are read as content terms (`Terms.ts`), figures and citations as `Figures.ts`
- *   reads them, web addresses removed (a URL states nothing); a claim without content terms ("Yes.")
- *   is checked on its plain words.
- * - **Weights** within the case (`CaseTexts`, cut into sentences: N of them, df_t holding t):
- *   w_t = ln(1 + (N + 1) / (df_t + 1)) · (½ for a question term) · (2 for a figure); a **gold**
- *   claim (a reference's or a nugget, checked for recall) weighs its terms 1 (½, 2): within the case
- *   its words grow common exactly when the answer repeats them.
- * - **Support** s = `SENTENCE_SHARE`·(weighted share in the best sentence, the **evidence**) +
- *   (1 − `SENTENCE_SHARE`)·(share in the whole text); in a **grounding** check (an answer's claim
- *   against a passage retrieved for it) s' = (1 − `PHRASE_SHARE`)·s + `PHRASE_SHARE`·(share of the
- *   claim's adjacent term pairs adjacent in a sentence of the text).
- * - **Must agree**: every figure (one the text lacks while the evidence states others is a figure
- *   conflict, judged on the rest of the claim's support); every name, and two or more names in one
- *   sentence; polarity, when the evidence holds `NEGATION_OVERLAP` of the claim (in the clause that
- *   holds the claim's terms); a universal quantity ("every day") against a stated figure conflicts.
- * - **Verdict**: contradicted when s ≥ `ENTAIL_AT` with a conflict (or a figure conflict whose rest
- *   reaches it); entailed when s ≥ `ENTAIL_AT` with nothing missing; neutral otherwise. The metrics
- *   count only "entailed".
+ * (RAGChecker's three verdicts), with its support s ∈ [0, 1] and what decided it (`Finding`, named for
+ * what it measures)? Lexical and deterministic. Support: the weighted share of the claim's terms in
+ * the best sentence (`sentenceShare`) and in the whole text, terms weighted by their rarity among
+ * the case's sentences (question terms ½, figures 2); in a grounding check (an answer's claim against
+ * a passage) blended with the share of its adjacent term pairs the passage has (`phraseShare`).
+ * Figures must agree, polarity too; a claim naming two things needs a sentence naming both. The model,
+ * each rule's measured worth (leave one dataset out) and what it cannot see: docs/judge-quality.md.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {
@@ -51,13 +34,7 @@ export interface ClaimCheck {
   readonly finding: Finding
 }
 
-/**
- * What the checker found, named for what it measures (it reads words, not meaning — so not
- * "entailed"): the claim's words and figures found in the text (enough of them: the verdict
- * entailed), a figure or negation conflict (the text states another figure, or the opposite
- * polarity, in the sentence that holds the claim's words: contradicted), or a figure, a name or too
- * many words not found (neutral). Reports show these names for the heuristic's verdicts.
- */
+/** What decided a check, named for what the checker measures (words, not meaning — so not "entailed"); reports show it. */
 export type Finding =
   | "words and figures found"
   | "figure conflict"
@@ -66,28 +43,7 @@ export type Finding =
   | "name not found"
   | "too few words found"
 
-/** The measurements of one check. */
-export interface CheckFeatures {
-  /** Weighted share of the claim's terms found in the whole text. */
-  readonly text: number
-  /** Weighted share found in the best sentence. */
-  readonly best: number
-  /** Unweighted share of the claim's distinct terms found in the text (plain word overlap). */
-  readonly plain: number
-  /** Share of the claim's adjacent term pairs adjacent in a sentence of the text. */
-  readonly phrase: number
-  readonly numberMissing: boolean
-  readonly numberConflict: boolean
-  readonly nameMissing: boolean
-  readonly negationConflict: boolean
-  /** The claim's distinct terms. */
-  readonly terms: number
-}
-
-/**
- * The texts of the claim's case, whose sentences weigh the claim's terms (see the module comment).
- * Pass one object per case to every check of that case: its statistics are computed once per object.
- */
+/** The texts of the claim's case, whose sentences weigh its terms; one object per case (its statistics are kept on it). */
 export interface CaseTexts {
   readonly question?: string | undefined
   readonly answer?: string | undefined
@@ -98,58 +54,46 @@ export interface CaseTexts {
 
 /** Support at or above which a claim can be entailed (or contradicted). */
 export const ENTAIL_AT = 0.4
-/** Weight of the best sentence in the support; the rest is the whole text's. */
-export const SENTENCE_SHARE = 0.3
-/** Weight factor of a term the question holds. */
-export const QUESTION_WEIGHT = 0.5
 /** Share of the claim's weight the evidence sentence must hold for a negation to contradict. */
-export const NEGATION_OVERLAP = 0.7
+const NEGATION_OVERLAP = 0.7
 /** Weight factor of a term with a digit. */
 const NUMBER_WEIGHT = 2
-/** In a grounding check (an answer's claim against a retrieved passage), the phrase share's part of the support. */
-export const PHRASE_SHARE = 0.75
 
-/**
- * The model's features, each of which can be switched off — for the ablation in `bench/claims.ts`
- * and docs/judge-quality.md. `DEFAULT_MODEL` is the shipped model; nothing else should need another.
- */
+/** The model: its constants, and the rules `bench/claims-lodo.ts` switches off to measure them. */
 export interface ClaimModel {
   readonly entailAt: number
+  /** Weight of the best sentence in the support; the rest is the whole text's. */
   readonly sentenceShare: number
+  /** Weight factor of a term the question holds. */
   readonly questionWeight: number
+  /** In a grounding check (an answer's claim against a retrieved passage), the phrase share's part of the support. */
+  readonly phraseShare: number
   /** Weigh terms by their rarity among the case's sentences (else 1). */
   readonly caseWeights: boolean
-  /** The same for gold claims (a reference's, a nugget): see the module comment. */
-  readonly goldCaseWeights: boolean
+  /** A gold claim (a reference's or a nugget, checked for recall) weighs its terms 1: the answer repeating them makes them common. */
+  readonly goldAlike: boolean
   readonly numbers: boolean
-  readonly names: boolean
   readonly negation: boolean
-  /** A claim naming two things or more needs one sentence of the text naming them all. */
-  readonly namesTogether: boolean
-  /**
-   * A claim stating a universal quantity ("every day", "all employees", "always") without a figure,
-   * against an evidence sentence that states a figure, conflicts: "every day" is not "three days a week".
-   */
+  /** A universal quantity ("every day") against a figure stated in its unit ("three days a week") conflicts. */
   readonly universals: boolean
-  /** A figure the text states otherwise contradicts when the rest of the claim is supported (the figure's own weight aside). */
-  readonly conflictOnRest: boolean
-  /** In a grounding check, the share of the support given by the claim's phrases found in the text (0: none; see `PHRASE_SHARE`). */
-  readonly phraseShare: number
+  /**
+   * An answer's claim naming two things or more needs one sentence of the reference naming them all
+   * (not in grounding checks, where the phrase share relates the claim's words, nor for gold claims).
+   */
+  readonly namesTogether: boolean
 }
 
 export const DEFAULT_MODEL: ClaimModel = {
   entailAt: ENTAIL_AT,
-  sentenceShare: SENTENCE_SHARE,
-  questionWeight: QUESTION_WEIGHT,
+  sentenceShare: 0.3,
+  questionWeight: 0.5,
+  phraseShare: 0.75,
   caseWeights: true,
-  goldCaseWeights: false,
+  goldAlike: true,
   numbers: true,
-  names: true,
-  namesTogether: true,
-  universals: true,
-  conflictOnRest: true,
   negation: true,
-  phraseShare: PHRASE_SHARE
+  universals: true,
+  namesTogether: true
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,65 +104,6 @@ const THOUSANDS = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const NEGATION = /\b(?:not|no|never|none|neither|nor|cannot|without)\b|n't\b/
 const NOT_NEGATION =
   /\b(?:not only|not just|no longer|whether or not|no matter|no doubt|not necessarily|no less than|no more than)\b/g
-/**
- * A word, for names: a maximal run of letters, digits, apostrophes and hyphens. The words holding a
- * capital are what `/(?<![\p{L}\p{N}'-])[\p{L}\p{N}'-]*\p{Lu}[\p{L}\p{N}'-]*\/gu` matches; found from
- * their capitals instead, because that expression's lookbehind, tried at every position, made it the
- * dearest step of reading a claim (and most words hold no capital).
- */
-const WORD_RUN = /[\p{L}\p{N}'-]+/gu
-const NAME_CHAR = /[\p{L}\p{N}'-]/u
-const HAS_CAPITAL = /\p{Lu}/u
-const SURROGATE = /[\uD800-\uDFFF]/
-const CAPITAL = /\p{Lu}/gu
-/** The capitals of a claim, one after another (its own expression: `CAPITAL` counts a word's). */
-const CAPITAL_AT = /\p{Lu}/gu
-const UPPER_START = /^\p{Lu}/u
-/** What may stand before a capitalised word (and white space) inside a sentence, where a capital marks a name. */
-const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]/u
-
-/**
- * The names of a claim, as words: a word with two capitals or more ("FICA", "GPT-3", "AoR") anywhere,
- * and a capitalised word inside a sentence — after white space that follows a letter, a digit, a
- * comma, a semicolon, a colon or a closing quote or bracket, not at the start or after ". " or "(",
- * where a capital only opens a sentence.
- */
-const namesOf = (text: string): Array<string> => {
-  const names: Array<string> = []
-  const name = (word: string, index: number) => {
-    let name = (word.match(CAPITAL)?.length ?? 0) >= 2
-    if (!name && UPPER_START.test(word)) {
-      let i = index - 1
-      if (i >= 0 && /\s/.test(text[i]!)) {
-        while (i >= 0 && /\s/.test(text[i]!)) i--
-        name = i >= 0 && INSIDE_SENTENCE.test(text[i]!)
-      }
-    }
-    if (name) names.push(word)
-  }
-  if (SURROGATE.test(text)) {
-    // Letters beyond the BMP: every word run, read by code points (`exec` on the shared expression,
-    // not `matchAll`, which copies the expression at every call).
-    WORD_RUN.lastIndex = 0
-    for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) {
-      if (HAS_CAPITAL.test(m[0])) name(m[0], m.index)
-    }
-    return names
-  }
-  // Most words hold no capital: find the capitals, and the run of each (once: the next search
-  // starts after it).
-  CAPITAL_AT.lastIndex = 0
-  for (let m = CAPITAL_AT.exec(text); m !== null; m = CAPITAL_AT.exec(text)) {
-    let from = m.index
-    while (from > 0 && NAME_CHAR.test(text[from - 1]!)) from--
-    let to = m.index + 1
-    while (to < text.length && NAME_CHAR.test(text[to]!)) to++
-    name(text.slice(from, to), from)
-    CAPITAL_AT.lastIndex = to
-  }
-  return names
-}
-
 /** A web address: it names a page, it states nothing (a context that is only a URL has no text to entail a claim). */
 const WEB_ADDRESS = /\b(?:https?|ftp):\/\/\S+|\bwww\.\S+/gi
 
@@ -227,9 +112,6 @@ const displayText = (text: string): string => {
   const t = normalise(text)
   return t.includes("://") || t.includes("www.") ? t.replace(WEB_ADDRESS, " ") : t
 }
-
-/** A text (or one sentence of it) as the checker reads it: citations, opening numbers, number words and units (`Figures.ts`). */
-const clean = (text: string): string => readFigures(displayText(text))
 
 /** "7,000" → "7000", "3.5" and "3,5" → "3.5", "007" → "7". */
 const numberOf = (raw: string): string => {
@@ -256,10 +138,9 @@ const numbersOf = (text: string): ReadonlySet<string> => {
 const EMPTY_SET: ReadonlySet<string> = new Set()
 
 /**
- * A universal quantity over a unit the text could count: "every day", "each week", "all year" (the
- * unit is the next word), or "always" / "never" (over time). It conflicts only with a figure the text
- * states in that unit ("three days per week", "twice a month"): "every laptop … after 5 minutes" or
- * "all business travel … in 2019" count other things.
+ * A universal quantity over a unit ("every day", "each week"; "always", "never" over time): it conflicts
+ * only with a figure stated in that unit ("three days per week", "twice a month"), not "every laptop …
+ * after 5 minutes".
  */
 const UNIVERSAL_OVER = /\b(?:every|each|all)\s+([a-z]+)/g
 const ALWAYS = /\b(?:always|never)\b/
@@ -282,15 +163,31 @@ const countsIn = (read: string, units: ReadonlyArray<string>): boolean =>
   new RegExp(`\\b\\d+(?:[.,]\\d+)?\\s+(?:${units.map((u) => u.replace(/[^a-z]/g, "")).join("|")})s?\\b`, "i")
     .test(read) || (units.includes("time") && /\b(?:once|twice|thrice)\b/i.test(read))
 
+/**
+ * The names of a claim, as terms: a word with two capitals ("FICA", "GPT-3"), or a capitalised word
+ * inside a sentence — after white space that follows a letter, a digit, ",", ";", ":" or a closing
+ * quote or bracket (a capital at the start, or after ". " or "(", only opens a sentence).
+ */
+const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+const CAPITALS = /\p{Lu}/gu
+const UPPER_START = /^\p{Lu}/u
+const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]\s+$/u
+const namesOf = (text: string): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  for (const m of text.matchAll(WORD_RUN)) {
+    const capitals = m[0].match(CAPITALS)?.length ?? 0
+    if (capitals >= 2 || (capitals === 1 && UPPER_START.test(m[0]) && INSIDE_SENTENCE.test(text.slice(0, m.index)))) {
+      for (const t of tokensOf(m[0].toLowerCase()).terms) names.add(t)
+    }
+  }
+  return [...names]
+}
+
 const DIGITS = /^\p{N}+$/u
 const ANY_DIGIT = /\p{N}/u
 const PLAIN_WORD = /[\p{L}\p{N}]+/gu
 
-/**
- * The terms of a piece of text, numbers as values: the digit runs the tokeniser cuts "7,000" or
- * "3.5" into are replaced by the numbers themselves ("7000", "3.5"), so a figure matches however it
- * is written. Terms mixing digits and letters ("1st", "mp3") stay as they are.
- */
+/** The terms of a piece of text, its digit runs replaced by its numbers as values ("7,000" → "7000"; "1st" stays). */
 const termsOf = (
   text: string,
   lower: string,
@@ -304,32 +201,21 @@ const termsOf = (
   return { terms, words: tokens.words, numbers }
 }
 
-/**
- * Where a negation's reach ends inside a sentence: ";" or ":", a comma, or before a contrasting or
- * subordinate conjunction. Not the claim extractor's `CLAUSE_BREAK`: a negation reaches across "and"
- * and "or" ("does not sink or float"), which that cuts at.
- */
+/** Where a negation's reach ends in a sentence; not at "and" or "or" ("does not sink or float"). */
 const NEGATION_SCOPE = /\s*[;:]\s+|,\s+|\s+(?=(?:but|while|whereas|although|though|because|since|which)\s)/
 const isNegated = (lower: string): boolean =>
   NEGATION.test(lower.includes("no") ? lower.replace(NOT_NEGATION, " ") : lower)
 
-/** A sentence of a text, with its numbers (read with its terms); its polarity is read when a check first needs it. */
+/** A sentence of a text, with its numbers (read with its terms). */
 class Sentence {
-  private polarity: boolean | undefined
   /** `text`: the sentence as written (the evidence quoted); `read`: as the checker reads it. */
   constructor(readonly text: string, readonly read: string, readonly numbers: ReadonlySet<string>) {}
-  get negated(): boolean {
-    return (this.polarity ??= isNegated(this.read.toLowerCase()))
-  }
 
-  /**
-   * Is a part of the sentence that speaks of the claim negated? The sentence's clauses (cut at
-   * `NEGATION_SCOPE`) that hold a claim term; a negation in another clause ("…; while the U.S. does
-   * not") says nothing of the claim.
-   */
+  /** Is a clause of the sentence holding a claim term negated ("…; the U.S. does not" says nothing of another clause)? */
   negatedFor(terms: ReadonlyArray<string>): boolean {
-    if (!this.negated) return false
-    const parts = this.read.toLowerCase().split(NEGATION_SCOPE)
+    const lower = this.read.toLowerCase()
+    if (!isNegated(lower)) return false
+    const parts = lower.split(NEGATION_SCOPE)
     if (parts.length === 1) return true
     for (const part of parts) {
       if (!isNegated(part)) continue
@@ -340,10 +226,7 @@ class Sentence {
   }
 }
 
-/**
- * The sentences holding a term, by index: one number when it is one sentence (most terms), else the
- * ascending list — so indexing a text allocates a list only for terms it repeats.
- */
+/** The sentences holding a term: one index (most terms), else the ascending list — a list only for repeated terms. */
 type Postings = number | Array<number>
 
 const union = (a: Postings, b: Postings): Postings => {
@@ -353,19 +236,26 @@ const union = (a: Postings, b: Postings): Postings => {
   return [...all].sort((x, y) => x - y)
 }
 
-/**
- * A text read once: its sentences, and for each of its terms the sentences holding it — so a claim
- * is checked against every sentence at once, by walking its terms' postings, not the sentences.
- */
+/** Adds sentence `index` to `term`'s postings (sentences are read in order). */
+const post = (postings: Map<string, Postings>, term: string, index: number): void => {
+  const held = postings.get(term)
+  if (held === undefined) postings.set(term, index)
+  else if (typeof held === "number") {
+    if (held !== index) postings.set(term, [held, index])
+  } else if (held[held.length - 1] !== index) held.push(index)
+}
+
+/** A text read once: its sentences, and each term's postings (a claim is checked against all sentences at once). */
 class Reading {
   readonly sentences: ReadonlyArray<Sentence>
-  private numberSet: ReadonlySet<string> | undefined
+  /** Every number the text states. */
+  readonly numbers = new Set<string>()
   /** Exact term → the sentences holding it (see `Postings`). */
   private readonly postings: Map<string, Postings>
-  /** `prefixKey` → the text's terms with that prefix (candidates of the soft match). */
-  private prefixes: Map<number, Array<string>> | undefined
+  /** A prefix → the text's terms with it (candidates of the soft match). */
+  private prefixes: Map<string, Array<string>> | undefined
   /** Every word → the sentences holding it; built only for a claim without content terms. */
-  private wordPostings: Map<string, Array<number>> | undefined
+  private wordPostings: Map<string, Postings> | undefined
   /** Claim term → the sentences holding a term it matches (soft match), or null: none. */
   private found: Map<string, Postings | null> | undefined
   /** Each sentence's terms in order, for `pairsAmong`. */
@@ -384,15 +274,9 @@ class Reading {
       const raw = rememberedTokens(lower)
       const tokens = termsOf(t, lower, raw)
       if (tokens.words === 0) continue
-      const index = sentences.length
-      for (const term of tokens.terms) {
-        const held = postings.get(term)
-        if (held === undefined) postings.set(term, index)
-        else if (typeof held === "number") {
-          if (held !== index) postings.set(term, [held, index])
-        } else if (held[held.length - 1] !== index) held.push(index)
-      }
+      for (const term of tokens.terms) post(postings, term, sentences.length)
       sentences.push(new Sentence(shown, t, tokens.numbers))
+      for (const n of tokens.numbers) this.numbers.add(n)
       // In the order written, numbers where they stand (`termsOf` moves them to the end).
       this.sequences.push(raw.terms)
     }
@@ -418,16 +302,6 @@ class Reading {
     return pairs
   }
 
-  /** Every number the text states. */
-  get numbers(): ReadonlySet<string> {
-    if (this.numberSet === undefined) {
-      const all = new Set<string>()
-      for (const s of this.sentences) for (const n of s.numbers) all.add(n)
-      this.numberSet = all
-    }
-    return this.numberSet
-  }
-
   /** How many sentences hold `term` (exact match). */
   sentencesHolding(term: string): number {
     const held = this.postings.get(term)
@@ -437,22 +311,12 @@ class Reading {
   /** The sentences holding a word (stopwords included, exact), for claims without content terms; null when none. */
   sentencesWithWord(word: string): Postings | null {
     if (this.wordPostings === undefined) {
-      const postings = new Map<string, Array<number>>()
+      const postings = this.wordPostings = new Map()
       this.sentences.forEach((s, i) => {
-        for (const w of s.text.toLowerCase().match(PLAIN_WORD) ?? []) {
-          const list = postings.get(w)
-          if (list === undefined) postings.set(w, [i])
-          else if (list[list.length - 1] !== i) list.push(i)
-        }
+        for (const w of s.text.toLowerCase().match(PLAIN_WORD) ?? []) post(postings, w, i)
       })
-      this.wordPostings = postings
     }
     return this.wordPostings.get(word) ?? null
-  }
-
-  /** Does the text hold `term` (soft match, as `TermBag.has`)? */
-  has(term: string): boolean {
-    return this.sentencesWith(term) !== null
   }
 
   /** The sentences holding a term that matches `term` (soft match); null when none. */
@@ -460,7 +324,7 @@ class Reading {
     const exact = this.postings.get(term) ?? null
     // A term shorter than the soft-match prefix matches only itself.
     if (term.length < SOFT_MATCH_PREFIX) return exact
-    const candidates = this.prefixIndex().get(prefixKey(term))
+    const candidates = this.prefixIndex().get(term.slice(0, SOFT_MATCH_PREFIX))
     // No other term of the text shares the prefix (most terms): the exact postings, nothing to remember.
     if (candidates === undefined || (candidates.length === 1 && candidates[0] === term)) return exact
     const found = (this.found ??= new Map())
@@ -476,13 +340,13 @@ class Reading {
     return result
   }
 
-  /** The text's terms by `prefixKey` (the candidates of the soft match), built when first needed. */
-  private prefixIndex(): Map<number, Array<string>> {
+  /** The text's terms by their first `SOFT_MATCH_PREFIX` characters (the candidates of the soft match), built when first needed. */
+  private prefixIndex(): Map<string, Array<string>> {
     if (this.prefixes === undefined) {
-      const prefixes = new Map<number, Array<string>>()
+      const prefixes = new Map<string, Array<string>>()
       for (const t of this.postings.keys()) {
         if (t.length < SOFT_MATCH_PREFIX) continue
-        const key = prefixKey(t)
+        const key = t.slice(0, SOFT_MATCH_PREFIX)
         const list = prefixes.get(key)
         if (list === undefined) prefixes.set(key, [t])
         else list.push(t)
@@ -491,16 +355,6 @@ class Reading {
     }
     return this.prefixes
   }
-}
-
-/**
- * A number for a term's first `SOFT_MATCH_PREFIX` characters (no substring allocated); terms with
- * the same prefix share it, and `termsMatch` settles the rare other collisions.
- */
-const prefixKey = (t: string): number => {
-  let h = 0
-  for (let i = 0; i < SOFT_MATCH_PREFIX; i++) h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0
-  return h
 }
 
 /** A claim read once: its distinct terms, numbers, names (as terms) and polarity. */
@@ -515,36 +369,32 @@ interface ClaimReading {
   readonly negated: boolean
   /** The units its universal quantities are over ("every day" → day), when it states no figure. */
   readonly universal: ReadonlyArray<string>
-  /**
-   * The weights of `terms` in the case last checked (`weightsOf` is that case's weight cache): a
-   * claim is checked against each text of its case in turn, so they are looked up once, not per text.
-   */
+  /** Its terms' weights in the case last checked (`weightsOf`: that case's cache). */
   weightsOf?: Map<string, number> | undefined
-  weights?: Array<number> | undefined
+  weights?: ReadonlyArray<number> | undefined
 }
 
 /**
  * Small caches replaced (never cleared) when full, as in `Terms.ts`: a case's texts are checked
  * back to back (its claims against the reference, the answer, each context), so reuse is local.
  */
-const CACHE_LIMIT = 64
-let readings = new Map<string, Reading>()
-let claimReadings = new Map<string, ClaimReading>()
-
-const readText = (raw: string): Reading => {
-  let reading = readings.get(raw)
-  if (reading === undefined) {
-    reading = new Reading(raw)
-    if (readings.size >= CACHE_LIMIT) readings = new Map()
-    readings.set(raw, reading)
+const cachedBy = <A>(read: (raw: string) => A): (raw: string) => A => {
+  let cache = new Map<string, A>()
+  return (raw) => {
+    let hit = cache.get(raw)
+    if (hit === undefined) {
+      if (cache.size >= 64) cache = new Map()
+      cache.set(raw, hit = read(raw))
+    }
+    return hit
   }
-  return reading
 }
 
-const readClaim = (raw: string): ClaimReading => {
-  const hit = claimReadings.get(raw)
-  if (hit !== undefined) return hit
-  const text = clean(raw).trim()
+const readText = cachedBy((raw) => new Reading(raw))
+
+const readClaim = cachedBy((raw): ClaimReading => {
+  // Read as a text's sentences are: citations, opening numbers, number words and units (`Figures.ts`).
+  const text = readFigures(displayText(raw)).trim()
   const lower = text.toLowerCase()
   const tokens = tokensOfPiece(lower)
   // Its terms in the order written, numbers where they stand, for the phrase share; `termsOf` reads the numbers as values.
@@ -553,34 +403,27 @@ const readClaim = (raw: string): ClaimReading => {
   // A claim of stopwords only ("Yes.", "No, it is not.") is checked on its words.
   const plain = terms.length === 0
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
-  const names = new Set<string>()
-  for (const word of namesOf(text)) for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
-  const reading: ClaimReading = {
+  return {
     terms,
     sequence,
     plain,
     numbers: numbersOf(text),
-    names: [...names],
+    names: plain ? [] : namesOf(text),
     negated: isNegated(lower),
     universal: universalUnitsOf(lower, ASCII_DIGIT.test(text)),
     weightsOf: undefined,
     weights: undefined
   }
-  if (claimReadings.size >= CACHE_LIMIT) claimReadings = new Map()
-  claimReadings.set(raw, reading)
-  return reading
-}
+})
 
 // ---------------------------------------------------------------------------------------------
 // The case's term statistics
 
+/** A case's texts read, N (its sentences), and its term weights, one cache per model. */
 interface CaseStats {
-  /** Term weights already computed, per model. */
   readonly weights: WeakMap<ClaimModel, Map<string, number>>
   readonly question: Reading
-  /** The case's texts, read. */
   readonly texts: ReadonlyArray<Reading>
-  /** N: the case's sentences. */
   readonly sentences: number
 }
 
@@ -599,35 +442,27 @@ const statsOf = (texts: CaseTexts): CaseStats => {
   return stats
 }
 
-/** df_t: the case's sentences holding `term` (exact), counted when a claim first needs it. */
-const documentFrequency = (term: string, stats: CaseStats): number => {
-  let df = 0
-  for (const r of stats.texts) df += r.sentencesHolding(term)
-  return df
-}
-
-/** The weight cache of a case for a model (see the module comment for the weights). */
-const weightsFor = (stats: CaseStats, model: ClaimModel): Map<string, number> => {
+/** The weights of a claim's terms in a case (see the module comment), kept on the claim for the case's next checks. */
+const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, model: ClaimModel): ReadonlyArray<number> => {
+  if (stats === undefined) return claim.terms.map((t) => (hasDigit(t) ? NUMBER_WEIGHT : 1))
   let cache = stats.weights.get(model)
   if (cache === undefined) stats.weights.set(model, cache = new Map())
-  return cache
-}
-
-const weightOf = (
-  term: string,
-  stats: CaseStats | undefined,
-  cache: Map<string, number> | undefined,
-  model: ClaimModel
-): number => {
-  if (stats === undefined || cache === undefined) return hasDigit(term) ? NUMBER_WEIGHT : 1
-  let w = cache.get(term)
-  if (w === undefined) {
-    w = model.caseWeights ? Math.log(1 + (stats.sentences + 1) / (documentFrequency(term, stats) + 1)) : 1
-    if (stats.question.has(term)) w *= model.questionWeight
-    if (hasDigit(term)) w *= NUMBER_WEIGHT
-    cache.set(term, w)
-  }
-  return w
+  if (claim.weightsOf === cache) return claim.weights!
+  const weights = claim.terms.map((term) => {
+    let w = cache.get(term)
+    if (w === undefined) {
+      let df = 0
+      for (const r of stats.texts) df += r.sentencesHolding(term)
+      w = (model.caseWeights ? Math.log(1 + (stats.sentences + 1) / (df + 1)) : 1) *
+        (stats.question.sentencesWith(term) === null ? 1 : model.questionWeight) *
+        (hasDigit(term) ? NUMBER_WEIGHT : 1)
+      cache.set(term, w)
+    }
+    return w
+  })
+  claim.weightsOf = cache
+  claim.weights = weights
+  return weights
 }
 
 /** Per-sentence weights of one check: one buffer, zeroed for each check (checks allocate nothing per sentence). */
@@ -638,43 +473,6 @@ const heldBuffer = (n: number): Float64Array => {
   return scratch
 }
 
-/** The weights of a claim's terms in a case (see `ClaimReading.weights`). */
-const claimWeights = (
-  claim: ClaimReading,
-  stats: CaseStats | undefined,
-  cache: Map<string, number> | undefined,
-  model: ClaimModel
-): Array<number> => {
-  if (cache !== undefined && claim.weightsOf === cache) return claim.weights!
-  const { terms } = claim
-  // A plain array: a typed array's buffer costs more to allocate than these few numbers.
-  const weights: Array<number> = []
-  for (let i = 0; i < terms.length; i++) weights.push(weightOf(terms[i]!, stats, cache, model))
-  if (cache !== undefined) {
-    claim.weightsOf = cache
-    claim.weights = weights
-  }
-  return weights
-}
-
-/** Does one sentence of the text hold every one of `names`? */
-const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => {
-  const first = text.sentencesWith(names[0]!)
-  if (first === null) return false
-  // Each sentence naming the first, tried against the others' postings (most are one sentence: no list is built).
-  const candidates = typeof first === "number" ? [first] : first
-  for (const i of candidates) {
-    let all = true
-    for (let k = 1; k < names.length && all; k++) all = holds(text.sentencesWith(names[k]!), i)
-    if (all) return true
-  }
-  return false
-}
-
-/** Do the postings include sentence `i`? */
-const holds = (where: Postings | null, i: number): boolean =>
-  where !== null && (typeof where === "number" ? where === i : where.includes(i))
-
 /** The share of the claim's adjacent term pairs that are adjacent in a sentence of the text (`pairs`: `Reading.pairsAmong`). */
 const phraseShareOf = (sequence: ReadonlyArray<string>, pairs: ReadonlySet<string>): number => {
   let found = 0
@@ -682,17 +480,30 @@ const phraseShareOf = (sequence: ReadonlyArray<string>, pairs: ReadonlySet<strin
   return found / (sequence.length - 1)
 }
 
+/** Does one sentence of the text hold every one of `names` (soft match)? */
+const namedTogether = (names: ReadonlyArray<string>, text: Reading): boolean => {
+  let common: ReadonlyArray<number> | undefined
+  for (const name of names) {
+    const where = text.sentencesWith(name)
+    const list = where === null ? [] : typeof where === "number" ? [where] : where
+    common = common === undefined ? list : common.filter((i) => list.includes(i))
+    if (common.length === 0) return false
+  }
+  return true
+}
+
 const checkOne = (
   claim: ClaimReading,
   text: Reading,
   stats: CaseStats | undefined,
-  cache: Map<string, number> | undefined,
   model: ClaimModel,
   /** In a grounding check, the text's pairs among the claims' terms; else undefined. */
-  pairs: ReadonlySet<string> | undefined
+  pairs: ReadonlySet<string> | undefined,
+  /** Names together applies (see `ClaimModel.namesTogether`). */
+  names: boolean
 ): ClaimCheck => {
   const { terms } = claim
-  const weights = claimWeights(claim, stats, cache, model)
+  const weights = claimWeights(claim, stats, model)
   const held = heldBuffer(text.sentences.length)
   let total = 0
   let inText = 0
@@ -722,78 +533,41 @@ const checkOne = (
   }
 
   let missing = false
-  let conflict = false
-  let numberConflict = false
-  if (model.numbers) {
-    for (const n of claim.numbers) {
-      if (text.numbers.has(n)) continue
-      missing = true
-      if (best !== undefined && best.numbers.size > 0) conflict = numberConflict = true
-    }
-  }
-  // "every day" against "three days per week": the quantity the text states as a figure, in its unit.
-  if (
-    model.universals && claim.universal.length > 0 && best !== undefined && best.numbers.size > 0 &&
-    countsIn(best.read, claim.universal)
-  ) {
-    conflict = numberConflict = true
-  }
-  // The support of the rest of the claim, the figures the text states otherwise left out of it.
-  let restSupport = support
-  if (numberConflict && model.conflictOnRest) {
-    let rest = total
-    for (let k = 0; k < terms.length; k++) {
-      if (claim.numbers.has(terms[k]!) && !text.numbers.has(terms[k]!)) rest -= weights[k]!
-    }
-    if (rest > 0) {
-      restSupport = Math.max(
-        support,
-        model.sentenceShare * Math.min(1, bestHeld / rest) + (1 - model.sentenceShare) * Math.min(1, inText / rest)
-      )
-    }
-  }
-  const numberMissing = missing
-  const nameMissing = !missing && model.names &&
-    (claim.names.some((t) => !text.has(t)) ||
-      (model.namesTogether && claim.names.length >= 2 && !namedTogether(claim.names, text)))
-  if (nameMissing) missing = true
-  if (
-    model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
-  ) conflict = true
-
-  const verdict: ClaimVerdict = support < model.entailAt
-    ? (numberConflict && restSupport >= model.entailAt ? "contradicted" : "neutral")
-    : conflict
-    ? "contradicted"
-    : missing
-    ? "neutral"
-    : "entailed"
-  const finding: Finding = verdict === "entailed"
-    ? "words and figures found"
-    : verdict === "contradicted"
-    ? (numberConflict ? "figure conflict" : "negation conflict")
-    : support < model.entailAt
+  if (model.numbers) { for (const n of claim.numbers) if (!text.numbers.has(n)) missing = true }
+  // A figure the text lacks while the sentence holding the claim states others; or "every day" against
+  // "three days per week" (the quantity the sentence states as a figure, in its unit).
+  const figureConflict = best !== undefined && best.numbers.size > 0 &&
+    (missing || (model.universals && claim.universal.length > 0 && countsIn(best.read, claim.universal)))
+  const finding: Finding = support < model.entailAt
     ? "too few words found"
-    : numberMissing
+    : figureConflict
+    ? "figure conflict"
+    : model.negation && best !== undefined && bestShare >= NEGATION_OVERLAP && claim.negated !== best.negatedFor(terms)
+    ? "negation conflict"
+    : missing
     ? "figure not found"
-    : "name not found"
+    : names && claim.names.length >= 2 && !namedTogether(claim.names, text)
+    ? "name not found"
+    : "words and figures found"
+  const verdict = finding === "words and figures found"
+    ? "entailed"
+    : finding.endsWith("conflict")
+    ? "contradicted"
+    : "neutral"
   return { verdict, support, evidence: best?.text ?? null, finding }
 }
 
-/** How a check reads its text (see the module comment). */
+/** How a check reads its text: `grounding`, an answer's claims against a passage retrieved for it (phrases count); `gold`, a reference's claims or nuggets. */
 export interface CheckOptions {
-  /** The claims are an answer's and the text a passage retrieved for it: phrases count (`PHRASE_SHARE`). */
   readonly grounding?: boolean | undefined
-  /** The claims are gold (a reference's, or nuggets), checked for recall: weighed by `goldCaseWeights`. */
   readonly gold?: boolean | undefined
 }
 
-/** The model a gold claim is weighed by: one object per model, so the case's weight caches serve every check. */
+/** The model a gold claim is weighed by, one object per model (the case's weight caches are per model). */
 const goldModels = new WeakMap<ClaimModel, ClaimModel>()
 const goldModelOf = (model: ClaimModel): ClaimModel => {
-  if (model.goldCaseWeights === model.caseWeights) return model
   let gold = goldModels.get(model)
-  if (gold === undefined) goldModels.set(model, gold = { ...model, caseWeights: model.goldCaseWeights })
+  if (gold === undefined) goldModels.set(model, gold = { ...model, caseWeights: false })
   return gold
 }
 
@@ -809,10 +583,9 @@ export const checkClaims = (
   base: ClaimModel = DEFAULT_MODEL,
   options: CheckOptions = {}
 ): ReadonlyArray<ClaimCheck> => {
-  const model = options.gold === true ? goldModelOf(base) : base
+  const model = options.gold === true && base.goldAlike ? goldModelOf(base) : base
   const reading = readText(text)
   const stats = context === undefined ? undefined : statsOf(context)
-  const weights = stats === undefined ? undefined : weightsFor(stats, model)
   const read = claims.map(readClaim)
   let pairs: Set<string> | undefined
   if (options.grounding === true && model.phraseShare > 0) {
@@ -820,7 +593,8 @@ export const checkClaims = (
     for (const c of read) for (const t of c.sequence) wanted.add(t)
     pairs = reading.pairsAmong(wanted)
   }
-  return read.map((claim) => checkOne(claim, reading, stats, weights, model, pairs))
+  const names = model.namesTogether && options.grounding !== true && options.gold !== true
+  return read.map((claim) => checkOne(claim, reading, stats, model, pairs, names))
 }
 
 /** Support at or above which a nugget the answer does not entail is partly supported: half the entailment threshold. */

@@ -1,25 +1,11 @@
 /**
- * The heuristic judge's claim rubrics (`heuristic` field of a rubric): the lexical claim extractor
- * and checker of this folder behind the same task → verdict contract as every other rubric, so a
- * claim pipeline runs offline exactly as it runs on an LLM.
- *
- * - `claims/extract` (a `claims` rubric): the claims of `vars.text`, as the verdict's value.
- * - `claims/check` (listwise, the scale of `domain/Label.ts`'s `ClaimVerdict`): each item's
- *   `vars.claim` against `vars.text`, with the sentence that decides it as evidence.
- * - `claims/nugget` (listwise, `NuggetSupport`): AutoNuggetizer's grade of each item's `vars.claim`
- *   (a nugget) against `vars.text`.
- *
- * It reads English only (`Language.ts`): a text in another language — the one extracted from, or the
- * one a claim is checked against — gets no verdict (score null, status ok) with the reason
- * `ENGLISH_ONLY`; the kind leaves the metrics that need it null and counts the case as not judged.
- *
- * A check weighs the claim's terms by the case's texts: the task's `pool` (every text of the case)
- * and `vars.question`, read once per case (the pool array is shared by a case's checks). What a check
- * is comes typed on its item (`ClaimRef`): an answer's claim against a retrieved passage is a
- * grounding check, a reference's claim or a nugget a gold claim.
- *
- * Its reasons say what it measured — the claim's words and figures found in the text, a figure or
- * negation conflict (`Check.Finding`) — not "entailed": it reads words, not meaning.
+ * The heuristic judge's claim rubrics (a rubric's `heuristic` field): `claims/extract` (the claims of
+ * `vars.text`), `claims/check` (each item's `vars.claim` against `vars.text`, on `domain/Label.ts`'s
+ * `ClaimVerdict` scale, the deciding sentence as evidence) and `claims/nugget` (AutoNuggetizer's grade
+ * of each nugget) — the same task → verdict contract as an LLM's. A check weighs terms by the case's
+ * texts (the task's `pool` and `vars.question`); an answer's claim against a retrieved passage (its
+ * `ClaimRef`) is a grounding check, a reference's claim or a nugget a gold one. Text that is not English gets no verdict (`Language.ts`); reasons
+ * say what was measured (`Check.Finding`), not "entailed".
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
 import { claimVerdictScore, nuggetSupportScore } from "../../domain/Label.js"
@@ -79,13 +65,13 @@ const checkReason = (c: ClaimCheck) =>
     ? `${c.finding}: no sentence of the text shares a word with the claim`
     : `${c.finding}: ${Math.round(c.support * 100)}% of the claim's weighted words and figures found in the text`
 
-/** A verdict with its evidence and, as its value, what the checker found (`Check.Finding`): what reports show for it. */
+/** A verdict with its evidence and, as its value, what the checker found (`Check.Finding`) and its support: what reports show for it and `ungrounded` grades by. */
 const verdict = (score: number, reason: string, c: ClaimCheck): Verdict => ({
   status: "ok",
   score,
   reason,
   ...(c.evidence === null ? {} : { evidence: c.evidence }),
-  value: { finding: c.finding },
+  value: { finding: c.finding, support: Math.round(c.support * 1e4) / 1e4 },
   usage: noUsage,
   attempts: 0
 })

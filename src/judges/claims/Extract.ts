@@ -1,37 +1,15 @@
 /**
- * The offline claim extractor: a text → its claims, the sentences and clauses that state something.
- *
- * An LLM extractor rewrites a text into atomic, self-contained statements; this one cuts the text
- * where its author put the joints, so each claim is a span of the text itself (a report can point at
- * it). Steps, each deterministic:
- *
- * 1. **Clean**: literal `\n` escapes become line breaks (`Terms.normalise`); fenced code is dropped;
- *    citation markers — `[1]`, `[2, 3]`, `(Source 2)`, "according to document 4", "passage 3"
- *    (`Figures.CITATION`) — are removed, so "… in 2019 [4]." has no number 4; markdown emphasis
- *    (`**`, `__`) and heading marks (`#`) are removed.
- * 2. **Lines**: each non-empty line is a unit; list markers (`-`, `*`, `•`, `1.`, `2)`) at its start
- *    are removed. A short line ending in ":" (at most `LEAD_IN_WORDS` words: "The benefits
- *    include:") introduces the items below it; it is not a claim itself, and each following list item
- *    is read with it ("The benefits include faster loading"), as an LLM extractor would restate it.
- * 3. **Sentences**: a line is cut at . ! ? (closing quotes and brackets included) followed by white
- *    space (`Terms.SENTENCE_BREAK`): not after a one-letter abbreviation ("e.g.", "U.S."), a title
- *    ("Dr."), or inside a number ("3.5"); a piece that starts in lower case continues the sentence
- *    before it ("oats etc. for sale"). A sentence ending in "?" asks and claims nothing; a sentence
- *    that abstains ("I don't know", "the passages do not say…": `ABSTENTION`) claims nothing either.
- * 4. **Clauses**: a sentence is cut at ";", ":", commas, and before "and", "or", "but", "while",
- *    "whereas", "which", "because", "since" — where RAGChecker's extractor splits a sentence into
- *    atomic claims — unless a side keeps fewer than `MIN_CLAUSE_TERMS` content terms (lists of nouns
- *    stay whole); an opening attribution ("According to X,") stays with the clause it frames.
- * 5. **Keep** the pieces with at least one content term (`Terms.tokensOf`: not only stopwords). A text
- *    with words but no content term at all ("Yes.") is one claim, so a one-word answer is still
- *    checked; an empty text has none.
- *
- * Nuggets are claims already: they are not passed through here.
+ * The offline claim extractor: a text → its claims, spans of the text itself (a report can point at
+ * them), cut where its author put the joints: fenced code, citation markers (`Figures.CITATION`),
+ * markdown and list markers removed; then lines (a short lead-in line ending in ":" claims nothing),
+ * sentences (questions and abstentions claim nothing), and clauses (`CLAUSE_BREAK`, where RAGChecker's
+ * extractor splits, each side keeping `MIN_CLAUSE_TERMS` content terms). A text with words but no
+ * content term ("Yes.") is one claim. The steps and their measured worth: docs/judge-quality.md.
  */
 import { normalise, rememberTokens, splitSentences, type Tokens, tokensOf } from "../Terms.js"
 import { removeCitations } from "./Figures.js"
 
-/** A line of at most this many words that ends in ":" introduces the list below it. */
+/** A line of at most this many words that ends in ":" introduces a list: it claims nothing. */
 export const LEAD_IN_WORDS = 12
 /** Each side of a clause cut keeps at least this many content terms. */
 export const MIN_CLAUSE_TERMS = 3
@@ -74,8 +52,6 @@ const LOWER_START = /^\p{Ll}/u
  * ("8 minutes and 20 seconds", "between 5 and 10").
  */
 const CLAUSE_BREAK = /\s*[;:]\s+|,\s+|\s+(?=(?:and|or)\s+(?!\d)|(?:but|while|whereas|which|because|since)\s)/gu
-/** An attribution that frames the clause after it ("According to X,"): not a claim of its own. */
-const ATTRIBUTION = /^(?:according to|based on|as (?:stated|noted|mentioned|described|explained|shown) (?:in|by))\b/iu
 const HAS_WORD = /[\p{L}\p{N}]/u
 
 const NO_TOKENS: Tokens = { words: 0, terms: [] }
@@ -98,10 +74,8 @@ const sentencesOf = (line: string): Array<string> => {
 
 /**
  * A sentence's clauses: cut at every `CLAUSE_BREAK`; then a piece with fewer than
- * `MIN_CLAUSE_TERMS` content terms joins the piece before it (the first piece joins the next), and
- * an opening piece that starts with an introducer ("According to X,", "In Pokémon,", "If …,") joins
- * the next, as it frames that clause rather than stating something. Joined pieces are the original
- * text between them, separators included.
+ * `MIN_CLAUSE_TERMS` content terms joins the piece before it (the first piece joins the next). Joined
+ * pieces are the original text between them, separators included.
  */
 interface Piece {
   readonly text: string
@@ -124,10 +98,8 @@ const clausesOf = (sentence: string): Array<Piece> => {
   const merged: typeof spans = []
   for (const span of spans) {
     const prev = merged[merged.length - 1]
-    const framing = prev !== undefined && merged.length === 1 && ATTRIBUTION.test(sentence.slice(prev.from, prev.to))
     if (
-      prev !== undefined &&
-      (framing || span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)
+      prev !== undefined && (span.tokens.terms.length < MIN_CLAUSE_TERMS || prev.tokens.terms.length < MIN_CLAUSE_TERMS)
     ) {
       prev.to = span.to
       prev.tokens = joined(prev.tokens, span.tokens)
@@ -136,15 +108,9 @@ const clausesOf = (sentence: string): Array<Piece> => {
   return merged.map((m) => ({ text: sentence.slice(m.from, m.to).trim(), tokens: m.tokens }))
 }
 
-/** Is this line a lead-in to a list ("… include:")? */
-const isLeadIn = (line: string): boolean => line.endsWith(":") && line.split(/\s+/).length <= LEAD_IN_WORDS
-
-/** Steps that can be switched off, for the ablation in `bench/claims.ts`; the defaults are the shipped extractor. */
+/** For the ablation in `bench/`: `clauses: false` leaves each sentence one claim (no step 4). */
 export interface ExtractOptions {
-  /** Cut sentences into clauses (step 4); else each sentence is one claim. */
   readonly clauses?: boolean
-  /** Read list items with their lead-in line (step 2); else lead-ins are dropped and items stand alone. */
-  readonly leadIns?: boolean
 }
 
 /**
@@ -153,23 +119,14 @@ export interface ExtractOptions {
  */
 export const extractClaims = (text: string, options: ExtractOptions = {}): ReadonlyArray<string> => {
   const clauses = options.clauses ?? true
-  const leadIns = options.leadIns ?? true
   let clean = normalise(text)
   if (clean.includes("```")) clean = clean.replace(CODE_FENCE, "\n")
   clean = removeCitations(clean)
   if (clean.includes("**") || clean.includes("__")) clean = clean.replace(EMPHASIS, "")
   const claims: Array<string> = []
-  let intro: string | undefined
   for (const rawLine of clean.split(/\r?\n/)) {
-    const isItem = LIST_MARKER.test(rawLine)
     const line = rawLine.replace(HEADING, "").replace(LIST_MARKER, "").trim()
-    if (line.length === 0) continue
-    if (isLeadIn(line)) {
-      intro = line.slice(0, -1).trim()
-      continue
-    }
-    if (!isItem) intro = undefined
-    let first = true
+    if (line.length === 0 || (line.endsWith(":") && line.split(/\s+/).length <= LEAD_IN_WORDS)) continue
     for (const sentence of sentencesOf(line)) {
       // A question asks; an abstention says nothing is known: neither claims anything.
       if (sentence.endsWith("?") || abstains(sentence)) continue
@@ -182,12 +139,9 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
       )
       for (const clause of pieces) {
         if (clause.tokens.terms.length === 0) continue
-        const withIntro = leadIns && intro !== undefined && first
-        const claim = withIntro ? `${intro} ${clause.text}` : clause.text
         // The checker reads each claim's terms again: it finds them remembered.
-        rememberTokens(claim.toLowerCase(), withIntro ? joined(tokensOfText(intro!), clause.tokens) : clause.tokens)
-        claims.push(claim)
-        first = false
+        rememberTokens(clause.text.toLowerCase(), clause.tokens)
+        claims.push(clause.text)
       }
     }
   }

@@ -47,117 +47,64 @@ export const removeCitations = (text: string): string =>
 /** A list number or ordinal opening a sentence or line: "1.", "2)", "(3)", "4:". */
 const OPENING_NUMBER = /^([ \t]*)(?:\d{1,3}[.):]|\(\d{1,3}\))(?:[ \t]+|$)/gm
 
-const UNITS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/^(?:tb|terabytes?)$/, "terabytes"],
-  [/^(?:gb|gigabytes?)$/, "gigabytes"],
-  [/^(?:mb|megabytes?)$/, "megabytes"],
-  [/^(?:kb|kilobytes?)$/, "kilobytes"],
-  [/^(?:km|kilomet(?:re|er)s?)$/, "kilometers"],
-  [/^(?:cm|centimet(?:re|er)s?)$/, "centimeters"],
-  [/^(?:mm|millimet(?:re|er)s?)$/, "millimeters"],
-  [/^(?:met(?:re|er)s?)$/, "meters"],
-  [/^(?:kg|kilos?|kilograms?|kilogrammes?)$/, "kilograms"],
-  [/^(?:lbs?|pounds?)$/, "pounds"],
-  [/^(?:mi|miles?)$/, "miles"],
-  [/^(?:ft|foot|feet)$/, "feet"],
-  [/^(?:hr|hrs|hours?)$/, "hours"],
-  [/^(?:min|mins|minutes?)$/, "minutes"],
-  [/^(?:sec|secs|seconds?)$/, "seconds"],
-  [/^(?:%|percent|per cent)$/, "percent"]
-]
+/** A unit's one name, by its spellings and abbreviations. */
+const UNITS: ReadonlyArray<readonly [RegExp, string]> = Object.entries({
+  terabytes: "tb|terabytes?",
+  gigabytes: "gb|gigabytes?",
+  megabytes: "mb|megabytes?",
+  kilobytes: "kb|kilobytes?",
+  kilometers: "km|kilomet(?:re|er)s?",
+  centimeters: "cm|centimet(?:re|er)s?",
+  millimeters: "mm|millimet(?:re|er)s?",
+  meters: "met(?:re|er)s?",
+  kilograms: "kg|kilos?|kilograms?|kilogrammes?",
+  pounds: "lbs?|pounds?",
+  miles: "mi|miles?",
+  feet: "ft|foot|feet",
+  hours: "hr|hrs|hours?",
+  minutes: "min|mins|minutes?",
+  seconds: "sec|secs|seconds?",
+  percent: "%|percent|per cent"
+}).map(([name, spellings]) => [new RegExp(`^(?:${spellings})$`), name] as const)
 /**
  * A figure followed by a unit: after white space any unit of the table, written against the figure
  * only "%" and the abbreviations that are written so ("5TB", "10km"; not "1990s").
  */
 const FIGURE_UNIT = /(\d)(\s+)(per cent|[a-z]+\b)|(\d)()(%|(?:tb|gb|mb|kb|km|cm|mm|kg|lbs?|ft)\b)/gi
 
-const canonicalUnit = (unit: string): string | undefined => {
-  const u = unit.toLowerCase()
-  for (const [pattern, name] of UNITS) if (pattern.test(u)) return name
-  return undefined
-}
-
-const SMALL: Readonly<Record<string, number>> = {
-  zero: 0,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19
-}
-const TENS: Readonly<Record<string, number>> = {
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90
-}
-const UNIT_WORD = "one|two|three|four|five|six|seven|eight|nine"
+/** Number words by value ("one" is left a word: it is as often a pronoun), and the tens. */
+const SMALL =
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+    .split(" ")
+const TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split(" ")
 /** A tens word with its units ("twenty-five", "twenty five"), a tens word, or a number word below twenty. */
 const NUMBER_WORD = new RegExp(
-  `(?<![\\p{L}-])(?:(${Object.keys(TENS).join("|")})(?:[- ](${UNIT_WORD}))?|(${
-    Object.keys(SMALL).join("|")
+  `(?<![\\p{L}-])(?:(${TENS.join("|")})(?:[- ](${SMALL.slice(1, 10).join("|")}))?|(zero|${
+    SMALL.slice(2).join("|")
   }))(?![\\p{L}-])`,
   "giu"
 )
 /** The number words as whole words, without `NUMBER_WORD`'s lookarounds: the cheap test first. */
-const NUMBER_WORD_HINT = new RegExp(`\\b(?:${[...Object.keys(SMALL), ...Object.keys(TENS)].join("|")})\\b`, "i")
-const UNIT_VALUE: Readonly<Record<string, number>> = {
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9
-}
+const NUMBER_WORD_HINT = new RegExp(`\\b(?:zero|${[...SMALL.slice(2), ...TENS].join("|")})\\b`, "i")
 
 /** Number words as figures (see the module comment). */
 export const numberWordsAsFigures = (text: string): string =>
   NUMBER_WORD_HINT.test(text)
     ? text.replace(NUMBER_WORD, (_, tens: string | undefined, unit: string | undefined, small: string | undefined) =>
       String(
-        tens !== undefined
-          ? TENS[tens.toLowerCase()]! + (unit === undefined ? 0 : UNIT_VALUE[unit.toLowerCase()]!)
-          : SMALL[small!.toLowerCase()]!
+        tens === undefined
+          ? SMALL.indexOf(small!.toLowerCase())
+          : 20 + 10 * TENS.indexOf(tens.toLowerCase()) + (unit === undefined ? 0 : SMALL.indexOf(unit.toLowerCase()))
       ))
     : text
 
 /** Units after a figure by their one name (see the module comment). */
 export const unitsByName = (text: string): string =>
-  text.replace(
-    FIGURE_UNIT,
-    (
-      all,
-      d1: string | undefined,
-      s1: string | undefined,
-      u1: string | undefined,
-      d2: string,
-      _: string,
-      u2: string
-    ) => {
-      const name = canonicalUnit(u1 ?? u2)
-      return name === undefined ? all : `${d1 ?? d2}${s1 ?? " "}${name}`
-    }
-  )
+  text.replace(FIGURE_UNIT, (all, d1?: string, s1?: string, u1?: string, d2?: string, _?: string, u2?: string) => {
+    const unit = (u1 ?? u2)!.toLowerCase()
+    const name = UNITS.find(([pattern]) => pattern.test(unit))?.[1]
+    return name === undefined ? all : `${d1 ?? d2}${s1 ?? " "}${name}`
+  })
 
 /** A sentence's opening list number or ordinal removed. */
 export const withoutOpeningNumber = (text: string): string => text.replace(OPENING_NUMBER, "$1")

@@ -1,27 +1,11 @@
 /**
- * Which texts the heuristic claim checker can read: English only. Its terms, stopwords, number words,
- * negations and abstention phrases are English; on another language it would count shared words and
- * figures it cannot read ("zwölf Monate" against "sechs Monate" share "Monate") and be confidently
- * wrong. So a text in another language is not judged: its extraction or check gives no verdict, with
- * the reason `ENGLISH_ONLY`, and the case's metrics that need it are null.
- *
- * The language is detected by `eld` (Efficient Language Detector, Apache-2.0; its "extrasmall"
- * n-gram table), chosen by measurement on short texts: on 3,546 English texts of the development sets
- * (RAGChecker answers, references and questions, HaluEval answers and passages, ExpertQA claims),
- * with the rules below (fewer than `MIN_LETTERS` letters, or the fast path: English; only "reliable"
- * detections count), it read 22 (0.6%) as another language — short strings of names ("Province of
- * Buenos Aires") — and found all 32 hand-written German, French, Spanish, Italian, Dutch, Portuguese,
- * Polish, Swedish, Russian, Japanese and Chinese sentences of 20 letters or more. `franc-min` under
- * the same rules read 95 of the English texts as another language (57 when English within 0.9 of the
- * best score counts as English); `tinyld` did worse than eld without them. Its "small" table read 23
- * and found the same, at 152 MB of memory against 87 MB (and 0.8 s to load against 0.55 s). The
- * detector is loaded only when a text needs it (see `detector`).
- *
- * A fast path spares most English texts the detector: a text at least `FUNCTION_WORD_SHARE` of whose
- * words are the tokeniser's English function words (`Terms.STOPWORDS`, the list the checker already
- * reads by) is English. On the development sets 79% of the English texts of 20 letters or more take
- * it; of the foreign sentences measured, none of 20 letters or more reaches 17%. Every other text is
- * the detector's to decide (60–95 µs of CPU a text on the development machine).
+ * Which texts the heuristic claim checker can read: English only (its terms, stopwords, number words,
+ * negations and abstentions are English; on German it would count "Monate" in "zwölf Monate" against
+ * "sechs Monate" as support). A text in another language gets no verdict, with the reason
+ * `ENGLISH_ONLY`. A text of fewer than `MIN_LETTERS` letters, or at least `FUNCTION_WORD_SHARE` of whose
+ * words are the tokeniser's English stopwords, is English; any other is `eld`'s to decide (Apache-2.0,
+ * its "extrasmall" table; only a reliable detection counts). Why eld and these rules, measured against
+ * franc-min and tinyld on the development sets: docs/judge-quality.md ("English only").
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"

@@ -200,6 +200,8 @@ export interface ClaimCheck {
   readonly reason: string
   /** What the judge found, when it names it (the heuristic: "figure conflict", "words and figures found"…). */
   readonly finding?: string | undefined
+  /** The claim's support in [0, 1], when the judge grades one (the heuristic: its weighted share of the claim's words found). */
+  readonly support?: number | undefined
   /** No verdict because the judge did not read the text (the reason says why), not because the check failed. */
   readonly unread?: true | undefined
 }
@@ -255,10 +257,16 @@ export interface CaseClaims {
   readonly abstained: boolean | null
 }
 
-/** What a judge found, from a check's value (`{ finding }`), when it gives one. */
-const findingOf = (j: Judgment): string | undefined => {
+/** What a judge found and the support it measured, from a check's value (`{ finding, support }`), when it gives them. */
+const foundOf = (j: Judgment): { finding?: string; support?: number } => {
   const v = j.value
-  return typeof v === "object" && v !== null && "finding" in v && typeof v.finding === "string" ? v.finding : undefined
+  if (typeof v !== "object" || v === null) return {}
+  return {
+    ...("finding" in v && typeof v.finding === "string" ? { finding: v.finding } : {}),
+    ...("support" in v && typeof v.support === "number" && v.support >= 0 && v.support <= 1
+      ? { support: v.support }
+      : {})
+  }
 }
 
 /** A judgment that is ok but gives no verdict: the judge did not read its text. */
@@ -271,13 +279,11 @@ const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
   if (isUnread(j)) return { verdict: null, reason: j.reason, unread: true }
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
-  const verdict = claimVerdictOf(j.score)
-  const finding = findingOf(j)
   return {
-    verdict,
+    verdict: claimVerdictOf(j.score),
     reason: j.reason,
     ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
-    ...(finding === undefined ? {} : { finding })
+    ...foundOf(j)
   }
 }
 
@@ -363,10 +369,15 @@ export const caseClaims = (
     }
     return rows
   }
+  // The answer's support per context, when the judge graded every check of it.
+  const supports = a?.every((cl) => cl.contexts.every((k) => k.support !== undefined)) === true
+    ? Array.from({ length: contexts }, (_, k) => a.map((cl) => cl.contexts[k]!.support!))
+    : undefined
   const verdicts: CaseVerdicts = {
     answerVsReference: hasReference && a !== undefined ? allKnown(a.map((cl) => cl.against!)) : undefined,
     referenceVsAnswer: hasReference && r !== undefined ? allKnown(r.map((cl) => cl.against!)) : undefined,
     answerVsContexts: contexts > 0 && a !== undefined ? perContext(a) : undefined,
+    answerSupportVsContexts: contexts > 0 ? supports : undefined,
     referenceVsContexts: contexts > 0 && r !== undefined ? perContext(r) : undefined,
     nuggets: nuggets === undefined || nuggets.some((n) => n.assignment === null)
       ? undefined

@@ -340,7 +340,7 @@ export const correctnessReport = (
   caseVerdict: (r) => r.verdict,
   parameters: (_info, summary) => claimParameters(summary),
   sections: (info, summary) => {
-    const heuristic = info.judge.provider === "heuristic"
+    const heuristic = !info.judge.traits.languageModel
     return {
       before: [definitions, ...(heuristic ? [heuristicVerdicts] : [])],
       after: [claimsSection(summary, heuristic)]

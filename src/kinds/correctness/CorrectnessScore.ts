@@ -19,6 +19,11 @@ export const claimMetricSpecs: ReadonlyArray<MetricSpec> = [
   Metric.fraction("recall", "share of the reference's claims the answer entails"),
   Metric.fraction("f1", "harmonic mean of claim precision and recall"),
   Metric.fraction("faithfulness", "share of the answer's claims some context entails"),
+  Metric.fraction(
+    "ungrounded",
+    "mean over the answer's claims of 1 − their best support in a context, the judge's graded support where it gives one (else 1 − faithfulness): the hallucination score without a reference",
+    "lower"
+  ),
   Metric.fraction("contextRecall", "share of the reference's claims some context entails"),
   Metric.fraction("contextPrecision", "share of contexts that entail at least one reference claim"),
   Metric.fraction("contextUtilization", "of the reference claims the contexts held, the share the answer states"),

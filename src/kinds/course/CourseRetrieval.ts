@@ -39,8 +39,8 @@ import {
   optionalOrNull,
   requiredText
 } from "../../load/RowSchema.js"
-import { ndcg } from "../../metrics/ndcg.js"
-import { precision } from "../../metrics/precision.js"
+import { declare, measure, type RankingMetric } from "../../metrics/registry.js"
+import { judgedRelevantAt } from "../../metrics/relevance.js"
 import {
   type GradedRecord,
   gradedScore,
@@ -274,22 +274,30 @@ export const courseLabel = (p: Passage): string => {
 // ---------------------------------------------------------------------------------------------
 // Score and aggregate
 
+/**
+ * The ranking metrics of the SPEC §2.3 per-case metrics: the registry computes them
+ * (`metrics/registry.ts`, linear gain, relevant ⇔ grade ≥ `judgedRelevantAt`) and gives their range
+ * and direction. The course pipeline's files have always called precision `precision@k` (the
+ * registry's canonical name is `p@k`).
+ */
+export const courseRanking = {
+  ndcg5: { name: "ndcg@5", kind: "ndcg", k: 5, gain: "linear" },
+  ndcg10: { name: "ndcg@10", kind: "ndcg", k: 10, gain: "linear" },
+  precision5: { name: "precision@5", kind: "precision", k: 5 },
+  precision10: { name: "precision@10", kind: "precision", k: 10 }
+} as const satisfies Readonly<Record<string, RankingMetric>>
+
 /** The SPEC §2.3 per-case metrics, in report order. */
 export const courseMetricSpecs: ReadonlyArray<MetricSpec> = [
   Metric.count("totalCourses", "courses retrieved", "none"),
   Metric.score("averageRelevance", "mean grade of the courses (0–3)", 0, 3),
   Metric.fraction("highlyRelevantRate", "share of courses graded 3 (highly relevant)"),
   Metric.fraction("irrelevantRate", "share of courses graded 0 (irrelevant)", "lower"),
-  Metric.fraction("ndcg@5", "NDCG@5, linear gain, ideal = the judge's grades sorted (proxy)"),
-  Metric.fraction("ndcg@10", "NDCG@10, linear gain, ideal = the judge's grades sorted (proxy)"),
-  Metric.fraction("precision@5", "courses graded ≥ 2 in the top 5, / 5"),
-  Metric.fraction("precision@10", "courses graded ≥ 2 in the top 10, / 10")
+  declare(courseRanking.ndcg5, "NDCG@5, linear gain, ideal = the judge's grades sorted (proxy)"),
+  declare(courseRanking.ndcg10, "NDCG@10, linear gain, ideal = the judge's grades sorted (proxy)"),
+  declare(courseRanking.precision5, "courses graded ≥ 2 in the top 5, / 5"),
+  declare(courseRanking.precision10, "courses graded ≥ 2 in the top 10, / 10")
 ]
-
-export const courseMetricNames = courseMetricSpecs.map((m) => m.name)
-
-/** Relevant ⇔ grade ≥ 2 (fairly or highly relevant). */
-export const RELEVANT_AT = 2
 
 /** The SPEC §2.3 per-case metrics (see the module comment). */
 export const courseMetrics: QueryMetrics = (grades) => {
@@ -298,24 +306,22 @@ export const courseMetrics: QueryMetrics = (grades) => {
   const share = (pred: (g: number) => boolean) => (n === 0 ? null : known.filter(pred).length / n)
   const complete = known.length === grades.length
   const flagged: Array<string> = []
-  const cut = (k: number) => {
-    if (!complete) return { ndcg: null, precision: null }
-    const result = ndcg(known, { k, gain: "linear" })
-    if (result.flagged) flagged.push(`ndcg@${k}`)
-    return { ndcg: result.value, precision: precision(known, { k, threshold: RELEVANT_AT }) }
+  const value = (metric: RankingMetric) => {
+    if (!complete) return null
+    const result = measure(metric, { grades: known }, { threshold: judgedRelevantAt })
+    if (result.flagged) flagged.push(metric.name)
+    return result.value
   }
-  const at5 = cut(5)
-  const at10 = cut(10)
   return {
     values: {
       totalCourses: grades.length,
       averageRelevance: n === 0 ? null : known.reduce((s, g) => s + g, 0) / n,
       highlyRelevantRate: share((g) => g === 3),
       irrelevantRate: share((g) => g === 0),
-      "ndcg@5": at5.ndcg,
-      "ndcg@10": at10.ndcg,
-      "precision@5": at5.precision,
-      "precision@10": at10.precision
+      [courseRanking.ndcg5.name]: value(courseRanking.ndcg5),
+      [courseRanking.ndcg10.name]: value(courseRanking.ndcg10),
+      [courseRanking.precision5.name]: value(courseRanking.precision5),
+      [courseRanking.precision10.name]: value(courseRanking.precision10)
     },
     flagged
   }

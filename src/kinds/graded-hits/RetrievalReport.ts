@@ -10,6 +10,7 @@ import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 import type { CaseMarkdown, DataFile, RunInfo } from "../../engine/Pipeline.js"
 import type { RunSummary } from "../../engine/Pipeline.js"
+import { judgedRelevantAt } from "../../metrics/relevance.js"
 import { criterionSection } from "../../report/Sections.js"
 import { type GradedRecord, type GradedSummary, LISTWISE_MAX_HITS, qrelsLines } from "./GradedHits.js"
 import { type LatencySummary, listedRetrievals, type TokenSummary, tokenSummary } from "./RetrievalStats.js"
@@ -33,7 +34,7 @@ export const ms = (
 ) => (x === null || x === undefined ? "—" : x < 100 ? x.toFixed(1) : thousands(Math.round(x)))
 
 export const heuristicBanner = (info: RunInfo, what: string) =>
-  info.judge.provider === "heuristic"
+  !info.judge.traits.languageModel
     ? `> **Judged by the heuristic judge** — ${what}, not an LLM. Use an LLM provider for real judgments.\n\n`
     : `> Judged by ${inline(info.judge.label)}.\n\n`
 
@@ -260,7 +261,7 @@ export const gradedHitsDetail = (r: GradedRecord): CaseDetail => ({
         h.confidence ?? null,
         h.reason
       ],
-      status: h.grade === null ? "fail" : h.grade >= 2 ? "pass" : "none"
+      status: h.grade === null ? "fail" : h.grade >= judgedRelevantAt ? "pass" : "none"
     }))
   }]
 })

@@ -22,7 +22,6 @@ import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
-import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
@@ -38,9 +37,8 @@ import {
   optionalOrNull,
   type RowProblem
 } from "../../load/RowSchema.js"
-import { averagePrecision } from "../../metrics/averagePrecision.js"
-import { ndcg } from "../../metrics/ndcg.js"
-import { reciprocalRank } from "../../metrics/reciprocalRank.js"
+import { declare, measure, type RankingMetric } from "../../metrics/registry.js"
+import { judgedRelevantAt } from "../../metrics/relevance.js"
 import {
   type GradedRecord,
   gradedScore,
@@ -260,35 +258,40 @@ export const hitLabel = (p: Passage): string => {
   return one.length > 80 ? `${one.slice(0, 79)}…` : one
 }
 
-/** The per-query metrics (exponential gain; relevant ⇔ grade ≥ 2), in report order. */
+/**
+ * The per-query metrics, in report order: ranking metrics of the registry (`metrics/registry.ts`,
+ * which computes them and gives their range and direction), exponential gain, relevant ⇔ grade ≥
+ * `judgedRelevantAt`. Each is named once, here.
+ */
+export const searchRanking = {
+  ndcg: { name: "ndcg", kind: "ndcg", gain: "exponential" },
+  ndcg10: { name: "ndcg@10", kind: "ndcg", k: 10, gain: "exponential" },
+  map: { name: "map", kind: "averagePrecision" },
+  mrr: { name: "mrr", kind: "reciprocalRank" }
+} as const satisfies Readonly<Record<string, RankingMetric>>
+
+const ranking: ReadonlyArray<RankingMetric> = Object.values(searchRanking)
+
 export const searchMetricSpecs: ReadonlyArray<MetricSpec> = [
-  Metric.fraction("ndcg", "NDCG over every hit, gain 2^grade − 1, ideal = the judged grades sorted (proxy)"),
-  Metric.fraction("ndcg@10", "NDCG@10, gain 2^grade − 1 (proxy)"),
-  Metric.fraction("map", "average precision (relevant ⇔ grade ≥ 2; R = relevant hits in the list)"),
-  Metric.fraction("mrr", "1 / rank of the first relevant hit (0 if none)")
+  declare(searchRanking.ndcg, "NDCG over every hit, gain 2^grade − 1, ideal = the judged grades sorted (proxy)"),
+  declare(searchRanking.ndcg10, "NDCG@10, gain 2^grade − 1 (proxy)"),
+  declare(searchRanking.map, "average precision (relevant ⇔ grade ≥ 2; R = relevant hits in the list)"),
+  declare(searchRanking.mrr, "1 / rank of the first relevant hit (0 if none)")
 ]
-
-export const searchMetricNames = searchMetricSpecs.map((m) => m.name)
-
-/** Relevant ⇔ grade ≥ 2. */
-export const RELEVANT_AT = 2
 
 export const searchMetrics: QueryMetrics = (grades) => {
   if (grades.some((g) => g === null)) {
-    return { values: { ndcg: null, "ndcg@10": null, map: null, mrr: null }, flagged: [] }
+    return { values: Object.fromEntries(ranking.map((m) => [m.name, null])), flagged: [] }
   }
-  const known = grades as ReadonlyArray<number>
-  const full = ndcg(known, { gain: "exponential" })
-  const at10 = ndcg(known, { k: 10, gain: "exponential" })
-  return {
-    values: {
-      ndcg: full.value,
-      "ndcg@10": at10.value,
-      map: averagePrecision(known, { threshold: RELEVANT_AT }),
-      mrr: reciprocalRank(known, { threshold: RELEVANT_AT })
-    },
-    flagged: [...(full.flagged ? ["ndcg"] : []), ...(at10.flagged ? ["ndcg@10"] : [])]
+  const query = { grades: grades as ReadonlyArray<number> }
+  const values: Record<string, number> = {}
+  const flagged: Array<string> = []
+  for (const metric of ranking) {
+    const result = measure(metric, query, { threshold: judgedRelevantAt })
+    values[metric.name] = result.value
+    if (result.flagged) flagged.push(metric.name)
   }
+  return { values, flagged }
 }
 
 export const searchScore = (): ScoreStage<GradedRecord> =>

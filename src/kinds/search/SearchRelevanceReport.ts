@@ -9,6 +9,7 @@ import { code } from "../../domain/Markdown.js"
 import { inline } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 import type { ReportView, RunInfo } from "../../engine/Pipeline.js"
+import { judgedRelevantAt } from "../../metrics/relevance.js"
 import { csvMaybeNumber, csvNumber } from "../../report/Csv.js"
 import type { GradedRecord, GradedSummary } from "../graded-hits/GradedHits.js"
 import {
@@ -30,7 +31,7 @@ const proxyNotice = [
 
 const value = (r: GradedRecord, k: string) => r.metrics?.[k] ?? null
 
-const relevantCount = (r: GradedRecord) => r.hits.filter((h) => h.grade !== null && h.grade >= 2).length
+const relevantCount = (r: GradedRecord) => r.hits.filter((h) => h.grade !== null && h.grade >= judgedRelevantAt).length
 
 /** What the headline table cannot say: queries measured, left out and flagged, and the grades given. */
 const resultsSection = (s: GradedRunSummary) =>
@@ -86,7 +87,7 @@ const caseMarkdown = (r: GradedRecord) => ({
       h.rank,
       inline(`${h.id}: ${h.label}`, 100),
       gradeCell(h.grade),
-      h.grade === null ? "—" : h.grade >= 2 ? "yes" : "no",
+      h.grade === null ? "—" : h.grade >= judgedRelevantAt ? "yes" : "no",
       h.confidence ?? "—",
       inline(h.reason, 400)
     ]),

@@ -130,6 +130,29 @@ describe("numbers, dates and names must agree", () => {
     )
   })
 
+  it("a claim naming two things needs a sentence naming both: two sentences that never relate them do not entail it", () => {
+    const reference = "Canberra is the capital of Australia. Sydney is its largest city."
+    const apart = check("The capital of Australia is Sydney.", reference)
+    expect(apart.support).toBeGreaterThanOrEqual(ENTAIL_AT)
+    expect(apart).toMatchObject({ verdict: "neutral", finding: "name not found" })
+    expect(
+      checkClaims(["The capital of Australia is Sydney."], reference, undefined, {
+        ...DEFAULT_MODEL,
+        namesTogether: false
+      })[0]!.verdict
+    ).toBe("entailed")
+    // Named together (soft match: "Australia's"): entailed.
+    expect(
+      check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.")
+        .verdict
+    ).toBe("entailed")
+    // A word with two capitals is a name wherever it stands; a capital opening a sentence is not.
+    expect(check("FICA taxes fund Medicare benefits.", "FICA is a payroll tax. It funds Medicare.").finding).toBe(
+      "name not found"
+    )
+    expect(check("Sydney is the largest city in Australia.", reference).verdict).toBe("entailed")
+  })
+
   it("a different year contradicts; the same year entails", () => {
     expect(check("The film was released in 2019.", "The film was released in 2021.").verdict).toBe("contradicted")
     expect(check("The film was released in 2021.", "The film was released in 2021 to good reviews.").verdict).toBe(
@@ -149,45 +172,7 @@ describe("numbers, dates and names must agree", () => {
     expect(check("The rate was 0.50 percent.", "The rate was 0.5 percent.").verdict).toBe("entailed")
   })
 
-  it("a name the text does not mention is not entailed, however much else agrees", () => {
-    const c = check(
-      "The theory of relativity was proposed by Albert Einstein.",
-      "The theory of relativity was proposed by Niels Bohr."
-    )
-    expect(c.support).toBeGreaterThanOrEqual(ENTAIL_AT)
-    expect(c.verdict).toBe("neutral")
-    expect(
-      check(
-        "The theory of relativity was proposed by Albert Einstein.",
-        "Albert Einstein proposed the theory of relativity."
-      ).verdict
-    ).toBe("entailed")
-  })
-
-  it("an acronym is a name", () => {
-    expect(check("The tax is withheld under FICA rules.", "The tax is withheld under payroll rules.").verdict).toBe(
-      "neutral"
-    )
-  })
-
-  it("a claim naming two things needs a sentence naming both: two sentences that never relate them do not entail it", () => {
-    const reference = "Canberra is the capital of Australia. Sydney is its largest city."
-    const apart = check("The capital of Australia is Sydney.", reference)
-    expect(apart.support).toBeGreaterThanOrEqual(ENTAIL_AT)
-    expect(apart.verdict).toBe("neutral")
-    expect(
-      checkClaims(["The capital of Australia is Sydney."], reference, undefined, {
-        ...DEFAULT_MODEL,
-        namesTogether: false
-      })[0]!.verdict
-    ).toBe("entailed")
-    expect(
-      check("Sydney is the largest city of Australia.", "Australia's largest city is Sydney, on the east coast.")
-        .verdict
-    ).toBe("entailed")
-  })
-
-  it("a figure the text states otherwise contradicts when the rest of the claim is supported, though the figure's own weight pulls the support below the threshold", () => {
+  it("a figure the text states otherwise, whose own weight pulls the support below the threshold, leaves the claim neutral", () => {
     // The case's texts weigh the terms: "3" is rare in the case (and weighs double), so missing it costs the claim most of its support.
     const context: CaseTexts = {
       question: "How many moons does Mars have?",
@@ -200,26 +185,11 @@ describe("numbers, dates and names must agree", () => {
     }
     const c = check(context.answer!, context.reference!, context)
     expect(c.support).toBeLessThan(ENTAIL_AT)
-    expect(c.verdict).toBe("contradicted")
-    expect(
-      checkClaims([context.answer!], context.reference!, context, { ...DEFAULT_MODEL, conflictOnRest: false })[0]!
-        .verdict
-    ).toBe("neutral")
+    expect(c).toMatchObject({ verdict: "neutral", finding: "too few words found" })
     // No figure in the text to disagree with: merely not stated.
     expect(check("Mars has three moons.", "Mars is the fourth planet from the Sun.", context).verdict).toBe("neutral")
   })
 
-  it("the first word of a claim is not taken for a name", () => {
-    expect(
-      check(
-        "Storage bags are thinner than freezer bags.",
-        "Freezer bags are thicker than storage bags, which are thinner."
-      ).verdict
-    ).toBe("entailed")
-  })
-})
-
-describe("negation", () => {
   it("a negation reaches its own clause of the sentence, not the claim's clause beside it", () => {
     const text =
       "The World Health Organization urges countries to ban the marketing of formula to consumers; the U.S. does not."
@@ -359,7 +329,7 @@ describe("term weights within the case", () => {
       expect(asGold.support).toBeGreaterThan(asAnswerClaim.support)
       // The feature decides it.
       expect(
-        checkClaims([claim], answer, texts, { ...DEFAULT_MODEL, goldCaseWeights: true }, { gold: true })[0]!.verdict
+        checkClaims([claim], answer, texts, { ...DEFAULT_MODEL, goldAlike: false }, { gold: true })[0]!.verdict
       ).toBe("neutral")
     })
 
@@ -375,15 +345,13 @@ describe("term weights within the case", () => {
       entailAt: 0.4,
       sentenceShare: 0.3,
       questionWeight: 0.5,
-      caseWeights: true,
-      numbers: true,
-      names: true,
-      namesTogether: true,
-      universals: true,
-      conflictOnRest: true,
-      negation: true,
       phraseShare: 0.75,
-      goldCaseWeights: false
+      caseWeights: true,
+      goldAlike: true,
+      numbers: true,
+      negation: true,
+      universals: true,
+      namesTogether: true
     })
   })
 })
@@ -393,7 +361,7 @@ describe("nugget assignments", () => {
     expect(PARTIAL_AT).toBe(ENTAIL_AT / 2)
     expect(nuggetAssignment({ verdict: "entailed", support: 0.9, evidence: "x", finding: "words and figures found" }))
       .toBe("support")
-    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x", finding: "name not found" }))
+    expect(nuggetAssignment({ verdict: "neutral", support: PARTIAL_AT, evidence: "x", finding: "figure not found" }))
       .toBe("partial_support")
     expect(nuggetAssignment({ verdict: "neutral", support: 0.9, evidence: "x", finding: "words and figures found" }))
       .toBe("partial_support")
@@ -409,11 +377,11 @@ describe("nugget assignments", () => {
       nuggetAssignment({ verdict: "contradicted", support: 0.9, evidence: "x", finding: "words and figures found" })
     ).toBe("not_support")
   })
-  it("a nugget stated with another figure is not supported; one with a missing name partly", () => {
+  it("a nugget stated with another figure is not supported; one whose figure the answer lacks partly", () => {
     expect(nuggetAssignment(check("The tower is 330 metres tall.", "The tower is 300 metres tall."))).toBe(
       "not_support"
     )
-    expect(nuggetAssignment(check("Relativity was proposed by Albert Einstein.", "Relativity was proposed in 1905.")))
+    expect(nuggetAssignment(check("Relativity was proposed in 1905.", "Relativity was proposed by Albert Einstein.")))
       .toBe("partial_support")
   })
 })

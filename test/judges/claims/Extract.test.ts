@@ -78,23 +78,20 @@ describe("extractClaims", () => {
     ])
   })
 
-  it("an attribution (\"According to X,\") stays with the clause it frames", () => {
+  it("an attribution (\"According to X,\") is cut like any clause (keeping it with the next moved no set: docs/judge-quality.md)", () => {
     expect(extractClaims("According to Neil Young, the song was written about a city girl playing finger cymbals."))
-      .toEqual([
-        "According to Neil Young, the song was written about a city girl playing finger cymbals."
-      ])
+      .toEqual(["According to Neil Young", "the song was written about a city girl playing finger cymbals."])
   })
 
-  it("list items are claims; a lead-in line ending in ':' is read with each item, not claimed alone", () => {
+  it("list items are claims; a short lead-in line ending in ':' is not one", () => {
     const text =
       "Benefits of petting chickens include:\n- happier hens laying larger eggs [1]\n* five experience points for farming\n1. stronger friendship with the farmer\n\nChickens need water daily."
     expect(extractClaims(text)).toEqual([
-      "Benefits of petting chickens include happier hens laying larger eggs",
-      "Benefits of petting chickens include five experience points for farming",
-      "Benefits of petting chickens include stronger friendship with the farmer",
+      "happier hens laying larger eggs",
+      "five experience points for farming",
+      "stronger friendship with the farmer",
       "Chickens need water daily."
     ])
-    expect(extractClaims(text, { leadIns: false })[0]).toBe("happier hens laying larger eggs")
   })
 
   it("numbered lines lose their numbers, so a list number is never a claimed figure", () => {

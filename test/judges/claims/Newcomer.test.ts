@@ -162,11 +162,26 @@ const rows: ReadonlyArray<Row> = [
     question: "Can employees work remotely?",
     answer: "Employees may work remotely up to 3 days per week.",
     reference: "Employees may work remotely up to three days per week."
+  },
+  // 19. The sample's q7: every word is in the reference, but no sentence names Sydney with Australia's capital.
+  {
+    id: "capital-sydney",
+    question: "What is the capital of Australia?",
+    answer: "The capital of Australia is Sydney, its largest city.",
+    reference: "Canberra is the capital of Australia. Sydney is its largest city.",
+    contexts: ["Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney and Melbourne."]
+  },
+  // 20. Its names in one sentence of the reference: found.
+  {
+    id: "sydney-largest",
+    question: "What is the largest city in Australia?",
+    answer: "Sydney is Australia's largest city.",
+    reference: "Canberra is the capital of Australia. Sydney is its largest city."
   }
 ]
 
 /** The cases a person would call wrong: none may score 0.9 or more. */
-const WRONG = ["de-wrong", "office", "dont-know", "three-years", "twelve-months", "pets", "unable"]
+const WRONG = ["de-wrong", "office", "dont-know", "three-years", "twelve-months", "pets", "unable", "capital-sydney"]
 
 const runCases = Effect.gen(function*() {
   const dir = tempDir()
@@ -275,6 +290,20 @@ describe("the offline judge never misleads (the newcomer's cases)", () => {
         "Employees may work remotely up to three days per week."
       )
       expect(get("verbatim").metrics.precision).toBe(1)
+
+      // 19–20. A claim naming two things needs one sentence naming both: "Sydney" and "Australia" are
+      // in different sentences of the reference, so q7's claim is not found (and F1 < 0.9 above); the
+      // claim whose names one sentence holds is found.
+      const capital = get("capital-sydney").claims.answer
+      expect(capital.status === "ok" && capital.claims.map((c) => c.against)).toEqual([
+        expect.objectContaining({ verdict: "neutral", finding: "name not found" })
+      ])
+      expect(get("capital-sydney").metrics.precision).toBe(0)
+      const largest = get("sydney-largest").claims.answer
+      expect(largest.status === "ok" && largest.claims.map((c) => c.against)).toEqual([
+        expect.objectContaining({ verdict: "entailed", finding: "words and figures found" })
+      ])
+      expect(get("sydney-largest").metrics.precision).toBe(1)
     }))
 
   it.effect("rag-answers: with a reference, a contradicted answer cannot outrank a correct one, and never scores 1.00", () =>

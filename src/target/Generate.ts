@@ -1,5 +1,5 @@
 /**
- * The generate stage: a case's answer (and retrieved passages) asked of the live system under test
+ * The generate stage (the engine's `Generator` port, `engine/Generator.ts`): a case's answer (and retrieved passages) asked of the live system under test
  * (`--target`), before it is judged. A pipeline opts in by declaring which case fields a target
  * fills (`Pipeline.generate`: the answer, and the passages when the target gives them); the engine
  * does the rest, the same for every pipeline:
@@ -21,7 +21,6 @@
  *   (exit 2) before the other cases are asked, and so does one met later;
  * - **replay** (`rag-eval report`): the journal only; **estimate** (`--dry-run`): counts the calls.
  */
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
@@ -30,22 +29,20 @@ import type { EvalCase, Generated, Passage } from "../domain/Case.js"
 import { FatalJudgeError, type OutputError, UsageError } from "../domain/Errors.js"
 import { type Judgment, noUsage, type Verdict } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
+import { type GenerateContext, Generator, type RunGenerating, type TargetDescription } from "../engine/Generator.js"
+import { canonicalJson, toJudgment } from "../engine/JudgmentKey.js"
+import { keeps } from "../engine/Judgments.js"
+import type { Generates, Pipeline } from "../engine/Pipeline.js"
+import { Shutdown } from "../engine/Shutdown.js"
 import { sha256 } from "../judges/Prompt.js"
 import { ProviderError } from "../providers/LlmProvider.js"
 import * as RateGate from "../providers/RateGate.js"
-import type { OpenedJournal } from "../store/JudgmentJournal.js"
-import { inputOf } from "../target/Request.js"
-import { withRetries } from "../target/Retry.js"
-import { TargetClient, type TargetResponse } from "../target/TargetClient.js"
-import { describe, identity, type TargetConfig } from "../target/TargetConfig.js"
-import type { TargetError } from "../target/TargetError.js"
-import { canonicalJson, toJudgment } from "./JudgmentKey.js"
-import { keeps } from "./Judgments.js"
-import type { Generates } from "./Pipeline.js"
-import { Shutdown } from "./Shutdown.js"
-
-/** The run directory's folder of the target's journal (`target/judgments.jsonl`). */
-export const TARGET_JOURNAL_DIR = "target"
+import { withGenerated } from "./GeneratedView.js"
+import { inputOf } from "./Request.js"
+import { withRetries } from "./Retry.js"
+import { TargetClient, type TargetResponse } from "./TargetClient.js"
+import { describe, identity, type TargetConfig } from "./TargetConfig.js"
+import type { TargetError } from "./TargetError.js"
 
 /** The journal line's `criterion` and `provider` for a target's answer. */
 export const TARGET_CRITERION = "target"
@@ -62,18 +59,6 @@ export interface TargetRunSettings {
   readonly maxRetries: number
   /** How long one call may wait out 429s. */
   readonly maxWaitMs: number
-}
-
-export const defaultTargetConcurrency = 4
-
-/** The target as the manifest records it: masked configuration, its identity hash, the run settings. */
-export interface TargetDescription {
-  readonly config: ReturnType<typeof describe>
-  /** sha256 of the target's identity and model: what its answers are keyed by. */
-  readonly identity: string
-  readonly regenerate: boolean
-  readonly concurrency: number
-  readonly rpm?: number | undefined
 }
 
 /** The hash a target's answers are keyed by (see the module comment). */
@@ -146,39 +131,12 @@ const fromLine = (c: EvalCase, fills: Generates, j: Judgment): EvalCase =>
 /** Stands in for a rubric in the journal line (only its id is read). */
 const targetRubric = { id: TARGET_CRITERION } as Rubric
 
-/** What a run tells the stage about itself. */
-export interface GenerateContext {
-  /** The run's target journal (read-only for `--dry-run`; absent for a fresh dry run). */
-  readonly journal?: OpenedJournal | undefined
-  readonly retryFailed: boolean
-  /** `report --partial`: a case the journal lacks is left out instead of failing the replay. */
-  readonly partial?: boolean | undefined
-  /**
-   * Later iterations will ask for the same cases: keep this invocation's answers in memory (the
-   * journal's index holds what it held when opened, not what is appended since).
-   */
-  readonly remember?: boolean | undefined
-}
-
-/** The stage, opened for one run. */
-export interface RunGenerating {
-  /** The case as it is judged: answered, failed (with the reason), or skipped (the run is stopping). */
-  readonly generate: (c: EvalCase, fills: Generates) => Effect.Effect<EvalCase, OutputError | UsageError>
-  /** The first fatal error (401, 404, refused…): the run stops with its line. */
-  readonly fatal: () => FatalJudgeError | undefined
-  /** This invocation's counts: calls made (or, for `--dry-run`, that would be made), answers reused from the journal, failures. */
-  readonly counts: { asked: number; reused: number; failed: number }
-}
-
-export class Generator extends Context.Tag("rag-eval/Generator")<Generator, {
-  readonly mode: "live" | "replay" | "estimate"
-  readonly description: TargetDescription
-  /** Calls in flight at once (the stage's stream runs this many cases at a time). */
-  readonly concurrency: number
-  readonly open: (run: GenerateContext) => Effect.Effect<RunGenerating>
-  /** The target's rate gate (live only). */
-  readonly gate?: Effect.Effect<RateGate.RateGateStats> | undefined
-}>() {}
+/**
+ * The pipeline with the target's facts (`GeneratedView.ts`). Its records and summary carry more than
+ * `R` and `X` say (a record's `generated`, the summary's `target`): only the wrapped stages read them.
+ */
+const decorator = (description: TargetDescription) => <R, X>(pipeline: Pipeline<R, X>): Pipeline<R, X> =>
+  withGenerated(pipeline, description) as Pipeline<R, X>
 
 /** The core of every mode: which cases, the journal, the key. `ask` makes a call (live) or counts one (estimate). */
 const opener = (
@@ -373,7 +331,8 @@ export const makeLive = (config: TargetConfig, settings: TargetRunSettings) =>
       description,
       concurrency: settings.concurrency,
       open: opener(description, ask, () => fatal),
-      gate: gate.stats
+      gate: gate.stats,
+      decorate: decorator(description)
     })
   })
 
@@ -395,7 +354,8 @@ export const layerEstimate = (config: TargetConfig, settings: TargetRunSettings)
     mode: "estimate",
     description,
     concurrency: settings.concurrency,
-    open: opener(description, count, () => undefined)
+    open: opener(description, count, () => undefined),
+    decorate: decorator(description)
   })
 }
 
@@ -405,5 +365,6 @@ export const layerReplay = (description: TargetDescription): Layer.Layer<Generat
     mode: "replay",
     description,
     concurrency: description.concurrency,
-    open: opener(description, undefined, () => undefined)
+    open: opener(description, undefined, () => undefined),
+    decorate: decorator(description)
   })

@@ -10,10 +10,10 @@ import type { Generated } from "../domain/Case.js"
 import { csvNumber } from "../domain/CsvCell.js"
 import { inline } from "../domain/Markdown.js"
 import * as Metric from "../domain/Metric.js"
+import { viewOf } from "../engine/DefaultView.js"
+import type { TargetDescription } from "../engine/Generator.js"
+import type { CaseValues, Pipeline, RunInfo, RunSummary } from "../engine/Pipeline.js"
 import { type SpanStats, spanStats } from "../stats/Latency.js"
-import { viewOf } from "./DefaultView.js"
-import type { TargetDescription } from "./Generate.js"
-import type { CaseValues, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 /** A record with how its answer was asked of the target. */
 type WithGenerated = { readonly generated?: Generated | undefined }
