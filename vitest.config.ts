@@ -16,13 +16,20 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     setupFiles: ["test/support/Setup.ts"],
+    poolOptions: {
+      forks: {
+        // The worker processes live for the whole run (not one per file): each file's isolation is
+        // its project's (below), by resetting the module cache in the same process or not.
+        isolate: false
+      }
+    },
     projects: [
       {
         extends: true,
-        // Test files share each worker's modules (isolate: false): a fresh module graph per file —
-        // effect, @effect/*, the sources — cost ~0.7 CPU-s per file (128 files on the 2-core machine:
-        // 241 CPU-s isolated, 102 shared). What a file must not leave to the next (child processes,
-        // the cwd, a TestClock in Effect's default services) is undone and checked after every file by
+        // Unit files share each worker's modules: a fresh module graph per file — effect, @effect/*,
+        // the sources — cost ~0.7 CPU-s per file (128 files on the 2-core machine: 241 CPU-s in a
+        // process each, 102 shared). What a file must not leave to the next (child processes, the cwd,
+        // a TestClock in Effect's default services) is undone and checked after every file by
         // test/support/Setup.ts; a module of test/support registers no hooks of its own. (Isolation
         // was turned on once after a run beside CPU burners saw test/target/Retry.test.ts start at 5 h
         // on its TestClock; no leak was found since, and Setup.ts names a file that leaks one.)
@@ -30,15 +37,18 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**", "test/docs/**"],
-          isolate: false
+          poolOptions: { forks: { isolate: false } }
         }
       },
       {
         extends: true,
-        // The end-to-end files keep fresh modules per file: sharing them, a file of in-process CLI
-        // runs (e2e/Cli.test.ts) stalled after the files before it in its worker, twice in two runs;
-        // isolated, they pass. Each spends far more on its runs than the ~0.7 CPU-s of its imports.
-        test: { name: "e2e", include: ["test/e2e/**/*.test.ts", "test/docs/**/*.test.ts"], isolate: true }
+        // End-to-end and docs files get fresh modules per file (the test supports' state, the
+        // sources) in the shared worker process: their time is their runs', not their imports'.
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts", "test/docs/**/*.test.ts"],
+          poolOptions: { forks: { isolate: true } }
+        }
       }
     ],
     // One worker more than the cores: most end-to-end files spend their time waiting on child
@@ -47,6 +57,9 @@ export default defineConfig({
     // 1 worker 11 min 53 s, 2 workers 7 min 46 s, 3 workers 6 min 15 s, 4 workers 6 min 45 s (and the
     // cluster test past its old 120 s bound).
     maxWorkers: os.availableParallelism() + 1,
-    minWorkers: 1
+    // As many kept as at most run: with fewer, tinypool stops an idle worker of a shared pool while it
+    // is handed a file, and vitest 3.2 reports "Terminating worker thread" and loses that file's
+    // results (seen on this machine: 3 workers and minWorkers 1 failed every run, 2 or 3 passed).
+    minWorkers: os.availableParallelism() + 1
   }
 })
