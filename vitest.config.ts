@@ -16,39 +16,21 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     setupFiles: ["test/support/Setup.ts"],
-    poolOptions: {
-      forks: {
-        // The worker processes live for the whole run (not one per file): each file's isolation is
-        // its project's (below), by resetting the module cache in the same process or not.
-        isolate: false
-      }
-    },
+    // Worker processes live for the whole run, and each test file gets fresh modules in them: vitest
+    // reads the pool's `isolate` from this root config (false: processes are kept, not started per
+    // file) and each file's from its project (true: the module cache is reset before the file). A
+    // process per file cost ~0.7 CPU-s of start-up and imports each (effect and @effect/* loaded
+    // afresh); kept, Node's own module cache keeps them. On the 2-core machine, 22 unit files: 20.8
+    // CPU-s with a process each, 9.5 kept with fresh modules, 8.8 sharing modules too — and sharing
+    // them (project isolate: false) twice saw a file's TestClock tests share one clock
+    // (test/target/Retry.test.ts at 5 h; ReadBody.test.ts at 500 ms), so the sources are fresh per
+    // file. What a process must not carry to the next file (children, the cwd, a TestClock in
+    // Effect's default services) is undone and checked after every file by test/support/Setup.ts.
+    poolOptions: { forks: { isolate: false } },
     projects: [
       {
         extends: true,
-        // Unit files share each worker's modules: a fresh module graph per file — effect, @effect/*,
-        // the sources — cost ~0.7 CPU-s per file (128 files on the 2-core machine: 241 CPU-s in a
-        // process each, 102 shared). What a file must not leave to the next (child processes, the cwd,
-        // a TestClock in Effect's default services) is undone and checked after every file by
-        // test/support/Setup.ts; a module of test/support registers no hooks of its own. (Isolation
-        // was turned on once after a run beside CPU burners saw test/target/Retry.test.ts start at 5 h
-        // on its TestClock; no leak was found since, and Setup.ts names a file that leaks one.)
-        test: {
-          name: "unit",
-          include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/docs/**"],
-          poolOptions: { forks: { isolate: false } }
-        }
-      },
-      {
-        extends: true,
-        // End-to-end and docs files get fresh modules per file (the test supports' state, the
-        // sources) in the shared worker process: their time is their runs', not their imports'.
-        test: {
-          name: "e2e",
-          include: ["test/e2e/**/*.test.ts", "test/docs/**/*.test.ts"],
-          poolOptions: { forks: { isolate: true } }
-        }
+        test: { name: "suite", include: ["test/**/*.test.ts"], poolOptions: { forks: { isolate: true } } }
       }
     ],
     // One worker more than the cores: most end-to-end files spend their time waiting on child

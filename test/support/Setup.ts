@@ -1,8 +1,8 @@
 /**
- * Run before every test file (vitest's `setupFiles`). Test files share each worker's modules
- * (`isolate: false` in vitest.config.ts), so what a file must not leave to the next is undone here,
- * after each file, instead of by module-level hooks (a shared module registers its hooks once, in
- * the first file that imports it):
+ * Run before every test file (vitest's `setupFiles`). Test files run one after another in worker
+ * processes that live for the whole run (vitest.config.ts; each file gets fresh modules), so what a
+ * file must not leave to the next in its process is undone here, after each file — not by hooks of
+ * a test-support module, which belong to the file that imported it:
  *
  * - child processes the file started (`ChildCli.ts`, `Serve.ts`) and left running are killed;
  * - the working directory is the repository root again (`runCli` restores it; a test may not);
