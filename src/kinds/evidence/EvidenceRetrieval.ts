@@ -21,7 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { EvalCase, RetrievalInfo } from "../../domain/Case.js"
+import type { RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
@@ -29,7 +29,6 @@ import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../e
 import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
-import type { Row } from "../../load/Rows.js"
 import {
   built,
   decodeFields,
@@ -54,8 +53,7 @@ import {
   Query,
   queryFieldDocs,
   retrievalInfo,
-  Score,
-  toHitListCase
+  Score
 } from "../graded-hits/RetrievalInput.js"
 import {
   caseLatency,
@@ -186,14 +184,6 @@ export const evidenceDecoder = (f: EvidenceFields, options: EvidenceLoadOptions 
     }))
   }
 }
-
-export const toEvidenceCase = (
-  row: Row,
-  ordinal: number,
-  file: string,
-  f: EvidenceFields,
-  options: EvidenceLoadOptions = {}
-): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, evidenceDecoder(f, options))
 
 /** Load stage: queries with gold evidence and (unless retrieved live) their ranked chunks. */
 export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage =>
