@@ -22,6 +22,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
+import { oneLine } from "../../domain/Markdown.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
@@ -251,8 +252,7 @@ export const courseLabel = (p: Passage): string => {
   const code = scalar(f.subjectCode)
   const name = scalar(f.subjectName)
   if (code !== undefined || name !== undefined) return courseTitle({ subjectCode: code, subjectName: name })
-  const one = p.text.replace(/\s+/g, " ").trim()
-  return one.length > 80 ? `${one.slice(0, 79)}…` : one
+  return oneLine(p.text, 80)
 }
 
 // ---------------------------------------------------------------------------------------------

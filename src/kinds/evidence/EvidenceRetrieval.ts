@@ -23,6 +23,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import { oneLine } from "../../domain/Markdown.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
@@ -271,10 +272,7 @@ export const CHUNK_TEXT_MAX = 1000
 
 const keptText = (text: string) => (text.length > CHUNK_TEXT_MAX ? `${text.slice(0, CHUNK_TEXT_MAX - 1)}…` : text)
 
-const excerpt = (text: string) => {
-  const one = text.replace(/\s+/g, " ").trim()
-  return one.length > 100 ? `${one.slice(0, 99)}…` : one
-}
+const excerpt = (text: string) => oneLine(text, 100)
 
 /** cost = (input + output) / 1000 × price per 1K; null when either is unknown. */
 export const queryCost = (

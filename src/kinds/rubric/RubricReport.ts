@@ -6,7 +6,7 @@
  */
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
-import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
+import { type CsvCell, csvMaybeNumber, sourceCells } from "../../report/Csv.js"
 import { criterionSection, num } from "../../report/Sections.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 import {
@@ -172,17 +172,11 @@ export const rubricReport = (
         : [])
     ]
   },
-  csvRow: (info, r) => {
-    const source = info.input.columns.map((c) => {
-      const v = r.source[c]
-      return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
-    })
-    return [
-      ...source,
-      ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
-      csvMaybeNumber(r.composite, 4),
-      ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
-      ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
-    ]
-  }
+  csvRow: (info, r) => [
+    ...sourceCells(info.input.columns, r.source),
+    ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
+    csvMaybeNumber(r.composite, 4),
+    ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
+    ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
+  ]
 })

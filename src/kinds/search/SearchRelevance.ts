@@ -20,6 +20,7 @@ import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Passage } from "../../domain/Case.js"
+import { oneLine } from "../../domain/Markdown.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
@@ -242,8 +243,7 @@ export const judgeSearchHits = (
 export const hitLabel = (p: Passage): string => {
   const f = p.fields ?? {}
   const title = [f.title, f.name, f.subjectName].find((x): x is string => typeof x === "string" && x.trim() !== "")
-  const one = (title ?? p.text).replace(/\s+/g, " ").trim()
-  return one.length > 80 ? `${one.slice(0, 79)}…` : one
+  return oneLine(title ?? p.text, 80)
 }
 
 /**

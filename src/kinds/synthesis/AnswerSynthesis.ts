@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
+import { oneLine } from "../../domain/Markdown.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
@@ -177,8 +178,7 @@ export const renderContextItem = (item: unknown): string => {
 /** A one-line label for an item (reports): the course's name and code, else the start of its text. */
 export const contextLabel = (item: unknown): string => {
   const title = isRecord(item) ? courseParts(item)?.title : undefined
-  const text = (title ?? renderContextItem(item)).replace(/\s+/g, " ").trim()
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text
+  return oneLine(title ?? renderContextItem(item), 80)
 }
 
 /** The context as the judge sees it: `[1] item`, items separated by a blank line. */
