@@ -20,7 +20,7 @@ import * as Metric from "../../domain/Metric.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import { claimMetrics } from "../../metrics/claims.js"
-import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
+import { judgmentTokens, type Tokens } from "../../pricing/Prices.js"
 import { caseClaims, type ClaimList, type ClaimRubrics } from "../correctness/Claims.js"
 
 export interface Dimension {
@@ -214,8 +214,6 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       }
     })
     const result = composite(base, options.gate)
-    const tokens = noTokens()
-    for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const claims = referenceClaims(c, judgments, options.claims)
     const value = withCorrectness(result.value, result.gate, claims?.f1 ?? null)
     const claimFailures = claims === undefined
@@ -246,7 +244,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       composite: value,
       gate: result.gate,
       failed: dimensions.filter((d) => d.status === "failed").length + claimFailures,
-      tokens: compactTokens(tokens),
+      tokens: judgmentTokens(judgments),
       ...(claims === undefined ? {} : { claims })
     }
   }
