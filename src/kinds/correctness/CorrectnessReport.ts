@@ -11,7 +11,7 @@ import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
 import type { ReportView, RunSummary } from "../../engine/Pipeline.js"
 import { csvMaybeNumber, sourceCells } from "../../report/Csv.js"
-import { num } from "../../report/Sections.js"
+import { answerLines, num, questionLines } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
 import { claimMetricNames, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
@@ -93,18 +93,12 @@ const metricLine = (r: CorrectnessRecord) =>
 
 const caseBlock = (r: CorrectnessRecord) =>
   [
-    `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
-    "",
-    quoteBlock(r.question),
-    "",
+    ...questionLines(r),
     `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}${
       r.verdict === undefined ? "" : ` — **${r.verdict.pass ? "pass" : "fail"}** (${r.verdict.why})`
     }${r.claims.unread === undefined ? "" : ` — **not judged**: ${inline(r.claims.unread)}`}`,
     "",
-    "**Answer:**",
-    "",
-    quoteBlock(r.answer === "" ? "(empty)" : r.answer),
-    "",
+    ...answerLines(r.answer),
     "**Answer claims**" + (r.reference === undefined ? "" : " (checked against the reference)") + ":",
     "",
     claimTable(r.claims.answer, r.reference === undefined ? undefined : "reference"),

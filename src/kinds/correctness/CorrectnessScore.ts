@@ -4,7 +4,7 @@
  * (`metrics/claims.ts`). Each metric is declared once here (name, range, direction) for the
  * per-case file, compare, reports and gates.
  */
-import type { EvalCase } from "../../domain/Case.js"
+import { type EvalCase, recordOrigin } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
@@ -207,10 +207,7 @@ export const correctnessRecord = (
     ...(j.raw === undefined ? {} : { raw: j.raw })
   }))
   return {
-    caseId: c.id,
-    ordinal: c.ordinal,
-    line: c.line,
-    iteration,
+    ...recordOrigin(c, iteration),
     question: c.question,
     answer: c.answer ?? "",
     ...(c.reference === undefined ? {} : { reference: c.reference }),

@@ -21,7 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { RetrievalInfo } from "../../domain/Case.js"
+import { recordOrigin, type RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
 import { oneLine } from "../../domain/Markdown.js"
 import * as Metric from "../../domain/Metric.js"
@@ -331,10 +331,7 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
     const { id: _id, relevance: _relevance, ...scores } = scoreEvidenceQuery(c.id, gold.length, matrix)
     const usage = c.retrieval?.usage
     return {
-      caseId: c.id,
-      ordinal: c.ordinal,
-      line: c.line,
-      iteration,
+      ...recordOrigin(c, iteration),
       query: c.question,
       gold: gold.map((text, j) => {
         const i = matrix.findIndex((row) => row[j] === true)

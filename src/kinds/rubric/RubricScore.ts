@@ -13,7 +13,7 @@
  * (the rubric dimensions cannot see a wrong figure). A harmful answer stays 0; with F1 null (the case
  * has no claims to compare) the dimensions' composite stands.
  */
-import type { EvalCase } from "../../domain/Case.js"
+import { type EvalCase, recordOrigin } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import * as Metric from "../../domain/Metric.js"
@@ -233,10 +233,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       raw: b.j?.raw
     }))
     return {
-      caseId: c.id,
-      ordinal: c.ordinal,
-      line: c.line,
-      iteration,
+      ...recordOrigin(c, iteration),
       question: c.question,
       answer: c.answer,
       source: c.source,
