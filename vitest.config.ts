@@ -16,10 +16,14 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Each test file gets fresh modules (vitest's default). Sharing them (isolate: false) cut the
-    // collect time from ~170 s to ~37 s on this 2-core machine, but one run beside two CPU burners
-    // then saw a file's TestClock tests share one clock (test/target/Retry.test.ts started at 5 h):
-    // a flake that blocks every submission is worse than a slower suite.
+    setupFiles: ["test/support/Setup.ts"],
+    // A fresh process and module graph per test file (vitest's default). Keeping the processes for
+    // the whole run saves ~0.7 CPU-s per file (effect and @effect/* loaded once per process: 22 unit
+    // files 20.8 → 9.5 CPU-s, 8.8 sharing the sources too), but in three runs of the suite beside
+    // other load it made a file's TestClock tests share one clock (test/target/Retry.test.ts at 5 h,
+    // ReadBody.test.ts at 500 ms, RetrySchedule.test.ts at 15 h) — with the sources' modules fresh per
+    // file too, so the state that leaks is in a package's module, not found yet. A flake blocks every
+    // submission: isolation stays. test/support/Setup.ts checks what a file leaves behind.
     isolate: true,
     // One worker more than the cores: most end-to-end files spend their time waiting on child
     // processes, servers and rate limits, so a third file on 2 cores fills the idle CPU (vitest's

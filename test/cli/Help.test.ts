@@ -174,7 +174,7 @@ describe("parse errors: error:, the flag, the nearest flag, exit 2", () => {
       const r = await run(args)
       expect(r.stderr, args.join(" ")).toContain(message)
       expect(r.stderr.startsWith("error: "), args.join(" ")).toBe(true)
-      expect(r.stderr.split("\n"), args.join(" ")).toHaveLength(1)
+      expect(r.stderr.trimEnd().split("\n"), args.join(" ")).toHaveLength(1)
       expect(r.stdout, args.join(" ")).toBe("")
       expect(r.code, args.join(" ")).toBe(2)
     }

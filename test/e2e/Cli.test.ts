@@ -1,12 +1,16 @@
 /**
- * The installed command, as a user runs it: `node dist/bin.js` in a child process (built by
- * `pretest`). Exit codes, messages, the quick start, and that bad input writes nothing.
+ * The CLI's exit codes, messages, the quick start, and that bad input writes nothing. The installed
+ * command as a user runs it — `node dist/bin.js` in a child process (built by `pretest`) — for
+ * --version, the quick start and pipeline files (the bundle compiles them with esbuild; under vitest
+ * `main` would import them through vite instead); the rest in-process through `main` (`runCli`: the
+ * same exit codes and output, without a Node start-up per command).
  */
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
@@ -38,6 +42,10 @@ const write = (dir: string, name: string, content: string | Buffer) => {
   return path
 }
 
+/** In-process, with `env` over the environment (OPENAI_API_KEY emptied unless given). */
+const inProcess = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
+  runCli(args, { env })
+
 /** Every bad input must leave the output root empty: nothing half-written. */
 const expectNothingWritten = (out: string) => expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([])
 
@@ -67,7 +75,7 @@ describe("rag-eval CLI", () => {
 
   it("--format json writes only the json report; --limit bounds the cases", async () => {
     const out = tempDir()
-    const r = await cli(["run", pipeline, "--input", sample, "--out", out, "--format", "json", "--limit", "3"])
+    const r = await inProcess(["run", pipeline, "--input", sample, "--out", out, "--format", "json", "--limit", "3"])
     expect(r.code).toBe(0)
     const runDir = Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
     const report = JSON.parse(fs.readFileSync(Path.join(runDir, "report.json"), "utf8"))
@@ -142,7 +150,7 @@ describe("rag-eval CLI", () => {
         const argv = name === "a missing pipeline"
           ? ["run", "pipelines/nope.ts", ...args(), "--out", out]
           : ["run", pipeline, ...args(), "--out", out]
-        const r = await cli(argv)
+        const r = await inProcess(argv)
         expect(r.code).toBe(2)
         expect(r.stderr).toMatch(message)
         expectNothingWritten(out)
@@ -151,7 +159,7 @@ describe("rag-eval CLI", () => {
 
     it("--provider openai without a key names OPENAI_API_KEY", async () => {
       const out = tempDir()
-      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai"], {
+      const r = await inProcess(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai"], {
         OPENAI_API_KEY: ""
       })
       expect(r.code).toBe(2)
@@ -170,7 +178,7 @@ describe("rag-eval CLI", () => {
     it("judges with the LLM; the API key never reaches a file", async () => {
       const out = tempDir()
       const key = "sk-cli-SECRET-999"
-      const r = await cli([
+      const r = await inProcess([
         "run",
         pipeline,
         "--csv",
@@ -203,7 +211,7 @@ describe("rag-eval CLI", () => {
     it("exit 1 when failed judgments exceed --max-failures, with every report still written", async () => {
       server.setBehaviour({ faults: { malformed: 1 } })
       const out = tempDir()
-      const r = await cli([
+      const r = await inProcess([
         "run",
         pipeline,
         "--csv",
@@ -284,32 +292,32 @@ describe("rag-eval CLI", () => {
     it("rebuilds the same reports from the journal with no judge; refuses a changed input or an incomplete run (exit 2)", async () => {
       const dir = tempDir()
       const input = write(dir, "cases.csv", fs.readFileSync(Path.join(repoRoot, sample)))
-      const made = await cli(["run", pipeline, "--csv", input, "--out", Path.join(dir, "out"), "--limit", "3"])
+      const made = await inProcess(["run", pipeline, "--csv", input, "--out", Path.join(dir, "out"), "--limit", "3"])
       expect(made.code).toBe(0)
       const runDir = runDirOf(made)
       const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       fs.rmSync(Path.join(runDir, "report.md"))
-      const rebuilt = await cli(["report", runDir])
+      const rebuilt = await inProcess(["report", runDir])
       expect(rebuilt.code).toBe(0)
       expect(fs.readFileSync(Path.join(runDir, "report.md"), "utf8")).toBe(before)
 
       const journal = Path.join(runDir, "judgments.jsonl")
       const lines = fs.readFileSync(journal, "utf8").trim().split("\n")
       fs.writeFileSync(journal, lines.slice(1).join("\n") + "\n")
-      const incomplete = await cli(["report", runDir])
+      const incomplete = await inProcess(["report", runDir])
       expect(incomplete.code).toBe(2)
       expect(incomplete.stderr).toContain("is incomplete")
       fs.writeFileSync(journal, lines.join("\n") + "\n")
 
       fs.appendFileSync(input, "a,b,c,d\n")
-      const changed = await cli(["report", runDir])
+      const changed = await inProcess(["report", runDir])
       expect(changed.code).toBe(2)
       expect(changed.stderr).toMatch(/cases\.csv.*changed since run/)
     })
 
     it("a run made with --listwise is judged a query at a time, recorded, and reported again as it ran, whatever this shell's settings", async () => {
       const out = tempDir()
-      const made = await cli([
+      const made = await inProcess([
         "run",
         "pipelines/search-relevance.ts",
         "--input",
@@ -324,7 +332,7 @@ describe("rag-eval CLI", () => {
       expect(manifest.options).toEqual({ listwise: true })
       const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       expect(before).toContain("Judged listwise")
-      const rebuilt = await cli(["report", runDir], { RAG_EVAL_LISTWISE: "", RAG_TOP_K: "2" })
+      const rebuilt = await inProcess(["report", runDir], { RAG_EVAL_LISTWISE: "", RAG_TOP_K: "2" })
       expect(rebuilt.code).toBe(0)
       expect(fs.readFileSync(Path.join(runDir, "report.md"), "utf8")).toBe(before)
     })

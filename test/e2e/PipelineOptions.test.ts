@@ -1,13 +1,16 @@
 /**
- * Pipelines take options, not the environment (child processes, `node dist/bin.js`): built-in
- * pipelines by name from any directory, options that do not apply refused, environment variables
- * announced and recorded, `--config` files, `rag-eval resume`, and no `process.env` in the library.
+ * Pipelines take options, not the environment: built-in pipelines by name from any directory (the
+ * built binary, `node dist/bin.js`: its prompts and pipelines are the bundle's), options that do not
+ * apply refused, environment variables announced and recorded, `--config` files, `rag-eval resume`
+ * (in-process through `main`, `runCli`: the same exit codes, output and files, without a Node start-up
+ * per command; the environment through Config, as the CLI reads it), and no `process.env` in the library.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { quickStartRunId } from "../support/QuickStart.js"
 import { repoRoot } from "../support/RunPipeline.js"
 
@@ -37,7 +40,7 @@ describe("built-in pipelines by name", () => {
   })
 
   it("an unknown name lists the built-in ones (exit 2)", async () => {
-    const r = await cli(["run", "rag-answer", "--csv", sampleCsv], { cwd: dir("unknown") })
+    const r = await runCli(["run", "rag-answer", "--csv", sampleCsv], { cwd: dir("unknown") })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(
       `unknown pipeline "rag-answer": built-in pipelines are rag-answers, answer-synthesis, answer-correctness, course-retrieval, search-relevance, evidence-retrieval`
@@ -45,13 +48,13 @@ describe("built-in pipelines by name", () => {
   })
 
   it("rag-eval pipelines lists the five with their options; run <pipeline> --help shows that pipeline's", async () => {
-    const list = await cli(["pipelines"])
+    const list = await runCli(["pipelines"])
     expect(list.code).toBe(0)
     for (
       const name of ["rag-answers", "answer-synthesis", "course-retrieval", "search-relevance", "evidence-retrieval"]
     ) expect(list.stdout).toContain(name)
     expect(list.stdout).toContain("--fuzzy-threshold")
-    const help = await cli(["run", "search-relevance", "--help"])
+    const help = await runCli(["run", "search-relevance", "--help"])
     expect(help.code).toBe(0)
     const own = help.stdout.slice(0, help.stdout.indexOf("Common flags of rag-eval run")).replace(/\s+/g, " ")
     expect(own).toContain("Pipeline search-relevance")
@@ -59,7 +62,7 @@ describe("built-in pipelines by name", () => {
     expect(own).toContain("--fields TEXT")
     expect(own).toContain("environment: RAG_EVAL_TOP_K, RAG_TOP_K")
     expect(own).not.toContain("--fuzzy-threshold")
-    const rag = await cli(["run", "rag-answers", "--help"])
+    const rag = await runCli(["run", "rag-answers", "--help"])
     const ragOwn = rag.stdout.slice(0, rag.stdout.indexOf("Common flags"))
     expect(ragOwn).toContain("--rubrics TEXT")
     expect(ragOwn).not.toContain("--listwise")
@@ -69,7 +72,7 @@ describe("built-in pipelines by name", () => {
 describe("options that do not apply are refused", () => {
   it("--listwise on rag-answers: exit 2 naming the pipeline's options; nothing written", async () => {
     const cwd = dir("listwise-rag")
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--listwise"], { cwd })
+    const r = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--listwise"], { cwd })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(
       "error: --listwise does not apply to rag-answers (its options: --rubrics, --only-rubrics)"
@@ -78,10 +81,10 @@ describe("options that do not apply are refused", () => {
   })
 
   it("--retriever bm25 on rag-answers, --fuzzy-threshold on search-relevance", async () => {
-    const a = await cli(["run", "rag-answers", "--csv", sampleCsv, "--retriever", "bm25"], { cwd: dir("bm25-rag") })
+    const a = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--retriever", "bm25"], { cwd: dir("bm25-rag") })
     expect(a.code).toBe(2)
     expect(a.stderr).toContain("--retriever does not apply to rag-answers")
-    const b = await cli(["run", "search-relevance", "--input", searchSample, "--fuzzy-threshold", "0.5"], {
+    const b = await runCli(["run", "search-relevance", "--input", searchSample, "--fuzzy-threshold", "0.5"], {
       cwd: dir("fuzzy-search")
     })
     expect(b.code).toBe(2)
@@ -91,7 +94,7 @@ describe("options that do not apply are refused", () => {
   })
 
   it("--prefetch-limit on precomputed hits: exit 2, it only means something to a live retriever", async () => {
-    const r = await cli(["run", "search-relevance", "--input", searchSample, "--prefetch-limit", "50"], {
+    const r = await runCli(["run", "search-relevance", "--input", searchSample, "--prefetch-limit", "50"], {
       cwd: dir("prefetch")
     })
     expect(r.code).toBe(2)
@@ -102,7 +105,7 @@ describe("options that do not apply are refused", () => {
 describe("the environment: announced, recorded, checked", () => {
   it("RAG_TOP_K=2 is announced on stderr, applied, and recorded with its source", async () => {
     const cwd = dir("env-topk")
-    const r = await cli(["run", "search-relevance", "--input", searchSample], { cwd, env: { RAG_TOP_K: "2" } })
+    const r = await runCli(["run", "search-relevance", "--input", searchSample], { cwd, env: { RAG_TOP_K: "2" } })
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("RAG_TOP_K=2 from the environment: --top-k 2")
     const m = manifestOf(Path.join(cwd, "out"), "search-relevance")
@@ -113,7 +116,7 @@ describe("the environment: announced, recorded, checked", () => {
 
   it("RAG_EVAL_TOP_K wins over its alias; a flag wins over both", async () => {
     const a = dir("env-both")
-    const r = await cli(["run", "search-relevance", "--input", searchSample], {
+    const r = await runCli(["run", "search-relevance", "--input", searchSample], {
       cwd: a,
       env: { RAG_TOP_K: "2", RAG_EVAL_TOP_K: "3" }
     })
@@ -121,7 +124,7 @@ describe("the environment: announced, recorded, checked", () => {
     expect(r.stderr).toContain("RAG_EVAL_TOP_K=3 from the environment")
     expect(manifestOf(Path.join(a, "out"), "search-relevance").options).toEqual({ topK: 3 })
     const b = dir("env-flag")
-    const f = await cli(["run", "search-relevance", "--input", searchSample, "--top-k", "4"], {
+    const f = await runCli(["run", "search-relevance", "--input", searchSample, "--top-k", "4"], {
       cwd: b,
       env: { RAG_TOP_K: "2" }
     })
@@ -132,7 +135,7 @@ describe("the environment: announced, recorded, checked", () => {
 
   it("a variable of an option the pipeline does not take changes nothing and is not recorded", async () => {
     const cwd = dir("env-unrelated")
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv], {
+    const r = await runCli(["run", "rag-answers", "--csv", sampleCsv], {
       cwd,
       env: { RAG_TOP_K: "2", RAG_EVAL_LISTWISE: "1" }
     })
@@ -142,7 +145,7 @@ describe("the environment: announced, recorded, checked", () => {
   })
 
   it("an invalid value names the variable and what was expected (exit 2)", async () => {
-    const r = await cli(["run", "search-relevance", "--input", searchSample], {
+    const r = await runCli(["run", "search-relevance", "--input", searchSample], {
       cwd: dir("env-bad"),
       env: { RAG_TOP_K: "ten" }
     })
@@ -158,7 +161,7 @@ describe("--config FILE", () => {
       Path.join(cwd, "rag-eval.json"),
       JSON.stringify({ "top-k": 2, listwise: true, "run-id": "from-config", fields: ["title", "text"] })
     )
-    const r = await cli([
+    const r = await runCli([
       "run",
       "search-relevance",
       "--input",
@@ -179,7 +182,7 @@ describe("--config FILE", () => {
   it("YAML, read with a YAML parser", async () => {
     const cwd = dir("config-yaml")
     fs.writeFileSync(Path.join(cwd, "rag-eval.yaml"), "# a comment\ntop-k: 2\nrun-id: yaml-run\nlistwise: true\n")
-    const r = await cli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.yaml"], { cwd })
+    const r = await runCli(["run", "search-relevance", "--input", searchSample, "--config", "rag-eval.yaml"], { cwd })
     expect(r.code).toBe(0)
     expect(JSON.parse(fs.readFileSync(Path.join(cwd, "out/search-relevance/yaml-run/manifest.json"), "utf8")).options)
       .toEqual({ topK: 2, listwise: true })
@@ -191,12 +194,12 @@ describe("--config FILE", () => {
       Path.join(cwd, "gates.yaml"),
       "fail-under:\n  composite: 99%\n  clarity: 1\nfail-over:\n  failedJudgments: 0\n"
     )
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
+    const r = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--config", "gates.yaml"], { cwd })
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/error: --fail-under: composite = [\d.]+%, below 99%/)
     expect(r.stderr).not.toContain("clarity =")
     fs.writeFileSync(Path.join(cwd, "wrong.json"), JSON.stringify({ "fail-under": { failedJudgments: 0 } }))
-    const w = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], {
+    const w = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--config", "wrong.json", "--out", "wrong-out"], {
       cwd
     })
     expect(w.code).toBe(2)
@@ -209,16 +212,16 @@ describe("--config FILE", () => {
   it("refuses secrets, unknown keys and malformed files (exit 2, naming the file and key)", async () => {
     const cwd = dir("config-bad")
     fs.writeFileSync(Path.join(cwd, "secret.json"), JSON.stringify({ "api-key": "sk-in-a-file" }))
-    const s = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "secret.json"], { cwd })
+    const s = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--config", "secret.json"], { cwd })
     expect(s.code).toBe(2)
     expect(s.stderr).toContain(`--config secret.json: "api-key" is a secret and is not accepted in a config file`)
     expect(s.stderr).not.toContain("sk-in-a-file")
     fs.writeFileSync(Path.join(cwd, "unknown.json"), JSON.stringify({ topk: 2 }))
-    const u = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "unknown.json"], { cwd })
+    const u = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--config", "unknown.json"], { cwd })
     expect(u.code).toBe(2)
     expect(u.stderr).toContain(`--config unknown.json: unknown key "topk"`)
     fs.writeFileSync(Path.join(cwd, "broken.yaml"), "top-k: [1,\n")
-    const b = await cli(["run", "rag-answers", "--csv", sampleCsv, "--config", "broken.yaml"], { cwd })
+    const b = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--config", "broken.yaml"], { cwd })
     expect(b.code).toBe(2)
     expect(b.stderr).toContain("--config broken.yaml: not valid YAML")
     expect(fs.existsSync(Path.join(cwd, "out"))).toBe(false)
@@ -228,7 +231,7 @@ describe("--config FILE", () => {
 describe("rag-eval resume <run-dir>", () => {
   it("runs the run's own command again, from its directory, with secrets left to the environment", async () => {
     const cwd = dir("resume")
-    const first = await cli([
+    const first = await runCli([
       "run",
       "search-relevance",
       "--input",
@@ -244,7 +247,7 @@ describe("rag-eval resume <run-dir>", () => {
     const journal = Path.join(runDir, "judgments.jsonl")
     const lines = fs.readFileSync(journal, "utf8").trimEnd().split("\n")
     fs.writeFileSync(journal, lines.slice(0, Math.floor(lines.length / 2)).join("\n") + "\n")
-    const r = await cli(["resume", runDir], { cwd: tmp })
+    const r = await runCli(["resume", runDir], { cwd: tmp })
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("resuming: rag-eval run search-relevance --input")
     expect(r.stderr).toMatch(/resuming run to-resume: \d+ of \d+ judgments done/)
@@ -255,7 +258,7 @@ describe("rag-eval resume <run-dir>", () => {
   })
 
   it("a directory that is not a run: exit 2", async () => {
-    const r = await cli(["resume", tmp])
+    const r = await runCli(["resume", tmp])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain("is not a run directory")
   })
@@ -288,7 +291,7 @@ describe("the library never touches the environment", () => {
 
 describe("--iterations with a deterministic judge", () => {
   it("says once on stderr that the heuristic judge's iterations will agree exactly", async () => {
-    const r = await cli(["run", "rag-answers", "--csv", sampleCsv, "--iterations", "2", "--limit", "3"], {
+    const r = await runCli(["run", "rag-answers", "--csv", sampleCsv, "--iterations", "2", "--limit", "3"], {
       cwd: dir("iterations")
     })
     expect(r.code).toBe(0)
@@ -314,7 +317,7 @@ describe("answer-correctness --pass-if", () => {
       ] as const
     ) {
       const cwd = dir(`pass-if-bad-${value.length}`)
-      const r = await cli(["run", "answer-correctness", "--input", sample, "--pass-if", value], { cwd })
+      const r = await runCli(["run", "answer-correctness", "--input", sample, "--pass-if", value], { cwd })
       expect(r.code).toBe(2)
       expect(r.stderr).toContain(problem)
       expect(fs.existsSync(Path.join(cwd, "out", "answer-correctness"))).toBe(false)
@@ -325,11 +328,11 @@ describe("answer-correctness --pass-if", () => {
     const lenient = dir("pass-if-lenient")
     const strict = dir("pass-if-strict")
     expect(
-      (await cli(["run", "answer-correctness", "--input", sample, "--pass-if", "recall>=0"], { cwd: lenient }))
+      (await runCli(["run", "answer-correctness", "--input", sample, "--pass-if", "recall>=0"], { cwd: lenient }))
         .code
     ).toBe(0)
     expect(
-      (await cli(["run", "answer-correctness", "--input", sample, "--pass-if", "f1>=0.99,faithfulness>=0.99"], {
+      (await runCli(["run", "answer-correctness", "--input", sample, "--pass-if", "f1>=0.99,faithfulness>=0.99"], {
         cwd: strict
       })).code
     ).toBe(0)

@@ -1,14 +1,16 @@
 /**
- * Reports people look at and CI can gate on, as users run them (`node dist/bin.js`, built by
- * `pretest`): exit codes of --fail-under and compare --fail-if-worse, `run --json` on stdout,
- * --quiet, SIGTERM → 143 and `report --partial` of the stopped run, no colour codes in pipes or
- * with NO_COLOR, --wizard without a terminal.
+ * Reports people look at and CI can gate on: exit codes of --fail-under and compare --fail-if-worse,
+ * `run --json` on stdout, --quiet, `report --partial` of a stopped run — in-process through `main`
+ * (`runCli`: what a command prints, writes and exits with, without a Node start-up per command) —
+ * and, as users run them (`node dist/bin.js`, built by `pretest`), what is the process's: SIGTERM →
+ * 143, no colour codes in pipes or with NO_COLOR, --wizard without a terminal.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
@@ -26,7 +28,7 @@ describe("run: CI gate, --json, --quiet", () => {
     "--fail-under / --fail-over: met → 0; unmet → 1 with one line per gate, after every file is written; a gate off the declared metrics → 2 before anything is judged or written",
     async () => {
       const out = tempDir("rag-eval-gate-")
-      const met = await cli([
+      const met = await runCli([
         "run",
         pipeline,
         "--csv",
@@ -39,7 +41,7 @@ describe("run: CI gate, --json, --quiet", () => {
         "failedJudgments=0"
       ])
       expect(met.code).toBe(0)
-      const unmet = await cli([
+      const unmet = await runCli([
         "run",
         pipeline,
         "--csv",
@@ -56,7 +58,7 @@ describe("run: CI gate, --json, --quiet", () => {
       expect(lines[1]).toMatch(/^error: --fail-under: rag-answers\/clarity = 3\.\d+, below 3\.9$/)
       expect(fs.existsSync(Path.join(runDir(out), "report.md"))).toBe(true)
       // `report` gates the same way, from the run's summary.json.
-      const report = await cli(["report", runDir(out), "--fail-under", "composite=0.99"])
+      const report = await runCli(["report", runDir(out), "--fail-under", "composite=0.99"])
       expect(report.code).toBe(1)
       expect(report.stderr).toMatch(/error: --fail-under: composite = 0\.\d+, below 0\.99/)
       const wrong: ReadonlyArray<[ReadonlyArray<string>, string]> = [
@@ -78,13 +80,13 @@ describe("run: CI gate, --json, --quiet", () => {
       ]
       for (const [gate, message] of wrong) {
         const fresh = tempDir("rag-eval-gate-")
-        const r = await cli(["run", pipeline, "--csv", sample, "--out", fresh, ...gate])
+        const r = await runCli(["run", pipeline, "--csv", sample, "--out", fresh, ...gate])
         expect(r.code, gate.join(" ")).toBe(2)
         expect(r.stderr).toContain(message)
         expect(fs.readdirSync(fresh)).toEqual([])
       }
       // The same check on a dry run, which judges nothing either.
-      const dry = await cli([
+      const dry = await runCli([
         "run",
         pipeline,
         "--csv",
@@ -96,7 +98,7 @@ describe("run: CI gate, --json, --quiet", () => {
         "failedJudgments=0"
       ])
       expect(dry.code).toBe(2)
-      const syntax = await cli([
+      const syntax = await runCli([
         "run",
         pipeline,
         "--csv",
@@ -116,7 +118,7 @@ describe("run: CI gate, --json, --quiet", () => {
     "--json: one JSON object on stdout (run dir, counts, metrics, cost, thresholds); --quiet: nothing on stderr",
     async () => {
       const out = tempDir("rag-eval-json-")
-      const r = await cli([
+      const r = await runCli([
         "run",
         pipeline,
         "--csv",
@@ -215,10 +217,10 @@ describe("terminal manners", () => {
         expect(stopped.code).toBe(143)
         const dir = runDir(out)
         const calls = server.judgeCalls
-        const refused = await cli(["report", dir])
+        const refused = await runCli(["report", dir])
         expect(refused.code).toBe(2)
         expect(refused.stderr).toContain("report --partial")
-        const partial = await cli(["report", dir, "--partial", "--format", "markdown,csv,html", "--json"])
+        const partial = await runCli(["report", dir, "--partial", "--format", "markdown,csv,html", "--json"])
         expect(partial.stderr).toBe("")
         expect(partial.code).toBe(0)
         expect(server.judgeCalls).toBe(calls)
@@ -244,7 +246,7 @@ describe("compare as a CI gate", () => {
     "different pipelines: exit 2 saying what differs; --fail-if-worse: exit 1 when B is significantly worse",
     async () => {
       const out = tempDir("rag-eval-compare-cli-")
-      const a = await cli(["run", pipeline, "--csv", sample, "--out", out, "--quiet"])
+      const a = await runCli(["run", pipeline, "--csv", sample, "--out", out, "--quiet"])
       expect(a.code).toBe(0)
       // Same questions; every answer replaced by one that ignores the fragments.
       const text = fs.readFileSync(sample, "utf8")
@@ -258,19 +260,19 @@ describe("compare as a CI gate", () => {
       const worseFile = Path.join(out, "worse.csv")
       fs.writeFileSync(worseFile, worse)
       const outB = Path.join(out, "b")
-      const b = await cli(["run", pipeline, "--csv", worseFile, "--out", outB, "--quiet"])
+      const b = await runCli(["run", pipeline, "--csv", worseFile, "--out", outB, "--quiet"])
       expect(b.code).toBe(0)
       const runA = runDir(out)
       const runB = runDir(outB)
-      const gate = await cli(["compare", runA, runB, "--fail-if-worse", "groundedness"])
+      const gate = await runCli(["compare", runA, runB, "--fail-if-worse", "groundedness"])
       expect(gate.code).toBe(1)
       expect(gate.stderr).toContain("error: B is significantly worse than A on rag-answers/groundedness")
       expect(gate.stdout).toContain("## Verdicts")
-      const reverse = await cli(["compare", runB, runA, "--fail-if-worse", "groundedness"])
+      const reverse = await runCli(["compare", runB, runA, "--fail-if-worse", "groundedness"])
       expect(reverse.code).toBe(0)
       const course = tempDir("rag-eval-compare-cli-")
       expect(
-        (await cli([
+        (await runCli([
           "run",
           "pipelines/course-retrieval.ts",
           "--input",
@@ -280,7 +282,7 @@ describe("compare as a CI gate", () => {
           "--quiet"
         ])).code
       ).toBe(0)
-      const mixed = await cli(["compare", runA, runDir(course, "course-retrieval")])
+      const mixed = await runCli(["compare", runA, runDir(course, "course-retrieval")])
       expect(mixed.code).toBe(2)
       expect(mixed.stderr).toContain("run A is rag-answers and run B is course-retrieval")
     },
@@ -334,7 +336,7 @@ describe("compare as a CI gate", () => {
         fs.writeFileSync(Path.join(dir, "case-metrics-iteration-1.jsonl"), cases.join("\n") + "\n")
         return dir
       }
-      const five = await cli([
+      const five = await runCli([
         "compare",
         writeRun("a5", 5, false),
         writeRun("b5", 5, true),
@@ -346,7 +348,7 @@ describe("compare as a CI gate", () => {
         "error: --fail-if-worse cannot fail on composite: the randomisation test needs at least 6 paired cases to reach p < 0.05, and these runs have 5"
       )
       expect(five.stdout).toBe("")
-      const six = await cli([
+      const six = await runCli([
         "compare",
         writeRun("a6", 6, false),
         writeRun("b6", 6, true),
@@ -367,7 +369,7 @@ describe("calibrate on a run directory feeds the HTML report", () => {
     async () => {
       const out = tempDir("rag-eval-calibrate-html-")
       expect(
-        (await cli([
+        (await runCli([
           "run",
           "pipelines/course-retrieval.ts",
           "--input",
@@ -388,11 +390,11 @@ describe("calibrate on a run directory feeds the HTML report", () => {
       // Human labels: the judge's own grades with every 3 lowered to 2.
       const labels = Path.join(out, "human.qrels")
       fs.writeFileSync(labels, fs.readFileSync(Path.join(dir, "qrels.txt"), "utf8").replace(/ 3$/gm, " 2"))
-      const cal = await cli(["calibrate", dir, "--labels", labels, "--resamples", "50"])
+      const cal = await runCli(["calibrate", dir, "--labels", labels, "--resamples", "50"])
       expect(cal.code).toBe(0)
       const json = JSON.parse(fs.readFileSync(Path.join(dir, "calibration.json"), "utf8"))
       expect(json.criteria[0].pairs).toBeGreaterThan(0)
-      const report = await cli(["report", dir, "--format", "html"])
+      const report = await runCli(["report", dir, "--format", "html"])
       expect(report.code).toBe(0)
       const page = fs.readFileSync(Path.join(dir, "report.html"), "utf8")
       expect(page).toContain(`id="calibration"`)

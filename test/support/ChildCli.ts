@@ -1,10 +1,11 @@
 /**
  * The CLI as users run it: `node dist/bin.js …` in a child process (built by `pretest`), with its
- * exit code, signal, stdout and stderr. Children still running when a test file ends are killed.
+ * exit code, signal, stdout and stderr. Children still running when a test file ends are killed
+ * (`Children.ts`, from `Setup.ts`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
-import { afterAll } from "vitest"
+import { track } from "./Children.js"
 import { repoRoot } from "./RunPipeline.js"
 
 export const bin = Path.join(repoRoot, "dist", "bin.js")
@@ -23,13 +24,6 @@ export interface Running {
   /** stderr so far. */
   readonly stderr: () => string
 }
-
-const children = new Set<ChildProcess>()
-afterAll(() => {
-  // A failed assertion must not leave a run behind (tests run concurrently: only at the end).
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  children.clear()
-})
 
 export interface StartOptions {
   readonly uid?: number
@@ -55,7 +49,7 @@ export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): 
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid })
   })
-  children.add(child)
+  track(child)
   let stdout = ""
   let stderr = ""
   let done = false

@@ -1,21 +1,16 @@
 /**
  * `rag-eval serve` in a child process (`node dist/bin.js serve`, built by `pretest`), for the tests
  * whose subject is the process: signals, exit codes, sockets. Every child is killed when the file's
- * tests end. Wait for events (`waitFor` on what the process printed or a connection refused), never
+ * tests end (`Children.ts`, from `Setup.ts`). Wait for events (`waitFor` on what the process printed or a connection refused), never
  * for a fixed time.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
-import { afterAll } from "vitest"
 import { waitFor } from "./ChildCli.js"
+import { track } from "./Children.js"
 import { repoRoot } from "./RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
-
-const children = new Set<ChildProcess>()
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-})
 
 export interface Served {
   readonly child: ChildProcess
@@ -35,7 +30,7 @@ export const startServe = (args: ReadonlyArray<string>): Promise<Served> =>
       env: { ...process.env, RAG_EVAL_TOKEN: "" },
       stdio: ["ignore", "pipe", "pipe"]
     })
-    children.add(child)
+    track(child)
     let stdout = ""
     let stderr = ""
     let output = ""

@@ -143,6 +143,9 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
   const agreementSlot = h("div", { id: "agreement-slot" }, agreementPanel(agreement))
   const items: Array<HTMLElement> = []
   const busy = new Set<number>()
+  // Labels are saved one after another, in the order they were given: each answer carries the
+  // agreement so far, and an earlier answer arriving last would show fewer labels than were saved.
+  let saves: Promise<unknown> = Promise.resolve()
 
   const suffix = iteration === undefined || iteration === 1 ? "" : `?iteration=${iteration}`
   const go = async (step: 1 | -1) => {
@@ -174,13 +177,17 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
     select(next === -1 ? Math.min(k + 1, targets.length - 1) : next)
     try {
       const noteText = note.value.trim()
-      const created = await api.label(runId, {
-        caseId,
-        target: t.target,
-        label: value,
-        ...(noteText === "" ? {} : { note: noteText }),
-        ...(iteration === undefined ? {} : { iteration })
-      })
+      const save = saves.then(() =>
+        api.label(runId, {
+          caseId,
+          target: t.target,
+          label: value,
+          ...(noteText === "" ? {} : { note: noteText }),
+          ...(iteration === undefined ? {} : { iteration })
+        })
+      )
+      saves = save.catch(() => undefined)
+      const created = await save
       targets[k] = { ...t, label: created.label }
       note.value = ""
       renderItem(k)

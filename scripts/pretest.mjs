@@ -1,0 +1,53 @@
+/**
+ * `npm test`'s pretest: the build (`npm run build`: tsc → dist/, then the bundle), the type check
+ * of everything (the sources and tests, and the review page's own tsconfig) and ESLint — the same
+ * three checks `npm run build && npm run typecheck && npm run lint` make, run side by side: none
+ * reads what another writes (the type checks emit nothing, ESLint does not read dist/), each is one
+ * single-threaded process, and one after another they left a 2-core machine's second core idle.
+ * Each one's output is printed when it ends, under its name; the script fails if any of them fails.
+ *
+ * The type checks and ESLint keep caches under node_modules/.cache (tsc's `--incremental` build
+ * info, ESLint's `--cache`), so a second `npm test` re-checks only what changed; both caches are
+ * keyed on the files' contents and the configuration. The build has none: tsc's build info would
+ * skip emitting into a dist/ that was deleted.
+ */
+import { spawn } from "node:child_process"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+// The repository's tools (tsc, eslint) first on the PATH, as `npm run` puts them, also when run directly.
+const bin = fileURLToPath(new URL("../node_modules/.bin", import.meta.url))
+const env = { ...process.env, PATH: `${bin}${Path.delimiter}${process.env.PATH ?? ""}` }
+
+const cache = "node_modules/.cache"
+const tasks = [
+  ["build", "npm", ["run", "build"]],
+  [
+    "typecheck",
+    "sh",
+    [
+      "-c",
+      `tsc --noEmit -p tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/tests.tsbuildinfo && ` +
+      `tsc --noEmit -p src/ui/page/tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/page.tsbuildinfo`
+    ]
+  ],
+  ["lint", "eslint", [".", "--cache", "--cache-location", `${cache}/eslint/`]]
+]
+
+const run = ([name, command, args]) =>
+  new Promise((resolve) => {
+    const started = Date.now()
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d))
+    child.stderr.on("data", (d) => (output += d))
+    child.on("error", (e) => (output += `${e.message}\n`))
+    child.on("close", (code) => {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1)
+      process.stdout.write(`> ${name}: ${code === 0 ? "ok" : `failed (exit ${code})`} in ${seconds} s\n${output}`)
+      resolve(code === 0)
+    })
+  })
+
+const results = await Promise.all(tasks.map(run))
+if (results.some((ok) => !ok)) process.exitCode = 1

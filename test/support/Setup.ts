@@ -1,0 +1,28 @@
+/**
+ * Run before every test file (vitest's `setupFiles`). Test files run one after another in worker
+ * processes that live for the whole run (vitest.config.ts; each file gets fresh modules), so what a
+ * file must not leave to the next in its process is undone here, after each file — not by hooks of
+ * a test-support module, which belong to the file that imported it:
+ *
+ * - child processes the file started (`ChildCli.ts`, `Serve.ts`) and left running are killed;
+ * - the working directory is the repository root again (`runCli` restores it; a test may not);
+ * - the live clock is Effect's default: a `TestClock` leaking out of a test into the default
+ *   services would move the time every later file sees — the file that leaked it fails here, by name.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import { afterAll } from "vitest"
+import { killChildren } from "./Children.js"
+
+const home = process.cwd()
+
+afterAll(() => {
+  killChildren()
+  if (process.cwd() !== home) process.chdir(home)
+  const skew = Math.abs(Effect.runSync(Clock.currentTimeMillis) - Date.now())
+  if (skew > 60_000) {
+    throw new Error(
+      `Effect's default Clock is ${skew} ms off the system clock after this file: a TestClock leaked out of a test`
+    )
+  }
+})
