@@ -9,7 +9,7 @@
  * a directory from the public LLMJudge / TREC DL files.
  *
  * Every pair is judged exactly as the search-relevance pipeline judges it: the cases are decoded by
- * its loader (`SearchRelevance.toSearchCase`), the tasks come from its judge stage
+ * its loader (`SearchRelevance.searchDecoder`), the tasks come from its judge stage
  * (`judgeSearchHits` with the rubric `search-relevance/checklist`: same variables, same pool), and
  * each verdict from `HeuristicJudge.verdict`. Printed: Cohen's κ on the four grades, κ on
  * relevant/not (grade ≥ 2), the confusion matrix, judgments/s (every pair judged repeatedly for
@@ -35,7 +35,8 @@ import { relevanceOf } from "../src/judges/Heuristic.js"
 import * as HeuristicJudge from "../src/judges/HeuristicJudge.js"
 import { loadRubric } from "../src/judges/Prompt.js"
 import { THRESHOLDS, THRESHOLDS_ALONE } from "../src/judges/RelevanceModel.js"
-import { judgeSearchHits, searchFields, toSearchCase } from "../src/kinds/search/SearchRelevance.js"
+import { toHitListCase } from "../src/kinds/graded-hits/RetrievalInput.js"
+import { judgeSearchHits, searchDecoder, searchFields } from "../src/kinds/search/SearchRelevance.js"
 import { judgedRelevantAt } from "../src/metrics/relevance.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
@@ -115,7 +116,7 @@ export const readCases = (file: string): Array<EvalCase> =>
   fs.readFileSync(file, "utf8").split("\n").flatMap((text, i) => {
     if (text.trim() === "") return []
     const row = { line: i + 1, values: JSON.parse(text) as Record<string, unknown> }
-    return [Effect.runSync(toSearchCase(row, i, file, searchFields))]
+    return [Effect.runSync(toHitListCase(row, i, file, searchDecoder(searchFields)))]
   })
 
 const loadCheckedRubric = (): Promise<Rubric> =>

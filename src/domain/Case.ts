@@ -93,3 +93,11 @@ export interface RetrievalInfo {
   /** Hits dropped beyond top-k. */
   readonly beyondTopK?: number | undefined
 }
+
+/** What every kind's record starts with: its case's id, position and line, and the iteration. */
+export const recordOrigin = (c: EvalCase, iteration: number) => ({
+  caseId: c.id,
+  ordinal: c.ordinal,
+  line: c.line,
+  iteration
+})

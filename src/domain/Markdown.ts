@@ -48,9 +48,12 @@ const escapeLine = (line: string): string =>
  * whitespace (line breaks included) is one space, text beyond `max` characters is cut (`…`), and
  * the rest is escaped as described in the module comment.
  */
-export const inline = (text: string, max = 400): string => {
-  const one = normaliseBreaks(text).replace(/\s+/g, " ").trim()
-  return escapeLine(one.length > max ? `${one.slice(0, max - 1)}…` : one)
+export const inline = (text: string, max = 400): string => escapeLine(oneLine(normaliseBreaks(text), max))
+
+/** Text on one line, not escaped (a label, an excerpt): whitespace runs one space, trimmed, cut at `max` characters (`…`). */
+export const oneLine = (text: string, max: number): string => {
+  const one = text.replace(/\s+/g, " ").trim()
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one
 }
 
 /** A setext underline (`===`, `---`) or a fence (`~~~`) at the start of a line, which would make a heading or code block. */

@@ -304,12 +304,10 @@ export const OptionalId = optionalOrNull(
   Schema.Union(Schema.String, Schema.Finite).annotations(expecting("text or a number"))
 )
 
+/** Text that is not blank, trimmed; undefined for blank, null or absent. */
+export const nonBlank = (text: string | null | undefined): string | undefined =>
+  text === undefined || text === null || text.trim() === "" ? undefined : text.trim()
+
 /** The id an `OptionalId` gives: text trimmed (blank is none), a number as text. */
 export const idText = (value: string | number | null | undefined): string | undefined =>
-  value === null || value === undefined
-    ? undefined
-    : typeof value === "number"
-    ? String(value)
-    : value.trim() === ""
-    ? undefined
-    : value.trim()
+  typeof value === "number" ? String(value) : nonBlank(value)

@@ -160,6 +160,15 @@ export const addUsageTo = (
   }
 }
 
+/** The tokens a case's judgments spent, zero parts left out. */
+export const judgmentTokens = (
+  judgments: Iterable<{ readonly usage: Parameters<typeof addUsageTo>[1]; readonly via?: "batch" | undefined }>
+): Tokens => {
+  const acc = noTokens()
+  for (const j of judgments) addUsageTo(acc, j.usage, j.via)
+  return compactTokens(acc)
+}
+
 /** Sum of token counts (the parts only when some are non-zero, so synchronous runs' files keep their shape). */
 export const sumTokens = (all: ReadonlyArray<Tokens>): Tokens => {
   const acc = noTokens()

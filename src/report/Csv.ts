@@ -34,3 +34,10 @@ const cellText = (cell: CsvCell, options: CsvOptions): string =>
 
 export const csvLine = (fields: ReadonlyArray<CsvCell>, options: CsvOptions = safeCsv): string =>
   fields.map((f) => csvField(cellText(f, options))).join(",") + "\r\n"
+
+/** The cells of a case's input row under `columns` (the run's input columns): text as it is, other values as JSON, absent ones empty. */
+export const sourceCells = (columns: ReadonlyArray<string>, source: Readonly<Record<string, unknown>>) =>
+  columns.map((c) => {
+    const v = source[c]
+    return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
+  })

@@ -2,7 +2,7 @@
  * The report kit every pipeline's markdown view shares: the run-parameter table (the one table the
  * HTML page draws too), a rubric's criterion section, the failed-judgments table and number format.
  */
-import { inline } from "../domain/Markdown.js"
+import { code, inline, quoteBlock } from "../domain/Markdown.js"
 import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
 import type { RunInfo } from "../engine/Pipeline.js"
@@ -116,3 +116,17 @@ export const criterionSection = (r: Rubric, note?: string) =>
     `<sub>prompt \`${r.id}\` v${r.version}, sha256 ${r.hash}</sub>`,
     ""
   ].join("\n")
+
+/** How report.md's case blocks open: the question quoted, under where it is (its line and `idName`). */
+export const questionLines = (
+  r: { readonly line: number; readonly caseId: string; readonly question: string },
+  idName = "id"
+) => [`**Question** (line ${r.line}, ${idName} ${code(r.caseId)}):`, "", quoteBlock(r.question), ""]
+
+/** A case's answer quoted, `(empty)` when there is none. */
+export const answerLines = (answer: string | undefined) => [
+  "**Answer:**",
+  "",
+  quoteBlock(answer === undefined || answer === "" ? "(empty)" : answer),
+  ""
+]

@@ -95,28 +95,22 @@ export const extractionRound = (
   if (c.reference !== undefined) specs.push(extractSpec(c, rubrics, "reference", c.reference))
   const nuggets = sources.nuggets ? c.nuggets ?? [] : []
   if (nuggets.length > 0) {
-    specs.push({
-      rubric: rubrics.nugget,
-      vars: { question: c.question, source: "answer", text: c.answer ?? "" },
-      items: nuggets.map((n, i) => {
-        const claim = claimRef("nugget", i, "answer")
-        return { target: claimTarget(claim), vars: { claim: n.text }, claim }
-      }),
-      pool: poolOf(c)
-    })
+    const items = nuggets.map((n, i) => ["nugget", n.text, i] as const)
+    specs.push(listSpec(c, rubrics.nugget, "answer", "answer", c.answer ?? "", items))
   }
   return specs
 }
 
-const checkSpec = (
+/** One call judging a list of claims (or nuggets), each `[side, text, index]`, against one text. */
+const listSpec = (
   c: EvalCase,
-  rubrics: ClaimRubrics,
+  rubric: string,
   against: ClaimAgainst,
   source: string,
   text: string,
-  claims: ReadonlyArray<readonly [Side, string, number]>
+  claims: ReadonlyArray<readonly [Side | "nugget", string, number]>
 ): ListSpec => ({
-  rubric: rubrics.check,
+  rubric,
   vars: { question: c.question, source, text },
   items: claims.map(([side, text, i]) => {
     const claim = claimRef(side, i, against)
@@ -137,13 +131,13 @@ export const checkRound = (
   const a = answerClaims.map((claim, i) => ["answer", claim, i] as const)
   const r = c.reference === undefined ? [] : referenceClaims.map((claim, i) => ["reference", claim, i] as const)
   if (c.reference !== undefined && a.length > 0) {
-    specs.push(checkSpec(c, rubrics, "reference", "reference answer", c.reference, a))
+    specs.push(listSpec(c, rubrics.check, "reference", "reference answer", c.reference, a))
   }
-  if (r.length > 0) specs.push(checkSpec(c, rubrics, "answer", "answer", c.answer ?? "", r))
+  if (r.length > 0) specs.push(listSpec(c, rubrics.check, "answer", "answer", c.answer ?? "", r))
   if (sources.contexts) {
     c.passages.forEach((p, k) => {
       if (a.length + r.length > 0) {
-        specs.push(checkSpec(c, rubrics, contextOf(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
+        specs.push(listSpec(c, rubrics.check, contextOf(k), `retrieved passage ${k + 1}`, p.text, [...a, ...r]))
       }
     })
   }

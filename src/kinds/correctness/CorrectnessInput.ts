@@ -29,6 +29,7 @@ import {
   expecting,
   idText,
   issueDecoder,
+  nonBlank,
   OptionalId,
   optionalOrNull,
   requiredText,
@@ -177,9 +178,7 @@ export const correctnessCase = (
   if (!Array.isArray(nuggets)) {
     return rowError(file, row, nuggets as { path: ReadonlyArray<PropertyKey>; problem: string })
   }
-  const reference = r.reference === undefined || r.reference === null || r.reference.trim() === ""
-    ? undefined
-    : r.reference.trim()
+  const reference = nonBlank(r.reference)
   const passages = contextsOf(r.contexts)
   // With a target, its retrieved passages may be what the answer is checked against.
   if (reference === undefined && passages.length === 0 && nuggets.length === 0 && !generated) {
@@ -214,36 +213,35 @@ export const loadCorrectness = (): LoadStage => ({
     const present = new Set(columns)
     // With a target (`--target`), the answer and the passages may come from it.
     const generated = ctx.generated === true
-    const needed = [f.question, ...(generated ? [] : [f.answer])].filter((name) => !present.has(name))
-    if (needed.length > 0) {
-      return checkColumns(
-        ctx.file,
-        columns,
-        generated ? { question: f.question } : { question: f.question, answer: f.answer }
-      )
-    }
-    if (!generated && ![f.reference, f.contexts, f.nuggets].some((name) => present.has(name))) {
-      return Effect.fail(
-        new InputError({
-          file: ctx.file,
-          problem:
-            `no "${f.reference}", "${f.contexts}" or "${f.nuggets}" column: an answer is checked against a reference answer, the retrieved passages or nuggets; available: ${
-              columns.map((c) => JSON.stringify(c)).join(", ")
-            }`
-        })
-      )
-    }
-    return Effect.void
+    return checkColumns(
+      ctx.file,
+      columns,
+      generated ? { question: f.question } : { question: f.question, answer: f.answer }
+    )
+      .pipe(Effect.zipRight(
+        generated || [f.reference, f.contexts, f.nuggets].some((name) => present.has(name))
+          ? Effect.void
+          : Effect.fail(
+            new InputError({
+              file: ctx.file,
+              problem:
+                `no "${f.reference}", "${f.contexts}" or "${f.nuggets}" column: an answer is checked against a reference answer, the retrieved passages or nuggets; available: ${
+                  columns.map((c) => JSON.stringify(c)).join(", ")
+                }`
+            })
+          )
+      ))
   },
-  cases: (ctx) =>
-    Stream.suspend(() => {
-      const f = fieldsFor(ctx)
-      let ordinal = 0
-      return readRows(ctx.file).pipe(Stream.mapEffect((row) => {
-        const c = correctnessCase(row, ordinal++, ctx.file, f, ctx.generated === true)
+  cases: (ctx) => {
+    const f = fieldsFor(ctx)
+    return readRows(ctx.file).pipe(
+      Stream.zipWithIndex,
+      Stream.mapEffect(([row, i]) => {
+        const c = correctnessCase(row, i, ctx.file, f, ctx.generated === true)
         return c instanceof InputError ? Effect.fail(c) : Effect.succeed(c)
-      }))
-    })
+      })
+    )
+  }
 })
 
 /** What answer-correctness reads, for `rag-eval pipelines` and `run answer-correctness --help`. */

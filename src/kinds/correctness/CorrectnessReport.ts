@@ -5,13 +5,13 @@
  * the sentence that decided it. The CSV has one row per case: the input's columns, the metrics, and
  * the claims as text cells, one claim per line.
  */
-import type { CaseDetail, DetailTable, Status } from "../../domain/CaseDetail.js"
+import type { CaseDetail, DetailCell, DetailTable, Status } from "../../domain/CaseDetail.js"
 import type { ClaimVerdict } from "../../domain/Label.js"
 import { code, inline, quoteBlock } from "../../domain/Markdown.js"
 import { thousands } from "../../domain/Numbers.js"
-import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
-import { csvMaybeNumber } from "../../report/Csv.js"
-import { num } from "../../report/Sections.js"
+import type { ReportView, RunSummary } from "../../engine/Pipeline.js"
+import { csvMaybeNumber, sourceCells } from "../../report/Csv.js"
+import { answerLines, num, questionLines } from "../../report/Sections.js"
 import type { CheckedClaim, ClaimCheck, ClaimList, GradedNugget } from "./Claims.js"
 import { claimMetricNames, type CorrectnessRecord } from "./CorrectnessScore.js"
 import type { CorrectnessSummary } from "./CorrectnessSummary.js"
@@ -61,27 +61,14 @@ export const claimTable = (list: ClaimList, against: string | undefined) => {
   if (list.status === "failed") return `*Claim extraction failed*: ${inline(list.reason)}\n`
   if (list.status === "unread") return `*Not judged*: ${inline(list.reason)}\n`
   if (list.claims.length === 0) return "*No claims.*\n"
-  const hasContexts = list.claims[0]!.contexts.length > 0
-  const head = [
-    "#",
-    "Claim",
-    ...(against === undefined ? [] : [`vs ${against}`]),
-    ...(hasContexts ? ["Entailed by contexts"] : []),
-    "Evidence"
-  ]
+  // The HTML page's table, its text columns inline and cut at 300 characters.
+  const t = claimDetail("", list, against)
+  const cell = (x: DetailCell, i: number) =>
+    x === null ? "" : t.textColumns?.includes(i) === true ? inline(String(x), 300) : String(x)
   return [
-    `| ${head.join(" | ")} |`,
-    `|${head.map(() => "---").join("|")}|`,
-    ...list.claims.map((c) => {
-      const cells = [
-        String(c.n),
-        inline(c.text, 300),
-        ...(against === undefined ? [] : [c.against === undefined ? "" : verdictText(c.against)]),
-        ...(hasContexts ? [entailingContexts(c) ?? ""] : []),
-        inline(evidenceOf(c) ?? "", 300)
-      ]
-      return `| ${cells.join(" | ")} |`
-    }),
+    `| ${t.columns.join(" | ")} |`,
+    `|${t.columns.map(() => "---").join("|")}|`,
+    ...t.rows.map((row) => `| ${row.cells.map(cell).join(" | ")} |`),
     ""
   ].join("\n")
 }
@@ -106,18 +93,12 @@ const metricLine = (r: CorrectnessRecord) =>
 
 const caseBlock = (r: CorrectnessRecord) =>
   [
-    `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
-    "",
-    quoteBlock(r.question),
-    "",
+    ...questionLines(r),
     `**Metrics**: ${metricLine(r)}${r.failed > 0 ? ` — **${r.failed} judgment(s) failed**` : ""}${
       r.verdict === undefined ? "" : ` — **${r.verdict.pass ? "pass" : "fail"}** (${r.verdict.why})`
     }${r.claims.unread === undefined ? "" : ` — **not judged**: ${inline(r.claims.unread)}`}`,
     "",
-    "**Answer:**",
-    "",
-    quoteBlock(r.answer === "" ? "(empty)" : r.answer),
-    "",
+    ...answerLines(r.answer),
     "**Answer claims**" + (r.reference === undefined ? "" : " (checked against the reference)") + ":",
     "",
     claimTable(r.claims.answer, r.reference === undefined ? undefined : "reference"),
@@ -229,12 +210,6 @@ export const claimCell = (list: ClaimList | undefined) =>
     ? noClaims(list)
     : list.claims.map(claimLine).join("\n")
 
-const sourceCells = (info: RunInfo, r: CorrectnessRecord) =>
-  info.input.columns.map((c) => {
-    const v = r.source[c]
-    return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
-  })
-
 const claimParameters = (summary: Summary): ReadonlyArray<readonly [string, string]> => [
   [
     "Claims",
@@ -264,15 +239,16 @@ const claimStatus = (c: CheckedClaim): Status => {
 const claimDetail = (caption: string, list: ClaimList, against: string | undefined): DetailTable => {
   if (list.status !== "ok") return { caption: `${caption}: ${noClaims(list)}`, columns: [], rows: [] }
   const hasContexts = list.claims[0] !== undefined && list.claims[0].contexts.length > 0
+  const columns = [
+    "#",
+    "Claim",
+    ...(against === undefined ? [] : [`vs ${against}`]),
+    ...(hasContexts ? ["Entailed by contexts"] : []),
+    "Evidence"
+  ]
   return {
     caption: `${caption} (${list.claims.length})`,
-    columns: [
-      "#",
-      "Claim",
-      ...(against === undefined ? [] : [`vs ${against}`]),
-      ...(hasContexts ? ["Entailed by contexts"] : []),
-      "Evidence"
-    ],
+    columns,
     rows: list.claims.map((c) => ({
       cells: [
         c.n,
@@ -283,7 +259,7 @@ const claimDetail = (caption: string, list: ClaimList, against: string | undefin
       ],
       status: claimStatus(c)
     })),
-    textColumns: [1, against === undefined ? (hasContexts ? 3 : 2) : hasContexts ? 4 : 3]
+    textColumns: [1, columns.length - 1]
   }
 }
 
@@ -351,7 +327,7 @@ export const correctnessReport = (
     info
   ) => [...info.input.columns, ...claimMetricNames, "Answer claims", "Reference claims", "Nuggets", "Failures"],
   csvRow: (info, r) => [
-    ...sourceCells(info, r),
+    ...sourceCells(info.input.columns, r.source),
     ...claimMetricNames.map((name) => csvMaybeNumber(r.metrics[name], 4)),
     claimCell(r.claims.answer),
     claimCell(r.claims.reference),

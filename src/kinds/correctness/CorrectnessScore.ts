@@ -4,13 +4,13 @@
  * (`metrics/claims.ts`). Each metric is declared once here (name, range, direction) for the
  * per-case file, compare, reports and gates.
  */
-import type { EvalCase } from "../../domain/Case.js"
+import { type EvalCase, recordOrigin } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import { type ClaimMetrics, claimMetrics } from "../../metrics/claims.js"
-import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
+import { judgmentTokens, type Tokens } from "../../pricing/Prices.js"
 import { allSources, type CaseClaims, caseClaims, type ClaimRubrics, type ClaimSources } from "./Claims.js"
 
 /** The claim metrics, declared once: name, meaning, range and direction. */
@@ -200,8 +200,6 @@ export const correctnessRecord = (
   const base = { ...claimMetrics(claims.verdicts), abstained: claims.abstained === null ? null : +claims.abstained }
   const verdict = passVerdict({ ...base, passRate: null }, passIf, claims.unread !== undefined)
   const metrics: CorrectnessMetrics = { ...base, passRate: verdict === undefined ? null : +verdict.pass }
-  const tokens = noTokens()
-  for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
   const failures = judgments.filter((j) => j.status === "failed").map((j) => ({
     criterion: j.criterion,
     target: j.target,
@@ -209,10 +207,7 @@ export const correctnessRecord = (
     ...(j.raw === undefined ? {} : { raw: j.raw })
   }))
   return {
-    caseId: c.id,
-    ordinal: c.ordinal,
-    line: c.line,
-    iteration,
+    ...recordOrigin(c, iteration),
     question: c.question,
     answer: c.answer ?? "",
     ...(c.reference === undefined ? {} : { reference: c.reference }),
@@ -224,7 +219,7 @@ export const correctnessRecord = (
     score: headlineOf(metrics),
     failed: failures.length,
     failures,
-    tokens: compactTokens(tokens)
+    tokens: judgmentTokens(judgments)
   }
 }
 

@@ -19,22 +19,21 @@
  * Averages over cases skip unknowns. These are proxy metrics: relevance is the judge's, and recall
  * cannot be measured without knowing every relevant course in the catalogue.
  */
-import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { EvalCase, Passage } from "../../domain/Case.js"
-import { type InputError } from "../../domain/Errors.js"
+import { oneLine } from "../../domain/Markdown.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
-import type { Row } from "../../load/Rows.js"
 import {
   decodeFields,
   expecting,
   idText,
   issueDecoder,
+  nonBlank,
   OptionalId,
   optionalOrNull,
   requiredText
@@ -57,8 +56,7 @@ import {
   measurementFields,
   measurementNames,
   retrievalInfo,
-  Score,
-  toHitListCase
+  Score
 } from "../graded-hits/RetrievalInput.js"
 
 export const defaultRubric = "course-retrieval/relevance"
@@ -105,11 +103,7 @@ export const fieldsFor = (ctx: LoadContext | undefined): CourseFields => ({
 })
 
 const scalar = (u: unknown): string | undefined =>
-  typeof u === "string"
-    ? (u.trim() === "" ? undefined : u.trim())
-    : typeof u === "number" && Number.isFinite(u)
-    ? String(u)
-    : undefined
+  typeof u === "string" ? nonBlank(u) : typeof u === "number" && Number.isFinite(u) ? String(u) : undefined
 
 /** A validated course (a type alias, so it is also a plain record of fields). */
 export type Course = {
@@ -206,15 +200,6 @@ export const courseDecoder = (fields: CourseFields, options: CourseLoadOptions =
     }))
 }
 
-/** The case for one test-set row. */
-export const toCourseCase = (
-  row: Row,
-  ordinal: number,
-  file: string,
-  fields: CourseFields,
-  options: CourseLoadOptions = {}
-): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, courseDecoder(fields, options))
-
 /** Load stage: a course-retrieval test set (JSON with `cases`, a JSON array, or JSONL). */
 export const loadTestSet = (options: CourseLoadOptions = {}): LoadStage =>
   loadHitLists({
@@ -267,8 +252,7 @@ export const courseLabel = (p: Passage): string => {
   const code = scalar(f.subjectCode)
   const name = scalar(f.subjectName)
   if (code !== undefined || name !== undefined) return courseTitle({ subjectCode: code, subjectName: name })
-  const one = p.text.replace(/\s+/g, " ").trim()
-  return one.length > 80 ? `${one.slice(0, 79)}…` : one
+  return oneLine(p.text, 80)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,15 +21,15 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type { EvalCase, RetrievalInfo } from "../../domain/Case.js"
+import { recordOrigin, type RetrievalInfo } from "../../domain/Case.js"
 import { InputError } from "../../domain/Errors.js"
+import { oneLine } from "../../domain/Markdown.js"
 import * as Metric from "../../domain/Metric.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import type { PipelineOptions } from "../../engine/PipelineOptions.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
-import type { Row } from "../../load/Rows.js"
 import {
   built,
   decodeFields,
@@ -54,8 +54,7 @@ import {
   Query,
   queryFieldDocs,
   retrievalInfo,
-  Score,
-  toHitListCase
+  Score
 } from "../graded-hits/RetrievalInput.js"
 import {
   caseLatency,
@@ -187,14 +186,6 @@ export const evidenceDecoder = (f: EvidenceFields, options: EvidenceLoadOptions 
   }
 }
 
-export const toEvidenceCase = (
-  row: Row,
-  ordinal: number,
-  file: string,
-  f: EvidenceFields,
-  options: EvidenceLoadOptions = {}
-): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, evidenceDecoder(f, options))
-
 /** Load stage: queries with gold evidence and (unless retrieved live) their ranked chunks. */
 export const loadQueries = (options: EvidenceLoadOptions = {}): LoadStage =>
   loadHitLists({
@@ -281,10 +272,7 @@ export const CHUNK_TEXT_MAX = 1000
 
 const keptText = (text: string) => (text.length > CHUNK_TEXT_MAX ? `${text.slice(0, CHUNK_TEXT_MAX - 1)}…` : text)
 
-const excerpt = (text: string) => {
-  const one = text.replace(/\s+/g, " ").trim()
-  return one.length > 100 ? `${one.slice(0, 99)}…` : one
-}
+const excerpt = (text: string) => oneLine(text, 100)
 
 /** cost = (input + output) / 1000 × price per 1K; null when either is unknown. */
 export const queryCost = (
@@ -343,10 +331,7 @@ export const evidenceScore = (settings: EvidenceSettings = defaultSettings): Sco
     const { id: _id, relevance: _relevance, ...scores } = scoreEvidenceQuery(c.id, gold.length, matrix)
     const usage = c.retrieval?.usage
     return {
-      caseId: c.id,
-      ordinal: c.ordinal,
-      line: c.line,
-      iteration,
+      ...recordOrigin(c, iteration),
       query: c.question,
       gold: gold.map((text, j) => {
         const i = matrix.findIndex((row) => row[j] === true)

@@ -16,7 +16,7 @@
  * metrics null (a ranking with a hole cannot be measured); a failed retrieval leaves every metric of
  * the query null. Means skip nulls and say over how many queries they are.
  */
-import type { EvalCase, Passage, RetrievalInfo } from "../../domain/Case.js"
+import { type EvalCase, type Passage, recordOrigin, type RetrievalInfo } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, ListSpec, RunInfo, ScoreStage, TaskSpec } from "../../engine/Pipeline.js"
@@ -233,10 +233,7 @@ export const gradedScore = (options: GradedScoreOptions): ScoreStage<GradedRecor
       judgeMs += j.latencyMs
     }
     return {
-      caseId: c.id,
-      ordinal: c.ordinal,
-      line: c.line,
-      iteration,
+      ...recordOrigin(c, iteration),
       query: options.query(c),
       context: options.context?.(c) ?? {},
       hits,

@@ -205,7 +205,9 @@ export const loadHitLists = <F>(load: HitListLoad<F>): LoadStage => ({
   checkColumns: (ctx, columns) => load.checkColumns(ctx, columns, load.fields(ctx)),
   cases: (ctx) => {
     const decode = load.decoder(load.fields(ctx))
-    let ordinal = 0
-    return readRows(ctx.file).pipe(Stream.mapEffect((row) => toHitListCase(row, ordinal++, ctx.file, decode)))
+    return readRows(ctx.file).pipe(
+      Stream.zipWithIndex,
+      Stream.mapEffect(([row, i]) => toHitListCase(row, i, ctx.file, decode))
+    )
   }
 })

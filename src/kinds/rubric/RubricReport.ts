@@ -4,10 +4,10 @@
  * failed judgments, and per-row details; the CSV is the input columns + one column per dimension +
  * composite + one reason column per dimension.
  */
-import { code, inline, quoteBlock } from "../../domain/Markdown.js"
+import { inline } from "../../domain/Markdown.js"
 import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
-import { type CsvCell, csvMaybeNumber } from "../../report/Csv.js"
-import { criterionSection, num } from "../../report/Sections.js"
+import { type CsvCell, csvMaybeNumber, sourceCells } from "../../report/Csv.js"
+import { answerLines, criterionSection, num, questionLines } from "../../report/Sections.js"
 import { claimCell, claimTable } from "../correctness/CorrectnessReport.js"
 import {
   checksClaims,
@@ -134,14 +134,8 @@ const aggregate = (info: RunInfo, dimensions: ReadonlyArray<Dimension>, summary:
 
 const rowBlock = (r: RubricRecord) =>
   [
-    `**Question** (line ${r.line}, id ${code(r.caseId)}):`,
-    "",
-    quoteBlock(r.question),
-    "",
-    "**Answer:**",
-    "",
-    quoteBlock(r.answer === undefined || r.answer === "" ? "(empty)" : r.answer),
-    "",
+    ...questionLines(r),
+    ...answerLines(r.answer),
     dimensionTable(r),
     "",
     ...referenceClaimsMarkdown(r.claims)
@@ -172,17 +166,11 @@ export const rubricReport = (
         : [])
     ]
   },
-  csvRow: (info, r) => {
-    const source = info.input.columns.map((c) => {
-      const v = r.source[c]
-      return v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v)
-    })
-    return [
-      ...source,
-      ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
-      csvMaybeNumber(r.composite, 4),
-      ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
-      ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
-    ]
-  }
+  csvRow: (info, r) => [
+    ...sourceCells(info.input.columns, r.source),
+    ...r.dimensions.map((d) => csvMaybeNumber(d.score)),
+    csvMaybeNumber(r.composite, 4),
+    ...r.dimensions.map((d) => (d.status === "failed" ? `judge_failed: ${d.reason}` : d.reason)),
+    ...(checksClaims(info) ? referenceClaimsCells(r.claims) : [])
+  ]
 })

@@ -13,14 +13,14 @@
  * (the rubric dimensions cannot see a wrong figure). A harmful answer stays 0; with F1 null (the case
  * has no claims to compare) the dimensions' composite stands.
  */
-import type { EvalCase } from "../../domain/Case.js"
+import { type EvalCase, recordOrigin } from "../../domain/Case.js"
 import type { Judgment } from "../../domain/Judgment.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import * as Metric from "../../domain/Metric.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import type { PerCaseMetrics, ScoreStage } from "../../engine/Pipeline.js"
 import { claimMetrics } from "../../metrics/claims.js"
-import { addUsageTo, compactTokens, noTokens, type Tokens } from "../../pricing/Prices.js"
+import { judgmentTokens, type Tokens } from "../../pricing/Prices.js"
 import { caseClaims, type ClaimList, type ClaimRubrics } from "../correctness/Claims.js"
 
 export interface Dimension {
@@ -214,8 +214,6 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       }
     })
     const result = composite(base, options.gate)
-    const tokens = noTokens()
-    for (const j of judgments) addUsageTo(tokens, j.usage, j.via)
     const claims = referenceClaims(c, judgments, options.claims)
     const value = withCorrectness(result.value, result.gate, claims?.f1 ?? null)
     const claimFailures = claims === undefined
@@ -235,10 +233,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       raw: b.j?.raw
     }))
     return {
-      caseId: c.id,
-      ordinal: c.ordinal,
-      line: c.line,
-      iteration,
+      ...recordOrigin(c, iteration),
       question: c.question,
       answer: c.answer,
       source: c.source,
@@ -246,7 +241,7 @@ export const rubricScore = (options: RubricScoreOptions): ScoreStage<RubricRecor
       composite: value,
       gate: result.gate,
       failed: dimensions.filter((d) => d.status === "failed").length + claimFailures,
-      tokens: compactTokens(tokens),
+      tokens: judgmentTokens(judgments),
       ...(claims === undefined ? {} : { claims })
     }
   }

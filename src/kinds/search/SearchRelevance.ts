@@ -16,17 +16,15 @@
  *   RR      = 1 / rank of the first relevant hit, 0 if none → MRR
  * A failed judgment makes the query's metrics unknown; a query without hits scores 0 (NDCG flagged).
  */
-import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type { EvalCase, Passage } from "../../domain/Case.js"
-import type { InputError } from "../../domain/Errors.js"
+import type { Passage } from "../../domain/Case.js"
+import { oneLine } from "../../domain/Markdown.js"
 import type { MetricSpec } from "../../domain/Metric.js"
 import type { AggregateStage, JudgeStage, LoadContext, LoadStage, ScoreStage } from "../../engine/Pipeline.js"
 import { checkColumns } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
-import type { Row } from "../../load/Rows.js"
 import {
   decodeFields,
   expecting,
@@ -58,8 +56,7 @@ import {
   Query,
   queryFieldDocs,
   retrievalInfo,
-  Score,
-  toHitListCase
+  Score
 } from "../graded-hits/RetrievalInput.js"
 
 export const defaultRubric = "search-relevance/checklist"
@@ -200,14 +197,6 @@ export const searchDecoder = (f: SearchFields, options: SearchLoadOptions = {}):
     })
 }
 
-export const toSearchCase = (
-  row: Row,
-  ordinal: number,
-  file: string,
-  f: SearchFields,
-  options: SearchLoadOptions = {}
-): Effect.Effect<EvalCase, InputError> => toHitListCase(row, ordinal, file, searchDecoder(f, options))
-
 /** Load stage: search requests (JSONL or JSON), one query with its ranked hits each. */
 export const loadRequests = (options: SearchLoadOptions = {}): LoadStage =>
   loadHitLists({
@@ -254,8 +243,7 @@ export const judgeSearchHits = (
 export const hitLabel = (p: Passage): string => {
   const f = p.fields ?? {}
   const title = [f.title, f.name, f.subjectName].find((x): x is string => typeof x === "string" && x.trim() !== "")
-  const one = (title ?? p.text).replace(/\s+/g, " ").trim()
-  return one.length > 80 ? `${one.slice(0, 79)}…` : one
+  return oneLine(title ?? p.text, 80)
 }
 
 /**

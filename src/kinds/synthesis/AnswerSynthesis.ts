@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { EvalCase, Passage } from "../../domain/Case.js"
 import type { InputError } from "../../domain/Errors.js"
+import { oneLine } from "../../domain/Markdown.js"
 import type { JudgeStage, LoadContext, LoadStage, TaskSpec } from "../../engine/Pipeline.js"
 import { checkColumns, type ColumnMapping } from "../../load/CaseMapping.js"
 import type { InputDoc } from "../../load/InputFields.js"
@@ -23,6 +24,7 @@ import {
   expecting,
   idText,
   issueDecoder,
+  nonBlank,
   OptionalId,
   optionalOrNull,
   requiredText,
@@ -150,7 +152,8 @@ const courseParts = (item: JsonObject) => {
     : (item[outcomesKey] as ReadonlyArray<unknown>).map(outcomeText).filter((t) => t !== "")
   const used = new Set([name?.key, code?.key, body?.key, outcomesKey].filter((k) => k !== undefined))
   const others = Object.entries(item).filter(([k, v]) => !used.has(k) && v !== null && v !== undefined && v !== "")
-  return { name: name?.text, code: code?.text, body: body?.text, outcomes, others }
+  const title = name !== undefined && code !== undefined ? `${name.text} (${code.text})` : name?.text ?? code?.text
+  return { title, body: body?.text, outcomes, others }
 }
 
 /**
@@ -165,10 +168,7 @@ export const renderContextItem = (item: unknown): string => {
   const parts = courseParts(item)
   if (parts === undefined) return JSON.stringify(item)
   const lines: Array<string> = []
-  const title = parts.name !== undefined && parts.code !== undefined
-    ? `${parts.name} (${parts.code})`
-    : parts.name ?? parts.code
-  if (title !== undefined) lines.push(title)
+  if (parts.title !== undefined) lines.push(parts.title)
   if (parts.body !== undefined) lines.push(parts.body)
   if (parts.outcomes.length > 0) lines.push("Matched learning outcomes:", ...parts.outcomes.map((o) => `- ${o}`))
   for (const [k, v] of parts.others) lines.push(`${k}: ${valueText(v)}`)
@@ -177,14 +177,8 @@ export const renderContextItem = (item: unknown): string => {
 
 /** A one-line label for an item (reports): the course's name and code, else the start of its text. */
 export const contextLabel = (item: unknown): string => {
-  const parts = isRecord(item) ? courseParts(item) : undefined
-  const title = parts === undefined
-    ? undefined
-    : parts.name !== undefined && parts.code !== undefined
-    ? `${parts.name} (${parts.code})`
-    : parts.name ?? parts.code
-  const text = (title ?? renderContextItem(item)).replace(/\s+/g, " ").trim()
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text
+  const title = isRecord(item) ? courseParts(item)?.title : undefined
+  return oneLine(title ?? renderContextItem(item), 80)
 }
 
 /** The context as the judge sees it: `[1] item`, items separated by a blank line. */
@@ -262,9 +256,7 @@ export const validateRow = (
           question: r.question,
           answer: r.answer ?? "",
           context: r.context ?? [],
-          reference: r.reference === undefined || r.reference === null || r.reference.trim() === ""
-            ? undefined
-            : r.reference.trim()
+          reference: nonBlank(r.reference)
         })
     })
   })
@@ -311,9 +303,9 @@ export const loadTestSet = (): LoadStage => ({
   },
   cases: (ctx) => {
     const f = fieldsFor(ctx)
-    let ordinal = 0
     return readRows(ctx.file).pipe(
-      Stream.mapEffect((row) => toSynthesisCase(row, ordinal++, ctx.file, f, ctx.generated === true))
+      Stream.zipWithIndex,
+      Stream.mapEffect(([row, i]) => toSynthesisCase(row, i, ctx.file, f, ctx.generated === true))
     )
   }
 })

@@ -9,6 +9,7 @@
  * at most `examples` examples per group) used by the summary; `lowScoreAnalysis` runs it over a list,
  * e.g. one iteration's records.
  */
+import { oneLine } from "../../domain/Markdown.js"
 import type { SynthesisRecord } from "./SynthesisScore.js"
 
 export interface LowScoreExample {
@@ -153,10 +154,7 @@ interface Acc {
   both: number
 }
 
-const excerpt = (text: string | undefined): string => {
-  const one = (text ?? "").replace(/\s+/g, " ").trim()
-  return one.length > ANSWER_EXCERPT ? `${one.slice(0, ANSWER_EXCERPT - 1)}…` : one
-}
+const excerpt = (text: string | undefined): string => oneLine(text ?? "", ANSWER_EXCERPT)
 
 /** The online fold behind `lowScoreAnalysis` (the accumulator is mutated in place). */
 export const lowScoreFold = (options?: LowScoreOptions) => {

@@ -10,7 +10,7 @@ import { inline, quoteBlock } from "../../domain/Markdown.js"
 import type { Rubric } from "../../domain/Rubric.js"
 import type { ReportView, RunInfo, RunSummary } from "../../engine/Pipeline.js"
 import { csvMaybeNumber } from "../../report/Csv.js"
-import { criterionSection, num } from "../../report/Sections.js"
+import { answerLines, criterionSection, num, questionLines } from "../../report/Sections.js"
 import { referenceClaimsCells, referenceClaimsMarkdown } from "../rubric/RubricReport.js"
 import { checksClaims } from "../rubric/RubricScore.js"
 import type { LowScoreAnalysis, LowScoreGroup } from "./LowScores.js"
@@ -170,18 +170,12 @@ const caseBlock = (info: RunInfo, config: SynthesisConfig, r: SynthesisRecord) =
   const f = rubricOf(info, config.faithfulness)
   const c = rubricOf(info, config.completeness)
   return [
-    `**Question** (line ${r.line}, queryLogId ${code(r.caseId)}):`,
-    "",
-    quoteBlock(r.question),
-    "",
+    ...questionLines(r, "queryLogId"),
     `**Context** (${r.context.length} item${r.context.length === 1 ? "" : "s"}): ${
       r.context.length === 0 ? "none" : r.context.map((l) => inline(l, 100)).join(" · ")
     }`,
     "",
-    "**Answer:**",
-    "",
-    quoteBlock(r.answer === undefined || r.answer === "" ? "(empty)" : r.answer),
-    "",
+    ...answerLines(r.answer),
     "| Dimension | Score | Reason |",
     "|---|---|---|",
     `| ${f?.name ?? "Faithfulness"} | ${scoreLabel(f, r.faithfulness)} | ${inline(r.reasons.faithfulness)} |`,
