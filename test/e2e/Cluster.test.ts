@@ -157,7 +157,7 @@ describe.skipIf(!postgresAvailable)(
     )
 
     it(
-      "--rpm for the whole cluster: two runners against a server allowing 3,000 requests/min and charging rejected requests: every judgment ends ok, each paid once",
+      "--rpm for the whole cluster: two runners against a server allowing 3,000 requests/min and charging rejected requests: every judgment ends ok, each paid once beyond the calls in flight at a re-delivery",
       async () => {
         const store = pg.url
         const limited = await FakeOpenAi.start({
