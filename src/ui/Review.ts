@@ -16,7 +16,6 @@
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import { isRecord } from "effect/Predicate"
@@ -114,6 +113,22 @@ interface Slot {
   background: Fiber.RuntimeFiber<void, never> | undefined
 }
 
+/**
+ * Work done once per index and shared: the first caller runs `build`, later callers (a request, the
+ * background pass) wait for its outcome — also when the build is interrupted, so none waits forever.
+ */
+const oncePerIndex = <E>(build: (run: RunEntry, index: CaseIndex) => Effect.Effect<void, E>) => {
+  const builds = new WeakMap<CaseIndex, Deferred.Deferred<void, E>>()
+  return (run: RunEntry, index: CaseIndex): Effect.Effect<void, E> =>
+    Effect.suspend(() => {
+      const pending = builds.get(index)
+      if (pending !== undefined) return Deferred.await(pending)
+      const deferred = Deferred.unsafeMake<void, E>(FiberId.none)
+      builds.set(index, deferred)
+      return build(run, index).pipe(Effect.onExit((exit) => Deferred.done(deferred, exit)))
+    })
+}
+
 /** How long after an index is built its background pass starts. */
 const BACKGROUND_DELAY_MS = 1_000
 
@@ -189,55 +204,39 @@ export const make = (options: ReviewOptions) => {
    * read once per index: the background pass asks for them, and so does a request filtering failing
    * cases, which waits for them rather than answer with the failed judgments alone.
    */
-  const verdictPasses = new WeakMap<CaseIndex, Deferred.Deferred<void>>()
-  const ensureVerdicts = (run: RunEntry, index: CaseIndex): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      const pending = verdictPasses.get(index)
-      if (pending !== undefined) return Deferred.await(pending)
-      const deferred = Deferred.unsafeMake<void>(FiberId.none)
-      verdictPasses.set(index, deferred)
-      return Effect.gen(function*() {
-        const view = viewOf(run)
-        if (
-          view !== undefined && (view.caseVerdict !== undefined || view.caseFlags !== undefined) &&
-          index.recordsFile !== undefined
-        ) {
-          let n = 0
-          yield* scanLines(index.recordsFile, (buffer, start, end, _offset, torn) => {
-            if (end === start || torn) return
-            const c = index.recordCase[n++] ?? -1
-            if (c < 0) return
-            try {
-              const record = JSON.parse(buffer.toString("utf8", start, end)) as unknown
-              const verdict = view.caseVerdict?.(record)
-              const flags = view.caseFlags?.(record) ?? []
-              let bits = index.status[c]!
-              if (verdict !== undefined) bits |= verdict.pass ? VERDICT_PASS : VERDICT_FAIL
-              if (flags.length > 0) bits |= FLAGGED
-              index.status[c] = bits
-            } catch {
-              // A record the view cannot read keeps its `failed` flag only.
-            }
-          }).pipe(Effect.ignore)
-        }
-        index.verdictsReady = true
-      }).pipe(Effect.ensuring(Deferred.done(deferred, Exit.void)))
+  const ensureVerdicts = oncePerIndex((run, index) =>
+    Effect.gen(function*() {
+      const view = viewOf(run)
+      if (
+        view !== undefined && (view.caseVerdict !== undefined || view.caseFlags !== undefined) &&
+        index.recordsFile !== undefined
+      ) {
+        let n = 0
+        yield* scanLines(index.recordsFile, (buffer, start, end, _offset, torn) => {
+          if (end === start || torn) return
+          const c = index.recordCase[n++] ?? -1
+          if (c < 0) return
+          try {
+            const record = JSON.parse(buffer.toString("utf8", start, end)) as unknown
+            const verdict = view.caseVerdict?.(record)
+            const flags = view.caseFlags?.(record) ?? []
+            let bits = index.status[c]!
+            if (verdict !== undefined) bits |= verdict.pass ? VERDICT_PASS : VERDICT_FAIL
+            if (flags.length > 0) bits |= FLAGGED
+            index.status[c] = bits
+          } catch {
+            // A record the view cannot read keeps its `failed` flag only.
+          }
+        }).pipe(Effect.ignore)
+      }
+      index.verdictsReady = true
     })
+  )
 
   /** The journal's index of an index, built once (a request waiting for it shares the build). */
-  const journals = new WeakMap<CaseIndex, Deferred.Deferred<void, UiError>>()
-  const ensureJournal = (run: RunEntry, index: CaseIndex): Effect.Effect<void, UiError> =>
-    Effect.suspend(() => {
-      const pending = journals.get(index)
-      if (pending !== undefined) return Deferred.await(pending)
-      const deferred = Deferred.unsafeMake<void, UiError>(FiberId.none)
-      journals.set(index, deferred)
-      return indexJournal(index, Path.join(run.dir, JOURNAL_FILE)).pipe(
-        Effect.mapError(unreadable),
-        Effect.exit,
-        Effect.flatMap((exit) => Effect.zipRight(Deferred.done(deferred, exit), exit))
-      )
-    })
+  const ensureJournal = oncePerIndex((run, index) =>
+    indexJournal(index, Path.join(run.dir, JOURNAL_FILE)).pipe(Effect.mapError(unreadable))
+  )
 
   /** The journal's index, the verdicts and flags of every case (the pipeline's view), then the headline intervals. */
   const background = (slot: Slot): Effect.Effect<void> =>
