@@ -5,18 +5,14 @@
  * ordered pool, the journal and resume (a kill -9 between the rounds pays for nothing twice), the
  * cache, `--batch` (a batch per round), `--cluster`, `--dry-run` and `report`.
  */
-import * as TestRunner from "@effect/cluster/TestRunner"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
-import * as Coordinator from "../../src/cluster/Coordinator.js"
-import * as RunnerHost from "../../src/cluster/RunnerHost.js"
 import * as Judgments from "../../src/engine/Judgments.js"
 import type { Pipeline } from "../../src/engine/Pipeline.js"
-import { ClusterJudging } from "../../src/engine/RemoteJudging.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
 import { estimate } from "../../src/engine/Runner.js"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
@@ -28,6 +24,7 @@ import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import toyChain from "../fixtures/toy-chain/toy-chain.js"
 import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { onInMemoryCluster } from "../support/InMemoryCluster.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const fixture = Path.join(repoRoot, "test", "fixtures", "toy-chain")
@@ -172,27 +169,9 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       const server = yield* FakeOpenAi.make({ answer: chainAnswer })
       const local = yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs })
       server.reset()
-      const judge = {
-        provider: "openai-compatible",
-        model: "fake",
-        baseUrl: server.url,
-        timeoutMs: 5_000,
-        maxRetries: 1,
-        maxWaitMs: 60_000,
-        retryFailed: false
-      }
-      const clustered = yield* Effect.gen(function*() {
-        const remote = yield* Coordinator.make({ judge, batchSize: 5, batchesInFlight: 2 })
-        return yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs }).pipe(
-          Effect.provideService(ClusterJudging, remote)
-        )
-      }).pipe(
-        Effect.provide(
-          RunnerHost.layerEntities({ concurrency: 4, preflight: false }).pipe(
-            Layer.provideMerge(RunnerHost.layerMemoryStore),
-            Layer.provideMerge(TestRunner.layer)
-          )
-        )
+      const clustered = yield* onInMemoryCluster(
+        server.url,
+        runWith(pipeline, llm(server.url), { input: sample, outRoot: tempDir(), promptDirs })
       )
       expect(server.judgeCalls).toBe(2 * CASES)
       expect(clustered.judgments).toMatchObject({ total: 2 * CASES, ok: 2 * CASES })

@@ -5,14 +5,10 @@
  * judgment, a second run pays nothing, document text delimited as data even when it tries to steer;
  * `--cluster`: the calls made by in-memory runners, the set the same).
  */
-import * as TestRunner from "@effect/cluster/TestRunner"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Either, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import * as Coordinator from "../../src/cluster/Coordinator.js"
-import * as RunnerHost from "../../src/cluster/RunnerHost.js"
-import { ClusterJudging } from "../../src/engine/RemoteJudging.js"
 import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { correctnessCase, fieldsFor } from "../../src/kinds/correctness/CorrectnessInput.js"
 import { readRows } from "../../src/load/Rows.js"
@@ -21,6 +17,7 @@ import type { Chunk } from "../../src/synthesize/Chunks.js"
 import type { Mix } from "../../src/synthesize/Mix.js"
 import { writeOutputs } from "../../src/synthesize/Outputs.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { onInMemoryCluster } from "../support/InMemoryCluster.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { dryRunWith, synthesizeWith } from "./Support.js"
 
@@ -290,28 +287,10 @@ describe("synthesize with an LLM (the fake OpenAI server)", () => {
       const local = yield* synthesizeWith(options(tempDir()), llm(server.url))
       const localCalls = server.judgeCalls
       server.reset()
-      const judge = {
-        provider: "openai-compatible",
-        model: "fake",
-        baseUrl: server.url,
-        timeoutMs: 5_000,
-        maxRetries: 1,
-        maxWaitMs: 60_000,
-        retryFailed: false
-      }
-      const clustered = yield* Effect.gen(function*() {
-        const remote = yield* Coordinator.make({ judge, batchSize: 5, batchesInFlight: 2 })
-        // The coordinator's own judge points nowhere: every call must be the runners'.
-        return yield* synthesizeWith(options(tempDir()), llm("http://127.0.0.1:9")).pipe(
-          Effect.provideService(ClusterJudging, remote)
-        )
-      }).pipe(
-        Effect.provide(
-          RunnerHost.layerEntities({ concurrency: 4, preflight: false }).pipe(
-            Layer.provideMerge(RunnerHost.layerMemoryStore),
-            Layer.provideMerge(TestRunner.layer)
-          )
-        )
+      // The coordinator's own judge points nowhere: every call must be the runners'.
+      const clustered = yield* onInMemoryCluster(
+        server.url,
+        synthesizeWith(options(tempDir()), llm("http://127.0.0.1:9"))
       )
       // The runners made every call (none twice), and the set is the local one.
       expect(server.judgeCalls).toBe(localCalls)
