@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
 import * as FakeRag from "../support/FakeRag.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
-import { buildFixtures, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
+import { buildFixtures, failingCaseIds, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
 import { post, raw, startServer, type TestServer } from "./Server.js"
 
 let fx: Fixtures
@@ -89,11 +89,7 @@ describe("cases", () => {
     // Failing: a failed judgment, or the pipeline's own verdict (answer-correctness' --pass-if) says fail —
     // the filter waits for the verdicts, whenever it is asked.
     const failing = (await get(`/api/runs/${a}/cases?failing=true&limit=500`)).json()
-    const expected = fs.readFileSync(Path.join(fx.correctnessA, "records-iteration-1.jsonl"), "utf8").trim()
-      .split("\n").map((l) => JSON.parse(l)).filter((r) =>
-        r.caseId.startsWith("judge-fails") || r.verdict?.pass === false
-      )
-      .map((r) => r.caseId as string)
+    const expected = failingCaseIds(fx.correctnessA)
     expect(expected).toEqual(expect.arrayContaining(["judge-fails-1", "judge-fails-2"]))
     expect(expected.length).toBeGreaterThan(2)
     expect(failing.rows.map((x: any) => x.caseId).sort()).toEqual(expected.sort())

@@ -21,7 +21,7 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PAGE_DIR } from "../../src/ui/PageAssets.js"
 import { repoRoot } from "../support/RunPipeline.js"
-import { buildFixtures, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
+import { buildFixtures, failingCaseIds, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
 import { startServer, type TestServer } from "./Server.js"
 
 const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
@@ -152,11 +152,7 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     await page.locator("#cases").waitFor()
     expect((await rowsOf(page, "#cases")).length).toBe(12)
     // Failing: the cases with a failed judgment and those answer-correctness' pass rule fails.
-    const failingIds = fs.readFileSync(Path.join(fx.correctnessA, "records-iteration-1.jsonl"), "utf8").trim()
-      .split("\n").map((l) => JSON.parse(l)).filter((r) =>
-        r.caseId.startsWith("judge-fails") || r.verdict?.pass === false
-      )
-      .map((r) => r.caseId as string)
+    const failingIds = failingCaseIds(fx.correctnessA)
     expect(failingIds).toEqual(expect.arrayContaining(["judge-fails-1", "judge-fails-2"]))
     await page.locator("#only-failing").check()
     await expect.poll(() => page.locator("#cases tbody tr").count()).toBe(failingIds.length)

@@ -79,6 +79,18 @@ const pipelineOf = (name: string) => instantiate(builtins.get(name)!, {}) as Pip
 const readJsonl = (file: string): Array<Record<string, unknown>> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
 
+/**
+ * The cases of an answer-correctness run the review should list as failing, from what the run wrote:
+ * those whose judge fails (a failed judgment) and those whose verdict (the pass rule) says fail.
+ */
+export const failingCaseIds = (runDir: string): Array<string> =>
+  readJsonl(Path.join(runDir, "records-iteration-1.jsonl"))
+    .filter((r) =>
+      String(r["caseId"]).startsWith(FAILING_PREFIX) ||
+      (r["verdict"] as { pass?: boolean } | undefined)?.pass === false
+    )
+    .map((r) => String(r["caseId"]))
+
 const writeJsonl = (file: string, rows: ReadonlyArray<unknown>) =>
   fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
 
