@@ -189,7 +189,8 @@ export const caseView = async (root: HTMLElement, params: URLSearchParams, parts
       saves = save.catch(() => undefined)
       const created = await save
       targets[k] = { ...t, label: created.label }
-      note.value = ""
+      // The note went with this label; one typed for the next label meanwhile stays.
+      if (note.value.trim() === noteText) note.value = ""
       renderItem(k)
       agreementSlot.replaceChildren(agreementPanel(created.agreement))
       say(`Labelled “${t.title}”: ${valueText(value)}.`)
