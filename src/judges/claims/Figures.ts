@@ -66,11 +66,18 @@ const UNITS: ReadonlyArray<readonly [RegExp, string]> = Object.entries({
   seconds: "sec|secs|seconds?",
   percent: "%|percent|per cent"
 }).map(([name, spellings]) => [new RegExp(`^(?:${spellings})$`), name] as const)
+/** Every spelling of a unit written as a word (the table's spellings but "%" and "per cent"). */
+const UNIT_WORDS = UNITS.map(([pattern]) => pattern.source.slice(4, -2)).join("|").replace(/%\||\|per cent/g, "")
 /**
  * A figure followed by a unit: after white space any unit of the table, written against the figure
- * only "%" and the abbreviations that are written so ("5TB", "10km"; not "1990s").
+ * only "%" and the abbreviations that are written so ("5TB", "10km"; not "1990s"). After white space
+ * only the table's words are matched (`[a-z]+\b` matched every word after a figure, "1953 in", and
+ * looked each up in the table: a sixth of the checker's reading of a text); the same replacements.
  */
-const FIGURE_UNIT = /(\d)(\s+)(per cent|[a-z]+\b)|(\d)()(%|(?:tb|gb|mb|kb|km|cm|mm|kg|lbs?|ft)\b)/gi
+const FIGURE_UNIT = new RegExp(
+  `(\\d)(\\s+)(per cent|(?:${UNIT_WORDS})\\b)|(\\d)()(%|(?:tb|gb|mb|kb|km|cm|mm|kg|lbs?|ft)\\b)`,
+  "gi"
+)
 
 /** Number words by value ("one" is left a word: it is as often a pronoun), and the tens. */
 const SMALL =
@@ -106,8 +113,16 @@ export const unitsByName = (text: string): string =>
     return name === undefined ? all : `${d1 ?? d2}${s1 ?? " "}${name}`
   })
 
+/**
+ * Where `OPENING_NUMBER` can match: a line's start is the text's, or follows a line terminator (the
+ * expression's `m` flag); a text with neither a digit or "(" at its start nor a line terminator has
+ * none (most sentences: the test is cheaper than the replacement's scan).
+ */
+const OPENING_HINT = /^[ \t]*[\d(]|[\n\r\u2028\u2029]/
+
 /** A sentence's opening list number or ordinal removed. */
-export const withoutOpeningNumber = (text: string): string => text.replace(OPENING_NUMBER, "$1")
+export const withoutOpeningNumber = (text: string): string =>
+  OPENING_HINT.test(text) ? text.replace(OPENING_NUMBER, "$1") : text
 
 /** Everything above, in order: the text a check reads. Each step only where it can apply (most sentences need none). */
 export const readFigures = (text: string): string => {

@@ -46,15 +46,70 @@ const SAMPLE = 600
 /** Texts with at least this share of English function words are read as English without the detector. */
 export const FUNCTION_WORD_SHARE = 0.3
 
-const LETTER = /\p{L}/gu
-const WORD = /[\p{L}']+/gu
+/** A letter (`\p{L}`) starting at `lastIndex`: asked only of characters beyond ASCII. */
+const LETTER_AT = /\p{L}/uy
 
-const functionWordShare = (text: string): number => {
-  const words = text.toLowerCase().match(WORD)
-  if (words === null) return 0
+/** The length of the letter (one code point: one or two code units) at `i`, 0 when the character there is none. */
+const letterAt = (text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c < 128) return (c | 32) >= 97 && (c | 32) <= 122 ? 1 : 0
+  LETTER_AT.lastIndex = i
+  return LETTER_AT.test(text) ? LETTER_AT.lastIndex - i : 0
+}
+
+/** The length of the code point at `i` (a surrogate pair is one, as the `u` flag reads it). */
+const codePointLength = (text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c < 0xd800 || c > 0xdbff) return 1
+  const d = text.charCodeAt(i + 1)
+  return d >= 0xdc00 && d <= 0xdfff ? 2 : 1
+}
+
+/**
+ * Has the text at least `MIN_LETTERS` letters (`\p{L}`, counted by code point as `/\p{L}/gu` counts
+ * them)? Counted without the match array of every letter, and only as far as needed.
+ */
+export const hasEnoughLetters = (text: string): boolean => {
   let n = 0
-  for (const w of words) if (STOPWORDS.has(w)) n++
-  return n / words.length
+  for (let i = 0; i < text.length;) {
+    const len = letterAt(text, i)
+    if (len > 0) {
+      if (++n >= MIN_LETTERS) return true
+      i += len
+    } else i += codePointLength(text, i)
+  }
+  return false
+}
+
+/** The longest stopword: a longer word is none. */
+const LONGEST_STOPWORD = Math.max(...[...STOPWORDS].map((w) => w.length))
+
+/**
+ * The share of the text's words (runs of letters and apostrophes, `/[\p{L}']+/gu` of the
+ * lower-cased text) that are English stopwords; 0 without words. Read by one scan of the text, a
+ * word cut out only when it is short enough to be a stopword.
+ */
+export const functionWordShare = (text: string): number => {
+  const lower = text.toLowerCase()
+  let words = 0
+  let n = 0
+  for (let i = 0; i < lower.length;) {
+    const start = i
+    for (;;) {
+      if (i >= lower.length) break
+      if (lower.charCodeAt(i) === 39) i++
+      else {
+        const len = letterAt(lower, i)
+        if (len === 0) break
+        i += len
+      }
+    }
+    if (i > start) {
+      words++
+      if (i - start <= LONGEST_STOPWORD && STOPWORDS.has(lower.slice(start, i))) n++
+    } else i += codePointLength(lower, i)
+  }
+  return words === 0 ? 0 : n / words
 }
 let cache = new Map<string, string | null>()
 
@@ -67,7 +122,7 @@ export const otherLanguage = (text: string): string | null => {
   const hit = cache.get(sample)
   if (hit !== undefined) return hit
   let result: string | null = null
-  if ((sample.match(LETTER)?.length ?? 0) >= MIN_LETTERS && functionWordShare(sample) < FUNCTION_WORD_SHARE) {
+  if (hasEnoughLetters(sample) && functionWordShare(sample) < FUNCTION_WORD_SHARE) {
     const r = detector().detect(sample)
     if (r.language !== "" && r.language !== "en" && r.isReliable()) result = r.language
   }
