@@ -202,7 +202,7 @@ export const SENTENCE_BREAK = new RegExp(
 )
 
 /** JavaScript's `\s`, by character code. */
-const isSpace = (c: number): boolean =>
+export const isSpace = (c: number): boolean =>
   c === 32 || (c >= 9 && c <= 13) ||
   (c > 127 &&
     (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f ||

@@ -104,9 +104,9 @@ export const claimRecall = (v: CaseVerdicts): number | null =>
  * claims (an empty answer, a restated question) has F1 0, not null. Otherwise null when P or R is
  * null.
  */
-export const claimF1 = (v: CaseVerdicts): number | null => {
-  const p = claimPrecision(v)
-  const r = claimRecall(v)
+export const claimF1 = (v: CaseVerdicts): number | null => f1Of(claimPrecision(v), claimRecall(v))
+
+const f1Of = (p: number | null, r: number | null): number | null => {
   if (p === 0 || r === 0) return 0
   if (p === null || r === null) return null
   return (2 * p * r) / (p + r)
@@ -210,18 +210,27 @@ const answerClaimRoles = (v: CaseVerdicts): AnswerClaimRoles | undefined => {
   }
 }
 
-const shareOfAnswer = (v: CaseVerdicts, pick: (roles: AnswerClaimRoles, i: number) => boolean): number | null => {
-  const roles = answerClaimRoles(v)
+const shareOfRoles = (
+  roles: AnswerClaimRoles | undefined,
+  pick: (roles: AnswerClaimRoles, i: number) => boolean
+): number | null => {
   if (roles === undefined) return null
   return share(roles.correct.map((_, i) => pick(roles, i)))
 }
+
+const shareOfAnswer = (v: CaseVerdicts, pick: (roles: AnswerClaimRoles, i: number) => boolean): number | null =>
+  shareOfRoles(answerClaimRoles(v), pick)
+
+const isHallucinated = (r: AnswerClaimRoles, i: number) => !r.faithful[i] && !r.correct[i]
+const isSelfKnown = (r: AnswerClaimRoles, i: number) => !r.faithful[i] && r.correct[i]!
+const isNoiseFromRelevant = (r: AnswerClaimRoles, i: number) => !r.correct[i] && r.byRelevant[i]!
+const isNoiseFromIrrelevant = (r: AnswerClaimRoles, i: number) => !r.correct[i] && r.onlyByIrrelevant[i]!
 
 /**
  * **Hallucination** = |{i : ¬faithful(a_i) ∧ ¬correct(a_i)}| / n — answer claims that are wrong and
  * come from no context. Null without a reference or contexts, or when the answer has no claims.
  */
-export const hallucination = (v: CaseVerdicts): number | null =>
-  shareOfAnswer(v, (r, i) => !r.faithful[i] && !r.correct[i])
+export const hallucination = (v: CaseVerdicts): number | null => shareOfAnswer(v, isHallucinated)
 
 /**
  * **Unsupported claims** = |{i : no text the case has entails a_i}| — the count beside the ratios,
@@ -245,15 +254,13 @@ export const unsupportedClaims = (v: CaseVerdicts): number | null => {
  * **Self-knowledge** = |{i : ¬faithful(a_i) ∧ correct(a_i)}| / n — answer claims that are right
  * although no context holds them (the model knew them). Null as for hallucination.
  */
-export const selfKnowledge = (v: CaseVerdicts): number | null =>
-  shareOfAnswer(v, (r, i) => !r.faithful[i] && r.correct[i]!)
+export const selfKnowledge = (v: CaseVerdicts): number | null => shareOfAnswer(v, isSelfKnown)
 
 /**
  * **Noise sensitivity (relevant)** = |{i : ¬correct(a_i) ∧ ∃ c relevant: E(a_i, c)}| / n — wrong
  * answer claims taken from relevant contexts. Null as for hallucination.
  */
-export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null =>
-  shareOfAnswer(v, (r, i) => !r.correct[i] && r.byRelevant[i]!)
+export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null => shareOfAnswer(v, isNoiseFromRelevant)
 
 /**
  * **Noise sensitivity (irrelevant)** = |{i : ¬correct(a_i) ∧ ∃ c irrelevant: E(a_i, c) ∧ ¬∃ c
@@ -261,8 +268,7 @@ export const noiseSensitivityRelevant = (v: CaseVerdicts): number | null =>
  * entailed by both kinds counts as relevant, as in RAGChecker, so the two never overlap). Null as
  * for hallucination.
  */
-export const noiseSensitivityIrrelevant = (v: CaseVerdicts): number | null =>
-  shareOfAnswer(v, (r, i) => !r.correct[i] && r.onlyByIrrelevant[i]!)
+export const noiseSensitivityIrrelevant = (v: CaseVerdicts): number | null => shareOfAnswer(v, isNoiseFromIrrelevant)
 
 /** AutoNuggetizer's credit for one nugget: strict counts full support only; partial adds ½ for partial support. */
 const credit = (
@@ -328,23 +334,31 @@ export interface ClaimMetrics {
   readonly vitalNuggetRecallPartial: number | null
 }
 
-/** All the metrics of one case (see each function for its formula and null cases). */
-export const claimMetrics = (v: CaseVerdicts): ClaimMetrics => ({
-  precision: claimPrecision(v),
-  recall: claimRecall(v),
-  f1: claimF1(v),
-  faithfulness: faithfulness(v),
-  ungrounded: ungrounded(v),
-  contextRecall: contextRecall(v),
-  contextPrecision: contextPrecision(v),
-  contextUtilization: contextUtilization(v),
-  hallucination: hallucination(v),
-  unsupportedClaims: unsupportedClaims(v),
-  selfKnowledge: selfKnowledge(v),
-  noiseSensitivityRelevant: noiseSensitivityRelevant(v),
-  noiseSensitivityIrrelevant: noiseSensitivityIrrelevant(v),
-  nuggetRecall: nuggetRecallStrict(v),
-  nuggetRecallPartial: nuggetRecallPartial(v),
-  vitalNuggetRecall: vitalNuggetRecallStrict(v),
-  vitalNuggetRecallPartial: vitalNuggetRecallPartial(v)
-})
+/**
+ * All the metrics of one case (see each function for its formula and null cases). Precision and
+ * recall are computed once for F1, the answer claims' roles once for the four metrics that share them.
+ */
+export const claimMetrics = (v: CaseVerdicts): ClaimMetrics => {
+  const precision = claimPrecision(v)
+  const recall = claimRecall(v)
+  const roles = answerClaimRoles(v)
+  return {
+    precision,
+    recall,
+    f1: f1Of(precision, recall),
+    faithfulness: faithfulness(v),
+    ungrounded: ungrounded(v),
+    contextRecall: contextRecall(v),
+    contextPrecision: contextPrecision(v),
+    contextUtilization: contextUtilization(v),
+    hallucination: shareOfRoles(roles, isHallucinated),
+    unsupportedClaims: unsupportedClaims(v),
+    selfKnowledge: shareOfRoles(roles, isSelfKnown),
+    noiseSensitivityRelevant: shareOfRoles(roles, isNoiseFromRelevant),
+    noiseSensitivityIrrelevant: shareOfRoles(roles, isNoiseFromIrrelevant),
+    nuggetRecall: nuggetRecallStrict(v),
+    nuggetRecallPartial: nuggetRecallPartial(v),
+    vitalNuggetRecall: vitalNuggetRecallStrict(v),
+    vitalNuggetRecallPartial: vitalNuggetRecallPartial(v)
+  }
+}

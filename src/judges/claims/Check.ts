@@ -11,6 +11,7 @@
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {
   hasDigit,
+  isSpace,
   normalise,
   rememberedTokens,
   SOFT_MATCH_PREFIX,
@@ -163,21 +164,60 @@ const countsIn = (read: string, units: ReadonlyArray<string>): boolean =>
   new RegExp(`\\b\\d+(?:[.,]\\d+)?\\s+(?:${units.map((u) => u.replace(/[^a-z]/g, "")).join("|")})s?\\b`, "i")
     .test(read) || (units.includes("time") && /\b(?:once|twice|thrice)\b/i.test(read))
 
+const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+/** A capital (`\p{Lu}`) at `lastIndex`: asked only of characters beyond ASCII. */
+const CAPITAL_AT = /\p{Lu}/uy
+const UPPER_START = /^\p{Lu}/u
+const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]\s+$/u
+
+/** The capitals of a word (`\p{Lu}`, by code point), counted up to 2: none, one, or more. */
+const capitalsOf = (word: string): number => {
+  let n = 0
+  for (let i = 0; i < word.length && n < 2;) {
+    const c = word.charCodeAt(i)
+    if (c < 128) {
+      if (c >= 65 && c <= 90) n++
+      i++
+    } else {
+      CAPITAL_AT.lastIndex = i
+      if (CAPITAL_AT.test(word)) {
+        n++
+        i = CAPITAL_AT.lastIndex
+      } else {
+        // A surrogate pair is one code point.
+        const d = word.charCodeAt(i + 1)
+        i += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1
+      }
+    }
+  }
+  return n
+}
+
+/**
+ * Does `INSIDE_SENTENCE` hold of the text before `at`? Only its last characters can tell: the white
+ * space before `at`, and the character before that (read with the one before it, a surrogate pair's
+ * first half) — not the whole text before every capitalised word.
+ */
+const insideSentence = (text: string, at: number): boolean => {
+  let p = at
+  while (p > 0 && isSpace(text.charCodeAt(p - 1))) p--
+  return p < at && p > 0 && INSIDE_SENTENCE.test(text.slice(Math.max(0, p - 2), at))
+}
+
 /**
  * The names of a claim, as terms: a word with two capitals ("FICA", "GPT-3"), or a capitalised word
  * inside a sentence — after white space that follows a letter, a digit, ",", ";", ":" or a closing
  * quote or bracket (a capital at the start, or after ". " or "(", only opens a sentence).
  */
-const WORD_RUN = /[\p{L}\p{N}'-]+/gu
-const CAPITALS = /\p{Lu}/gu
-const UPPER_START = /^\p{Lu}/u
-const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]\s+$/u
-const namesOf = (text: string): ReadonlyArray<string> => {
+export const namesOf = (text: string): ReadonlyArray<string> => {
   const names = new Set<string>()
-  for (const m of text.matchAll(WORD_RUN)) {
-    const capitals = m[0].match(CAPITALS)?.length ?? 0
-    if (capitals >= 2 || (capitals === 1 && UPPER_START.test(m[0]) && INSIDE_SENTENCE.test(text.slice(0, m.index)))) {
-      for (const t of tokensOf(m[0].toLowerCase()).terms) names.add(t)
+  // `exec` on the shared expression, not `matchAll` (which copies it at every call).
+  WORD_RUN.lastIndex = 0
+  for (let m = WORD_RUN.exec(text); m !== null; m = WORD_RUN.exec(text)) {
+    const word = m[0]
+    const capitals = capitalsOf(word)
+    if (capitals >= 2 || (capitals === 1 && UPPER_START.test(word) && insideSentence(text, m.index))) {
+      for (const t of tokensOf(word.toLowerCase()).terms) names.add(t)
     }
   }
   return [...names]
@@ -399,7 +439,8 @@ const readClaim = cachedBy((raw): ClaimReading => {
   const tokens = tokensOfPiece(lower)
   // Its terms in the order written, numbers where they stand, for the phrase share; `termsOf` reads the numbers as values.
   const sequence = tokens.terms
-  let terms = [...new Set(termsOf(text, lower, tokens).terms)]
+  const read = termsOf(text, lower, tokens)
+  let terms = [...new Set(read.terms)]
   // A claim of stopwords only ("Yes.", "No, it is not.") is checked on its words.
   const plain = terms.length === 0
   if (plain) terms = [...new Set(lower.match(PLAIN_WORD) ?? [])]
@@ -407,7 +448,8 @@ const readClaim = cachedBy((raw): ClaimReading => {
     terms,
     sequence,
     plain,
-    numbers: numbersOf(text),
+    // `numbersOf(text)`, as `termsOf` read them.
+    numbers: read.numbers,
     names: plain ? [] : namesOf(text),
     negated: isNegated(lower),
     universal: universalUnitsOf(lower, ASCII_DIGIT.test(text)),

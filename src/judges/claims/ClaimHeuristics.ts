@@ -49,12 +49,19 @@ const optionsOf = (item: ListJudgeTask["items"][number]): CheckOptions =>
 const checksOf = (task: ListJudgeTask): ReadonlyArray<ClaimCheck> => {
   const text = task.vars["text"] ?? ""
   const texts = textsOf(task.vars["question"] ?? "", task.pool)
-  const options = task.items.map(optionsOf)
-  const out: Array<ClaimCheck> = new Array(task.items.length)
+  const items = task.items
+  const options = items.map(optionsOf)
+  const claimOf = (i: number) => items[i]!.vars["claim"] ?? ""
+  // One kind (most calls): the items in order.
+  if (options.every((o) => o === options[0])) {
+    return checkClaims(items.map((_, i) => claimOf(i)), text, texts, DEFAULT_MODEL, options[0])
+  }
+  const out: Array<ClaimCheck> = new Array(items.length)
   for (const kind of new Set(options)) {
-    const at = options.flatMap((o, i) => (o === kind ? [i] : []))
-    const checks = checkClaims(at.map((i) => task.items[i]!.vars["claim"] ?? ""), text, texts, DEFAULT_MODEL, kind)
-    at.forEach((i, k) => (out[i] = checks[k]!))
+    const at: Array<number> = []
+    for (let i = 0; i < options.length; i++) if (options[i] === kind) at.push(i)
+    const checks = checkClaims(at.map(claimOf), text, texts, DEFAULT_MODEL, kind)
+    for (let k = 0; k < at.length; k++) out[at[k]!] = checks[k]!
   }
   return out
 }

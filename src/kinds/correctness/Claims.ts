@@ -25,6 +25,7 @@ import type { JudgeSpec, ListSpec, TaskSpec } from "../../engine/Pipeline.js"
 import { extractClaims } from "../../judges/claims/Extract.js"
 import {
   ANSWER_CLAIMS,
+  checkTarget,
   claimRef,
   claimTarget,
   contextOf,
@@ -251,34 +252,32 @@ export interface CaseClaims {
   readonly abstained: boolean | null
 }
 
-/** What a judge found and the support it measured, from a check's value (`{ finding, support }`), when it gives them. */
-const foundOf = (j: Judgment): { finding?: string; support?: number } => {
-  const v = j.value
-  if (typeof v !== "object" || v === null) return {}
-  return {
-    ...("finding" in v && typeof v.finding === "string" ? { finding: v.finding } : {}),
-    ...("support" in v && typeof v.support === "number" && v.support >= 0 && v.support <= 1
-      ? { support: v.support }
-      : {})
-  }
-}
-
 /** A judgment that is ok but gives no verdict: the judge did not read its text. */
 const isUnread = (j: Judgment | undefined): boolean =>
   j !== undefined && j.status === "ok" && j.score === null && j.value == null
 
 const missing: ClaimCheck = { verdict: null, reason: "no judgment recorded" }
 
+/**
+ * A check as the record shows it; with what the judge found and the support it measured, from the
+ * check's value (`{ finding, support }`), when it gives them. Built field by field in the record's
+ * order (verdict, reason, evidence, finding, support): one object a check, no spread copies.
+ */
 const checkOf = (j: Judgment | undefined): ClaimCheck => {
   if (j === undefined) return missing
   if (isUnread(j)) return { verdict: null, reason: j.reason, unread: true }
   if (j.status !== "ok" || j.score === null) return { verdict: null, reason: j.reason }
-  return {
+  const check: { -readonly [K in keyof ClaimCheck]: ClaimCheck[K] } = {
     verdict: claimVerdictOf(j.score),
-    reason: j.reason,
-    ...(j.evidence === undefined || j.evidence === "" ? {} : { evidence: j.evidence }),
-    ...foundOf(j)
+    reason: j.reason
   }
+  if (j.evidence !== undefined && j.evidence !== "") check.evidence = j.evidence
+  const v = j.value
+  if (typeof v === "object" && v !== null) {
+    if ("finding" in v && typeof v.finding === "string") check.finding = v.finding
+    if ("support" in v && typeof v.support === "number" && v.support >= 0 && v.support <= 1) check.support = v.support
+  }
+  return check
 }
 
 /** Verdicts, or undefined when one is missing (a failed check: the metrics needing them are null). */
@@ -298,21 +297,26 @@ export const caseClaims = (
   rubrics: ClaimRubrics,
   sources: ClaimSources = allSources
 ): CaseClaims => {
-  const byTarget = new Map<string, Judgment>()
+  // The claim judgments by rubric, then target (the targets the specs were given: `Targets.checkTarget`).
+  const byRubric = new Map<string, Map<string, Judgment>>()
   for (const j of judgments) {
     if (j.criterion === rubrics.extract || j.criterion === rubrics.check || j.criterion === rubrics.nugget) {
-      byTarget.set(`${j.criterion} ${j.target}`, j)
+      let byTarget = byRubric.get(j.criterion)
+      if (byTarget === undefined) byRubric.set(j.criterion, byTarget = new Map())
+      byTarget.set(j.target, j)
     }
   }
-  const get = (rubric: string, target: string) => byTarget.get(`${rubric} ${target}`)
+  const checks = byRubric.get(rubrics.check)
+  const check = (side: Side, i: number, against: ClaimAgainst) =>
+    checkOf(checks?.get(checkTarget(side, i + 1, against)))
   const contexts = sources.contexts ? c.passages.length : 0
   const hasReference = c.reference !== undefined
 
   const side = (s: Side): ClaimList => {
-    const j = get(rubrics.extract, extractionTarget(s))
+    const j = byRubric.get(rubrics.extract)?.get(extractionTarget(s))
     if (isUnread(j)) return { status: "unread", reason: j!.reason }
-    const claims = claimsOf(j)
-    if (claims === undefined) {
+    const texts = claimsOf(j)
+    if (texts === undefined) {
       return {
         status: "failed",
         reason: j?.reason ?? "no judgment recorded",
@@ -320,25 +324,22 @@ export const caseClaims = (
       }
     }
     const against = s === "answer" ? "reference" : "answer"
-    return {
-      status: "ok",
-      claims: claims.map((text, i): CheckedClaim => ({
-        n: i + 1,
-        text,
-        ...(hasReference ? { against: checkOf(get(rubrics.check, claimTarget(claimRef(s, i, against)))) } : {}),
-        contexts: Array.from(
-          { length: contexts },
-          (_, k) => checkOf(get(rubrics.check, claimTarget(claimRef(s, i, contextOf(k)))))
-        )
-      }))
+    const claims: Array<CheckedClaim> = new Array(texts.length)
+    for (let i = 0; i < texts.length; i++) {
+      const byContext: Array<ClaimCheck> = new Array(contexts)
+      for (let k = 0; k < contexts; k++) byContext[k] = check(s, i, contextOf(k))
+      claims[i] = hasReference
+        ? { n: i + 1, text: texts[i]!, against: check(s, i, against), contexts: byContext }
+        : { n: i + 1, text: texts[i]!, contexts: byContext }
     }
+    return { status: "ok", claims }
   }
 
   const answer = side("answer")
   const reference = hasReference ? side("reference") : undefined
   const nuggets = sources.nuggets && c.nuggets !== undefined && c.nuggets.length > 0
     ? c.nuggets.map((nugget: Nugget, i): GradedNugget => {
-      const j = get(rubrics.nugget, claimTarget(claimRef("nugget", i, "answer")))
+      const j = byRubric.get(rubrics.nugget)?.get(checkTarget("nugget", i + 1, "answer"))
       const ok = j !== undefined && j.status === "ok" && j.score !== null
       return {
         n: i + 1,

@@ -197,15 +197,24 @@ export const correctnessRecord = (
   passIf: ReadonlyArray<PassCondition> = defaultPassIf
 ): CorrectnessRecord => {
   const claims = caseClaims(c, judgments, rubrics, sources)
-  const base = { ...claimMetrics(claims.verdicts), abstained: claims.abstained === null ? null : +claims.abstained }
-  const verdict = passVerdict({ ...base, passRate: null }, passIf, claims.unread !== undefined)
-  const metrics: CorrectnessMetrics = { ...base, passRate: verdict === undefined ? null : +verdict.pass }
-  const failures = judgments.filter((j) => j.status === "failed").map((j) => ({
-    criterion: j.criterion,
-    target: j.target,
-    reason: j.reason,
-    ...(j.raw === undefined ? {} : { raw: j.raw })
-  }))
+  // One object: the verdict reads the metrics (passRate not yet known), then passRate is set.
+  const metrics: { -readonly [K in keyof CorrectnessMetrics]: CorrectnessMetrics[K] } = {
+    ...claimMetrics(claims.verdicts),
+    abstained: claims.abstained === null ? null : +claims.abstained,
+    passRate: null
+  }
+  const verdict = passVerdict(metrics, passIf, claims.unread !== undefined)
+  metrics.passRate = verdict === undefined ? null : +verdict.pass
+  const failures: CorrectnessRecord["failures"][number][] = []
+  for (const j of judgments) {
+    if (j.status !== "failed") continue
+    failures.push({
+      criterion: j.criterion,
+      target: j.target,
+      reason: j.reason,
+      ...(j.raw === undefined ? {} : { raw: j.raw })
+    })
+  }
   return {
     ...recordOrigin(c, iteration),
     question: c.question,

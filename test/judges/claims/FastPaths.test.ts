@@ -5,9 +5,10 @@
  * emoji, lone surrogates, apostrophes, digits, units and every kind of white space.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { namesOf } from "../../../src/judges/claims/Check.js"
 import { unitsByName, withoutOpeningNumber } from "../../../src/judges/claims/Figures.js"
 import { functionWordShare, hasEnoughLetters, MIN_LETTERS } from "../../../src/judges/claims/Language.js"
-import { STOPWORDS } from "../../../src/judges/Terms.js"
+import { STOPWORDS, tokensOf } from "../../../src/judges/Terms.js"
 
 /** A seeded generator (mulberry32). */
 const prng = (seed: number) => () => {
@@ -142,5 +143,27 @@ describe("figures' narrowed expressions", () => {
     for (const text of [...texts(13, 5_000), "1. a", " (2) b", "\t3) c", "x\n4: d", "x\r5. e", "x\u20286. f", "(7)"]) {
       expect(withoutOpeningNumber(text), text).toBe(text.replace(OPENING_NUMBER, "$1"))
     }
+  })
+})
+
+describe("a claim's names", () => {
+  const WORD_RUN = /[\p{L}\p{N}'-]+/gu
+  const CAPITALS = /\p{Lu}/gu
+  const UPPER_START = /^\p{Lu}/u
+  const INSIDE_SENTENCE = /[\p{L}\p{N},;:)'"”’]\s+$/u
+  const namesByMatch = (text: string): ReadonlyArray<string> => {
+    const names = new Set<string>()
+    for (const m of text.matchAll(WORD_RUN)) {
+      const capitals = m[0].match(CAPITALS)?.length ?? 0
+      if (
+        capitals >= 2 || (capitals === 1 && UPPER_START.test(m[0]) && INSIDE_SENTENCE.test(text.slice(0, m.index)))
+      ) {
+        for (const t of tokensOf(m[0].toLowerCase()).terms) names.add(t)
+      }
+    }
+    return [...names]
+  }
+  it("are the words the expressions find, capitals counted by code point, a sentence's inside by its last characters", () => {
+    for (const text of texts(14, 5_000)) expect(namesOf(text), text).toEqual(namesByMatch(text))
   })
 })
