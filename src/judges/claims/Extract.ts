@@ -118,7 +118,22 @@ export interface ExtractOptions {
  * removed, in text order. Deterministic; a text without words, or of questions only, has none.
  */
 export const extractClaims = (text: string, options: ExtractOptions = {}): ReadonlyArray<string> => {
-  const clauses = options.clauses ?? true
+  if (options.clauses === false) return claimsOf(text, false)
+  // A case's texts are extracted more than once (its planned rounds count its checks, then the
+  // judge extracts them): the last texts' claims are kept (the list is shared: read-only).
+  let claims = recentClaims.get(text)
+  if (claims === undefined) {
+    if (recentClaims.size >= RECENT_TEXTS) recentClaims = new Map()
+    recentClaims.set(text, claims = claimsOf(text, true))
+  }
+  return claims
+}
+
+/** Replaced when full, never cleared (see `Terms.ts`). */
+let recentClaims = new Map<string, ReadonlyArray<string>>()
+const RECENT_TEXTS = 64
+
+const claimsOf = (text: string, clauses: boolean): ReadonlyArray<string> => {
   let clean = normalise(text)
   if (clean.includes("```")) clean = clean.replace(CODE_FENCE, "\n")
   clean = removeCitations(clean)

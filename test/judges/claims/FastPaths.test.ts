@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { namesOf } from "../../../src/judges/claims/Check.js"
-import { unitsByName, withoutOpeningNumber } from "../../../src/judges/claims/Figures.js"
+import { CITATION, removeCitations, unitsByName, withoutOpeningNumber } from "../../../src/judges/claims/Figures.js"
 import { functionWordShare, hasEnoughLetters, MIN_LETTERS } from "../../../src/judges/claims/Language.js"
 import { STOPWORDS, tokensOf } from "../../../src/judges/Terms.js"
 
@@ -138,6 +138,15 @@ describe("figures' narrowed expressions", () => {
 
   it("units after a figure are named as when every word after a figure was looked up", () => {
     for (const text of texts(12, 5_000)) expect(unitsByName(text), text).toBe(unitsByWord(text))
+  })
+  it("citation markers are removed where the plain hint finds one", () => {
+    const HINT = new RegExp(
+      `\\[|(?:passages?|documents?|docs?|sources?|contexts?|fragments?|excerpts?|snippets?|chunks?|refs?\\.?)\\s*#?\\d`,
+      "i"
+    )
+    for (const text of texts(15, 5_000)) {
+      expect(removeCitations(text), text).toBe(/\d/.test(text) && HINT.test(text) ? text.replace(CITATION, "") : text)
+    }
   })
   it("opening numbers are removed as by the expression alone", () => {
     for (const text of [...texts(13, 5_000), "1. a", " (2) b", "\t3) c", "x\n4: d", "x\r5. e", "x\u20286. f", "(7)"]) {
