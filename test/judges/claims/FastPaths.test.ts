@@ -139,7 +139,7 @@ describe("figures' narrowed expressions", () => {
   it("units after a figure are named as when every word after a figure was looked up", () => {
     for (const text of texts(12, 5_000)) expect(unitsByName(text), text).toBe(unitsByWord(text))
   })
-  it("citation markers are removed where the plain hint finds one", () => {
+  it("citation markers are removed where the hint finds one", () => {
     const HINT = new RegExp(
       `\\[|(?:passages?|documents?|docs?|sources?|contexts?|fragments?|excerpts?|snippets?|chunks?|refs?\\.?)\\s*#?\\d`,
       "i"
