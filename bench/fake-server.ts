@@ -9,6 +9,8 @@
  *                                  FakeRateLimit, or null for none)
  *   { cmd: "reset" }           → zero the counters and the first/last timestamps
  *   { cmd: "stats" }           → { calls, limited, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional)
+ *   { cmd: "stats", timeline: true } → also `starts` and `finishes`: every request start and response
+ *                                  finish since the reset (epoch ms, in order)
  *
  * Timestamps are taken at the server through node:http's diagnostics channels: the first
  * `http.server.request.start` and the last `http.server.response.finish` since the last reset.
@@ -44,7 +46,15 @@ const fake = await FakeOpenAi.start({ latencyMs, record: false })
 
 process.on(
   "message",
-  (message: { cmd: string; latencyMs?: number; limit?: FakeOpenAi.FakeRateLimit | null; id?: number }) => {
+  (
+    message: {
+      cmd: string
+      latencyMs?: number
+      limit?: FakeOpenAi.FakeRateLimit | null
+      id?: number
+      timeline?: boolean
+    }
+  ) => {
     switch (message.cmd) {
       case "set":
         fake.setBehaviour({
@@ -74,7 +84,13 @@ process.on(
           firstRequestMs: first,
           lastResponseMs: last,
           cpuMs: (used.user + used.system) / 1000,
-          inFlight: inFlightSeries(100)
+          inFlight: inFlightSeries(100),
+          ...(message.timeline === true ?
+            {
+              starts: events.filter(([, d]) => d === 1).map(([t]) => t),
+              finishes: events.filter(([, d]) => d === -1).map(([t]) => t)
+            } :
+            {})
         })
         break
       }
