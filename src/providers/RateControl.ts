@@ -38,7 +38,9 @@
  *   every 200 ms of starts from one a second. A pace reached is held, then probed above in small
  *   steps by starts (a slow limit is probed as gently as a fast one) to follow a limit raised; the
  *   hold doubles after each probe refused (each costs a Retry-After), up to a minute.
- * - **No limit, no cost**: until the first 429 nothing is paced.
+ * - **No limit, no cost**: until the first 429 nothing is paced. Only the first wave is spread
+ *   (`WAVE_AT_ONCE`): once an answer gave the latency, 8 start at once and the rest within a quarter
+ *   of a latency, so a 429 stops a wave sent into a small bucket after a few refusals.
  */
 import type { RateLimitInfo } from "./RateLimitHeaders.js"
 
