@@ -610,8 +610,9 @@ export class RateController {
   /** The instant a start of the first wave may go, at `at` or later (see WAVE_AT_ONCE). */
   private inWave(at: number): number {
     if (this.waveOver || !this.learn || this.cuts > 0 || this.latencyMs === undefined) return at
+    // (The cluster's shared controller has no concurrency of its own: nothing to spread.)
     const spacing = this.latencyMs / (WAVE_SPREAD * this.max)
-    if (!(spacing > 0)) return at
+    if (!(spacing >= 0.01)) return at
     if (this.waveStarts === 0) this.waveFrom = at
     const start = this.waveStarts++ < WAVE_AT_ONCE ? at : Math.max(at, this.waveNextAt + spacing)
     if (this.waveStarts > WAVE_AT_ONCE) this.waveNextAt = start
