@@ -33,6 +33,8 @@ export interface ServerStats {
   readonly cpuMs: number
   /** The mean number of requests in flight per 100 ms from the first request to the last response. */
   readonly inFlight?: ReadonlyArray<number> | undefined
+  /** When the first 100 requests arrived, ms after the first. */
+  readonly requestStarts?: ReadonlyArray<number> | undefined
 }
 
 export interface ChildServer {
