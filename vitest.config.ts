@@ -14,6 +14,10 @@ export default defineConfig({
     // A bound a slow machine can reach is a flake; one a hung test reaches costs two minutes.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // expect.poll's default bound is 1 s of real time: a busy machine reached it (test/ui/Browser.test.ts
+    // saw 4 of 5 labels after 1 s with four workers beside other load). Polls wait for an outcome; the
+    // bound only ends a stuck test, like Playwright's own 30 s for `waitFor`.
+    expect: { poll: { timeout: 30_000 } },
     pool: "forks",
     setupFiles: ["test/support/Setup.ts"],
     // Worker processes live for the whole run, and each test file gets fresh modules in them: vitest
