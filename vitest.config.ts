@@ -1,6 +1,32 @@
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+import { BaseSequencer, type TestSpecification } from "vitest/node"
+
+/**
+ * The files that take longest start first. vitest orders files by their last run's durations, kept in
+ * node_modules/.vite; a fresh clone has none, and vitest then starts the largest files first — which
+ * started e2e/Cluster.test.ts (a small file, 40–120 s) after two minutes, and the run ended with it
+ * (2026-11-29, fresh caches: started at 124 s, ended at 245 s, the run's last file). With a last run's
+ * durations this changes little: these are its longest files then too.
+ */
+const startFirst = [
+  "test/e2e/Cluster.test.ts",
+  "test/docs/Examples.test.ts",
+  "test/e2e/RateLimits.test.ts",
+  "test/e2e/HtmlBrowser.test.ts",
+  "test/ui/Browser.test.ts",
+  "test/cluster/Protocol.test.ts"
+]
+class LongestFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>) {
+    const rank = (f: TestSpecification) => {
+      const i = startFirst.findIndex((p) => f.moduleId.endsWith(p))
+      return i === -1 ? startFirst.length : i
+    }
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b))
+  }
+}
 
 export default defineConfig({
   resolve: {
@@ -47,6 +73,7 @@ export default defineConfig({
     // As many kept as at most run: with fewer, tinypool stops an idle worker of a shared pool while it
     // is handed a file, and vitest 3.2 reports "Terminating worker thread" and loses that file's
     // results (seen on this machine: 3 workers and minWorkers 1 failed every run, 2 or 3 passed).
-    minWorkers: os.availableParallelism() + 1
+    minWorkers: os.availableParallelism() + 1,
+    sequence: { sequencer: LongestFirst }
   }
 })
