@@ -36,6 +36,8 @@ export interface ServerStats {
   /** With `stats(true)`: every request start and response finish since the last reset (epoch ms, in order). */
   readonly starts?: ReadonlyArray<number> | undefined
   readonly finishes?: ReadonlyArray<number> | undefined
+  /** When the first 100 requests arrived, ms after the first. */
+  readonly requestStarts?: ReadonlyArray<number> | undefined
 }
 
 export interface ChildServer {
