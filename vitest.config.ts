@@ -1,6 +1,32 @@
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+import { BaseSequencer, type TestSpecification } from "vitest/node"
+
+/**
+ * The files that take longest start first. vitest orders files by their last run's durations, kept in
+ * node_modules/.vite; a fresh clone has none, and vitest then starts the largest files first — which
+ * started e2e/Cluster.test.ts (a small file, 40–120 s) after two minutes, and the run ended with it
+ * (2026-11-29, fresh caches: started at 124 s, ended at 245 s, the run's last file). With a last run's
+ * durations this changes little: these are its longest files then too.
+ */
+const startFirst = [
+  "test/e2e/Cluster.test.ts",
+  "test/docs/Examples.test.ts",
+  "test/e2e/RateLimits.test.ts",
+  "test/e2e/HtmlBrowser.test.ts",
+  "test/ui/Browser.test.ts",
+  "test/cluster/Protocol.test.ts"
+]
+class LongestFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>) {
+    const rank = (f: TestSpecification) => {
+      const i = startFirst.findIndex((p) => f.moduleId.endsWith(p))
+      return i === -1 ? startFirst.length : i
+    }
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b))
+  }
+}
 
 export default defineConfig({
   resolve: {
@@ -8,29 +34,46 @@ export default defineConfig({
     alias: { "rag-eval": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
   },
   test: {
-    include: ["test/**/*.test.ts"],
     // Hang guards, not measures: a test asserts outcomes, and on a busy machine the end-to-end tests
     // (child processes, servers, PostgreSQL) take two to three times their idle duration — the
     // cluster test 41 s idle, 83–95 s beside four CPU burners, past a 120 s bound with four workers.
     // A bound a slow machine can reach is a flake; one a hung test reaches costs two minutes.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // expect.poll's default bound is 1 s of real time: a busy machine reached it (test/ui/Browser.test.ts
+    // saw 4 of 5 labels after 1 s with four workers beside other load). Polls wait for an outcome; the
+    // bound only ends a stuck test, like Playwright's own 30 s for `waitFor`.
+    expect: { poll: { timeout: 30_000 } },
     pool: "forks",
     setupFiles: ["test/support/Setup.ts"],
-    // A fresh process and module graph per test file (vitest's default). Keeping the processes for
-    // the whole run saves ~0.7 CPU-s per file (effect and @effect/* loaded once per process: 22 unit
-    // files 20.8 → 9.5 CPU-s, 8.8 sharing the sources too), but in three runs of the suite beside
-    // other load it made a file's TestClock tests share one clock (test/target/Retry.test.ts at 5 h,
-    // ReadBody.test.ts at 500 ms, RetrySchedule.test.ts at 15 h) — with the sources' modules fresh per
-    // file too, so the state that leaks is in a package's module, not found yet. A flake blocks every
-    // submission: isolation stays. test/support/Setup.ts checks what a file leaves behind.
-    isolate: true,
+    // Worker processes live for the whole run, and each test file gets fresh modules in them: vitest
+    // reads the pool's `isolate` from this root config (false: processes are kept, not started per
+    // file) and each file's from its project (true: vite's module cache — the sources, the tests,
+    // test/support — is reset before the file; packages in node_modules stay loaded, in Node's own
+    // cache). A process per file cost ~0.7 CPU-s of start-up and imports each (effect and @effect/*
+    // loaded afresh), ~115 of the suite's CPU-seconds. What a process must not carry to the next file
+    // (children, the cwd, a TestClock in Effect's default services, @effect/vitest's testers on
+    // vitest's shared `it`) is undone and checked before and after every file by test/support/Setup.ts.
+    // Kept processes were tried before and reverted: a file's TestClock tests now and then shared one
+    // clock. The cause was @effect/vitest's `layer()`, which leaves its block's testers (one runtime,
+    // one TestClock) on vitest's `it` for every later file in the process (test/support/EffectTesters.ts).
+    poolOptions: { forks: { isolate: false } },
+    projects: [
+      {
+        extends: true,
+        test: { name: "suite", include: ["test/**/*.test.ts"], poolOptions: { forks: { isolate: true } } }
+      }
+    ],
     // One worker more than the cores: most end-to-end files spend their time waiting on child
     // processes, servers and rate limits, so a third file on 2 cores fills the idle CPU (vitest's
     // default, cores − 1, ran them one after another). On the 2-core machine from a fresh clone:
     // 1 worker 11 min 53 s, 2 workers 7 min 46 s, 3 workers 6 min 15 s, 4 workers 6 min 45 s (and the
     // cluster test past its old 120 s bound).
     maxWorkers: os.availableParallelism() + 1,
-    minWorkers: 1
+    // As many kept as at most run: with fewer, tinypool stops an idle worker of a shared pool while it
+    // is handed a file, and vitest 3.2 reports "Terminating worker thread" and loses that file's
+    // results (seen on this machine: 3 workers and minWorkers 1 failed every run, 2 or 3 passed).
+    minWorkers: os.availableParallelism() + 1,
+    sequence: { sequencer: LongestFirst }
   }
 })

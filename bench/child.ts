@@ -33,6 +33,11 @@ export interface ServerStats {
   readonly cpuMs: number
   /** The mean number of requests in flight per 100 ms from the first request to the last response. */
   readonly inFlight?: ReadonlyArray<number> | undefined
+  /** With `stats(true)`: every request start and response finish since the last reset (epoch ms, in order). */
+  readonly starts?: ReadonlyArray<number> | undefined
+  readonly finishes?: ReadonlyArray<number> | undefined
+  /** When the first 100 requests arrived, ms after the first. */
+  readonly requestStarts?: ReadonlyArray<number> | undefined
 }
 
 export interface ChildServer {
@@ -42,7 +47,7 @@ export interface ChildServer {
   /** Latency and a token-bucket rate limit (undefined: none). */
   readonly setLimit: (latencyMs: number, limit: FakeRateLimit | undefined) => Promise<void>
   readonly reset: () => Promise<void>
-  readonly stats: () => Promise<ServerStats>
+  readonly stats: (timeline?: boolean) => Promise<ServerStats>
   readonly close: () => Promise<void>
 }
 
@@ -77,7 +82,7 @@ export const startChildServer = (latencyMs = 0): Promise<ChildServer> =>
         setLatency: (ms) => ask({ cmd: "set", latencyMs: ms }).then(() => undefined),
         setLimit: (latencyMs, limit) => ask({ cmd: "set", latencyMs, limit: limit ?? null }).then(() => undefined),
         reset: () => ask({ cmd: "reset" }).then(() => undefined),
-        stats: () => ask<ServerStats>({ cmd: "stats" }),
+        stats: (timeline) => ask<ServerStats>({ cmd: "stats", timeline: timeline === true }),
         close: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done()

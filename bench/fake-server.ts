@@ -8,7 +8,10 @@
  *   { cmd: "set", latencyMs, limit? } → change the reply latency (and the token-bucket rate limit:
  *                                  FakeRateLimit, or null for none)
  *   { cmd: "reset" }           → zero the counters and the first/last timestamps
- *   { cmd: "stats" }           → { calls, limited, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional)
+ *   { cmd: "stats" }           → { calls, limited, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional),
+ *                                  inFlight (per 100 ms), requestStarts (the first 100 requests' arrivals, ms after the first)
+ *   { cmd: "stats", timeline: true } → also `starts` and `finishes`: every request start and response
+ *                                  finish since the reset (epoch ms, in order)
  *
  * Timestamps are taken at the server through node:http's diagnostics channels: the first
  * `http.server.request.start` and the last `http.server.response.finish` since the last reset.
@@ -44,7 +47,15 @@ const fake = await FakeOpenAi.start({ latencyMs, record: false })
 
 process.on(
   "message",
-  (message: { cmd: string; latencyMs?: number; limit?: FakeOpenAi.FakeRateLimit | null; id?: number }) => {
+  (
+    message: {
+      cmd: string
+      latencyMs?: number
+      limit?: FakeOpenAi.FakeRateLimit | null
+      id?: number
+      timeline?: boolean
+    }
+  ) => {
     switch (message.cmd) {
       case "set":
         fake.setBehaviour({
@@ -74,13 +85,24 @@ process.on(
           firstRequestMs: first,
           lastResponseMs: last,
           cpuMs: (used.user + used.system) / 1000,
-          inFlight: inFlightSeries(100)
+          inFlight: inFlightSeries(100),
+          ...(message.timeline === true ?
+            {
+              starts: events.filter(([, d]) => d === 1).map(([t]) => t),
+              finishes: events.filter(([, d]) => d === -1).map(([t]) => t)
+            } :
+            {}),
+          requestStarts: requestStarts(100)
         })
         break
       }
     }
   }
 )
+/** When the first `n` requests reached the server (ms after the first): how a first wave arrived. */
+const requestStarts = (n: number): ReadonlyArray<number> =>
+  events.filter(([, d]) => d === 1).slice(0, n).map(([t]) => Math.round((t - first!) * 10) / 10)
+
 /** The mean number of requests in flight in each `stepMs` window from the first request to the last response. */
 const inFlightSeries = (stepMs: number): ReadonlyArray<number> => {
   if (first === undefined || last === undefined) return []

@@ -34,6 +34,23 @@ export interface RateScenario {
   readonly spanMs: number
   readonly idealMs: number
   readonly exit: number | null
+  /**
+   * How the first wave (the `concurrency` requests after the preflight) reached the server: over how
+   * many ms, and the most of them within any 5 ms — the gate spreads it; a clump here formed after it.
+   */
+  readonly wave: { readonly spanMs: number; readonly clump: number } | undefined
+}
+
+/** The first wave's arrival (see `RateScenario.wave`) from the server's request arrivals. */
+const waveArrival = (starts: ReadonlyArray<number> | undefined, concurrency: number) => {
+  const wave = (starts ?? []).slice(1, 1 + concurrency)
+  if (wave.length < concurrency) return undefined
+  let clump = 0
+  for (let i = 0, j = 0; i < wave.length; i++) {
+    while (wave[i]! - wave[j]! > 5) j++
+    clump = Math.max(clump, i - j + 1)
+  }
+  return { spanMs: wave[wave.length - 1]! - wave[0]!, clump }
 }
 
 export const RATE_LIMIT = { rpm: 600, burst: 10 } as const
@@ -93,7 +110,8 @@ export const rateLimitScenarios = async (
         spanMs: (stats.lastResponseMs ?? 0) - (stats.firstRequestMs ?? 0),
         // Every successful request is a judgment or the preflight; the burst goes at once.
         idealMs: (stats.calls - stats.limited - RATE_LIMIT.burst) / rate,
-        exit: r.status
+        exit: r.status,
+        wave: waveArrival(stats.requestStarts, options.concurrency)
       })
     }
   }
@@ -117,7 +135,13 @@ export const reportRateScenarios = (
         (sc.idealMs / 1000).toFixed(1)
       } s) · ${sc.calls} requests, ${sc.limited} got a 429 (${
         (100 * share).toFixed(1)
-      }%) · ${sc.judgments} judgments, ${sc.failed} failed · exit ${sc.exit}`
+      }%) · ${sc.judgments} judgments, ${sc.failed} failed · exit ${sc.exit}${
+        sc.wave === undefined
+          ? ""
+          : ` · the first wave reached the server over ${
+            sc.wave.spanMs.toFixed(0)
+          } ms, at most ${sc.wave.clump} within 5 ms`
+      }`
     )
     const ratioTarget = withRpm ? RATE_TARGETS.ratioWithRpm : RATE_TARGETS.ratioWithout
     const shareTarget = withRpm ? RATE_TARGETS.limitedShareWithRpm : RATE_TARGETS.limitedShareWithout

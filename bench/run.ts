@@ -66,7 +66,7 @@ import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, time
 import { htmlReportFigures } from "./html-report.js"
 import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
-import { latencyRuns, reportLatencyRuns } from "./latency.js"
+import { latencyRuns, priorityFromEnv, reportLatencyRuns } from "./latency.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { resumeFigures } from "./resume.js"
 import { printSynthesizeFigures } from "./synthesize.js"
@@ -324,7 +324,8 @@ const main = async () => {
           out,
           latencyMs: LATENCY_MS,
           concurrency: CONCURRENCY,
-          runs: MEASURED_RUNS
+          runs: MEASURED_RUNS,
+          priority: priorityFromEnv()
         }),
         line,
         figure

@@ -15,7 +15,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { InputError, UsageError } from "../domain/Errors.js"
+import { type InputError, UsageError } from "../domain/Errors.js"
+import { readManifest } from "../domain/RunFiles.js"
 import { flagDescriptors, MASK } from "../domain/Secrets.js"
 import { displayPath } from "./Display.js"
 import { runConfig } from "./RunFlags.js"
@@ -123,30 +124,21 @@ export const resumeArgv = (
   extra: ReadonlyArray<string>
 ): Effect.Effect<Replay, UsageError | InputError> =>
   Effect.gen(function*() {
-    const path = Path.join(runDir, "manifest.json")
-    if (!fs.existsSync(path)) {
-      return yield* new UsageError({
-        problem: `${runDir} is not a run directory (no manifest.json); give out/<pipeline>/<run-id>`
-      })
-    }
-    const m = yield* Effect.try({
-      try: () => JSON.parse(fs.readFileSync(path, "utf8")) as { argv?: unknown; cwd?: unknown; command?: unknown },
-      catch: (e) => new InputError({ file: path, problem: `not valid JSON: ${(e as Error).message}` })
-    })
+    const m = yield* readManifest(runDir)
     // A wave of `rag-eval synthesize`: the synthesis's own command again (it replays every wave).
-    if (Array.isArray(m.argv) && m.argv.every((a) => typeof a === "string") && m.argv[0] === "synthesize") {
+    if (m.argv !== undefined && m.argv[0] === "synthesize") {
       if (extra.length > 0) {
         return yield* new UsageError({
           problem:
             `${runDir} is a wave of a synthesis: it resumes with its own command; to change a flag, run that command again`
         })
       }
-      const recorded = m.argv as ReadonlyArray<string>
+      const recorded = m.argv
       // Masked secrets (--api-key) are left out: the environment supplies them again.
       const argv = recorded.filter((a, i) =>
         a !== "--fresh" && a !== MASK && !(a === "--api-key" && recorded[i + 1] === MASK)
       )
-      if (typeof m.cwd === "string" && m.cwd !== process.cwd()) {
+      if (m.cwd !== undefined && m.cwd !== process.cwd()) {
         if (!fs.existsSync(m.cwd)) {
           return yield* new UsageError({ problem: `the synthesis was made in ${m.cwd}, which no longer exists` })
         }
@@ -154,16 +146,18 @@ export const resumeArgv = (
       }
       return { argv, recorded }
     }
-    if (!Array.isArray(m.argv) || !m.argv.every((a) => typeof a === "string") || m.argv[0] !== "run") {
+    if (m.argv === undefined || m.argv[0] !== "run") {
       return yield* new UsageError({
-        problem: `${path} does not record its arguments (made by an older rag-eval): run its command again${
-          typeof m.command === "string" ? `: ${m.command}` : ""
+        problem: `${
+          Path.join(runDir, "manifest.json")
+        } does not record its arguments (made by an older rag-eval): run its command again${
+          m.command === "" ? "" : `: ${m.command}`
         }`
       })
     }
-    const recorded = m.argv as ReadonlyArray<string>
+    const recorded = m.argv
     const argv = yield* replayArgv(recorded, extra, runDir)
-    if (typeof m.cwd === "string" && m.cwd !== process.cwd()) {
+    if (m.cwd !== undefined && m.cwd !== process.cwd()) {
       if (!fs.existsSync(m.cwd)) {
         return yield* new UsageError({ problem: `the run was made in ${m.cwd}, which no longer exists` })
       }

@@ -4,24 +4,11 @@
  */
 import type * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import {
-  adaptive,
-  apiKey,
-  baseUrl,
-  burst,
-  json,
-  maxRetries,
-  maxWait,
-  model,
-  noPreflight,
-  provider,
-  quiet,
-  rpm,
-  store,
-  temperature,
-  timeout,
-  tpm
-} from "./RunFlags.js"
+import { json, providerFlags, quiet, store } from "./RunFlags.js"
+
+// The provider flags run and serve take, but --seed: the synthesis has its own (below), which also
+// chooses the chunks.
+const { seed: _runSeed, ...sharedProviderFlags } = providerFlags
 
 export const synthesizeConfig = {
   docs: Options.text("docs").pipe(
@@ -126,19 +113,7 @@ export const synthesizeConfig = {
     Options.withDescription("Send the calls to the cluster's runners through --store")
   ),
   store,
-  provider,
-  model,
-  baseUrl,
-  apiKey,
-  rpm,
-  tpm,
-  burst,
-  adaptive,
-  maxWait,
-  noPreflight,
-  timeout,
-  maxRetries,
-  temperature,
+  ...sharedProviderFlags,
   json,
   quiet
 }

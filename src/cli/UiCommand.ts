@@ -169,6 +169,14 @@ export const uiCommand = Command.make(
               }`
             })
           )))
+        if (!fs.existsSync(flags.out)) {
+          // Not refused: the first run may be started after the review (each page load scans again).
+          yield* Console.error(
+            `warning: --out ${
+              displayPath(flags.out)
+            } does not exist (yet): no runs to show; runs written there appear when the page is reloaded`
+          )
+        }
         yield* Console.error(
           `${runs.length} run${runs.length === 1 ? "" : "s"} under ${displayPath(flags.out)}${
             problems.length === 0 ? "" : ` (${problems.length} unreadable: GET /api/runs lists them)`

@@ -8,12 +8,13 @@ import * as Path from "node:path"
 import { thousands } from "../domain/Numbers.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { encodeJson, Manifest, Summary } from "../domain/RunFiles.js"
-import { readJsonLines, writeAtomic, writeFileAtomic, writeJsonAtomic } from "../io/Files.js"
+import { readJsonLines, readJsonLinesAt, writeAtomic, writeFileAtomic, writeJsonAtomic } from "../io/Files.js"
 import type { PreflightReport } from "../judges/Judge.js"
 import { type Cost, cost, formatUsd, sumTokens, tokensOfCost } from "../pricing/Prices.js"
 import type { StructuredOutput } from "../providers/LlmProvider.js"
 import type { RateGateStats } from "../providers/RateGate.js"
 import { viewOf } from "./DefaultView.js"
+import type { ChosenDetails } from "./Details.js"
 import { headlineSpecs, headlineValues } from "./Headline.js"
 import { finalMarkdown, finalMetrics } from "./Iterations.js"
 import type { Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
@@ -122,6 +123,8 @@ export const writeIteration = <R, X>(parts: {
   readonly cost: Cost
   /** `report --partial`: the reports say they cover only the cases the journal holds whole. */
   readonly partial: boolean
+  /** report.md's cases with details, chosen while the records were written (`Details.ts`). */
+  readonly chosen?: ChosenDetails | undefined
 }) =>
   Effect.gen(function*() {
     const { pipeline, options, info, iteration, summary, recordsPath } = parts
@@ -149,13 +152,15 @@ export const writeIteration = <R, X>(parts: {
       info,
       summary,
       records,
+      recordsAt: (ordinals) => readJsonLinesAt<R>(recordsPath, ordinals),
       view,
       caseMetrics: { declared: perCase.declared(info), of: (r) => perCase.of(r), rank: perCase.rank?.by },
       stem: options.iterations === 1 ? "report" : `report-iteration-${iteration}`,
       metrics: headlineValues(pipeline, info, summary),
       metricSpecs: headlineSpecs(pipeline, info),
       partial: partialNote(parts.partial, info),
-      details: options.details
+      details: options.details,
+      chosen: parts.chosen
     }
     for (const reporter of reporters) files.push(...yield* reporter.write(input))
     return files

@@ -9,6 +9,7 @@ import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { OutputError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
+import type { ChosenDetails } from "./Details.js"
 import type { FinalMetrics } from "./Iterations.js"
 import type { CaseValues, ReportView, RunInfo, RunSummary } from "./Pipeline.js"
 
@@ -17,6 +18,11 @@ export interface ReportInput<R = unknown, X = unknown> {
   readonly summary: RunSummary<R, X>
   /** Re-readable: each call streams the records again from disk. */
   readonly records: () => Stream.Stream<R, OutputError>
+  /**
+   * The records at these ordinals (0-based, input order), each with its ordinal, in input order; the
+   * other lines are skipped undecoded. Absent: filter `records()`.
+   */
+  readonly recordsAt?: ((ordinals: ReadonlySet<number>) => Stream.Stream<readonly [R, number], OutputError>) | undefined
   readonly view: ReportView<R, X>
   /**
    * The pipeline's per-case metrics: what ranks cases (`rank`: lowest first, ties by the next), what
@@ -36,6 +42,8 @@ export interface ReportInput<R = unknown, X = unknown> {
   readonly partial?: string | undefined
   /** `--details N`: per-case details in report.md for at most N cases (default 100). */
   readonly details?: number | undefined
+  /** report.md's cases with details, chosen by the engine while it wrote the records; absent: chosen from `records()`. */
+  readonly chosen?: ChosenDetails | undefined
 }
 
 /** What the judging of a run came to, for its parameter table: judgments, tokens, cost. */

@@ -27,6 +27,7 @@ import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
+import { DEFAULT_DETAILS, detailsChooser } from "./Details.js"
 import { TARGET_JOURNAL_DIR } from "./Generator.js"
 import { judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
@@ -280,6 +281,8 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       // The engine's fold (means, intervals, lowest and failed cases, failures) and the kind's own.
       const fold = CaseFold.make<R>({ declared, rankBy: perCase.rank?.by, lowest: perCase.rank?.keep })
       const own = pipeline.aggregate?.start(info)
+      // report.md's cases with details, chosen as the records leave (the reports do not read them all back to choose).
+      const details = detailsChooser(options.details ?? DEFAULT_DETAILS, perCase.rank?.by ?? [])
       yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writer = yield* recordsWriter(recordsPath)
@@ -292,6 +295,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
               yield* cases.write(caseLine(values, iteration))
               fold.add(record, values, caseJudgments)
               own?.add(record, values)
+              details.add(values)
             }))
           // Stopping: drop the incomplete records file; the journal holds every finished judgment.
           if (core.stopping()) {
@@ -316,7 +320,8 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           summary,
           recordsPath,
           cost: iterationCost,
-          partial: core.partial
+          partial: core.partial,
+          chosen: details.result()
         }).pipe(Effect.withSpan("Runner.reports", { attributes: { "rag_eval.iteration": iteration } }))
       )
     }

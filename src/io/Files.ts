@@ -192,6 +192,24 @@ export const readJsonLines = <A>(path: string): Stream.Stream<A, OutputError> =>
   )
 
 /**
+ * The parsed lines at these indexes (0-based, blank lines not counted, as `readJsonLines` skips
+ * them), each with its index, in file order; every other line is skipped without being decoded, and
+ * the read stops after the last one wanted.
+ */
+export const readJsonLinesAt = <A>(
+  path: string,
+  wanted: ReadonlySet<number>
+): Stream.Stream<readonly [A, number], OutputError> =>
+  wanted.size === 0 ? Stream.empty : Stream.suspend(() => {
+    let index = 0
+    return readDecodedLines(path, (buffer, start, stop): readonly [A, number] | undefined => {
+      if (stop <= start) return undefined
+      const i = index++
+      return wanted.has(i) ? [JSON.parse(buffer.toString("utf8", start, stop)) as A, i] : undefined
+    }).pipe(Stream.take(wanted.size))
+  })
+
+/**
  * Every line of a text file as a string, blank lines included (so the n-th element is line n), read
  * the way `readJsonLines` reads: for callers that decode, count lines and report errors themselves
  * (e.g. a journal whose torn last line is tolerated). A final newline does not start an empty line.

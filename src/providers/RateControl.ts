@@ -38,7 +38,9 @@
  *   every 200 ms of starts from one a second. A pace reached is held, then probed above in small
  *   steps by starts (a slow limit is probed as gently as a fast one) to follow a limit raised; the
  *   hold doubles after each probe refused (each costs a Retry-After), up to a minute.
- * - **No limit, no cost**: until the first 429 nothing is paced.
+ * - **No limit, no cost**: until the first 429 nothing is paced. Only the first wave is spread
+ *   (`WAVE_AT_ONCE`): once an answer gave the latency, 8 start at once and the rest within a quarter
+ *   of a latency, so a 429 stops a wave sent into a small bucket after a few refusals.
  */
 import type { RateLimitInfo } from "./RateLimitHeaders.js"
 
@@ -143,6 +145,15 @@ const HEADER_WINDOW_MS = 5000
 const HEADER_MIN_READINGS = 8
 /** Starts remembered for measuring rates. */
 const LOG_MS = 120_000
+/**
+ * The first wave against an unknown limit (nothing paced, no 429 yet, the latency known from an
+ * answer — the judge's preflight): this many start at once, the rest one every
+ * latency ÷ (WAVE_SPREAD × concurrency), until a call of the wave answers. A 429 comes back at once,
+ * an answer after the latency: a server with a small bucket refuses a few of the wave and the pause
+ * stops the rest; one with no limit sees the whole wave within a 1/WAVE_SPREAD of a latency.
+ */
+const WAVE_AT_ONCE = 8
+const WAVE_SPREAD = 4
 
 // ---------------------------------------------------------------------------------------------
 // Pieces
@@ -472,6 +483,12 @@ export class RateController {
 
   private readonly log = new StartLog()
   private nextId = 0
+  // The first wave (see WAVE_AT_ONCE): starts handed out in it, the instant the next may start, and
+  // whether it is over (a call of it answered, or a 429 came).
+  private waveStarts = 0
+  private waveNextAt = Number.NEGATIVE_INFINITY
+  private waveFrom = Number.POSITIVE_INFINITY
+  private waveOver = false
 
   constructor(options: RateControlOptions = {}, now = 0) {
     this.max = Math.max(1, Math.floor(options.concurrency ?? 8))
@@ -582,11 +599,25 @@ export class RateController {
     const paced = this.pacePerMs() !== undefined && this.requests !== undefined
     let at = now
     if (this.pausedUntil > now) at = this.pausedUntil + (paced ? 0 : random * this.jitterMs)
+    if (!paced) at = this.inWave(at)
     if (paced) at = Math.max(at, this.requests!.earliest(now, 1))
     if (this.tokens !== undefined) at = Math.max(at, this.tokens.earliest(now, cost))
     if (paced) this.requests!.take(now, 1)
     this.tokens?.take(now, Math.min(cost, this.tokens.capacity))
     return { id: this.nextId++, at, cost, epoch: this.epoch }
+  }
+
+  /** The instant a start of the first wave may go, at `at` or later (see WAVE_AT_ONCE). */
+  private inWave(at: number): number {
+    if (this.waveOver || !this.learn || this.cuts > 0 || this.latencyMs === undefined) return at
+    // (The cluster's shared controller has no concurrency of its own: nothing to spread.)
+    const spacing = this.latencyMs / (WAVE_SPREAD * this.max)
+    if (!(spacing >= 0.01)) return at
+    if (this.waveStarts === 0) this.waveFrom = at
+    const start = this.waveStarts++ < WAVE_AT_ONCE ? at : Math.max(at, this.waveNextAt + spacing)
+    if (this.waveStarts > WAVE_AT_ONCE) this.waveNextAt = start
+    else this.waveNextAt = Math.max(this.waveNextAt, start)
+    return start
   }
 
   /**
@@ -659,6 +690,7 @@ export class RateController {
     } = {}
   ) {
     this.consecutivePauses = 0
+    if (startedAt >= this.waveFrom) this.waveOver = true
     if (startedAt >= this.lastCutAt) this.succeededSinceCut = true
     this.refusedInARow = 0
     const took = now - startedAt

@@ -202,18 +202,19 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
           Effect.zipRight(
             restore(take(permits)),
             Effect.suspend(() => {
+              // Paced or not is asked again for each start: a start of the unpaced first wave that a
+              // 429 made stale is handed out again at the pace, one at a time like any paced start.
               const loop: Effect.Effect<
                 { readonly reservation: Reservation; readonly startedAt: number },
                 GateStopped | ProviderError
-              > = Effect.flatMap(
-                startOnce(estimatedTokens, wait, restore),
-                (s) => s === undefined ? loop : Effect.succeed(s)
-              )
-              const paced = control.pacePerMs() !== undefined
-              const start = paced
-                ? Effect.zipRight(restore(take(pacer)), Effect.ensuring(loop, Effect.sync(() => pacer.release())))
-                : loop
-              return Effect.onError(start, () => Effect.sync(() => permits.release()))
+              > = Effect.suspend(() => {
+                const once = startOnce(estimatedTokens, wait, restore)
+                const start = control.pacePerMs() !== undefined
+                  ? Effect.zipRight(restore(take(pacer)), Effect.ensuring(once, Effect.sync(() => pacer.release())))
+                  : once
+                return Effect.flatMap(start, (s) => s === undefined ? loop : Effect.succeed(s))
+              })
+              return Effect.onError(loop, () => Effect.sync(() => permits.release()))
             })
           )
         )

@@ -7,10 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
-import { UsageError } from "../domain/Errors.js"
+import { type OutputError, UsageError } from "../domain/Errors.js"
 import { inline } from "../domain/Markdown.js"
 import { thousands } from "../domain/Numbers.js"
-import { byNumbers, Lowest } from "../engine/CaseFold.js"
+import { type ChosenDetails, DEFAULT_DETAILS, detailsChooser } from "../engine/Details.js"
 import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "../io/Files.js"
@@ -22,24 +22,26 @@ export type { ReportInput } from "../engine/ReportInput.js"
 
 export { type Reporter, Reporters } from "../engine/ReportInput.js"
 
-/** `--details` default: per-case details in report.md for at most this many cases. */
-export const DEFAULT_DETAILS = 100
+export { DEFAULT_DETAILS } from "../engine/Details.js"
 
 /**
  * `<stem>.md`. Bounded: the view's per-case sections get at most `--details N` cases (the failed,
  * then the lowest by the headline metric, in input order); the page ends saying how many were left
- * out and where they are, so a 100k-row run's report.md stays well under 1 MB.
+ * out and where they are, so a 100k-row run's report.md stays well under 1 MB. The engine hands the
+ * choice over (`input.chosen`, folded while it wrote the records) and the chosen records are the only
+ * ones decoded (`input.recordsAt`); given neither, the records are read to choose, then again.
  */
 export const markdown: Reporter = {
   format: "markdown",
   write: (input) =>
     Effect.gen(function*() {
       const path = Path.join(input.info.runDir, `${input.stem}.md`)
-      const chosen = yield* chooseDetails(input, input.details ?? DEFAULT_DETAILS)
-      const numbered = input.records().pipe(Stream.zipWithIndex)
+      const chosen = input.chosen ?? (yield* chooseDetails(input, input.details ?? DEFAULT_DETAILS))
       const records = chosen.ordinals === undefined
-        ? numbered
-        : numbered.pipe(Stream.filter(([, i]) => chosen.ordinals!.has(i)))
+        ? input.records().pipe(Stream.zipWithIndex)
+        : input.recordsAt !== undefined
+        ? input.recordsAt(chosen.ordinals)
+        : input.records().pipe(Stream.zipWithIndex, Stream.filter(([, i]) => chosen.ordinals!.has(i)))
       const banner = input.partial === undefined ? "" : `> **Partial report**: ${inline(input.partial, 1000)}\n\n`
       const trailer = chosen.ordinals === undefined
         ? ""
@@ -60,38 +62,13 @@ export const markdown: Reporter = {
     })
 }
 
-/**
- * Which records get details: all (`ordinals` undefined) when at most `limit`, else the failed, then the
- * lowest by the pipeline's ranking metrics (`PerCaseMetrics.rank`), then input order.
- */
-export const chooseDetails = (input: ReportInput, limit: number) =>
+/** report.md's choice of cases (`Details.detailsChooser`) over the records read back. */
+export const chooseDetails = (input: ReportInput, limit: number): Effect.Effect<ChosenDetails, OutputError> =>
   Effect.suspend(() => {
-    const rank = input.caseMetrics.rank ?? []
-    const failed: Array<number> = []
-    const lowest = new Lowest<ReadonlyArray<number>, number>(limit, byNumbers)
-    let total = 0
+    const chooser = detailsChooser(limit, input.caseMetrics.rank ?? [])
     return input.records().pipe(
-      Stream.runForEach((record) =>
-        Effect.sync(() => {
-          const ordinal = total++
-          const values = input.caseMetrics.of(record)
-          if (values.failed) {
-            if (failed.length < limit) failed.push(ordinal)
-            return
-          }
-          // Unknown values rank first: a case without its headline value needs a look.
-          lowest.add(rank.map((name) => values.metrics[name] ?? -Infinity), ordinal, ordinal)
-        })
-      ),
-      Effect.map(() => {
-        if (total <= limit) return { total, limit, ordinals: undefined, by: undefined }
-        const ordinals = new Set(failed)
-        for (const x of lowest.result()) {
-          if (ordinals.size >= limit) break
-          ordinals.add(x.item)
-        }
-        return { total, limit, ordinals, by: rank.length === 0 ? undefined : rank.join(", then ") }
-      })
+      Stream.runForEach((record) => Effect.sync(() => chooser.add(input.caseMetrics.of(record)))),
+      Effect.map(() => chooser.result())
     )
   })
 

@@ -94,7 +94,11 @@ describe.skipIf(!postgresAvailable)(
           runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
           runners.push(runner)
         }
-        await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 120_000)
+        await waitFor(
+          () => `both runners listening (their stderr: ${runners.map((r) => r.stderr().slice(-400)).join(" | ")})`,
+          () => logs.every((l) => l.includes("Listening on")),
+          120_000
+        )
 
         fake.reset()
         const clusterOut = Path.join(dir, "cluster")
@@ -182,7 +186,11 @@ describe.skipIf(!postgresAvailable)(
             runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
             started.push(runner)
           }
-          await waitFor("both runners listening", () => logs.every((l) => l.includes("Listening on")), 120_000)
+          await waitFor(
+            () => `both runners listening (their stderr: ${started.map((r) => r.stderr().slice(-400)).join(" | ")})`,
+            () => logs.every((l) => l.includes("Listening on")),
+            120_000
+          )
           const run = await cli([
             "run",
             "pipelines/rag-answers.ts",

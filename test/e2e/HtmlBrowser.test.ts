@@ -295,7 +295,7 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
   )
 
   for (const sample of SAMPLES) {
-    it(
+    it.concurrent(
       `${sample.name}: labels never overlap, rows link to their case, "only failing" filters, case blocks show what was judged; screenshots kept`,
       async () => {
         const out = Path.join(tempDir("html-pages-"), "out")

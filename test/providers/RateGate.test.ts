@@ -390,3 +390,92 @@ describe("RateGate: stopping", () => {
       expect(results.map((r) => Either.isRight(r) ? "ok" : r.left._tag)).toEqual(["ok", "GateStopped", "GateStopped"])
     }))
 })
+
+describe("RateGate: the first wave against an unknown limit (no --rpm, no headers)", () => {
+  /**
+   * A server refilling `perMs` requests a ms into a bucket of `capacity` (full at 0; Infinity: no
+   * limit): an accepted call answers after 100 ms, a refused one at once (1 ms) with Retry-After 1 s.
+   */
+  const bucketServer = (capacity: number, perMs: number) => {
+    let level = capacity
+    let at = 0
+    const starts: Array<{ readonly at: number; readonly ok: boolean }> = []
+    let inFlight = 0
+    let mostInFlight = 0
+    const call = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.suspend(() => {
+        level = Math.min(capacity, level + (now - at) * perMs)
+        at = now
+        const ok = level >= 1
+        if (ok) level -= 1
+        starts.push({ at: now, ok })
+        if (!ok) return Effect.zipRight(Effect.sleep("1 millis"), Effect.fail(limited(1000)))
+        inFlight++
+        mostInFlight = Math.max(mostInFlight, inFlight)
+        return Effect.sleep("100 millis").pipe(
+          Effect.ensuring(Effect.sync(() => inFlight--)),
+          Effect.as(reply())
+        )
+      }))
+    return { call, starts, mostInFlight: () => mostInFlight }
+  }
+  /** The preflight (alone, 0 → 100 ms), then `n` calls at once: every start until `until` ms. */
+  const wave = (server: ReturnType<typeof bucketServer>, n: number, until: number) =>
+    Effect.gen(function*() {
+      const gate = yield* RateGate.make({ concurrency: 32 })
+      const preflight = yield* Effect.fork(gate.run(1, server.call))
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(preflight)
+      const calls = yield* runAll(Array.from({ length: n }, () => gate.run(1, server.call)))
+      yield* TestClock.adjust(`${until - 100} millis`)
+      return { gate, calls }
+    })
+  const spacing = 100 / (4 * 32)
+
+  it.scoped("600/min, burst 10, 32 calls after the preflight: 8 start at once, the rest one every latency ÷ (4 × 32); the first 429 stops the wave (2 refused, not 22)", () =>
+    Effect.gen(function*() {
+      const server = bucketServer(10, 600 / 60_000)
+      const { calls } = yield* wave(server, 32, 1000)
+      const wave1 = server.starts.slice(1)
+      expect(wave1.slice(0, 8).map((s) => s.at)).toEqual(Array(8).fill(100))
+      wave1.slice(8).forEach((s, i) => expect(s.at).toBeCloseTo(100 + (i + 1) * spacing, 6))
+      // 10 in the bucket at 100 ms (the preflight's token refilled): 8 + 2 accepted; the next two
+      // refused, the first of their 429s back at ~103.3 ms; nothing else starts during the pause.
+      expect(wave1.map((s) => s.ok)).toEqual([...Array(10).fill(true), false, false])
+      expect(server.starts.length).toBe(13)
+      // The rest wait out the pause, then go at the pace discovered from one a second.
+      yield* TestClock.adjust("10 seconds")
+      const results = yield* Fiber.join(calls)
+      expect(results.filter(Either.isLeft).length).toBe(server.starts.filter((s) => !s.ok).length)
+    }))
+
+  it.scoped("no limit: the whole wave is in flight within a quarter of the latency of its first start", () =>
+    Effect.gen(function*() {
+      const server = bucketServer(Number.POSITIVE_INFINITY, 0)
+      const { calls, gate } = yield* wave(server, 32, 100 + 100 / 4)
+      expect(server.starts.length).toBe(33)
+      expect(server.starts[32]!.at).toBeLessThanOrEqual(100 + 100 / 4)
+      expect(server.mostInFlight()).toBe(32)
+      yield* TestClock.adjust("1 second")
+      const results = yield* Fiber.join(calls)
+      expect(results.every(Either.isRight)).toBe(true)
+      // Once a call of the wave has answered, nothing is spread: 32 more start at once.
+      const t = yield* Clock.currentTimeMillis
+      const more = yield* runAll(Array.from({ length: 32 }, () => gate.run(1, server.call)))
+      yield* TestClock.adjust("1 millis")
+      expect(server.starts.slice(33).map((s) => s.at)).toEqual(Array(32).fill(t))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(more)
+    }))
+
+  it.scoped("without an answer yet (no preflight, no latency known) the wave is not spread", () =>
+    Effect.gen(function*() {
+      const server = bucketServer(Number.POSITIVE_INFINITY, 0)
+      const gate = yield* RateGate.make({ concurrency: 32 })
+      const calls = yield* runAll(Array.from({ length: 32 }, () => gate.run(1, server.call)))
+      yield* TestClock.adjust("1 millis")
+      expect(server.starts.map((s) => s.at)).toEqual(Array(32).fill(0))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(calls)
+    }))
+})

@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { readJsonLines, readLines } from "../../src/io/Files.js"
+import { readJsonLines, readJsonLinesAt, readLines } from "../../src/io/Files.js"
 
 const tempFile = (content: string | Buffer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))
@@ -50,6 +50,33 @@ describe("readJsonLines", () => {
       const second = yield* Stream.runFold(stream, 0, (n, r) => n + r.i)
       expect(first).toBe((4999 * 5000) / 2)
       expect(second).toBe(first)
+    }))
+})
+
+describe("readJsonLinesAt", () => {
+  const at = (path: string, wanted: ReadonlyArray<number>) =>
+    readJsonLinesAt<unknown>(path, new Set(wanted)).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+
+  it.effect("the lines at these indexes (blank lines not counted, as readJsonLines skips them), with their index, in file order", () =>
+    Effect.gen(function*() {
+      const path = tempFile("{\"a\":0}\r\n\n{\"a\":1}\n{\"a\":2}\n\n{\"a\":3}")
+      expect(yield* at(path, [3, 0, 2])).toEqual([[{ a: 0 }, 0], [{ a: 2 }, 2], [{ a: 3 }, 3]])
+      expect(yield* at(path, [])).toEqual([])
+      // An index past the end is not there; the others are.
+      expect(yield* at(path, [1, 9])).toEqual([[{ a: 1 }, 1]])
+    }))
+
+  it.effect("a line not wanted is never decoded: a broken one is skipped", () =>
+    Effect.gen(function*() {
+      const lines = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ i, text: "x".repeat(i % 50) }))
+      lines[7] = "{ not json"
+      lines[19_999] = "{ not json either"
+      const path = tempFile(lines.join("\n") + "\n")
+      const got = yield* at(path, [6, 8, 12_345])
+      expect(got.map(([r, i]) => [(r as { i: number }).i, i])).toEqual([[6, 6], [8, 8], [12_345, 12_345]])
+      // The same lines as a full read gives.
+      const all = yield* readAll(tempFile(lines.filter((_, i) => i !== 7 && i !== 19_999).join("\n")))
+      expect(got[2]![0]).toEqual(all[12_344])
     }))
 })
 

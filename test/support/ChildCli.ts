@@ -73,10 +73,11 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Poll until `condition` holds (the fake server runs in this process, so polling is cheap). */
 /**
  * Wait until `condition` holds (an event: a line printed, a call counted); `probe`, when given, runs
- * before each check (an async look, e.g. a connection attempt). The deadline only ends a stuck test.
+ * before each check (an async look, e.g. a connection attempt). The deadline only ends a stuck test;
+ * `what` may be a function, to name what was seen by then (a child's stderr) in the failure.
  */
 export const waitFor = async (
-  what: string,
+  what: string | (() => string),
   condition: () => boolean,
   timeoutMs = 60_000,
   probe?: () => Promise<void>
@@ -85,7 +86,7 @@ export const waitFor = async (
   for (;;) {
     if (probe !== undefined) await probe()
     if (condition()) return
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`)
     await sleep(5)
   }
 }

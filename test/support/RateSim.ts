@@ -296,12 +296,19 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
   const attempt = (r: number, done: (answer: Answer) => void) => {
     const local = controllers[r]!
     permits[r]!.take(() => {
-      const paced = local.pacePerMs() !== undefined
+      let paced = false
+      /** A start handed out, confirmed or (stale) handed out again — through the pacer whenever paced. */
       const admit = () => {
+        paced = local.pacePerMs() !== undefined
+        if (paced) pacers[r]!.take(reserve)
+        else reserve()
+      }
+      const reserve = () => {
         const reservation = local.reserve(events.now, 1, random())
         events.at(reservation.at, () => {
-          if (!local.confirm(events.now, reservation)) return admit()
+          const confirmed = local.confirm(events.now, reservation)
           if (paced) pacers[r]!.release()
+          if (!confirmed) return admit()
           const startedAt = events.now
           const finish = (answer: Answer, sharedStart?: number) => {
             permits[r]!.release()
@@ -339,8 +346,7 @@ export const simulate = (server: SimServerOptions, client: SimClientOptions, run
           askShared()
         })
       }
-      if (paced) pacers[r]!.take(admit)
-      else admit()
+      admit()
     })
   }
 

@@ -7,17 +7,23 @@
  * - child processes the file started (`ChildCli.ts`, `Serve.ts`) and left running are killed;
  * - the working directory is the repository root again (`runCli` restores it; a test may not);
  * - the live clock is Effect's default: a `TestClock` leaking out of a test into the default
- *   services would move the time every later file sees — the file that leaked it fails here, by name.
+ *   services would move the time every later file sees — the file that leaked it fails here, by name;
+ * - `@effect/vitest`'s testers on vitest's shared `it` are the package's own, before the file is
+ *   collected and after it: a `layer()` block leaves its own there, which ran the tests of the next
+ *   files in the process on that block's one runtime and one `TestClock` (`EffectTesters.ts`).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { afterAll } from "vitest"
 import { killChildren } from "./Children.js"
+import { restoreTesters } from "./EffectTesters.js"
 
 const home = process.cwd()
+restoreTesters()
 
 afterAll(() => {
   killChildren()
+  restoreTesters()
   if (process.cwd() !== home) process.chdir(home)
   const skew = Math.abs(Effect.runSync(Clock.currentTimeMillis) - Date.now())
   if (skew > 60_000) {

@@ -53,4 +53,19 @@ describe("rag-eval ui", () => {
     expect(result.stdout + result.stderr).not.toContain(token)
     expect(result.stderr).toContain("the token is required")
   })
+
+  it("an --out that does not exist yet is served with a warning, and a run written there later is listed", async () => {
+    const out = Path.join(tempDir(), "not-yet")
+    const running = start(["ui", "--listen", "127.0.0.1:0", "--out", out])
+    const port = await listening(running)
+    expect((await raw(port, "/api/health")).json()).toMatchObject({ status: "ok", runs: 0 })
+    const run = await cli(["run", "rag-answers", "--csv", "test-sets/rag-answers/sample.csv", "--out", out])
+    expect(run.code).toBe(0)
+    const listed = (await raw(port, "/api/runs")).json() as { runs: ReadonlyArray<{ pipeline: string }> }
+    expect(listed.runs.map((r) => r.pipeline)).toEqual(["rag-answers"])
+    running.child.kill("SIGTERM")
+    const result = await running.result
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain("does not exist (yet)")
+  })
 })
