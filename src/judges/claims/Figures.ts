@@ -48,7 +48,7 @@ export const removeCitations = (text: string): string =>
 const OPENING_NUMBER = /^([ \t]*)(?:\d{1,3}[.):]|\(\d{1,3}\))(?:[ \t]+|$)/gm
 
 /** A unit's one name, by its spellings and abbreviations. */
-const UNITS: ReadonlyArray<readonly [RegExp, string]> = Object.entries({
+export const UNITS: ReadonlyArray<readonly [RegExp, string]> = Object.entries({
   terabytes: "tb|terabytes?",
   gigabytes: "gb|gigabytes?",
   megabytes: "mb|megabytes?",

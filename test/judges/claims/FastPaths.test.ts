@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { namesOf } from "../../../src/judges/claims/Check.js"
-import { CITATION, removeCitations, unitsByName, withoutOpeningNumber } from "../../../src/judges/claims/Figures.js"
+import {
+  CITATION,
+  removeCitations,
+  UNITS,
+  unitsByName,
+  withoutOpeningNumber
+} from "../../../src/judges/claims/Figures.js"
 import { functionWordShare, hasEnoughLetters, MIN_LETTERS } from "../../../src/judges/claims/Language.js"
 import { STOPWORDS, tokensOf } from "../../../src/judges/Terms.js"
 
@@ -109,24 +115,7 @@ describe("language detection's counts", () => {
 })
 
 describe("figures' narrowed expressions", () => {
-  const UNITS: ReadonlyArray<readonly [RegExp, string]> = Object.entries({
-    terabytes: "tb|terabytes?",
-    gigabytes: "gb|gigabytes?",
-    megabytes: "mb|megabytes?",
-    kilobytes: "kb|kilobytes?",
-    kilometers: "km|kilomet(?:re|er)s?",
-    centimeters: "cm|centimet(?:re|er)s?",
-    millimeters: "mm|millimet(?:re|er)s?",
-    meters: "met(?:re|er)s?",
-    kilograms: "kg|kilos?|kilograms?|kilogrammes?",
-    pounds: "lbs?|pounds?",
-    miles: "mi|miles?",
-    feet: "ft|foot|feet",
-    hours: "hr|hrs|hours?",
-    minutes: "min|mins|minutes?",
-    seconds: "sec|secs|seconds?",
-    percent: "%|percent|per cent"
-  }).map(([name, spellings]) => [new RegExp(`^(?:${spellings})$`), name] as const)
+  // The table is the module's own (UNITS); the expression before the narrowing is the oracle.
   const FIGURE_UNIT = /(\d)(\s+)(per cent|[a-z]+\b)|(\d)()(%|(?:tb|gb|mb|kb|km|cm|mm|kg|lbs?|ft)\b)/gi
   const unitsByWord = (text: string): string =>
     text.replace(FIGURE_UNIT, (all, d1?: string, s1?: string, u1?: string, d2?: string, _?: string, u2?: string) => {
