@@ -412,3 +412,57 @@ describe("a server that refuses every request (a Retry-After longer than the run
     expect(c.pacePerMs()!).toBeGreaterThan(learned)
   })
 })
+
+describe("the first wave in a busy process", () => {
+  // Concurrency 32 after a 100 ms preflight: 8 starts at once, then one every 100 / (4 × 32) ms.
+  const afterPreflight = () => {
+    const c = new RateController({ concurrency: 32 }, 0)
+    const preflight = c.reserve(0, 1, 0.5)
+    c.confirm(0, preflight)
+    c.succeeded(100, 0)
+    return c
+  }
+  const spacing = 100 / (4 * 32)
+
+  it("a spread start woken on time goes; one woken more than a spacing late is spaced again from when it woke", () => {
+    const c = afterPreflight()
+    const wave = Array.from({ length: 12 }, () => c.reserve(100, 1, 0.5))
+    expect(wave.slice(0, 8).map((r) => r.at)).toEqual(Array(8).fill(100))
+    wave.slice(8).forEach((r, i) => expect(r.at).toBeCloseTo(100 + (i + 1) * spacing, 9))
+    for (const r of wave.slice(0, 9)) expect(c.confirm(r.at, r)).toBe(true)
+    // The process was busy: the 10th and 11th wake 3 ms after their instants, in the same turn. Not
+    // started — they would leave together, before a 429 to the earlier ones could be read.
+    const woke = wave[9]!.at + 3
+    expect(c.confirm(woke, wave[9]!)).toBe(false)
+    expect(c.confirm(woke, wave[10]!)).toBe(false)
+    // Asked again, they are a spacing apart from when they woke, after the 12th's instant.
+    const again = [c.reserve(woke, 1, 0.5), c.reserve(woke, 1, 0.5)]
+    expect(again[0]!.at).toBeCloseTo(woke + spacing, 9)
+    expect(again[1]!.at).toBeCloseTo(woke + 2 * spacing, 9)
+    expect(again.every((r) => c.confirm(r.at, r))).toBe(true)
+  })
+
+  it("without a limit nothing is lost: every start of the wave goes, at most a spacing late each", () => {
+    const c = afterPreflight()
+    // Each start costs the process 1 ms (more than the 0.78 ms spacing): a start woken late is
+    // handed a new instant; every one of the 32 starts, and no two within 0.5 ms of each other.
+    let now = 100
+    const started: Array<number> = []
+    const pending = Array.from({ length: 32 }, () => c.reserve(100, 1, 0.5))
+    while (pending.length > 0) {
+      pending.sort((a, b) => a.at - b.at)
+      const r = pending.shift()!
+      now = Math.max(now, r.at)
+      if (c.confirm(now, r)) {
+        started.push(now)
+        if (started.length > 8) now += 1
+      } else {
+        pending.push(c.reserve(now, 1, 0.5))
+      }
+    }
+    expect(started.length).toBe(32)
+    const spread = started.slice(8)
+    spread.slice(1).forEach((t, i) => expect(t - spread[i]!).toBeGreaterThanOrEqual(0.5))
+    expect(spread.at(-1)! - 100).toBeLessThan(24 * (1 + spacing) + 1)
+  })
+})
