@@ -74,7 +74,7 @@ export interface Reservation {
   /** The pause generation it was handed out in: a later 429 makes it stale. */
   readonly epoch: number
   /** A spread start of the first wave (see WAVE_AT_ONCE). */
-  readonly spread?: boolean
+  readonly spread: boolean
 }
 
 export interface RateControlStats {
@@ -605,16 +605,13 @@ export class RateController {
     const paced = this.pacePerMs() !== undefined && this.requests !== undefined
     let at = now
     if (this.pausedUntil > now) at = this.pausedUntil + (paced ? 0 : random * this.jitterMs)
-    const before = this.waveStarts
-    if (!paced) at = this.inWave(at)
-    const spread = this.waveStarts > before && this.waveStarts > WAVE_AT_ONCE
+    const wave = paced ? undefined : this.inWave(at)
+    if (wave !== undefined) at = wave.at
     if (paced) at = Math.max(at, this.requests!.earliest(now, 1))
     if (this.tokens !== undefined) at = Math.max(at, this.tokens.earliest(now, cost))
     if (paced) this.requests!.take(now, 1)
     this.tokens?.take(now, Math.min(cost, this.tokens.capacity))
-    return spread
-      ? { id: this.nextId++, at, cost, epoch: this.epoch, spread }
-      : { id: this.nextId++, at, cost, epoch: this.epoch }
+    return { id: this.nextId++, at, cost, epoch: this.epoch, spread: wave?.spread === true }
   }
 
   /** The first wave's spacing between spread starts (undefined: the wave is not spread). */
@@ -624,16 +621,19 @@ export class RateController {
     return spacing >= 0.01 ? spacing : undefined
   }
 
-  /** The instant a start of the first wave may go, at `at` or later (see WAVE_AT_ONCE). */
-  private inWave(at: number): number {
+  /**
+   * The instant a start of the first wave may go, at `at` or later, and whether it is one of the
+   * spread starts (after the first WAVE_AT_ONCE); undefined when the wave is not spread.
+   */
+  private inWave(at: number): { readonly at: number; readonly spread: boolean } | undefined {
     // (The cluster's shared controller has no concurrency of its own: nothing to spread.)
     const spacing = this.waveSpacing()
-    if (spacing === undefined) return at
+    if (spacing === undefined) return undefined
     if (this.waveStarts === 0) this.waveFrom = at
-    const start = this.waveStarts++ < WAVE_AT_ONCE ? at : Math.max(at, this.waveNextAt + spacing)
-    if (this.waveStarts > WAVE_AT_ONCE) this.waveNextAt = start
-    else this.waveNextAt = Math.max(this.waveNextAt, start)
-    return start
+    const spread = this.waveStarts++ >= WAVE_AT_ONCE
+    const start = spread ? Math.max(at, this.waveNextAt + spacing) : at
+    this.waveNextAt = spread ? start : Math.max(this.waveNextAt, start)
+    return { at: start, spread }
   }
 
   /**
@@ -672,7 +672,7 @@ export class RateController {
     // A spread start of the wave woken more than a spacing late (a busy process: the starts due
     // meanwhile would all leave in one turn of its event loop, before a 429 is read) is spaced
     // again from now: the spread is kept in the starts that leave, not only in the schedule.
-    const spacing = reservation.spread === true ? this.waveSpacing() : undefined
+    const spacing = reservation.spread ? this.waveSpacing() : undefined
     if (spacing !== undefined && now - reservation.at > spacing) {
       this.cancel(now, reservation)
       this.waveNextAt = Math.max(this.waveNextAt, now)
