@@ -207,6 +207,13 @@ export const isSpace = (c: number): boolean =>
   (c > 127 &&
     (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f ||
       c === 0x205f || c === 0x3000 || c === 0xfeff))
+/** The length of the code point at `i`, in code units (a surrogate pair is one, as the `u` flag reads it). */
+export const codePointLength = (text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c < 0xd800 || c > 0xdbff) return 1
+  const d = text.charCodeAt(i + 1)
+  return d >= 0xdc00 && d <= 0xdfff ? 2 : 1
+}
 /** `["'”’)\]]`: what may close a sentence after its final mark, by character code (tested at every space). */
 const isCloser = (c: number): boolean => c === 34 || c === 39 || c === 41 || c === 93 || c === 0x201d || c === 0x2019
 /** `[.!?。！？]`, by character code. */

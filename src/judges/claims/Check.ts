@@ -10,6 +10,7 @@
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
 import {
+  codePointLength,
   hasDigit,
   isSpace,
   normalise,
@@ -183,11 +184,7 @@ const capitalsOf = (word: string): number => {
       if (CAPITAL_AT.test(word)) {
         n++
         i = CAPITAL_AT.lastIndex
-      } else {
-        // A surrogate pair is one code point.
-        const d = word.charCodeAt(i + 1)
-        i += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1
-      }
+      } else i += codePointLength(word, i)
     }
   }
   return n

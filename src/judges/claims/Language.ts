@@ -10,7 +10,7 @@
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
-import { STOPWORDS } from "../Terms.js"
+import { codePointLength, STOPWORDS } from "../Terms.js"
 
 interface Detector {
   readonly detect: (text: string) => { readonly language: string; readonly isReliable: () => boolean }
@@ -55,14 +55,6 @@ const letterAt = (text: string, i: number): number => {
   if (c < 128) return (c | 32) >= 97 && (c | 32) <= 122 ? 1 : 0
   LETTER_AT.lastIndex = i
   return LETTER_AT.test(text) ? LETTER_AT.lastIndex - i : 0
-}
-
-/** The length of the code point at `i` (a surrogate pair is one, as the `u` flag reads it). */
-const codePointLength = (text: string, i: number): number => {
-  const c = text.charCodeAt(i)
-  if (c < 0xd800 || c > 0xdbff) return 1
-  const d = text.charCodeAt(i + 1)
-  return d >= 0xdc00 && d <= 0xdfff ? 2 : 1
 }
 
 /**
