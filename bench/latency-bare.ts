@@ -11,6 +11,7 @@ import * as Http from "node:http"
 import * as os from "node:os"
 import { startChildServer } from "./child.js"
 import { priorityFromEnv, slotsOf } from "./latency.js"
+import { postJson } from "./transport.js"
 
 const CONCURRENCY = 32
 const CALLS = 1_200
@@ -32,23 +33,7 @@ const body = JSON.stringify({
     }
   ]
 })
-const call = () =>
-  new Promise<void>((resolve, reject) => {
-    const req = Http.request(`${server.url}/chat/completions`, {
-      method: "POST",
-      agent,
-      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-    }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        JSON.parse(Buffer.concat(chunks).toString("utf8"))
-        resolve()
-      })
-    })
-    req.on("error", reject)
-    req.end(body)
-  })
+const call = () => postJson(`${server.url}/chat/completions`, agent, body)
 try {
   for (let round = 0; round < Number(process.env.BENCH_LATENCY_RUNS ?? 3); round++) {
     await server.reset()

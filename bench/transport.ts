@@ -71,6 +71,29 @@ const chatBody = (request: ChatRequest) => ({
   }
 })
 
+/**
+ * One JSON POST through node:http and `agent`, its reply read whole and parsed: the bare client the
+ * benches measure the provider's path against.
+ */
+export const postJson = (url: string | URL, agent: Http.Agent, body: string, headers: Record<string, string> = {}) =>
+  new Promise<void>((resolve, reject) => {
+    const req = Http.request(url, {
+      method: "POST",
+      agent,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => {
+        JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        resolve()
+      })
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
+
 export interface LevelResult {
   readonly level: string
   readonly calls: number
@@ -128,28 +151,7 @@ export const transportLadder = async (
   // 1. node:http with a keep-alive agent, the body already serialised: the floor for Node's HTTP client.
   const agent = new Http.Agent({ keepAlive: true, maxSockets: concurrency })
   const serialised = bodies.map((b) => JSON.stringify(b))
-  const httpPost = (body: string) =>
-    new Promise<void>((resolve, reject) => {
-      const req = Http.request(url, {
-        method: "POST",
-        agent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-          authorization: "Bearer bench"
-        }
-      }, (res) => {
-        const chunks: Array<Buffer> = []
-        res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => {
-          JSON.parse(Buffer.concat(chunks).toString("utf8"))
-          resolve()
-        })
-        res.on("error", reject)
-      })
-      req.on("error", reject)
-      req.end(body)
-    })
+  const httpPost = (body: string) => postJson(url, agent, body, { authorization: "Bearer bench" })
   await pool(warm, concurrency, (i) => httpPost(serialised[i]!))
   results.push(
     await measure("node:http keep-alive", calls, () => pool(calls, concurrency, (i) => httpPost(serialised[i]!)))
