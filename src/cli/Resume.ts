@@ -115,6 +115,17 @@ export const replayArgv = (
     return Effect.succeed([...kept, ...extra])
   })
 
+/** Enters the directory a run or synthesis was made in (recorded in its manifest), so relative paths mean what they meant. */
+const enterDirOf = (cwd: string | undefined, what: "run" | "synthesis"): Effect.Effect<void, UsageError> =>
+  Effect.suspend(() => {
+    if (cwd === undefined || cwd === process.cwd()) return Effect.void
+    if (!fs.existsSync(cwd)) {
+      return Effect.fail(new UsageError({ problem: `the ${what} was made in ${cwd}, which no longer exists` }))
+    }
+    process.chdir(cwd)
+    return Effect.void
+  })
+
 /**
  * The manifest of `runDir`: its recorded `argv` (a `run` command), and the directory the run was
  * made in, entered so that relative paths mean what they meant.
@@ -138,12 +149,7 @@ export const resumeArgv = (
       const argv = recorded.filter((a, i) =>
         a !== "--fresh" && a !== MASK && !(a === "--api-key" && recorded[i + 1] === MASK)
       )
-      if (m.cwd !== undefined && m.cwd !== process.cwd()) {
-        if (!fs.existsSync(m.cwd)) {
-          return yield* new UsageError({ problem: `the synthesis was made in ${m.cwd}, which no longer exists` })
-        }
-        process.chdir(m.cwd)
-      }
+      yield* enterDirOf(m.cwd, "synthesis")
       return { argv, recorded }
     }
     if (m.argv === undefined || m.argv[0] !== "run") {
@@ -157,11 +163,6 @@ export const resumeArgv = (
     }
     const recorded = m.argv
     const argv = yield* replayArgv(recorded, extra, runDir)
-    if (m.cwd !== undefined && m.cwd !== process.cwd()) {
-      if (!fs.existsSync(m.cwd)) {
-        return yield* new UsageError({ problem: `the run was made in ${m.cwd}, which no longer exists` })
-      }
-      process.chdir(m.cwd)
-    }
+    yield* enterDirOf(m.cwd, "run")
     return { argv, recorded }
   })
