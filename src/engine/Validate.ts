@@ -16,7 +16,7 @@ import { isRunId, runIdProblem } from "../domain/RunId.js"
 import { loadRubric, sha256 } from "../judges/Prompt.js"
 import { checkUserRubric, heuristicRefusal } from "../judges/UserRubrics.js"
 import { hashInput, scanInput } from "../load/Rows.js"
-import { CaseIds } from "./CaseIds.js"
+import { CaseIds, type Duplicate } from "./CaseIds.js"
 import { Generator } from "./Generator.js"
 import { headlineSpecs } from "./Headline.js"
 import { canonicalJson } from "./JudgmentKey.js"
@@ -38,54 +38,57 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
     yield* pipeline.load.checkColumns(loadContext(options), scan.columns)
     const ids = new CaseIds()
     const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+    type Counts = { cases: number; tasks: number }
+    /** A case's rubrics checked against the pipeline's, and its judgments counted. */
+    const checkSpecs = (acc: Counts, c: EvalCase): Effect.Effect<Counts, UsageError> => {
+      // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
+      const specs = plannedSpecs(pipeline.judge, c)
+      for (const spec of specs) {
+        const rubric = rubrics.get(spec.rubric)
+        if (rubric === undefined) {
+          return Effect.fail(
+            new UsageError({
+              problem:
+                `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics`
+            })
+          )
+        }
+        if (isListSpec(spec) !== (rubric.item !== undefined)) {
+          return Effect.fail(
+            new UsageError({
+              problem: isListSpec(spec)
+                ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
+                : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
+            })
+          )
+        }
+        acc.tasks += specJudgments(spec)
+      }
+      acc.cases++
+      return Effect.succeed(acc)
+    }
     const counts = yield* cases.pipe(
       Stream.runFoldEffect(
         { cases: 0, tasks: 0 },
-        (acc, c): Effect.Effect<{ cases: number; tasks: number }, InputError | UsageError> => {
-          const earlier = ids.add(c.id, c.ordinal, c.line)
-          if (earlier !== undefined) {
-            // The first one is known by its line, or (an id that is its row's number) by its position.
-            const line = "line" in earlier
-              ? Effect.succeed(earlier.line)
-              : Effect.map(
-                Stream.runHead(Stream.drop(cases, earlier.ordinal)),
-                (first) => Option.match(first, { onNone: () => NaN, onSome: (f) => f.line })
-              )
-            return Effect.flatMap(line, (first) =>
-              Effect.fail(
-                new InputError({
-                  file: options.input,
-                  line: c.line,
-                  field: "id",
-                  problem: `duplicate case id "${c.id}" (first on line ${first})`
-                })
-              ))
-          }
-          // Every round's specs (a chained stage's later rounds with stand-in inputs): their rubrics and count.
-          const specs = plannedSpecs(pipeline.judge, c)
-          for (const spec of specs) {
-            const rubric = rubrics.get(spec.rubric)
-            if (rubric === undefined) {
-              return Effect.fail(
-                new UsageError({
-                  problem:
-                    `pipeline ${pipeline.name} asks for rubric "${spec.rubric}", which it does not list in judge.rubrics`
-                })
-              )
-            }
-            if (isListSpec(spec) !== (rubric.item !== undefined)) {
-              return Effect.fail(
-                new UsageError({
-                  problem: isListSpec(spec)
-                    ? `pipeline ${pipeline.name} judges a list with rubric "${rubric.id}", which has no item template (not a listwise rubric)`
-                    : `pipeline ${pipeline.name} judges one target with rubric "${rubric.id}", which is a listwise rubric`
-                })
-              )
-            }
-            acc.tasks += specJudgments(spec)
-          }
-          acc.cases++
-          return Effect.succeed(acc)
+        (acc, c): Effect.Effect<Counts, InputError | UsageError> => {
+          const earlier = ids.add(c.id, c.ordinal)
+          if (earlier === undefined) return checkSpecs(acc, c)
+          return Effect.flatMap(
+            firstWithId(cases, c, earlier),
+            (first): Effect.Effect<Counts, InputError | UsageError> =>
+              Option.match(first, {
+                onNone: () => checkSpecs(acc, c),
+                onSome: (line) =>
+                  Effect.fail(
+                    new InputError({
+                      file: options.input,
+                      line: c.line,
+                      field: "id",
+                      problem: `duplicate case id "${c.id}" (first on line ${line})`
+                    })
+                  )
+              })
+          )
         }
       )
     )
@@ -100,6 +103,26 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
       tasks: counts.tasks
     } satisfies Validated
   })
+
+/**
+ * The line of the earlier case with `c`'s id, when `CaseIds` says there may be one: by its position
+ * (an id that is its row's number), or looked for from the start (a hash met again: none when the
+ * first case with this id is `c` itself — two ids that share a 64-bit hash).
+ */
+export const firstWithId = <E, R>(
+  cases: Stream.Stream<EvalCase, E, R>,
+  c: EvalCase,
+  earlier: Duplicate
+): Effect.Effect<Option.Option<number>, E, R> =>
+  "ordinal" in earlier
+    ? Effect.map(
+      Stream.runHead(Stream.drop(cases, earlier.ordinal)),
+      (first) => Option.some(Option.match(first, { onNone: () => NaN, onSome: (f) => f.line }))
+    )
+    : Effect.map(
+      Stream.runHead(Stream.filter(cases, (f) => f.id === c.id)),
+      Option.flatMap((f) => f.ordinal < c.ordinal ? Option.some(f.line) : Option.none())
+    )
 
 export const limitCases = <E, R>(cases: Stream.Stream<EvalCase, E, R>, limit: number | undefined) =>
   limit === undefined ? cases : Stream.take(cases, limit)
