@@ -37,7 +37,9 @@
  *   down. After the first, unpaced wave nothing is known: the pace is discovered, doubling with
  *   every 200 ms of starts from one a second. A pace reached is held, then probed above in small
  *   steps by starts (a slow limit is probed as gently as a fast one) to follow a limit raised; the
- *   hold doubles after each probe refused (each costs a Retry-After), up to a minute.
+ *   hold doubles after each probe refused (each costs a Retry-After), up to a minute. A probe
+ *   refused well above the pace that held, when the answers cannot bound the rate from below,
+ *   goes back to that pace (not to what the fit allows: after a long run at one pace, nothing).
  * - **No limit, no cost**: until the first 429 nothing is paced. Only the first wave is spread
  *   (`WAVE_AT_ONCE`): once an answer gave the latency, 8 start at once and the rest within a quarter
  *   of a latency, so a 429 stops a wave sent into a small bucket after a few refusals.
@@ -124,6 +126,8 @@ const CREEP_PER_START = 0.002
 const CREEP_DOUBLING = 200
 /** When no bucket fits the answers since the last change, the last this long are tried alone. */
 const RECENT_FIT_MS = 5000
+/** A 429 met this far above a pace that held is a probe above the limit, not a limit gone down. */
+const HELD_ABOVE = 1.05
 /**
  * Starts further ahead than this (or two starts at the pace) are not handed out to a caller that
  * cannot be told they went stale (the cluster's runners): a 429 meanwhile cannot recall them.
@@ -465,6 +469,11 @@ export class RateController {
   /** How long a converged pace is held before probing above it, and the pace the probe began at. */
   private holdMs = HOLD_MIN_MS
   private creepFrom = 0
+  /**
+   * A pace that held through a whole hold (the last probe began there), while the limit has not
+   * gone down since: a 429 met above it never takes the pace below it (see `learnAt`).
+   */
+  private heldPerMs: number | undefined
   /** Starts in this phase (a cluster's shared limit hears of successes only when they carry headers), and when it began. */
   private phaseStarts = 0
   private phaseSince = 0
@@ -576,6 +585,7 @@ export class RateController {
             return
           }
           this.creepFrom = rate
+          this.heldPerMs = rate
           this.enter("creep", now)
         }
         return
@@ -830,7 +840,9 @@ export class RateController {
       ? HOLD_MIN_MS
       : Math.min(HOLD_MAX_MS, this.holdMs * 2)
     if (fit === undefined) {
-      // No bucket explains what the server did: halve, then back up towards the rate refused.
+      // No bucket explains what the server did (its limit changed): halve, then back up towards the
+      // rate refused; no pace is known to hold.
+      this.heldPerMs = undefined
       this.boundFrom = refusedAt
       this.upperPerMs = refusedRate ?? pace
       this.setLearned(now, pace / 2)
@@ -854,7 +866,22 @@ export class RateController {
       : high
     // From what fits at least (but not from nothing: a quarter of the target, at most one a second).
     const floor = Math.min(DISCOVERY_START_PER_MS, this.upperPerMs / 4)
-    this.setLearned(now, Math.min(this.upperPerMs * LEARNED_MARGIN, Math.max(fit.low * LEARNED_MARGIN, floor)))
+    const learned = Math.min(this.upperPerMs * LEARNED_MARGIN, Math.max(fit.low * LEARNED_MARGIN, floor))
+    // A probe refused well above the pace that held (a probe above the limit), when the answers allow that
+    // pace but cannot bound the rate from below — after a long run at one pace a bucket of any size
+    // fits them, and the pace would start again from one a second (10,000/min with a bucket of 10
+    // took 1.21× its ideal that way): back to the pace that held, held again. Met at or barely above
+    // it, or after a whole hold (`dropped`): the limit went down, and that pace is no longer known
+    // to hold.
+    const held = this.heldPerMs
+    if (held === undefined || dropped || pace <= held * HELD_ABOVE) this.heldPerMs = undefined
+    else if (phase === "creep" && fit.low < held / 2 && high > held * HELD_ABOVE) {
+      this.upperPerMs = Math.max(this.upperPerMs, held / LEARNED_MARGIN)
+      this.setLearned(now, held)
+      this.enter("hold", now)
+      return
+    }
+    this.setLearned(now, learned)
     this.enter("converge", now)
   }
 
