@@ -31,7 +31,8 @@
  * - **Learning the rate from 429s** (without headers): every start and whether the server refused
  *   it are kept (`StartLog`); the refill rates at which a token bucket — of any size, charging
  *   rejected requests or not — would have answered them all as the server did are a range
- *   (`StartLog.fittingRates`). The pace goes just under the top of that range after a 429 met while
+ *   (`StartLog.fittingRates`; a refusal and a start let through within `REORDER_MS` after it may
+ *   have arrived in the other order, and are not taken as evidence). The pace goes just under the top of that range after a 429 met while
  *   probing (3% under), towards its middle after one met while converging, and to the bottom (at
  *   least half the pace refused) after one met while holding a pace that had held: the limit went
  *   down. After the first, unpaced wave nothing is known: the pace is discovered, doubling with
@@ -107,6 +108,8 @@ const MAX_JITTER_MS = 1000
 /** The most recent starts a rate is fitted to, and the timing noise allowed (as refill time). */
 const MAX_FIT_STARTS = 2000
 const FIT_SLACK_MS = 2
+/** Starts this close may reach the server in either order (network jitter). */
+const REORDER_MS = 5
 /** Discovery starts from one request a second. */
 const DISCOVERY_START_PER_MS = 1 / 1000
 /** Between what got through and the rate refused, the pace closes half the gap every this long of starts. */
@@ -335,6 +338,17 @@ export class StartLog {
       times[k] = this.times[first + k]! - this.times[first]!
       refused[k] = this.refusedFlags[first + k]! ? 1 : 0
     }
+    // A refused start and a start let through after it within REORDER_MS may have reached the
+    // server in the other order (network jitter reorders starts that close): neither answer says
+    // where the bucket stood when its start left — no rate is ruled out by the refusal, and the
+    // one let through does not bound the bucket's size (each still took what it took from it).
+    const reordered = new Uint8Array(n)
+    for (let k = 0; k < n; k++) {
+      if (refused[k] === 0) continue
+      for (let j = k + 1; j < n && times[j]! - times[k]! <= REORDER_MS; j++) {
+        if (refused[j] === 0) reordered[k] = reordered[j] = 1
+      }
+    }
     const e = new Float64Array(n)
     const f = new Float64Array(n)
     /** The recursion at `rate`: E and F of every start, and B (b − 1) as low as the accepted starts allow. */
@@ -354,8 +368,10 @@ export class StartLog {
         e[k] = d
         f[k] = fk
         if (refused[k] === 0) {
-          if (d > maxAcceptedE) maxAcceptedE = d
-          if (fk < minAcceptedF) minAcceptedF = fk
+          if (reordered[k] === 0) {
+            if (d > maxAcceptedE) maxAcceptedE = d
+            if (fk < minAcceptedF) minAcceptedF = fk
+          }
           counted = 1
         } else {
           counted = charged ? 1 : 0
@@ -374,7 +390,7 @@ export class StartLog {
       const b = top.b - slack
       const minF = top.minAcceptedF + slack
       for (let k = 0; k < n; k++) {
-        if (refused[k] === 1 && e[k]! <= b && f[k]! >= minF) return false
+        if (refused[k] === 1 && reordered[k] === 0 && e[k]! <= b && f[k]! >= minF) return false
       }
       return true
     }
