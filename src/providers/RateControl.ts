@@ -32,10 +32,11 @@
  *   it are kept (`StartLog`); the refill rates at which a token bucket — of any size, charging
  *   rejected requests or not — would have answered them all as the server did are a range
  *   (`StartLog.fittingRates`; a refusal and a start let through within `REORDER_MS` after it may
- *   have arrived in the other order, and are not taken as evidence). The pace goes just under the top of that range after a 429 met while
- *   probing (3% under), towards its middle after one met while converging, and to the bottom (at
- *   least half the pace refused) after one met while holding a pace that had held: the limit went
- *   down. After the first, unpaced wave nothing is known: the pace is discovered, doubling with
+ *   have arrived in the other order, and are not taken as evidence). The pace goes just under the
+ *   top of that range after a 429 met while probing (3% under), towards its middle after one met
+ *   while converging, and to the bottom (at least half the pace refused) after one met while
+ *   holding a pace that had held: the limit went down. After the first, unpaced wave nothing is
+ *   known: the pace is discovered, doubling with
  *   every 200 ms of starts from one a second. A pace reached is held, then probed above in small
  *   steps by starts (a slow limit is probed as gently as a fast one) to follow a limit raised; the
  *   hold doubles after each probe refused (each costs a Retry-After), up to a minute. A probe
@@ -487,7 +488,7 @@ export class RateController {
   private creepFrom = 0
   /**
    * A pace that held through a whole hold (the last probe began there), while the limit has not
-   * gone down since: a 429 met above it never takes the pace below it (see `learnAt`).
+   * gone down since: a probe refused well above it goes back to it (see `learnAt`).
    */
   private heldPerMs: number | undefined
   /** Starts in this phase (a cluster's shared limit hears of successes only when they carry headers), and when it began. */
@@ -883,12 +884,11 @@ export class RateController {
     // From what fits at least (but not from nothing: a quarter of the target, at most one a second).
     const floor = Math.min(DISCOVERY_START_PER_MS, this.upperPerMs / 4)
     const learned = Math.min(this.upperPerMs * LEARNED_MARGIN, Math.max(fit.low * LEARNED_MARGIN, floor))
-    // A probe refused well above the pace that held (a probe above the limit), when the answers allow that
-    // pace but cannot bound the rate from below — after a long run at one pace a bucket of any size
-    // fits them, and the pace would start again from one a second (10,000/min with a bucket of 10
-    // took 1.21× its ideal that way): back to the pace that held, held again. Met at or barely above
-    // it, or after a whole hold (`dropped`): the limit went down, and that pace is no longer known
-    // to hold.
+    // A probe refused well above the pace that held, when the answers allow that pace but cannot
+    // bound the rate from below — after a long run at one pace a bucket of any size fits them, and
+    // the pace would start again from one a second (10,000/min with a bucket of 10 took 1.21× its
+    // ideal that way): back to the pace that held, held again. A 429 met at or barely above it, or
+    // after a whole hold (`dropped`): the limit went down, and that pace is no longer known to hold.
     const held = this.heldPerMs
     if (held === undefined || dropped || pace <= held * HELD_ABOVE) this.heldPerMs = undefined
     else if (phase === "creep" && fit.low < held / 2 && high > held * HELD_ABOVE) {
