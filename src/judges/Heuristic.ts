@@ -15,6 +15,7 @@
  * as "(no previous conversation)" counts as empty.
  */
 
+import { recentByIdentity } from "./RecentByIdentity.js"
 import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
 import { EMPTY_BAG, hasDigit, normalise, splitSentences, TermBag, termsMatch, tokensOf } from "./Terms.js"
 
@@ -637,26 +638,23 @@ interface PoolEntry {
   /** The statistics for the last query judged against this pool. */
   stats: { readonly key: string; readonly stats: PoolStats } | undefined
 }
-/** Keyed by the pool array's identity: it lives as long as the tasks that share it, no longer. */
-const pools = new WeakMap<ReadonlyArray<string>, PoolEntry>()
+/** Keyed by the pool array's identity: the last pools judged (see `RecentByIdentity` for why not a WeakMap). */
+const pools = recentByIdentity<ReadonlyArray<string>, PoolEntry>(8)
 
 const passageText = (raw: string): string => normalise(raw).replace(PASSAGE_NUMBER, "")
 
-const poolEntry = (pool: ReadonlyArray<string>): PoolEntry => {
-  let entry = pools.get(pool)
-  if (entry === undefined) {
-    const analyses = new Map<string, Analysis>()
-    const docs: Array<Analysis> = []
-    for (const text of pool) {
-      let a = analyses.get(text)
-      if (a === undefined) analyses.set(text, a = new Analysis(passageText(text)))
-      docs.push(a)
-    }
-    entry = { analyses, docs, stats: undefined }
-    pools.set(pool, entry)
+const readPool = (pool: ReadonlyArray<string>): PoolEntry => {
+  const analyses = new Map<string, Analysis>()
+  const docs: Array<Analysis> = []
+  for (const text of pool) {
+    let a = analyses.get(text)
+    if (a === undefined) analyses.set(text, a = new Analysis(passageText(text)))
+    docs.push(a)
   }
-  return entry
+  return { analyses, docs, stats: undefined }
 }
+
+const poolEntry = (pool: ReadonlyArray<string>): PoolEntry => pools.get(pool, readPool)
 
 const HIT_VARS = ["hit", "passage", "text", "course", "document"] as const
 

@@ -9,6 +9,7 @@
  * each rule's measured worth (leave one dataset out) and what it cannot see: docs/judge-quality.md.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
+import { recentByIdentity } from "../RecentByIdentity.js"
 import {
   codePointLength,
   hasDigit,
@@ -466,20 +467,18 @@ interface CaseStats {
   readonly sentences: number
 }
 
-const caseStats = new WeakMap<CaseTexts, CaseStats>()
+/** The last cases' statistics (a case's checks run back to back; see `RecentByIdentity` for why not a WeakMap). */
+const caseStats = recentByIdentity<CaseTexts, CaseStats>(2)
 
-const statsOf = (texts: CaseTexts): CaseStats => {
-  let stats = caseStats.get(texts)
-  if (stats === undefined) {
-    const raw = [texts.question, texts.answer, texts.reference, ...(texts.contexts ?? []), ...(texts.nuggets ?? [])]
-    const readings = raw.filter((t): t is string => t !== undefined).map(readText)
-    let sentences = 0
-    for (const r of readings) sentences += r.sentences.length
-    stats = { weights: new WeakMap(), question: readText(texts.question ?? ""), texts: readings, sentences }
-    caseStats.set(texts, stats)
-  }
-  return stats
+const readStats = (texts: CaseTexts): CaseStats => {
+  const raw = [texts.question, texts.answer, texts.reference, ...(texts.contexts ?? []), ...(texts.nuggets ?? [])]
+  const readings = raw.filter((t): t is string => t !== undefined).map(readText)
+  let sentences = 0
+  for (const r of readings) sentences += r.sentences.length
+  return { weights: new WeakMap(), question: readText(texts.question ?? ""), texts: readings, sentences }
 }
+
+const statsOf = (texts: CaseTexts): CaseStats => caseStats.get(texts, readStats)
 
 /** The weights of a claim's terms in a case (see the module comment), kept on the claim for the case's next checks. */
 const claimWeights = (claim: ClaimReading, stats: CaseStats | undefined, model: ClaimModel): ReadonlyArray<number> => {

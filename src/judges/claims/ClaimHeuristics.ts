@@ -9,6 +9,7 @@
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
 import { claimVerdictScore, nuggetSupportScore } from "../../domain/Label.js"
+import { recentByIdentity } from "../RecentByIdentity.js"
 import {
   type CaseTexts,
   checkClaims,
@@ -21,13 +22,14 @@ import { extractClaims } from "./Extract.js"
 import { ENGLISH_ONLY, otherLanguage } from "./Language.js"
 import { isGold, isGrounding } from "./Targets.js"
 
-const caseTexts = new WeakMap<ReadonlyArray<string>, Map<string, CaseTexts>>()
+/** The last cases' texts by pool (see `RecentByIdentity` for why not a WeakMap). */
+const caseTexts = recentByIdentity<ReadonlyArray<string>, Map<string, CaseTexts>>(2)
+const newQuestions = () => new Map<string, CaseTexts>()
 
 /** The case's texts as the checker weighs them: one object per (pool, question), so its statistics are computed once. */
 const textsOf = (question: string, pool: ReadonlyArray<string> | undefined): CaseTexts | undefined => {
   if (pool === undefined) return question === "" ? undefined : { question }
-  let byQuestion = caseTexts.get(pool)
-  if (byQuestion === undefined) caseTexts.set(pool, byQuestion = new Map())
+  const byQuestion = caseTexts.get(pool, newQuestions)
   let texts = byQuestion.get(question)
   if (texts === undefined) byQuestion.set(question, texts = { question, contexts: pool })
   return texts

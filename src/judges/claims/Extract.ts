@@ -131,7 +131,7 @@ export const extractClaims = (text: string, options: ExtractOptions = {}): Reado
 
 /** Replaced when full, never cleared (see `Terms.ts`). */
 let recentClaims = new Map<string, ReadonlyArray<string>>()
-const RECENT_TEXTS = 64
+const RECENT_TEXTS = 16
 
 const claimsOf = (text: string, clauses: boolean): ReadonlyArray<string> => {
   let clean = normalise(text)

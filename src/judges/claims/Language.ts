@@ -119,7 +119,7 @@ export const otherLanguage = (text: string): string | null => {
     if (r.language !== "" && r.language !== "en" && r.isReliable()) result = r.language
   }
   // Replaced when full, never cleared (see `Terms.ts`).
-  if (cache.size >= 256) cache = new Map()
+  if (cache.size >= 64) cache = new Map()
   cache.set(sample, result)
   return result
 }
