@@ -15,7 +15,7 @@
  * as "(no previous conversation)" counts as empty.
  */
 
-import { recentByIdentity } from "./RecentByIdentity.js"
+import { recent } from "./Recent.js"
 import { type PoolStats, poolStats, type QueryTerms, queryTerms, type Relevance, relevance } from "./RelevanceModel.js"
 import { EMPTY_BAG, hasDigit, normalise, splitSentences, TermBag, termsMatch, tokensOf } from "./Terms.js"
 
@@ -638,8 +638,8 @@ interface PoolEntry {
   /** The statistics for the last query judged against this pool. */
   stats: { readonly key: string; readonly stats: PoolStats } | undefined
 }
-/** Keyed by the pool array's identity: the last pools judged (see `RecentByIdentity` for why not a WeakMap). */
-const pools = recentByIdentity<ReadonlyArray<string>, PoolEntry>(8)
+/** Keyed by the pool array's identity: the last pools judged (see `Recent.ts` for why not a WeakMap). */
+const pools = recent<ReadonlyArray<string>, PoolEntry>(8)
 
 const passageText = (raw: string): string => normalise(raw).replace(PASSAGE_NUMBER, "")
 

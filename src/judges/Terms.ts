@@ -69,7 +69,7 @@ export const stem = (word: string): string => {
  * alive through young collections — a heuristic run promoted a fifth of all it allocated that way.
  * The caches of a case's pieces and texts are sized for the reuse inside one case, not across cases:
  * once a table is old, every entry put in it is promoted by the young collections, so a large one
- * promoted the data of the last few dozen cases (with `RecentByIdentity`'s change, 10,000 heuristic
+ * promoted the data of the last few dozen cases (with the rings of `Recent.ts`, 10,000 heuristic
  * answer-correctness cases promoted 450 MB with 512 pieces and 64 texts, 293–316 MB with 128 and 16).
  */
 let stemCache = new Map<string, string | null>()

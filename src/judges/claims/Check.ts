@@ -9,7 +9,7 @@
  * each rule's measured worth (leave one dataset out) and what it cannot see: docs/judge-quality.md.
  */
 import type { ClaimVerdict, NuggetAssignment } from "../../metrics/claims.js"
-import { recentByIdentity } from "../RecentByIdentity.js"
+import { recent } from "../Recent.js"
 import {
   codePointLength,
   hasDigit,
@@ -413,24 +413,20 @@ interface ClaimReading {
 }
 
 /**
- * Small caches replaced (never cleared) when full, as in `Terms.ts`: a case's texts are checked
- * back to back (its claims against the reference, the answer, each context), so reuse is local.
+ * The last texts and claims read: a case's texts are checked back to back (its claims against the
+ * reference, the answer, each context), so reuse is local — rings, not tables (`Recent.ts`).
  */
-const cachedBy = <A>(read: (raw: string) => A): (raw: string) => A => {
-  let cache = new Map<string, A>()
-  return (raw) => {
-    let hit = cache.get(raw)
-    if (hit === undefined) {
-      if (cache.size >= 64) cache = new Map()
-      cache.set(raw, hit = read(raw))
-    }
-    return hit
-  }
+/** Texts and claims kept: a case with many passages and claims is read once. */
+const SLOTS = 32
+
+const cachedBy = <A>(slots: number, read: (raw: string) => A): (raw: string) => A => {
+  const cache = recent<string, A>(slots)
+  return (raw) => cache.get(raw, read)
 }
 
-const readText = cachedBy((raw) => new Reading(raw))
+const readText = cachedBy(SLOTS, (raw) => new Reading(raw))
 
-const readClaim = cachedBy((raw): ClaimReading => {
+const readClaim = cachedBy(SLOTS, (raw): ClaimReading => {
   // Read as a text's sentences are: citations, opening numbers, number words and units (`Figures.ts`).
   const text = readFigures(displayText(raw)).trim()
   const lower = text.toLowerCase()
@@ -467,8 +463,8 @@ interface CaseStats {
   readonly sentences: number
 }
 
-/** The last cases' statistics (a case's checks run back to back; see `RecentByIdentity` for why not a WeakMap). */
-const caseStats = recentByIdentity<CaseTexts, CaseStats>(2)
+/** The last cases' statistics (a case's checks run back to back; see `Recent.ts` for why not a WeakMap). */
+const caseStats = recent<CaseTexts, CaseStats>(2)
 
 const readStats = (texts: CaseTexts): CaseStats => {
   const raw = [texts.question, texts.answer, texts.reference, ...(texts.contexts ?? []), ...(texts.nuggets ?? [])]

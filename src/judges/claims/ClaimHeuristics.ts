@@ -9,7 +9,7 @@
  */
 import { type JudgeTask, type ListJudgeTask, noUsage, type Verdict } from "../../domain/Judgment.js"
 import { claimVerdictScore, nuggetSupportScore } from "../../domain/Label.js"
-import { recentByIdentity } from "../RecentByIdentity.js"
+import { recent } from "../Recent.js"
 import {
   type CaseTexts,
   checkClaims,
@@ -22,8 +22,8 @@ import { extractClaims } from "./Extract.js"
 import { ENGLISH_ONLY, otherLanguage } from "./Language.js"
 import { isGold, isGrounding } from "./Targets.js"
 
-/** The last cases' texts by pool (see `RecentByIdentity` for why not a WeakMap). */
-const caseTexts = recentByIdentity<ReadonlyArray<string>, Map<string, CaseTexts>>(2)
+/** The last cases' texts by pool (see `Recent.ts` for why not a WeakMap). */
+const caseTexts = recent<ReadonlyArray<string>, Map<string, CaseTexts>>(2)
 const newQuestions = () => new Map<string, CaseTexts>()
 
 /** The case's texts as the checker weighs them: one object per (pool, question), so its statistics are computed once. */
