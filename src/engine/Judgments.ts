@@ -702,7 +702,8 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
           const countCall = (plan: Plan) => {
             calls.count++
             calls.judgments += plan.keys.length
-            calls.inputTokens += Math.ceil(promptChars(plan) / 4)
+            // A local judge sends no prompt: rendering one to count its tokens was most of a dry run's time.
+            if (!identity.traits.runsLocally) calls.inputTokens += Math.ceil(promptChars(plan) / 4)
           }
           return {
             identity,
