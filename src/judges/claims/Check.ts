@@ -412,13 +412,13 @@ interface ClaimReading {
   weights?: ReadonlyArray<number> | undefined
 }
 
+/** Texts and claims kept: a case with many passages and claims is read once. */
+const SLOTS = 32
+
 /**
  * The last texts and claims read: a case's texts are checked back to back (its claims against the
  * reference, the answer, each context), so reuse is local — rings, not tables (`Recent.ts`).
  */
-/** Texts and claims kept: a case with many passages and claims is read once. */
-const SLOTS = 32
-
 const cachedBy = <A>(slots: number, read: (raw: string) => A): (raw: string) => A => {
   const cache = recent<string, A>(slots)
   return (raw) => cache.get(raw, read)
