@@ -65,7 +65,7 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         retryFailed: options.retryFailed
       })
     const fills = pipeline.generate
-    yield* limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
+    const walk = limitCases(pipeline.load.cases(loadContext(options)), options.limit).pipe(
       Stream.mapEffect((c) => retriever.retrieve(c)),
       Stream.mapEffect((c) =>
         target === undefined || fills === undefined ? Effect.succeed(c) : target.generate(c, fills)
@@ -78,6 +78,12 @@ export const estimate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
         })
       )
     )
+    // A local judge with nothing journaled and no target to ask: every count is 0, known without
+    // walking the cases (a million-case walk took minutes of CPU to say so).
+    const nothingToCount = local && journal === undefined && target === undefined
+    if (!nothingToCount) {
+      yield* walk
+    }
     const { calls } = core
     const tokens = local
       ? { input: 0, output: 0 }
