@@ -252,6 +252,7 @@ export const main = (
       // `rag-eval runner --listen host:port`: the address is taken or cannot be bound.
       SocketServerError: (e) =>
         fail(2, `error: cannot listen (${e.reason}): ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`),
+      StoppedValidating: (e) => fail(130, e.message),
       Stopped: (e) =>
         fail(
           130,

@@ -54,6 +54,18 @@ export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooM
   }
 }
 
+/**
+ * The run was asked to stop (Ctrl+C, SIGTERM) while its input was being checked, before anything was
+ * judged or written (a large input's validation pass takes a minute a million cases). Exit code 130.
+ */
+export class StoppedValidating extends Schema.TaggedError<StoppedValidating>()("StoppedValidating", {
+  input: Schema.String
+}) {
+  get message(): string {
+    return `stopped while checking ${this.input}: nothing was judged or written`
+  }
+}
+
 /** The run was asked to stop (Ctrl+C); everything finished is in the journal. Exit code 130. */
 export class Stopped extends Schema.TaggedError<Stopped>()("Stopped", {
   done: Schema.Number,

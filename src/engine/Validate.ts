@@ -8,7 +8,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { EvalCase } from "../domain/Case.js"
-import { InputError, OutputError, UsageError } from "../domain/Errors.js"
+import { InputError, OutputError, StoppedValidating, UsageError } from "../domain/Errors.js"
 import { resolveGates } from "../domain/Gate.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { Manifest, readJsonFile } from "../domain/RunFiles.js"
@@ -24,12 +24,27 @@ import { Judgments } from "./Judgments.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
+import { Shutdown } from "./Shutdown.js"
 
 export const loadContext = (options: RunOptions) => ({
   file: options.input,
   columns: options.columns,
   generated: options.generated
 })
+
+/**
+ * The validation pass, ended by a stop request (Ctrl+C, SIGTERM) rather than run to its end: nothing is
+ * judged or written before it finishes, so there is nothing to save (without a Shutdown service —
+ * tests, library use — it runs as it is).
+ */
+const stoppable = <A, E, R>(pass: Effect.Effect<A, E, R>, input: string) =>
+  Effect.flatMap(Effect.serviceOption(Shutdown), (shutdown) =>
+    Option.isNone(shutdown)
+      ? pass
+      : Effect.raceFirst(
+        pass,
+        Effect.zipRight(shutdown.value.requested, Effect.fail(new StoppedValidating({ input })))
+      ))
 
 /** Validate everything about the input before any judge is called. */
 const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: ReadonlyMap<string, Rubric>) =>
@@ -216,7 +231,7 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const known = sha === undefined
       ? undefined
       : yield* validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
-    const input: Validated = known ?? (yield* validate(pipeline, options, rubrics))
+    const input: Validated = known ?? (yield* stoppable(validate(pipeline, options, rubrics), options.input))
     const identityHash = identityOf(input.sha256)
     const runDir = runDirOf(identityHash)
     const runId = Path.basename(runDir)

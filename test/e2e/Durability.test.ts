@@ -6,7 +6,7 @@
  *   API calls than judgments + concurrency (at most the calls in flight are lost);
  * - Ctrl+C (SIGINT): in-flight calls finish and are journaled, nothing new starts, exit 130 with a
  *   resume hint; the resumed run equals an uninterrupted one, with exactly one call per judgment;
- *   a second Ctrl+C aborts calls that hang;
+ *   a second Ctrl+C aborts calls that hang; a Ctrl+C while a large input is checked stops at once;
  * - a torn last journal line, a run directory holding another run, a read-only output directory;
  * - `--iterations 3` asks three times; an identical finished run asks nothing; the cache across runs
  *   and run ids, `--fresh`, `--no-cache`, `--retry-failed`;
@@ -240,6 +240,38 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
     } finally {
       await server.close()
     }
+  })
+
+  it("SIGINT while a large input is being checked: the run stops at once, exit 130, nothing written", async () => {
+    // 200,000 answer-correctness cases, each its own text: the validation pass takes seconds (about
+    // a minute a million cases), and before this stopped only once it had read them all.
+    const dir = tempDir()
+    const input = Path.join(dir, "cases.jsonl")
+    const fd = fs.openSync(input, "w")
+    for (let start = 0; start < 200_000; start += 10_000) {
+      let chunk = ""
+      for (let i = start; i < start + 10_000; i++) {
+        chunk += `${
+          JSON.stringify({
+            id: `c${i}`,
+            question: `What happened in year ${i}?`,
+            answer: `In ${i} the river rose ${i % 97} metres. The town moved north.`,
+            reference: `The river rose ${i % 89} metres in ${i}.`,
+            contexts: [`Records of ${i}: the river rose, and the town moved.`]
+          })
+        }\n`
+      }
+      fs.writeSync(fd, chunk)
+    }
+    fs.closeSync(fd)
+    const out = Path.join(dir, "out")
+    const running = start(["run", "answer-correctness", "--input", input, "--out", out])
+    await waitFor("the judge notice", () => running.stderr().includes("no --provider given") || running.exited())
+    running.child.kill("SIGINT")
+    const stopped = await running.result
+    expect(stopped.code, stopped.stderr).toBe(130)
+    expect(stopped.stderr).toContain(`stopped while checking ${input}: nothing was judged or written`)
+    expect(fs.existsSync(out)).toBe(false)
   })
 
   it("a second SIGINT aborts calls that hang; the run resumes afterwards", async () => {
