@@ -6,25 +6,20 @@
  * prompt cache; `--max-cost`.
  * (The first scripted reply goes to the preflight, a synchronous call.)
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Redacted, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
-import * as Judgments from "../../src/engine/Judgments.js"
 import type { Pipeline } from "../../src/engine/Pipeline.js"
-import { precomputed, Retriever } from "../../src/engine/Retriever.js"
-import { estimate } from "../../src/engine/Runner.js"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
 import * as LlmJudge from "../../src/judges/LlmJudge.js"
 import * as SearchRelevance from "../../src/kinds/search/SearchRelevance.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as RateGate from "../../src/providers/RateGate.js"
-import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
+import { estimateWith, loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const DIMENSIONS = 6
@@ -528,23 +523,7 @@ describe("--max-cost", () => {
       const expensive = { input: 1000, output: 1000, batchInput: 500, batchOutput: 500 }
       const options = { input: sample, outRoot: out, limit: LIMIT, price: expensive }
       // What all the requests are estimated at, through a batch: a cap of half of it.
-      const e = yield* estimate(p, {
-        ...options,
-        iterations: 1,
-        concurrency: 4,
-        maxFailures: 0,
-        command: "test",
-        fresh: false,
-        retryFailed: false
-      }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
-            Layer.succeed(Retriever, precomputed),
-            NodeContext.layer
-          ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
-        )
-      )
+      const e = yield* estimateWith(p, llm(server.url), options)
       const cap = (e.inputTokens * 500 + e.outputTokens * 500) / 1_000_000 / 2
       // The first invocation submits what fits (about half) and stops at the cap; nothing is paid yet.
       const first = yield* runWith(p, llm(server.url), {

@@ -5,27 +5,22 @@
  * ordered pool, the journal and resume (a kill -9 between the rounds pays for nothing twice), the
  * cache, `--batch` (a batch per round), `--cluster`, `--dry-run` and `report`.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
-import * as Judgments from "../../src/engine/Judgments.js"
 import type { Pipeline } from "../../src/engine/Pipeline.js"
-import { precomputed, Retriever } from "../../src/engine/Retriever.js"
-import { estimate } from "../../src/engine/Runner.js"
 import type { BatchOptions } from "../../src/engine/RunTypes.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { judgeLayer } from "../../src/judges/JudgeSettings.js"
 import { defaultPromptsDir } from "../../src/judges/Prompt.js"
 import * as BatchApi from "../../src/providers/BatchApi.js"
-import * as JudgmentCache from "../../src/store/JudgmentCache.js"
 import toyChain from "../fixtures/toy-chain/toy-chain.js"
 import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { onInMemoryCluster } from "../support/InMemoryCluster.js"
-import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
+import { estimateWith, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const fixture = Path.join(repoRoot, "test", "fixtures", "toy-chain")
 const pipelineFile = Path.join(fixture, "toy-chain.ts")
@@ -182,26 +177,7 @@ describe("chained judgments (a two-step toy pipeline)", () => {
     Effect.gen(function*() {
       const server = yield* FakeOpenAi.make({ answer: chainAnswer })
       const out = tempDir()
-      const dryRun = () =>
-        estimate(pipeline, {
-          input: sample,
-          outRoot: out,
-          promptDirs,
-          iterations: 1,
-          concurrency: 4,
-          maxFailures: 0,
-          command: "test",
-          fresh: false,
-          retryFailed: false
-        }).pipe(
-          Effect.provide(
-            Layer.mergeAll(
-              Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
-              Layer.succeed(Retriever, precomputed),
-              NodeContext.layer
-            ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
-          )
-        )
+      const dryRun = () => estimateWith(pipeline, llm(server.url), { input: sample, outRoot: out, promptDirs })
       const before = yield* dryRun()
       expect(before).toMatchObject({ calls: 2 * CASES, judgments: 2 * CASES, alreadyDone: 0 })
       expect(server.calls).toBe(0)
@@ -210,25 +186,12 @@ describe("chained judgments (a two-step toy pipeline)", () => {
       yield* runWith(pipeline, llm(server.url), { input: sample, outRoot: out, promptDirs, maxFailures: CASES })
       const after = yield* dryRun()
       expect(after).toMatchObject({ calls: 0, alreadyDone: 2 * CASES })
-      const retried = yield* estimate(pipeline, {
+      const retried = yield* estimateWith(pipeline, llm(server.url), {
         input: sample,
         outRoot: out,
         promptDirs,
-        iterations: 1,
-        concurrency: 4,
-        maxFailures: 0,
-        command: "test",
-        fresh: false,
         retryFailed: true
-      }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            Judgments.layerEstimate.pipe(Layer.provide(llm(server.url))),
-            Layer.succeed(Retriever, precomputed),
-            NodeContext.layer
-          ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
-        )
-      )
+      })
       expect(retried).toMatchObject({ calls: CASES, judgments: CASES, alreadyDone: CASES })
     }))
 

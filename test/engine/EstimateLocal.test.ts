@@ -2,20 +2,16 @@
  * `--dry-run` with a local judge (the heuristic): nothing to price, so a fresh run's cases are not
  * walked (no retrieval, no plan); once the run has a journal, the walk says how much is done.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { describe, expect } from "vitest"
 import answerCorrectness from "../../src/builtin/answer-correctness.js"
 import type { EvalCase } from "../../src/domain/Case.js"
-import * as Judgments from "../../src/engine/Judgments.js"
 import { instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
-import { estimate } from "../../src/engine/Runner.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import * as JudgmentCache from "../../src/store/JudgmentCache.js"
-import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
+import { estimateWith, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const pipeline = instantiate(answerCorrectness, {}) as unknown as Pipeline<unknown, unknown>
 const sample = Path.join(repoRoot, "test-sets", "answer-correctness", "sample.jsonl")
@@ -30,24 +26,7 @@ describe("--dry-run with a local judge", () => {
         ...precomputed,
         retrieve: (c: EvalCase) => Effect.sync(() => (retrieved++, c))
       })
-      const dryRun = estimate(pipeline, {
-        input: sample,
-        outRoot: out,
-        iterations: 1,
-        concurrency: 4,
-        maxFailures: 0,
-        command: "test",
-        fresh: false,
-        retryFailed: false
-      }).pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            Judgments.layerEstimate.pipe(Layer.provide(HeuristicJudge.layer)),
-            counting,
-            NodeContext.layer
-          ).pipe(Layer.provideMerge(JudgmentCache.layerNone))
-        )
-      )
+      const dryRun = estimateWith(pipeline, HeuristicJudge.layer, { input: sample, outRoot: out }, counting)
       const fresh = yield* dryRun
       expect(fresh).toMatchObject({ calls: 0, judgments: 0, alreadyDone: 0, inputTokens: 0, outputTokens: 0 })
       expect(retrieved).toBe(0)

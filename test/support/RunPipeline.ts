@@ -1,6 +1,7 @@
 /**
  * Run a pipeline in-process with test layers: a real file system (temp dirs), silent progress,
- * and the judge layer of the caller's choice (heuristic, or an LLM judge over the fake server).
+ * and the judge layer of the caller's choice (heuristic, or an LLM judge over the fake server); or
+ * its `--dry-run` estimate with the same defaults (`estimateWith`).
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
@@ -13,7 +14,7 @@ import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/P
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
 import * as Progress from "../../src/engine/Progress.js"
 import { precomputed, Retriever } from "../../src/engine/Retriever.js"
-import { run, type RunOptions } from "../../src/engine/Runner.js"
+import { estimate, run, type RunOptions } from "../../src/engine/Runner.js"
 import * as Shutdown from "../../src/engine/Shutdown.js"
 import type { Judge } from "../../src/judges/Judge.js"
 import { all as allReporters, layer as reportersLayer, type Reporter } from "../../src/report/Reporter.js"
@@ -35,6 +36,16 @@ export const loadPipelineModule = async (name: string, options: PipelineOptions 
     options
   ) as Pipeline<unknown, unknown>
 
+/** What a test's run or estimate takes unless it says otherwise. */
+const testDefaults = {
+  iterations: 1,
+  concurrency: 8,
+  maxFailures: 0,
+  command: "test",
+  fresh: false,
+  retryFailed: false
+} as const
+
 export const runWith = <R, S>(
   pipeline: Pipeline<R, S>,
   judge: Layer.Layer<Judge, unknown>,
@@ -45,15 +56,7 @@ export const runWith = <R, S>(
     readonly reporters?: ReadonlyArray<Reporter>
   }
 ) =>
-  run(pipeline, {
-    iterations: 1,
-    concurrency: 8,
-    maxFailures: 0,
-    command: "test",
-    fresh: false,
-    retryFailed: false,
-    ...options
-  }).pipe(
+  run(pipeline, { ...testDefaults, ...options }).pipe(
     Effect.provide(
       Layer.mergeAll(
         Judgments.layer.pipe(Layer.provide(judge)),
@@ -68,5 +71,23 @@ export const runWith = <R, S>(
           : JudgmentCache.layerNone,
         Shutdown.layerNever
       )))
+    )
+  )
+
+/**
+ * `--dry-run` of a pipeline in-process: `estimate` with the same defaults as `runWith`, no cache, and the
+ * pipeline's retriever unless the caller gives one.
+ */
+export const estimateWith = <R, S>(
+  pipeline: Pipeline<R, S>,
+  judge: Layer.Layer<Judge, unknown>,
+  options: Partial<RunOptions> & { readonly input: string; readonly outRoot: string },
+  retriever: Layer.Layer<Retriever> = Layer.succeed(Retriever, pipeline.retrieve ?? precomputed)
+) =>
+  estimate(pipeline, { ...testDefaults, ...options }).pipe(
+    Effect.provide(
+      Layer.mergeAll(Judgments.layerEstimate.pipe(Layer.provide(judge)), retriever, NodeContext.layer).pipe(
+        Layer.provideMerge(JudgmentCache.layerNone)
+      )
     )
   )
