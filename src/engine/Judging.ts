@@ -54,32 +54,57 @@ interface Scored<R> {
 /**
  * Judge one iteration's cases, handing each case's record (and the judgments it was scored from) to
  * `emit` in input order. A case the run
- * stopped before finishing (or a partial replay lacks) has no record.
+ * stopped before finishing (or a partial replay lacks) has no record. The first `skip` cases are
+ * not judged: a resume kept their records (`HeldRecords.ts`).
  */
 export const judgeIteration = <R, S>(
   ctx: Scheduling<R, S>,
   iteration: number,
   sink: Sink,
-  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
+  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>,
+  skip = 0
 ): Effect.Effect<void, Failure | InputError> =>
-  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit), "Judging.iteration", {
+  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit, skip), "Judging.iteration", {
     attributes: {
       "rag_eval.pipeline": ctx.pipeline.name,
       "rag_eval.iteration": iteration,
-      "rag_eval.workers": ctx.workers
+      "rag_eval.workers": ctx.workers,
+      "rag_eval.kept_cases": skip
     }
+  })
+
+/** The iteration's cases as loaded (after `--limit`). */
+const loadedCases = <R, S>(ctx: Scheduling<R, S>) =>
+  limitCases(ctx.pipeline.load.cases(loadContext(ctx.options)), ctx.options.limit)
+
+/**
+ * The first case's record as the journal makes it now (nothing counted, nothing judged): undefined
+ * when the journal does not hold every judgment of it. A resume compares it with the record on disk.
+ */
+export const firstRecordFromJournal = <R, S>(
+  ctx: Scheduling<R, S>,
+  iteration: number
+): Effect.Effect<R | undefined, Failure | InputError> =>
+  Effect.flatMap(Stream.runHead(loadedCases(ctx)), (head) => {
+    if (Option.isNone(head)) return Effect.succeed(undefined)
+    return Effect.map(ctx.retriever.retrieve(head.value), (c) => {
+      const rounds = new CaseRounds(ctx.pipeline.judge, c)
+      const { complete } = rounds.walk((spec) => ctx.core.held(ctx.core.plan(c, iteration, spec)) ?? null)
+      return complete ? ctx.pipeline.score.score(c, rounds.judgments(), iteration, ctx.rubrics) : undefined
+    })
   })
 
 const judgeIterationUntraced = <R, S>(
   ctx: Scheduling<R, S>,
   iteration: number,
   sink: Sink,
-  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>
+  emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>,
+  skip: number
 ): Effect.Effect<void, Failure | InputError> => {
-  const { pipeline, options, retriever, rubrics, core } = ctx
+  const { pipeline, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
     pipeline.score.score(c, judgments, iteration, rubrics)
-  const loaded = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
+  const loaded = skip > 0 ? Stream.drop(loadedCases(ctx), skip) : loadedCases(ctx)
   /** The judgments progress counted for a case (`Validate.ts`: every round, from the input as loaded). */
   const planned = (c: EvalCase) => plannedSpecs(pipeline.judge, c).reduce((n, spec) => n + specJudgments(spec), 0)
   /** A case the target or a live retriever changed (its passages): the total follows what it will be judged on. */

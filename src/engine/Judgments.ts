@@ -142,6 +142,13 @@ export interface RunJudging {
   readonly lookup: (plan: Plan) => Effect.Effect<ReadonlyArray<Judgment> | undefined>
   /** The judgments of a plan the journal holds and this run keeps, counted as reused; undefined otherwise. */
   readonly fromJournal: (plan: Plan, sink: Sink) => ReadonlyArray<Judgment> | undefined
+  /** `fromJournal` without counting: what the journal holds for a plan that this run keeps. */
+  readonly held: (plan: Plan) => ReadonlyArray<Judgment> | undefined
+  /**
+   * Count `judgments` successful judgments the journal holds as reused, for a case whose record a
+   * killed run already wrote (`HeldRecords.ts`): the case is not read from the journal again.
+   */
+  readonly countHeld: (sink: Sink, judgments: number) => void
   /**
    * The judgments of a plan the journal does not hold: from the cache, else the judge (one call for
    * a whole list), journaled and counted. Undefined when not judged now: the run is stopping, the
@@ -310,7 +317,14 @@ const makeCounter = (collected?: ReadonlySet<string>) => {
     } else tally.ok++
     return j
   }
-  return { tally, count }
+  const countHeld = (sink: Sink, judgments: number) => {
+    sink.state.done += judgments
+    sink.state.reused += judgments
+    tally.total += judgments
+    tally.reused += judgments
+    tally.ok += judgments
+  }
+  return { tally, count, countHeld }
 }
 
 /** See `RunJudging.unanswered`: the same in every layer. */
@@ -367,7 +381,7 @@ export const make = Effect.gen(function*() {
   const identity = identityOf(judge)
   const open = (run: RunContext) =>
     Effect.gen(function*() {
-      const { tally, count } = makeCounter(run.collected)
+      const { tally, count, countHeld } = makeCounter(run.collected)
       const { kept, held, fromJournal } = journalReader(run, count)
       const journal = run.journal
       const lookup = (plan: Plan) =>
@@ -596,6 +610,8 @@ export const make = Effect.gen(function*() {
         plan: planner(identity, run),
         lookup,
         fromJournal,
+        held,
+        countHeld,
         judge: judgePlan,
         judgeSync,
         flush,
@@ -633,7 +649,7 @@ export const layerReplay = (
     identity,
     open: (run) =>
       Effect.sync(() => {
-        const { tally, count } = makeCounter()
+        const { tally, count, countHeld } = makeCounter()
         const { kept, held, fromJournal } = journalReader(run, count)
         const lacking = (plan: Plan, c: CaseRef) => options.partial === true ? undefined : missing(run, plan, c)
         return {
@@ -645,6 +661,8 @@ export const layerReplay = (
           plan: planner(identity, run),
           lookup: (plan) => Effect.succeed(held(plan)),
           fromJournal,
+          held,
+          countHeld,
           judge: (plan, c) => {
             const why = lacking(plan, c)
             return why === undefined ? Effect.succeed(undefined) : Effect.fail(why)
@@ -684,7 +702,7 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
       identity,
       open: (run: RunContext) =>
         Effect.sync(() => {
-          const { tally, count } = makeCounter()
+          const { tally, count, countHeld } = makeCounter()
           const { kept, held, fromJournal } = journalReader(run, count)
           const calls = { count: 0, judgments: 0, inputTokens: 0 }
           const judgeEstimate = (plan: Plan, c: CaseRef, sink: Sink) =>
@@ -713,6 +731,8 @@ export const layerEstimate: Layer.Layer<Judgments, never, Judge | JudgmentCache>
             plan: planner(identity, run),
             lookup: (plan) => Effect.succeed(held(plan)),
             fromJournal,
+            held,
+            countHeld,
             judge: judgeEstimate,
             judgeSync: () => undefined,
             flush: Effect.void,

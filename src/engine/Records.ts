@@ -1,42 +1,74 @@
 /** The records file of an iteration, written as records leave the pool in input order. */
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as fs from "node:fs"
 import { writeFully, writeProblem } from "../io/Files.js"
 
+export interface RecordsWriterOptions {
+  /** Append to the `.partial` a killed run left (its kept cases, `HeldRecords.ts`) instead of starting it again. */
+  readonly append?: boolean | undefined
+  /**
+   * Which failures keep what was written (the buffer written out, best effort): a resume keeps its
+   * complete lines. Any other failure removes the `.partial`.
+   */
+  readonly keep?: ((exit: Exit.Exit<unknown, unknown>) => boolean) | undefined
+}
+
 /**
  * Buffered line writer for a records file: `<path>.partial`, every write checked, renamed into place
- * when complete (a failure or a stop removes it; a killed run's is removed at the next start).
+ * when complete (a failure or a stop removes it unless `keep`; a killed run's is removed at the next
+ * start, or kept by a resume).
  */
-export const recordsWriter = (path: string) =>
+export const recordsWriter = (path: string, options: RecordsWriterOptions = {}) =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => ({ fd: fs.openSync(`${path}.partial`, "w"), buffer: "" }),
+      try: () => ({ fd: fs.openSync(`${path}.partial`, options.append === true ? "a" : "w"), buffer: "" }),
       catch: (e) => writeProblem(path, e)
     }),
     (w, exit) =>
       Effect.sync(() => {
-        fs.closeSync(w.fd)
-        if (exit._tag === "Failure") fs.rmSync(`${path}.partial`, { force: true })
-      })
-  ).pipe(Effect.map((w) => ({
-    write: (line: string) =>
-      Effect.try({
-        try: () => {
-          w.buffer += line + "\n"
-          if (w.buffer.length >= 1 << 16) {
+        const keep = exit._tag === "Failure" && options.keep?.(exit) === true
+        if (keep && w.buffer.length > 0) {
+          try {
             writeFully(w.fd, w.buffer)
-            w.buffer = ""
+          } catch {
+            // A torn last line is cut off by the resume.
           }
+        }
+        fs.closeSync(w.fd)
+        if (exit._tag === "Failure" && !keep) fs.rmSync(`${path}.partial`, { force: true })
+      })
+  ).pipe(Effect.map((w) => {
+    const flush = () => {
+      // Emptied first: a write that fails part-way is never written again (a kept file would hold
+      // its first lines twice).
+      const text = w.buffer
+      w.buffer = ""
+      if (text.length > 0) writeFully(w.fd, text)
+    }
+    return {
+      /** Buffered; true when this line made the buffer go to the file. */
+      write: (line: string) =>
+        Effect.try({
+          try: () => {
+            w.buffer += line + "\n"
+            if (w.buffer.length < 1 << 16) return false
+            flush()
+            return true
+          },
+          catch: (e) => writeProblem(path, e)
+        }),
+      /** What is buffered, to the file now (files written in step: `HeldRecords.ts`). */
+      flush: Effect.try({ try: () => flush(), catch: (e) => writeProblem(path, e) }),
+      /** The rest of the buffer, then the file in place. */
+      close: Effect.try({
+        try: () => {
+          const text = w.buffer
+          w.buffer = ""
+          if (text.length > 0) writeFully(w.fd, text)
+          fs.renameSync(`${path}.partial`, path)
         },
         catch: (e) => writeProblem(path, e)
-      }),
-    /** The rest of the buffer, then the file in place. */
-    close: Effect.try({
-      try: () => {
-        if (w.buffer.length > 0) writeFully(w.fd, w.buffer)
-        w.buffer = ""
-        fs.renameSync(`${path}.partial`, path)
-      },
-      catch: (e) => writeProblem(path, e)
-    })
-  })))
+      })
+    }
+  }))

@@ -8,8 +8,13 @@
  *   stable; records are streamed to disk and aggregated online (memory is flat in the case count)
  *   (Records.ts); the manifest, metrics and reports are written as iterations end (Outputs.ts).
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import {
   BatchDetached,
@@ -19,8 +24,10 @@ import {
   TooManyFailures,
   UsageError
 } from "../domain/Errors.js"
+import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
+import { VERSION } from "../domain/Version.js"
 import { removeLeftovers } from "../io/Files.js"
 import { compactTokens, type Cost, cost, noTokens } from "../pricing/Prices.js"
 import { withOverlay } from "../store/JournalOverlay.js"
@@ -29,7 +36,8 @@ import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
 import { DEFAULT_DETAILS, detailsChooser } from "./Details.js"
 import { TARGET_JOURNAL_DIR } from "./Generator.js"
-import { judgeIteration } from "./Judging.js"
+import { guardOf, headerLine, keepRecords, keptPartial, resumeFile, resumeLine } from "./HeldRecords.js"
+import { firstRecordFromJournal, judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
 import type { CaseValues, Pipeline, RunSummary } from "./Pipeline.js"
@@ -77,8 +85,6 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     // Transport failures (5xx, timeouts, rate limits past --max-wait) are always asked again.
     const keptOk = journal.stats.ok
     const keptFailed = options.retryFailed ? 0 : journal.stats.judgeFailed
-    const leftovers = removeLeftovers(runDir)
-    if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
     if (keptOk + keptFailed > 0) {
       const failedNote = keptFailed > 0
         ? ` (${thousands(keptFailed)} failed judgment${keptFailed === 1 ? "" : "s"} kept; --retry-failed asks again)`
@@ -119,6 +125,12 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       collected
     })
     const { tally, budget } = core
+    // A local judge's run keeps the records a killed or stopped run wrote (HeldRecords.ts): its
+    // resume starts judging where they end instead of rebuilding them from the journal.
+    const keepsRecords = core.mode === "live" && core.sync && !options.fresh && !options.retryFailed &&
+      options.batch === undefined && fills === undefined && remote === undefined
+    const leftovers = removeLeftovers(runDir, keepsRecords ? keptPartial : undefined)
+    if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
     // --target: its answers' journal (target/judgments.jsonl: the same store), opened beside the judgments'.
     const targetDir = Path.join(runDir, TARGET_JOURNAL_DIR)
     if (fills !== undefined && core.mode !== "replay") yield* ensureWritableDir(targetDir)
@@ -283,26 +295,69 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       const own = pipeline.aggregate?.start(info)
       // report.md's cases with details, chosen as the records leave (the reports do not read them all back to choose).
       const details = detailsChooser(options.details ?? DEFAULT_DETAILS, perCase.rank?.by ?? [])
+      const add = (record: R, values: CaseValues, caseJudgments: ReadonlyArray<Judgment>) => {
+        fold.add(record, values, caseJudgments)
+        own?.add(record, values)
+        details.add(values)
+      }
+      const resumePath = Path.join(runDir, resumeFile(iteration))
+      const guard = guardOf({
+        version: VERSION,
+        identity: identityHash,
+        command: options.command,
+        pipeline: pipeline.name,
+        iteration
+      })
+      const kept = keepsRecords
+        ? yield* keepRecords({
+          files: {
+            records: `${recordsPath}.partial`,
+            cases: `${casesPath}.partial`,
+            resume: `${resumePath}.partial`
+          },
+          guard,
+          // What the journal gives now for the first case, compared with the record on disk.
+          firstFromJournal: firstRecordFromJournal(scheduling, iteration),
+          fold: (record) =>
+            add(record as R, perCase.of(record as R), [])
+        }).pipe(Effect.tap((k) => k.note === undefined ? Effect.void : progress.note(k.note)))
+        : { cases: 0, judgments: 0 }
       yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
-          const writer = yield* recordsWriter(recordsPath)
+          const writing = { append: kept.cases > 0, keep: keepsRecords ? stoppedBy : undefined }
+          const writer = yield* recordsWriter(recordsPath, writing)
           // Each record's per-case metrics: what `compare` pairs cases by.
-          const cases = yield* recordsWriter(casesPath)
+          const cases = yield* recordsWriter(casesPath, writing)
+          // Which records a resume may keep, and the judgments behind each (HeldRecords.ts).
+          const resume = keepsRecords ? yield* recordsWriter(resumePath, writing) : undefined
+          if (resume !== undefined && kept.cases === 0) yield* resume.write(headerLine(guard))
+          core.countHeld({ state, tokens }, kept.judgments)
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record, caseJudgments) =>
             Effect.gen(function*() {
               const values = perCase.of(record)
-              yield* writer.write(JSON.stringify(record))
               yield* cases.write(caseLine(values, iteration))
-              fold.add(record, values, caseJudgments)
-              own?.add(record, values)
-              details.add(values)
-            }))
-          // Stopping: drop the incomplete records file; the journal holds every finished judgment.
+              if (resume !== undefined) {
+                yield* resume.write(resumeLine(caseJudgments))
+              }
+              // The records last, and the other two written out with them: every complete record
+              // on disk has its case-metrics and resume lines (what a resume keeps: HeldRecords.ts).
+              if ((yield* writer.write(JSON.stringify(record))) && resume !== undefined) {
+                yield* cases.flush
+                yield* resume.flush
+              }
+              add(record, values, caseJudgments)
+            }), kept.cases)
+          // Stopping: the journal holds every finished judgment; the unfinished records are removed,
+          // or (a local judge) kept for the resume.
           if (core.stopping()) {
             return yield* stopped()
           }
           yield* writer.close
           yield* cases.close
+          if (resume !== undefined) {
+            yield* resume.close
+            fs.rmSync(resumePath, { force: true })
+          }
           judged = { ok: state.done - state.failed, failed: state.failed }
         })), gateDetail(judgments.gate))
       const summary = fold.finish({ judgments: judged, tokens: compactTokens(tokens) }, own?.finish() as X)
@@ -362,12 +417,19 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       tokens: outcome.tokens,
       cost: final.totalCost,
       ...(batchPhase === undefined ? {} : { batch: batchFacts(batchPhase, options.batch!.repair) }),
-      files: files.map((f) =>
-        Path.relative(runDir, f)
-      )
+      files: files.map((f) => Path.relative(runDir, f))
     }))
     return outcome
   })
+
+/** A run stopped (Ctrl+C, SIGTERM, a fatal judge error, the budget) — not a failure to read or write. */
+const stoppedBy = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) && Option.exists(
+    Cause.failureOption(exit.cause),
+    (e) =>
+      Predicate.isTagged(e, "Stopped") || Predicate.isTagged(e, "BudgetReached") ||
+      Predicate.isTagged(e, "FatalJudgeError")
+  )
 
 /** The manifest's record of a --batch run: its batches, and how many judgments this invocation collected from them. */
 const batchFacts = (phase: BatchPhase, repair: "sync" | "batch") => ({

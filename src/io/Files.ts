@@ -142,9 +142,10 @@ export const isAlive = (pid: number): boolean => {
 /**
  * Remove what a killed process left in `dir`: temporary files of atomic writes (`*.tmp-<pid>`, of a
  * process no longer running) and unfinished records files (`*.partial`, only ever written by the
- * run that owns the directory — call this while holding its lock). Returns the names removed.
+ * run that owns the directory — call this while holding its lock), except those `keep` names (a
+ * resume keeps an iteration's records: `engine/HeldRecords.ts`). Returns the names removed.
  */
-export const removeLeftovers = (dir: string): Array<string> => {
+export const removeLeftovers = (dir: string, keep: (name: string) => boolean = () => false): Array<string> => {
   const removed: Array<string> = []
   let names: Array<string>
   try {
@@ -155,7 +156,7 @@ export const removeLeftovers = (dir: string): Array<string> => {
   for (const name of names) {
     const tmp = TMP_SUFFIX.exec(name)
     const stale = (tmp !== null && Number(tmp[1]) !== process.pid && !isAlive(Number(tmp[1]))) ||
-      name.endsWith(".partial")
+      (name.endsWith(".partial") && !keep(name))
     if (!stale) continue
     try {
       fs.rmSync(Path.join(dir, name), { force: true })

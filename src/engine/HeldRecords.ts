@@ -1,0 +1,212 @@
+/**
+ * What a resumed run keeps of the records a killed (or stopped) run wrote, so that a long run's
+ * resume starts judging new cases in seconds instead of rebuilding every finished case from the
+ * journal (issue #35: 77,000 finished cases took 33 s to replay, as long as judging them had).
+ *
+ * While a local judge's iteration runs, beside `records-iteration-N.jsonl.partial` and
+ * `case-metrics-iteration-N.jsonl.partial` the engine writes `resume-iteration-N.jsonl.partial`: a
+ * header naming what made the records (`guard`), then one line per record — the number of
+ * judgments behind it, or `-` when the case cannot be kept (a failed judgment: a resume asks it
+ * again, or keeps it only without `--retry-failed`; it is rebuilt from the journal as before).
+ *
+ * On resume, the longest prefix of cases present whole in all three files (complete lines; a line
+ * torn by the crash is cut off) is kept: the files are cut to it and appended to, its records are
+ * folded again (means, intervals, lowest cases: the fold is cheap, the judging and scoring are not),
+ * and the judging starts at the first case after it. Everything else — the journal, what it holds
+ * for later cases — is as before. Kept only when the run is resumed by the same version with the
+ * same command (the guard), and when the first record rebuilt from the journal is the record on
+ * disk (a change of scoring shows there); otherwise every file is written again.
+ *
+ * The files are read synchronously in large pieces: this runs once, before the iteration starts.
+ */
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import type { Judgment } from "../domain/Judgment.js"
+import { thousands } from "../domain/Numbers.js"
+import { sha256 } from "../judges/Prompt.js"
+
+/** The file of an iteration that tells a resume which records it may keep. */
+export const resumeFile = (iteration: number) => `resume-iteration-${iteration}.jsonl`
+
+/** The unfinished files of an iteration a resume may keep (every other `.partial` is removed). */
+export const keptPartial = (name: string) =>
+  /^(?:records|case-metrics|resume)-iteration-\d+\.jsonl\.partial$/.test(name)
+
+/** The header's guard: what made the records. Another version, command or run: nothing is kept. */
+export const guardOf = (parts: {
+  readonly version: string
+  readonly identity: string
+  readonly command: string
+  readonly pipeline: string
+  readonly iteration: number
+}): string => sha256(JSON.stringify([1, parts.version, parts.identity, parts.command, parts.pipeline, parts.iteration]))
+
+/** The resume file's first line. */
+export const headerLine = (guard: string) => JSON.stringify({ resume: 1, guard })
+
+/**
+ * A resume file's line for a case: how many judgments it was scored from, or `-` when it cannot be
+ * kept (a failed judgment, or one that spent tokens: the run's cost counts what the journal holds).
+ */
+export const resumeLine = (judgments: ReadonlyArray<Judgment>): string => {
+  for (const j of judgments) {
+    if (j.status !== "ok" || j.usage.inputTokens > 0 || j.usage.outputTokens > 0) return "-"
+  }
+  return String(judgments.length)
+}
+
+const CHUNK = 1 << 20
+const NEWLINE = 10
+
+/**
+ * The complete lines of a file, up to `max`, each handed to `line` with its text (a false return
+ * stops before it); returns how many were taken and the byte offset just past the last one.
+ */
+const completeLines = (
+  path: string,
+  max: number,
+  line?: (text: string) => boolean
+): { readonly lines: number; readonly end: number } => {
+  let fd: number
+  try {
+    fd = fs.openSync(path, "r")
+  } catch {
+    return { lines: 0, end: 0 }
+  }
+  try {
+    let lines = 0
+    let end = 0
+    let position = 0
+    let carry: Buffer = Buffer.alloc(0)
+    const chunk = Buffer.allocUnsafe(CHUNK)
+    while (lines < max) {
+      const n = fs.readSync(fd, chunk, 0, CHUNK, position)
+      if (n === 0) break
+      position += n
+      const buffer = carry.length === 0 ? chunk.subarray(0, n) : Buffer.concat([carry, chunk.subarray(0, n)])
+      let start = 0
+      for (let nl = buffer.indexOf(NEWLINE, start); nl !== -1 && lines < max; nl = buffer.indexOf(NEWLINE, start)) {
+        if (line !== undefined && !line(buffer.toString("utf8", start, nl))) return { lines, end }
+        lines++
+        end += nl + 1 - start
+        start = nl + 1
+      }
+      // What is left is a line still being read (copied: the chunk is read into again).
+      carry = Buffer.from(buffer.subarray(start))
+    }
+    return { lines, end }
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+export interface HeldFiles {
+  readonly records: string
+  readonly cases: string
+  readonly resume: string
+}
+
+const firstLine = (path: string): string | undefined => {
+  let first: string | undefined
+  completeLines(path, 1, (text) => {
+    first = text
+    return true
+  })
+  return first
+}
+
+/**
+ * The first record a killed run wrote of an iteration, when its resume file says it was made by
+ * `guard`'s version and command; undefined otherwise (nothing can be kept).
+ */
+export const firstHeldRecord = (files: HeldFiles, guard: string): string | undefined =>
+  firstLine(files.resume) === headerLine(guard) ? firstLine(files.records) : undefined
+
+/**
+ * How many judgments each case the resume file lists as keepable had, in order, up to the first
+ * case it cannot keep; undefined when the file is missing or its header is not `guard`'s.
+ */
+const keepable = (path: string, guard: string): ReadonlyArray<number> | undefined => {
+  const counts: Array<number> = []
+  let header = true
+  let ok = true
+  completeLines(path, Number.MAX_SAFE_INTEGER, (text) => {
+    if (header) {
+      header = false
+      ok = text === headerLine(guard)
+      return ok
+    }
+    if (!/^\d+$/.test(text)) return false
+    counts.push(Number(text))
+    return true
+  })
+  return ok && !header ? counts : undefined
+}
+
+/**
+ * Keep what a killed run wrote of an iteration: each kept record is handed to `fold` in input
+ * order, and the three files are cut to the kept cases (appended to from there). Returns the cases
+ * kept and the judgments behind them; 0 cases when nothing can be kept (the caller writes every
+ * file again).
+ */
+export const keepHeld = (
+  files: HeldFiles,
+  guard: string,
+  fold: (record: unknown) => void
+): { readonly cases: number; readonly judgments: number } => {
+  const counts = keepable(files.resume, guard)
+  if (counts === undefined || counts.length === 0) return { cases: 0, judgments: 0 }
+  const metrics = completeLines(files.cases, counts.length)
+  // The records last: a record that does not parse (never expected) ends what is kept.
+  const records = completeLines(files.records, metrics.lines, (text) => {
+    let record: unknown
+    try {
+      record = JSON.parse(text)
+    } catch {
+      return false
+    }
+    fold(record)
+    return true
+  })
+  const cases = records.lines
+  if (cases === 0) return { cases: 0, judgments: 0 }
+  let judgments = 0
+  for (let i = 0; i < cases; i++) judgments += counts[i]!
+  fs.truncateSync(files.records, records.end)
+  fs.truncateSync(files.cases, completeLines(files.cases, cases).end)
+  fs.truncateSync(files.resume, completeLines(files.resume, cases + 1).end)
+  return { cases, judgments }
+}
+
+/**
+ * What a killed run wrote of an iteration, kept (`keepHeld`) when the first record the journal gives
+ * now is the one on disk: another scoring (a new version, other options) writes them all again.
+ * Returns the cases kept, the judgments behind them, and what to tell the user.
+ */
+export const keepRecords = <E, R>(parts: {
+  readonly files: HeldFiles
+  readonly guard: string
+  readonly firstFromJournal: Effect.Effect<unknown, E, R>
+  readonly fold: (record: unknown) => void
+}): Effect.Effect<{ readonly cases: number; readonly judgments: number; readonly note?: string }, E, R> =>
+  Effect.suspend(() => {
+    const first = firstHeldRecord(parts.files, parts.guard)
+    if (first === undefined) return Effect.succeed({ cases: 0, judgments: 0 })
+    return Effect.map(parts.firstFromJournal, (rebuilt) => {
+      if (rebuilt === undefined || JSON.stringify(rebuilt) !== first) {
+        return {
+          cases: 0,
+          judgments: 0,
+          note:
+            "the records a killed run wrote differ from what the journal gives now: they are made again from the journal"
+        }
+      }
+      const held = keepHeld(parts.files, parts.guard, parts.fold)
+      return held.cases === 0 ? held : {
+        ...held,
+        note: `kept the records of ${thousands(held.cases)} case${
+          held.cases === 1 ? "" : "s"
+        } a killed run wrote; judging resumes after them`
+      }
+    })
+  })

@@ -1,0 +1,164 @@
+/**
+ * A resumed local-judge run keeps the records a killed (or stopped) run wrote (`engine/HeldRecords.ts`):
+ * the CLI in child processes, `kill -9` and SIGINT in the middle of a heuristic answer-correctness
+ * run, then the same command. The resume says how many cases it kept, and every file it ends with is
+ * byte for byte what an uninterrupted run writes. What a resume must not keep — records made by
+ * another command, or records the journal no longer gives — is made again.
+ */
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+import { writeCases } from "../../bench/correctness.js"
+import { cli, start, waitFor } from "../support/ChildCli.js"
+import { tempDir } from "../support/RunPipeline.js"
+
+const CASES = 3_000
+
+const input = (() => {
+  let file: string | undefined
+  return () => {
+    if (file === undefined) {
+      file = Path.join(tempDir(), "cases.jsonl")
+      writeCases(file, CASES)
+    }
+    return file
+  }
+})()
+
+const args = (out: string, ...more: Array<string>) => [
+  "run",
+  "answer-correctness",
+  "--input",
+  input(),
+  "--out",
+  out,
+  "--format",
+  "markdown,csv",
+  ...more
+]
+
+const runDirOf = (out: string) => {
+  const root = Path.join(out, "answer-correctness")
+  const [id] = fs.readdirSync(root)
+  return Path.join(root, id!)
+}
+
+/** The files every run writes whole, compared byte for byte (the manifest and the journal hold times). */
+const OUTPUTS = [
+  "records-iteration-1.jsonl",
+  "case-metrics-iteration-1.jsonl",
+  "metrics-iteration-1.json",
+  "low-scores-iteration-1.json",
+  "final-metrics.json",
+  "report.md",
+  "report.csv"
+]
+
+/** An uninterrupted run's files, made once. */
+const clean = (() => {
+  let dir: Promise<string> | undefined
+  return () =>
+    dir ??= (async () => {
+      const out = tempDir()
+      const r = await cli(args(out))
+      expect(r.code, r.stderr).toBe(0)
+      return runDirOf(out)
+    })()
+})()
+
+const expectSameOutputs = async (runDir: string) => {
+  const reference = await clean()
+  for (const name of OUTPUTS) {
+    const a = fs.readFileSync(Path.join(reference, name))
+    const b = fs.readFileSync(Path.join(runDir, name))
+    expect(b.equals(a), `${name} differs from an uninterrupted run's`).toBe(true)
+  }
+  const left = fs.readdirSync(runDir).filter((n) => n.endsWith(".partial") || n.startsWith("resume-"))
+  expect(left).toEqual([])
+}
+
+/** Start a run and stop it with `signal` once `bytes` of its records are written. */
+const interrupted = async (out: string, signal: NodeJS.Signals, bytes = 200_000) => {
+  const first = start(args(out))
+  const partial = () => {
+    try {
+      return fs.statSync(Path.join(runDirOf(out), "records-iteration-1.jsonl.partial")).size
+    } catch {
+      return 0
+    }
+  }
+  await waitFor("records written", () => partial() >= bytes || first.exited())
+  first.child.kill(signal)
+  const result = await first.result
+  expect(result.code === 0, `the run finished before it was stopped: ${result.stderr}`).toBe(false)
+  return runDirOf(out)
+}
+
+const keptOf = (stderr: string) => {
+  const m = /kept the records of ([\d,]+) cases? a killed run wrote/.exec(stderr)
+  return m === null ? 0 : Number(m[1]!.replace(/,/g, ""))
+}
+
+describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 120_000 }, () => {
+  it("kill -9, then the same command: the records on disk are kept, the rest judged, the files as an uninterrupted run's", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGKILL")
+    const written = fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl.partial"), "utf8").split("\n")
+      .length - 1
+    const again = await cli(args(out))
+    expect(again.code, again.stderr).toBe(0)
+    const kept = keptOf(again.stderr)
+    // Every complete record line is kept (the resume file and the case metrics are written in step).
+    expect(kept).toBeGreaterThan(0)
+    expect(kept).toBeLessThanOrEqual(written)
+    expect(written - kept).toBeLessThan(64)
+    expect(again.stderr).toMatch(/\d[\d,]* judgments: [\d,]+ ok, 0 failed/)
+    await expectSameOutputs(runDir)
+  })
+
+  it("Ctrl+C keeps what was written too, and a second kill during the resume loses nothing", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGINT")
+    const second = start(args(out))
+    await waitFor("the resume keeps the records", () => keptOf(second.stderr()) > 0 || second.exited())
+    const firstKept = keptOf(second.stderr())
+    expect(firstKept, second.stderr()).toBeGreaterThan(0)
+    const size = () => fs.statSync(Path.join(runDir, "records-iteration-1.jsonl.partial")).size
+    const before = size()
+    await waitFor("more records written", () => second.exited() || size() > before + 200_000)
+    second.child.kill("SIGKILL")
+    expect((await second.result).code === 0).toBe(false)
+    const third = await cli(args(out))
+    expect(third.code, third.stderr).toBe(0)
+    expect(keptOf(third.stderr)).toBeGreaterThan(firstKept)
+    await expectSameOutputs(runDir)
+  })
+
+  it("another command (another --details) keeps nothing, and the files are still an uninterrupted run's", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGKILL")
+    const again = await cli(args(out, "--details", "5"))
+    expect(again.code, again.stderr).toBe(0)
+    expect(keptOf(again.stderr)).toBe(0)
+    expect(again.stderr).toContain("resuming run")
+    for (const name of OUTPUTS.filter((n) => n !== "report.md")) {
+      expect(fs.readFileSync(Path.join(runDir, name)).equals(fs.readFileSync(Path.join(await clean(), name))), name)
+        .toBe(true)
+    }
+  })
+
+  it("a record that is not what the journal gives now (another version's scoring) keeps nothing", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGKILL")
+    const path = Path.join(runDir, "records-iteration-1.jsonl.partial")
+    const text = fs.readFileSync(path, "utf8")
+    const end = text.indexOf("\n")
+    const first = JSON.parse(text.slice(0, end)) as { metrics: Record<string, unknown> }
+    fs.writeFileSync(path, JSON.stringify({ ...first, metrics: { ...first.metrics, f1: 0.123 } }) + text.slice(end))
+    const again = await cli(args(out))
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain("differ from what the journal gives now")
+    expect(keptOf(again.stderr)).toBe(0)
+    await expectSameOutputs(runDir)
+  })
+})
