@@ -58,47 +58,80 @@ export const resumeLine = (judgments: ReadonlyArray<Judgment>): string => {
 const CHUNK = 1 << 20
 const NEWLINE = 10
 
+interface Scanned {
+  /** Complete lines taken. */
+  lines: number
+  /** The byte offset just past the last line taken. */
+  end: number
+  done: boolean
+}
+
 /**
  * The complete lines of a file, up to `max`, each handed to `line` with its text (a false return
- * stops before it); returns how many were taken and the byte offset just past the last one.
+ * stops before it), a piece of the file a `step`. A missing file has no lines.
  */
-const completeLines = (
-  path: string,
-  max: number,
-  line?: (text: string) => boolean
-): { readonly lines: number; readonly end: number } => {
-  let fd: number
+const scanner = (path: string, max: number, line?: (text: string) => boolean) => {
+  let fd: number | undefined
   try {
     fd = fs.openSync(path, "r")
   } catch {
-    return { lines: 0, end: 0 }
+    fd = undefined
   }
-  try {
-    let lines = 0
-    let end = 0
-    let position = 0
-    let carry: Buffer = Buffer.alloc(0)
-    const chunk = Buffer.allocUnsafe(CHUNK)
-    while (lines < max) {
+  const state: Scanned = { lines: 0, end: 0, done: fd === undefined }
+  let position = 0
+  let carry: Buffer = Buffer.alloc(0)
+  const chunk = Buffer.allocUnsafe(CHUNK)
+  const close = () => {
+    if (fd !== undefined) fs.closeSync(fd)
+    fd = undefined
+    state.done = true
+  }
+  const step = (): Scanned => {
+    if (fd === undefined || state.lines >= max) {
+      close()
+      return state
+    }
+    try {
       const n = fs.readSync(fd, chunk, 0, CHUNK, position)
-      if (n === 0) break
+      if (n === 0) {
+        close()
+        return state
+      }
       position += n
       const buffer = carry.length === 0 ? chunk.subarray(0, n) : Buffer.concat([carry, chunk.subarray(0, n)])
       let start = 0
-      for (let nl = buffer.indexOf(NEWLINE, start); nl !== -1 && lines < max; nl = buffer.indexOf(NEWLINE, start)) {
-        if (line !== undefined && !line(buffer.toString("utf8", start, nl))) return { lines, end }
-        lines++
-        end += nl + 1 - start
+      for (let nl = buffer.indexOf(NEWLINE, start); nl !== -1; nl = buffer.indexOf(NEWLINE, start)) {
+        if (state.lines >= max || (line !== undefined && !line(buffer.toString("utf8", start, nl)))) {
+          close()
+          return state
+        }
+        state.lines++
+        state.end += nl + 1 - start
         start = nl + 1
       }
       // What is left is a line still being read (copied: the chunk is read into again).
       carry = Buffer.from(buffer.subarray(start))
+      return state
+    } catch (e) {
+      close()
+      throw e
     }
-    return { lines, end }
-  } finally {
-    fs.closeSync(fd)
   }
+  return { step, close, state }
 }
+
+/** `scanner` to the end, at once (the small files). */
+const completeLines = (path: string, max: number, line?: (text: string) => boolean): Scanned => {
+  const s = scanner(path, max, line)
+  while (!s.step().done);
+  return s.state
+}
+
+/** A turn of the event loop: a signal (Ctrl+C) is seen between pieces of a long read. */
+const hostTurn = Effect.async<void>((resume) => {
+  const t = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(t))
+})
 
 export interface HeldFiles {
   readonly records: string
@@ -147,66 +180,90 @@ const keepable = (path: string, guard: string): ReadonlyArray<number> | undefine
  * Keep what a killed run wrote of an iteration: each kept record is handed to `fold` in input
  * order, and the three files are cut to the kept cases (appended to from there). Returns the cases
  * kept and the judgments behind them; 0 cases when nothing can be kept (the caller writes every
- * file again).
+ * file again). The records are read a piece at a time with a turn of the event loop between pieces
+ * (a million records take ~30 s); once `stopping`, what was read so far is kept.
  */
 export const keepHeld = (
   files: HeldFiles,
   guard: string,
-  fold: (record: unknown) => void
-): { readonly cases: number; readonly judgments: number } => {
-  const counts = keepable(files.resume, guard)
-  if (counts === undefined || counts.length === 0) return { cases: 0, judgments: 0 }
-  const metrics = completeLines(files.cases, counts.length)
-  // The records last: a record that does not parse (never expected) ends what is kept.
-  const records = completeLines(files.records, metrics.lines, (text) => {
-    let record: unknown
-    try {
-      record = JSON.parse(text)
-    } catch {
-      return false
-    }
-    fold(record)
-    return true
+  fold: (record: unknown) => void,
+  stopping: () => boolean = () => false
+): Effect.Effect<{ readonly cases: number; readonly judgments: number }> =>
+  Effect.suspend(() => {
+    const counts = keepable(files.resume, guard)
+    if (counts === undefined || counts.length === 0) return Effect.succeed({ cases: 0, judgments: 0 })
+    const metrics = completeLines(files.cases, counts.length)
+    // The records last: a record that does not parse (never expected) ends what is kept.
+    const records = scanner(files.records, metrics.lines, (text) => {
+      let record: unknown
+      try {
+        record = JSON.parse(text)
+      } catch {
+        return false
+      }
+      fold(record)
+      return true
+    })
+    const read: Effect.Effect<void> = Effect.suspend(() => {
+      if (records.step().done) return Effect.void
+      if (stopping()) {
+        records.close()
+        return Effect.void
+      }
+      return Effect.zipRight(hostTurn, read)
+    })
+    return read.pipe(
+      Effect.ensuring(Effect.sync(records.close)),
+      Effect.map(() => {
+        const cases = records.state.lines
+        if (cases === 0) return { cases: 0, judgments: 0 }
+        let judgments = 0
+        for (let i = 0; i < cases; i++) judgments += counts[i]!
+        fs.truncateSync(files.records, records.state.end)
+        fs.truncateSync(files.cases, completeLines(files.cases, cases).end)
+        fs.truncateSync(files.resume, completeLines(files.resume, cases + 1).end)
+        return { cases, judgments }
+      })
+    )
   })
-  const cases = records.lines
-  if (cases === 0) return { cases: 0, judgments: 0 }
-  let judgments = 0
-  for (let i = 0; i < cases; i++) judgments += counts[i]!
-  fs.truncateSync(files.records, records.end)
-  fs.truncateSync(files.cases, completeLines(files.cases, cases).end)
-  fs.truncateSync(files.resume, completeLines(files.resume, cases + 1).end)
-  return { cases, judgments }
-}
 
 /**
  * What a killed run wrote of an iteration, kept (`keepHeld`) when the first record the journal gives
  * now is the one on disk: another scoring (a new version, other options) writes them all again.
- * Returns the cases kept, the judgments behind them, and what to tell the user.
+ * Tells the user (`note`) what it reads and what it kept. Returns the cases kept and the judgments
+ * behind them.
  */
 export const keepRecords = <E, R>(parts: {
   readonly files: HeldFiles
   readonly guard: string
   readonly firstFromJournal: Effect.Effect<unknown, E, R>
   readonly fold: (record: unknown) => void
-}): Effect.Effect<{ readonly cases: number; readonly judgments: number; readonly note?: string }, E, R> =>
-  Effect.suspend(() => {
+  /** Ctrl+C: keep what was read so far. */
+  readonly stopping?: (() => boolean) | undefined
+  readonly note: (text: string) => Effect.Effect<void>
+}): Effect.Effect<{ readonly cases: number; readonly judgments: number }, E, R> =>
+  Effect.gen(function*() {
+    const none = { cases: 0, judgments: 0 }
     const first = firstHeldRecord(parts.files, parts.guard)
-    if (first === undefined) return Effect.succeed({ cases: 0, judgments: 0 })
-    return Effect.map(parts.firstFromJournal, (rebuilt) => {
-      if (rebuilt === undefined || JSON.stringify(rebuilt) !== first) {
-        return {
-          cases: 0,
-          judgments: 0,
-          note:
-            "the records a killed run wrote differ from what the journal gives now: they are made again from the journal"
-        }
-      }
-      const held = keepHeld(parts.files, parts.guard, parts.fold)
-      return held.cases === 0 ? held : {
-        ...held,
-        note: `kept the records of ${thousands(held.cases)} case${
+    if (first === undefined) return none
+    const rebuilt = yield* parts.firstFromJournal
+    if (rebuilt === undefined || JSON.stringify(rebuilt) !== first) {
+      yield* parts.note(
+        "the records a killed run wrote differ from what the journal gives now: they are made again from the journal"
+      )
+      return none
+    }
+    const bytes = fs.statSync(parts.files.records).size
+    if (bytes > 1 << 26) {
+      yield* parts.note(`reading the ${Math.round(bytes / 2 ** 20)} MB of records a killed run wrote…`)
+    }
+    const held = yield* keepHeld(parts.files, parts.guard, parts.fold, parts.stopping)
+    if (held.cases > 0) {
+      yield* parts.note(
+        `kept the records of ${thousands(held.cases)} case${
           held.cases === 1 ? "" : "s"
         } a killed run wrote; judging resumes after them`
-      }
-    })
+      )
+    }
+    return held
   })

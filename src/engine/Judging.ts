@@ -54,22 +54,22 @@ interface Scored<R> {
 /**
  * Judge one iteration's cases, handing each case's record (and the judgments it was scored from) to
  * `emit` in input order. A case the run
- * stopped before finishing (or a partial replay lacks) has no record. The first `skip` cases are
- * not judged: a resume kept their records (`HeldRecords.ts`).
+ * stopped before finishing (or a partial replay lacks) has no record: `gap` is told. The first
+ * `skip` cases are not judged: a resume kept their records (`HeldRecords.ts`).
  */
 export const judgeIteration = <R, S>(
   ctx: Scheduling<R, S>,
   iteration: number,
   sink: Sink,
   emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>,
-  skip = 0
+  options: { readonly skip?: number | undefined; readonly gap?: (() => void) | undefined } = {}
 ): Effect.Effect<void, Failure | InputError> =>
-  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit, skip), "Judging.iteration", {
+  Effect.withSpan(judgeIterationUntraced(ctx, iteration, sink, emit, options), "Judging.iteration", {
     attributes: {
       "rag_eval.pipeline": ctx.pipeline.name,
       "rag_eval.iteration": iteration,
       "rag_eval.workers": ctx.workers,
-      "rag_eval.kept_cases": skip
+      "rag_eval.kept_cases": options.skip ?? 0
     }
   })
 
@@ -99,8 +99,10 @@ const judgeIterationUntraced = <R, S>(
   iteration: number,
   sink: Sink,
   emit: (record: R, judgments: ReadonlyArray<Judgment>) => Effect.Effect<void, OutputError>,
-  skip: number
+  options: { readonly skip?: number | undefined; readonly gap?: (() => void) | undefined }
 ): Effect.Effect<void, Failure | InputError> => {
+  const skip = options.skip ?? 0
+  const gap = Effect.sync(() => options.gap?.())
   const { pipeline, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
     pipeline.score.score(c, judgments, iteration, rubrics)
@@ -157,7 +159,7 @@ const judgeIterationUntraced = <R, S>(
         Effect.forEach(chunk, (c) => Effect.flatMap(retrieve(c), caseSync)).pipe(
           Effect.zipLeft(core.flush),
           Effect.flatMap((records) =>
-            Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value.record, r.value.judgments) : Effect.void, {
+            Effect.forEach(records, (r) => Option.isSome(r) ? emit(r.value.record, r.value.judgments) : gap, {
               discard: true
             })
           )
@@ -175,7 +177,7 @@ const judgeIterationUntraced = <R, S>(
       const rounds = new CaseRounds(pipeline.judge, c)
       // A case the run stopped before asking the target has no record.
       let incomplete = c.generated?.status === "skipped"
-      if (incomplete) return { tasks: [], finish: Effect.void }
+      if (incomplete) return { tasks: [], finish: gap }
       if (c.generated?.status === "failed") unanswered(c, rounds, c.generated.reason ?? "the target gave no answer")
       /** The calls of the round under way (planning on past rounds the journal holds whole). */
       const startRound = (): ReadonlyArray<OrderedPool.Task<Failure, never>> => {
@@ -208,7 +210,7 @@ const judgeIterationUntraced = <R, S>(
       return {
         tasks: startRound(),
         finish: Effect.suspend(() => {
-          if (incomplete || rounds.current().length > 0) return Effect.void
+          if (incomplete || rounds.current().length > 0) return gap
           // A chained stage's later rounds were counted from stand-ins (the offline extractor's
           // claims): the total follows what the judge found.
           if (pipeline.judge.next !== undefined) {

@@ -319,8 +319,10 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           // What the journal gives now for the first case, compared with the record on disk.
           firstFromJournal: firstRecordFromJournal(scheduling, iteration),
           fold: (record) =>
-            add(record as R, perCase.of(record as R), [])
-        }).pipe(Effect.tap((k) => k.note === undefined ? Effect.void : progress.note(k.note)))
+            add(record as R, perCase.of(record as R), []),
+          stopping: core.stopping,
+          note: progress.note
+        })
         : { cases: 0, judgments: 0 }
       yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
@@ -329,8 +331,9 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           // Each record's per-case metrics: what `compare` pairs cases by.
           const cases = yield* recordsWriter(casesPath, writing)
           // Which records a resume may keep, and the judgments behind each (HeldRecords.ts).
-          const resume = keepsRecords ? yield* recordsWriter(resumePath, writing) : undefined
-          if (resume !== undefined && kept.cases === 0) yield* resume.write(headerLine(guard))
+          const resumeWriter = keepsRecords ? yield* recordsWriter(resumePath, writing) : undefined
+          if (resumeWriter !== undefined && kept.cases === 0) yield* resumeWriter.write(headerLine(guard))
+          let resume = resumeWriter
           core.countHeld({ state, tokens }, kept.judgments)
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record, caseJudgments) =>
             Effect.gen(function*() {
@@ -346,7 +349,14 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
                 yield* resume.flush
               }
               add(record, values, caseJudgments)
-            }), kept.cases)
+            }), {
+            skip: kept.cases,
+            // A case without a record (stopping): the records after it are not the cases after it,
+            // so a resume keeps none of them.
+            gap: () => {
+              resume = undefined
+            }
+          })
           // Stopping: the journal holds every finished judgment; the unfinished records are removed,
           // or (a local judge) kept for the resume.
           if (core.stopping()) {
@@ -354,8 +364,8 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           }
           yield* writer.close
           yield* cases.close
-          if (resume !== undefined) {
-            yield* resume.close
+          if (resumeWriter !== undefined) {
+            yield* resumeWriter.close
             fs.rmSync(resumePath, { force: true })
           }
           judged = { ok: state.done - state.failed, failed: state.failed }
