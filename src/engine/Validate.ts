@@ -21,6 +21,7 @@ import { Generator } from "./Generator.js"
 import { headlineSpecs } from "./Headline.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
+import { collectBeforeLargePass } from "./Memory.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
@@ -231,6 +232,9 @@ export const prepare = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions) =>
     const known = sha === undefined
       ? undefined
       : yield* validatedBefore(runDirOf(identityOf(sha)), identityOf(sha), sha)
+    if (known === undefined) {
+      collectBeforeLargePass(options.input)
+    }
     const input: Validated = known ?? (yield* stoppable(validate(pipeline, options, rubrics), options.input))
     const identityHash = identityOf(input.sha256)
     const runDir = runDirOf(identityHash)
