@@ -57,36 +57,55 @@ export interface Agreement {
 export const alphaNoVariation = "undefined: no grade varies, every grade is the same value"
 export const alphaTooFewValues = "undefined: no unit has two pairable grades"
 
+/**
+ * `finishAgreement` in O(E + V log V) for E coincidence entries and V distinct values: the ordinal
+ * distance is a difference of positions, δ(c, k) = a_k − a_c with a_c = Σ_{g<c} n_g + n_c / 2 (for
+ * c ≤ k, Σ_{g=c..k} n_g − (n_c + n_k)/2 telescopes to it), so
+ *   Σ_{c,k} o_ck δ²(c,k) is a sum over the entries, and
+ *   Σ_{c,k} n_c n_k δ²(c,k) = 2 n Σ_c n_c (a_c − ā)², ā = Σ_c n_c a_c / n (centred: no cancellation).
+ * The formula as written above took O(V³): a two-iteration run's continuous metrics (thousands of
+ * distinct F1 values) spent minutes here — 3,000 cases took 68 s of CPU, 55 s of it in δ².
+ */
 export const finishAgreement = (acc: AgreementAccumulator): Agreement => {
   const exactAgreement = acc.units === 0 ? null : acc.agreeing / acc.units
   const values = [...acc.values].sort((a, b) => a - b)
-  const o = (c: number, k: number) => acc.coincidences.get(`${c}|${k}`) ?? 0
-  const nc = new Map(values.map((c) => [c, values.reduce((s, k) => s + o(c, k), 0)]))
-  const n = [...nc.values()].reduce((s, x) => s + x, 0)
+  const entries: Array<readonly [number, number, number]> = []
+  const nc = new Map<number, number>(values.map((v) => [v, 0]))
+  for (const [key, weight] of acc.coincidences) {
+    const bar = key.indexOf("|")
+    const c = Number(key.slice(0, bar))
+    entries.push([c, Number(key.slice(bar + 1)), weight])
+    nc.set(c, nc.get(c)! + weight)
+  }
+  let n = 0
+  for (const v of values) n += nc.get(v)!
   if (n < 2) {
     return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaTooFewValues }
   }
-  const index = new Map(values.map((v, i) => [v, i]))
-  const delta2 = (c: number, k: number) => {
-    const [lo, hi] = index.get(c)! <= index.get(k)! ? [c, k] : [k, c]
-    let sum = 0
-    for (let g = index.get(lo)!; g <= index.get(hi)!; g++) sum += nc.get(values[g]!)!
-    const d = sum - (nc.get(c)! + nc.get(k)!) / 2
-    return d * d
+  const at = new Map<number, number>()
+  let below = 0
+  for (const v of values) {
+    const m = nc.get(v)!
+    at.set(v, below + m / 2)
+    below += m
   }
   let observed = 0
-  let expected = 0
-  for (const c of values) {
-    for (const k of values) {
-      const d = delta2(c, k)
-      observed += o(c, k) * d
-      expected += nc.get(c)! * nc.get(k)! * d
-    }
+  for (const [c, k, weight] of entries) {
+    const d = at.get(k)! - at.get(c)!
+    observed += weight * d * d
+  }
+  let mean = 0
+  for (const v of values) mean += nc.get(v)! * at.get(v)!
+  mean /= n
+  let spread = 0
+  for (const v of values) {
+    const d = at.get(v)! - mean
+    spread += nc.get(v)! * d * d
   }
   const Do = observed / n
-  const De = expected / (n * (n - 1))
+  const De = (2 * n * spread) / (n * (n - 1))
   // D_e = 0 only when a single value occurs (then D_o = 0 too): α = 1 − 0/0 is undefined.
-  if (De === 0) {
+  if (values.length < 2 || De === 0) {
     return { units: acc.units, exactAgreement, krippendorffAlpha: null, krippendorffAlphaNote: alphaNoVariation }
   }
   return { units: acc.units, exactAgreement, krippendorffAlpha: 1 - Do / De }

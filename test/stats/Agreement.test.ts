@@ -37,6 +37,41 @@ describe("Krippendorff's alpha (ordinal) and exact agreement", () => {
     expect(a.exactAgreement).toBeCloseTo(8 / 11, 12)
   })
 
+  it("equals the textbook formula (O(V³), written out here) on continuous values, to 1e-12", () => {
+    // The formula of the module's header, as it was computed before: every pair of values, δ² summed over the range.
+    const textbook = (units: ReadonlyArray<ReadonlyArray<number>>) => {
+      const acc = units.reduce(addUnit, emptyAgreement())
+      const values = [...acc.values].sort((a, b) => a - b)
+      const o = (c: number, k: number) => acc.coincidences.get(`${c}|${k}`) ?? 0
+      const nc = values.map((c) => values.reduce((s, k) => s + o(c, k), 0))
+      const n = nc.reduce((s, x) => s + x, 0)
+      const delta2 = (i: number, j: number) => {
+        const [lo, hi] = i <= j ? [i, j] : [j, i]
+        let sum = 0
+        for (let g = lo; g <= hi; g++) sum += nc[g]!
+        return (sum - (nc[i]! + nc[j]!) / 2) ** 2
+      }
+      let observed = 0
+      let expected = 0
+      values.forEach((c, i) =>
+        values.forEach((k, j) => {
+          observed += o(c, k) * delta2(i, j)
+          expected += nc[i]! * nc[j]! * delta2(i, j)
+        })
+      )
+      return 1 - (observed / n) / (expected / (n * (n - 1)))
+    }
+    let seed = 11
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    for (const iterations of [2, 3]) {
+      const units = Array.from({ length: 150 }, () => {
+        const truth = Math.round(random() * 1e4) / 1e4
+        return Array.from({ length: iterations }, () => random() < 0.5 ? truth : Math.round(random() * 1e4) / 1e4)
+      })
+      expect(alphaOf(units).krippendorffAlpha).toBeCloseTo(textbook(units), 12)
+    }
+  })
+
   it("a second hand-checked case", () => {
     expect(alphaOf([[0, 0, 1], [1, 1, 1], [2, 1, 2], [0, 0, 0]]).krippendorffAlpha).toBeCloseTo(0.7212585034013606, 12)
   })
