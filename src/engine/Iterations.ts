@@ -47,27 +47,11 @@ export const finalMetrics = <R, X>(
 
     // Agreement needs two iterations at least; one would only cost a full pass over the records.
     const gradesOf = recordFiles.length < 2 ? undefined : pipeline.score.grades
-    const byCase = new Map<string, Map<string, Array<number | null>>>()
-    if (gradesOf !== undefined) {
-      for (let i = 0; i < recordFiles.length; i++) {
-        yield* readJsonLines<R>(recordFiles[i]!).pipe(Stream.runForEach((record) =>
-          Effect.sync(() => {
-            const { caseId, grades } = gradesOf(record)
-            let criteria = byCase.get(caseId)
-            if (criteria === undefined) byCase.set(caseId, criteria = new Map())
-            for (const [criterion, grade] of Object.entries(grades)) {
-              let list = criteria.get(criterion)
-              if (list === undefined) criteria.set(criterion, list = Array(recordFiles.length).fill(null))
-              list[i] = grade
-            }
-          })
-        ))
-      }
-    }
     const accumulators = new Map<string, ReturnType<typeof emptyAgreement>>()
     const unstable: Array<FinalMetrics["unstable"][number]> = []
     let unstableCount = 0
-    for (const [caseId, criteria] of byCase) {
+    /** One case's grades by criterion, one per iteration (null: not graded in that iteration). */
+    const addCase = (caseId: string, criteria: ReadonlyMap<string, Array<number | null>>) => {
       for (const [criterion, grades] of criteria) {
         let acc = accumulators.get(criterion)
         if (acc === undefined) accumulators.set(criterion, acc = emptyAgreement())
@@ -77,6 +61,65 @@ export const finalMetrics = <R, X>(
           unstableCount++
           if (unstable.length < MAX_UNSTABLE) unstable.push({ caseId, criterion, grades })
         }
+      }
+    }
+    const gradesInto = (criteria: Map<string, Array<number | null>>, record: R, i: number) => {
+      for (const [criterion, grade] of Object.entries(gradesOf!(record).grades)) {
+        let list = criteria.get(criterion)
+        if (list === undefined) criteria.set(criterion, list = Array(recordFiles.length).fill(null))
+        list[i] = grade
+      }
+    }
+    if (gradesOf !== undefined) {
+      // Every iteration's records are the same cases in input order (a whole run): read them side by
+      // side, a case at a time, so memory does not grow with the cases. Files that differ (a
+      // partial report leaves out other cases in each iteration) are read one after another instead,
+      // every case's grades held until the last.
+      const misaligned = Symbol("misaligned")
+      type Row = ReadonlyArray<R | undefined>
+      const sideBySide = recordFiles.slice(1).reduce(
+        (zipped: Stream.Stream<Row, OutputError>, file, k) =>
+          Stream.zipAllWith(zipped, {
+            other: readJsonLines<R>(file),
+            // One file ended before another: not the same cases.
+            onSelf: (rs): Row => [...rs, undefined],
+            onOther: (r): Row => [...Array<undefined>(k + 1).fill(undefined), r],
+            onBoth: (rs, r): Row => [...rs, r]
+          }),
+        Stream.map(readJsonLines<R>(recordFiles[0]!), (r): Row => [r])
+      )
+      const aligned = yield* sideBySide.pipe(
+        Stream.runForEach((row) =>
+          Effect.suspend(() => {
+            if (row.some((r) => r === undefined)) return Effect.fail(misaligned)
+            const records = row as ReadonlyArray<R>
+            const caseId = gradesOf(records[0]!).caseId
+            if (records.some((r) => gradesOf(r).caseId !== caseId)) return Effect.fail(misaligned)
+            const criteria = new Map<string, Array<number | null>>()
+            records.forEach((r, i) => gradesInto(criteria, r, i))
+            addCase(caseId, criteria)
+            return Effect.void
+          })
+        ),
+        Effect.as(true),
+        Effect.catchIf((e): e is typeof misaligned => e === misaligned, () => Effect.succeed(false))
+      )
+      if (!aligned) {
+        accumulators.clear()
+        unstable.length = 0
+        unstableCount = 0
+        const byCase = new Map<string, Map<string, Array<number | null>>>()
+        for (let i = 0; i < recordFiles.length; i++) {
+          yield* readJsonLines<R>(recordFiles[i]!).pipe(Stream.runForEach((record) =>
+            Effect.sync(() => {
+              const { caseId } = gradesOf(record)
+              let criteria = byCase.get(caseId)
+              if (criteria === undefined) byCase.set(caseId, criteria = new Map())
+              gradesInto(criteria, record, i)
+            })
+          ))
+        }
+        for (const [caseId, criteria] of byCase) addCase(caseId, criteria)
       }
     }
     const agreement = Object.fromEntries([...accumulators].map(([criterion, acc]) => [criterion, finishAgreement(acc)]))
