@@ -21,8 +21,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import type { OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
+import { writeProblem } from "../io/Files.js"
 import { sha256 } from "../judges/Prompt.js"
 
 /** The file of an iteration that tells a resume which records it may keep. */
@@ -133,6 +135,16 @@ const hostTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(t))
 })
 
+/** Whether the three files can be cut and appended to (a file made read-only: nothing is kept). */
+const writable = (files: HeldFiles): boolean => {
+  try {
+    for (const path of [files.records, files.cases, files.resume]) fs.accessSync(path, fs.constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export interface HeldFiles {
   readonly records: string
   readonly cases: string
@@ -188,10 +200,12 @@ export const keepHeld = (
   guard: string,
   fold: (record: unknown) => void,
   stopping: () => boolean = () => false
-): Effect.Effect<{ readonly cases: number; readonly judgments: number }> =>
+): Effect.Effect<{ readonly cases: number; readonly judgments: number }, OutputError> =>
   Effect.suspend(() => {
     const counts = keepable(files.resume, guard)
-    if (counts === undefined || counts.length === 0) return Effect.succeed({ cases: 0, judgments: 0 })
+    if (counts === undefined || counts.length === 0 || !writable(files)) {
+      return Effect.succeed({ cases: 0, judgments: 0 })
+    }
     const metrics = completeLines(files.cases, counts.length)
     // The records last: a record that does not parse (never expected) ends what is kept.
     const records = scanner(files.records, metrics.lines, (text) => {
@@ -214,15 +228,18 @@ export const keepHeld = (
     })
     return read.pipe(
       Effect.ensuring(Effect.sync(records.close)),
-      Effect.map(() => {
+      Effect.flatMap(() => {
         const cases = records.state.lines
-        if (cases === 0) return { cases: 0, judgments: 0 }
+        if (cases === 0) return Effect.succeed({ cases: 0, judgments: 0 })
         let judgments = 0
         for (let i = 0; i < cases; i++) judgments += counts[i]!
-        fs.truncateSync(files.records, records.state.end)
-        fs.truncateSync(files.cases, completeLines(files.cases, cases).end)
-        fs.truncateSync(files.resume, completeLines(files.resume, cases + 1).end)
-        return { cases, judgments }
+        const cut = (path: string, bytes: number) =>
+          Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
+        return Effect.all([
+          cut(files.records, records.state.end),
+          cut(files.cases, completeLines(files.cases, cases).end),
+          cut(files.resume, completeLines(files.resume, cases + 1).end)
+        ], { discard: true }).pipe(Effect.as({ cases, judgments }))
       })
     )
   })
@@ -241,7 +258,7 @@ export const keepRecords = <E, R>(parts: {
   /** Ctrl+C: keep what was read so far. */
   readonly stopping?: (() => boolean) | undefined
   readonly note: (text: string) => Effect.Effect<void>
-}): Effect.Effect<{ readonly cases: number; readonly judgments: number }, E, R> =>
+}): Effect.Effect<{ readonly cases: number; readonly judgments: number }, E | OutputError, R> =>
   Effect.gen(function*() {
     const none = { cases: 0, judgments: 0 }
     const first = firstHeldRecord(parts.files, parts.guard)
