@@ -17,14 +17,16 @@
  * same command (the guard), and when the first record rebuilt from the journal is the record on
  * disk (a change of scoring shows there); otherwise every file is written again.
  *
- * The files are read synchronously in large pieces: this runs once, before the iteration starts.
+ * This runs once, before the iteration starts.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
-import { writeProblem } from "../io/Files.js"
+import { readWholeLines, writeProblem } from "../io/Files.js"
 import { sha256 } from "../judges/Prompt.js"
 
 /** The file of an iteration that tells a resume which records it may keep. */
@@ -57,84 +59,6 @@ export const resumeLine = (judgments: ReadonlyArray<Judgment>): string => {
   return String(judgments.length)
 }
 
-const CHUNK = 1 << 20
-const NEWLINE = 10
-
-interface Scanned {
-  /** Complete lines taken. */
-  lines: number
-  /** The byte offset just past the last line taken. */
-  end: number
-  done: boolean
-}
-
-/**
- * The complete lines of a file, up to `max`, each handed to `line` with its text (a false return
- * stops before it), a piece of the file a `step`. A missing file has no lines.
- */
-const scanner = (path: string, max: number, line?: (text: string) => boolean) => {
-  let fd: number | undefined
-  try {
-    fd = fs.openSync(path, "r")
-  } catch {
-    fd = undefined
-  }
-  const state: Scanned = { lines: 0, end: 0, done: fd === undefined }
-  let position = 0
-  let carry: Buffer = Buffer.alloc(0)
-  const chunk = Buffer.allocUnsafe(CHUNK)
-  const close = () => {
-    if (fd !== undefined) fs.closeSync(fd)
-    fd = undefined
-    state.done = true
-  }
-  const step = (): Scanned => {
-    if (fd === undefined || state.lines >= max) {
-      close()
-      return state
-    }
-    try {
-      const n = fs.readSync(fd, chunk, 0, CHUNK, position)
-      if (n === 0) {
-        close()
-        return state
-      }
-      position += n
-      const buffer = carry.length === 0 ? chunk.subarray(0, n) : Buffer.concat([carry, chunk.subarray(0, n)])
-      let start = 0
-      for (let nl = buffer.indexOf(NEWLINE, start); nl !== -1; nl = buffer.indexOf(NEWLINE, start)) {
-        if (state.lines >= max || (line !== undefined && !line(buffer.toString("utf8", start, nl)))) {
-          close()
-          return state
-        }
-        state.lines++
-        state.end += nl + 1 - start
-        start = nl + 1
-      }
-      // What is left is a line still being read (copied: the chunk is read into again).
-      carry = Buffer.from(buffer.subarray(start))
-      return state
-    } catch (e) {
-      close()
-      throw e
-    }
-  }
-  return { step, close, state }
-}
-
-/** `scanner` to the end, at once (the small files). */
-const completeLines = (path: string, max: number, line?: (text: string) => boolean): Scanned => {
-  const s = scanner(path, max, line)
-  while (!s.step().done);
-  return s.state
-}
-
-/** A turn of the event loop: a signal (Ctrl+C) is seen between pieces of a long read. */
-const hostTurn = Effect.async<void>((resume) => {
-  const t = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(t))
-})
-
 /** Whether the three files can be cut and appended to (a file made read-only: nothing is kept). */
 const writable = (files: HeldFiles): boolean => {
   try {
@@ -151,49 +75,56 @@ export interface HeldFiles {
   readonly resume: string
 }
 
-const firstLine = (path: string): string | undefined => {
-  let first: string | undefined
-  completeLines(path, 1, (text) => {
-    first = text
-    return true
-  })
-  return first
-}
+const asText = (text: string) => text
+
+/** A file's first whole line, or undefined. */
+const firstLine = (path: string): Effect.Effect<string | undefined, OutputError> =>
+  Effect.map(Stream.runHead(readWholeLines(path, asText)), (head) => Option.getOrUndefined(head)?.[0])
 
 /**
  * The first record a killed run wrote of an iteration, when its resume file says it was made by
  * `guard`'s version and command; undefined otherwise (nothing can be kept).
  */
-export const firstHeldRecord = (files: HeldFiles, guard: string): string | undefined =>
-  firstLine(files.resume) === headerLine(guard) ? firstLine(files.records) : undefined
+export const firstHeldRecord = (files: HeldFiles, guard: string): Effect.Effect<string | undefined, OutputError> =>
+  Effect.flatMap(
+    firstLine(files.resume),
+    (header) => header === headerLine(guard) ? firstLine(files.records) : Effect.succeed(undefined)
+  )
 
 /**
- * How many judgments each case the resume file lists as keepable had, in order, up to the first
- * case it cannot keep; undefined when the file is missing or its header is not `guard`'s.
+ * The resume file's cases the run may keep, in order up to the first it cannot: each one's
+ * judgments and the file offset just past its line (`at[0]`: past the header). Undefined when the
+ * file is missing or its header is not `guard`'s.
  */
-const keepable = (path: string, guard: string): ReadonlyArray<number> | undefined => {
-  const counts: Array<number> = []
-  let header = true
-  let ok = true
-  completeLines(path, Number.MAX_SAFE_INTEGER, (text) => {
-    if (header) {
-      header = false
-      ok = text === headerLine(guard)
-      return ok
-    }
-    if (!/^\d+$/.test(text)) return false
-    counts.push(Number(text))
-    return true
+const keepable = (
+  path: string,
+  guard: string
+): Effect.Effect<
+  { readonly counts: ReadonlyArray<number>; readonly at: ReadonlyArray<number> } | undefined,
+  OutputError
+> =>
+  Effect.suspend(() => {
+    const counts: Array<number> = []
+    const at: Array<number> = []
+    return Stream.runForEachWhile(readWholeLines(path, asText), ([text, end]) =>
+      Effect.sync(() => {
+        if (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text)) return false
+        if (at.length > 0) counts.push(Number(text))
+        at.push(end)
+        return true
+      })).pipe(Effect.map(() => at.length === 0 ? undefined : { counts, at }))
   })
-  return ok && !header ? counts : undefined
-}
+
+/** A record line that did not parse (never expected): it ends what is kept. */
+const unreadable = Symbol("unreadable")
 
 /**
  * Keep what a killed run wrote of an iteration: each kept record is handed to `fold` in input
  * order, and the three files are cut to the kept cases (appended to from there). Returns the cases
  * kept and the judgments behind them; 0 cases when nothing can be kept (the caller writes every
- * file again). The records are read a piece at a time with a turn of the event loop between pieces
- * (a million records take ~30 s); once `stopping`, what was read so far is kept.
+ * file again). The files are read as every JSON Lines file is (`readWholeLines`: asynchronous reads,
+ * so a Ctrl+C is seen while a million records are folded, ~30 s); once `stopping`, what was folded
+ * is kept.
  */
 export const keepHeld = (
   files: HeldFiles,
@@ -201,47 +132,53 @@ export const keepHeld = (
   fold: (record: unknown) => void,
   stopping: () => boolean = () => false
 ): Effect.Effect<{ readonly cases: number; readonly judgments: number }, OutputError> =>
-  Effect.suspend(() => {
-    const counts = keepable(files.resume, guard)
-    if (counts === undefined || counts.length === 0 || !writable(files)) {
-      return Effect.succeed({ cases: 0, judgments: 0 })
-    }
-    const metrics = completeLines(files.cases, counts.length)
-    // The records last: a record that does not parse (never expected) ends what is kept.
-    const records = scanner(files.records, metrics.lines, (text) => {
-      let record: unknown
-      try {
-        record = JSON.parse(text)
-      } catch {
-        return false
-      }
-      fold(record)
-      return true
-    })
-    const read: Effect.Effect<void> = Effect.suspend(() => {
-      if (records.step().done) return Effect.void
-      if (stopping()) {
-        records.close()
-        return Effect.void
-      }
-      return Effect.zipRight(hostTurn, read)
-    })
-    return read.pipe(
-      Effect.ensuring(Effect.sync(records.close)),
-      Effect.flatMap(() => {
-        const cases = records.state.lines
-        if (cases === 0) return Effect.succeed({ cases: 0, judgments: 0 })
-        let judgments = 0
-        for (let i = 0; i < cases; i++) judgments += counts[i]!
-        const cut = (path: string, bytes: number) =>
-          Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
-        return Effect.all([
-          cut(files.records, records.state.end),
-          cut(files.cases, completeLines(files.cases, cases).end),
-          cut(files.resume, completeLines(files.resume, cases + 1).end)
-        ], { discard: true }).pipe(Effect.as({ cases, judgments }))
-      })
+  Effect.gen(function*() {
+    const none = { cases: 0, judgments: 0 }
+    const resume = yield* keepable(files.resume, guard)
+    if (resume === undefined || resume.counts.length === 0 || !writable(files)) return none
+    // The case metrics' line ends, as far as the resume file lists cases.
+    const metricsAt: Array<number> = []
+    yield* Stream.runForEach(
+      Stream.take(readWholeLines(files.cases, () => undefined), resume.counts.length),
+      ([, end]) => Effect.sync(() => metricsAt.push(end))
     )
+    // The records last, folded as they are read.
+    let cases = 0
+    let recordsEnd = 0
+    const parse = (text: string): unknown => {
+      try {
+        return JSON.parse(text) as unknown
+      } catch {
+        return unreadable
+      }
+    }
+    let reading = true
+    yield* Stream.runForEachChunk(
+      // Read 1 MiB at a time: 64 KiB reads left the process waiting on the thread pool ~12% of the fold.
+      Stream.takeWhile(Stream.take(readWholeLines(files.records, parse, 1 << 20), metricsAt.length), () => reading),
+      (chunk) =>
+        Effect.sync(() => {
+          for (const [record, end] of chunk) {
+            if (!reading || record === unreadable) {
+              reading = false
+              return
+            }
+            fold(record)
+            cases++
+            recordsEnd = end
+            if (stopping()) reading = false
+          }
+        })
+    )
+    if (cases === 0) return none
+    let judgments = 0
+    for (let i = 0; i < cases; i++) judgments += resume.counts[i]!
+    const cut = (path: string, bytes: number) =>
+      Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
+    yield* cut(files.records, recordsEnd)
+    yield* cut(files.cases, metricsAt[cases - 1]!)
+    yield* cut(files.resume, resume.at[cases]!)
+    return { cases, judgments }
   })
 
 /**
@@ -261,7 +198,7 @@ export const keepRecords = <E, R>(parts: {
 }): Effect.Effect<{ readonly cases: number; readonly judgments: number }, E | OutputError, R> =>
   Effect.gen(function*() {
     const none = { cases: 0, judgments: 0 }
-    const first = firstHeldRecord(parts.files, parts.guard)
+    const first = yield* firstHeldRecord(parts.files, parts.guard)
     if (first === undefined) return none
     const rebuilt = yield* parts.firstFromJournal
     if (rebuilt === undefined || JSON.stringify(rebuilt) !== first) {

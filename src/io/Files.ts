@@ -218,25 +218,53 @@ export const readJsonLinesAt = <A>(
 export const readLines = (path: string): Stream.Stream<string, OutputError> =>
   readDecodedLines(path, (buffer, start, stop) => buffer.toString("utf8", start, stop))
 
-/** The lines of a file, each decoded by `decode` from its bytes [start, stop) (a trailing CR dropped); undefined skips it. */
+/**
+ * The newline-ended lines of a file — a last line without its newline (torn by a crash) is not one —
+ * each decoded from its text, with the file offset just past its newline: what a caller needs to cut
+ * the file back to whole lines. Blank lines are lines. A missing file has none.
+ */
+export const readWholeLines = <A>(
+  path: string,
+  decode: (text: string) => A,
+  /** Bytes a read asks for: larger for a file read once from end to end (fewer trips to the thread pool). */
+  readSize = READ_SIZE
+): Stream.Stream<readonly [A, number], OutputError> =>
+  Stream.suspend(() =>
+    fs.existsSync(path)
+      ? readDecodedLines(
+        path,
+        (buffer, start, stop, next): readonly [A, number] | undefined =>
+          next === undefined ? undefined : [decode(buffer.toString("utf8", start, stop)), next],
+        readSize
+      )
+      : Stream.empty
+  )
+
+/**
+ * The lines of a file, each decoded by `decode` from its bytes [start, stop) (a trailing CR dropped)
+ * and the file offset just past its newline (undefined for a last line without one); undefined skips it.
+ */
 const readDecodedLines = <A>(
   path: string,
-  decode: (buffer: Buffer, start: number, stop: number) => A | undefined
+  decode: (buffer: Buffer, start: number, stop: number, next: number | undefined) => A | undefined,
+  readSize = READ_SIZE
 ): Stream.Stream<A, OutputError> =>
   Stream.suspend(() => {
     const fail = (e: unknown) => Option.some(new OutputError({ path, problem: `cannot read: ${(e as Error).message}` }))
     let fd: number | undefined
-    let buffer = Buffer.allocUnsafe(READ_SIZE)
+    let buffer = Buffer.allocUnsafe(readSize)
     /** Bytes [0, held) of `buffer` are the start of a line not yet complete. */
     let held = 0
+    /** The file offset of `buffer[0]`. */
+    let base = 0
     let done = false
     const close = () => {
       if (fd !== undefined) fs.closeSync(fd)
       fd = undefined
     }
-    const parse = (start: number, end: number, out: Array<A>) => {
+    const parse = (start: number, end: number, out: Array<A>, next: number | undefined) => {
       const stop = end > start && buffer[end - 1] === 0x0d ? end - 1 : end
-      const value = decode(buffer, start, stop)
+      const value = decode(buffer, start, stop, next)
       if (value !== undefined) out.push(value)
     }
     /** The records of the lines completed by `read` more bytes; the last line may have no newline. */
@@ -246,16 +274,17 @@ const readDecodedLines = <A>(
         const out: Array<A> = []
         let start = 0
         for (let nl = buffer.indexOf(NEWLINE, held); nl !== -1 && nl < end; nl = buffer.indexOf(NEWLINE, start)) {
-          parse(start, nl, out)
+          parse(start, nl, out, base + nl + 1)
           start = nl + 1
         }
         if (read === 0) {
-          if (end > start) parse(start, end, out)
+          if (end > start) parse(start, end, out, undefined)
           done = true
           close()
           return out.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(out))
         }
         held = end - start
+        base += start
         buffer.copy(buffer, 0, start, end)
         return Effect.succeed(Chunk.unsafeFromArray(out))
       } catch (e) {

@@ -60,7 +60,7 @@ describe("keepHeld", () => {
       cases: 0,
       judgments: 0
     })
-    expect(firstHeldRecord(files, GUARD)).toBeUndefined()
+    expect(await Effect.runPromise(firstHeldRecord(files, GUARD))).toBeUndefined()
     expect(fs.readFileSync(files.records, "utf8")).toBe(lines(3, rec))
     fs.rmSync(files.resume)
     expect(await Effect.runPromise(keepHeld(files, GUARD, () => expect.unreachable()))).toEqual({
@@ -76,7 +76,7 @@ describe("keepHeld", () => {
       lines(4, () => "{}"),
       header + "1\n1\n1\n1\n"
     )
-    expect(firstHeldRecord(files, GUARD)).toBe(big)
+    expect(await Effect.runPromise(firstHeldRecord(files, GUARD))).toBe(big)
     expect(await Effect.runPromise(keepHeld(files, GUARD, () => undefined))).toEqual({ cases: 2, judgments: 2 })
     expect(fs.readFileSync(files.records, "utf8")).toBe(big + "\n" + rec(1) + "\n")
   })
@@ -86,8 +86,8 @@ describe("keepHeld, stopped", () => {
   it("Ctrl+C while the records are read: what was read is kept, and the files are cut to it", async () => {
     const big = (i: number) => JSON.stringify({ caseId: `c${i}`, text: "z".repeat(600_000) })
     const files = filesWith(lines(3, big), lines(3, () => "{}"), header + "2\n2\n2\n")
-    let pieces = 0
-    const kept = await Effect.runPromise(keepHeld(files, GUARD, () => undefined, () => ++pieces >= 1))
+    let asked = 0
+    const kept = await Effect.runPromise(keepHeld(files, GUARD, () => undefined, () => ++asked >= 1))
     expect(kept).toEqual({ cases: 1, judgments: 2 })
     expect(fs.readFileSync(files.records, "utf8")).toBe(lines(1, big))
     expect(fs.readFileSync(files.resume, "utf8")).toBe(header + "2\n")
