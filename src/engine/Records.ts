@@ -14,6 +14,21 @@ export interface RecordsWriterOptions {
   readonly keep?: ((exit: Exit.Exit<unknown, unknown>) => boolean) | undefined
 }
 
+interface Writing {
+  readonly fd: number
+  buffer: string
+}
+
+/**
+ * What is buffered, to the file. Emptied first: a write that fails part-way is never written again
+ * (a kept file would hold its first lines twice).
+ */
+const flush = (w: Writing) => {
+  const text = w.buffer
+  w.buffer = ""
+  if (text.length > 0) writeFully(w.fd, text)
+}
+
 /**
  * Buffered line writer for a records file: `<path>.partial`, every write checked, renamed into place
  * when complete (a failure or a stop removes it unless `keep`; a killed run's is removed at the next
@@ -22,15 +37,15 @@ export interface RecordsWriterOptions {
 export const recordsWriter = (path: string, options: RecordsWriterOptions = {}) =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => ({ fd: fs.openSync(`${path}.partial`, options.append === true ? "a" : "w"), buffer: "" }),
+      try: (): Writing => ({ fd: fs.openSync(`${path}.partial`, options.append === true ? "a" : "w"), buffer: "" }),
       catch: (e) => writeProblem(path, e)
     }),
     (w, exit) =>
       Effect.sync(() => {
         const keep = exit._tag === "Failure" && options.keep?.(exit) === true
-        if (keep && w.buffer.length > 0) {
+        if (keep) {
           try {
-            writeFully(w.fd, w.buffer)
+            flush(w)
           } catch {
             // A torn last line is cut off by the resume.
           }
@@ -38,37 +53,26 @@ export const recordsWriter = (path: string, options: RecordsWriterOptions = {}) 
         fs.closeSync(w.fd)
         if (exit._tag === "Failure" && !keep) fs.rmSync(`${path}.partial`, { force: true })
       })
-  ).pipe(Effect.map((w) => {
-    const flush = () => {
-      // Emptied first: a write that fails part-way is never written again (a kept file would hold
-      // its first lines twice).
-      const text = w.buffer
-      w.buffer = ""
-      if (text.length > 0) writeFully(w.fd, text)
-    }
-    return {
-      /** Buffered; true when this line made the buffer go to the file. */
-      write: (line: string) =>
-        Effect.try({
-          try: () => {
-            w.buffer += line + "\n"
-            if (w.buffer.length < 1 << 16) return false
-            flush()
-            return true
-          },
-          catch: (e) => writeProblem(path, e)
-        }),
-      /** What is buffered, to the file now (files written in step: `HeldRecords.ts`). */
-      flush: Effect.try({ try: () => flush(), catch: (e) => writeProblem(path, e) }),
-      /** The rest of the buffer, then the file in place. */
-      close: Effect.try({
+  ).pipe(Effect.map((w) => ({
+    /** Buffered; true when this line made the buffer go to the file. */
+    write: (line: string) =>
+      Effect.try({
         try: () => {
-          const text = w.buffer
-          w.buffer = ""
-          if (text.length > 0) writeFully(w.fd, text)
-          fs.renameSync(`${path}.partial`, path)
+          w.buffer += line + "\n"
+          if (w.buffer.length < 1 << 16) return false
+          flush(w)
+          return true
         },
         catch: (e) => writeProblem(path, e)
-      })
-    }
-  }))
+      }),
+    /** What is buffered, to the file now (files written in step: `HeldRecords.ts`). */
+    flush: Effect.try({ try: () => flush(w), catch: (e) => writeProblem(path, e) }),
+    /** The rest of the buffer, then the file in place. */
+    close: Effect.try({
+      try: () => {
+        flush(w)
+        fs.renameSync(`${path}.partial`, path)
+      },
+      catch: (e) => writeProblem(path, e)
+    })
+  })))
