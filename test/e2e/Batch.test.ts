@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
@@ -38,13 +38,6 @@ const args = (server: FakeOpenAi.FakeOpenAi, out: string, ...extra: ReadonlyArra
   prices,
   ...extra
 ]
-
-const runDirOf = (out: string) => {
-  const root = Path.join(out, "rag-answers")
-  const ids = fs.readdirSync(root)
-  expect(ids).toHaveLength(1)
-  return Path.join(root, ids[0]!)
-}
 
 /** Records without token figures: the verdicts, case by case. */
 const verdicts = (runDir: string) =>
@@ -81,7 +74,7 @@ describe("rag-eval run --batch (child process)", () => {
       expect(server.batchRequests).toBe(JUDGMENTS)
       expect(new Set(server.batchCustomIds).size).toBe(JUDGMENTS)
       expect(server.judgeCalls).toBe(0)
-      const runDir = runDirOf(out)
+      const runDir = runDirIn(out, pipeline)
       const report = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       expect(report).toMatch(/through the Batch API; saved \$/)
       // The key reached the Files and Batches endpoints (the fake refuses requests without it), and no file.
@@ -95,7 +88,7 @@ describe("rag-eval run --batch (child process)", () => {
         const plain = await cli(args(sync, syncOut))
         expect(plain.code).toBe(0)
         expect(sync.judgeCalls).toBe(JUDGMENTS)
-        expect(verdicts(runDir)).toEqual(verdicts(runDirOf(syncOut)))
+        expect(verdicts(runDir)).toEqual(verdicts(runDirIn(syncOut, pipeline)))
       } finally {
         await sync.close()
       }

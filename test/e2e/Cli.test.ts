@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { runCli } from "../support/InProcessCli.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
 const sample = "test-sets/rag-answers/sample.csv"
@@ -287,14 +287,12 @@ describe("rag-eval CLI", () => {
   })
 
   describe("rag-eval report <run-dir>", () => {
-    const runDirOf = (r: Result) => Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice(5))
-
     it("rebuilds the same reports from the journal with no judge; refuses a changed input or an incomplete run (exit 2)", async () => {
       const dir = tempDir()
       const input = write(dir, "cases.csv", fs.readFileSync(Path.join(repoRoot, sample)))
       const made = await inProcess(["run", pipeline, "--csv", input, "--out", Path.join(dir, "out"), "--limit", "3"])
       expect(made.code).toBe(0)
-      const runDir = runDirOf(made)
+      const runDir = printedRunDir(made.stdout)
       const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")
       fs.rmSync(Path.join(runDir, "report.md"))
       const rebuilt = await inProcess(["report", runDir])
@@ -327,7 +325,7 @@ describe("rag-eval CLI", () => {
         "--listwise"
       ])
       expect(made.code).toBe(0)
-      const runDir = runDirOf(made)
+      const runDir = printedRunDir(made.stdout)
       const manifest = JSON.parse(fs.readFileSync(Path.join(runDir, "manifest.json"), "utf8"))
       expect(manifest.options).toEqual({ listwise: true })
       const before = fs.readFileSync(Path.join(runDir, "report.md"), "utf8")

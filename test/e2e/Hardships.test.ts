@@ -22,19 +22,12 @@ import { writeCsv } from "../../bench/gen.js"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { runCli } from "../support/InProcessCli.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const JUDGMENTS = 72
-
-const runDirOf = (out: string) => {
-  const root = Path.join(out, "rag-answers")
-  const ids = fs.readdirSync(root)
-  expect(ids).toHaveLength(1)
-  return Path.join(root, ids[0]!)
-}
 
 /** Every journal line is whole JSON; returns the judgments (attempt lines left out). */
 const journalOf = (runDir: string) => {
@@ -93,7 +86,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
       /disk full while writing \S+judgments\.jsonl: free space and run the same command again/
     )
     expect(full.stderr).not.toMatch(/internal error|\n\s+at /)
-    const runDir = runDirOf(out)
+    const runDir = runDirIn(out, pipeline)
     const kept = journalOf(runDir)
     expect(kept.length).toBeGreaterThan(0)
     expect(kept.length).toBeLessThan(300 * 6)
@@ -103,7 +96,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
     expect(again.stderr).toContain(
       `resuming run ${Path.basename(runDir)}: ${kept.length.toLocaleString("en-US")} of 1,800 judgments done`
     )
-    expect(results(runDir)).toEqual(results(runDirOf(reference)))
+    expect(results(runDir)).toEqual(results(runDirIn(reference, pipeline)))
   })
 
   it("LLM judge: no paid judgment is lost or asked twice across the full disk and the resume", async () => {
@@ -116,7 +109,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
       const full = await cli(llm(server.url, out), { shell: "ulimit -f 12" })
       expect(full.code).toBe(2)
       expect(full.stderr).toMatch(/disk full while writing \S+judgments\.jsonl/)
-      const runDir = runDirOf(out)
+      const runDir = runDirIn(out, pipeline)
       const kept = journalOf(runDir)
       const paid = server.judgeCalls
       // At most the calls in flight when the disk filled (--concurrency 8) were paid and not kept.
@@ -125,7 +118,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
       expect(again.code).toBe(0)
       expect(server.judgeCalls - paid).toBe(JUDGMENTS - kept.length)
       expect(new Set(journalOf(runDir).map((j) => j.key)).size).toBe(JUDGMENTS)
-      expect(results(runDir)).toEqual(results(runDirOf(reference)))
+      expect(results(runDir)).toEqual(results(runDirIn(reference, pipeline)))
     } finally {
       await server.close()
     }
@@ -147,7 +140,7 @@ describe.concurrent("a disk that fills up mid-run", { timeout: 120_000 }, () => 
         expect(spawnSync("mount", ["-o", "remount,size=16m", mountPoint]).status).toBe(0)
         const again = await runCli(args)
         expect(again.code).toBe(0)
-        expect(results(runDirOf(mountPoint))).toEqual(results(runDirOf(reference)))
+        expect(results(runDirIn(mountPoint, pipeline))).toEqual(results(runDirIn(reference, pipeline)))
       } finally {
         spawnSync("umount", [mountPoint])
       }
@@ -239,7 +232,7 @@ describe.concurrent("kill -9 and its leftovers", { timeout: 120_000 }, () => {
     const out = tempDir()
     const args = ["run", pipeline, "--csv", sample, "--out", out]
     expect((await runCli(args)).code).toBe(0)
-    const runDir = runDirOf(out)
+    const runDir = runDirIn(out, pipeline)
     const dead =
       spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
     const left = [`report.md.tmp-${dead}`, `summary.json.tmp-${dead}`, "records-iteration-1.jsonl.partial"]

@@ -14,7 +14,7 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
 
@@ -123,8 +123,6 @@ const csvProblems = (text: string): Array<string> => {
 
 const cells = (text: string): Array<string> => (parseCsv(text, { bom: true }) as Array<Array<string>>).flat()
 
-const runDirOf = (stdout: string) => Path.resolve(repoRoot, stdout.trim().split("\n").at(-1)!.slice("run: ".length))
-
 const csvLine = (fields: ReadonlyArray<string>) => fields.map((f) => `"${f.replace(/"/g, "\"\"")}"`).join(",") + "\r\n"
 
 describe("hostile case text cannot escape its place in the reports", () => {
@@ -173,15 +171,15 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--columns", "id=ID"])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
-    const { csv } = await check(runDirOf(r.stdout))
+    const { csv } = await check(printedRunDir(r.stdout))
     // Each formula cell is there, neutralised with a leading quote.
     const all = cells(csv)
     for (const f of formulas) expect(all.some((c) => c.startsWith(`'${f}`))).toBe(true)
     expect(all).toContain("'=id|`x`")
     // --csv-raw on report opts out: the cells are written as they came.
-    const raw = await cli(["report", runDirOf(r.stdout), "--format", "csv", "--csv-raw"])
+    const raw = await cli(["report", printedRunDir(r.stdout), "--format", "csv", "--csv-raw"])
     expect(raw.code).toBe(0)
-    const rawCells = cells(fs.readFileSync(Path.join(runDirOf(r.stdout), "report.csv"), "utf8"))
+    const rawCells = cells(fs.readFileSync(Path.join(printedRunDir(r.stdout), "report.csv"), "utf8"))
     expect(rawCells).toContain("=id|`x`")
     expect(rawCells.some((c) => c.startsWith(formulas[0]!))).toBe(true)
   }, 120_000)
@@ -204,7 +202,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const r = await cli(["run", "pipelines/answer-synthesis.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
-    const { csv } = await check(runDirOf(r.stdout))
+    const { csv } = await check(printedRunDir(r.stdout))
     expect(cells(csv)).toContain("'+ql|`1`")
   }, 120_000)
 
@@ -233,7 +231,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const r = await cli(["run", "pipelines/course-retrieval.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
-    const { csv } = await check(runDirOf(r.stdout), "-case|`2`")
+    const { csv } = await check(printedRunDir(r.stdout), "-case|`2`")
     expect(cells(csv)).toContain("'-case|`2`")
   }, 120_000)
 
@@ -255,12 +253,12 @@ describe("hostile case text cannot escape its place in the reports", () => {
     const r = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
-    const { csv } = await check(runDirOf(r.stdout), "@q|`3`")
+    const { csv } = await check(printedRunDir(r.stdout), "@q|`3`")
     expect(cells(csv)).toContain("'@q|`3`")
     // --csv-raw on run opts out too (the run resumes and writes its reports again).
     const raw = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out, "--csv-raw"])
     expect(raw.code).toBe(0)
-    expect(cells(fs.readFileSync(Path.join(runDirOf(raw.stdout), "report.csv"), "utf8"))).toContain("@q|`3`")
+    expect(cells(fs.readFileSync(Path.join(printedRunDir(raw.stdout), "report.csv"), "utf8"))).toContain("@q|`3`")
   }, 120_000)
 
   it("evidence-retrieval (evidence report) and compare's markdown", async () => {
@@ -283,12 +281,12 @@ describe("hostile case text cannot escape its place in the reports", () => {
     expect(a.stderr).not.toContain("internal error")
     expect(a.code).toBe(0)
     // Ids are trimmed by the loader: the tab is gone, the = is not.
-    const { csv } = await check(runDirOf(a.stdout), "=q|`4`")
+    const { csv } = await check(printedRunDir(a.stdout), "=q|`4`")
     expect(cells(csv)).toContain("'=q|`4`")
     const b = await cli(["run", "pipelines/evidence-retrieval.ts", "--input", input, "--out", out, "--top-k", "1"])
     expect(b.code).toBe(0)
     const report = Path.join(dir, "compare.md")
-    const c = await cli(["compare", runDirOf(a.stdout), runDirOf(b.stdout), "--output", report])
+    const c = await cli(["compare", printedRunDir(a.stdout), printedRunDir(b.stdout), "--output", report])
     expect(c.stderr).not.toContain("internal error")
     expect(c.code).toBe(0)
     const text = fs.readFileSync(report, "utf8")

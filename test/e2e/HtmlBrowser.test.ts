@@ -17,18 +17,13 @@ import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
 import { renderSvg } from "../../src/report/Charts.js"
 import { cli } from "../support/ChildCli.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
   p !== undefined && p !== "" && fs.existsSync(p)
 )
 
 const HOSTILE = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
-
-const runDirOf = (out: string, pipeline: string) => {
-  const dir = Path.join(out, pipeline)
-  return Path.join(dir, fs.readdirSync(dir)[0]!)
-}
 
 /** Where the screenshots are kept for a person to look at (gitignored). */
 const ARTIFACTS = Path.join(repoRoot, "test-artifacts", "html")
@@ -180,7 +175,7 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
       const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--format", "markdown,html"])
       expect(r.stderr).not.toContain("internal error")
       expect(r.code).toBe(0)
-      const file = Path.join(runDirOf(out, "rag-answers"), "report.html")
+      const file = Path.join(runDirIn(out, "rag-answers"), "report.html")
       const html = fs.readFileSync(file, "utf8")
       expect(html).not.toMatch(/https?:\/\//)
       expect(html).not.toContain("<script>window.__pwned")
@@ -219,7 +214,7 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
         "csv,html"
       ])
       expect(r.code).toBe(0)
-      const file = Path.join(runDirOf(out, "course-retrieval"), "report.html")
+      const file = Path.join(runDirIn(out, "course-retrieval"), "report.html")
       const html = fs.readFileSync(file, "utf8")
       expect(html).toContain(`id="per-case"`)
       expect(html).toContain(`id="flagged"`)
@@ -302,7 +297,7 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
         const r = await cli(["run", sample.name, "--input", sample.input, "--out", out, "--format", "html"])
         expect(r.stderr).not.toContain("internal error")
         expect(r.code).toBe(0)
-        const file = Path.join(runDirOf(out, sample.name), "report.html")
+        const file = Path.join(runDirIn(out, sample.name), "report.html")
         fs.mkdirSync(ARTIFACTS, { recursive: true })
         const browser = await launch()
         try {

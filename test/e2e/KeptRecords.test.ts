@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { writeCases } from "../../bench/correctness.js"
 import { cli, start, waitFor } from "../support/ChildCli.js"
-import { tempDir } from "../support/RunPipeline.js"
+import { runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const CASES = 3_000
 
@@ -37,12 +37,6 @@ const args = (out: string, ...more: Array<string>) => [
   ...more
 ]
 
-const runDirOf = (out: string) => {
-  const root = Path.join(out, "answer-correctness")
-  const [id] = fs.readdirSync(root)
-  return Path.join(root, id!)
-}
-
 /** The files every run writes whole, compared byte for byte (the manifest and the journal hold times). */
 const OUTPUTS = [
   "records-iteration-1.jsonl",
@@ -62,7 +56,7 @@ const clean = (() => {
       const out = tempDir()
       const r = await cli(args(out))
       expect(r.code, r.stderr).toBe(0)
-      return runDirOf(out)
+      return runDirIn(out, "answer-correctness")
     })()
 })()
 
@@ -82,7 +76,7 @@ const interrupted = async (out: string, signal: NodeJS.Signals, bytes = 200_000)
   const first = start(args(out))
   const partial = () => {
     try {
-      return fs.statSync(Path.join(runDirOf(out), "records-iteration-1.jsonl.partial")).size
+      return fs.statSync(Path.join(runDirIn(out, "answer-correctness"), "records-iteration-1.jsonl.partial")).size
     } catch {
       return 0
     }
@@ -91,7 +85,7 @@ const interrupted = async (out: string, signal: NodeJS.Signals, bytes = 200_000)
   first.child.kill(signal)
   const result = await first.result
   expect(result.code === 0, `the run finished before it was stopped: ${result.stderr}`).toBe(false)
-  return runDirOf(out)
+  return runDirIn(out, "answer-correctness")
 }
 
 const keptOf = (stderr: string) => {

@@ -22,7 +22,7 @@ import { writeCsv } from "../../bench/gen.js"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { freePort } from "../support/Ports.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
 const pipeline = "rag-answers"
@@ -51,13 +51,6 @@ const llm = (url: string, input: string, out: string, ...extra: ReadonlyArray<st
   "fake",
   ...extra
 ]
-
-const runDirOf = (out: string) => {
-  const root = Path.join(out, "rag-answers")
-  const ids = fs.readdirSync(root)
-  expect(ids).toHaveLength(1)
-  return Path.join(root, ids[0]!)
-}
 
 const journalLines = (runDir: string) => {
   const path = Path.join(runDir, "judgments.jsonl")
@@ -90,13 +83,13 @@ describe.concurrent(
           expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
           expect(r.code).toBe(0)
           expect(server.paidJudgeCalls).toBe(150)
-          const manifest = manifestOf(runDirOf(out))
+          const manifest = manifestOf(runDirIn(out, pipeline))
           expect(manifest.rateControl.concurrency.max).toBe(32)
           expect(manifest.rateControl.rateLimited).toBe(server.limited)
           expect(manifest.preflight.structuredOutput).toBe("json_schema")
           // The progress line shows the level the judge runs at.
           expect(r.stderr).toMatch(/concurrency \d+\/32/)
-          expect(journalLines(runDirOf(out)).every((j) => j.status === "ok")).toBe(true)
+          expect(journalLines(runDirIn(out, pipeline)).every((j) => j.status === "ok")).toBe(true)
         } finally {
           await server.close()
         }
@@ -110,7 +103,7 @@ describe.concurrent(
           expect(r.stderr).toContain("150 judgments: 150 ok, 0 failed")
           expect(r.code).toBe(0)
           expect(server.paidJudgeCalls).toBe(150)
-          expect(manifestOf(runDirOf(out)).rateControl.rateLimited).toBe(server.limited)
+          expect(manifestOf(runDirIn(out, pipeline)).rateControl.rateLimited).toBe(server.limited)
         } finally {
           await server.close()
         }
@@ -259,7 +252,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
       const r = await cli(llm(server.url, sample, out))
       expect(r.code).toBe(0)
       expect(r.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: ${SAMPLE_JUDGMENTS} ok, 0 failed`)
-      expect(manifestOf(runDirOf(out)).structuredOutput).toBe("prompt")
+      expect(manifestOf(runDirIn(out, pipeline)).structuredOutput).toBe("prompt")
     } finally {
       await server.close()
     }
@@ -275,7 +268,7 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       // The preflight (server errors after its retries) lets judging go on; every judgment fails.
       const first = await cli(args)
       expect(first.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: 0 ok, ${SAMPLE_JUDGMENTS} failed`)
-      const runDir = runDirOf(out)
+      const runDir = runDirIn(out, pipeline)
       expect(journalLines(runDir).every((j) => j.status === "failed" && j.failure === "transport")).toBe(true)
       server.setBehaviour({ faults: {} })
       server.reset()
@@ -301,7 +294,7 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       const args = llm(server.url, sample, out, "--max-failures", "100")
       const first = await cli(args)
       expect(first.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: 60 ok, 12 failed`)
-      const id = Path.basename(runDirOf(out))
+      const id = Path.basename(runDirIn(out, pipeline))
       server.reset()
       const second = await cli(args)
       expect(second.stderr).toContain(
@@ -352,7 +345,7 @@ describe.concurrent("rag-eval report on a run judged at a custom endpoint", { ti
     try {
       const out = tempDir()
       expect((await cli(llm(server.url, sample, out))).code).toBe(0)
-      const runDir = runDirOf(out)
+      const runDir = runDirIn(out, pipeline)
       const before = fs.readFileSync(Path.join(runDir, "report.csv"), "utf8")
       fs.rmSync(Path.join(runDir, "report.csv"))
       server.reset()

@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const JUDGMENTS = 72
@@ -36,13 +36,6 @@ const runArgs = (url: string, out: string) => [
   "--format",
   "markdown,csv,json"
 ]
-
-const runDirOf = (out: string) => {
-  const root = Path.join(out, "rag-answers")
-  const ids = fs.readdirSync(root)
-  expect(ids).toHaveLength(1)
-  return Path.join(root, ids[0]!)
-}
 
 const read = (runDir: string, file: string) => fs.readFileSync(Path.join(runDir, file), "utf8")
 const manifestOf = (runDir: string) => JSON.parse(read(runDir, "manifest.json")) as Record<string, any>
@@ -78,7 +71,7 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
       }
 
       const first = await stopAfter(runArgs(server.url, out), 8)
-      const runDir = runDirOf(out)
+      const runDir = runDirIn(out, "rag-answers")
       expect(first.stderr).toContain(`rag-eval resume ${Path.relative(out, runDir)}`)
       const original = manifestOf(runDir).argv as ReadonlyArray<string>
       expect(original[0]).toBe("run")
@@ -113,7 +106,7 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
       const straightOut = tempDir("rag-eval-straight-")
       const straight = await cli(runArgs(server.url, straightOut), { env, cwd: straightOut })
       expect(straight.code).toBe(0)
-      const straightDir = runDirOf(straightOut)
+      const straightDir = runDirIn(straightOut, "rag-answers")
       expect(Path.basename(straightDir)).toBe(Path.basename(runDir))
       expect(judgmentsOf(runDir)).toEqual(judgmentsOf(straightDir))
       expect(judgmentsOf(runDir)).toHaveLength(JUDGMENTS)

@@ -18,7 +18,7 @@ import { describe, expect, it } from "vitest"
 import { cli, type Result } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import * as FakeRag from "../support/FakeRag.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
 
@@ -78,8 +78,6 @@ const leaks = (out: string, results: ReadonlyArray<Result>): Array<string> => {
   })
   return found
 }
-
-const runDirOf = (r: Result) => Path.resolve(repoRoot, r.stdout.trim().split("\n").at(-1)!.slice("run: ".length))
 
 const jsonLines = (file: string) =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, any>)
@@ -157,7 +155,7 @@ describe(
         results.push(first)
         expect(first.stderr).not.toContain("internal error")
         expect(first.code).toBe(0)
-        const runDir = runDirOf(first)
+        const runDir = printedRunDir(first.stdout)
         // The secrets were sent: the key as the bearer token; the target's header and its URL's credentials as Basic.
         expect(judge.requests.some((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true)
         expect(rag.requests.some((r) => r.headers["x-api-key"] === RAG_KEY)).toBe(true)
@@ -245,10 +243,10 @@ describe(
         results.push(r)
         expect(r.code).toBe(0)
         expect(judge.batches.length).toBeGreaterThan(0)
-        const journal = jsonLines(Path.join(runDirOf(r), "judgments.jsonl"))
+        const journal = jsonLines(Path.join(printedRunDir(r.stdout), "judgments.jsonl"))
         expect(journal.some((j) => j.status === "ok" && j.reason.includes("(echo: <redacted>"))).toBe(true)
         expect(journal.some((j) => j.status === "failed" && /rejected.*<redacted>/.test(j.reason))).toBe(true)
-        results.push(await cli(["report", runDirOf(r)]))
+        results.push(await cli(["report", printedRunDir(r.stdout)]))
         expect(leaks(out, results)).toEqual([])
       } finally {
         await judge.close()
@@ -294,7 +292,9 @@ describe(
         ])
         expect(r.code).toBe(0)
         expect(calls).toBeGreaterThanOrEqual(3)
-        expect(fs.readFileSync(Path.join(runDirOf(r), "records-iteration-1.jsonl"), "utf8")).toContain("<redacted>")
+        expect(fs.readFileSync(Path.join(printedRunDir(r.stdout), "records-iteration-1.jsonl"), "utf8")).toContain(
+          "<redacted>"
+        )
         expect(leaks(out, [r])).toEqual([])
       } finally {
         await new Promise<void>((done) => server.close(() => done()))

@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const bin = Path.join(repoRoot, "dist", "bin.js")
 
@@ -43,8 +43,6 @@ const leaks = (out: string, secrets: ReadonlyArray<string>, streams: { stdout: s
   }
   return found
 }
-
-const runDirOf = (stdout: string) => Path.resolve(repoRoot, stdout.trim().split("\n").at(-1)!.slice("run: ".length))
 
 describe("no secret on disk", () => {
   let fake: FakeOpenAi.FakeOpenAi
@@ -107,7 +105,7 @@ describe("no secret on disk", () => {
         `--api-key=${secrets[1]}`
       ])
       expect(a.stderr).not.toContain("internal error")
-      expect(fs.existsSync(Path.join(runDirOf(a.stdout), "manifest.json"))).toBe(true)
+      expect(fs.existsSync(Path.join(printedRunDir(a.stdout), "manifest.json"))).toBe(true)
       // 2. `--base-url=` with a secret query parameter and fragment, and `--api-key value`.
       const b = await cli([
         "run",
@@ -134,12 +132,12 @@ describe("no secret on disk", () => {
       expect(b.stderr).toContain("answered HTTP 404 for its chat-completions endpoint")
       const runB = fs.readdirSync(Path.join(out, "rag-answers")).map((id) => Path.join(out, "rag-answers", id)).find((
         d
-      ) => d !== runDirOf(a.stdout))!
+      ) => d !== printedRunDir(a.stdout))!
       // The secrets were used: the fake judge saw the key of run 1 as its bearer token (run 2's base URL,
       // query first, cannot reach the chat endpoint: it only has to be masked).
       expect(new Set(fake.requests.map((r) => String(r.headers.authorization)))).toContain(`Bearer ${secrets[1]}`)
       // The manifest still tells which flags were given.
-      const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as {
+      const manifest = JSON.parse(fs.readFileSync(Path.join(printedRunDir(a.stdout), "manifest.json"), "utf8")) as {
         command: string
       }
       expect(manifest.command).toContain(`--base-url http://<redacted>@${host}`)
@@ -148,7 +146,7 @@ describe("no secret on disk", () => {
       expect(manifestB.command).toContain(`--base-url=http://${host}?api_key=<redacted>&x=1#access_token=<redacted>`)
       expect(manifestB.command).toContain("--api-key <redacted>")
       // `report` re-renders from the journal: still nothing.
-      const r = await cli(["report", runDirOf(a.stdout), "--format", "markdown,csv,json"])
+      const r = await cli(["report", printedRunDir(a.stdout), "--format", "markdown,csv,json"])
       expect(r.code).toBe(0)
       expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr }))
         .toEqual([])
@@ -204,7 +202,7 @@ describe("no secret on disk", () => {
         expect.arrayContaining([`Bearer ${secrets[0]}`, `Bearer ${secrets[1]}`])
       )
       expect(search.received.some((x) => x.url.includes(secrets[3]!))).toBe(true)
-      const manifest = JSON.parse(fs.readFileSync(Path.join(runDirOf(a.stdout), "manifest.json"), "utf8")) as {
+      const manifest = JSON.parse(fs.readFileSync(Path.join(printedRunDir(a.stdout), "manifest.json"), "utf8")) as {
         command: string
         argv: Array<string>
         options: Record<string, string>
@@ -213,7 +211,7 @@ describe("no secret on disk", () => {
       expect(manifest.argv).toContain("<redacted>")
       expect(manifest.options.searchToken).toBeUndefined()
       expect(manifest.options.searchUrl).toBe(`http://<redacted>@${search.url}/search?token=<redacted>&index=docs`)
-      const r = await cli(["report", runDirOf(a.stdout)])
+      const r = await cli(["report", printedRunDir(a.stdout)])
       expect(r.code).toBe(0)
       expect(leaks(out, secrets, { stdout: a.stdout + b.stdout + r.stdout, stderr: a.stderr + b.stderr + r.stderr }))
         .toEqual([])

@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { repoRoot, tempDir } from "../support/RunPipeline.js"
+import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 const synthesisSample = Path.join(repoRoot, "test-sets", "answer-synthesis", "sample.json")
@@ -53,11 +53,6 @@ const writeDir = (files: Record<string, unknown>) => {
     fs.writeFileSync(Path.join(dir, name), typeof content === "string" ? content : JSON.stringify(content, null, 2))
   }
   return dir
-}
-
-const runDirOf = (out: string, pipeline: string) => {
-  const root = Path.join(out, pipeline)
-  return Path.join(root, fs.readdirSync(root)[0]!)
 }
 
 let server: FakeOpenAi.FakeOpenAi
@@ -104,7 +99,7 @@ describe("--rubrics DIR", () => {
       expect(server.judgeCalls - before).toBe(84)
       const json = JSON.parse(r.stdout)
       expect(json.judgments).toMatchObject({ total: 84, ok: 84, failed: 0 })
-      const dir = runDirOf(out, "rag-answers")
+      const dir = runDirIn(out, "rag-answers")
       const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
       expect(summary.metrics.tone.mean).toBe(1)
       expect(summary.metrics["tone.normalised"].mean).toBeCloseTo(1 / 3, 10)
@@ -146,7 +141,7 @@ describe("--rubrics DIR", () => {
     expect(r.code).toBe(0)
     expect(server.judgeCalls - before).toBe(24)
     const summary = JSON.parse(
-      fs.readFileSync(Path.join(runDirOf(Path.join(cwd, "out"), "rag-answers"), "summary.json"), "utf8")
+      fs.readFileSync(Path.join(runDirIn(Path.join(cwd, "out"), "rag-answers"), "summary.json"), "utf8")
     )
     expect(Object.keys(summary.metrics).sort()).toEqual([
       "composite",
@@ -191,7 +186,7 @@ describe("--rubrics DIR", () => {
     ])
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
-    const dir = runDirOf(out, "answer-synthesis")
+    const dir = runDirIn(out, "answer-synthesis")
     const summary = JSON.parse(fs.readFileSync(Path.join(dir, "summary.json"), "utf8"))
     expect(summary.metrics.tone.mean).toBe(1)
     expect(summary.metrics.overallPassRate.mean).toBe(1)

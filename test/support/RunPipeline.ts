@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
 import * as Judgments from "../../src/engine/Judgments.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
@@ -28,6 +29,18 @@ export const sharedCsv = sharedData("rag_evaluation_07_2025.csv")
 export const hasShared = fs.existsSync(sharedCsv)
 
 export const tempDir = (prefix = "rag-eval-") => fs.mkdtempSync(Path.join(os.tmpdir(), prefix))
+
+/** The one run directory a CLI run made under `--out out` for `pipeline`. */
+export const runDirIn = (out: string, pipeline: string) => {
+  const root = Path.join(out, pipeline)
+  const ids = fs.readdirSync(root)
+  expect(ids).toHaveLength(1)
+  return Path.join(root, ids[0]!)
+}
+
+/** The run directory a CLI run named on the last line of its stdout (`run: <dir>`). */
+export const printedRunDir = (stdout: string) =>
+  Path.resolve(repoRoot, stdout.trim().split("\n").at(-1)!.slice("run: ".length))
 
 /** A pipeline file of the repository, built with the given options (none: every default). */
 export const loadPipelineModule = async (name: string, options: PipelineOptions = {}) =>
