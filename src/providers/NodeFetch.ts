@@ -16,14 +16,9 @@
  */
 import * as Http from "node:http"
 import * as Https from "node:https"
+import * as Url from "node:url"
 import * as Zlib from "node:zlib"
 import { formatBytes, Limits } from "../domain/Limits.js"
-
-export interface NodeFetch {
-  readonly fetch: typeof globalThis.fetch
-  /** Close idle keep-alive sockets (at the end of a run). */
-  readonly close: () => void
-}
 
 const abortError = (signal: AbortSignal): unknown =>
   signal.reason instanceof Error && signal.reason.name === "AbortError"
@@ -56,7 +51,7 @@ const headerRecord = (init: RequestInit["headers"]): Record<string, string> => {
  * The response headers, read-only, over node's own header object (names lower-cased, repeated
  * headers joined with ", " — `set-cookie` kept as a list, as `Headers.get` joins it).
  */
-class ResponseHeaders {
+export class ResponseHeaders {
   readonly #raw: Http.IncomingHttpHeaders
   constructor(raw: Http.IncomingHttpHeaders) {
     this.#raw = raw
@@ -93,7 +88,7 @@ class ResponseHeaders {
  * headers, url, text/json/arrayBuffer, body). Building a WHATWG `Response` and its `Headers` for
  * every call cost more CPU than the SDK's own work on it.
  */
-class BufferedResponse {
+export class BufferedResponse {
   readonly ok: boolean
   readonly redirected = false
   readonly type = "basic"
@@ -127,6 +122,10 @@ class BufferedResponse {
     if (this.#used) throw new TypeError("Body is unusable: Body has already been read")
     this.#used = true
     return this.#content
+  }
+  /** The body as text, at once (the body is in memory); once, like `text`. */
+  textNow(): string {
+    return this.#take().toString("utf8")
   }
   text(): Promise<string> {
     try {
@@ -194,6 +193,60 @@ const requestBody = (body: unknown): string | Uint8Array | undefined => {
   throw new TypeError("rag-eval's node:http fetch sends only string or byte bodies")
 }
 
+/**
+ * A URL parsed once for many requests (`NodeFetch.post`): parsing it and building node's request
+ * options for every call is work a judge's calls, all to the same endpoint, need not repeat.
+ */
+export interface Target {
+  readonly href: string
+  readonly protocol: "http:" | "https:"
+  readonly options: Http.RequestOptions
+}
+
+/** The target for a URL; a `TypeError` when it is not an http(s) URL. */
+export const target = (url: string | URL): Target | TypeError => {
+  let parsed: URL
+  try {
+    parsed = typeof url === "string" ? new URL(url) : url
+  } catch (e) {
+    return new TypeError("fetch failed: invalid URL", { cause: e })
+  }
+  const protocol = parsed.protocol === "https:" ? "https:" : parsed.protocol === "http:" ? "http:" : undefined
+  if (protocol === undefined) return new TypeError(`fetch failed: unsupported protocol ${parsed.protocol}`)
+  return { href: parsed.href, protocol, options: Url.urlToHttpOptions(parsed) }
+}
+
+/** A request under way (`NodeFetch.post`); `abort` destroys it, and `response` rejects with an `AbortError`. */
+export interface PostCall {
+  readonly response: Promise<BufferedResponse>
+  readonly abort: () => void
+}
+
+/** The error `post` rejects with when its `timeoutMs` passes before the whole response is in. */
+export class TimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`)
+    this.name = "TimeoutError"
+  }
+}
+
+export interface NodeFetch {
+  readonly fetch: typeof globalThis.fetch
+  /**
+   * One request to a prepared target with headers as node:http takes them (names lower-case) and a
+   * string body — without a WHATWG `Request`, `Headers` or `AbortController` per call. Rejects as
+   * `fetch` does, and with a `TimeoutError` when `timeoutMs` passes before the response is in.
+   */
+  readonly post: (
+    to: Target,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+    options: { readonly timeoutMs?: number | undefined }
+  ) => PostCall
+  /** Close idle keep-alive sockets (at the end of a run). */
+  readonly close: () => void
+}
+
 export const make = (options: { readonly maxResponseBytes?: number | undefined } = {}): NodeFetch => {
   const limit = options.maxResponseBytes ?? Limits.responseBytes
   const agents = {
@@ -201,83 +254,135 @@ export const make = (options: { readonly maxResponseBytes?: number | undefined }
     "https:": new Https.Agent({ keepAlive: true })
   }
 
+  /** The request itself: settles once, with the whole (inflated) response or the first failure. */
+  const send = (
+    to: Target,
+    method: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    resolve: (response: BufferedResponse) => void,
+    reject: (error: unknown) => void
+  ): () => void => {
+    if (signal?.aborted === true) {
+      reject(abortError(signal))
+      return () => {}
+    }
+    if (body !== undefined) {
+      headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+    }
+    let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const done = () => {
+      settled = true
+      signal?.removeEventListener("abort", onAbort)
+      if (timer !== undefined) clearTimeout(timer)
+    }
+    const fail = (error: unknown) => {
+      if (settled) return
+      done()
+      reject(error)
+    }
+    const transport = to.protocol === "https:" ? Https : Http
+    const req = transport.request({ ...to.options, method, headers, agent: agents[to.protocol] }, (res) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length
+        if (size > limit) {
+          // The rest is not read: the socket is dropped.
+          req.destroy()
+          return fail(tooLarge(limit))
+        }
+        chunks.push(chunk)
+      })
+      res.on("error", (e) => fail(new TypeError("fetch failed", { cause: e })))
+      res.on("end", () => {
+        if (settled) return
+        let content: Buffer
+        try {
+          content = inflate(
+            res.headers["content-encoding"],
+            chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+            limit
+          )
+        } catch (e) {
+          if ((e as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") return fail(tooLarge(limit))
+          return fail(new TypeError("fetch failed: could not decompress the response", { cause: e }))
+        }
+        // The body is handed over decoded: its length and encoding no longer describe it.
+        const headers = res.headers
+        delete headers["content-encoding"]
+        delete headers["content-length"]
+        done()
+        resolve(
+          new BufferedResponse(
+            res.statusCode ?? 500,
+            res.statusMessage ?? "",
+            new ResponseHeaders(headers),
+            content,
+            to.href
+          )
+        )
+      })
+    })
+    const onAbort = () => {
+      const error = signal === undefined
+        ? new DOMException("This operation was aborted", "AbortError")
+        : abortError(signal)
+      req.destroy()
+      fail(error)
+    }
+    signal?.addEventListener("abort", onAbort, { once: true })
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        req.destroy()
+        fail(new TimeoutError(timeoutMs))
+      }, timeoutMs)
+    }
+    req.on("error", (e) => fail(new TypeError("fetch failed", { cause: e })))
+    req.end(body)
+    return () => {
+      if (!settled) onAbort()
+    }
+  }
+
   const nodeFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
     new Promise<Response>((resolve, reject) => {
-      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url)
       const signal = init?.signal ?? undefined
       if (signal?.aborted === true) return reject(abortError(signal))
-      const protocol = url.protocol === "https:" ? "https:" : url.protocol === "http:" ? "http:" : undefined
-      if (protocol === undefined) return reject(new TypeError(`fetch failed: unsupported protocol ${url.protocol}`))
+      const to = target(typeof input === "string" || input instanceof URL ? input : input.url)
+      if (to instanceof TypeError) return reject(to)
       let body: string | Uint8Array | undefined
       try {
         body = requestBody(init?.body)
       } catch (e) {
         return reject(e)
       }
-      const headers = headerRecord(init?.headers)
-      if (body !== undefined) {
-        headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
-      }
-
-      let settled = false
-      const fail = (error: unknown) => {
-        if (settled) return
-        settled = true
-        signal?.removeEventListener("abort", onAbort)
-        reject(error)
-      }
-      const transport = protocol === "https:" ? Https : Http
-      const req = transport.request(url, { method: init?.method ?? "GET", headers, agent: agents[protocol] }, (res) => {
-        const chunks: Array<Buffer> = []
-        let size = 0
-        res.on("data", (chunk: Buffer) => {
-          size += chunk.length
-          if (size > limit) {
-            // The rest is not read: the socket is dropped.
-            req.destroy()
-            return fail(tooLarge(limit))
-          }
-          chunks.push(chunk)
-        })
-        res.on("error", (e) => fail(new TypeError("fetch failed", { cause: e })))
-        res.on("end", () => {
-          if (settled) return
-          let content: Buffer
-          try {
-            content = inflate(res.headers["content-encoding"], Buffer.concat(chunks), limit)
-          } catch (e) {
-            if ((e as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") return fail(tooLarge(limit))
-            return fail(new TypeError("fetch failed: could not decompress the response", { cause: e }))
-          }
-          // The body is handed over decoded: its length and encoding no longer describe it.
-          const headers = res.headers
-          delete headers["content-encoding"]
-          delete headers["content-length"]
-          settled = true
-          signal?.removeEventListener("abort", onAbort)
-          resolve(
-            new BufferedResponse(
-              res.statusCode ?? 500,
-              res.statusMessage ?? "",
-              new ResponseHeaders(headers),
-              content,
-              url.href
-            ) as unknown as Response
-          )
-        })
-      })
-      const onAbort = () => {
-        const error = abortError(signal!)
-        req.destroy()
-        fail(error)
-      }
-      signal?.addEventListener("abort", onAbort, { once: true })
-      req.on("error", (e) => fail(new TypeError("fetch failed", { cause: e })))
-      req.end(body)
+      send(
+        to,
+        init?.method ?? "GET",
+        headerRecord(init?.headers),
+        body,
+        signal,
+        undefined,
+        resolve as unknown as (response: BufferedResponse) => void,
+        reject
+      )
     })
+
+  const post: NodeFetch["post"] = (to, headers, body, options) => {
+    let abort = () => {}
+    const response = new Promise<BufferedResponse>((resolve, reject) => {
+      abort = send(to, "POST", { ...headers }, body, undefined, options.timeoutMs, resolve, reject)
+    })
+    return { response, abort }
+  }
 
   return {
     fetch: nodeFetch as typeof globalThis.fetch,
+    post,
     close: () => {
       agents["http:"].destroy()
       agents["https:"].destroy()

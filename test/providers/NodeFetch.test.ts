@@ -149,6 +149,47 @@ describe("NodeFetch", () => {
   })
 })
 
+describe("NodeFetch.post (the judge's calls: a target parsed once, headers as node:http takes them)", () => {
+  it("sends the headers given, the body's length and the body; reads the response as fetch does", async () => {
+    const transport = NodeFetch.make()
+    const target = NodeFetch.target(`${base}/json`)
+    if (target instanceof TypeError) throw target
+    const headers = { "content-type": "application/json", authorization: "Bearer k" }
+    const response = await transport.post(target, headers, "{\"q\":\"é\"}", {}).response
+    expect(response.status).toBe(200)
+    expect(response.url).toBe(`${base}/json`)
+    expect(JSON.parse(response.textNow())).toEqual({ ok: true, echo: "{\"q\":\"é\"}" })
+    expect(() => response.textNow()).toThrow(TypeError)
+    const request = seen.at(-1)!
+    expect(request.method).toBe("POST")
+    expect(request.headers.authorization).toBe("Bearer k")
+    expect(request.headers["content-length"]).toBe(String(Buffer.byteLength("{\"q\":\"é\"}")))
+    // The headers given are not changed (they are shared by every call).
+    expect(headers).toEqual({ "content-type": "application/json", authorization: "Bearer k" })
+    const gzip = NodeFetch.target(`${base}/gzip`) as NodeFetch.Target
+    expect(JSON.parse((await transport.post(gzip, {}, "", {}).response).textNow())).toEqual({ zipped: "é✓" })
+    transport.close()
+  })
+
+  it("a server that does not answer within timeoutMs: a TimeoutError; abort: an AbortError; failures as fetch", async () => {
+    const transport = NodeFetch.make()
+    const hang = NodeFetch.target(`${base}/hang`) as NodeFetch.Target
+    await expect(transport.post(hang, {}, "{}", { timeoutMs: 50 }).response).rejects.toBeInstanceOf(
+      NodeFetch.TimeoutError
+    )
+    const call = transport.post(hang, {}, "{}", {})
+    setTimeout(() => call.abort(), 20)
+    await expect(call.response).rejects.toMatchObject({ name: "AbortError" })
+    const reset = NodeFetch.target(`${base}/reset`) as NodeFetch.Target
+    const error = await transport.post(reset, {}, "{}", {}).response.then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    expect((error as TypeError).cause).toBeInstanceOf(Error)
+    expect(NodeFetch.target("ftp://127.0.0.1/x")).toBeInstanceOf(TypeError)
+    expect(NodeFetch.target("not a url")).toBeInstanceOf(TypeError)
+    transport.close()
+  })
+})
+
 describe("a response over the bound (Limits.responseBytes)", () => {
   it("is not read past the bound: it fails as too large, and the failure says so", async () => {
     const f = NodeFetch.make({ maxResponseBytes: 1000 })
