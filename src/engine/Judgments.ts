@@ -36,6 +36,7 @@ import {
 } from "../domain/Judgment.js"
 import type { Rubric } from "../domain/Rubric.js"
 import { annotateSpan, traced } from "../domain/Spans.js"
+import { turnstile } from "../io/Turns.js"
 import type { BatchCalls } from "../judges/CallReader.js"
 import { Judge, type JudgeStopped, type PreflightReport } from "../judges/Judge.js"
 import { render } from "../judges/Prompt.js"
@@ -413,6 +414,7 @@ export const make = Effect.gen(function*() {
           ? yield* Effect.forkDaemon(judge.preflight)
           : undefined
       let preflight: PreflightReport | undefined
+      const firstWave = turnstile()
       const awaitPreflight: Effect.Effect<boolean> = preflightFiber === undefined ?
         Effect.succeed(true) :
         Effect.suspend(() =>
@@ -426,6 +428,10 @@ export const make = Effect.gen(function*() {
               }
               return true
             }),
+            // The workers that waited for it go on one a turn of the event loop: each first call is
+            // sent (its connection opened) as soon as it is ready, not after every worker's first
+            // steps (the first wave went out 5–6 ms after the preflight's reply instead of 15–18).
+            Effect.zipLeft(firstWave),
             Effect.catchAll((e) =>
               Effect.sync(() => {
                 if (e._tag === "FatalJudgeError") noteFatal(e)
@@ -506,8 +512,8 @@ export const make = Effect.gen(function*() {
               return js.map((j) => count(sink, j, "cache"))
             }
           }
-          if (!(yield* awaitPreflight)) return undefined
           if (remote !== undefined && journal !== undefined) {
+            if (!(yield* awaitPreflight)) return undefined
             // A runner of the cluster makes the call and journals its judgments (cluster/Coordinator.ts).
             const sent = yield* Effect.either(
               remote.judge({
@@ -547,8 +553,15 @@ export const make = Effect.gen(function*() {
               return undefined
             }
           }
+          // The call is made ready (its prompt rendered) while the preflight may still be out: the
+          // first wave then only has to be sent when it lands (the answer format is read at send time).
+          const call = ask(plan, repair)
+          if (!(yield* awaitPreflight)) {
+            budget?.settle(estimateUsd, noUsage, undefined)
+            return undefined
+          }
           const started = performance.now()
-          const asked = yield* Effect.either(ask(plan, repair))
+          const asked = yield* Effect.either(call)
           if (budget !== undefined) {
             budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
           }
