@@ -93,12 +93,15 @@ export const writeAtomic = <E, R>(
         if (buffer.length > 0) written += writeFully(fd, buffer)
         buffer = ""
       }
+      // A chunk of lines at a time (a report of a million rows is a million elements).
       return content.pipe(
-        Stream.runForEach((chunk) =>
+        Stream.runForEachChunk((lines) =>
           Effect.try({
             try: () => {
-              buffer += chunk
-              if (buffer.length >= 1 << 16) flush()
+              for (const line of lines) {
+                buffer += line
+                if (buffer.length >= 1 << 16) flush()
+              }
             },
             catch: (e) => writeProblem(path, e)
           })

@@ -197,12 +197,11 @@ export const correctnessRecord = (
   passIf: ReadonlyArray<PassCondition> = defaultPassIf
 ): CorrectnessRecord => {
   const claims = caseClaims(c, judgments, rubrics, sources)
-  // One object: the verdict reads the metrics (passRate not yet known), then passRate is set.
-  const metrics: { -readonly [K in keyof CorrectnessMetrics]: CorrectnessMetrics[K] } = {
-    ...claimMetrics(claims.verdicts),
-    abstained: claims.abstained === null ? null : +claims.abstained,
-    passRate: null
-  }
+  // One object, the claim metrics' own, extended in place (no copy of its fields: a record is built
+  // for every case): the verdict reads the metrics (passRate not yet known), then passRate is set.
+  const metrics = claimMetrics(claims.verdicts) as { -readonly [K in keyof CorrectnessMetrics]: CorrectnessMetrics[K] }
+  metrics.abstained = claims.abstained === null ? null : +claims.abstained
+  metrics.passRate = null
   const verdict = passVerdict(metrics, passIf, claims.unread !== undefined)
   metrics.passRate = verdict === undefined ? null : +verdict.pass
   const failures: CorrectnessRecord["failures"][number][] = []
@@ -215,16 +214,18 @@ export const correctnessRecord = (
       ...(j.raw === undefined ? {} : { raw: j.raw })
     })
   }
+  // Written as one literal in the record's field order; an absent reference or verdict is an
+  // undefined field, which JSON leaves out as it did the conditional spreads.
   return {
     ...recordOrigin(c, iteration),
     question: c.question,
     answer: c.answer ?? "",
-    ...(c.reference === undefined ? {} : { reference: c.reference }),
+    reference: c.reference,
     contexts: sources.contexts ? c.passages.map((p) => p.text) : [],
     source: c.source,
     claims,
     metrics,
-    ...(verdict === undefined ? {} : { verdict }),
+    verdict,
     score: headlineOf(metrics),
     failed: failures.length,
     failures,
