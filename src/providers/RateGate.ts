@@ -35,10 +35,10 @@ import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import { annotateSpan, traced } from "../domain/Spans.js"
-import { nextTurn } from "../io/Turns.js"
 import * as FifoSemaphore from "./FifoSemaphore.js"
 import { type ChatResponse, ProviderError } from "./LlmProvider.js"
 import { RateController, type RateControlOptions, type Reservation } from "./RateControl.js"
+import { nextTurn } from "./Turns.js"
 
 export { PACE_MARGIN } from "./RateControl.js"
 
