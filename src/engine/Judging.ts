@@ -34,12 +34,6 @@ export interface Scheduling<R, S> {
   readonly core: RunJudging
   /** Calls kept in flight: `--concurrency`, or the cluster's batches in flight × batch size. */
   readonly workers: number
-  /**
-   * Calls made ready ahead of a free slot (`OrderedPool`'s `ahead`): each waits at the rate gate,
-   * its prompt rendered, and starts the moment a reply frees a slot. None with a budget (a call
-   * counts against it once ready) or the cluster (its runners make the calls).
-   */
-  readonly ahead?: number | undefined
   /** `--target`: each case's answer is asked of the live system before it is judged (`Generator.ts`). */
   readonly generate?: {
     readonly stage: RunGenerating
@@ -244,8 +238,7 @@ const judgeIterationUntraced = <R, S>(
       workers: ctx.workers,
       window,
       stopping: core.stopping,
-      start: caseWork,
-      ahead: ctx.ahead
+      start: caseWork
     }
   )
 }

@@ -48,11 +48,6 @@ export const run = <I, E, R, E2, R2>(
     /** The work of an item, decided when the item is reached (in input order). */
     readonly start: (item: I) => Effect.Effect<Work<E2, R2>, E2, R2>
     readonly stopping: () => boolean
-    /**
-     * More workers, started once the first task is done: each makes its next task ready (a judge
-     * call up to the rate gate, where it waits for a free slot) while the others' are in flight.
-     */
-    readonly ahead?: number | undefined
   }
 ): Effect.Effect<void, E | E2, R | R2> =>
   Effect.scoped(Effect.gen(function*() {
@@ -175,22 +170,7 @@ export const run = <I, E, R, E2, R2>(
       (task) => task === undefined ? Effect.void : Effect.zipRight(task, worker)
     )
 
-    const ahead = Math.max(0, options.ahead ?? 0)
-    const firstDone = Deferred.unsafeMake<void>(FiberId.none)
-    const markDone = Effect.sync(() => Deferred.unsafeDone(firstDone, Effect.void))
-    // (A worker that ends without a task lets them start too: they then find nothing to do.)
-    const first = ahead === 0 ? worker : Effect.ensuring(
-      Effect.flatMap(
-        take,
-        (task) => task === undefined ? Effect.void : Effect.zipRight(Effect.ensuring(task, markDone), worker)
-      ),
-      markDone
-    )
-    const late = Effect.zipRight(Deferred.await(firstDone), worker)
-    yield* Effect.all([
-      ...Array.from({ length: Math.max(1, options.workers) }, () => first),
-      ...Array.from({ length: ahead }, () => late)
-    ], {
+    yield* Effect.all(Array.from({ length: Math.max(1, options.workers) }, () => worker), {
       concurrency: "unbounded",
       discard: true
     })

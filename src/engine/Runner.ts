@@ -269,7 +269,6 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       rubrics,
       core,
       workers: remote?.workers ?? options.concurrency,
-      ahead: remote === undefined && core.budget === undefined ? Math.ceil(options.concurrency / 2) : 0,
       generate: target === undefined || fills === undefined
         ? undefined
         : { stage: target, fills, concurrency: generator!.concurrency }

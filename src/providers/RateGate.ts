@@ -12,12 +12,6 @@
  *   other failure; then the permits follow the controller's concurrency.
  * - **`--max-wait`**: a call that carries a `WaitBudget` never waits past it once its judgment has
  *   met a 429 (its own, or the shared pause one set): it ends with a `rate_limited` error instead.
- *   A call queued for a permit while no 429 is met (the engine's calls made ready ahead of a free
- *   slot) waits plainly, with nothing racing it; a spell of 429s that begins meanwhile starts its
- *   budget and one fiber ends it at it (`spellBegins`, `expireQueued`).
- * - **Hand-over**: a reply that frees a permit a ready call waits for goes on one turn of the event
- *   loop later (`nextTurn`): the waiting call is sent first, before this reply is decoded, journaled
- *   and recorded (and before the other replies that landed with it are).
  * - **Stopping**: when `stop` completes (the first Ctrl+C) or `halt` is called (a fatal error),
  *   every call still waiting ends at once with `GateStopped`; calls in flight are not touched.
  *
@@ -38,7 +32,6 @@ import { annotateSpan, traced } from "../domain/Spans.js"
 import * as FifoSemaphore from "./FifoSemaphore.js"
 import { type ChatResponse, ProviderError } from "./LlmProvider.js"
 import { RateController, type RateControlOptions, type Reservation } from "./RateControl.js"
-import { nextTurn } from "./Turns.js"
 
 export { PACE_MARGIN } from "./RateControl.js"
 
@@ -102,10 +95,9 @@ export const waitSpent = (wait: WaitBudget) =>
 export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
     const control = new RateController(options, yield* Clock.currentTimeMillis)
-    const permits = FifoSemaphore.make<GateStopped | ProviderError, WaitBudget>(control.concurrency())
+    const permits = FifoSemaphore.make<GateStopped>(control.concurrency())
     /** Paced starts are handed out one at a time (see the module comment). */
-    const pacer = FifoSemaphore.make<GateStopped | ProviderError, WaitBudget>(1)
-    const scope = yield* Effect.scope
+    const pacer = FifoSemaphore.make<GateStopped>(1)
     /** Completed when the run stops or the gate is halted: every wait races it. */
     const stopSignal = yield* Deferred.make<void>()
     const stopped: Effect.Effect<void> = Deferred.await(stopSignal)
@@ -122,38 +114,6 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
      */
     let limitedSpell = Deferred.unsafeMake<number>(FiberId.none)
     let inSpell = false
-    /** The calls queued plainly for a permit (see `take`), each known by its budget. */
-    const queuedBudgets = () => permits.tags()
-    /**
-     * Ends every plainly queued call whose --max-wait has run out, until none is left counting:
-     * one fiber a spell, asleep until the next of their ends.
-     */
-    const expireQueued: Effect.Effect<void> = Effect.suspend(() => {
-      const ends = queuedBudgets().filter((w) => w.since !== undefined).map((w) => w.since! + w.maxWaitMs)
-      if (ends.length === 0) return Effect.void
-      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.zipRight(
-          Effect.sleep(Duration.millis(Math.max(0, Math.min(...ends) - now))),
-          Effect.flatMap(Clock.currentTimeMillis, (t) =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                const spent = (w: WaitBudget) =>
-                  w.since !== undefined && w.since + w.maxWaitMs <= t ? waitSpent(w) : undefined
-                permits.failWaiters(spent)
-              }),
-              expireQueued
-            ))
-        ))
-    })
-    /**
-     * The first 429 of a spell: the calls queued plainly start their --max-wait now (true: some
-     * are, and `expireQueued` is to end them at it if they are still queued then).
-     */
-    const spellBegins = (now: number): boolean => {
-      const queued = queuedBudgets()
-      for (const w of queued) w.since ??= now
-      return queued.length > 0
-    }
     const stopNow = Effect.fail(new GateStopped())
     /** Sleep, unless the run stops first. */
     const sleepUnlessStopped = (ms: number): Effect.Effect<void, GateStopped> =>
@@ -220,17 +180,11 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
          * Wait for a permit or the pacer — no longer than the call's --max-wait once its judgment
          * has met a 429 (a call queued behind a pause has: it waits that pause out too).
          */
-        const take = (semaphore: FifoSemaphore.FifoSemaphore<GateStopped | ProviderError, WaitBudget>) =>
+        const take = (semaphore: FifoSemaphore.FifoSemaphore<GateStopped>) =>
           Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<void, GateStopped | ProviderError> => {
             if (control.pausedUntil > now && wait !== undefined) wait.since ??= now
-            if (wait === undefined) return semaphore.take
-            // A free slot (the common case) is taken at once, and a call queued while no 429 is met
-            // (calls made ready ahead of a free slot) waits plainly, known by its budget: a spell of
-            // 429s that begins while it waits starts its --max-wait and ends it then (`spellBegins`).
-            // Nothing to race.
-            if (
-              wait.since === undefined && (semaphore.available() > 0 || (!inSpell && semaphore === permits))
-            ) return semaphore.takeTagged(wait)
+            // A free slot (the common case) is taken at once: nothing to race.
+            if (wait === undefined || (wait.since === undefined && semaphore.available() > 0)) return semaphore.take
             const expire = (since: number) =>
               Effect.flatMap(Clock.currentTimeMillis, (t) =>
                 Effect.zipRight(sleepUnlessStopped(since + wait.maxWaitMs - t), Effect.fail(waitSpent(wait))))
@@ -277,59 +231,41 @@ export const make = (options: RateGateOptions = {}): Effect.Effect<RateGate["Typ
             inFlight++
             return Effect.onExit(attempt, (exit) =>
               Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                Effect.flatMap(
-                  Effect.sync(() => {
-                    inFlight--
-                    const handedOver = permits.waiting() > 0
-                    let spellBegun = false
-                    permits.release()
-                    if (Exit.isSuccess(exit)) {
-                      if (inSpell) {
-                        inSpell = false
-                        limitedSpell = Deferred.unsafeMake<number>(FiberId.none)
+                Effect.sync(() => {
+                  inFlight--
+                  permits.release()
+                  if (Exit.isSuccess(exit)) {
+                    if (inSpell) {
+                      inSpell = false
+                      limitedSpell = Deferred.unsafeMake<number>(FiberId.none)
+                    }
+                    const usage = exit.value.usage
+                    control.succeeded(now, startedAt, {
+                      rateLimit: exit.value.rateLimit,
+                      estimatedTokens: reservation.cost,
+                      usedTokens: usage.inputTokens + usage.outputTokens
+                    })
+                  } else {
+                    const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+                    if (failure?.kind === "rate_limited") {
+                      if (wait !== undefined) wait.since ??= now
+                      if (!inSpell) {
+                        inSpell = true
+                        Deferred.unsafeDone(limitedSpell, Exit.succeed(now))
                       }
-                      const usage = exit.value.usage
-                      control.succeeded(now, startedAt, {
-                        rateLimit: exit.value.rateLimit,
-                        estimatedTokens: reservation.cost,
-                        usedTokens: usage.inputTokens + usage.outputTokens
+                      control.rateLimited(now, startedAt, {
+                        retryAfterMs: failure.retryAfterMs,
+                        rateLimit: failure.limits
                       })
                     } else {
-                      const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-                      if (failure?.kind === "rate_limited") {
-                        if (wait !== undefined) wait.since ??= now
-                        if (!inSpell) {
-                          inSpell = true
-                          Deferred.unsafeDone(limitedSpell, Exit.succeed(now))
-                          spellBegun = spellBegins(now)
-                        }
-                        control.rateLimited(now, startedAt, {
-                          retryAfterMs: failure.retryAfterMs,
-                          rateLimit: failure.limits
-                        })
-                      } else {
-                        control.failed(now, startedAt, { rateLimit: failure?.limits })
-                      }
+                      control.failed(now, startedAt, { rateLimit: failure?.limits })
                     }
-                    followConcurrency()
-                    return { handedOver, spellBegun }
-                  }),
-                  ({ handedOver, spellBegun }) => {
-                    // (Forked interruptible: this runs where interruption is off.)
-                    const expiring = spellBegun ?
-                      Effect.asVoid(Effect.forkIn(Effect.interruptible(expireQueued), scope)) :
-                      Effect.void
-                    // The slot went to a call made ready ahead: it starts before this reply is read
-                    // any further (the caller's decoding, journal and record wait one turn of the event
-                    // loop, behind the other replies that landed with it).
-                    return handedOver ? Effect.zipRight(expiring, nextTurn) : expiring
                   }
-                )))
+                  followConcurrency()
+                })))
           }),
           Effect.ensuring(Effect.sync(() => {
-            if (!started) {
-              waiting--
-            }
+            if (!started) waiting--
           }))
         )
       })

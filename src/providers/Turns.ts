@@ -8,11 +8,6 @@
  */
 import * as Effect from "effect/Effect"
 
-/** Go on after one turn of the event loop: the I/O ready now, and the writes started, go first. */
-export const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
-  setImmediate(() => resume(Effect.void))
-})
-
 /**
  * A turnstile: the fibers that pass it go on one a turn of the event loop, in the order they came.
  * Each one's work up to its first wait (a request sent) is done, and the I/O it started (a

@@ -13,7 +13,6 @@ const scenario = (options: {
   readonly tasksOf?: (i: number) => number
   readonly delay?: (i: number, j: number) => number
   readonly stopping?: () => boolean
-  readonly ahead?: number
 }) => {
   const finished: Array<number> = []
   let running = 0
@@ -27,7 +26,6 @@ const scenario = (options: {
     workers: options.workers,
     window: options.window,
     stopping: options.stopping ?? (() => false),
-    ahead: options.ahead,
     start: (i) =>
       Effect.sync(() => {
         open.add(i)
@@ -47,7 +45,7 @@ const scenario = (options: {
         }
       })
   })
-  return { run, finished, stats: () => ({ maxRunning, maxOpen, started, running }) }
+  return { run, finished, stats: () => ({ maxRunning, maxOpen, started }) }
 }
 
 describe("OrderedPool", () => {
@@ -113,26 +111,6 @@ describe("OrderedPool", () => {
       expect(s.finished).toEqual(Array.from({ length: 50 }, (_, i) => i))
       expect(s.stats().maxRunning).toBe(4)
       expect(s.stats().started).toBe(150)
-    }))
-
-  it.effect("workers ahead start once the first task is done; then workers + ahead tasks run, in input order", () =>
-    Effect.gen(function*() {
-      // Every task takes 10 ms: until the first is done only `workers` run.
-      const s = scenario({ items: 50, workers: 4, window: 16, ahead: 2, delay: () => 10 })
-      const fiber = yield* Effect.fork(s.run)
-      yield* TestClock.adjust(5)
-      expect(s.stats().running).toBe(4)
-      yield* TestClock.adjust(10)
-      expect(s.stats().running).toBe(6)
-      yield* TestClock.adjust(100_000)
-      yield* Fiber.join(fiber)
-      expect(s.finished).toEqual(Array.from({ length: 50 }, (_, i) => i))
-      expect(s.stats().maxRunning).toBe(6)
-      expect(s.stats().started).toBe(150)
-      // No task at all: the workers ahead find nothing to do either, and the pool ends.
-      const empty = scenario({ items: 5, workers: 2, window: 4, ahead: 2, tasksOf: () => 0 })
-      yield* empty.run
-      expect(empty.finished).toEqual([0, 1, 2, 3, 4])
     }))
 
   it.effect("items without tasks (all reused) finish in their place", () =>

@@ -31,27 +31,6 @@ describe("FifoSemaphore", () => {
       expect(sem.available()).toBe(2)
     }))
 
-  it.effect("tagged waiters: failWaiters fails those it picks (they leave the queue), the others keep their places", () =>
-    Effect.gen(function*() {
-      const sem = FifoSemaphore.make<string, { readonly name: string }>(1)
-      yield* sem.take
-      const a = yield* Effect.fork(Effect.either(sem.takeTagged({ name: "a" })))
-      const b = yield* Effect.fork(Effect.either(sem.takeTagged({ name: "b" })))
-      const c = yield* Effect.fork(Effect.either(sem.take))
-      yield* Effect.yieldNow()
-      expect(sem.tags().map((t) => t.name)).toEqual(["a", "b"])
-      expect(sem.waiting()).toBe(3)
-      sem.failWaiters((t) => t.name === "a" ? "spent" : undefined)
-      expect(yield* Fiber.join(a)).toEqual(Either.left("spent"))
-      expect(sem.waiting()).toBe(2)
-      // The permit goes to the oldest waiter left.
-      sem.release()
-      expect(yield* Fiber.join(b)).toEqual(Either.right(undefined))
-      sem.release()
-      expect(yield* Fiber.join(c)).toEqual(Either.right(undefined))
-      expect(sem.tags()).toEqual([])
-    }))
-
   it.effect("an interrupted waiter leaves the queue and no permit is lost", () =>
     Effect.gen(function*() {
       const sem = FifoSemaphore.make(1)

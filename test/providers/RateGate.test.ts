@@ -352,44 +352,6 @@ describe("RateGate: --max-wait is a bound per judgment", () => {
     }))
 })
 
-describe("RateGate: calls queued plainly for a permit (no race while no 429 is met)", () => {
-  it.scoped("a call queued when a spell of 429s begins ends at its own --max-wait after it, though every slot stays held", () =>
-    Effect.gen(function*() {
-      // Two slots: one held for an hour by a call in flight, the other by a call that meets a 429
-      // (Retry-After: 1 h) at t = 1 s. Queued behind them since t = 1 ms: one judgment with a 100 s
-      // budget (it takes the freed slot and waits out the pause in it) and one with a 5 s budget.
-      const gate = yield* RateGate.make({ concurrency: 2, adaptive: false, maxPauseMs: 3_600_000 })
-      const budget = (ms: number): RateGate.WaitBudget => ({ maxWaitMs: ms, since: undefined })
-      yield* Effect.fork(gate.run(1, Effect.zipRight(Effect.sleep("1 hour"), Effect.succeed(reply()))))
-      yield* Effect.fork(
-        Effect.either(
-          gate.run(1, Effect.zipRight(Effect.sleep("1 second"), Effect.fail(limited(3_600_000))), budget(100_000))
-        )
-      )
-      yield* TestClock.adjust("1 millis")
-      const long = budget(100_000)
-      const short = budget(5_000)
-      const ended: Array<number> = []
-      const end = Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => ended.push(t)))
-      const first = yield* Effect.fork(Effect.zipLeft(Effect.either(gate.run(1, Effect.succeed(reply()), long)), end))
-      const second = yield* Effect.fork(Effect.zipLeft(Effect.either(gate.run(1, Effect.succeed(reply()), short)), end))
-      yield* TestClock.adjust("1 millis")
-      expect((yield* gate.stats).waiting).toBe(2)
-      yield* TestClock.adjust("998 millis")
-      // t = 1 s: the 429. The 5 s budget starts now, while it still waits for a permit.
-      expect(short.since).toBe(1_000)
-      yield* TestClock.adjust("4999 millis")
-      expect(ended).toEqual([])
-      yield* TestClock.adjust("1 millis")
-      expect(ended).toEqual([6_000])
-      const result = yield* Fiber.join(second)
-      expect(Either.isLeft(result) && result.left._tag === "ProviderError" && result.left.kind).toBe("rate_limited")
-      yield* TestClock.adjust("95 seconds")
-      expect(ended).toEqual([6_000, 101_000])
-      expect(Either.isLeft(yield* Fiber.join(first))).toBe(true)
-    }))
-})
-
 describe("RateGate: stopping", () => {
   it.scoped("when the run stops, calls still waiting end at once with GateStopped; calls in flight finish", () =>
     Effect.gen(function*() {
