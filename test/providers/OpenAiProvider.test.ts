@@ -109,6 +109,32 @@ describe("OpenAiProvider over HTTP", () => {
       expect(body).not.toHaveProperty("temperature")
     }))
 
+  it.scopedLive("the organisation and project ids go to OpenAI only (the SDK's OPENAI_ORG_ID, OPENAI_PROJECT_ID)", () =>
+    Effect.gen(function*() {
+      const before = { org: process.env.OPENAI_ORG_ID, project: process.env.OPENAI_PROJECT_ID }
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const [name, value] of [["OPENAI_ORG_ID", before.org], ["OPENAI_PROJECT_ID", before.project]] as const) {
+            if (value === undefined) delete process.env[name]
+            else process.env[name] = value
+          }
+        })
+      )
+      process.env.OPENAI_ORG_ID = "org-test-1"
+      process.env.OPENAI_PROJECT_ID = "proj-test-2"
+      const fake = yield* FakeOpenAi.make()
+      for (const provider of ["openai", "openai-compatible"] as const) {
+        const p = yield* OpenAiProvider.make({ provider, model: "gpt-4o-mini", baseURL: fake.url, apiKey: key })
+        yield* p.complete(request)
+      }
+      const [openai, compatible] = fake.requests
+      expect(openai!.headers["openai-organization"]).toBe("org-test-1")
+      expect(openai!.headers["openai-project"]).toBe("proj-test-2")
+      expect(compatible!.headers["openai-organization"]).toBeUndefined()
+      expect(compatible!.headers["openai-project"]).toBeUndefined()
+      expect(compatible!.headers.authorization).toBe("Bearer sk-test-secret-123")
+    }))
+
   it.scopedLive("ollama finds the server at OLLAMA_HOST (no scheme) and sends a placeholder key", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make()
