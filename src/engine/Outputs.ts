@@ -125,6 +125,8 @@ export const writeIteration = <R, X>(parts: {
   readonly partial: boolean
   /** report.md's cases with details, chosen while the records were written (`Details.ts`). */
   readonly chosen?: ChosenDetails | undefined
+  /** The reports already written as the records left (`Reporter.lines`), by format: their paths. */
+  readonly written?: ReadonlyMap<string, string> | undefined
 }) =>
   Effect.gen(function*() {
     const { pipeline, options, info, iteration, summary, recordsPath } = parts
@@ -155,16 +157,23 @@ export const writeIteration = <R, X>(parts: {
       recordsAt: (ordinals) => readJsonLinesAt<R>(recordsPath, ordinals),
       view,
       caseMetrics: { declared: perCase.declared(info), of: (r) => perCase.of(r), rank: perCase.rank?.by },
-      stem: options.iterations === 1 ? "report" : `report-iteration-${iteration}`,
+      stem: reportStem(options, iteration),
       metrics: headlineValues(pipeline, info, summary),
       metricSpecs: headlineSpecs(pipeline, info),
       partial: partialNote(parts.partial, info),
       details: options.details,
       chosen: parts.chosen
     }
-    for (const reporter of reporters) files.push(...yield* reporter.write(input))
+    for (const reporter of reporters) {
+      const written = parts.written?.get(reporter.format)
+      files.push(...(written === undefined ? yield* reporter.write(input) : [written]))
+    }
     return files
   })
+
+/** An iteration's reports are `<stem>.md`, `<stem>.csv`…: `report`, or `report-iteration-N` when iterating. */
+export const reportStem = (options: Pick<RunOptions, "iterations">, iteration: number): string =>
+  options.iterations === 1 ? "report" : `report-iteration-${iteration}`
 
 /**
  * `low-scores-iteration-N.json`: the lowest and the first failed cases (their case ids, lines and

@@ -290,8 +290,14 @@ export interface ReportView<R, X> {
     readonly header: ReadonlyArray<string>
     row(record: R): ReadonlyArray<string>
   } | undefined
-  csvHeader(info: RunInfo, summary: RunSummary<R, X>): ReadonlyArray<string>
-  /** Text cells are neutralised against CSV injection; numbers the view computed are `Csv.csvNumber` cells. */
+  /** The CSV's columns after `case_id` and `line`: known before the first record (the CSV is written as the records leave). */
+  csvHeader(info: RunInfo): ReadonlyArray<string>
+  /**
+   * Text cells are neutralised against CSV injection; numbers the view computed are `Csv.csvNumber` cells.
+   * Given the record as the score stage built it while the records leave (the CSV is written then),
+   * or as read back from its JSON (a resume keeping records, `report`): the row must be the same
+   * (`test/report/CsvLines.test.ts` holds every built-in view to it).
+   */
   csvRow(info: RunInfo, record: R): ReadonlyArray<CsvCell>
   /** The pipeline's own rows of the run-parameter table (after the run's: pipeline, input, judge…). */
   parameters?(info: RunInfo, summary: RunSummary<R, X>): ReadonlyArray<readonly [string, string]>

@@ -52,10 +52,27 @@ export interface Judged {
   readonly tokens: { readonly input: number; readonly output: number }
 }
 
+/** What a report written line by line as the records leave is given: what it knows before the first record. */
+export type LinesInput<R = unknown> = Pick<ReportInput<R>, "info" | "view" | "stem">
+
+/** A report that is one line per record after a header (the CSV): the engine writes it as the records leave. */
+export interface LineReport<R = unknown> {
+  readonly path: string
+  readonly header: string
+  /** The record's line (newline included), given its per-case values. */
+  line(record: R, values: CaseValues): string
+}
+
 export interface Reporter {
   readonly format: string
   /** Writes its file(s) into `info.runDir`; returns the paths written. */
   readonly write: (input: ReportInput) => Effect.Effect<ReadonlyArray<string>, OutputError>
+  /**
+   * The same file as `write`, a line per record: the engine writes it while the records leave (in
+   * input order), and the report needs no pass over the records read back from disk. A resume that
+   * keeps earlier records, and `write` without it, read them back instead.
+   */
+  readonly lines?: (input: LinesInput) => LineReport
   /** The run's final report across iterations (iterations > 1), for formats that have one. */
   readonly writeFinal?: (
     info: RunInfo,

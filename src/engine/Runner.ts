@@ -27,22 +27,32 @@ import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { type CaseMetrics, caseMetricsFile, type Manifest } from "../domain/RunFiles.js"
 import { VERSION } from "../domain/Version.js"
-import { removeLeftovers } from "../io/Files.js"
+import { atomicWriter, removeLeftovers } from "../io/Files.js"
 import { compactTokens, type Cost, cost, noTokens } from "../pricing/Prices.js"
 import { withOverlay } from "../store/JournalOverlay.js"
 import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
+import { viewOf } from "./DefaultView.js"
 import { DEFAULT_DETAILS, detailsChooser } from "./Details.js"
 import { TARGET_JOURNAL_DIR } from "./Generator.js"
 import { guardOf, headerLine, keepRecords, keptPartial, resumeFile, resumeLine } from "./HeldRecords.js"
 import { firstRecordFromJournal, judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
-import { gateDetail, gateFigures, manifestOf, writeFinal, writeIteration, writeManifest } from "./Outputs.js"
+import {
+  gateDetail,
+  gateFigures,
+  manifestOf,
+  reportStem,
+  writeFinal,
+  writeIteration,
+  writeManifest
+} from "./Outputs.js"
 import type { CaseValues, Pipeline, RunSummary } from "./Pipeline.js"
 import { Progress } from "./Progress.js"
 import { recordsWriter } from "./Records.js"
 import { ClusterJudging } from "./RemoteJudging.js"
+import { Reporters } from "./ReportInput.js"
 import type { RunOptions, RunOutcome } from "./RunTypes.js"
 import { spentBefore } from "./Spent.js"
 import { checkRunDir, ensureWritableDir, prepare } from "./Validate.js"
@@ -70,6 +80,8 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     const fills = generator === undefined ? undefined : given.generate
     const pipeline = fills === undefined ? given : generator!.decorate(given)
     const judgments = yield* Judgments
+    const reporters = yield* Reporters
+    const view = viewOf(pipeline)
     const journals = yield* JudgmentJournal
     const progress = yield* Progress
     const remote = yield* ClusterJudging // `--cluster`: judge calls go to the runners (undefined in a local run)
@@ -293,6 +305,9 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       const casesPath = Path.join(runDir, caseMetricsFile(iteration))
       const tokens = noTokens()
       let judged = { ok: 0, failed: 0 }
+      const stem = reportStem(options, iteration)
+      /** The reports written as the records left, by format (`Reporter.lines`). */
+      const written = new Map<string, string>()
       // The engine's fold (means, intervals, lowest and failed cases, failures) and the kind's own.
       const fold = CaseFold.make<R>({ declared, rankBy: perCase.rank?.by, lowest: perCase.rank?.keep })
       const own = pipeline.aggregate?.start(info)
@@ -336,6 +351,15 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           // Which records a resume may keep, and the judgments behind each (HeldRecords.ts).
           const resumeWriter = keepsRecords ? yield* recordsWriter(resumePath, writing) : undefined
           if (resumeWriter !== undefined && kept.cases === 0) yield* resumeWriter.write(headerLine(guard))
+          // The reports that are a line a record (the CSV) are written as the records leave, not from
+          // the records read back at the end; a resume that keeps records reads them back instead.
+          const lineReports = kept.cases > 0 ? [] : yield* Effect.forEach(
+            reporters.flatMap((r) =>
+              r.lines === undefined ? [] : [{ format: r.format, report: r.lines({ info, view, stem }) }]
+            ),
+            ({ format, report }) => Effect.map(atomicWriter(report.path), (writer) => ({ format, report, writer }))
+          )
+          for (const l of lineReports) yield* l.writer.write(l.report.header)
           let resume = resumeWriter
           core.countHeld({ state, tokens }, kept.judgments)
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record, caseJudgments) =>
@@ -350,6 +374,9 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
               if ((yield* writer.write(JSON.stringify(record))) && resume !== undefined) {
                 yield* cases.flush
                 yield* resume.flush
+              }
+              for (const l of lineReports) {
+                yield* l.writer.write(l.report.line(record, values))
               }
               add(record, values, caseJudgments)
             }), {
@@ -367,6 +394,10 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           }
           yield* writer.close
           yield* cases.close
+          for (const l of lineReports) {
+            yield* l.writer.commit
+            written.set(l.format, l.report.path)
+          }
           if (resumeWriter !== undefined) {
             yield* resumeWriter.close
             fs.rmSync(resumePath, { force: true })
@@ -389,7 +420,8 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           recordsPath,
           cost: iterationCost,
           partial: core.partial,
-          chosen: details.result()
+          chosen: details.result(),
+          written
         }).pipe(Effect.withSpan("Runner.reports", { attributes: { "rag_eval.iteration": iteration } }))
       )
     }

@@ -5,6 +5,7 @@
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -73,64 +74,87 @@ export const writeFully = (fd: number, data: string | Uint8Array): number => {
 }
 
 /**
- * Write the chunks of `content` to `path` atomically: into `<path>.tmp-<pid>`, every write checked,
- * fsynced, its size checked against what was written, then renamed into place. On any failure the
- * temporary file is removed and `path` is left as it was.
+ * A file written a piece at a time and put in place atomically: into `<path>.tmp-<pid>`, buffered
+ * (64 KiB), every write checked; `commit` fsyncs it, checks its size against what was written and
+ * renames it into place. Released without a commit (a failure, a stop, an interruption), the
+ * temporary file is removed and `path` is left as it was. `writeAtomic` writes a stream this way; a
+ * report written as a run's records leave (`Reporter.lines`) uses it directly.
+ */
+export interface AtomicWriter {
+  /** Text to the file (buffered). */
+  readonly write: (text: string) => Effect.Effect<void, OutputError>
+  /** Every text of `texts`, in order: one Effect for many (a chunk of a report's lines). */
+  readonly writeAll: (texts: Iterable<string>) => Effect.Effect<void, OutputError>
+  /** The file in place, whole. */
+  readonly commit: Effect.Effect<void, OutputError>
+}
+
+export const atomicWriter = (path: string): Effect.Effect<AtomicWriter, OutputError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => ({ fd: fs.openSync(tmpName(path), "w"), buffer: "", written: 0, committed: false }),
+      catch: (e) => writeProblem(path, e)
+    }),
+    (w) =>
+      Effect.sync(() => {
+        try {
+          fs.closeSync(w.fd)
+        } finally {
+          if (!w.committed) fs.rmSync(tmpName(path), { force: true })
+        }
+      })
+  ).pipe(Effect.map((w): AtomicWriter => {
+    const flush = () => {
+      const text = w.buffer
+      w.buffer = ""
+      if (text.length > 0) w.written += writeFully(w.fd, text)
+    }
+    const add = (text: string) => {
+      w.buffer += text
+      if (w.buffer.length >= 1 << 16) flush()
+    }
+    return {
+      write: (text) => Effect.try({ try: () => add(text), catch: (e) => writeProblem(path, e) }),
+      writeAll: (texts) =>
+        Effect.try({
+          try: () => {
+            for (const text of texts) add(text)
+          },
+          catch: (e) => writeProblem(path, e)
+        }),
+      commit: Effect.try({
+        try: () => {
+          flush()
+          fs.fsyncSync(w.fd)
+          const size = fs.fstatSync(w.fd).size
+          if (size !== w.written) {
+            throw Object.assign(new Error(`${size} bytes on disk, ${w.written} written`), {
+              code: size < w.written ? "ENOSPC" : "EIO"
+            })
+          }
+          fs.renameSync(tmpName(path), path)
+          w.committed = true
+        },
+        catch: (e) => writeProblem(path, e)
+      })
+    }
+  }))
+
+/**
+ * Write the chunks of `content` to `path` atomically (`atomicWriter`): every write checked, fsynced,
+ * its size checked against what was written, then renamed into place. On any failure the temporary
+ * file is removed and `path` is left as it was.
  */
 export const writeAtomic = <E, R>(
   path: string,
   content: Stream.Stream<string, E, R>
 ): Effect.Effect<void, OutputError | E, R> =>
-  Effect.acquireUseRelease(
-    Effect.try({
-      try: () => fs.openSync(tmpName(path), "w"),
-      catch: (e) => writeProblem(path, e)
-    }),
-    (fd) => {
-      let buffer = ""
-      let written = 0
-      const flush = () => {
-        if (buffer.length > 0) written += writeFully(fd, buffer)
-        buffer = ""
-      }
+  Effect.scoped(Effect.flatMap(atomicWriter(path), (w) =>
+    content.pipe(
       // A chunk of lines at a time (a report of a million rows is a million elements).
-      return content.pipe(
-        Stream.runForEachChunk((lines) =>
-          Effect.try({
-            try: () => {
-              for (const line of lines) {
-                buffer += line
-                if (buffer.length >= 1 << 16) flush()
-              }
-            },
-            catch: (e) => writeProblem(path, e)
-          })
-        ),
-        Effect.zipRight(Effect.try({
-          try: () => {
-            flush()
-            fs.fsyncSync(fd)
-            const size = fs.fstatSync(fd).size
-            if (size !== written) {
-              throw Object.assign(new Error(`${size} bytes on disk, ${written} written`), {
-                code: size < written ? "ENOSPC" : "EIO"
-              })
-            }
-            fs.renameSync(tmpName(path), path)
-          },
-          catch: (e) => writeProblem(path, e)
-        }))
-      )
-    },
-    (fd, exit) =>
-      Effect.sync(() => {
-        try {
-          fs.closeSync(fd)
-        } finally {
-          if (exit._tag === "Failure") fs.rmSync(tmpName(path), { force: true })
-        }
-      })
-  )
+      Stream.runForEachChunk(w.writeAll),
+      Effect.zipRight(w.commit)
+    )))
 
 /** Is a process of this pid running (a signal-0 probe; EPERM: it runs, as another user)? */
 export const isAlive = (pid: number): boolean => {

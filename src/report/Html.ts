@@ -121,7 +121,7 @@ interface Collected {
 /** One pass over the records: the declared metrics' values, the failed, the lowest and a seeded sample. */
 const collect = (input: ReportInput): Effect.Effect<Collected, OutputError> =>
   Effect.suspend(() => {
-    const header = input.view.csvHeader(input.info, input.summary)
+    const header = input.view.csvHeader(input.info)
     const metrics = input.caseMetrics.declared
     const rankBy = input.caseMetrics.rank?.[0]
     const headline = rankBy === undefined ? -1 : metrics.findIndex((m) => m.name === rankBy)

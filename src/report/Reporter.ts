@@ -11,7 +11,7 @@ import { type OutputError, UsageError } from "../domain/Errors.js"
 import { inline } from "../domain/Markdown.js"
 import { thousands } from "../domain/Numbers.js"
 import { type ChosenDetails, DEFAULT_DETAILS, detailsChooser } from "../engine/Details.js"
-import { type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
+import { type LineReport, type LinesInput, type Reporter, Reporters, type ReportInput } from "../engine/ReportInput.js"
 import { runWithoutPrompts } from "../engine/Summary.js"
 import { writeAtomic } from "../io/Files.js"
 import { csvLine, csvNumber, type CsvOptions, safeCsv } from "./Csv.js"
@@ -72,36 +72,32 @@ export const chooseDetails = (input: ReportInput, limit: number): Effect.Effect<
     )
   })
 
-/** A record's case id and input line, from its per-case metrics. */
-const caseRef = (input: ReportInput, record: unknown) => {
-  const values = input.caseMetrics.of(record)
-  return { caseId: values.caseId, line: values.line }
-}
-
 /**
  * `<stem>.csv`; formula-like text cells neutralised unless `options.raw` (see `Csv.ts`). Every row
  * starts with the case id and its line in the input (`case_id`, `line`), whatever the input had.
  */
-export const csvReporter = (options: CsvOptions = safeCsv): Reporter => ({
-  format: "csv",
-  write: (input) => {
-    const path = Path.join(input.info.runDir, `${input.stem}.csv`)
-    const content = Stream.make(
-      csvLine(["case_id", "line", ...input.view.csvHeader(input.info, input.summary)], options)
-    ).pipe(
-      Stream.concat(
-        input.records().pipe(Stream.map((r) => {
-          const c = caseRef(input, r)
-          return csvLine(
-            [c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, r)],
-            options
-          )
-        }))
+export const csvReporter = (options: CsvOptions = safeCsv): Reporter => {
+  const lines = (input: LinesInput): LineReport => ({
+    path: Path.join(input.info.runDir, `${input.stem}.csv`),
+    header: csvLine(["case_id", "line", ...input.view.csvHeader(input.info)], options),
+    line: (record, c) =>
+      csvLine(
+        [c.caseId, c.line === undefined ? "" : csvNumber(c.line), ...input.view.csvRow(input.info, record)],
+        options
       )
-    )
-    return writeAtomic(path, content).pipe(Effect.as([path]))
+  })
+  return {
+    format: "csv",
+    lines,
+    write: (input) => {
+      const report = lines(input)
+      const content = Stream.make(report.header).pipe(
+        Stream.concat(input.records().pipe(Stream.map((r) => report.line(r, input.caseMetrics.of(r)))))
+      )
+      return writeAtomic(report.path, content).pipe(Effect.as([report.path]))
+    }
   }
-})
+}
 
 export const csv: Reporter = csvReporter()
 

@@ -171,11 +171,8 @@ export const withGenerated = <R, X>(
           : `*The live system gave no answer (--target): ${inline(g.reason ?? "failed")}.*\n\n`
         return { title: c.title, body: note + c.body }
       },
-      csvHeader: (
-        info,
-        summary
-      ) => [
-        ...view.csvHeader(info, own(summary)),
+      csvHeader: (info) => [
+        ...view.csvHeader(info),
         "answer_source",
         "generated_answer",
         "target_latency_ms",

@@ -67,7 +67,9 @@ const expectSameOutputs = async (runDir: string) => {
     const b = fs.readFileSync(Path.join(runDir, name))
     expect(b.equals(a), `${name} differs from an uninterrupted run's`).toBe(true)
   }
-  const left = fs.readdirSync(runDir).filter((n) => n.endsWith(".partial") || n.startsWith("resume-"))
+  const left = fs.readdirSync(runDir).filter((n) =>
+    n.endsWith(".partial") || n.startsWith("resume-") || n.includes(".tmp-")
+  )
   expect(left).toEqual([])
 }
 

@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { readJsonLines, readJsonLinesAt, readLines } from "../../src/io/Files.js"
+import { atomicWriter, readJsonLines, readJsonLinesAt, readLines } from "../../src/io/Files.js"
 
 const tempFile = (content: string | Buffer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))
@@ -100,5 +100,56 @@ describe("readLines", () => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(lines("/nonexistent/rag-eval/file.txt"))
       expect(error.message).toMatch(/^\/nonexistent\/rag-eval\/file\.txt: cannot read/)
+    }))
+})
+
+describe("atomicWriter", () => {
+  const dirWith = (content?: string) => {
+    const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-atomic-"))
+    const path = Path.join(dir, "report.csv")
+    if (content !== undefined) fs.writeFileSync(path, content)
+    return { dir, path }
+  }
+
+  it.effect("committed: the file in place, whole (more than its 64 KiB buffer), no temporary file left", () =>
+    Effect.gen(function*() {
+      const { dir, path } = dirWith("old\n")
+      const lines = Array.from({ length: 20_000 }, (_, i) => `row ${i},é\n`)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const w = yield* atomicWriter(path)
+        yield* w.write("header\n")
+        yield* w.writeAll(lines.slice(0, 10_000))
+        for (const line of lines.slice(10_000)) yield* w.write(line)
+        // Nothing is in place before the commit: the old file is as it was.
+        expect(fs.readFileSync(path, "utf8")).toBe("old\n")
+        yield* w.commit
+      }))
+      expect(fs.readFileSync(path, "utf8")).toBe(`header\n${lines.join("")}`)
+      expect(fs.readdirSync(dir)).toEqual(["report.csv"])
+    }))
+
+  it.effect("released without a commit (a failure, a stop): the temporary file removed, the old file untouched", () =>
+    Effect.gen(function*() {
+      const { dir, path } = dirWith("old\n")
+      const failed = yield* Effect.flip(Effect.scoped(Effect.gen(function*() {
+        const w = yield* atomicWriter(path)
+        yield* w.writeAll(Array.from({ length: 10_000 }, () => "x".repeat(100)))
+        expect(fs.readdirSync(dir).some((n) => n.startsWith("report.csv.tmp-"))).toBe(true)
+        return yield* Effect.fail("stopped" as const)
+      })))
+      expect(failed).toBe("stopped")
+      expect(fs.readFileSync(path, "utf8")).toBe("old\n")
+      expect(fs.readdirSync(dir)).toEqual(["report.csv"])
+      const { dir: fresh, path: never } = dirWith()
+      yield* Effect.scoped(Effect.flatMap(atomicWriter(never), (w) => w.write("a\n")))
+      expect(fs.readdirSync(fresh)).toEqual([])
+    }))
+
+  it.effect("a directory that cannot be written: an OutputError naming the file", () =>
+    Effect.gen(function*() {
+      const missing = Path.join(os.tmpdir(), "rag-eval-no-such-dir", "report.csv")
+      const error = yield* Effect.flip(Effect.scoped(atomicWriter(missing)))
+      expect(error._tag).toBe("OutputError")
+      expect(error.path).toBe(missing)
     }))
 })
