@@ -100,7 +100,9 @@ describe("judgment keys", () => {
       {},
       { question: "q", answer: "a", passages: "[1] one\n\n[2] two", history: "(no previous conversation)" },
       { "b": "quote \" backslash \\ newline \n", "a": "é✓ 🚀", "Z": "", "a b": "\u2028" },
-      { x: "1", skipped: undefined }
+      { x: "1", skipped: undefined },
+      // Keys in UTF-16 code-unit order, whatever the locale: astral (surrogates), fullwidth, accented.
+      { "z": "1", "é": "2", "🚀": "3", "ｚ": "4", "A": "5", "\uffff": "6", "aa": "7", "a": "8" }
     ]
     for (const r of records) expect(stringRecordJson(r)).toBe(canonicalJsonByReplacer(r))
     expect(stringRecordJson({ n: 1 })).toBeUndefined()
