@@ -15,16 +15,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { headlineOf, readJsonFile, Summary } from "../../src/domain/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
-
-const samples: ReadonlyArray<readonly [string, string, Record<string, unknown>?]> = [
-  ["rag-answers", "test-sets/rag-answers/sample.csv"],
-  ["answer-synthesis", "test-sets/answer-synthesis/sample.json"],
-  ["answer-correctness", "test-sets/answer-correctness/sample.jsonl"],
-  ["course-retrieval", "test-sets/course-retrieval/sample.json"],
-  ["search-relevance", "test-sets/search-relevance/sample.jsonl"],
-  ["evidence-retrieval", "test-sets/evidence-retrieval/sample.jsonl"]
-]
+import { builtinSamples, loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 const figuresDir = Path.join(repoRoot, "test", "fixtures", "sample-figures")
 const update = process.env.UPDATE_SAMPLE_FIGURES === "1"
@@ -43,7 +34,7 @@ const close = (a: number | null, b: number | null) =>
   a === null || b === null ? a === b : Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b))
 
 describe("sample runs' figures (heuristic judge)", () => {
-  for (const [name, input] of samples) {
+  for (const [name, input] of builtinSamples) {
     it.effect(`${name}: headline metrics, per-case metrics, counts, lowest and failed cases`, () =>
       Effect.gen(function*() {
         const pipeline = yield* Effect.promise(() => loadPipelineModule(name))

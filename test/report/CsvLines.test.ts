@@ -14,19 +14,10 @@ import type { ReportInput } from "../../src/engine/ReportInput.js"
 import { readJsonLines } from "../../src/io/Files.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
 import { csvReporter } from "../../src/report/Reporter.js"
-import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
-
-const samples: ReadonlyArray<readonly [string, string]> = [
-  ["rag-answers", "test-sets/rag-answers/sample.csv"],
-  ["answer-synthesis", "test-sets/answer-synthesis/sample.json"],
-  ["answer-correctness", "test-sets/answer-correctness/sample.jsonl"],
-  ["course-retrieval", "test-sets/course-retrieval/sample.json"],
-  ["search-relevance", "test-sets/search-relevance/sample.jsonl"],
-  ["evidence-retrieval", "test-sets/evidence-retrieval/sample.jsonl"]
-]
+import { builtinSamples, loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 describe("report.csv written as the records leave = written from the records read back", () => {
-  for (const [name, input] of samples) {
+  for (const [name, input] of builtinSamples) {
     for (const raw of [false, true]) {
       it.effect(`${name}${raw ? " (--csv-raw)" : ""}`, () =>
         Effect.gen(function*() {

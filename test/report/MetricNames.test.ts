@@ -13,19 +13,10 @@ import * as Path from "node:path"
 import { parseGates, resolveGates } from "../../src/domain/Gate.js"
 import { Manifest, readJsonFile, Summary } from "../../src/domain/RunFiles.js"
 import * as HeuristicJudge from "../../src/judges/HeuristicJudge.js"
-import { loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
-
-const samples: ReadonlyArray<readonly [string, string]> = [
-  ["rag-answers", "test-sets/rag-answers/sample.csv"],
-  ["answer-synthesis", "test-sets/answer-synthesis/sample.json"],
-  ["answer-correctness", "test-sets/answer-correctness/sample.jsonl"],
-  ["course-retrieval", "test-sets/course-retrieval/sample.json"],
-  ["search-relevance", "test-sets/search-relevance/sample.jsonl"],
-  ["evidence-retrieval", "test-sets/evidence-retrieval/sample.jsonl"]
-]
+import { builtinSamples, loadPipelineModule, repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
 describe("one name per metric: summary, compare and gates", () => {
-  for (const [name, input] of samples) {
+  for (const [name, input] of builtinSamples) {
     it.effect(
       `${name}: every per-case metric is a summary metric of the same name, scale and direction`,
       () =>

@@ -49,6 +49,16 @@ export const loadPipelineModule = async (name: string, options: PipelineOptions 
     options
   ) as Pipeline<unknown, unknown>
 
+/** Every built-in pipeline with its sample test set (repository-relative). */
+export const builtinSamples: ReadonlyArray<readonly [pipeline: string, input: string]> = [
+  ["rag-answers", "test-sets/rag-answers/sample.csv"],
+  ["answer-synthesis", "test-sets/answer-synthesis/sample.json"],
+  ["answer-correctness", "test-sets/answer-correctness/sample.jsonl"],
+  ["course-retrieval", "test-sets/course-retrieval/sample.json"],
+  ["search-relevance", "test-sets/search-relevance/sample.jsonl"],
+  ["evidence-retrieval", "test-sets/evidence-retrieval/sample.jsonl"]
+]
+
 /** What a test's run or estimate takes unless it says otherwise. */
 const testDefaults = {
   iterations: 1,
