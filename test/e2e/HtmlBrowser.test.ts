@@ -352,6 +352,9 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
             // Following a row's link opens its case.
             const target = links[0]!
             await page.click(`#cases tbody tr a.caselink[href="${target}"]`)
+            // The page opens it on `hashchange`, an event dispatched after the click has returned: wait
+            // for it (reading at once raced it: seen failing once in a quiet run), 10 s at most.
+            await page.waitForSelector(`${target}[open]`, { state: "attached", timeout: 10_000 })
             expect(await page.$eval(target, (d) => (d as unknown as DomNode).open)).toBe(true)
             if (sample.detail !== undefined) {
               const headers = await page.$$eval(`${target} table.detail th`, (ths) => ths.map((th) => th.textContent))
