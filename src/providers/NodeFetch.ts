@@ -129,7 +129,7 @@ export class BufferedResponse {
   }
   text(): Promise<string> {
     try {
-      return Promise.resolve(this.#take().toString("utf8"))
+      return Promise.resolve(this.textNow())
     } catch (e) {
       return Promise.reject(e)
     }
@@ -265,10 +265,7 @@ export const make = (options: { readonly maxResponseBytes?: number | undefined }
     resolve: (response: BufferedResponse) => void,
     reject: (error: unknown) => void
   ): () => void => {
-    if (signal?.aborted === true) {
-      reject(abortError(signal))
-      return () => {}
-    }
+    // (A signal already aborted is `fetch`'s to refuse, before the body is read: `post` has none.)
     if (body !== undefined) {
       headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
     }
