@@ -20,6 +20,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -108,7 +109,43 @@ export class RunnerJudges extends Context.Tag("rag-eval/cluster/RunnerJudges")<R
    * in the journal: a `kill -9` loses at most that many paid calls.
    */
   readonly withPermit: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * `effect` once no other delivery is judging the same `id` (a run's task) on this runner; `waited`
+   * says it had to wait — what the store holds for the task may have changed meanwhile.
+   */
+  readonly oneAtATime: <A, E, R>(
+    id: string,
+    effect: (waited: boolean) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
 }>() {}
+
+/**
+ * One delivery at a time per id: a batch delivered again under another id (a restarted coordinator
+ * batches differently) while its first delivery is being judged here waits for it, then reads the
+ * store again, instead of calling for the same keys at the same time.
+ */
+const makeOneAtATime = () => {
+  const running = new Map<string, Deferred.Deferred<void>>()
+  const oneAtATime = <A, E, R>(
+    id: string,
+    effect: (waited: boolean) => Effect.Effect<A, E, R>,
+    waited = false
+  ): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const before = running.get(id)
+      if (before !== undefined) return Effect.zipRight(Deferred.await(before), oneAtATime(id, effect, true))
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      running.set(id, done)
+      return Effect.ensuring(
+        effect(waited),
+        Effect.suspend(() => {
+          if (running.get(id) === done) running.delete(id)
+          return Deferred.succeed(done, undefined)
+        })
+      )
+    })
+  return oneAtATime
+}
 
 /** The longest a call waits for the shared limit's answer before going ahead on the runner's own gate. */
 const RESERVE_TIMEOUT = Duration.seconds(10)
@@ -244,6 +281,7 @@ export const layerJudges = (settings: RunnerSettings) =>
         })
       return {
         withPermit: (effect) => permits.withPermit(effect),
+        oneAtATime: makeOneAtATime(),
         get: (options: JudgeOptions) =>
           Effect.suspend(() => {
             const id = JSON.stringify([
@@ -362,7 +400,7 @@ export const judgeBatch = (
     const store = yield* RunnerStore
     const judges = yield* RunnerJudges
     const { runId, tasks } = payload
-    const held = yield* store.rows(runId, tasks.flatMap((t) => t.keys))
+    const held = new Map(yield* store.rows(runId, tasks.flatMap((t) => t.keys)))
     const judge = yield* judges.get(payload.judge)
     // The coordinator looked in the cache before sending; the runner never stops its judges; and it
     // makes its calls itself (never back through a cluster).
@@ -380,11 +418,16 @@ export const judgeBatch = (
       around: judges.withPermit
     })
     const sink: Sink = { state: { done: 0, failed: 0, reused: 0 }, tokens: noTokens() }
-    const judgeTask = (t: WireTask): Effect.Effect<ReadonlyArray<Judgment>, FatalJudgeError | StoreFailed> => {
-      const plan = planOf(t)
-      const kept = core.fromJournal(plan, sink)
-      if (kept !== undefined) return Effect.succeed(kept)
-      return core.judge(plan, { id: t.caseId, ordinal: t.ordinal }, sink).pipe(
+    const judgeTask = (t: WireTask, waited: boolean) =>
+      Effect.gen(function*() {
+        if (waited) { for (const [key, row] of yield* store.rows(runId, t.keys)) held.set(key, row) }
+        const plan = planOf(t)
+        const kept = core.fromJournal(plan, sink)
+        if (kept !== undefined) return kept
+        return yield* judgeNew(t, plan)
+      })
+    const judgeNew = (t: WireTask, plan: Plan): Effect.Effect<ReadonlyArray<Judgment>, FatalJudgeError | StoreFailed> =>
+      core.judge(plan, { id: t.caseId, ordinal: t.ordinal }, sink).pipe(
         Effect.catchTags({
           OutputError: (e) => Effect.fail(new StoreFailed({ problem: e.message })),
           UsageError: (e) => Effect.die(e)
@@ -397,8 +440,11 @@ export const judgeBatch = (
           return fatal !== undefined ? Effect.fail(fatal) : Effect.die(new Error("judge stopped"))
         })
       )
-    }
-    const results = yield* Effect.forEach(tasks, judgeTask, { concurrency: "unbounded" })
+    const results = yield* Effect.forEach(
+      tasks,
+      (t) => judges.oneAtATime(`${runId}\n${t.keys.join("\n")}`, (waited) => judgeTask(t, waited)),
+      { concurrency: "unbounded" }
+    )
     return results.flat()
   })
 

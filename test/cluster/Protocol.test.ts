@@ -118,6 +118,32 @@ describe("cluster protocol (in-memory test runner)", () => {
     expect(d).toEqual(a)
   })
 
+  it("two batches of the same tasks (different ids) at once on one runner: each key is called once, the later batch reuses it", async () => {
+    const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
+    const tasks = Array.from({ length: 5 }, (_, i) => ({
+      keys: [`same-${i}`],
+      pipeline: "p",
+      caseId: `c${i}`,
+      ordinal: i,
+      iteration: 1,
+      rubric,
+      target: "answer",
+      vars: { question: `q${i}`, answer: `a${i}`, passages: "", history: "" }
+    }))
+    fake.reset()
+    // A restarted coordinator batches differently: a new batch id (a new message) for tasks whose first
+    // delivery is still being judged on this runner.
+    const [a, b] = await Effect.runPromise(
+      Effect.gen(function*() {
+        const client = (yield* JudgeShard.client)(shardEntityId("p/run2", "cccccc"))
+        const send = (batchId: string) => client.JudgeBatch({ runId: "p/run2", batchId, judge: judgeOptions(), tasks })
+        return yield* Effect.all([send("cccccc"), send("dddddd")], { concurrency: "unbounded" })
+      }).pipe(Effect.scoped, Effect.provide(cluster()))
+    )
+    expect(fake.judgeCalls).toBe(5)
+    expect(b).toEqual(a)
+  })
+
   it("once the run is stopping (Ctrl+C), calls not yet sent are answered \"not asked\" and nothing is sent", async () => {
     fake.reset()
     const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
