@@ -104,7 +104,56 @@ const cycles = (): Array<Array<string>> => {
   return found
 }
 
+/**
+ * What a file loads when it runs: relative modules and bare packages named by a value import, a
+ * re-export or `import()` (type-only imports are erased and load nothing).
+ */
+const runtimeImportsOf = (file: string): { readonly files: Array<string>; readonly packages: Array<string> } => {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+  const files: Array<string> = []
+  const packages: Array<string> = []
+  const add = (spec: string) => {
+    if (!spec.startsWith(".")) return void packages.push(spec)
+    const target = Path.resolve(Path.dirname(file), spec).replace(/\.js$/, ".ts")
+    files.push(fs.existsSync(target) ? target : target.replace(/\.ts$/, ".tsx"))
+  }
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      if (node.importClause?.isTypeOnly !== true) add(node.moduleSpecifier.text)
+    } else if (
+      ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) add(node.moduleSpecifier.text)
+    else if (
+      ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined && ts.isStringLiteral(node.arguments[0])
+    ) add(node.arguments[0].text)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return { files, packages }
+}
+
 describe("architecture", () => {
+  it("npm run bench runs outside vitest: nothing bench/ loads imports vitest (it throws when imported outside a test run)", () => {
+    const BENCH = Path.resolve("bench")
+    const seen = new Set<string>()
+    const offending: Array<string> = []
+    const walk = (file: string, via: ReadonlyArray<string>) => {
+      if (seen.has(file) || !fs.existsSync(file)) return
+      seen.add(file)
+      const { files, packages } = runtimeImportsOf(file)
+      if (packages.some((p) => p === "vitest" || p.startsWith("vitest/") || p.startsWith("@effect/vitest"))) {
+        offending.push([...via, file].map(rel).join(" → "))
+      }
+      for (const f of files) walk(f, [...via, file])
+    }
+    for (const f of fs.readdirSync(BENCH).filter((n) => n.endsWith(".ts"))) walk(Path.join(BENCH, f), [])
+    // The walk reaches the test helpers the benchmarks share (the fake server, in-process runs).
+    expect(seen).toContain(Path.resolve("test", "support", "RunPipeline.ts"))
+    expect(offending).toEqual([])
+  })
+
   it("reads the whole of src/ (the check would pass vacuously on nothing)", () => {
     expect(graph.size).toBeGreaterThan(200)
     expect([...graph.values()].reduce((n, out) => n + out.length, 0)).toBeGreaterThan(1000)

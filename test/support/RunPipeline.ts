@@ -9,7 +9,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { expect } from "vitest"
 import * as Judgments from "../../src/engine/Judgments.js"
 import { type AnyPipeline, instantiate, type Pipeline } from "../../src/engine/Pipeline.js"
 import type { PipelineOptions } from "../../src/engine/PipelineOptions.js"
@@ -30,11 +29,14 @@ export const hasShared = fs.existsSync(sharedCsv)
 
 export const tempDir = (prefix = "rag-eval-") => fs.mkdtempSync(Path.join(os.tmpdir(), prefix))
 
-/** The one run directory a CLI run made under `--out out` for `pipeline`. */
+/**
+ * The one run directory a CLI run made under `--out out` for `pipeline`; throws when there is not
+ * exactly one. (No `expect` here: the benchmarks import this file, and run outside vitest.)
+ */
 export const runDirIn = (out: string, pipeline: string) => {
   const root = Path.join(out, pipeline)
   const ids = fs.readdirSync(root)
-  expect(ids).toHaveLength(1)
+  if (ids.length !== 1) throw new Error(`expected one run directory in ${root}, found ${ids.length}: ${ids.join(", ")}`)
   return Path.join(root, ids[0]!)
 }
 
