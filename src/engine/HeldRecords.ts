@@ -26,7 +26,7 @@ import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
-import { readWholeLines, writeProblem } from "../io/Files.js"
+import { readLineEnds, readWholeLines, writeProblem } from "../io/Files.js"
 import { sha256 } from "../judges/Prompt.js"
 
 /** The file of an iteration that tells a resume which records it may keep. */
@@ -91,6 +91,23 @@ export const firstHeldRecord = (files: HeldFiles, guard: string): Effect.Effect<
     (header) => header === headerLine(guard) ? firstLine(files.records) : Effect.succeed(undefined)
   )
 
+/** Numbers appended in order, in a typed array that doubles as it fills (a million offsets: 8 MB, not an array's boxes and slack). */
+class Numbers {
+  private values = new Float64Array(1024)
+  length = 0
+  push(x: number) {
+    if (this.length === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2)
+      grown.set(this.values)
+      this.values = grown
+    }
+    this.values[this.length++] = x
+  }
+  at(i: number): number {
+    return this.values[i]!
+  }
+}
+
 /**
  * The resume file's cases the run may keep, in order up to the first it cannot: each one's
  * judgments and the file offset just past its line (`at[0]`: past the header). Undefined when the
@@ -99,13 +116,10 @@ export const firstHeldRecord = (files: HeldFiles, guard: string): Effect.Effect<
 const keepable = (
   path: string,
   guard: string
-): Effect.Effect<
-  { readonly counts: ReadonlyArray<number>; readonly at: ReadonlyArray<number> } | undefined,
-  OutputError
-> =>
+): Effect.Effect<{ readonly counts: Numbers; readonly at: Numbers } | undefined, OutputError> =>
   Effect.suspend(() => {
-    const counts: Array<number> = []
-    const at: Array<number> = []
+    const counts = new Numbers()
+    const at = new Numbers()
     let reading = true
     // A chunk at a time: `Stream.runForEachWhile` held ~270 bytes an element until the stream ended
     // (Effect 3.x; the 500,000 lines of a killed million-row run's resume file took ~150 MB).
@@ -147,10 +161,13 @@ export const keepHeld = (
     const resume = yield* keepable(files.resume, guard)
     if (resume === undefined || resume.counts.length === 0 || !writable(files)) return none
     // The case metrics' line ends, as far as the resume file lists cases.
-    const metricsAt: Array<number> = []
-    yield* Stream.runForEach(
-      Stream.take(readWholeLines(files.cases, () => undefined), resume.counts.length),
-      ([, end]) => Effect.sync(() => metricsAt.push(end))
+    const metricsAt = new Numbers()
+    yield* Stream.runForEachChunk(
+      Stream.take(readLineEnds(files.cases), resume.counts.length),
+      (ends) =>
+        Effect.sync(() => {
+          for (const end of ends) metricsAt.push(end)
+        })
     )
     // The records last, folded as they are read.
     let cases = 0
@@ -182,12 +199,12 @@ export const keepHeld = (
     )
     if (cases === 0) return none
     let judgments = 0
-    for (let i = 0; i < cases; i++) judgments += resume.counts[i]!
+    for (let i = 0; i < cases; i++) judgments += resume.counts.at(i)
     const cut = (path: string, bytes: number) =>
       Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
     yield* cut(files.records, recordsEnd)
-    yield* cut(files.cases, metricsAt[cases - 1]!)
-    yield* cut(files.resume, resume.at[cases]!)
+    yield* cut(files.cases, metricsAt.at(cases - 1))
+    yield* cut(files.resume, resume.at.at(cases))
     return { cases, judgments }
   })
 

@@ -268,6 +268,17 @@ export const readWholeLines = <A>(
   )
 
 /**
+ * The file offset just past each whole line's newline, in order, without decoding the lines (a
+ * last line without a newline is not whole, and not listed).
+ */
+export const readLineEnds = (path: string, readSize = READ_SIZE): Stream.Stream<number, OutputError> =>
+  Stream.suspend(() =>
+    fs.existsSync(path)
+      ? readDecodedLines(path, (_buffer, _start, _stop, next): number | undefined => next, readSize)
+      : Stream.empty
+  )
+
+/**
  * The lines of a file, each decoded by `decode` from its bytes [start, stop) (a trailing CR dropped)
  * and the file offset just past its newline (undefined for a last line without one); undefined skips it.
  */

@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { atomicWriter, readJsonLines, readJsonLinesAt, readLines } from "../../src/io/Files.js"
+import { atomicWriter, readJsonLines, readJsonLinesAt, readLineEnds, readLines } from "../../src/io/Files.js"
 
 const tempFile = (content: string | Buffer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-files-"))
@@ -100,6 +100,19 @@ describe("readLines", () => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(lines("/nonexistent/rag-eval/file.txt"))
       expect(error.message).toMatch(/^\/nonexistent\/rag-eval\/file\.txt: cannot read/)
+    }))
+})
+
+describe("readLineEnds", () => {
+  it.effect("the offset past each whole line's newline, across reads; a last line without one is not listed", () =>
+    Effect.gen(function*() {
+      const ends = (path: string, size?: number) =>
+        readLineEnds(path, size).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      expect(yield* ends(tempFile("a\nbb\r\n\nccc"))).toEqual([2, 6, 7])
+      // 1,000 lines of 10 bytes read 64 bytes at a time: every end found, none twice.
+      const many = tempFile("123456789\n".repeat(1000))
+      expect(yield* ends(many, 64)).toEqual(Array.from({ length: 1000 }, (_, i) => 10 * (i + 1)))
+      expect(yield* ends(Path.join(os.tmpdir(), "rag-eval-no-such-file.jsonl"))).toEqual([])
     }))
 })
 
