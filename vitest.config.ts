@@ -46,6 +46,8 @@ export default defineConfig({
     expect: { poll: { timeout: 30_000 } },
     pool: "forks",
     setupFiles: ["test/support/Setup.ts"],
+    // The run's temp files in one directory of its own, removed at the end (test/support/TempRoot.ts).
+    globalSetup: ["test/support/TempRoot.ts"],
     // Worker processes live for the whole run, and each test file gets fresh modules in them: vitest
     // reads the pool's `isolate` from this root config (false: processes are kept, not started per
     // file) and each file's from its project (true: vite's module cache — the sources, the tests,
