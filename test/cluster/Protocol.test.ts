@@ -66,6 +66,21 @@ const records = (outRoot: string) => {
 const withoutLatency = (value: unknown): unknown =>
   JSON.parse(JSON.stringify(value, (k, v) => k === "latencyMs" ? undefined : v))
 
+/** Five one-key tasks of the clarity rubric, their keys `${prefix}-0` … `${prefix}-4`. */
+const clarityTasks = async (prefix: string) => {
+  const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
+  return Array.from({ length: 5 }, (_, i) => ({
+    keys: [`${prefix}-${i}`],
+    pipeline: "p",
+    caseId: `c${i}`,
+    ordinal: i,
+    iteration: 1,
+    rubric,
+    target: "answer",
+    vars: { question: `q${i}`, answer: `a${i}`, passages: "", history: "" }
+  }))
+}
+
 describe("cluster protocol (in-memory test runner)", () => {
   it("a run in cluster mode gives the records of a local run; every judgment is asked once", async () => {
     const pipeline = await loadPipelineModule("rag-answers")
@@ -90,17 +105,7 @@ describe("cluster protocol (in-memory test runner)", () => {
   })
 
   it("a batch sent three times (one primary key) is judged once; another batch of the same keys reuses the journal", async () => {
-    const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
-    const tasks = Array.from({ length: 5 }, (_, i) => ({
-      keys: [`key-${i}`],
-      pipeline: "p",
-      caseId: `c${i}`,
-      ordinal: i,
-      iteration: 1,
-      rubric,
-      target: "answer",
-      vars: { question: `q${i}`, answer: `a${i}`, passages: "", history: "" }
-    }))
+    const tasks = await clarityTasks("key")
     fake.reset()
     const [a, b, c, d] = await Effect.runPromise(
       Effect.gen(function*() {
@@ -119,17 +124,7 @@ describe("cluster protocol (in-memory test runner)", () => {
   })
 
   it("two batches of the same tasks (different ids) at once on one runner: each key is called once, the later batch reuses it", async () => {
-    const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
-    const tasks = Array.from({ length: 5 }, (_, i) => ({
-      keys: [`same-${i}`],
-      pipeline: "p",
-      caseId: `c${i}`,
-      ordinal: i,
-      iteration: 1,
-      rubric,
-      target: "answer",
-      vars: { question: `q${i}`, answer: `a${i}`, passages: "", history: "" }
-    }))
+    const tasks = await clarityTasks("same")
     fake.reset()
     // A restarted coordinator batches differently: a new batch id (a new message) for tasks whose first
     // delivery is still being judged on this runner.
@@ -146,7 +141,7 @@ describe("cluster protocol (in-memory test runner)", () => {
 
   it("once the run is stopping (Ctrl+C), calls not yet sent are answered \"not asked\" and nothing is sent", async () => {
     fake.reset()
-    const rubric = await Effect.runPromise(loadRubric("rag-answers/clarity").pipe(Effect.provide(NodeContext.layer)))
+    const tasks = (await clarityTasks("s")).slice(0, 3)
     const answers = await Effect.runPromise(
       Effect.gen(function*() {
         const remote = yield* Coordinator.make({
@@ -155,20 +150,9 @@ describe("cluster protocol (in-memory test runner)", () => {
           batchesInFlight: 2,
           stopping: () => true
         })
-        return yield* Effect.forEach([0, 1, 2], (i) =>
-          remote.judge({
-            runId: "p/stop",
-            keys: [`s${i}`],
-            task: {
-              pipeline: "p",
-              caseId: `c${i}`,
-              ordinal: i,
-              iteration: 1,
-              rubric,
-              target: "answer",
-              vars: { question: "q", answer: "a", passages: "", history: "" }
-            }
-          }), { concurrency: "unbounded" })
+        return yield* Effect.forEach(tasks, ({ keys, ...task }) => remote.judge({ runId: "p/stop", keys, task }), {
+          concurrency: "unbounded"
+        })
       }).pipe(Effect.scoped, Effect.provide(cluster()))
     )
     expect(answers).toEqual([undefined, undefined, undefined])
