@@ -27,6 +27,7 @@ import type { OutputError } from "../domain/Errors.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { readLineEnds, readWholeLines, writeProblem } from "../io/Files.js"
+import { runWhile } from "../io/Streams.js"
 import { sha256 } from "../judges/Prompt.js"
 
 /** The file of an iteration that tells a resume which records it may keep. */
@@ -120,23 +121,13 @@ const keepable = (
   Effect.suspend(() => {
     const counts = new Numbers()
     const at = new Numbers()
-    let reading = true
-    // A chunk at a time: `Stream.runForEachWhile` held ~270 bytes an element until the stream ended
-    // (Effect 3.x; the 500,000 lines of a killed million-row run's resume file took ~150 MB).
-    return Stream.runForEachChunk(
-      Stream.takeWhile(readWholeLines(path, asText), () => reading),
-      (chunk) =>
-        Effect.sync(() => {
-          for (const [text, end] of chunk) {
-            if (!reading || (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text))) {
-              reading = false
-              return
-            }
-            if (at.length > 0) counts.push(Number(text))
-            at.push(end)
-          }
-        })
-    ).pipe(Effect.map(() => at.length === 0 ? undefined : { counts, at }))
+    return runWhile(readWholeLines(path, asText), ([text, end]) =>
+      Effect.sync(() => {
+        if (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text)) return false
+        if (at.length > 0) counts.push(Number(text))
+        at.push(end)
+        return true
+      })).pipe(Effect.map(() => at.length === 0 ? undefined : { counts, at }))
   })
 
 /** A record line that did not parse (never expected): it ends what is kept. */

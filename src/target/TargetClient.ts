@@ -40,10 +40,11 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import { formatBytes, Limits, overBytes } from "../domain/Limits.js"
 import { Redaction } from "../domain/Redaction.js"
 import { maskUrl } from "../domain/Secrets.js"
+import { runWhile } from "../io/Streams.js"
 import { causeCode, causeMessage, unreachable } from "../providers/ConnectionError.js"
 import { splitCredentials } from "../providers/Endpoint.js"
 import { parseRetryAfter } from "../providers/OpenAiProvider.js"
@@ -118,7 +119,7 @@ export const statusKind = (status: number): TargetErrorKind => {
 export const readBytes = <E>(body: Stream.Stream<Uint8Array, E>, limit: number) =>
   Effect.gen(function*() {
     const acc = { chunks: [] as Array<Uint8Array>, size: 0, firstByteAt: undefined as bigint | undefined, over: false }
-    yield* Stream.runForEachWhile(body, (chunk) =>
+    yield* runWhile(body, (chunk) =>
       Effect.map(acc.firstByteAt === undefined ? Clock.currentTimeNanos : Effect.succeed(acc.firstByteAt), (at) => {
         acc.firstByteAt = at
         if (acc.size + chunk.length > limit) {
@@ -182,7 +183,7 @@ export const readBody = <E>(
     let size = 0
     let firstByteAt: bigint | undefined
     let stop: Unreadable | undefined
-    yield* Stream.runForEachWhile(body, (chunk) =>
+    yield* runWhile(body, (chunk) =>
       Effect.map(firstByteAt === undefined ? Clock.currentTimeNanos : Effect.succeed(firstByteAt), (at) => {
         firstByteAt = at
         size += chunk.length
