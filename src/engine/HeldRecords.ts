@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import type { OutputError } from "../domain/Errors.js"
+import { f64, Growing } from "../domain/Growing.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { readLineEnds, readWholeLines, writeProblem } from "../io/Files.js"
@@ -92,23 +93,6 @@ export const firstHeldRecord = (files: HeldFiles, guard: string): Effect.Effect<
     (header) => header === headerLine(guard) ? firstLine(files.records) : Effect.succeed(undefined)
   )
 
-/** Numbers appended in order, in a typed array that doubles as it fills (a million offsets: 8 MB, not an array's boxes and slack). */
-class Numbers {
-  private values = new Float64Array(1024)
-  length = 0
-  push(x: number) {
-    if (this.length === this.values.length) {
-      const grown = new Float64Array(this.values.length * 2)
-      grown.set(this.values)
-      this.values = grown
-    }
-    this.values[this.length++] = x
-  }
-  at(i: number): number {
-    return this.values[i]!
-  }
-}
-
 /**
  * The resume file's cases the run may keep, in order up to the first it cannot: each one's
  * judgments and the file offset just past its line (`at[0]`: past the header). Undefined when the
@@ -117,10 +101,13 @@ class Numbers {
 const keepable = (
   path: string,
   guard: string
-): Effect.Effect<{ readonly counts: Numbers; readonly at: Numbers } | undefined, OutputError> =>
+): Effect.Effect<
+  { readonly counts: Growing<Float64Array>; readonly at: Growing<Float64Array> } | undefined,
+  OutputError
+> =>
   Effect.suspend(() => {
-    const counts = new Numbers()
-    const at = new Numbers()
+    const counts = new Growing(f64(1024), f64)
+    const at = new Growing(f64(1024), f64)
     return runWhile(readWholeLines(path, asText), ([text, end]) =>
       Effect.sync(() => {
         if (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text)) return false
@@ -152,7 +139,7 @@ export const keepHeld = (
     const resume = yield* keepable(files.resume, guard)
     if (resume === undefined || resume.counts.length === 0 || !writable(files)) return none
     // The case metrics' line ends, as far as the resume file lists cases.
-    const metricsAt = new Numbers()
+    const metricsAt = new Growing(f64(1024), f64)
     yield* Stream.runForEachChunk(
       Stream.take(readLineEnds(files.cases), resume.counts.length),
       (ends) =>
@@ -190,12 +177,12 @@ export const keepHeld = (
     )
     if (cases === 0) return none
     let judgments = 0
-    for (let i = 0; i < cases; i++) judgments += resume.counts.at(i)
+    for (let i = 0; i < cases; i++) judgments += resume.counts.get(i)
     const cut = (path: string, bytes: number) =>
       Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
     yield* cut(files.records, recordsEnd)
-    yield* cut(files.cases, metricsAt.at(cases - 1))
-    yield* cut(files.resume, resume.at.at(cases))
+    yield* cut(files.cases, metricsAt.get(cases - 1))
+    yield* cut(files.resume, resume.at.get(cases))
     return { cases, judgments }
   })
 

@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { InputError, OutputError } from "../domain/Errors.js"
+import { Growing, i32, u32, u8 } from "../domain/Growing.js"
 import { readJsonLines, writeAtomic } from "../io/Files.js"
 import { boilerplateOf, type Chunk, chunkDocument, fingerprint } from "./Chunks.js"
 import { DocumentProblem, documentsOf, findFiles, isSkipped, type Skipped } from "./Documents.js"
@@ -43,29 +44,6 @@ export interface CorpusIndex {
   readonly excluded: Readonly<Record<string, number>>
 }
 
-/** Appends numbers to a typed array that grows by doubling. */
-class Growing<T extends Int32Array | Uint32Array | Uint8Array> {
-  length = 0
-  constructor(private array: T, private readonly make: (n: number) => T) {}
-  push(x: number) {
-    if (this.length === this.array.length) {
-      const bigger = this.make(this.array.length * 2)
-      bigger.set(this.array)
-      this.array = bigger
-    }
-    this.array[this.length++] = x
-  }
-  get(i: number) {
-    return this.array[i]!
-  }
-  set(i: number, x: number) {
-    this.array[i] = x
-  }
-  done(): T {
-    return this.array.slice(0, this.length) as T
-  }
-}
-
 const inputError = (e: DocumentProblem) =>
   new InputError({
     file: e.file,
@@ -97,9 +75,9 @@ export const buildCorpus = (
     }
     const skipped: Array<Skipped> = [...found.skipped]
     const documents: Array<string> = []
-    const documentOf = new Growing(new Int32Array(1024), (n) => new Int32Array(n))
-    const prints = new Growing(new Uint32Array(1024), (n) => new Uint32Array(n))
-    const exclusion = new Growing(new Uint8Array(1024), (n) => new Uint8Array(n))
+    const documentOf = new Growing(i32(1024), i32)
+    const prints = new Growing(u32(1024), u32)
+    const exclusion = new Growing(u8(1024), u8)
     const hash = createHash("sha256")
     const files = found.files
     async function* lines(): AsyncGenerator<string> {

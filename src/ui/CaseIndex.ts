@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { InputError } from "../domain/Errors.js"
+import { f64, Growing, i32, u32, u8 } from "../domain/Growing.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import { CaseMetrics, caseMetricsFile, describeIssues } from "../domain/RunFiles.js"
 import { closeFile, type OpenFile, openFile, parseLine, readRange, scanLines, stringField } from "./LineFile.js"
@@ -79,29 +80,6 @@ const lineIteration = (buffer: Buffer, start: number, end: number): number | und
   }
   return digits === 0 ? undefined : value
 }
-
-// ---------------------------------------------------------------------------------------------
-// Growable typed arrays (the number of lines is known only at the end of a pass)
-
-class Grow<T extends Float64Array | Uint32Array | Int32Array | Uint8Array> {
-  length = 0
-  constructor(public data: T, private readonly make: (n: number) => T) {}
-  push(x: number) {
-    if (this.length === this.data.length) {
-      const bigger = this.make(Math.max(16, this.data.length * 2))
-      bigger.set(this.data)
-      this.data = bigger
-    }
-    this.data[this.length++] = x
-  }
-  done(): T {
-    return this.data.length === this.length ? this.data : (this.data.slice(0, this.length) as T)
-  }
-}
-
-const f64 = (n: number) => new Float64Array(n)
-const u32 = (n: number) => new Uint32Array(n)
-const i32 = (n: number) => new Int32Array(n)
 
 // ---------------------------------------------------------------------------------------------
 // The index
@@ -206,13 +184,13 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
     const metricNames = options.metrics.map((m) => m.name)
     const m = metricNames.length
 
-    const hashA = new Grow(u32(1024), u32)
-    const hashB = new Grow(u32(1024), u32)
-    const lineNo = new Grow(i32(1024), i32)
-    const status = new Grow(new Uint8Array(1024), (n) => new Uint8Array(n))
-    const metricsOffset = new Grow(f64(1024), f64)
-    const metricsLength = new Grow(u32(1024), u32)
-    const values: Array<Grow<Float64Array>> = metricNames.map(() => new Grow(f64(1024), f64))
+    const hashA = new Growing(u32(1024), u32)
+    const hashB = new Growing(u32(1024), u32)
+    const lineNo = new Growing(i32(1024), i32)
+    const status = new Growing(u8(1024), u8)
+    const metricsOffset = new Growing(f64(1024), f64)
+    const metricsLength = new Growing(u32(1024), u32)
+    const values: Array<Growing<Float64Array>> = metricNames.map(() => new Growing(f64(1024), f64))
 
     let metricsFile: OpenFile | undefined
     if (fs.existsSync(metricsPath)) {
@@ -267,9 +245,9 @@ export const buildIndex = (options: BuildOptions): Effect.Effect<CaseIndex, Inpu
 
     // The records: offsets by case; cases of their own when there are no case metrics.
     let recordsFileOpen: OpenFile | undefined
-    const recordOffset = new Grow(f64(Math.max(1024, fromMetrics)), f64)
-    const recordLength = new Grow(u32(Math.max(1024, fromMetrics)), u32)
-    const recordCase = new Grow(i32(Math.max(1024, fromMetrics)), i32)
+    const recordOffset = new Growing(f64(Math.max(1024, fromMetrics)), f64)
+    const recordLength = new Growing(u32(Math.max(1024, fromMetrics)), u32)
+    const recordCase = new Growing(i32(Math.max(1024, fromMetrics)), i32)
     let byHash = sortByHash(hashA.data, hashB.data, fromMetrics)
     const recordOf = new Float64Array(fromMetrics).fill(-1)
     const recordLen = new Uint32Array(fromMetrics)
@@ -466,9 +444,9 @@ export const indexJournal = (index: CaseIndex, journalPath: string): Effect.Effe
       return
     }
     const file = yield* openFile(journalPath)
-    const caseOf = new Grow(i32(4096), i32)
-    const offsets = new Grow(f64(4096), f64)
-    const lengths = new Grow(u32(4096), u32)
+    const caseOf = new Growing(i32(4096), i32)
+    const offsets = new Growing(f64(4096), f64)
+    const lengths = new Growing(u32(4096), u32)
     let orphans = 0
     const scanned = yield* scanLines(file, (buffer, start, end, offset, torn) => {
       if (end === start || torn) return
