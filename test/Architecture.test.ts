@@ -34,32 +34,41 @@ const sourceFiles = (dir: string): Array<string> =>
     return e.isDirectory() ? sourceFiles(path) : /\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts") ? [path] : []
   })
 
-/** Every relative module a file names: imports, re-exports, `import()` and `import("…").T` types. */
-const importsOf = (file: string): Array<string> => {
+/**
+ * Every module a file names — imports, re-exports, `import()` and `import("…").T` types — and whether
+ * naming it loads it at run time (type-only imports and `import("…").T` are erased).
+ */
+const specifiersOf = (file: string): Array<{ readonly spec: string; readonly runtime: boolean }> => {
   const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
-  const found: Array<string> = []
+  const found: Array<{ readonly spec: string; readonly runtime: boolean }> = []
   const visit = (node: ts.Node): void => {
-    let spec: string | undefined
-    if (
-      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier !== undefined &&
-      ts.isStringLiteral(node.moduleSpecifier)
-    ) spec = node.moduleSpecifier.text
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      found.push({ spec: node.moduleSpecifier.text, runtime: node.importClause?.isTypeOnly !== true })
+    } else if (
+      ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)
+    ) found.push({ spec: node.moduleSpecifier.text, runtime: !node.isTypeOnly })
     else if (
       ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword &&
       node.arguments[0] !== undefined && ts.isStringLiteral(node.arguments[0])
-    ) spec = node.arguments[0].text
+    ) found.push({ spec: node.arguments[0].text, runtime: true })
     else if (
       ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)
-    ) spec = node.argument.literal.text
-    if (spec !== undefined && spec.startsWith(".")) {
-      const target = Path.resolve(Path.dirname(file), spec).replace(/\.js$/, ".ts")
-      found.push(fs.existsSync(target) ? target : target.replace(/\.ts$/, ".tsx"))
-    }
+    ) found.push({ spec: node.argument.literal.text, runtime: false })
     ts.forEachChild(node, visit)
   }
   visit(source)
   return found
 }
+
+/** The source file a relative specifier of `file` names. */
+const resolveFrom = (file: string, spec: string): string => {
+  const target = Path.resolve(Path.dirname(file), spec).replace(/\.js$/, ".ts")
+  return fs.existsSync(target) ? target : target.replace(/\.ts$/, ".tsx")
+}
+
+/** Every relative module a file names, at run time or in types. */
+const importsOf = (file: string): Array<string> =>
+  specifiersOf(file).filter((s) => s.spec.startsWith(".")).map((s) => resolveFrom(file, s.spec))
 
 /** `engine` for src/engine/Runner.ts; `bin` for src/bin.ts. */
 const folderOf = (file: string) => Path.relative(SRC, file).split(Path.sep)[0]!.replace(/\.tsx?$/, "")
@@ -104,34 +113,13 @@ const cycles = (): Array<Array<string>> => {
   return found
 }
 
-/**
- * What a file loads when it runs: relative modules and bare packages named by a value import, a
- * re-export or `import()` (type-only imports are erased and load nothing).
- */
+/** What a file loads when it runs: the relative modules (resolved) and the bare packages. */
 const runtimeImportsOf = (file: string): { readonly files: Array<string>; readonly packages: Array<string> } => {
-  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
-  const files: Array<string> = []
-  const packages: Array<string> = []
-  const add = (spec: string) => {
-    if (!spec.startsWith(".")) return void packages.push(spec)
-    const target = Path.resolve(Path.dirname(file), spec).replace(/\.js$/, ".ts")
-    files.push(fs.existsSync(target) ? target : target.replace(/\.ts$/, ".tsx"))
+  const runtime = specifiersOf(file).filter((s) => s.runtime).map((s) => s.spec)
+  return {
+    files: runtime.filter((s) => s.startsWith(".")).map((s) => resolveFrom(file, s)),
+    packages: runtime.filter((s) => !s.startsWith("."))
   }
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (node.importClause?.isTypeOnly !== true) add(node.moduleSpecifier.text)
-    } else if (
-      ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier !== undefined &&
-      ts.isStringLiteral(node.moduleSpecifier)
-    ) add(node.moduleSpecifier.text)
-    else if (
-      ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] !== undefined && ts.isStringLiteral(node.arguments[0])
-    ) add(node.arguments[0].text)
-    ts.forEachChild(node, visit)
-  }
-  visit(source)
-  return { files, packages }
 }
 
 describe("architecture", () => {
