@@ -28,7 +28,7 @@ import { f64, Growing } from "../domain/Growing.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
 import { readLineEnds, readWholeLines, writeProblem } from "../io/Files.js"
-import { runWhile } from "../io/Streams.js"
+import { runWhileSync } from "../io/Streams.js"
 import { sha256 } from "../judges/Prompt.js"
 
 /** The file of an iteration that tells a resume which records it may keep. */
@@ -108,13 +108,12 @@ const keepable = (
   Effect.suspend(() => {
     const counts = new Growing(f64(1024), f64)
     const at = new Growing(f64(1024), f64)
-    return runWhile(readWholeLines(path, asText), ([text, end]) =>
-      Effect.sync(() => {
-        if (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text)) return false
-        if (at.length > 0) counts.push(Number(text))
-        at.push(end)
-        return true
-      })).pipe(Effect.map(() => at.length === 0 ? undefined : { counts, at }))
+    return runWhileSync(readWholeLines(path, asText), ([text, end]) => {
+      if (at.length === 0 ? text !== headerLine(guard) : !/^\d+$/.test(text)) return false
+      if (at.length > 0) counts.push(Number(text))
+      at.push(end)
+      return true
+    }).pipe(Effect.map(() => at.length === 0 ? undefined : { counts, at }))
   })
 
 /** A record line that did not parse (never expected): it ends what is kept. */
@@ -157,23 +156,16 @@ export const keepHeld = (
         return unreadable
       }
     }
-    let reading = true
-    yield* Stream.runForEachChunk(
+    yield* runWhileSync(
       // Read 1 MiB at a time: 64 KiB reads left the process waiting on the thread pool ~12% of the fold.
-      Stream.takeWhile(Stream.take(readWholeLines(files.records, parse, 1 << 20), metricsAt.length), () => reading),
-      (chunk) =>
-        Effect.sync(() => {
-          for (const [record, end] of chunk) {
-            if (!reading || record === unreadable) {
-              reading = false
-              return
-            }
-            fold(record)
-            cases++
-            recordsEnd = end
-            if (stopping()) reading = false
-          }
-        })
+      Stream.take(readWholeLines(files.records, parse, 1 << 20), metricsAt.length),
+      ([record, end]) => {
+        if (record === unreadable) return false
+        fold(record)
+        cases++
+        recordsEnd = end
+        return !stopping()
+      }
     )
     if (cases === 0) return none
     let judgments = 0

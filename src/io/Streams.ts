@@ -1,6 +1,7 @@
 /**
  * Stream helpers that Effect's own do in more memory.
  */
+import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
@@ -15,21 +16,45 @@ export const runWhile = <A, E, R, E2, R2>(
   stream: Stream.Stream<A, E, R>,
   f: (a: A) => Effect.Effect<boolean, E2, R2>
 ): Effect.Effect<void, E | E2, R | R2> =>
-  Effect.suspend(() => {
-    let going = true
-    // Ended by a failure of its own once f says stop, so nothing more is pulled (a body's next chunk
-    // is not read); that failure is then the end, not an error.
-    const stopped = new Stopped()
-    return Stream.runForEachChunk(stream, (chunk) =>
-      Effect.flatMap(
+  runChunksWhile(stream, (chunk) =>
+    Effect.suspend(() => {
+      let going = true
+      return Effect.map(
         Effect.forEach(chunk, (a) =>
           going
             ? Effect.map(f(a), (more) => {
               going = more
             })
             : Effect.void, { discard: true }),
-        () => going ? Effect.void : Effect.fail(stopped)
-      )).pipe(Effect.catchIf((e): e is Stopped => e === stopped, () => Effect.void))
+        () => going
+      )
+    }))
+
+/** `runWhile` for a synchronous `f`: a plain loop over each chunk, no effect per element (a resume folds a million records through it). */
+export const runWhileSync = <A, E, R>(
+  stream: Stream.Stream<A, E, R>,
+  f: (a: A) => boolean
+): Effect.Effect<void, E, R> =>
+  runChunksWhile(stream, (chunk) =>
+    Effect.sync(() => {
+      for (const a of chunk) if (!f(a)) return false
+      return true
+    }))
+
+/**
+ * Each chunk to `f` until it answers false. Ended then by a failure of its own, so nothing more is
+ * pulled (a body's next chunk is not read); that failure is the end, not an error.
+ */
+const runChunksWhile = <A, E, R, E2, R2>(
+  stream: Stream.Stream<A, E, R>,
+  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<boolean, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.suspend(() => {
+    const stopped = new Stopped()
+    return Stream.runForEachChunk(stream, (chunk) =>
+      Effect.flatMap(f(chunk), (more) => more ? Effect.void : Effect.fail(stopped)))
+      .pipe(Effect.catchIf((e): e is Stopped =>
+        e === stopped, () => Effect.void))
   })
 
 class Stopped {

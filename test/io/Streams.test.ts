@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { runWhile } from "../../src/io/Streams.js"
+import { runWhile, runWhileSync } from "../../src/io/Streams.js"
 
 /** 0 … n − 1 in chunks of `size`, counting what is pulled. */
 const numbers = (n: number, size: number, pulled: { n: number }) =>
@@ -14,6 +14,22 @@ const numbers = (n: number, size: number, pulled: { n: number }) =>
   ).pipe(Stream.tap(() => Effect.sync(() => void pulled.n++)))
 
 describe("runWhile (Stream.runForEachWhile, a chunk at a time)", () => {
+  it.effect("runWhileSync: the same with a plain function — that element seen, none after it, nothing pulled past its chunk", () =>
+    Effect.gen(function*() {
+      const seen: Array<number> = []
+      const pulled = { n: 0 }
+      yield* runWhileSync(numbers(10_000, 100, pulled), (i) => (seen.push(i), i < 4_321))
+      expect(seen).toEqual(Array.from({ length: 4_322 }, (_, i) => i))
+      expect(pulled.n).toBeLessThanOrEqual(4_400)
+      const all: Array<number> = []
+      yield* runWhileSync(numbers(250, 7, { n: 0 }), (i) => (all.push(i), true))
+      expect(all).toHaveLength(250)
+      const fromStream = yield* Effect.flip(
+        runWhileSync(Stream.concat(Stream.make(1, 2), Stream.fail("s")), () => true)
+      )
+      expect(fromStream).toBe("s")
+    }))
+
   it.effect("f on each element in order until it answers false: that element seen, none after it", () =>
     Effect.gen(function*() {
       const seen: Array<number> = []
