@@ -3,8 +3,9 @@
  * judge (6 judgments a row) and is killed (SIGKILL) once its journal holds about half of them; then
  * the same command resumes it, under `/usr/bin/time` for its peak RSS. Figures: the resume's
  * start-up (until it says `resuming run …`: the input hashed, the journal indexed), the time until
- * its first new judgment is journaled (every case before it rebuilt from the journal first, in input
- * order), the whole resume, and its peak RSS.
+ * its first new judgment is journaled (the records the killed run wrote kept, their fold restored from
+ * its last snapshot and the records after it folded again, the input read past the kept cases), the
+ * whole resume, and its peak RSS.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"

@@ -513,9 +513,7 @@ const main = async () => {
       figure(
         `resume of ${
           int(r.judgments)
-        } judgments: first new judgment journaled (the records a killed run wrote kept, the rest of the ${
-          int(r.journaledAtKill)
-        } journaled judgments read back)`,
+        } judgments: first new judgment journaled (the records a killed run wrote kept, their fold restored from its snapshot, the input read past them)`,
         `${(r.firstNewJudgmentMs / 1000).toFixed(1)} s`,
         `≤ ${TARGETS.resumeFirstNewMs / 1000} s`,
         r.firstNewJudgmentMs <= TARGETS.resumeFirstNewMs

@@ -16,6 +16,7 @@ import { thousands } from "../domain/Numbers.js"
 import * as Redaction from "../domain/Redaction.js"
 import { maskUrlsIn, redactArgv } from "../domain/Secrets.js"
 import { VERSION } from "../domain/Version.js"
+import { snapshotEvery } from "../engine/HeldRecords.js"
 import * as Judgments from "../engine/Judgments.js"
 import type { OptionName } from "../engine/OptionSpecs.js"
 import { instantiate } from "../engine/Pipeline.js"
@@ -111,6 +112,7 @@ export const runAction = (flags: RunFlags) =>
       ...(flags.cluster ? { preflight: false } : {})
     })
     const table = Option.isSome(flags.prices) ? yield* loadPriceFile(flags.prices.value) : undefined
+    const snapshotCases = yield* snapshotEvery
     // --target: the live system's configuration (its headers' `${NAME}`s read from the environment)
     const target = yield* resolveTarget(flags)
     // Every text a server sends back is redacted of every secret of the command (domain/Redaction.ts):
@@ -165,7 +167,8 @@ export const runAction = (flags: RunFlags) =>
       details: flags.details,
       batch,
       maxCostUsd: Option.getOrUndefined(flags.maxCost),
-      gates: thresholds
+      gates: thresholds,
+      snapshotEvery: snapshotCases
     })
     // --trace-otlp: the run's spans go to a collector (engine/Tracing.ts, loaded only then); else tracing is off.
     const traced = yield* tracingFor(flags)

@@ -17,7 +17,7 @@
  */
 import type { Judgment } from "../domain/Judgment.js"
 import type { MetricSpec } from "../domain/Metric.js"
-import { type PoissonBootstrap, poissonBootstrap } from "../stats/PoissonBootstrap.js"
+import { type BootstrapState, type PoissonBootstrap, poissonBootstrap } from "../stats/PoissonBootstrap.js"
 import type { CaseValues, ListedFailure, MetricStats, Pipeline, RunInfo, RunSummary } from "./Pipeline.js"
 
 export interface CaseFoldOptions {
@@ -42,8 +42,19 @@ export const BOOTSTRAP_SEED = 20240626
  * and trimmed when it doubles): `add` is amortised O(log n). Ties keep input order.
  */
 export class Lowest<K, A> {
-  private items: Array<{ readonly key: K; readonly ordinal: number; readonly item: A }> = []
-  constructor(private readonly size: number, private readonly compare: (a: K, b: K) => number) {}
+  private items: Array<LowestItem<K, A>>
+  constructor(
+    private readonly size: number,
+    private readonly compare: (a: K, b: K) => number,
+    /** Go on from what `save()` gave. */
+    saved?: ReadonlyArray<LowestItem<K, A>>
+  ) {
+    this.items = saved === undefined ? [] : [...saved]
+  }
+  /** What is held (plain data), for a resume's snapshot. */
+  save(): ReadonlyArray<LowestItem<K, A>> {
+    return [...this.items]
+  }
   add(key: K, ordinal: number, item: A) {
     if (this.size <= 0) return
     this.items.push({ key, ordinal, item })
@@ -58,6 +69,12 @@ export class Lowest<K, A> {
     this.trim()
     return this.items
   }
+}
+
+export interface LowestItem<K, A> {
+  readonly key: K
+  readonly ordinal: number
+  readonly item: A
 }
 
 /** Numbers compared ascending. */
@@ -96,25 +113,59 @@ interface Running {
 export interface CaseFold<R> {
   add(record: R, values: CaseValues, judgments: ReadonlyArray<Judgment>): void
   finish<X>(counts: Pick<RunSummary, "judgments" | "tokens">, extra: X): RunSummary<R, X>
+  /** What has been folded (plain data, a copy), for `make(options, saved)` to go on from: a resume's snapshot. */
+  save(): CaseFoldState<R>
 }
 
-export const make = <R>(options: CaseFoldOptions): CaseFold<R> => {
+/** A fold's state as `save` gives it: structured-cloneable (`v8.serialize`). */
+export interface CaseFoldState<R> {
+  readonly names: ReadonlyArray<string>
+  readonly running: ReadonlyArray<Running>
+  readonly boot: BootstrapState
+  readonly lowest: ReadonlyArray<LowestItem<ReadonlyArray<number>, R>>
+  readonly failed: ReadonlyArray<R>
+  readonly failures: ReadonlyArray<ListedFailure>
+  readonly cases: number
+  readonly failedCases: number
+}
+
+/**
+ * A fold from nothing, or going on from a state `save` gave (the same declared metrics: another
+ * list throws, as does a state not made by `save`).
+ */
+export const make = <R>(options: CaseFoldOptions, saved?: CaseFoldState<R>): CaseFold<R> => {
   const names = options.declared.map((m) => m.name)
-  const running: Array<Running> = names.map(() => ({ n: 0, sum: 0, mean: 0, m2: 0, min: Infinity, max: -Infinity }))
-  const boot: PoissonBootstrap = poissonBootstrap(names.length, { seed: BOOTSTRAP_SEED })
+  if (saved !== undefined && JSON.stringify(saved.names) !== JSON.stringify(names)) {
+    throw new Error("a saved fold of other metrics")
+  }
+  const running: Array<Running> = saved === undefined
+    ? names.map(() => ({ n: 0, sum: 0, mean: 0, m2: 0, min: Infinity, max: -Infinity }))
+    : saved.running.map((r) => ({ ...r }))
+  const boot: PoissonBootstrap = poissonBootstrap(names.length, { seed: BOOTSTRAP_SEED }, saved?.boot)
   const rankBy = options.rankBy ?? []
   const lowest = new Lowest<ReadonlyArray<number>, R>(
     rankBy.length === 0 ? 0 : options.lowest ?? DEFAULT_LOWEST,
-    byNumbers
+    byNumbers,
+    saved?.lowest
   )
   const failedKeep = options.failedCases ?? DEFAULT_FAILED_CASES
   const failuresKeep = options.failures ?? DEFAULT_FAILURES
-  const failed: Array<R> = []
-  const failures: Array<ListedFailure> = []
+  const failed: Array<R> = saved === undefined ? [] : [...saved.failed]
+  const failures: Array<ListedFailure> = saved === undefined ? [] : [...saved.failures]
   const values: Array<number | null> = new Array(names.length)
-  let cases = 0
-  let failedCases = 0
+  let cases = saved?.cases ?? 0
+  let failedCases = saved?.failedCases ?? 0
   return {
+    save: () => ({
+      names,
+      running: running.map((r) => ({ ...r })),
+      boot: boot.save(),
+      lowest: lowest.save(),
+      failed: [...failed],
+      failures: [...failures],
+      cases,
+      failedCases
+    }),
     add: (record, caseValues, judgments) => {
       const ordinal = cases++
       for (let i = 0; i < names.length; i++) {

@@ -3,7 +3,7 @@
  * the records (no pass over them afterwards), or by a reporter over records read back when it is
  * given none (`ReportInput.chosen`).
  */
-import { byNumbers, Lowest } from "./CaseFold.js"
+import { byNumbers, Lowest, type LowestItem } from "./CaseFold.js"
 import type { CaseValues } from "./Pipeline.js"
 
 /** `--details` default: per-case details in report.md for at most this many cases. */
@@ -18,19 +18,28 @@ export interface ChosenDetails {
   readonly by: string | undefined
 }
 
+/** A chooser's state (`save`). */
+export interface DetailsState {
+  readonly failed: ReadonlyArray<number>
+  readonly lowest: ReadonlyArray<LowestItem<ReadonlyArray<number>, number>>
+  readonly total: number
+}
+
 /**
  * Chooses, case by case in input order: the failed first (in input order), then the lowest by the
  * pipeline's ranking metrics (`PerCaseMetrics.rank`; ties in input order). A ranking value that is
  * unknown — null, or not finite (what a records file read back holds as null) — ranks first: a case
  * without its headline value needs a look.
  */
-export const detailsChooser = (limit: number, rank: ReadonlyArray<string>) => {
-  const failed: Array<number> = []
-  const lowest = new Lowest<ReadonlyArray<number>, number>(limit, byNumbers)
-  let total = 0
+export const detailsChooser = (limit: number, rank: ReadonlyArray<string>, saved?: DetailsState) => {
+  const failed: Array<number> = saved === undefined ? [] : [...saved.failed]
+  const lowest = new Lowest<ReadonlyArray<number>, number>(limit, byNumbers, saved?.lowest)
+  let total = saved?.total ?? 0
   const keyOf = (value: number | null | undefined) =>
     typeof value === "number" && Number.isFinite(value) ? value : -Infinity
   return {
+    /** What has been chosen so far (plain data), for `detailsChooser(…, saved)`: a resume's snapshot. */
+    save: (): DetailsState => ({ failed: [...failed], lowest: lowest.save(), total }),
     add: (values: CaseValues): void => {
       const ordinal = total++
       if (values.failed) {

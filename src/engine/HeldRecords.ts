@@ -18,12 +18,23 @@
  * disk (a change of scoring shows there); otherwise every file is written again.
  *
  * This runs once, before the iteration starts.
+ *
+ * Folding a million kept records again took ~25 s (their JSON read and parsed), so every
+ * `SNAPSHOT_EVERY` cases, at a point where the three files were just written out together, the engine
+ * also saves its fold — the engine's (`CaseFold.ts`), the kind's own (`Accumulator.save`) and
+ * report.md's choice of details — with the files' sizes and the cases they hold, in
+ * `fold-iteration-N.snapshot.partial` (`v8.serialize`, written whole then renamed). A resume that keeps
+ * at least those cases starts from the snapshot and folds only the records after it; a snapshot that
+ * does not match what is kept (another guard, files shorter than it says, a resume file whose line
+ * for that case does not end where it says) is ignored, and every kept record is folded as before.
  */
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import type { OutputError } from "../domain/Errors.js"
+import * as v8 from "node:v8"
+import { type OutputError, UsageError } from "../domain/Errors.js"
 import { f64, Growing } from "../domain/Growing.js"
 import type { Judgment } from "../domain/Judgment.js"
 import { thousands } from "../domain/Numbers.js"
@@ -34,9 +45,83 @@ import { sha256 } from "../judges/Prompt.js"
 /** The file of an iteration that tells a resume which records it may keep. */
 export const resumeFile = (iteration: number) => `resume-iteration-${iteration}.jsonl`
 
+/** The fold's snapshot of an iteration, beside its resume file. */
+export const snapshotFile = (iteration: number) => `fold-iteration-${iteration}.snapshot.partial`
+
+/** Cases between two snapshots: ~1 ms of a snapshot's writing (≈0.5 MB) for every few seconds of a run. */
+export const SNAPSHOT_EVERY = 20_000
+
+/**
+ * The cases between two snapshots: `SNAPSHOT_EVERY`, or `RAG_EVAL_SNAPSHOT_EVERY` (a whole number ≥ 1;
+ * the tests take them every few cases).
+ */
+export const snapshotEvery: Effect.Effect<number, UsageError> = Config.option(
+  Config.string("RAG_EVAL_SNAPSHOT_EVERY")
+).pipe(
+  Effect.orElseSucceed(() => Option.none<string>()),
+  Effect.flatMap((given) => {
+    if (Option.isNone(given)) return Effect.succeed(SNAPSHOT_EVERY)
+    const n = Number(given.value)
+    return Number.isSafeInteger(n) && n >= 1 && /^\s*\d+\s*$/.test(given.value)
+      ? Effect.succeed(n)
+      : Effect.fail(
+        new UsageError({
+          problem: `RAG_EVAL_SNAPSHOT_EVERY: expected a whole number of cases ≥ 1, got ${JSON.stringify(given.value)}`
+        })
+      )
+  })
+)
+
 /** The unfinished files of an iteration a resume may keep (every other `.partial` is removed). */
 export const keptPartial = (name: string) =>
-  /^(?:records|case-metrics|resume)-iteration-\d+\.jsonl\.partial$/.test(name)
+  /^(?:(?:records|case-metrics|resume)-iteration-\d+\.jsonl|fold-iteration-\d+\.snapshot)\.partial$/.test(name)
+
+/** Where the three files stood when a snapshot was taken: their sizes in bytes. */
+export interface HeldSizes {
+  readonly records: number
+  readonly cases: number
+  readonly resume: number
+}
+
+interface Snapshot {
+  readonly snapshot: 1
+  readonly guard: string
+  /** The cases folded into `state` (the first `cases` lines of each file). */
+  readonly cases: number
+  readonly sizes: HeldSizes
+  readonly state: unknown
+}
+
+/**
+ * Save the fold after `cases` cases, the files standing at `sizes` (written whole, then renamed: a
+ * kill leaves the last snapshot or this one).
+ */
+export const writeSnapshot = (
+  path: string,
+  parts: { readonly guard: string; readonly cases: number; readonly sizes: HeldSizes; readonly state: unknown }
+): Effect.Effect<void, OutputError> =>
+  Effect.try({
+    try: () => {
+      const snapshot: Snapshot = { snapshot: 1, ...parts }
+      const temporary = path.replace(/\.partial$/, ".tmp.partial")
+      fs.writeFileSync(temporary, v8.serialize(snapshot))
+      fs.renameSync(temporary, path)
+    },
+    catch: (e) => writeProblem(path, e)
+  })
+
+/** The snapshot at `path` when it is one of `guard`'s; undefined when missing, unreadable or another's. */
+const readSnapshot = (path: string, guard: string): Snapshot | undefined => {
+  try {
+    const value = v8.deserialize(fs.readFileSync(path)) as Partial<Snapshot> | null
+    return value !== null && typeof value === "object" && value.snapshot === 1 && value.guard === guard &&
+        Number.isSafeInteger(value.cases) && value.sizes !== undefined
+      ? value as Snapshot
+      : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** The header's guard: what made the records. Another version, command or run: nothing is kept. */
 export const guardOf = (parts: {
@@ -120,35 +205,58 @@ const keepable = (
 const unreadable = Symbol("unreadable")
 
 /**
- * Keep what a killed run wrote of an iteration: each kept record is handed to `fold` in input
- * order, and the three files are cut to the kept cases (appended to from there). Returns the cases
- * kept and the judgments behind them; 0 cases when nothing can be kept (the caller writes every
- * file again). The files are read as every JSON Lines file is (`readWholeLines`: asynchronous reads,
- * so a Ctrl+C is seen while a million records are folded, ~30 s); once `stopping`, what was folded
- * is kept.
+ * Keep what a killed run wrote of an iteration: the fold starts from the snapshot when there is one
+ * that matches (`restore` is handed its state; when it throws, the snapshot is not used), then each
+ * kept record after it is handed to `fold` in input order, and the three files are cut to the kept
+ * cases (appended to from there). Returns the cases kept and the judgments behind them; 0 cases when
+ * nothing can be kept (the caller writes every file again). The files are read as every JSON Lines
+ * file is (`readWholeLines`: asynchronous reads, so a Ctrl+C is seen while a million records are
+ * folded, ~30 s without a snapshot); once `stopping`, what was folded is kept.
  */
 export const keepHeld = (
   files: HeldFiles,
   guard: string,
   fold: (record: unknown) => void,
-  stopping: () => boolean = () => false
-): Effect.Effect<{ readonly cases: number; readonly judgments: number }, OutputError> =>
+  stopping: () => boolean = () => false,
+  snapshot?: { readonly path: string; readonly restore: (state: unknown) => void },
+  /** Told the bytes of records to read and fold, before they are read. */
+  reading: (bytes: number) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<
+  { readonly cases: number; readonly judgments: number; readonly fromSnapshot: number },
+  OutputError
+> =>
   Effect.gen(function*() {
-    const none = { cases: 0, judgments: 0 }
+    const none = { cases: 0, judgments: 0, fromSnapshot: 0 }
     const resume = yield* keepable(files.resume, guard)
     if (resume === undefined || resume.counts.length === 0 || !writable(files)) return none
+    // Where the fold starts: the snapshot's cases, when it matches the files and restores.
+    const start = { cases: 0, records: 0, metrics: 0 }
+    const saved = snapshot === undefined ? undefined : readSnapshot(snapshot.path, guard)
+    if (
+      saved !== undefined && saved.cases > 0 && saved.cases <= resume.counts.length &&
+      resume.at.get(saved.cases) === saved.sizes.resume &&
+      saved.sizes.records <= fs.statSync(files.records).size && saved.sizes.cases <= fs.statSync(files.cases).size
+    ) {
+      try {
+        snapshot!.restore(saved.state)
+        Object.assign(start, { cases: saved.cases, records: saved.sizes.records, metrics: saved.sizes.cases })
+      } catch {
+        // Not this fold's state: every kept record is folded.
+      }
+    }
     // The case metrics' line ends, as far as the resume file lists cases.
     const metricsAt = new Growing(f64(1024), f64)
     yield* Stream.runForEachChunk(
-      Stream.take(readLineEnds(files.cases), resume.counts.length),
+      Stream.take(readLineEnds(files.cases, undefined, start.metrics), resume.counts.length - start.cases),
       (ends) =>
         Effect.sync(() => {
           for (const end of ends) metricsAt.push(end)
         })
     )
     // The records last, folded as they are read.
-    let cases = 0
-    let recordsEnd = 0
+    yield* reading(fs.statSync(files.records).size - start.records)
+    let folded = 0
+    let recordsEnd = start.records
     const parse = (text: string): unknown => {
       try {
         return JSON.parse(text) as unknown
@@ -158,24 +266,25 @@ export const keepHeld = (
     }
     yield* runWhileSync(
       // Read 1 MiB at a time: 64 KiB reads left the process waiting on the thread pool ~12% of the fold.
-      Stream.take(readWholeLines(files.records, parse, 1 << 20), metricsAt.length),
+      Stream.take(readWholeLines(files.records, parse, 1 << 20, start.records), metricsAt.length),
       ([record, end]) => {
         if (record === unreadable) return false
         fold(record)
-        cases++
+        folded++
         recordsEnd = end
         return !stopping()
       }
     )
+    const cases = start.cases + folded
     if (cases === 0) return none
     let judgments = 0
     for (let i = 0; i < cases; i++) judgments += resume.counts.get(i)
     const cut = (path: string, bytes: number) =>
       Effect.try({ try: () => fs.truncateSync(path, bytes), catch: (e) => writeProblem(path, e) })
     yield* cut(files.records, recordsEnd)
-    yield* cut(files.cases, metricsAt.get(cases - 1))
+    yield* cut(files.cases, folded === 0 ? start.metrics : metricsAt.get(folded - 1))
     yield* cut(files.resume, resume.at.get(cases))
-    return { cases, judgments }
+    return { cases, judgments, fromSnapshot: start.cases }
   })
 
 /**
@@ -189,6 +298,8 @@ export const keepRecords = <E, R>(parts: {
   readonly guard: string
   readonly firstFromJournal: Effect.Effect<unknown, E, R>
   readonly fold: (record: unknown) => void
+  /** The fold's snapshot, when the run takes them (`keepHeld`). */
+  readonly snapshot?: { readonly path: string; readonly restore: (state: unknown) => void } | undefined
   /** Ctrl+C: keep what was read so far. */
   readonly stopping?: (() => boolean) | undefined
   readonly note: (text: string) => Effect.Effect<void>
@@ -204,17 +315,28 @@ export const keepRecords = <E, R>(parts: {
       )
       return none
     }
-    const bytes = fs.statSync(parts.files.records).size
-    if (bytes > 1 << 26) {
-      yield* parts.note(`reading the ${Math.round(bytes / 2 ** 20)} MB of records a killed run wrote…`)
-    }
-    const held = yield* keepHeld(parts.files, parts.guard, parts.fold, parts.stopping)
+    const held = yield* keepHeld(
+      parts.files,
+      parts.guard,
+      parts.fold,
+      parts.stopping,
+      parts.snapshot,
+      (bytes) =>
+        bytes > 1 << 26
+          ? parts.note(`reading the ${Math.round(bytes / 2 ** 20)} MB of records a killed run wrote…`)
+          : Effect.void
+    )
     if (held.cases > 0) {
+      const folded = held.cases - held.fromSnapshot
       yield* parts.note(
-        `kept the records of ${thousands(held.cases)} case${
-          held.cases === 1 ? "" : "s"
-        } a killed run wrote; judging resumes after them`
+        `kept the records of ${thousands(held.cases)} case${held.cases === 1 ? "" : "s"} a killed run wrote (${
+          held.fromSnapshot === 0
+            ? "all folded again"
+            : `the fold of the first ${thousands(held.fromSnapshot)} from its snapshot, ${
+              thousands(folded)
+            } folded again`
+        }); judging resumes after them`
       )
     }
-    return held
+    return { cases: held.cases, judgments: held.judgments }
   })

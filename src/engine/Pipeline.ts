@@ -188,6 +188,14 @@ export interface ScoreStage<R> {
 export interface Accumulator<R, X> {
   add(record: R, values: CaseValues): void
   finish(): X
+  /**
+   * Both or neither: the state so far as plain data (structured-cloneable: numbers, strings, arrays,
+   * plain objects, Maps, typed arrays — `v8.serialize`), and going on from such a state. With them a
+   * resumed run restores the fold from its last snapshot instead of folding every kept record again
+   * (`engine/HeldRecords.ts`); without them it folds them again (slower, same result).
+   */
+  save?(): unknown
+  restore?(state: unknown): void
 }
 
 /**

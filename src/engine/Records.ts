@@ -67,6 +67,8 @@ export const recordsWriter = (path: string, options: RecordsWriterOptions = {}) 
       }),
     /** What is buffered, to the file now (files written in step: `HeldRecords.ts`). */
     flush: Effect.try({ try: () => flush(w), catch: (e) => writeProblem(path, e) }),
+    /** The file's size now (what was flushed: a resume's snapshot says how far its files reach). */
+    size: Effect.try({ try: () => fs.fstatSync(w.fd).size, catch: (e) => writeProblem(path, e) }),
     /** The rest of the buffer, then the file in place. */
     close: Effect.try({
       try: () => {

@@ -37,6 +37,8 @@ export interface RunOptions {
   readonly generated?: boolean | undefined
   /** `--fail-under` / `--fail-over`: resolved against the pipeline's declared metrics before anything is judged. */
   readonly gates?: ReadonlyArray<Threshold> | undefined
+  /** Cases between two snapshots of a local judge's fold (`HeldRecords.ts`; default `SNAPSHOT_EVERY`). */
+  readonly snapshotEvery?: number | undefined
 }
 
 /** `--batch` settings. */

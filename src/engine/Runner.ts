@@ -34,9 +34,19 @@ import { JudgmentJournal } from "../store/JudgmentJournal.js"
 import { type BatchPhase, runBatchPhase } from "./BatchJudging.js"
 import * as CaseFold from "./CaseFold.js"
 import { viewOf } from "./DefaultView.js"
-import { DEFAULT_DETAILS, detailsChooser } from "./Details.js"
+import { DEFAULT_DETAILS, detailsChooser, type DetailsState } from "./Details.js"
 import { TARGET_JOURNAL_DIR } from "./Generator.js"
-import { guardOf, headerLine, keepRecords, keptPartial, resumeFile, resumeLine } from "./HeldRecords.js"
+import {
+  guardOf,
+  headerLine,
+  keepRecords,
+  keptPartial,
+  resumeFile,
+  resumeLine,
+  SNAPSHOT_EVERY,
+  snapshotFile,
+  writeSnapshot
+} from "./HeldRecords.js"
 import { firstRecordFromJournal, judgeIteration } from "./Judging.js"
 import { Judgments } from "./Judgments.js"
 import {
@@ -140,6 +150,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     // resume starts judging where they end instead of rebuilding them from the journal.
     const keepsRecords = core.mode === "live" && core.sync && !options.fresh && !options.retryFailed &&
       options.batch === undefined && fills === undefined && remote === undefined
+    const snapshotCases = options.snapshotEvery ?? SNAPSHOT_EVERY
     const leftovers = removeLeftovers(runDir, keepsRecords ? keptPartial : undefined)
     if (leftovers.length > 0) yield* progress.note(`removed what a killed run left behind: ${leftovers.join(", ")}`)
     // --target: its answers' journal (target/judgments.jsonl: the same store), opened beside the judgments'.
@@ -309,14 +320,30 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       /** The reports written as the records left, by format (`Reporter.lines`). */
       const written = new Map<string, string>()
       // The engine's fold (means, intervals, lowest and failed cases, failures) and the kind's own.
-      const fold = CaseFold.make<R>({ declared, rankBy: perCase.rank?.by, lowest: perCase.rank?.keep })
+      const foldOptions = { declared, rankBy: perCase.rank?.by, lowest: perCase.rank?.keep }
+      let fold = CaseFold.make<R>(foldOptions)
       const own = pipeline.aggregate?.start(info)
       // report.md's cases with details, chosen as the records leave (the reports do not read them all back to choose).
-      const details = detailsChooser(options.details ?? DEFAULT_DETAILS, perCase.rank?.by ?? [])
+      const detailsLimit = options.details ?? DEFAULT_DETAILS
+      let details = detailsChooser(detailsLimit, perCase.rank?.by ?? [])
       const add = (record: R, values: CaseValues, caseJudgments: ReadonlyArray<Judgment>) => {
         fold.add(record, values, caseJudgments)
         own?.add(record, values)
         details.add(values)
+      }
+      // The three folds' snapshot (HeldRecords.ts), when the kind's own fold can be saved.
+      const snapshotPath = Path.join(runDir, snapshotFile(iteration))
+      const snapshots = keepsRecords && (own === undefined || (own.save !== undefined && own.restore !== undefined))
+      const saveFolds = (): FoldsState<R> => ({ fold: fold.save(), own: own?.save?.(), details: details.save() })
+      const restoreFolds = (state: unknown) => {
+        const saved = state as FoldsState<R>
+        const restored = CaseFold.make<R>(foldOptions, saved.fold)
+        const chooser = detailsChooser(detailsLimit, perCase.rank?.by ?? [], saved.details)
+        if (own !== undefined) {
+          own.restore!(saved.own)
+        }
+        fold = restored
+        details = chooser
       }
       const resumePath = Path.join(runDir, resumeFile(iteration))
       const guard = guardOf({
@@ -338,10 +365,13 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           firstFromJournal: firstRecordFromJournal(scheduling, iteration),
           fold: (record) =>
             add(record as R, perCase.of(record as R), []),
+          snapshot: snapshots ? { path: snapshotPath, restore: restoreFolds } : undefined,
           stopping: core.stopping,
           note: progress.note
         })
         : { cases: 0, judgments: 0 }
+      // Files written again from the start: a snapshot of the old ones is not theirs.
+      if (kept.cases === 0) fs.rmSync(snapshotPath, { force: true })
       yield* progress.track(label, input.tasks, (state) =>
         Effect.scoped(Effect.gen(function*() {
           const writing = { append: kept.cases > 0, keep: keepsRecords ? stoppedBy : undefined }
@@ -361,6 +391,9 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           )
           for (const l of lineReports) yield* l.writer.write(l.report.header)
           let resume = resumeWriter
+          /** Cases in the files, and at the last snapshot. */
+          let inFiles = kept.cases
+          let snapshotAt = kept.cases
           core.countHeld({ state, tokens }, kept.judgments)
           yield* judgeIteration(scheduling, iteration, { state, tokens }, (record, caseJudgments) =>
             Effect.gen(function*() {
@@ -369,16 +402,28 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
               if (resume !== undefined) {
                 yield* resume.write(resumeLine(caseJudgments))
               }
+              inFiles++
               // The records last, and the other two written out with them: every complete record
               // on disk has its case-metrics and resume lines (what a resume keeps: HeldRecords.ts).
-              if ((yield* writer.write(JSON.stringify(record))) && resume !== undefined) {
+              const together = (yield* writer.write(JSON.stringify(record))) && resume !== undefined
+              if (together) {
                 yield* cases.flush
-                yield* resume.flush
+                yield* resume!.flush
               }
               for (const l of lineReports) {
                 yield* l.writer.write(l.report.line(record, values))
               }
               add(record, values, caseJudgments)
+              // The folds saved where the three files end together (a resume starts from here).
+              if (together && snapshots && inFiles - snapshotAt >= snapshotCases) {
+                snapshotAt = inFiles
+                yield* writeSnapshot(snapshotPath, {
+                  guard,
+                  cases: inFiles,
+                  sizes: { records: yield* writer.size, cases: yield* cases.size, resume: yield* resume!.size },
+                  state: saveFolds()
+                })
+              }
             }), {
             skip: kept.cases,
             // A case without a record (stopping): the records after it are not the cases after it,
@@ -401,6 +446,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
           if (resumeWriter !== undefined) {
             yield* resumeWriter.close
             fs.rmSync(resumePath, { force: true })
+            fs.rmSync(snapshotPath, { force: true })
           }
           judged = { ok: state.done - state.failed, failed: state.failed }
         })), gateDetail(judgments.gate))
@@ -466,6 +512,13 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
     }))
     return outcome
   })
+
+/** What a resume's snapshot holds of an iteration's folds (`HeldRecords.writeSnapshot`). */
+interface FoldsState<R> {
+  readonly fold: CaseFold.CaseFoldState<R>
+  readonly own: unknown
+  readonly details: DetailsState
+}
 
 /** A run stopped (Ctrl+C, SIGTERM, a fatal judge error, the budget) — not a failure to read or write. */
 const stoppedBy = (exit: Exit.Exit<unknown, unknown>) =>

@@ -254,7 +254,9 @@ export const readWholeLines = <A>(
   path: string,
   decode: (text: string) => A,
   /** Bytes a read asks for: larger for a file read once from end to end (fewer trips to the thread pool). */
-  readSize = READ_SIZE
+  readSize = READ_SIZE,
+  /** The file offset to start at (a line's start). */
+  from = 0
 ): Stream.Stream<readonly [A, number], OutputError> =>
   Stream.suspend(() =>
     fs.existsSync(path)
@@ -262,7 +264,8 @@ export const readWholeLines = <A>(
         path,
         (buffer, start, stop, next): readonly [A, number] | undefined =>
           next === undefined ? undefined : [decode(buffer.toString("utf8", start, stop)), next],
-        readSize
+        readSize,
+        from
       )
       : Stream.empty
   )
@@ -271,10 +274,10 @@ export const readWholeLines = <A>(
  * The file offset just past each whole line's newline, in order, without decoding the lines (a
  * last line without a newline is not whole, and not listed).
  */
-export const readLineEnds = (path: string, readSize = READ_SIZE): Stream.Stream<number, OutputError> =>
+export const readLineEnds = (path: string, readSize = READ_SIZE, from = 0): Stream.Stream<number, OutputError> =>
   Stream.suspend(() =>
     fs.existsSync(path)
-      ? readDecodedLines(path, (_buffer, _start, _stop, next): number | undefined => next, readSize)
+      ? readDecodedLines(path, (_buffer, _start, _stop, next): number | undefined => next, readSize, from)
       : Stream.empty
   )
 
@@ -285,7 +288,9 @@ export const readLineEnds = (path: string, readSize = READ_SIZE): Stream.Stream<
 const readDecodedLines = <A>(
   path: string,
   decode: (buffer: Buffer, start: number, stop: number, next: number | undefined) => A | undefined,
-  readSize = READ_SIZE
+  readSize = READ_SIZE,
+  /** The file offset of the first line. */
+  from = 0
 ): Stream.Stream<A, OutputError> =>
   Stream.suspend(() => {
     const fail = (e: unknown) => Option.some(new OutputError({ path, problem: `cannot read: ${(e as Error).message}` }))
@@ -294,7 +299,9 @@ const readDecodedLines = <A>(
     /** Bytes [0, held) of `buffer` are the start of a line not yet complete. */
     let held = 0
     /** The file offset of `buffer[0]`. */
-    let base = 0
+    let base = from
+    /** The file offset of the next read. */
+    let position = from
     let done = false
     const close = () => {
       if (fd !== undefined) fs.closeSync(fd)
@@ -348,12 +355,13 @@ const readDecodedLines = <A>(
       const target = fd
       return Effect.flatMap(
         Effect.async<number, Option.Option<OutputError>>((resume) => {
-          fs.read(target, buffer, held, buffer.length - held, null, (error, read) => {
+          fs.read(target, buffer, held, buffer.length - held, position, (error, read) => {
             if (error !== null) {
               close()
               done = true
               resume(Effect.fail(fail(error)))
             } else {
+              position += read
               resume(Effect.succeed(read))
             }
           })

@@ -22,7 +22,12 @@ export interface Prng {
   readonly nextInt: (n: number) => number
   /** Next uniform float in [0, 1) with 32 random bits. */
   readonly nextFloat: () => number
+  /** The generator's state now: `makePrng(seed, state)` goes on from here (a resume's snapshot). */
+  readonly state: () => PrngState
 }
+
+/** xoshiro128**'s four state words (int32). */
+export type PrngState = readonly [number, number, number, number]
 
 const TWO_32 = 4294967296
 
@@ -57,12 +62,13 @@ export const mulberry32Floats = (seed: number): () => number => {
  *   result = rotl(s1 · 5, 7) · 9;  t = s1 << 9;  s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t;
  *   s3 = rotl(s3, 11)   (all arithmetic mod 2³²)
  */
-export const makePrng = (seed: number): Prng => {
+export const makePrng = (seed: number, from?: PrngState): Prng => {
   const init = mulberry32(Number.isFinite(seed) ? ((Math.trunc(seed) % TWO_32) + TWO_32) % TWO_32 : 0)
-  let s0 = init()
-  let s1 = init()
-  let s2 = init()
-  let s3 = init()
+  const start: PrngState = from ?? [init(), init(), init(), init()]
+  let s0 = start[0] | 0
+  let s1 = start[1] | 0
+  let s2 = start[2] | 0
+  let s3 = start[3] | 0
   if ((s0 | s1 | s2 | s3) === 0) s0 = 1
   // State words are kept as int32 (bitwise results); only the output is made unsigned.
   const nextUint32 = (): number => {
@@ -84,7 +90,7 @@ export const makePrng = (seed: number): Prng => {
     while (u >= limit) u = nextUint32()
     return u % n
   }
-  return { nextUint32, nextInt, nextFloat: () => nextUint32() / TWO_32 }
+  return { nextUint32, nextInt, nextFloat: () => nextUint32() / TWO_32, state: () => [s0, s1, s2, s3] }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
  * a case costs R draws plus R additions per statistic it has. Seeded: the same items in the same
  * order give the same intervals.
  */
-import { makePrng, quantileSorted } from "./Paired.js"
+import { makePrng, type PrngState, quantileSorted } from "./Paired.js"
 
 /** Poisson(1) by inversion of one uniform: the CDF table up to where it reaches 1 in doubles. */
 const POISSON1_CDF: ReadonlyArray<number> = (() => {
@@ -44,6 +44,18 @@ export interface PoissonBootstrap {
   add(values: ReadonlyArray<number | null>): void
   /** Per statistic, the percentile interval of the mean at `level`; null with fewer than two values. */
   intervals(level?: number): ReadonlyArray<MeanInterval | null>
+  /** The running state (a copy), for `poissonBootstrap(…, saved)` to go on from (a resume's snapshot). */
+  save(): BootstrapState
+}
+
+/** What a bootstrap has folded: plain data (structured-cloneable), sized for its statistics and resamples. */
+export interface BootstrapState {
+  readonly prng: PrngState
+  readonly sums: Float64Array
+  readonly own: Float64Array
+  readonly missed: Float64Array
+  readonly shared: Float64Array
+  readonly counts: ReadonlyArray<number>
 }
 
 export const defaultResamples = 1_000
@@ -59,17 +71,25 @@ export const defaultResamples = 1_000
  */
 export const poissonBootstrap = (
   statistics: number,
-  options: { readonly seed: number; readonly resamples?: number }
+  options: { readonly seed: number; readonly resamples?: number },
+  /** Go on from a state `save()` gave (same statistics and resamples; a state of another size throws). */
+  saved?: BootstrapState
 ): PoissonBootstrap => {
   const resamples = Math.max(1, Math.floor(options.resamples ?? defaultResamples))
-  const prng = makePrng(options.seed)
   const S = statistics
-  const sums = new Float64Array(resamples * S)
+  if (
+    saved !== undefined && (saved.sums.length !== resamples * S || saved.own.length !== resamples * S ||
+      saved.missed.length !== resamples * S || saved.shared.length !== resamples || saved.counts.length !== S)
+  ) {
+    throw new Error(`a saved bootstrap of another size (${saved.counts.length} statistics)`)
+  }
+  const prng = makePrng(options.seed, saved?.prng)
+  const sums = saved === undefined ? new Float64Array(resamples * S) : saved.sums.slice()
   /** Σ w per statistic: `own` + `shared` − `missed`. */
-  const own = new Float64Array(resamples * S)
-  const missed = new Float64Array(resamples * S)
-  const shared = new Float64Array(resamples)
-  const counts = new Array<number>(S).fill(0)
+  const own = saved === undefined ? new Float64Array(resamples * S) : saved.own.slice()
+  const missed = saved === undefined ? new Float64Array(resamples * S) : saved.missed.slice()
+  const shared = saved === undefined ? new Float64Array(resamples) : saved.shared.slice()
+  const counts = saved === undefined ? new Array<number>(S).fill(0) : [...saved.counts]
   const w = new Float64Array(resamples)
   /** The resamples that hold the item (w > 0). */
   const held = new Int32Array(resamples)
@@ -129,6 +149,14 @@ export const poissonBootstrap = (
         }
       }
     },
+    save: () => ({
+      prng: prng.state(),
+      sums: sums.slice(),
+      own: own.slice(),
+      missed: missed.slice(),
+      shared: shared.slice(),
+      counts: [...counts]
+    }),
     intervals: (level = 0.95) =>
       counts.map((n, s) => {
         if (n < 2) return null

@@ -74,8 +74,13 @@ const expectSameOutputs = async (runDir: string) => {
 }
 
 /** Start a run and stop it with `signal` once `bytes` of its records are written. */
-const interrupted = async (out: string, signal: NodeJS.Signals, bytes = 200_000) => {
-  const first = start(args(out))
+const interrupted = async (
+  out: string,
+  signal: NodeJS.Signals,
+  bytes = 200_000,
+  env: Readonly<Record<string, string>> = {}
+) => {
+  const first = start(args(out), { env })
   const partial = () => {
     try {
       return fs.statSync(Path.join(runDirIn(out, "answer-correctness"), "records-iteration-1.jsonl.partial")).size
@@ -88,6 +93,15 @@ const interrupted = async (out: string, signal: NodeJS.Signals, bytes = 200_000)
   const result = await first.result
   expect(result.code === 0, `the run finished before it was stopped: ${result.stderr}`).toBe(false)
   return runDirIn(out, "answer-correctness")
+}
+
+/** Snapshots of the fold every 10 cases (20,000 in a run), so that a kill after ~25 cases finds some. */
+const OFTEN = { RAG_EVAL_SNAPSHOT_EVERY: "10" }
+
+/** "the fold of the first N from its snapshot": N, or 0 when every kept record was folded again. */
+const fromSnapshotOf = (stderr: string) => {
+  const m = /the fold of the first ([\d,]+) from its snapshot/.exec(stderr)
+  return m === null ? 0 : Number(m[1]!.replace(/,/g, ""))
 }
 
 const keptOf = (stderr: string) => {
@@ -110,6 +124,43 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     expect(written - kept).toBeLessThan(64)
     expect(again.stderr).toMatch(/\d[\d,]* judgments: [\d,]+ ok, 0 failed/)
     await expectSameOutputs(runDir)
+  })
+
+  it("kill -9 with the fold's snapshots taken: the resume starts from the last one, and the files are still an uninterrupted run's", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGKILL", 400_000, OFTEN)
+    const snapshot = Path.join(runDir, "fold-iteration-1.snapshot.partial")
+    expect(fs.existsSync(snapshot)).toBe(true)
+    const again = await cli(args(out), { env: OFTEN })
+    expect(again.code, again.stderr).toBe(0)
+    const kept = keptOf(again.stderr)
+    const restored = fromSnapshotOf(again.stderr)
+    expect(restored, again.stderr).toBeGreaterThan(0)
+    // A snapshot is taken where the three files end together, 10 cases or more after the last.
+    expect(restored).toBeLessThanOrEqual(kept)
+    expect(kept - restored).toBeLessThan(64 + 10)
+    await expectSameOutputs(runDir)
+    expect(fs.existsSync(snapshot)).toBe(false)
+  })
+
+  it("a snapshot that is not the files' (damaged) is not used: every kept record is folded again, same files", async () => {
+    const out = tempDir()
+    const runDir = await interrupted(out, "SIGKILL", 400_000, OFTEN)
+    const snapshot = Path.join(runDir, "fold-iteration-1.snapshot.partial")
+    const bytes = fs.readFileSync(snapshot)
+    fs.writeFileSync(snapshot, bytes.subarray(0, bytes.length >> 1))
+    const again = await cli(args(out), { env: OFTEN })
+    expect(again.code, again.stderr).toBe(0)
+    expect(keptOf(again.stderr)).toBeGreaterThan(0)
+    expect(again.stderr).toContain("all folded again")
+    await expectSameOutputs(runDir)
+  })
+
+  it("RAG_EVAL_SNAPSHOT_EVERY that is not a whole number ≥ 1: exit 2, naming it", async () => {
+    const out = tempDir()
+    const r = await cli(args(out), { env: { RAG_EVAL_SNAPSHOT_EVERY: "0" } })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("RAG_EVAL_SNAPSHOT_EVERY: expected a whole number of cases ≥ 1, got \"0\"")
   })
 
   it("Ctrl+C keeps what was written too, and a second kill during the resume loses nothing", async () => {

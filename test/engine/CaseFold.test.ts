@@ -4,9 +4,11 @@
  * order); the first failed cases and failed judgments, bounded.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as v8 from "node:v8"
 import type { Judgment } from "../../src/domain/Judgment.js"
 import * as Metric from "../../src/domain/Metric.js"
 import { byNumber, Lowest, make, summarize } from "../../src/engine/CaseFold.js"
+import { detailsChooser, type DetailsState } from "../../src/engine/Details.js"
 import type { CaseValues } from "../../src/engine/Pipeline.js"
 import { runInfo } from "../support/Retrieval.js"
 
@@ -170,5 +172,61 @@ describe("Lowest", () => {
     const ties = new Lowest<number, string>(2, byNumber)
     for (const [i, id] of ["a", "b", "c"].entries()) ties.add(1, i, id)
     expect(ties.result().map((x) => x.item)).toEqual(["a", "b"])
+  })
+})
+
+describe("CaseFold saved and restored (a resume's snapshot, HeldRecords.ts)", () => {
+  const roundTrip = <A>(value: A): A => v8.deserialize(v8.serialize(value)) as A
+  const data = Array.from({ length: 500 }, (_, i) => {
+    const failed = i % 97 === 13
+    return {
+      record: { id: `c${i}`, n: i },
+      values: values(`c${i}`, { a: failed ? null : (i * 37) % 101 / 100, b: i % 3 === 0 ? null : i % 2, c: i }, failed),
+      judgments: failed ? [failedJudgment(`c${i}`, "t")] : []
+    }
+  })
+  const options = { declared, rankBy: ["a", "b"], lowest: 7, failedCases: 3, failures: 4 }
+  const counts = { judgments: { ok: 9, failed: 2 }, tokens: { input: 0, output: 0 } }
+
+  it("folding the rest after a restore gives the summary of one fold over every case, intervals bit for bit", () => {
+    const whole = make<{ id: string; n: number }>(options)
+    for (const d of data) whole.add(d.record, d.values, d.judgments)
+    const expected = whole.finish(counts, "x")
+    for (const at of [0, 1, 13, 14, 250, 499, 500]) {
+      const first = make<{ id: string; n: number }>(options)
+      for (const d of data.slice(0, at)) first.add(d.record, d.values, d.judgments)
+      const second = make<{ id: string; n: number }>(options, roundTrip(first.save()))
+      for (const d of data.slice(at)) second.add(d.record, d.values, d.judgments)
+      const got = second.finish(counts, "x")
+      expect(got, `restored after ${at} cases`).toEqual(expected)
+      expect(JSON.stringify(got)).toBe(JSON.stringify(expected))
+    }
+  })
+
+  it("a state saved is a copy: folding on does not change it; a state of other metrics is refused", () => {
+    const fold = make<string>(options)
+    fold.add("c0", values("c0", { a: 0.5, b: 1 }), [])
+    const saved = fold.save()
+    fold.add("c1", values("c1", { a: 0.1, b: 0 }), [])
+    expect(saved.cases).toBe(1)
+    expect(saved.running[0]!.n).toBe(1)
+    expect(() => make<string>({ declared: declared.slice(0, 2) }, saved)).toThrow(/other metrics/)
+  })
+})
+
+describe("the details chooser saved and restored", () => {
+  it("chooses what one chooser over every case chooses", () => {
+    const all = Array.from(
+      { length: 300 },
+      (_, i) => values(`c${i}`, { a: (i * 53) % 89 / 89, b: null }, i % 41 === 5)
+    )
+    const whole = detailsChooser(12, ["a"])
+    for (const v of all) whole.add(v)
+    const first = detailsChooser(12, ["a"])
+    for (const v of all.slice(0, 120)) first.add(v)
+    const second = detailsChooser(12, ["a"], v8.deserialize(v8.serialize(first.save())) as DetailsState)
+    for (const v of all.slice(120)) second.add(v)
+    expect(second.result()).toEqual(whole.result())
+    expect([...second.result().ordinals!]).toEqual([...whole.result().ordinals!])
   })
 })

@@ -40,46 +40,65 @@ const countVerdicts = (counts: Counts, list: ClaimList | undefined) => {
   }
 }
 
+interface State {
+  readonly answerVsReference: Counts
+  readonly referenceVsAnswer: Counts
+  answerClaims: number
+  referenceClaims: number
+  unsupportedByContexts: number
+  abstained: number
+  notJudged: number
+  notJudgedReason: string | undefined
+}
+
+const init = (): State => ({
+  answerVsReference: { entailed: 0, neutral: 0, contradicted: 0 },
+  referenceVsAnswer: { entailed: 0, neutral: 0, contradicted: 0 },
+  answerClaims: 0,
+  referenceClaims: 0,
+  unsupportedByContexts: 0,
+  abstained: 0,
+  notJudged: 0,
+  notJudgedReason: undefined
+})
+
 export const correctnessSummary = (): AggregateStage<CorrectnessRecord, CorrectnessSummary> => ({
   start: () => {
-    const answerVsReference: Counts = { entailed: 0, neutral: 0, contradicted: 0 }
-    const referenceVsAnswer: Counts = { entailed: 0, neutral: 0, contradicted: 0 }
-    let answerClaims = 0
-    let referenceClaims = 0
-    let unsupportedByContexts = 0
-    let abstained = 0
-    let notJudged = 0
-    let notJudgedReason: string | undefined
+    let s = init()
     return {
       add: (r) => {
         const { answer, reference } = r.claims
         if (answer.status === "ok") {
-          answerClaims += answer.claims.length
+          s.answerClaims += answer.claims.length
           for (const c of answer.claims) {
             if (c.contexts.length > 0 && c.contexts.every((k) => k.verdict !== null && k.verdict !== "entailed")) {
-              unsupportedByContexts++
+              s.unsupportedByContexts++
             }
           }
         }
-        if (reference?.status === "ok") referenceClaims += reference.claims.length
-        if (r.claims.abstained === true) abstained++
+        if (reference?.status === "ok") s.referenceClaims += reference.claims.length
+        if (r.claims.abstained === true) s.abstained++
         if (r.claims.unread !== undefined) {
-          notJudged++
-          notJudgedReason ??= r.claims.unread
+          s.notJudged++
+          s.notJudgedReason ??= r.claims.unread
         }
-        countVerdicts(answerVsReference, answer)
-        countVerdicts(referenceVsAnswer, reference)
+        countVerdicts(s.answerVsReference, answer)
+        countVerdicts(s.referenceVsAnswer, reference)
+      },
+      save: () => structuredClone(s),
+      restore: (state) => {
+        s = structuredClone(state as State)
       },
       finish: () => ({
         claims: {
-          answerClaims,
-          referenceClaims,
-          answerVsReference,
-          referenceVsAnswer,
-          unsupportedByContexts,
-          abstained,
-          notJudged,
-          ...(notJudgedReason === undefined ? {} : { notJudgedReason })
+          answerClaims: s.answerClaims,
+          referenceClaims: s.referenceClaims,
+          answerVsReference: s.answerVsReference,
+          referenceVsAnswer: s.referenceVsAnswer,
+          unsupportedByContexts: s.unsupportedByContexts,
+          abstained: s.abstained,
+          notJudged: s.notJudged,
+          ...(s.notJudgedReason === undefined ? {} : { notJudgedReason: s.notJudgedReason })
         }
       })
     }

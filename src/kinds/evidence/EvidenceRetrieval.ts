@@ -404,67 +404,76 @@ export const evidenceSummary = (
 ): AggregateStage<EvidenceRecord, EvidenceRunSummary> => ({
   start: () => {
     const failures = retrievalFailuresFold()
-    const latency = latencyInit()
-    const withoutGoldIds: Array<string> = []
-    let queries = 0
-    let spans = 0
-    let covered3 = 0
-    let covered10 = 0
-    let withoutGold = 0
-    let kept = 0
-    let belowThreshold = 0
-    let beyondTopK = 0
-    let withUsage = 0
-    let input = 0
-    let output = 0
-    let usd = 0
-    let priced = 0
+    const init = () => ({
+      latency: latencyInit(),
+      withoutGoldIds: [] as Array<string>,
+      queries: 0,
+      spans: 0,
+      covered3: 0,
+      covered10: 0,
+      withoutGold: 0,
+      kept: 0,
+      belowThreshold: 0,
+      beyondTopK: 0,
+      withUsage: 0,
+      input: 0,
+      output: 0,
+      usd: 0,
+      priced: 0
+    })
+    let a = init()
     return {
       add: (r) => {
-        latencyAdd(latency, r.latency)
+        latencyAdd(a.latency, r.latency)
         if (r.usage !== undefined) {
-          withUsage++
-          input += r.usage.inputTokens
-          output += r.usage.outputTokens
+          a.withUsage++
+          a.input += r.usage.inputTokens
+          a.output += r.usage.outputTokens
         }
         if (r.cost !== null) {
-          usd += r.cost
-          priced++
+          a.usd += r.cost
+          a.priced++
         }
         const s = r.scores
         if (s === null) {
           failures.add(r)
           return
         }
-        queries++
-        kept += r.chunks.length
-        belowThreshold += r.retrieval?.belowThreshold ?? 0
-        beyondTopK += r.retrieval?.beyondTopK ?? 0
-        spans += s.goldSpans
-        covered3 += s.coveredAt3
-        covered10 += s.coveredAt10
+        a.queries++
+        a.kept += r.chunks.length
+        a.belowThreshold += r.retrieval?.belowThreshold ?? 0
+        a.beyondTopK += r.retrieval?.beyondTopK ?? 0
+        a.spans += s.goldSpans
+        a.covered3 += s.coveredAt3
+        a.covered10 += s.coveredAt10
         if (s.goldSpans === 0) {
-          withoutGold++
-          if (withoutGoldIds.length < MAX_LISTED) withoutGoldIds.push(r.caseId)
+          a.withoutGold++
+          if (a.withoutGoldIds.length < MAX_LISTED) a.withoutGoldIds.push(r.caseId)
         }
       },
+      save: () => structuredClone({ own: a, failures: failures.save() }),
+      restore: (state) => {
+        const saved = structuredClone(state) as { own: ReturnType<typeof init>; failures: RetrievalFailures }
+        failures.restore(saved.failures)
+        a = saved.own
+      },
       finish: () => ({
-        queries,
-        goldSpans: spans,
-        coveredAt3: covered3,
-        coveredAt10: covered10,
+        queries: a.queries,
+        goldSpans: a.spans,
+        coveredAt3: a.covered3,
+        coveredAt10: a.covered10,
         fuzzyThreshold: settings.fuzzyThreshold,
-        withoutGold: { count: withoutGold, ids: withoutGoldIds },
+        withoutGold: { count: a.withoutGold, ids: a.withoutGoldIds },
         retrievalFailures: failures.finish(),
-        chunks: { kept, belowThreshold, beyondTopK },
-        latency: latencyFinish(latency),
+        chunks: { kept: a.kept, belowThreshold: a.belowThreshold, beyondTopK: a.beyondTopK },
+        latency: latencyFinish(a.latency),
         cost: {
-          queriesWithUsage: withUsage,
-          inputTokens: input,
-          outputTokens: output,
+          queriesWithUsage: a.withUsage,
+          inputTokens: a.input,
+          outputTokens: a.output,
           pricePer1K: settings.pricePer1K ?? null,
-          totalUsd: priced === 0 ? null : usd,
-          perQueryUsd: priced === 0 ? null : usd / priced
+          totalUsd: a.priced === 0 ? null : a.usd,
+          perQueryUsd: a.priced === 0 ? null : a.usd / a.priced
         }
       })
     }

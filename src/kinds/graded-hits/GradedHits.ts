@@ -285,44 +285,53 @@ export const gradedSummary = (options: {
 }): AggregateStage<GradedRecord, GradedSummary> => ({
   start: (info: RunInfo) => {
     const failures = retrievalFailuresFold()
-    const flagged = new Map(options.metrics.map((m) => [m.name, 0]))
-    const grades = new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0]))
-    const latency = latencyInit()
-    let measured = 0
-    let casesWithFailed = 0
-    let kept = 0
-    let belowThreshold = 0
-    let beyondTopK = 0
-    let judgedHits = 0
-    let requests = 0
+    const init = () => ({
+      flagged: new Map(options.metrics.map((m) => [m.name, 0])),
+      grades: new Map((info.rubrics[0]?.scale ?? []).map((v) => [v.score, 0])),
+      latency: latencyInit(),
+      measured: 0,
+      casesWithFailed: 0,
+      kept: 0,
+      belowThreshold: 0,
+      beyondTopK: 0,
+      judgedHits: 0,
+      requests: 0
+    })
+    let s = init()
     return {
       add: (r) => {
-        kept += r.hits.length
-        belowThreshold += r.retrieval?.belowThreshold ?? 0
-        beyondTopK += r.retrieval?.beyondTopK ?? 0
+        s.kept += r.hits.length
+        s.belowThreshold += r.retrieval?.belowThreshold ?? 0
+        s.beyondTopK += r.retrieval?.beyondTopK ?? 0
         for (const h of r.hits) {
-          if (h.grade !== null) grades.set(h.grade, (grades.get(h.grade) ?? 0) + 1)
+          if (h.grade !== null) s.grades.set(h.grade, (s.grades.get(h.grade) ?? 0) + 1)
         }
-        judgedHits += r.hits.length
-        if (r.hits.length > 0) requests++
-        if (r.failedJudgments > 0) casesWithFailed++
-        latencyAdd(latency, r.latency)
+        s.judgedHits += r.hits.length
+        if (r.hits.length > 0) s.requests++
+        if (r.failedJudgments > 0) s.casesWithFailed++
+        latencyAdd(s.latency, r.latency)
         if (r.metrics === null) {
           failures.add(r)
           return
         }
-        measured++
-        for (const f of r.flagged) flagged.set(f, (flagged.get(f) ?? 0) + 1)
+        s.measured++
+        for (const f of r.flagged) s.flagged.set(f, (s.flagged.get(f) ?? 0) + 1)
+      },
+      save: () => structuredClone({ own: s, failures: failures.save() }),
+      restore: (state) => {
+        const saved = structuredClone(state) as { own: ReturnType<typeof init>; failures: RetrievalFailures }
+        failures.restore(saved.failures)
+        s = saved.own
       },
       finish: () => ({
-        measured,
-        casesWithFailedJudgments: casesWithFailed,
+        measured: s.measured,
+        casesWithFailedJudgments: s.casesWithFailed,
         retrievalFailures: failures.finish(),
-        flagged: Object.fromEntries(flagged),
-        grades: Object.fromEntries([...grades].sort((a, b) => a[0] - b[0]).map(([g, n]) => [String(g), n])),
-        hits: { kept, belowThreshold, beyondTopK },
-        latency: latencyFinish(latency),
-        judged: { hits: judgedHits, requests }
+        flagged: Object.fromEntries(s.flagged),
+        grades: Object.fromEntries([...s.grades].sort((a, b) => a[0] - b[0]).map(([g, n]) => [String(g), n])),
+        hits: { kept: s.kept, belowThreshold: s.belowThreshold, beyondTopK: s.beyondTopK },
+        latency: latencyFinish(s.latency),
+        judged: { hits: s.judgedHits, requests: s.requests }
       })
     }
   },

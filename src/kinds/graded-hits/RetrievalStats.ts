@@ -33,8 +33,14 @@ export const retrievalFailuresSpec = Metric.count("retrievalFailures", "queries 
 /** Counts the failed retrievals of the records handed to it, listing the first `MAX_LISTED`. */
 export const retrievalFailuresFold = () => {
   let count = 0
-  const cases: Array<RetrievalFailure> = []
+  let cases: Array<RetrievalFailure> = []
   return {
+    /** What is held (plain data), for `restore`: a resume's snapshot (`Accumulator.save`). */
+    save: (): RetrievalFailures => ({ count, cases: [...cases] }),
+    restore: (state: RetrievalFailures) => {
+      count = state.count
+      cases = [...state.cases]
+    },
     add: (r: { caseId: string; line: number; query: string; retrieval?: RetrievalInfo | undefined }) => {
       count++
       if (cases.length < MAX_LISTED) {

@@ -29,38 +29,51 @@ export const normalisedHeadline = (info: RunInfo, only?: (id: string) => boolean
     Metric.fraction(normalisedName(r.id), `mean ${r.name} normalised to 0–1 (score / ${r.max})`)
   )
 
+interface State {
+  readonly dims: Map<string, { readonly norm: Welford; readonly dist: Map<number, number> }>
+  readonly histogram: Array<number>
+  zeroed: number
+  reweighted: number
+}
+
 export const rubricSummary = (): AggregateStage<RubricRecord, RubricSummary> => ({
   start: (info) => {
-    const dims = new Map(
-      info.rubrics.filter(isDimension).map((r) => [r.id, {
-        norm: empty() as Welford,
-        dist: new Map<number, number>(r.scale.map((v) => [v.score, 0]))
-      }])
-    )
-    const histogram: Array<number> = Array(10).fill(0)
-    let zeroed = 0
-    let reweighted = 0
+    let s: State = {
+      dims: new Map(
+        info.rubrics.filter(isDimension).map((r) => [r.id, {
+          norm: empty() as Welford,
+          dist: new Map<number, number>(r.scale.map((v) => [v.score, 0]))
+        }])
+      ),
+      histogram: Array(10).fill(0),
+      zeroed: 0,
+      reweighted: 0
+    }
     return {
       add: (record) => {
         for (const d of record.dimensions) {
-          const dim = dims.get(d.criterion)
+          const dim = s.dims.get(d.criterion)
           if (dim === undefined || d.score === null) continue
           push(dim.norm, d.normalised!)
           dim.dist.set(d.score, (dim.dist.get(d.score) ?? 0) + 1)
         }
-        if (record.gate === "zeroed") zeroed++
-        if (record.gate === "reweighted") reweighted++
-        if (record.composite !== null) histogram[Math.min(9, Math.floor(record.composite * 10))]!++
+        if (record.gate === "zeroed") s.zeroed++
+        if (record.gate === "reweighted") s.reweighted++
+        if (record.composite !== null) s.histogram[Math.min(9, Math.floor(record.composite * 10))]!++
+      },
+      save: () => structuredClone(s),
+      restore: (state) => {
+        s = structuredClone(state as State)
       },
       finish: () => ({
         distributions: Object.fromEntries(
-          [...dims].map((
+          [...s.dims].map((
             [id, d]
           ) => [id, Object.fromEntries([...d.dist].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v]))])
         ),
-        normalised: Object.fromEntries([...dims].map(([id, d]) => [id, mean(d.norm)])),
-        histogram,
-        gated: { zeroed, reweighted }
+        normalised: Object.fromEntries([...s.dims].map(([id, d]) => [id, mean(d.norm)])),
+        histogram: s.histogram,
+        gated: { zeroed: s.zeroed, reweighted: s.reweighted }
       })
     }
   },

@@ -39,31 +39,40 @@ export const synthesisSummary = (
     start: (info) => {
       const rubrics = rubric.start(info)
       const low = lowScoreFold({ passAt: config.passAt, examples: options?.examples })
-      let lowAcc = low.init()
-      let faithfulnessPassed = 0
-      let completenessPassed = 0
-      let passed = 0
-      let failed = 0
-      let undecided = 0
+      const init = () => ({
+        low: low.init(),
+        faithfulnessPassed: 0,
+        completenessPassed: 0,
+        passed: 0,
+        failed: 0,
+        undecided: 0
+      })
+      let s = init()
       return {
         add: (r, values) => {
           rubrics.add(r, values)
-          lowAcc = low.add(lowAcc, r)
-          if (r.faithfulness !== null && r.faithfulness >= config.passAt) faithfulnessPassed++
-          if (r.completeness !== null && r.completeness >= config.passAt) completenessPassed++
-          if (r.pass === true) passed++
-          else if (r.pass === false) failed++
-          else undecided++
+          s.low = low.add(s.low, r)
+          if (r.faithfulness !== null && r.faithfulness >= config.passAt) s.faithfulnessPassed++
+          if (r.completeness !== null && r.completeness >= config.passAt) s.completenessPassed++
+          if (r.pass === true) s.passed++
+          else if (r.pass === false) s.failed++
+          else s.undecided++
+        },
+        save: () => structuredClone({ own: s, rubrics: rubrics.save!() }),
+        restore: (state) => {
+          const saved = structuredClone(state) as { own: ReturnType<typeof init>; rubrics: unknown }
+          rubrics.restore!(saved.rubrics)
+          s = saved.own
         },
         finish: () => ({
           passAt: config.passAt,
-          faithfulnessPassed,
-          completenessPassed,
-          passed,
-          failed,
-          undecided,
+          faithfulnessPassed: s.faithfulnessPassed,
+          completenessPassed: s.completenessPassed,
+          passed: s.passed,
+          failed: s.failed,
+          undecided: s.undecided,
           rubrics: rubrics.finish(),
-          lowScores: low.finish(lowAcc)
+          lowScores: low.finish(s.low)
         })
       }
     },
