@@ -73,9 +73,19 @@ export const judgeIteration = <R, S>(
     }
   })
 
-/** The iteration's cases as loaded (after `--limit`). */
-const loadedCases = <R, S>(ctx: Scheduling<R, S>) =>
-  limitCases(ctx.pipeline.load.cases(loadContext(ctx.options)), ctx.options.limit)
+/**
+ * The iteration's cases as loaded (after `--limit`), from case `skip` on: passed over by the load
+ * stage when it `skips`, else read and dropped.
+ */
+const loadedCases = <R, S>(ctx: Scheduling<R, S>, skip = 0) => {
+  const { load } = ctx.pipeline
+  const limit = ctx.options.limit
+  if (skip === 0) return limitCases(load.cases(loadContext(ctx.options)), limit)
+  if (load.skips !== true) return Stream.drop(limitCases(load.cases(loadContext(ctx.options)), limit), skip)
+  return limit !== undefined && limit <= skip
+    ? Stream.empty
+    : limitCases(load.cases({ ...loadContext(ctx.options), skip }), limit === undefined ? undefined : limit - skip)
+}
 
 /**
  * The first case's record as the journal makes it now (nothing counted, nothing judged): undefined
@@ -106,7 +116,7 @@ const judgeIterationUntraced = <R, S>(
   const { pipeline, retriever, rubrics, core } = ctx
   const score = (c: EvalCase, judgments: ReadonlyArray<Judgment>) =>
     pipeline.score.score(c, judgments, iteration, rubrics)
-  const loaded = skip > 0 ? Stream.drop(loadedCases(ctx), skip) : loadedCases(ctx)
+  const loaded = loadedCases(ctx, skip)
   /** The judgments progress counted for a case (`Validate.ts`: every round, from the input as loaded). */
   const planned = (c: EvalCase) => plannedSpecs(pipeline.judge, c).reduce((n, spec) => n + specJudgments(spec), 0)
   /** A case the target or a live retriever changed (its passages): the total follows what it will be judged on. */

@@ -27,6 +27,12 @@ export interface LoadContext {
    * `generate` declares (the answer, the passages); a case may leave them out.
    */
   readonly generated?: boolean | undefined
+  /**
+   * The first cases are not wanted (a resume past the records it kept). Given only to a stage that
+   * `skips`: its stream starts at case `skip`, ordinals going on from it. Any other stage's stream is
+   * read from the start and the engine drops them.
+   */
+  readonly skip?: number | undefined
 }
 
 /** The load stage: a validating pre-pass (run before any judge call) and the case stream. */
@@ -36,6 +42,12 @@ export interface LoadStage {
   /** Check the file's columns/keys before anything is judged. */
   readonly checkColumns: (ctx: LoadContext, columns: ReadonlyArray<string>) => Effect.Effect<void, InputError>
   readonly cases: (ctx: LoadContext) => Stream.Stream<EvalCase, InputError>
+  /**
+   * `cases` honours `LoadContext.skip` (one case a row: `readRows`'s `skip` passes the rows over
+   * without parsing them — a resume of a million-case run reads past 500,000 kept cases in about a
+   * second instead of seven).
+   */
+  readonly skips?: boolean | undefined
 }
 
 /** One judgment a case needs: which rubric, on what target, with which template variables. */

@@ -33,15 +33,16 @@ export const loadRows = (options: { readonly columns: ColumnMapping }): LoadStag
     Object.entries(options.columns).map(([k, v]) => `${k}="${v}"`).join(", ")
   }`,
   checkColumns: (ctx, columns) => checkColumns(ctx.file, columns, required(mapping(options.columns, ctx), ctx)),
+  skips: true,
   cases: (ctx) =>
     Stream.suspend(() => {
       const m = mapping(options.columns, ctx)
-      let ordinal = 0
+      let ordinal = ctx.skip ?? 0
       // Rows are mapped a chunk at a time (an Effect per row costs more than the mapping). A bad
       // row ends the stream only where a row-at-a-time mapping would: after the cases before it,
       // and only if they are pulled (`--limit` may stop before it).
       let failed: InputError | undefined
-      return readRows(ctx.file).pipe(
+      return readRows(ctx.file, { skip: ctx.skip }).pipe(
         Stream.mapChunksEffect((rows) => {
           if (failed !== undefined) return Effect.fail(failed)
           const cases: Array<EvalCase> = []

@@ -20,6 +20,8 @@ export interface CsvOptions {
   readonly maxFieldBytes?: number | undefined
   /** Longest accepted row, in UTF-8 bytes, a byte per separator (default `Limits.recordBytes`, 16 MiB). */
   readonly maxRecordBytes?: number | undefined
+  /** Data rows to count and pass over without making their values (`ReadOptions.skip`). */
+  readonly skip?: number | undefined
 }
 
 const COMMA = 44
@@ -60,9 +62,13 @@ export class CsvParser {
   private protoKey = false
   private rowCount = 0
 
+  /** Data rows still to pass over. */
+  private skip: number
+
   constructor(readonly file: string, options?: CsvOptions) {
     this.maxFieldBytes = options?.maxFieldBytes ?? Limits.fieldBytes
     this.maxRecordBytes = options?.maxRecordBytes ?? Limits.recordBytes
+    this.skip = options?.skip ?? 0
   }
 
   /** Current line (1-based): where the next character would be. */
@@ -258,6 +264,12 @@ export class CsvParser {
         line,
         problem: `expected ${header.length} fields (as in the header), found ${count}${hint}`
       })
+    }
+    if (this.skip > 0) {
+      this.skip--
+      fields.length = 0
+      this.rowCount++
+      return undefined
     }
     const values: Record<string, string> = {}
     if (this.protoKey) {

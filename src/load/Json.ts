@@ -530,7 +530,12 @@ export class JsonlParser {
   readonly fieldBytes: number
   readonly recordBytes: number
 
-  constructor(readonly file: string, bounds?: JsonBounds) {
+  constructor(
+    readonly file: string,
+    bounds?: JsonBounds,
+    /** Rows (lines that are not blank) to count and pass over without parsing them (`ReadOptions.skip`). */
+    private skip = 0
+  ) {
     this.fieldBytes = bounds?.fieldBytes ?? Limits.fieldBytes
     this.recordBytes = bounds?.recordBytes ?? Limits.recordBytes
   }
@@ -606,6 +611,11 @@ export class JsonlParser {
 
   private parseLine(text: string, out: Array<Row>): InputError | undefined {
     if (text.trim() === "") return undefined
+    if (this.skip > 0) {
+      this.skip--
+      this.rowCount++
+      return undefined
+    }
     const parsed = parseJson(text)
     if (!parsed.ok) {
       const column = parsed.position === undefined ? "" : ` (column ${parsed.position + 1})`

@@ -37,6 +37,12 @@ export interface ReadOptions {
   readonly maxRecordBytes?: number | undefined
   /** Largest accepted JSON document (read whole) in bytes (default `Limits.jsonDocumentBytes`). */
   readonly maxJsonBytes?: number | undefined
+  /**
+   * Rows not wanted at the start (a resume past the cases it kept): counted and passed over without
+   * being parsed into values or checked beyond finding where they end (a CSV row's fields are still
+   * counted against the header). The rows after them keep their lines.
+   */
+  readonly skip?: number | undefined
 }
 
 export interface ScanOptions extends ReadOptions {
@@ -88,7 +94,7 @@ export const readRows = (path: string, options?: ReadOptions): Stream.Stream<Row
       const format = yield* formatOf(path, options?.format)
       if (format === "json") {
         const document = yield* readJson(path, handle, options)
-        return Stream.fromIterable(document.rows)
+        return Stream.fromIterable((options?.skip ?? 0) > 0 ? document.rows.slice(options!.skip) : document.rows)
       }
       return parseText(path, handle, textParser(path, format, options))
     })
@@ -163,8 +169,8 @@ interface TextParser {
 const textParser = (path: string, format: "csv" | "jsonl", options: ReadOptions | undefined): TextParser => {
   const bounds = { maxFieldBytes: options?.maxFieldBytes, maxRecordBytes: options?.maxRecordBytes }
   return format === "csv"
-    ? new CsvParser(path, bounds)
-    : new JsonlParser(path, { fieldBytes: bounds.maxFieldBytes, recordBytes: bounds.maxRecordBytes })
+    ? new CsvParser(path, { ...bounds, skip: options?.skip })
+    : new JsonlParser(path, { fieldBytes: bounds.maxFieldBytes, recordBytes: bounds.maxRecordBytes }, options?.skip)
 }
 
 const READ_SIZE = 64 * 1024

@@ -268,3 +268,34 @@ describe("scanInput", () => {
       })
     }))
 })
+
+describe("readRows: skip (a resume past the cases it kept)", () => {
+  const csv = header + "\r\n" +
+    "q0,,\"1. A\",a0\r\n" +
+    "\r\n" +
+    "\"q1 on\r\ntwo lines\",,\"1. \"\"B\"\"\",a1\r\n" +
+    "q2,,\"1. C\",\"a2, with a comma\"\r\n" +
+    "q3,,,a3"
+  const jsonl = "{\"q\":\"q0\"}\n\n  \n{\"q\":\"q1\",\"n\":[1,2]}\r\n{\"q\":\"q2\"}\n{\"q\":\"q3\"}"
+  const json = JSON.stringify([{ q: "q0" }, { q: "q1" }, { q: "q2" }, { q: "q3" }])
+  for (const [name, content] of [["skip.csv", csv], ["skip.jsonl", jsonl], ["skip.json", json]] as const) {
+    it.effect(`${name}: the rows after the skipped ones, with their own lines, at every skip`, () =>
+      Effect.gen(function*() {
+        const file = writeInput(dir, name, content)
+        const all = yield* allRows(file)
+        expect(all).toHaveLength(4)
+        for (let skip = 0; skip <= 5; skip++) {
+          expect(yield* allRows(file, { skip }), `skip ${skip}`).toEqual(all.slice(skip))
+        }
+      }))
+  }
+
+  it.effect("a skipped JSONL line is not parsed (a bad one is passed over); a CSV row's fields are still counted", () =>
+    Effect.gen(function*() {
+      const jsonlFile = writeInput(dir, "skip-bad.jsonl", "{not json\n{\"q\":\"q1\"}\n")
+      expect(yield* allRows(jsonlFile, { skip: 1 })).toEqual([{ line: 2, values: { q: "q1" } }])
+      expect((yield* readError(jsonlFile)).line).toBe(1)
+      const csvFile = writeInput(dir, "skip-bad.csv", header + "\nq0,only two\nq1,,,a1\n")
+      expect((yield* readError(csvFile, { skip: 1 })).problem).toMatch(/expected 4 fields/)
+    }))
+})

@@ -232,12 +232,14 @@ export const loadCorrectness = (): LoadStage => ({
           )
       ))
   },
+  skips: true,
   cases: (ctx) => {
     const f = fieldsFor(ctx)
-    return readRows(ctx.file).pipe(
+    const skip = ctx.skip ?? 0
+    return readRows(ctx.file, { skip }).pipe(
       Stream.zipWithIndex,
       Stream.mapEffect(([row, i]) => {
-        const c = correctnessCase(row, i, ctx.file, f, ctx.generated === true)
+        const c = correctnessCase(row, skip + i, ctx.file, f, ctx.generated === true)
         return c instanceof InputError ? Effect.fail(c) : Effect.succeed(c)
       })
     )
