@@ -53,6 +53,38 @@ const hashes = (key: string): readonly [number, number] => {
   return [fnv(key, 0x811c9dc5), fnv(key, 0x1000193) & 0xffff]
 }
 
+/**
+ * `hashes` of the key whose latin1 bytes are [start, end) of `buf` (the scan's keys: read from the
+ * line's bytes, no string made), into `out`: `out[0]` the slot hash, `out[1]` the fingerprint. The
+ * same numbers as `hashes(buf.toString("latin1", start, end))` (tested).
+ */
+export const hashKeyBytes = (buf: Uint8Array, start: number, end: number, out: Uint32Array): void => {
+  if (end - start >= 12) {
+    let h = 0
+    let fp = 0
+    let i = 0
+    for (; i < 12; i++) {
+      const d = hexDigit(buf[start + i]!)
+      if (d < 0) break
+      if (i < 8) h = h * 16 + d
+      else fp = fp * 16 + d
+    }
+    if (i === 12) {
+      out[0] = h
+      out[1] = fp
+      return
+    }
+  }
+  let a = 0x811c9dc5
+  let b = 0x1000193
+  for (let i = start; i < end; i++) {
+    a = Math.imul(a ^ buf[i]!, 0x01000193)
+    b = Math.imul(b ^ buf[i]!, 0x01000193)
+  }
+  out[0] = a >>> 0
+  out[1] = (b >>> 0) & 0xffff
+}
+
 export class JournalIndex {
   private fp: Uint16Array
   private low: Uint32Array
@@ -100,17 +132,28 @@ export class JournalIndex {
 
   /** Record the latest line of `key` (an earlier line of the same key is replaced: the latest wins). */
   set(key: string, state: State, offset: number): void {
-    if ((this.size + 1) > this.capacity * 0.75) this.grow()
     const [h, fp] = hashes(key)
+    this.setHashed(h, fp, state, offset, key)
+  }
+
+  /**
+   * `set` for a key already hashed (`hashKeyBytes`): the journal's scan makes no string of a key.
+   * A fingerprint met again is confirmed by the keys of both lines (`key`, or read at `offset`).
+   */
+  setHashed(h: number, fp: number, state: State, offset: number, key?: string): void {
+    if ((this.size + 1) > this.capacity * 0.75) this.grow()
     for (let slot = h & this.mask;; slot = (slot + 1) & this.mask) {
       if (this.stateAt(slot) === 0) {
         this.write(slot, fp, state, offset)
         this.size++
         return
       }
-      if (this.fp[slot] === fp && this.keyAt(this.offsetAt(slot)) === key) {
-        this.write(slot, fp, state, offset)
-        return
+      if (this.fp[slot] === fp) {
+        const held = this.keyAt(this.offsetAt(slot))
+        if (held !== undefined && held === (key ?? this.keyAt(offset))) {
+          this.write(slot, fp, state, offset)
+          return
+        }
       }
     }
   }

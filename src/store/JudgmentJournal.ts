@@ -33,7 +33,7 @@ import { InputError, type OutputError } from "../domain/Errors.js"
 import { decodePendingRepairJson, type Judgment, type PendingRepair } from "../domain/Judgment.js"
 import { traced } from "../domain/Spans.js"
 import { writeFully, writeProblem } from "../io/Files.js"
-import { JournalIndex, State } from "./JournalIndex.js"
+import { hashKeyBytes, JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
 
 export type { PendingRepair } from "../domain/Judgment.js"
@@ -178,38 +178,51 @@ const keyOfLine = (line: string): string | undefined => {
   return end === -1 ? undefined : line.slice(8, end)
 }
 
+/** Where `lineState` found the line's key to end (the offset of its closing quote). */
+const scanned = { keyEnd: 0 }
+
 /**
- * The key and state of a journal line [start, end) of `buf`, from its bytes: lines start with the
- * key; a judgment's status comes before any free text (and `"status":"` cannot occur inside a JSON
- * string, where every quote is escaped). Undefined for a line that is not one we write.
+ * The state of a journal line [start, end) of `buf`, from its bytes, or 0 for a line that is not one
+ * we write; its key is [start + KEY_PREFIX.length, scanned.keyEnd). Lines start with the key; a
+ * judgment's status comes before any free text (and `"status":"` cannot occur inside a JSON string,
+ * where every quote is escaped). No string is made: a resume's scan of 11.9M lines took ~3 s less
+ * than when each line gave its key as a string and an object.
  */
+const lineState = (buf: Buffer, start: number, end: number): State | 0 => {
+  if (end - start < KEY_PREFIX.length + 2 || buf[end - 1] !== 0x7d || !startsWith(buf, start, KEY_PREFIX)) {
+    return 0
+  }
+  const keyEnd = buf.indexOf(QUOTE, start + KEY_PREFIX.length)
+  if (keyEnd === -1 || keyEnd >= end) return 0
+  // A line torn mid-file runs into the next one: a second `{"key":"` (unescaped, so not inside a
+  // string) means two lines merged, and neither can be trusted.
+  const again = buf.indexOf(KEY_PREFIX, keyEnd)
+  if (again !== -1 && again < end) return 0
+  scanned.keyEnd = keyEnd
+  if (startsWith(buf, keyEnd, ATTEMPT_MARK)) return State.attempt
+  const status = buf.indexOf(STATUS, keyEnd)
+  if (status === -1 || status >= end) return 0
+  const value = status + STATUS.length
+  if (startsWith(buf, value, OK)) return State.ok
+  if (startsWith(buf, value, FAILED_TRANSPORT)) return State.transportFailed
+  if (startsWith(buf, value, FAILED_JUDGE)) return State.judgeFailed
+  if (startsWith(buf, value, FAILED)) {
+    const legacy = buf.indexOf(LEGACY_TRANSPORT, value)
+    return legacy !== -1 && legacy < end ? State.transportFailed : State.judgeFailed
+  }
+  return 0
+}
+
+/** The key and state of a journal line (`lineState`), undefined for a line that is not one we write. */
 const scanLine = (
   buf: Buffer,
   start: number,
   end: number
 ): { readonly key: string; readonly state: State } | undefined => {
-  if (end - start < KEY_PREFIX.length + 2 || buf[end - 1] !== 0x7d || !startsWith(buf, start, KEY_PREFIX)) {
-    return undefined
-  }
-  const keyEnd = buf.indexOf(QUOTE, start + KEY_PREFIX.length)
-  if (keyEnd === -1 || keyEnd >= end) return undefined
-  // A line torn mid-file runs into the next one: a second `{"key":"` (unescaped, so not inside a
-  // string) means two lines merged, and neither can be trusted.
-  const again = buf.indexOf(KEY_PREFIX, keyEnd)
-  if (again !== -1 && again < end) return undefined
-  const key = buf.toString("latin1", start + KEY_PREFIX.length, keyEnd)
-  if (startsWith(buf, keyEnd, ATTEMPT_MARK)) return { key, state: State.attempt }
-  const status = buf.indexOf(STATUS, keyEnd)
-  if (status === -1 || status >= end) return undefined
-  const value = status + STATUS.length
-  if (startsWith(buf, value, OK)) return { key, state: State.ok }
-  if (startsWith(buf, value, FAILED_TRANSPORT)) return { key, state: State.transportFailed }
-  if (startsWith(buf, value, FAILED_JUDGE)) return { key, state: State.judgeFailed }
-  if (startsWith(buf, value, FAILED)) {
-    const legacy = buf.indexOf(LEGACY_TRANSPORT, value)
-    return { key, state: legacy !== -1 && legacy < end ? State.transportFailed : State.judgeFailed }
-  }
-  return undefined
+  const state = lineState(buf, start, end)
+  return state === 0
+    ? undefined
+    : { key: buf.toString("latin1", start + KEY_PREFIX.length, scanned.keyEnd), state }
 }
 
 const READ_CHUNK = 1 << 20
@@ -226,6 +239,7 @@ interface Scanned {
  * line longer than that), each line scanned where it lies — no string bigger than a key is made.
  */
 const scan = (fd: number, size: number, reader: LineReader): Scanned => {
+  const hashed = new Uint32Array(2)
   let buf = Buffer.allocUnsafe(READ_CHUNK)
   let index: JournalIndex | undefined
   /** Bytes [0, held) of `buf` are the start of a line not yet complete, at file offset `base`. */
@@ -246,9 +260,12 @@ const scan = (fd: number, size: number, reader: LineReader): Scanned => {
     for (let nl = buf.indexOf(NEWLINE, 0); nl !== -1 && nl < end; nl = buf.indexOf(NEWLINE, start)) {
       const stop = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl
       if (stop > start) {
-        const line = scanLine(buf, start, stop)
-        if (line === undefined) damaged++
-        else index.set(line.key, line.state, base + start)
+        const state = lineState(buf, start, stop)
+        if (state === 0) damaged++
+        else {
+          hashKeyBytes(buf, start + KEY_PREFIX.length, scanned.keyEnd, hashed)
+          index.setHashed(hashed[0]!, hashed[1]!, state, base + start)
+        }
       }
       start = nl + 1
     }

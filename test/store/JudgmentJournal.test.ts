@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import type { Judgment } from "../../src/domain/Judgment.js"
-import { JournalIndex } from "../../src/store/JournalIndex.js"
+import { hashKeyBytes, JournalIndex } from "../../src/store/JournalIndex.js"
 import { JudgmentJournal, layerFile, layerMemory, readOnly, State } from "../../src/store/JudgmentJournal.js"
 import { acquire, release, startTime } from "../../src/store/RunLock.js"
 import { journalContract, judgment } from "../support/JournalContract.js"
@@ -232,6 +232,38 @@ describe("JournalIndex", () => {
     index.set(a, State.judgeFailed, 900)
     expect(index.size).toBe(2)
     expect(index.find(a)).toEqual({ state: State.judgeFailed, offset: 900 })
+  })
+
+  it("keys hashed from their bytes (the journal's scan) are found by the key as a string, colliding fingerprints told apart", () => {
+    const keys = [
+      hexKey(1),
+      hexKey(2),
+      "0123456789ab" + "0".repeat(20),
+      "0123456789ab" + "1".repeat(20), // the same slot hash and fingerprint as the one before
+      "0123456789AB" + "0".repeat(20), // not lowercase hex: hashed as any other key
+      "0123456789a", // 11 characters
+      "0123456789ab", // exactly 12
+      "not-hex-key",
+      "x",
+      "caf\u00e9-latin1"
+    ]
+    const lines = new Map<number, string>()
+    const index = new JournalIndex(4, (offset) => lines.get(offset))
+    const hashed = new Uint32Array(2)
+    const put = (key: string, state: State, offset: number) => {
+      lines.set(offset, key)
+      const bytes = Buffer.from("{\"key\":\"" + key + "\"", "latin1")
+      hashKeyBytes(bytes, 8, bytes.length - 1, hashed)
+      index.setHashed(hashed[0]!, hashed[1]!, state, offset)
+    }
+    keys.forEach((key, i) => put(key, State.ok, i * 10))
+    expect(index.size).toBe(keys.length)
+    keys.forEach((key, i) => expect(index.find(key), key).toEqual({ state: State.ok, offset: i * 10 }))
+    // The same key again: its latest line wins, nothing added.
+    put(keys[3]!, State.judgeFailed, 1000)
+    expect(index.size).toBe(keys.length)
+    expect(index.find(keys[3]!)).toEqual({ state: State.judgeFailed, offset: 1000 })
+    expect(index.find(keys[2]!)).toEqual({ state: State.ok, offset: 20 })
   })
 
   it("offsets beyond 4 GiB are kept exactly", () => {
