@@ -48,7 +48,10 @@ export const resumeFile = (iteration: number) => `resume-iteration-${iteration}.
 /** The fold's snapshot of an iteration, beside its resume file. */
 export const snapshotFile = (iteration: number) => `fold-iteration-${iteration}.snapshot.partial`
 
-/** Cases between two snapshots: ~1 ms of a snapshot's writing (≈0.5 MB) for every few seconds of a run. */
+/**
+ * Cases between two snapshots: one costs ~10–15 ms (answer-correctness' 0.57 MB, made and written;
+ * 20,000 cases with one every 500 took +0.5 s of CPU), against ~15 s of CPU for 20,000 cases.
+ */
 export const SNAPSHOT_EVERY = 20_000
 
 /**
