@@ -39,32 +39,50 @@ const countLines = (path: string): number => {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
+/**
+ * The run to kill and resume: rag-answers on a generated CSV of `rows` rows (6 judgments a row, ~390
+ * bytes a journal line) unless `run` says otherwise (bench [7b]: answer-correctness).
+ */
+export interface ResumeRun {
+  /** `run …` arguments after `run`, without `--out`. */
+  readonly args: ReadonlyArray<string>
+  /** The directory under `--out` the run writes to (the pipeline's name). */
+  readonly pipeline: string
+  readonly judgments: number
+  /** About how many bytes a journal line takes: the kill waits for half the judgments by size. */
+  readonly lineBytes: number
+}
+
 export const resumeFigures = async (
-  options: { readonly repo: string; readonly csv: string; readonly out: string; readonly rows: number }
+  options: {
+    readonly repo: string
+    readonly csv: string
+    readonly out: string
+    readonly rows: number
+    readonly run?: ResumeRun | undefined
+  }
 ): Promise<ResumeFigures> => {
-  const args = [
-    Path.join(options.repo, "dist", "bin.js"),
-    "run",
-    "pipelines/rag-answers.ts",
-    "--csv",
-    options.csv,
-    "--out",
-    options.out
-  ]
-  const total = options.rows * 6
+  const run: ResumeRun = options.run ?? {
+    args: ["pipelines/rag-answers.ts", "--csv", options.csv],
+    pipeline: "rag-answers",
+    judgments: options.rows * 6,
+    lineBytes: 390
+  }
+  const args = [Path.join(options.repo, "dist", "bin.js"), "run", ...run.args, "--out", options.out]
+  const total = run.judgments
   // 1. Run until the journal holds about half the judgments, then kill -9.
   const first = spawn(process.execPath, args, { cwd: options.repo, stdio: "ignore" })
-  const root = Path.join(options.out, "rag-answers")
+  const root = Path.join(options.out, run.pipeline)
   let journal: string | undefined
   const half = total / 2
-  // A journal line is ~390 bytes: watch the size rather than count lines.
+  // Watch the journal's size rather than count its lines.
   for (;;) {
     await sleep(200)
     if (journal === undefined && fs.existsSync(root)) {
       const ids = fs.readdirSync(root)
       if (ids.length > 0) journal = Path.join(root, ids[0]!, "judgments.jsonl")
     }
-    if (journal !== undefined && fs.existsSync(journal) && fs.statSync(journal).size > half * 390) break
+    if (journal !== undefined && fs.existsSync(journal) && fs.statSync(journal).size > half * run.lineBytes) break
     if (first.exitCode !== null) throw new Error("the run ended before it could be killed")
   }
   first.kill("SIGKILL")

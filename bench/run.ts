@@ -60,7 +60,7 @@ import { startChildServer } from "./child.js"
 import { printHeldOut } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
-import { printCorrectnessFigures } from "./correctness.js"
+import { printCorrectnessFigures, writeCases } from "./correctness.js"
 import { benchTempDir, writeCsv } from "./gen.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
 import { htmlReportFigures } from "./html-report.js"
@@ -82,6 +82,8 @@ const HEURISTIC_ROWS = Number(process.env.BENCH_HEURISTIC_ROWS ?? 100_000)
 const RATE_ROWS = Number(process.env.BENCH_RATE_ROWS ?? 167)
 const RATE_LATENCY_MS = 100
 const RESUME_ROWS = Number(process.env.BENCH_RESUME_ROWS ?? 1_000_000)
+/** [7b], opt-in (~10 minutes at a million): answer-correctness killed half-way and resumed. */
+const RESUME_CORRECTNESS_CASES = Number(process.env.BENCH_RESUME_CORRECTNESS_CASES ?? 0)
 const DIMENSIONS = 6
 const WARM_UP_RUNS = 2
 const MEASURED_RUNS = 3
@@ -521,6 +523,53 @@ const main = async () => {
     } finally {
       fs.rmSync(rdir, { recursive: true, force: true })
     }
+    line()
+  }
+
+  if (RESUME_CORRECTNESS_CASES > 0) {
+    line(
+      `[7b] Resuming a large answer-correctness run: ${
+        int(RESUME_CORRECTNESS_CASES)
+      } generated cases (bench [12]'s), the heuristic judge, the CLI killed (SIGKILL) half-way, then the same command`
+    )
+    const rdir = benchTempDir()
+    try {
+      const input = Path.join(rdir, "cases.jsonl")
+      writeCases(input, RESUME_CORRECTNESS_CASES)
+      const r = await resumeFigures({
+        repo,
+        csv: input,
+        out: Path.join(rdir, "out"),
+        rows: RESUME_CORRECTNESS_CASES,
+        run: {
+          args: ["answer-correctness", "--input", input],
+          pipeline: "answer-correctness",
+          // The generated cases' mean (their three shapes: 68 judgments every 3 cases); ~485 bytes a line.
+          judgments: Math.round(RESUME_CORRECTNESS_CASES * 68 / 3),
+          lineBytes: 485
+        }
+      })
+      line(
+        `    killed with ${int(r.journaledAtKill)} judgments journaled (${
+          mb(r.journalBytes)
+        }); the resume: exit ${r.exit}, ${(r.totalMs / 1000).toFixed(1)} s in all, peak RSS ${
+          r.peakMB.toFixed(0)
+        } MB, start-up ${(r.startupMs / 1000).toFixed(1)} s`
+      )
+      figure(
+        `answer-correctness resume of ${int(RESUME_CORRECTNESS_CASES)} cases: first new judgment journaled`,
+        `${(r.firstNewJudgmentMs / 1000).toFixed(1)} s`,
+        `≤ ${TARGETS.resumeFirstNewMs / 1000} s`,
+        r.exit === 0 && r.firstNewJudgmentMs <= TARGETS.resumeFirstNewMs
+      )
+    } finally {
+      fs.rmSync(rdir, { recursive: true, force: true })
+    }
+    line()
+  } else {
+    line(
+      "[7b] answer-correctness killed half-way and resumed: skipped (BENCH_RESUME_CORRECTNESS_CASES=1000000 runs it, ~10 minutes)"
+    )
     line()
   }
 
