@@ -11,15 +11,15 @@
  *
  * On resume, the longest prefix of cases present whole in all three files (complete lines; a line
  * torn by the crash is cut off) is kept: the files are cut to it and appended to, its records are
- * folded again (means, intervals, lowest cases: the fold is cheap, the judging and scoring are not),
- * and the judging starts at the first case after it. Everything else — the journal, what it holds
+ * folded again from the last snapshot (below: means, intervals, lowest cases — the fold is cheap,
+ * the judging and scoring are not), and the judging starts at the first case after it. Everything else — the journal, what it holds
  * for later cases — is as before. Kept only when the run is resumed by the same version with the
  * same command (the guard), and when the first record rebuilt from the journal is the record on
  * disk (a change of scoring shows there); otherwise every file is written again.
  *
  * This runs once, before the iteration starts.
  *
- * Folding a million kept records again took ~25 s (their JSON read and parsed), so every
+ * Folding half a million kept records again took 26–37 s (their JSON read and parsed), so every
  * `SNAPSHOT_EVERY` cases, at a point where the three files were just written out together, the engine
  * also saves its fold — the engine's (`CaseFold.ts`), the kind's own (`Accumulator.save`) and
  * report.md's choice of details — with the files' sizes and the cases they hold, in
