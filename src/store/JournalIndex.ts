@@ -56,7 +56,9 @@ const hashes = (key: string): readonly [number, number] => {
 /**
  * `hashes` of the key whose latin1 bytes are [start, end) of `buf` (the scan's keys: read from the
  * line's bytes, no string made), into `out`: `out[0]` the slot hash, `out[1]` the fingerprint. The
- * same numbers as `hashes(buf.toString("latin1", start, end))` (tested).
+ * same numbers as `hashes(buf.toString("latin1", start, end))` (tested). The rule is written twice on
+ * purpose: `hashes` going through this one (the key's characters copied into bytes first) made a
+ * lookup — a few per judgment while a run judges — 65–80 ns slower (~130 → ~200 ns, 200,000 keys).
  */
 export const hashKeyBytes = (buf: Uint8Array, start: number, end: number, out: Uint32Array): void => {
   if (end - start >= 12) {
