@@ -39,10 +39,7 @@ const countLines = (path: string): number => {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-/**
- * The run to kill and resume: rag-answers on a generated CSV of `rows` rows (6 judgments a row, ~390
- * bytes a journal line) unless `run` says otherwise (bench [7b]: answer-correctness).
- */
+/** The run to kill and resume. */
 export interface ResumeRun {
   /** `run …` arguments after `run`, without `--out`. */
   readonly args: ReadonlyArray<string>
@@ -53,21 +50,29 @@ export interface ResumeRun {
   readonly lineBytes: number
 }
 
+/** Bench [7]: rag-answers on a generated CSV of `rows` rows (6 judgments a row, ~390 bytes a journal line). */
+export const ragAnswersRun = (csv: string, rows: number): ResumeRun => ({
+  args: ["pipelines/rag-answers.ts", "--csv", csv],
+  pipeline: "rag-answers",
+  judgments: rows * 6,
+  lineBytes: 390
+})
+
+/**
+ * Bench [7b]: answer-correctness on `cases` cases written by `bench/correctness.ts writeCases` (their
+ * three shapes: 68 judgments every 3 cases; ~485 bytes a journal line).
+ */
+export const correctnessRun = (input: string, cases: number): ResumeRun => ({
+  args: ["answer-correctness", "--input", input],
+  pipeline: "answer-correctness",
+  judgments: Math.round(cases * 68 / 3),
+  lineBytes: 485
+})
+
 export const resumeFigures = async (
-  options: {
-    readonly repo: string
-    readonly csv: string
-    readonly out: string
-    readonly rows: number
-    readonly run?: ResumeRun | undefined
-  }
+  options: { readonly repo: string; readonly out: string; readonly run: ResumeRun }
 ): Promise<ResumeFigures> => {
-  const run: ResumeRun = options.run ?? {
-    args: ["pipelines/rag-answers.ts", "--csv", options.csv],
-    pipeline: "rag-answers",
-    judgments: options.rows * 6,
-    lineBytes: 390
-  }
+  const run = options.run
   const args = [Path.join(options.repo, "dist", "bin.js"), "run", ...run.args, "--out", options.out]
   const total = run.judgments
   // 1. Run until the journal holds about half the judgments, then kill -9.

@@ -68,7 +68,7 @@ import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
 import { latencyRuns, priorityFromEnv, reportLatencyRuns } from "./latency.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
-import { resumeFigures } from "./resume.js"
+import { correctnessRun, ragAnswersRun, resumeFigures } from "./resume.js"
 import { printSynthesizeFigures } from "./synthesize.js"
 import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
@@ -82,7 +82,7 @@ const HEURISTIC_ROWS = Number(process.env.BENCH_HEURISTIC_ROWS ?? 100_000)
 const RATE_ROWS = Number(process.env.BENCH_RATE_ROWS ?? 167)
 const RATE_LATENCY_MS = 100
 const RESUME_ROWS = Number(process.env.BENCH_RESUME_ROWS ?? 1_000_000)
-/** [7b], opt-in (~10 minutes at a million): answer-correctness killed half-way and resumed. */
+/** [7b], opt-in (~15 minutes at a million): answer-correctness killed half-way and resumed. */
 const RESUME_CORRECTNESS_CASES = Number(process.env.BENCH_RESUME_CORRECTNESS_CASES ?? 0)
 const DIMENSIONS = 6
 const WARM_UP_RUNS = 2
@@ -494,7 +494,7 @@ const main = async () => {
     try {
       const csv = Path.join(rdir, "resume.csv")
       writeCsv(csv, RESUME_ROWS, 9)
-      const r = await resumeFigures({ repo, csv, out: Path.join(rdir, "out"), rows: RESUME_ROWS })
+      const r = await resumeFigures({ repo, out: Path.join(rdir, "out"), run: ragAnswersRun(csv, RESUME_ROWS) })
       line(
         `    killed with ${int(r.journaledAtKill)} judgments journaled (${
           mb(r.journalBytes)
@@ -538,16 +538,8 @@ const main = async () => {
       writeCases(input, RESUME_CORRECTNESS_CASES)
       const r = await resumeFigures({
         repo,
-        csv: input,
         out: Path.join(rdir, "out"),
-        rows: RESUME_CORRECTNESS_CASES,
-        run: {
-          args: ["answer-correctness", "--input", input],
-          pipeline: "answer-correctness",
-          // The generated cases' mean (their three shapes: 68 judgments every 3 cases); ~485 bytes a line.
-          judgments: Math.round(RESUME_CORRECTNESS_CASES * 68 / 3),
-          lineBytes: 485
-        }
+        run: correctnessRun(input, RESUME_CORRECTNESS_CASES)
       })
       line(
         `    killed with ${int(r.journaledAtKill)} judgments journaled (${
@@ -568,7 +560,7 @@ const main = async () => {
     line()
   } else {
     line(
-      "[7b] answer-correctness killed half-way and resumed: skipped (BENCH_RESUME_CORRECTNESS_CASES=1000000 runs it, ~10 minutes)"
+      "[7b] answer-correctness killed half-way and resumed: skipped (BENCH_RESUME_CORRECTNESS_CASES=1000000 runs it, ~15 minutes)"
     )
     line()
   }
