@@ -24,15 +24,15 @@ describe("terminal", () => {
         "rag-answers 2/3",
         state,
         600_000,
-        61_000,
+        2_022.2,
         width,
         "concurrency 8/8 · 429s 3 · pace 600/min"
       )
       expect([...line].length).toBeLessThanOrEqual(Math.max(1, width - 1))
       expect(line).not.toContain("\n")
     }
-    expect(describeProgress("x", state, 600_000, 61_000, 200)).toContain("█")
-    expect(describeProgress("x", state, 600_000, 61_000)).toMatch(/^x: 123,456\/600,000/)
+    expect(describeProgress("x", state, 600_000, 2_022.2, 200)).toContain("█")
+    expect(describeProgress("x", state, 600_000, 2_022.2)).toMatch(/^x: 123,456\/600,000/)
   })
 
   it("colour is off with NO_COLOR or without a TTY; ANSI sequences are stripped; --wizard needs a TTY", () => {
