@@ -43,6 +43,7 @@ import {
   parseWait,
   pipelineOptionFlags,
   providerFlagsProblem,
+  recordsArgv,
   type RunFlags,
   secretFlags
 } from "./RunFlags.js"
@@ -150,6 +151,7 @@ export const runAction = (flags: RunFlags) =>
       concurrency: flags.concurrency,
       maxFailures: flags.maxFailures,
       command: ["rag-eval", ...recordedArgv].join(" "),
+      recordsCommand: ["rag-eval", ...recordsArgv(recordedArgv)].join(" "),
       pipelineFile: flags.pipeline,
       promptDirs: promptDirsFor(flags.pipeline),
       runId: Option.getOrUndefined(flags.runId),

@@ -436,6 +436,27 @@ export const quiet = Options.boolean("quiet").pipe(
   Options.withDescription("No progress and no notes on stderr; errors only")
 )
 export const reportingFlags = { failUnder, failOver, details, json, quiet }
+
+/** Values @effect/cli reads after a boolean flag as its value (`--quiet true`). */
+const BOOLEAN_VALUES = new Set(["true", "1", "y", "yes", "on", "false", "0", "n", "no", "off"])
+
+/**
+ * The command line as far as a local judge's records go: without `--quiet` (what stderr shows) and
+ * `--concurrency` (how many judgments at once: a local judge's records are the same), so a run
+ * killed under `--quiet` in CI keeps its records when resumed by hand (`HeldRecords.ts`). Every other
+ * flag stays: one that changes nothing written still only costs the records being made again.
+ */
+export const recordsArgv = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const kept: Array<string> = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === "--quiet" || a === "-q") {
+      if (BOOLEAN_VALUES.has(argv[i + 1] ?? "")) i++
+    } else if (a === "--concurrency") i++
+    else if (!a.startsWith("--quiet=") && !a.startsWith("--concurrency=")) kept.push(a)
+  }
+  return kept
+}
 // ---- end of reports and CI gates ----
 
 /** `--config FILE`: flags from a JSON or YAML file (see `ConfigFile.ts`); read before parsing. */

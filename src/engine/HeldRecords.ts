@@ -310,7 +310,16 @@ export const keepRecords = <E, R>(parts: {
   Effect.gen(function*() {
     const none = { cases: 0, judgments: 0 }
     const first = yield* firstHeldRecord(parts.files, parts.guard)
-    if (first === undefined) return none
+    if (first === undefined) {
+      // Said, not silent: the resume then judges what it could have kept (minutes at a million cases).
+      const header = yield* firstLine(parts.files.resume)
+      if (header !== undefined && header.startsWith("{\"resume\":")) {
+        yield* parts.note(
+          "the records a killed run wrote were made by another command line or version (a flag other than --quiet or --concurrency changed): they are made again from the journal"
+        )
+      }
+      return none
+    }
     const rebuilt = yield* parts.firstFromJournal
     if (rebuilt === undefined || JSON.stringify(rebuilt) !== first) {
       yield* parts.note(

@@ -14,6 +14,12 @@ export interface RunOptions {
   readonly maxFailures: number
   /** The command line, recorded in the manifest. */
   readonly command: string
+  /**
+   * The command line as far as a local judge's records go (`recordsArgv`: without the flags that
+   * change none of them), which a resume keeps a killed run's records under (`HeldRecords.ts`).
+   * Default: `command`.
+   */
+  readonly recordsCommand?: string | undefined
   readonly pipelineFile?: string | undefined
   readonly runId?: string | undefined
   readonly fresh: boolean

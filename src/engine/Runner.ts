@@ -349,7 +349,7 @@ export const run = <R, X>(given: Pipeline<R, X>, options: RunOptions) =>
       const guard = guardOf({
         version: VERSION,
         identity: identityHash,
-        command: options.command,
+        command: options.recordsCommand ?? options.command,
         pipeline: pipeline.name,
         iteration
       })

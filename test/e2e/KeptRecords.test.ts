@@ -181,6 +181,26 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     await expectSameOutputs(runDir)
   })
 
+  it("killed under --quiet --concurrency 4 and resumed without them (as CI runs it, then by hand): the records are kept", async () => {
+    const out = tempDir()
+    const first = start(args(out, "--quiet", "--concurrency", "4"))
+    const partial = () => {
+      try {
+        return fs.statSync(Path.join(runDirIn(out, "answer-correctness"), "records-iteration-1.jsonl.partial")).size
+      } catch {
+        return 0
+      }
+    }
+    await waitFor("records written", () => partial() >= 200_000 || first.exited())
+    first.child.kill("SIGKILL")
+    expect((await first.result).code === 0).toBe(false)
+    const again = await cli(args(out))
+    expect(again.code, again.stderr).toBe(0)
+    expect(keptOf(again.stderr), again.stderr).toBeGreaterThan(0)
+    expect(again.stderr).not.toContain("made by another command line")
+    await expectSameOutputs(runDirIn(out, "answer-correctness"))
+  })
+
   it("another command (another --details) keeps nothing, and the files are still an uninterrupted run's", async () => {
     const out = tempDir()
     const runDir = await interrupted(out, "SIGKILL")
@@ -188,6 +208,9 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     expect(again.code, again.stderr).toBe(0)
     expect(keptOf(again.stderr)).toBe(0)
     expect(again.stderr).toContain("resuming run")
+    expect(again.stderr).toContain(
+      "the records a killed run wrote were made by another command line or version (a flag other than --quiet or --concurrency changed): they are made again from the journal"
+    )
     for (const name of OUTPUTS.filter((n) => n !== "report.md")) {
       expect(fs.readFileSync(Path.join(runDir, name)).equals(fs.readFileSync(Path.join(await clean(), name))), name)
         .toBe(true)
