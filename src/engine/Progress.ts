@@ -138,9 +138,13 @@ const cutTo = (text: string, width: number): string => {
 }
 
 /** The Progress service writing with `write` (exported for tests; `layerStderr` is the CLI's). */
-export const make = (
-  options: { readonly tty: boolean; readonly intervalMs: number; readonly write: (s: string) => void }
-) => {
+export const make = (options: {
+  readonly tty: boolean
+  readonly intervalMs: number
+  readonly write: (s: string) => void
+  /** The terminal's width (default: stderr's); 0 or none — a pseudo-terminal of no size, as `script` or some CI runners make — is taken as 100. */
+  readonly columns?: () => number | undefined
+}) => {
   const track = <A, E, R>(
     label: string,
     total: number,
@@ -150,7 +154,10 @@ export const make = (
     Effect.gen(function*() {
       const state: ProgressState = { done: 0, failed: 0, reused: 0 }
       const meter = new RateMeter(yield* Clock.currentTimeMillis)
-      const width = () => (process.stderr.columns ?? 100)
+      const width = () => {
+        const columns = options.columns === undefined ? process.stderr.columns : options.columns()
+        return columns !== undefined && columns > 0 ? columns : 100
+      }
       const draw = (final: boolean) =>
         Effect.all([detail ?? Effect.succeed(""), Clock.currentTimeMillis]).pipe(Effect.flatMap(([extra, now]) =>
           Effect.sync(() => {

@@ -83,4 +83,19 @@ describe("the progress lines", () => {
       expect(lines[9]).toBe("answer-correctness: 800,000/1,000,000 80% · 10000.0/s · ETA 0:20 · failed 0")
       expect(lines[10]).toBe(lines[9])
     }))
+
+  it.effect("a terminal of no size (a pseudo-terminal from script or a CI runner: 0 columns) gets 100, not a line cut to nothing", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const progress = Progress.make({ tty: true, intervalMs: 200, write: (s) => written.push(s), columns: () => 0 })
+      yield* progress.track("rag-answers", 10, (state) =>
+        Effect.gen(function*() {
+          state.done = 10
+          yield* TestClock.adjust("1 second")
+        }))
+      const last = written.at(-1)!
+      expect(last).toContain("rag-answers [")
+      expect(last).toContain("10/10 100%")
+      expect([...last.replace("\r\x1b[2K", "").trimEnd()].length).toBeLessThanOrEqual(99)
+    }))
 })
