@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url"
 import { type ChildServer, startChildServer } from "./child.js"
 import { judgmentCounts } from "./cli-output.js"
 import { writeCsv } from "./gen.js"
+import { type BareRun, bareRuns } from "./latency-bare.js"
 
 export const LATENCY_TARGET = 0.97
 
@@ -197,7 +198,9 @@ export const latencyRuns = async (
 export const reportLatencyRuns = (
   runs: ReadonlyArray<LatencyRun>,
   line: (text: string) => void,
-  figure: (name: string, value: string, target: string, ok: boolean) => void
+  figure: (name: string, value: string, target: string, ok: boolean) => void,
+  /** The same server's floor (`latency-bare.ts`): what a bare node:http client reaches on this host now. */
+  floor?: ReadonlyArray<BareRun>
 ) => {
   runs.forEach((r, i) => {
     line(
@@ -232,6 +235,17 @@ export const reportLatencyRuns = (
     `≥ ${LATENCY_TARGET}`,
     median >= LATENCY_TARGET && measured.every((r) => r.exit === 0 && r.failed === 0)
   )
+  if (floor !== undefined && floor.length > 0) {
+    const ratios = floor.map((r) => r.ratio)
+    const floorMedian = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!
+    line(
+      `    the host's floor: a bare node:http client (no runner: latency-bare.ts) on the same server just after, median of ${floor.length}: ${
+        floorMedian.toFixed(3)
+      } (runs ${ratios.map((r) => r.toFixed(3)).join(" / ")}) — the CLI ${
+        median >= floorMedian ? "at" : `${(floorMedian - median).toFixed(3)} below`
+      } it${floorMedian < LATENCY_TARGET ? `; no client reaches ${LATENCY_TARGET} on this host now` : ""}`
+    )
+  }
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -253,18 +267,24 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
         priority === undefined ? "" : ` (server and CLI${priorityText(priority)})`
       }; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`
     )
+    const cli = await latencyRuns(server, {
+      repo,
+      csv,
+      out: (name) => Path.join(dir, name),
+      latencyMs,
+      concurrency,
+      runs,
+      priority
+    })
+    // The floor with the same scheduling as the CLI had (this process runs the bare client).
+    if (priority?.rt !== undefined) spawnSync("chrt", ["-a", "-p", "-r", String(priority.rt), String(process.pid)])
+    else if (priority?.nice !== undefined) os.setPriority(process.pid, priority.nice)
     reportLatencyRuns(
-      await latencyRuns(server, {
-        repo,
-        csv,
-        out: (name) => Path.join(dir, name),
-        latencyMs,
-        concurrency,
-        runs,
-        priority
-      }),
+      cli,
       (text) => console.log(text),
-      (name, value, target, ok) => console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`)
+      (name, value, target, ok) =>
+        console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`),
+      await bareRuns(server, runs)
     )
   } finally {
     await server.close()

@@ -66,6 +66,7 @@ import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, time
 import { htmlReportFigures } from "./html-report.js"
 import { journalFigures } from "./journal.js"
 import { defaultDataDir as agreementDir, measureAgreement } from "./judge-agreement.js"
+import { bareRuns } from "./latency-bare.js"
 import { latencyRuns, priorityFromEnv, reportLatencyRuns } from "./latency.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { correctnessRun, ragAnswersRun, resumeFigures } from "./resume.js"
@@ -321,19 +322,17 @@ const main = async () => {
           int(latencyRows * DIMENSIONS)
         } judgments (bench/latency.ts)`
       )
-      reportLatencyRuns(
-        await latencyRuns(server, {
-          repo: fileURLToPath(new URL("..", import.meta.url)),
-          csv: cliLatencyCsv,
-          out,
-          latencyMs: LATENCY_MS,
-          concurrency: CONCURRENCY,
-          runs: MEASURED_RUNS,
-          priority: priorityFromEnv()
-        }),
-        line,
-        figure
-      )
+      const cliLatency = await latencyRuns(server, {
+        repo: fileURLToPath(new URL("..", import.meta.url)),
+        csv: cliLatencyCsv,
+        out,
+        latencyMs: LATENCY_MS,
+        concurrency: CONCURRENCY,
+        runs: MEASURED_RUNS,
+        priority: priorityFromEnv()
+      })
+      // The host's floor beside it: a bare node:http client from this process (not reniced).
+      reportLatencyRuns(cliLatency, line, figure, await bareRuns(server, MEASURED_RUNS))
       line()
 
       // ---------------------------------------------------------------------------------------
