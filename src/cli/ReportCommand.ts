@@ -97,6 +97,7 @@ export const reportRun = (
       Layer.succeed(Retriever, pipeline.retrieve ?? precomputed),
       options.journal ?? JudgmentJournal.layerFile,
       reportersLayer(reporters),
-      Progress.layerSilent
+      // A million-case run's reports take minutes: progress on stderr (none for a quick one off a terminal).
+      Progress.layerStderrReplay
     )))
   })

@@ -144,7 +144,14 @@ export const make = (options: {
   readonly write: (s: string) => void
   /** The terminal's width (default: stderr's); 0 or none — a pseudo-terminal of no size, as `script` or some CI runners make — is taken as 100. */
   readonly columns?: () => number | undefined
+  /**
+   * A replay of a run's journal (`rag-eval report`): every judgment is a reused one, so the rate
+   * counts them all; no notes (the runner's "resuming run …" is not news there); and without a
+   * terminal the last line only when an earlier one was shown — a quick report says nothing.
+   */
+  readonly replay?: boolean
 }) => {
+  const replay = options.replay === true
   const track = <A, E, R>(
     label: string,
     total: number,
@@ -158,10 +165,13 @@ export const make = (options: {
         const columns = options.columns === undefined ? process.stderr.columns : options.columns()
         return columns !== undefined && columns > 0 ? columns : 100
       }
+      let shown = false
       const draw = (final: boolean) =>
         Effect.all([detail ?? Effect.succeed(""), Clock.currentTimeMillis]).pipe(Effect.flatMap(([extra, now]) =>
           Effect.sync(() => {
-            const fresh = state.done - state.reused
+            if (final && replay && !options.tty && !shown) return
+            shown = true
+            const fresh = replay ? state.done : state.done - state.reused
             const rate = final ? meter.overall(now, fresh) : meter.observe(now, fresh)
             const text = describe(label, state, total, rate, options.tty ? width() : undefined, extra)
             options.write(options.tty ? `\r\x1b[2K${text}${final ? "\n" : ""}` : `${text}\n`)
@@ -176,13 +186,22 @@ export const make = (options: {
         Effect.ensuring(Fiber.interrupt(ticker).pipe(Effect.zipRight(draw(true))))
       )
     })
-  return Progress.of({ note: (line) => Effect.sync(() => options.write(line + "\n")), track })
+  return Progress.of({
+    note: (line) => replay ? Effect.void : Effect.sync(() => options.write(line + "\n")),
+    track
+  })
 }
 
 /** stderr progress: a redrawn bar on a TTY, a line every 5 s otherwise. */
 export const layerStderr = Layer.sync(Progress, () => {
   const tty = process.stderr.isTTY === true
   return make({ tty, intervalMs: tty ? 200 : 5000, write: (s) => process.stderr.write(s) })
+})
+
+/** `layerStderr` for a replay of a run's journal (`rag-eval report`; see `make`'s `replay`). */
+export const layerStderrReplay = Layer.sync(Progress, () => {
+  const tty = process.stderr.isTTY === true
+  return make({ tty, intervalMs: tty ? 200 : 5000, write: (s) => process.stderr.write(s), replay: true })
 })
 
 /** Silent progress for tests and library use. */

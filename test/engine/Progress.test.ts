@@ -98,4 +98,33 @@ describe("the progress lines", () => {
       expect(last).toContain("10/10 100%")
       expect([...last.replace("\r\x1b[2K", "").trimEnd()].length).toBeLessThanOrEqual(99)
     }))
+
+  it.effect("a replay (rag-eval report): nothing for a quick one off a terminal; a long one's lines count every judgment, no notes", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const progress = Progress.make({
+        tty: false,
+        intervalMs: 5_000,
+        write: (s) => lines.push(s.trimEnd()),
+        replay: true
+      })
+      const replayed = (seconds: number) =>
+        progress.track("answer-correctness", 100_000 * seconds, (state) =>
+          Effect.gen(function*() {
+            yield* progress.note("resuming run abc: 0 of 10 judgments done")
+            for (let s = 1; s <= seconds; s++) {
+              state.done += 100_000
+              state.reused += 100_000
+              yield* TestClock.adjust("1 second")
+            }
+          }))
+      yield* replayed(3)
+      expect(lines).toEqual([])
+      yield* replayed(12)
+      expect(lines).toEqual([
+        "answer-correctness: 500,000/1,200,000 41% · 100000.0/s · ETA 0:07 · failed 0",
+        "answer-correctness: 1,000,000/1,200,000 83% · 100000.0/s · ETA 0:02 · failed 0",
+        "answer-correctness: 1,200,000/1,200,000 100% · 100000.0/s · ETA 0:00 · failed 0"
+      ])
+    }))
 })
