@@ -30,8 +30,12 @@ export interface BareRun {
   readonly slots: Slots | undefined
 }
 
-/** `rounds` runs of the bare client against `server` (its latency set to 100 ms here). */
-export const bareRuns = async (server: ChildServer, rounds: number): Promise<ReadonlyArray<BareRun>> => {
+/** `rounds` runs of the bare client against `server` (its latency set to 100 ms here), `calls` after the first. */
+export const bareRuns = async (
+  server: ChildServer,
+  rounds: number,
+  calls = CALLS
+): Promise<ReadonlyArray<BareRun>> => {
   await server.setLatency(LATENCY_MS)
   const agent = new Http.Agent({ keepAlive: true })
   const body = JSON.stringify({
@@ -51,7 +55,7 @@ export const bareRuns = async (server: ChildServer, rounds: number): Promise<Rea
       await server.reset()
       const load = os.loadavg()[0]!
       await call()
-      let left = CALLS
+      let left = calls
       await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
         while (left > 0) {
           left--
@@ -60,7 +64,7 @@ export const bareRuns = async (server: ChildServer, rounds: number): Promise<Rea
       }))
       const stats = await server.stats(true)
       const spanMs = stats.lastResponseMs! - stats.firstRequestMs!
-      const idealMs = (CALLS / CONCURRENCY) * LATENCY_MS + LATENCY_MS
+      const idealMs = (calls / CONCURRENCY) * LATENCY_MS + LATENCY_MS
       runs.push({
         ratio: idealMs / spanMs,
         spanMs,

@@ -284,7 +284,7 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
       (text) => console.log(text),
       (name, value, target, ok) =>
         console.log(`  ${name}: ${value}   (target ${target}) ${ok ? "ok" : "below target"}`),
-      await bareRuns(server, runs)
+      await bareRuns(server, runs, rows * 6)
     )
   } finally {
     await server.close()

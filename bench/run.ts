@@ -332,7 +332,7 @@ const main = async () => {
         priority: priorityFromEnv()
       })
       // The host's floor beside it: a bare node:http client from this process (not reniced).
-      reportLatencyRuns(cliLatency, line, figure, await bareRuns(server, MEASURED_RUNS))
+      reportLatencyRuns(cliLatency, line, figure, await bareRuns(server, MEASURED_RUNS, latencyRows * DIMENSIONS))
       line()
 
       // ---------------------------------------------------------------------------------------
