@@ -89,7 +89,7 @@ describe.skipIf(!postgresAvailable)(
             `127.0.0.1:${port}`,
             "--concurrency",
             String(RUNNER_CONCURRENCY)
-          ], { env: { OPENAI_API_KEY: "runner-key" } })
+          ], { env: { OPENAI_API_KEY: "runner-key" }, guardMs: 0 })
           logs.push("")
           runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))
           runners.push(runner)
@@ -103,7 +103,7 @@ describe.skipIf(!postgresAvailable)(
         fake.reset()
         const clusterOut = Path.join(dir, "cluster")
         const args = llm(clusterOut, "--store", store, "--cluster")
-        const first = start(args)
+        const first = start(args, { guardMs: 0 })
         await waitFor("a quarter of the judgments", () => fake.judgeCalls >= JUDGMENTS / 4, 180_000)
         runners[0]!.child.kill("SIGKILL")
         // Ctrl+C: nothing new is sent, the batches in flight land, exit 130 as in a local run.
@@ -115,7 +115,7 @@ describe.skipIf(!postgresAvailable)(
         // The judgments are in the store, not in a judgments.jsonl (and the URL's password is masked).
         expect(interrupted.stderr).toMatch(/judgments are saved in postgres:\/\/\S+ \(run /)
         expect(interrupted.stderr).not.toContain("judgments.jsonl")
-        const second = start(args)
+        const second = start(args, { guardMs: 0 })
         await waitFor(
           "three quarters of the judgments",
           () => fake.judgeCalls >= (JUDGMENTS * 3) / 4 || second.exited(),
@@ -126,9 +126,10 @@ describe.skipIf(!postgresAvailable)(
         expect((await second.result).signal).toBe("SIGKILL")
         // The same command resumes it.
         const resumed = await cli(args)
-        // Seen once (2026-11-29, a full suite beside two busy processes, load ~11): this resume stalled
-        // at 1,714 of 2,004 with 8 batches in flight until the child's 100 s guard killed it (code
-        // null). What the runners said goes with the failure, to find where.
+        // Seen twice (2026-11-29, full suites beside two busy processes, load ~11): this resume stalled
+        // with 8 batches in flight until the child's 100 s guard killed it — the guard had killed the
+        // surviving runner first (started > 100 s before on that machine; runners now have none).
+        // What the runners said goes with a failure.
         expect(
           resumed.code,
           `${resumed.stderr}\n${
@@ -191,7 +192,8 @@ describe.skipIf(!postgresAvailable)(
           for (let i = 0; i < 2; i++) {
             const port = await freePort()
             const runner = start(["runner", "--store", store, "--listen", `127.0.0.1:${port}`, "--concurrency", "16"], {
-              env: { OPENAI_API_KEY: "runner-key" }
+              env: { OPENAI_API_KEY: "runner-key" },
+              guardMs: 0
             })
             logs.push("")
             runner.child.stdout!.on("data", (d: Buffer) => (logs[i] += d.toString()))

@@ -36,6 +36,13 @@ export interface StartOptions {
    * makes writes short and then fail, as a full disk does; SIGXFSZ is ignored so it does).
    */
   readonly shell?: string
+  /**
+   * SIGKILL after this many ms (default 100 s: a CLI that hangs must not hold a test for its whole
+   * timeout); 0: never — a long-lived process the test stops itself (a cluster runner), which a busy
+   * machine's slower test kept past 100 s: the guard killed the last runner mid-run and the
+   * coordinator's resume waited for it until its own guard.
+   */
+  readonly guardMs?: number
 }
 
 export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): Running => {
@@ -55,7 +62,8 @@ export const start = (args: ReadonlyArray<string>, options: StartOptions = {}): 
   let done = false
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
-  const guard = setTimeout(() => child.kill("SIGKILL"), 100_000)
+  const guardMs = options.guardMs ?? 100_000
+  const guard = guardMs === 0 ? undefined : setTimeout(() => child.kill("SIGKILL"), guardMs)
   const result = new Promise<Result>((resolve) =>
     child.on("close", (code, signal) => {
       done = true
