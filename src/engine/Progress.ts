@@ -57,7 +57,7 @@ const eta = (seconds: number) => {
  * reused judgments only), and a rate over the whole elapsed time said 682/s with an ETA of 15:47
  * where the run was judging 17,000 a second and had 30 s left. While the phase runs, the rate is
  * over the last `windowMs` (a pace that changes — a rate limit learned, a slower part of the input —
- * shows within that window); the last line's is over all the new work seen.
+ * shows within that window); the last line's is over all the new work.
  */
 export class RateMeter {
   /** The last observation with no new judgment yet. */
@@ -88,13 +88,13 @@ export class RateMeter {
     return perSecond(this.samples[0]!, at, fresh)
   }
 
-  /** The rate over all the new work seen, up to `at`. */
+  /**
+   * The rate over all the new work, up to `at`: from the last observation without any (within one
+   * observation of its start). Not from the first one with some — the work may all have been done by
+   * then (a run that spends its last seconds writing reports), which said 0.0/s.
+   */
   overall(at: number, fresh: number): number {
-    return this.first !== undefined && at > this.first.at
-      ? perSecond(this.first, at, fresh)
-      : fresh > 0
-      ? perSecond(this.began, at, fresh)
-      : 0
+    return fresh > 0 ? perSecond(this.began, at, fresh) : 0
   }
 }
 

@@ -29,10 +29,11 @@ describe("RateMeter", () => {
     expect(meter.observe(10_000, 40_000)).toBe(8_000)
     expect(meter.observe(15_000, 140_000)).toBe(20_000)
     expect(meter.observe(20_000, 240_000)).toBe(20_000)
-    expect(meter.overall(20_000, 240_000)).toBe(20_000)
+    // At the end: from the last observation without any (5 s), the only start it knows.
+    expect(meter.overall(20_000, 240_000)).toBe(16_000)
   })
 
-  it("while the run works, the last 30 s; at the end, all the new work seen", () => {
+  it("while the run works, the last 30 s; at the end, all the new work", () => {
     const meter = new Progress.RateMeter(0)
     // 60 s at 100 a second, then 20 s at 1,000 a second, observed every 5 s (a non-terminal's lines).
     let fresh = 0
@@ -41,9 +42,13 @@ describe("RateMeter", () => {
       fresh += t <= 60_000 ? 500 : 5_000
       rate = meter.observe(t, fresh)
     }
-    // The last 30 s: 10 s at 100/s and 20 s at 1,000/s; all the new work since it was first seen (5 s).
+    // The last 30 s: 10 s at 100/s and 20 s at 1,000/s; at the end, all of it.
     expect(rate).toBeCloseTo((1_000 + 20_000) / 30, 6)
-    expect(meter.overall(80_000, fresh)).toBeCloseTo((5_500 + 20_000) / 75, 6)
+    expect(meter.overall(80_000, fresh)).toBeCloseTo((6_000 + 20_000) / 80, 6)
+    // Work all done before the last observation (a run's last seconds writing reports): the last
+    // line's rate is still the work's, not 0.
+    expect(meter.observe(85_000, fresh)).toBeCloseTo((500 + 20_000) / 30, 6)
+    expect(meter.overall(90_000, fresh)).toBeCloseTo(26_000 / 90, 6)
   })
 
   it("no new judgment: rate 0 and no ETA", () => {
