@@ -60,11 +60,9 @@ const eta = (seconds: number) => {
  * shows within that window); the last line's is over all the new work.
  */
 export class RateMeter {
-  /** The last observation with no new judgment yet. */
+  /** The last observation with no new judgment yet: the new work began after it. */
   private began: Sample
-  /** The first observation with new judgments; undefined before it. */
-  private first: Sample | undefined
-  /** Observations since `first`, oldest first; the oldest at most one window before the newest (or `first`). */
+  /** Observations with new judgments, oldest first; the oldest the last one at least a window old, if any is. */
   private samples: Array<Sample> = []
 
   constructor(startedAt: number, private readonly windowMs = 30_000) {
@@ -73,13 +71,12 @@ export class RateMeter {
 
   /** Observe `fresh` new judgments at `at` (ms); returns the rate over the last window. */
   observe(at: number, fresh: number): number {
-    if (this.first === undefined) {
+    if (this.samples.length === 0) {
       if (fresh <= 0) {
         this.began = { at, fresh: 0 }
         return 0
       }
-      this.first = { at, fresh }
-      this.samples = [this.first]
+      this.samples.push({ at, fresh })
       // The only estimate yet: the new work began somewhere since the last observation.
       return perSecond(this.began, at, fresh)
     }
