@@ -138,6 +138,9 @@ export const guardOf = (parts: {
 /** The resume file's first line. */
 export const headerLine = (guard: string) => JSON.stringify({ resume: 1, guard })
 
+/** A resume file's first line, whatever its guard (`headerLine`'s start). */
+const isHeaderLine = (line: string) => line.startsWith("{\"resume\":")
+
 /**
  * A resume file's line for a case: how many judgments it was scored from, or `-` when it cannot be
  * kept (a failed judgment, or one that spent tokens: the run's cost counts what the journal holds).
@@ -313,7 +316,7 @@ export const keepRecords = <E, R>(parts: {
     if (first === undefined) {
       // Said, not silent: the resume then judges what it could have kept (minutes at a million cases).
       const header = yield* firstLine(parts.files.resume)
-      if (header !== undefined && header.startsWith("{\"resume\":")) {
+      if (header !== undefined && isHeaderLine(header)) {
         yield* parts.note(
           "the records a killed run wrote were made by another command line or version (a flag other than --quiet or --concurrency changed): they are made again from the journal"
         )
