@@ -9,13 +9,12 @@
  * show 0.97. BENCH_LATENCY_NICE / BENCH_LATENCY_RT as for bench/latency.ts (this process and the
  * server); BENCH_LATENCY_RUNS rounds (default 3).
  */
-import { spawnSync } from "node:child_process"
 import * as Http from "node:http"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type ChildServer, startChildServer } from "./child.js"
-import { priorityFromEnv, type Slots, slotsOf } from "./latency.js"
+import { priorityFromEnv, schedule, type Slots, slotsOf } from "./latency.js"
 import { postJson } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -80,7 +79,7 @@ export const bareRuns = async (
 }
 
 /** One line a run. */
-export const bareRunLine = (r: BareRun, i: number) => {
+const bareRunLine = (r: BareRun, i: number) => {
   const s = r.slots
   return `bare client, round ${i + 1}: ${r.ratio.toFixed(3)} (span ${
     Math.round(r.spanMs)
@@ -98,10 +97,7 @@ export const bareRunLine = (r: BareRun, i: number) => {
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const priority = priorityFromEnv()
   const server = await startChildServer(LATENCY_MS)
-  for (const pid of [server.pid, process.pid]) {
-    if (priority?.rt !== undefined) spawnSync("chrt", ["-a", "-p", "-r", String(priority.rt), String(pid)])
-    else if (priority?.nice !== undefined) os.setPriority(pid, priority.nice)
-  }
+  for (const pid of [server.pid, process.pid]) schedule(pid, priority)
   try {
     const runs = await bareRuns(server, Number(process.env.BENCH_LATENCY_RUNS ?? 3))
     runs.forEach((r, i) => console.log(bareRunLine(r, i)))

@@ -115,6 +115,16 @@ export const slotsOf = (
   }
 }
 
+/** Schedule a running process as `p` says (real-time priority 0: back to the normal policy); nothing when undefined. */
+export const schedule = (pid: number, p: Priority | undefined) => {
+  if (p?.rt !== undefined) {
+    spawnSync("chrt", ["-a", "-p", ...(p.rt === 0 ? ["-o", "0"] : ["-r", String(p.rt)]), String(pid)])
+  } else if (p?.nice !== undefined) os.setPriority(pid, p.nice)
+}
+
+/** The middle value (the upper one of an even count); NaN for none. */
+const medianOf = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
+
 export const latencyRuns = async (
   server: ChildServer,
   options: {
@@ -130,11 +140,6 @@ export const latencyRuns = async (
 ): Promise<ReadonlyArray<LatencyRun>> => {
   await server.setLatency(options.latencyMs)
   const priority = options.priority
-  const schedule = (pid: number, p: Priority | undefined) => {
-    if (p?.rt !== undefined) {
-      spawnSync("chrt", ["-a", "-p", ...(p.rt === 0 ? ["-o", "0"] : ["-r", String(p.rt)]), String(pid)])
-    } else if (p?.nice !== undefined) os.setPriority(pid, p.nice)
-  }
   schedule(server.pid, priority)
   const node = priority?.rt !== undefined
     ? ["chrt", "-r", String(priority.rt), process.execPath]
@@ -227,8 +232,7 @@ export const reportLatencyRuns = (
     }
   })
   const measured = runs.slice(1)
-  const sorted = measured.map((r) => r.ratio).sort((a, b) => a - b)
-  const median = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+  const median = medianOf(measured.map((r) => r.ratio))
   figure(
     `latency hiding through the CLI with the preflight (ideal ÷ wall), median of ${measured.length}`,
     `${median.toFixed(3)} (runs ${measured.map((r) => r.ratio.toFixed(3)).join(" / ")})`,
@@ -237,7 +241,7 @@ export const reportLatencyRuns = (
   )
   if (floor !== undefined && floor.length > 0) {
     const ratios = floor.map((r) => r.ratio)
-    const floorMedian = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!
+    const floorMedian = medianOf(ratios)
     line(
       `    the host's floor: a bare node:http client (no runner: latency-bare.ts) on the same server just after, median of ${floor.length}: ${
         floorMedian.toFixed(3)
@@ -276,9 +280,9 @@ if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLTo
       runs,
       priority
     })
-    // The floor with the same scheduling as the CLI had (this process runs the bare client).
-    if (priority?.rt !== undefined) spawnSync("chrt", ["-a", "-p", "-r", String(priority.rt), String(process.pid)])
-    else if (priority?.nice !== undefined) os.setPriority(process.pid, priority.nice)
+    // The floor with the same scheduling as the CLI had: this process runs the bare client, and
+    // latencyRuns put the server back to normal when it ended.
+    for (const pid of [server.pid, process.pid]) schedule(pid, priority)
     reportLatencyRuns(
       cli,
       (text) => console.log(text),
