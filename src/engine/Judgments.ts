@@ -123,7 +123,10 @@ export interface RunContext {
   readonly latchFatal?: boolean | undefined
   /** `--batch`: keys this invocation collected from its batches, counted as judged now (not reused). */
   readonly collected?: ReadonlySet<string> | undefined
-  /** `serve`: each call runs through the request's fair share of the judge. */
+  /**
+   * Each call, until its judgments are journaled, runs through it: `serve`'s fair share of the judge
+   * for the request, a runner's permit (what a killed runner can have paid for and lost).
+   */
   readonly around?: (<A, E>(call: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
 }
 
@@ -462,12 +465,10 @@ export const make = Effect.gen(function*() {
           return js
         })
 
-      const ask = (plan: Plan, repair: RepairCheckpoint | undefined) => {
-        const call = plan.list
+      const ask = (plan: Plan, repair: RepairCheckpoint | undefined) =>
+        plan.list
           ? judge.judgeList({ ...plan.task, repair })
           : Effect.map(judge.judge({ ...plan.task, repair }), (v) => [v])
-        return run.around === undefined ? call : run.around(call)
-      }
 
       /** `judgeUntraced` as a span (`--trace-otlp`): the case, the rubric, the first key; then outcome, tokens, attempts. */
       const judgePlan = (
@@ -560,30 +561,37 @@ export const make = Effect.gen(function*() {
             budget?.settle(estimateUsd, noUsage, undefined)
             return undefined
           }
-          const started = performance.now()
-          const asked = yield* Effect.either(call)
-          if (budget !== undefined) {
-            budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
-          }
-          if (asked._tag === "Left") {
-            if (asked.left._tag === "OutputError") {
-              return yield* asked.left
+          // `around` (a runner's permit, `serve`'s fair share) holds from the call's start until its
+          // judgments are journaled: a runner killed with kill -9 loses at most its permits' calls, even
+          // while its store's commits are slow (they were not in it, and a killed runner lost 13
+          // answered calls with 8 permits).
+          const callAndRecord = Effect.gen(function*() {
+            const started = performance.now()
+            const asked = yield* Effect.either(call)
+            if (budget !== undefined) {
+              budget.settle(estimateUsd, asked._tag === "Right" ? sumUsage(asked.right) : noUsage, undefined)
             }
-            // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
-            // the first fatal error stops the run once the calls in flight have landed.
-            if (asked.left._tag === "FatalJudgeError") {
-              if (!latch) return yield* failedAll(plan, c, sink, asked.left.line, started)
-              noteFatal(asked.left)
+            if (asked._tag === "Left") {
+              if (asked.left._tag === "OutputError") {
+                return yield* asked.left
+              }
+              // Never asked (the run is stopping) or the provider is misconfigured: nothing to journal;
+              // the first fatal error stops the run once the calls in flight have landed.
+              if (asked.left._tag === "FatalJudgeError") {
+                if (!latch) return yield* failedAll(plan, c, sink, asked.left.line, started)
+                noteFatal(asked.left)
+              }
+              return undefined
             }
-            return undefined
-          }
-          if (prior !== undefined) {
-            // The journaled reply's tokens were paid by the invocation that crashed: not this one's.
-            tally.input -= prior.usage.inputTokens
-            tally.output -= prior.usage.outputTokens
-          }
-          const js = yield* record(plan, asked.right, performance.now() - started)
-          return js.map((j) => count(sink, j, "judge"))
+            if (prior !== undefined) {
+              // The journaled reply's tokens were paid by the invocation that crashed: not this one's.
+              tally.input -= prior.usage.inputTokens
+              tally.output -= prior.usage.outputTokens
+            }
+            const js = yield* record(plan, asked.right, performance.now() - started)
+            return js.map((j) => count(sink, j, "judge"))
+          })
+          return yield* run.around === undefined ? callAndRecord : run.around(callAndRecord)
         })
 
       /** `serve`: a fatal error fails this plan's judgments with its line (not cached, not journaled). */

@@ -6,7 +6,7 @@
  */
 import * as TestRunner from "@effect/cluster/TestRunner"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -137,6 +137,50 @@ describe("cluster protocol (in-memory test runner)", () => {
     )
     expect(fake.judgeCalls).toBe(5)
     expect(b).toEqual(a)
+  })
+
+  it("a runner's permit holds until the call's judgments are in the store: with the store's commits stalled, no call beyond --concurrency is made", async () => {
+    const tasks = await clarityTasks("slow")
+    fake.reset()
+    // The store takes every append and commits none until the test lets it: what a loaded
+    // PostgreSQL does to a runner's group commits. A runner killed now loses what is not committed.
+    let appending = 0
+    const release = Effect.runSync(Deferred.make<void>())
+    const stalled = Layer.effect(
+      RunnerHost.RunnerStore,
+      Effect.map(RunnerHost.RunnerStore, (store) => ({
+        rows: store.rows,
+        append: (runId: string, rows: Parameters<typeof store.append>[1]) =>
+          Effect.zipRight(
+            Effect.zipRight(Effect.sync(() => appending++), Deferred.await(release)),
+            store.append(runId, rows)
+          )
+      }))
+    ).pipe(Layer.provide(RunnerHost.layerMemoryStore))
+    const layer = RunnerHost.layerEntities({ concurrency: 2, preflight: false }).pipe(
+      Layer.provideMerge(stalled),
+      Layer.provideMerge(TestRunner.layer)
+    )
+    const outcome = await Effect.runPromise(
+      Effect.gen(function*() {
+        const client = (yield* JudgeShard.client)(shardEntityId("p/run-slow", "eeeeee"))
+        const reply = yield* Effect.fork(
+          client.JudgeBatch({ runId: "p/run-slow", batchId: "eeeeee", judge: judgeOptions(), tasks })
+        )
+        // Both permits' calls answered and waiting for their commits.
+        while (appending < 2) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+        // Nothing more may be asked while they wait. Half a second of real time to show it: a runner
+        // that released its permits early asks the next calls within milliseconds (this can only pass
+        // wrongly, never fail wrongly).
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 500)))
+        const asked = { calls: fake.judgeCalls, appending }
+        yield* Deferred.succeed(release, undefined)
+        return { asked, judgments: yield* Fiber.join(reply) }
+      }).pipe(Effect.scoped, Effect.provide(layer))
+    )
+    expect(outcome.asked).toEqual({ calls: 2, appending: 2 })
+    expect(outcome.judgments.map((j) => j.status)).toEqual(["ok", "ok", "ok", "ok", "ok"])
+    expect(fake.judgeCalls).toBe(5)
   })
 
   it("once the run is stopping (Ctrl+C), calls not yet sent are answered \"not asked\" and nothing is sent", async () => {
