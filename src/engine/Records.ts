@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as fs from "node:fs"
-import { writeFully, writeProblem } from "../io/Files.js"
+import { WRITE_CHUNK_CHARS, writeFully, writeProblem } from "../io/Files.js"
 
 export interface RecordsWriterOptions {
   /** Append to the `.partial` a killed run left (its kept cases, `HeldRecords.ts`) instead of starting it again. */
@@ -59,7 +59,7 @@ export const recordsWriter = (path: string, options: RecordsWriterOptions = {}) 
       Effect.try({
         try: () => {
           w.buffer += line + "\n"
-          if (w.buffer.length < 1 << 16) return false
+          if (w.buffer.length < WRITE_CHUNK_CHARS) return false
           flush(w)
           return true
         },

@@ -44,6 +44,18 @@ export const writeProblem = (path: string, error: unknown): OutputError => {
 }
 
 /**
+ * How much text (in characters) a writer gathers before it writes: every buffered writer (the
+ * journal, records files, reports) writes once its text reaches this, not later. Text gathered with
+ * `+=` is a rope that V8 flattens into a new string when it is written; a string past ~128 KB is a
+ * large object of its own — memory mapped afresh, its pages faulted in, unmapped at the next
+ * collection — and in a heuristic run that cost more than the writes: the journal's batches of
+ * ~350 KB took ~4.4 ms a MB to flatten against ~0.5 ms below the limit (docs/benchmarks.md). 32 Ki
+ * characters (plus the line that reaches it) stay below it even as two-byte text (any character
+ * past U+00FF), at ~10 times the writes of 350 KB batches, which cost less than the flattening did.
+ */
+export const WRITE_CHUNK_CHARS = 1 << 15
+
+/**
  * Write all of `data` at the descriptor's position (or at the end, for an append descriptor):
  * `write` may write less than asked (a disk that fills up, a file-size limit), so the rest is asked
  * again until it is all written or the system says why not (thrown, with its code). Returns the
@@ -75,7 +87,7 @@ export const writeFully = (fd: number, data: string | Uint8Array): number => {
 
 /**
  * A file written a piece at a time and put in place atomically: into `<path>.tmp-<pid>`, buffered
- * (64 KiB), every write checked; `commit` fsyncs it, checks its size against what was written and
+ * (`WRITE_CHUNK_CHARS`), every write checked; `commit` fsyncs it, checks its size against what was written and
  * renames it into place. Released without a commit (a failure, a stop, an interruption), the
  * temporary file is removed and `path` is left as it was. `writeAtomic` writes a stream this way; a
  * report written as a run's records leave (`Reporter.lines`) uses it directly.
@@ -111,7 +123,7 @@ export const atomicWriter = (path: string): Effect.Effect<AtomicWriter, OutputEr
     }
     const add = (text: string) => {
       w.buffer += text
-      if (w.buffer.length >= 1 << 16) flush()
+      if (w.buffer.length >= WRITE_CHUNK_CHARS) flush()
     }
     return {
       write: (text) => Effect.try({ try: () => add(text), catch: (e) => writeProblem(path, e) }),

@@ -32,7 +32,7 @@ import * as Path from "node:path"
 import { InputError, type OutputError } from "../domain/Errors.js"
 import { decodePendingRepairJson, type Judgment, type PendingRepair } from "../domain/Judgment.js"
 import { traced } from "../domain/Spans.js"
-import { writeFully, writeProblem } from "../io/Files.js"
+import { WRITE_CHUNK_CHARS, writeFully, writeProblem } from "../io/Files.js"
 import { hashKeyBytes, JournalIndex, State } from "./JournalIndex.js"
 import * as RunLock from "./RunLock.js"
 
@@ -329,12 +329,17 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
     let end = scanned.validBytes
     const index = scanned.index
 
-    /** Append whole lines, or none: a failed write is cut back before anything else is written. */
-    const appendText = (text: string) =>
+    /**
+     * Append whole lines, or none: a failed write is cut back (to before the first of `texts`) before
+     * anything else is written.
+     */
+    const appendText = (...texts: ReadonlyArray<string>) =>
       Effect.try({
         try: () => {
+          let written = 0
           try {
-            end += writeFully(fd, text)
+            for (const text of texts) written += writeFully(fd, text)
+            end += written
           } catch (e) {
             try {
               fs.ftruncateSync(fd, end)
@@ -367,10 +372,20 @@ const openFile = (runDir: string, options: { readonly fresh: boolean }) =>
       },
       append: (judgments) => {
         if (judgments.length === 0) return Effect.void
+        // Written a chunk at a time (WRITE_CHUNK_CHARS), not as one string of the whole batch.
+        const chunks: Array<string> = []
         let text = ""
-        for (const j of judgments) text += JSON.stringify(j) + "\n"
-        return appendText(text).pipe(traced("JudgmentJournal.append", {
-          attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": text.length }
+        let chars = 0
+        for (const j of judgments) {
+          text += JSON.stringify(j) + "\n"
+          if (text.length < WRITE_CHUNK_CHARS) continue
+          chunks.push(text)
+          chars += text.length
+          text = ""
+        }
+        if (text !== "") chunks.push(text)
+        return appendText(...chunks).pipe(traced("JudgmentJournal.append", {
+          attributes: { "rag_eval.judgments": judgments.length, "rag_eval.bytes": chars + text.length }
         }))
       },
       appendAttempt: (key, a) => appendText(`${attemptLine(key, a)}\n`),
