@@ -49,7 +49,7 @@ export const writeProblem = (path: string, error: unknown): OutputError => {
  * `+=` is a rope that V8 flattens into a new string when it is written; a string past ~128 KB is a
  * large object of its own — memory mapped afresh, its pages faulted in, unmapped at the next
  * collection — and in a heuristic run that cost more than the writes: the journal's batches of
- * ~350 KB took ~4.4 ms a MB to flatten against ~0.5 ms below the limit (docs/benchmarks.md). 32 Ki
+ * ~350 KB took ~4.4 ms a MB to flatten against ~0.6 ms below the limit (docs/benchmarks.md). 32 Ki
  * characters (plus the line that reaches it) stay below it even as two-byte text (any character
  * past U+00FF), at ~10 times the writes of 350 KB batches, which cost less than the flattening did.
  */
