@@ -1,35 +1,16 @@
 /**
- * `rag-eval calibrate` as a user runs it: `node dist/bin.js calibrate …` in a child process (built by
- * `pretest`). The three pinned figures on llmjudge-test (Llama-3-8B grades against NIST's, computed
+ * `rag-eval calibrate` as a user runs it: `rag-eval calibrate …`, in-process (`runCli`: the same
+ * arguments, output and exit code as the built CLI's, without a Node start-up per command). The three pinned figures on llmjudge-test (Llama-3-8B grades against NIST's, computed
  * independently of this project: see ../shared/data/llmjudge-test/README.md) skip visibly without
  * ../shared; everything else runs on files made here.
  */
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, sharedData, tempDir } from "../support/RunPipeline.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
-
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-const cli = (args: ReadonlyArray<string>): Promise<Result> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: repoRoot, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-        resolve({ code, stdout, stderr })
-      }
-    )
-  })
+const cli = (args: ReadonlyArray<string>) => runCli(args)
 
 const write = (dir: string, name: string, content: string) => {
   const path = Path.join(dir, name)
@@ -271,7 +252,7 @@ describe("rag-eval calibrate on files made here", () => {
       ].map((o) => JSON.stringify(o)).join("\n") + "\n"
     )
     const out = Path.join(dir, "out")
-    const runResult = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out])
+    const runResult = await cli(["run", "search-relevance", "--input", input, "--out", out])
     expect(runResult.code).toBe(0)
     const runDir = Path.resolve(repoRoot, runResult.stdout.trim().split("\n").at(-1)!.slice("run: ".length))
     expect(fs.existsSync(Path.join(runDir, "judgments.jsonl"))).toBe(true)

@@ -10,14 +10,14 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { CalibrationFile } from "../../src/domain/RunFiles.js"
-import { cli } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const VERDICTS = ["contradicted", "neutral", "entailed"] as const
 
 const setUp = async () => {
   const dir = tempDir("calibrate-answers-")
-  const run = await cli([
+  const run = await runCli([
     "run",
     "answer-correctness",
     "--input",
@@ -48,7 +48,7 @@ describe("rag-eval calibrate on an answer-correctness run", () => {
     })
     const claims = Path.join(dir, "claims.csv")
     fs.writeFileSync(claims, ["id,claim,verdict,against", ...rows, "nope,1,entailed,reference"].join("\n"))
-    const r = await cli(["calibrate", runDir, "--labels", claims, "--resamples", "500"])
+    const r = await runCli(["calibrate", runDir, "--labels", claims, "--resamples", "500"])
     expect(r.stderr).toContain("calibration.json")
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("## Claim verdicts")
@@ -92,7 +92,7 @@ describe("rag-eval calibrate on an answer-correctness run", () => {
       }
     ]
     fs.writeFileSync(Path.join(runDir, "labels.jsonl"), labels.map((l) => JSON.stringify(l)).join("\n") + "\n")
-    const d = await cli(["calibrate", runDir, "--format", "json", "--resamples", "200"])
+    const d = await runCli(["calibrate", runDir, "--format", "json", "--resamples", "200"])
     expect(d.code).toBe(0)
     const json = JSON.parse(d.stdout) as { labels: { file: string }; answers: { metrics: Array<{ metric: string }> } }
     expect(json.labels.file).toBe(Path.join(runDir, "labels.jsonl"))
@@ -103,7 +103,7 @@ describe("rag-eval calibrate on an answer-correctness run", () => {
     const { dir, runDir, checks } = await setUp()
     const bad = Path.join(dir, "bad.csv")
     fs.writeFileSync(bad, "id,claim,verdict\nq1,1,entailed\nq1,2,true\n")
-    const r = await cli(["calibrate", runDir, "--labels", bad])
+    const r = await runCli(["calibrate", runDir, "--labels", bad])
     expect(r.code).toBe(2)
     expect(r.stderr.trim()).toBe(
       `error: ${bad}:3 (field "verdict"): verdict "true" is not one of contradicted, neutral, entailed`
@@ -120,13 +120,22 @@ describe("rag-eval calibrate on an answer-correctness run", () => {
       ]
         .join("\n")
     )
-    const gate = await cli(["calibrate", runDir, "--labels", opposite, "--min-kappa", "0.2", "--resamples", "200"])
+    const gate = await runCli(["calibrate", runDir, "--labels", opposite, "--min-kappa", "0.2", "--resamples", "200"])
     expect(gate.code).toBe(1)
     expect(gate.stderr).toMatch(/error: claim verdicts: Cohen's κ (-?\d\.\d{4} is below --min-kappa 0\.2|is undefined)/)
     expect(gate.stdout).toContain("## Claim verdicts")
     const metricsOnly = Path.join(dir, "m.csv")
     fs.writeFileSync(metricsOnly, "id,metric,value\nq1,f1,1\n")
-    const nothing = await cli(["calibrate", runDir, "--labels", metricsOnly, "--min-kappa", "0.2", "--resamples", "50"])
+    const nothing = await runCli([
+      "calibrate",
+      runDir,
+      "--labels",
+      metricsOnly,
+      "--min-kappa",
+      "0.2",
+      "--resamples",
+      "50"
+    ])
     expect(nothing.code).toBe(1)
     expect(nothing.stderr).toMatch(/no κ to gate/)
   })

@@ -1,6 +1,9 @@
 /**
- * Durable, reproducible long runs, tested as a user meets them: `node dist/bin.js` in a child
- * process (built by `pretest`) against the fake OpenAI-compatible server over real HTTP.
+ * Durable, reproducible long runs, tested as a user meets them, against the fake OpenAI-compatible
+ * server over real HTTP. The runs that are killed or signalled, the run as another user (a read-only
+ * directory) and the fault mix (hanging calls) are `node dist/bin.js` in a child process (built by
+ * `pretest`); the rest — the reference run, resumes, the journal, the cache — run in-process
+ * (`runCli`: the same arguments, environment, output and exit code).
  *
  * - a crash (SIGKILL) part-way, then the same command again: every case exactly once, and no more
  *   API calls than judgments + concurrency (at most the calls in flight are lost);
@@ -19,6 +22,7 @@ import { describe, expect, it } from "vitest"
 import { cli, sleep, start, waitFor } from "../support/ChildCli.js"
 import { parseCsv } from "../support/Csv.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
@@ -130,7 +134,7 @@ const resumeLine = (id: string, done: number, total: number) =>
 // Each test has its own fake server and output roots, so they run side by side.
 // The timeout is headroom for a loaded machine (each child loads the CLI);
 // the whole file takes about 35 s on two idle cores (about 50 s on a busy machine).
-describe.concurrent("durable runs (child processes against the fake server)", { timeout: 120_000 }, () => {
+describe.concurrent("durable runs (against the fake server)", { timeout: 120_000 }, () => {
   /**
    * An uninterrupted run of the sample: what every interrupted-and-resumed run must equal. Started
    * by the first test that needs it and run alongside it.
@@ -141,7 +145,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const server = await FakeOpenAi.start()
       try {
         const out = tempDir()
-        const r = await cli(llmArgs(server, sample, out))
+        const r = await runCli(llmArgs(server, sample, out))
         expect(r.stderr).toContain(`${JUDGMENTS} judgments: ${JUDGMENTS} ok, 0 failed`)
         expect(r.code).toBe(0)
         expect(server.judgeCalls).toBe(JUDGMENTS)
@@ -187,7 +191,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(journal.lines.length).toBeGreaterThanOrEqual(callsBefore - CONCURRENCY)
       expect(fs.existsSync(Path.join(run.dir, "records-iteration-1.jsonl"))).toBe(false)
 
-      const second = await cli(args)
+      const second = await runCli(args)
       expect(second.stderr).toContain(resumeLine(run.id, journal.lines.length, JUDGMENTS))
       expect(second.code).toBe(0)
       // Every journaled judgment was skipped; only the missing ones were asked.
@@ -228,7 +232,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       expect(fs.existsSync(Path.join(run.dir, "records-iteration-1.jsonl"))).toBe(false)
       expect(fs.readdirSync(run.dir).filter((f) => f.endsWith(".partial") || f.endsWith(".tmp"))).toEqual([])
 
-      const second = await cli(args)
+      const second = await runCli(args)
       expect(second.stderr).toContain(resumeLine(run.id, journal.lines.length, JUDGMENTS))
       expect(second.code).toBe(0)
       // Nothing was lost to the stop: exactly one call per judgment over both runs.
@@ -300,7 +304,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
 
       server.setBehaviour({ faults: {} })
       server.reset()
-      const second = await cli(args)
+      const second = await runCli(args)
       expect(second.code).toBe(0)
       expect(server.judgeCalls).toBe(2 * DIMENSIONS)
       expectEveryCaseOnce(run.dir, 2)
@@ -314,7 +318,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const server = await FakeOpenAi.start()
       try {
         const out = tempDir()
-        const first = await cli(llmArgs(server, sample, out, "--limit", "2"))
+        const first = await runCli(llmArgs(server, sample, out, "--limit", "2"))
         expect(first.code).toBe(0)
         const run = onlyRunDir(out)
         const complete = results(run.dir)
@@ -326,14 +330,14 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         server.reset()
 
         // --dry-run agrees with the run: the torn judgment is still to be made.
-        const dry = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache", "--dry-run"))
+        const dry = await runCli(llmArgs(server, sample, out, "--limit", "2", "--no-cache", "--dry-run"))
         expect(dry.code).toBe(0)
         expect(dry.stdout).toMatch(
           new RegExp(`judge calls: +1 \\(${2 * DIMENSIONS - 1} more already in the journal or cache\\)`)
         )
         expect(server.judgeCalls).toBe(0)
 
-        const second = await cli(llmArgs(server, sample, out, "--limit", "2", "--no-cache"))
+        const second = await runCli(llmArgs(server, sample, out, "--limit", "2", "--no-cache"))
         expect(second.stderr).toContain("journal: dropped a torn last line")
         expect(second.stderr).toContain(resumeLine(run.id, 2 * DIMENSIONS - 1, 2 * DIMENSIONS))
         expect(second.code).toBe(0)
@@ -356,7 +360,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         const torn = cached.split("\n")[entry]!
         fs.writeFileSync(shard, [...kept, torn.slice(0, Math.floor(torn.length / 2))].join("\n"))
         server.reset()
-        const other = await cli(llmArgs(server, sample, out, "--limit", "2", "--run-id", "other"))
+        const other = await runCli(llmArgs(server, sample, out, "--limit", "2", "--run-id", "other"))
         expect(other.code).toBe(0)
         expect(server.judgeCalls).toBe(1)
         // The judgment asked again landed on a line of its own, readable by the next run.
@@ -379,7 +383,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       const server = await FakeOpenAi.start()
       try {
         const out = tempDir()
-        const first = await cli(llmArgs(server, sample, out, "--limit", "2", "--run-id", "nightly"))
+        const first = await runCli(llmArgs(server, sample, out, "--limit", "2", "--run-id", "nightly"))
         expect(first.code).toBe(0)
         const runDir = Path.join(out, "rag-answers", "nightly")
         expect(onlyRunDir(out).dir).toBe(runDir)
@@ -393,7 +397,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
           [rows[0], "What is a heat pump?,,1. A heat pump moves heat.,It moves heat.", ""].join("\n")
         )
         server.reset()
-        const second = await cli(llmArgs(server, other, out, "--run-id", "nightly"))
+        const second = await runCli(llmArgs(server, other, out, "--run-id", "nightly"))
         expect(second.code).toBe(2)
         expect(second.stderr).toContain(runDir)
         expect(second.stderr).toMatch(/holds a different run/)
@@ -431,7 +435,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
 
         const out = tempDir()
         const thrice = llmArgs(server, sample, out, ...limit, "--iterations", "3")
-        const r3 = await cli(thrice)
+        const r3 = await runCli(thrice)
         expect(r3.code).toBe(0)
         expect(server.judgeCalls).toBe(3 * per)
         // Each distinct prompt was really asked three times.
@@ -447,14 +451,14 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
 
         server.reset()
-        const again = await cli(thrice)
+        const again = await runCli(thrice)
         expect(again.code).toBe(0)
         expect(again.stderr).toContain(resumeLine(run.id, 3 * per, 3 * per))
         expect(server.judgeCalls).toBe(0)
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
 
         // --fresh starts the run over; the cache of earlier runs under --out still answers.
-        const fresh = await cli([...thrice, "--fresh"])
+        const fresh = await runCli([...thrice, "--fresh"])
         expect(fresh.code).toBe(0)
         expect(fresh.stderr).toContain(`${3 * per} from the cache`)
         expect(fresh.stderr).not.toContain("resuming run")
@@ -462,7 +466,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
 
         // --no-cache bypasses it: a fresh run asks everything again.
-        const bypass = await cli([...thrice, "--fresh", "--no-cache"])
+        const bypass = await runCli([...thrice, "--fresh", "--no-cache"])
         expect(bypass.code).toBe(0)
         expect(server.judgeCalls).toBe(3 * per)
         expect(readJournal(run.dir).lines).toHaveLength(3 * per)
@@ -481,7 +485,7 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
       try {
         const out = tempDir()
         const args = llmArgs(server, sample, out, "--limit", "2", "--max-failures", "100")
-        const first = await cli(args)
+        const first = await runCli(args)
         expect(first.code).toBe(0)
         expect(first.stderr).toContain(`${2 * DIMENSIONS} judgments: ${2 * DIMENSIONS - 2} ok, 2 failed`)
         const run = onlyRunDir(out)
@@ -498,12 +502,12 @@ describe.concurrent("durable runs (child processes against the fake server)", { 
         // A plain resume keeps the recorded failures.
         server.setBehaviour({ answer: FakeOpenAi.defaultAnswer })
         server.reset()
-        const plain = await cli(args)
+        const plain = await runCli(args)
         expect(plain.code).toBe(0)
         expect(server.judgeCalls).toBe(0)
         expect(plain.stderr).toContain("2 failed")
 
-        const retry = await cli([...args, "--retry-failed"])
+        const retry = await runCli([...args, "--retry-failed"])
         expect(retry.code).toBe(0)
         expect(server.judgeCalls).toBe(2)
         expect(server.judgeRequests.map((r) => r.body.response_format?.json_schema?.name)).toEqual([

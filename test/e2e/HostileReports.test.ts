@@ -1,6 +1,6 @@
 /**
- * Safe reports with hostile input, through real runs of every pipeline kind (`node dist/bin.js`,
- * heuristic judge) and `compare`:
+ * Safe reports with hostile input, through real runs of every built-in pipeline kind (the CLI
+ * in-process, `runCli`; heuristic judge) and `compare`:
  * - report.md, parsed with markdown-it (CommonMark + tables, raw HTML recognised), holds no heading,
  *   HTML element, comment, link, image or code block that came from case text, no line break a
  *   renderer could honour inside quoted text (CR, U+2028, U+2029), and every `|` of case text
@@ -10,20 +10,13 @@
  */
 import { parse as parseCsv } from "csv-parse/sync"
 import MarkdownIt from "markdown-it"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
-import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
+import { runCli } from "../support/InProcessCli.js"
+import { printedRunDir, tempDir } from "../support/RunPipeline.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
-
-const cli = (args: ReadonlyArray<string>): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    })
-  })
+const cli = (args: ReadonlyArray<string>) => runCli(args)
 
 /** Markdown and HTML that must stay text, and line breaks that must not break out of a block. */
 const hostileText = [
@@ -199,7 +192,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
         }))
       })
     )
-    const r = await cli(["run", "pipelines/answer-synthesis.ts", "--input", input, "--out", out])
+    const r = await cli(["run", "answer-synthesis", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout))
@@ -228,7 +221,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
         }))
       })
     )
-    const r = await cli(["run", "pipelines/course-retrieval.ts", "--input", input, "--out", out])
+    const r = await cli(["run", "course-retrieval", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout), "-case|`2`")
@@ -250,13 +243,13 @@ describe("hostile case text cannot escape its place in the reports", () => {
         })
       ).join("\n") + "\n"
     )
-    const r = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out])
+    const r = await cli(["run", "search-relevance", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout), "@q|`3`")
     expect(cells(csv)).toContain("'@q|`3`")
     // --csv-raw on run opts out too (the run resumes and writes its reports again).
-    const raw = await cli(["run", "pipelines/search-relevance.ts", "--input", input, "--out", out, "--csv-raw"])
+    const raw = await cli(["run", "search-relevance", "--input", input, "--out", out, "--csv-raw"])
     expect(raw.code).toBe(0)
     expect(cells(fs.readFileSync(Path.join(printedRunDir(raw.stdout), "report.csv"), "utf8"))).toContain("@q|`3`")
   }, 120_000)
@@ -277,13 +270,13 @@ describe("hostile case text cannot escape its place in the reports", () => {
         })
       ).join("\n") + "\n"
     )
-    const a = await cli(["run", "pipelines/evidence-retrieval.ts", "--input", input, "--out", out])
+    const a = await cli(["run", "evidence-retrieval", "--input", input, "--out", out])
     expect(a.stderr).not.toContain("internal error")
     expect(a.code).toBe(0)
     // Ids are trimmed by the loader: the tab is gone, the = is not.
     const { csv } = await check(printedRunDir(a.stdout), "=q|`4`")
     expect(cells(csv)).toContain("'=q|`4`")
-    const b = await cli(["run", "pipelines/evidence-retrieval.ts", "--input", input, "--out", out, "--top-k", "1"])
+    const b = await cli(["run", "evidence-retrieval", "--input", input, "--out", out, "--top-k", "1"])
     expect(b.code).toBe(0)
     const report = Path.join(dir, "compare.md")
     const c = await cli(["compare", printedRunDir(a.stdout), printedRunDir(b.stdout), "--output", report])

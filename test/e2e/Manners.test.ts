@@ -1,12 +1,13 @@
 /**
- * Smaller manners of the CLI, as users run it (`node dist/bin.js`): a pipeline that judges nothing
- * does not claim a judge; `run --json` answers on stdout even for bad input; counts are printed with
- * thousands separators; a YAML config error names the line to fix.
+ * Smaller manners of the CLI, as users run it (in-process, `runCli`: the arguments, stdout and
+ * stderr apart, the exit code): a pipeline that judges nothing does not claim a judge; `run --json`
+ * answers on stdout even for bad input; counts are printed with thousands separators; a YAML config
+ * error names the line to fix.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { cli } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
@@ -16,7 +17,7 @@ describe("CLI manners", () => {
     "evidence-retrieval (metrics against gold spans, no judge) does not say it uses the heuristic judge; rag-answers does",
     async () => {
       const out = tempDir("rag-eval-manners-")
-      const evidence = await cli([
+      const evidence = await runCli([
         "run",
         "evidence-retrieval",
         "--input",
@@ -26,7 +27,7 @@ describe("CLI manners", () => {
       ])
       expect(evidence.code).toBe(0)
       expect(evidence.stderr).not.toContain("heuristic judge")
-      const rag = await cli(["run", "rag-answers", "--csv", sample, "--out", out])
+      const rag = await runCli(["run", "rag-answers", "--csv", sample, "--out", out])
       expect(rag.stderr).toContain("no --provider given: using the heuristic judge")
     },
     120_000
@@ -36,12 +37,12 @@ describe("CLI manners", () => {
     "run --json with bad input: one JSON error object on stdout (kind, message, file), the message on stderr, exit 2",
     async () => {
       const out = tempDir("rag-eval-manners-")
-      const missing = await cli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out, "--json"])
+      const missing = await runCli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out, "--json"])
       expect(missing.code).toBe(2)
       const error = JSON.parse(missing.stdout.trim()).error
       expect(error).toMatchObject({ exitCode: 2, kind: "input", file: "no-such.csv" })
       expect(missing.stderr).toContain(`error: ${error.message}`)
-      const gate = await cli([
+      const gate = await runCli([
         "run",
         "rag-answers",
         "--csv",
@@ -59,7 +60,7 @@ describe("CLI manners", () => {
         message: expect.stringContaining("--fail-over failedJudgments=")
       })
       // Without --json, stdout stays empty.
-      const plain = await cli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out])
+      const plain = await runCli(["run", "rag-answers", "--csv", "no-such.csv", "--out", out])
       expect(plain.code).toBe(2)
       expect(plain.stdout).toBe("")
     },
@@ -77,7 +78,7 @@ describe("CLI manners", () => {
       input,
       ["Current User Question,Conversation History,Fragment Texts,Assistant Answer", ...rows].join("\n") + "\n"
     )
-    const r = await cli(["run", "rag-answers", "--csv", input, "--out", Path.join(dir, "out")])
+    const r = await runCli(["run", "rag-answers", "--csv", input, "--out", Path.join(dir, "out")])
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("1,020 judgments: 1,020 ok, 0 failed")
     expect(r.stderr).not.toMatch(/\b1020\b/)
@@ -91,7 +92,7 @@ describe("CLI manners", () => {
         Path.join(cwd, "open.yaml"),
         "# it's a comment\nrun-id: don't-care\nfields: [a, b\nlistwise: true\n"
       )
-      const open = await cli([
+      const open = await runCli([
         "run",
         "search-relevance",
         "--input",
@@ -102,7 +103,7 @@ describe("CLI manners", () => {
       expect(open.code).toBe(2)
       expect(open.stderr).toContain("--config open.yaml: not valid YAML: line 3: this [ list is not closed with ]")
       fs.writeFileSync(Path.join(cwd, "indent.yaml"), "top-k: 2\nrun-id: x\n  listwise: true\n")
-      const indent = await cli([
+      const indent = await runCli([
         "run",
         "search-relevance",
         "--input",

@@ -14,6 +14,11 @@
  *
  * No time and no share of 429s is asserted on the real clock: the policy's targets are asserted on
  * the simulated server (test/providers/RatePolicy.test.ts) and measured by `npm run bench`.
+ *
+ * The built CLI in a child process where the process is the subject or runs long beside others: the
+ * rate-limited runs (each waits out the bucket for seconds; in-process commands queue) and the
+ * Ctrl+C. The rest — refusals, misconfigured providers, resumes, endpoints, `report` — run in-process
+ * (`runCli`: the same arguments, environment, output and exit code, without a Node start-up each).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -21,6 +26,7 @@ import { describe, expect, it } from "vitest"
 import { writeCsv } from "../../bench/gen.js"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { freePort } from "../support/Ports.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
@@ -143,7 +149,7 @@ describe.concurrent("waiting out a rate limit", { timeout: 120_000 }, () => {
       expect(r.code).toBe(130)
       expect(r.stderr).toContain("run the same command again to resume")
       server.setBehaviour({ faults: {} })
-      const resumed = await cli(args)
+      const resumed = await runCli(args)
       expect(resumed.code).toBe(0)
       expect(resumed.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: ${SAMPLE_JUDGMENTS} ok, 0 failed`)
     } finally {
@@ -158,7 +164,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
    * the calls that started together), not by a time on the real clock, which the machine's load moves.
    */
   const fatalRun = (args: ReadonlyArray<string>, env?: Record<string, string>) =>
-    start(args, env === undefined ? {} : { env }).result
+    runCli(args, env === undefined ? {} : { env })
 
   const expectNothingJournaled = (out: string) => {
     const root = Path.join(out, "rag-answers")
@@ -249,7 +255,7 @@ describe.concurrent("a misconfigured provider: one line, exit 2, nothing journal
     const server = await FakeOpenAi.start({ structuredOutput: "none" })
     try {
       const out = tempDir()
-      const r = await cli(llm(server.url, sample, out))
+      const r = await runCli(llm(server.url, sample, out))
       expect(r.code).toBe(0)
       expect(r.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: ${SAMPLE_JUDGMENTS} ok, 0 failed`)
       expect(manifestOf(runDirIn(out, pipeline)).structuredOutput).toBe("prompt")
@@ -266,13 +272,13 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       const out = tempDir()
       const args = llm(server.url, sample, out, "--max-retries", "0", "--max-failures", String(SAMPLE_JUDGMENTS))
       // The preflight (server errors after its retries) lets judging go on; every judgment fails.
-      const first = await cli(args)
+      const first = await runCli(args)
       expect(first.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: 0 ok, ${SAMPLE_JUDGMENTS} failed`)
       const runDir = runDirIn(out, pipeline)
       expect(journalLines(runDir).every((j) => j.status === "failed" && j.failure === "transport")).toBe(true)
       server.setBehaviour({ faults: {} })
       server.reset()
-      const second = await cli(args)
+      const second = await runCli(args)
       expect(second.code).toBe(0)
       expect(second.stderr).not.toContain("resuming run")
       expect(second.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: ${SAMPLE_JUDGMENTS} ok, 0 failed`)
@@ -292,11 +298,11 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
     try {
       const out = tempDir()
       const args = llm(server.url, sample, out, "--max-failures", "100")
-      const first = await cli(args)
+      const first = await runCli(args)
       expect(first.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: 60 ok, 12 failed`)
       const id = Path.basename(runDirIn(out, pipeline))
       server.reset()
-      const second = await cli(args)
+      const second = await runCli(args)
       expect(second.stderr).toContain(
         `resuming run ${id}: 72 of 72 judgments done (12 failed judgments kept; --retry-failed asks again)`
       )
@@ -304,7 +310,7 @@ describe.concurrent("resume keeps judge failures, never transport failures", { t
       expect(server.calls).toBe(0)
       server.setBehaviour({ answer: FakeOpenAi.defaultAnswer })
       server.reset()
-      const third = await cli([...args, "--retry-failed"])
+      const third = await runCli([...args, "--retry-failed"])
       expect(third.stderr).toContain(`resuming run ${id}: 60 of 72 judgments done`)
       expect(third.stderr).toContain(`${SAMPLE_JUDGMENTS} judgments: ${SAMPLE_JUDGMENTS} ok, 0 failed`)
       expect(server.calls).toBe(1 + 12)
@@ -320,13 +326,13 @@ describe.concurrent("the judge's endpoint is part of the run", { timeout: 120_00
     const b = await FakeOpenAi.start()
     try {
       const out = tempDir()
-      expect((await cli(llm(a.url, sample, out))).code).toBe(0)
-      expect((await cli(llm(b.url, sample, out))).code).toBe(0)
+      expect((await runCli(llm(a.url, sample, out))).code).toBe(0)
+      expect((await runCli(llm(b.url, sample, out))).code).toBe(0)
       expect(fs.readdirSync(Path.join(out, "rag-answers"))).toHaveLength(2)
       expect(b.calls).toBe(SAMPLE_JUDGMENTS + 1)
       // Credentials in the URL are no part of the endpoint, and never recorded.
       const withCredentials = a.url.replace("http://", "http://user:s3cret@")
-      expect((await cli(llm(withCredentials, sample, out))).code).toBe(0)
+      expect((await runCli(llm(withCredentials, sample, out))).code).toBe(0)
       expect(fs.readdirSync(Path.join(out, "rag-answers"))).toHaveLength(2)
       for (const id of fs.readdirSync(Path.join(out, "rag-answers"))) {
         const manifest = fs.readFileSync(Path.join(out, "rag-answers", id, "manifest.json"), "utf8")
@@ -344,12 +350,12 @@ describe.concurrent("rag-eval report on a run judged at a custom endpoint", { ti
     const server = await FakeOpenAi.start()
     try {
       const out = tempDir()
-      expect((await cli(llm(server.url, sample, out))).code).toBe(0)
+      expect((await runCli(llm(server.url, sample, out))).code).toBe(0)
       const runDir = runDirIn(out, pipeline)
       const before = fs.readFileSync(Path.join(runDir, "report.csv"), "utf8")
       fs.rmSync(Path.join(runDir, "report.csv"))
       server.reset()
-      const r = await cli(["report", runDir])
+      const r = await runCli(["report", runDir])
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
       expect(server.calls).toBe(0)
@@ -389,7 +395,7 @@ describe.concurrent("flags are checked as they are parsed", { timeout: 120_000 }
   for (const [flags, message] of cases) {
     it(`${flags.join(" ")} → exit 2: ${message}`, async () => {
       const out = tempDir()
-      const r = await cli(["run", pipeline, "--csv", sample, "--out", out, ...flags])
+      const r = await runCli(["run", pipeline, "--csv", sample, "--out", out, ...flags])
       expect(r.code).toBe(2)
       expect(r.stderr).toContain(message)
       expect(fs.readdirSync(out)).toEqual([])
@@ -398,7 +404,7 @@ describe.concurrent("flags are checked as they are parsed", { timeout: 120_000 }
 
   it("--dry-run needs no API key", async () => {
     const out = tempDir()
-    const r = await cli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai", "--dry-run"])
+    const r = await runCli(["run", pipeline, "--csv", sample, "--out", out, "--provider", "openai", "--dry-run"])
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("dry run: rag-answers with openai gpt-4o-mini")
     expect(r.stdout).toContain(`judge calls:       ${SAMPLE_JUDGMENTS}`)

@@ -1,6 +1,6 @@
 /**
- * `rag-eval resume <run-dir>` any number of times (child processes, `node dist/bin.js`, against the
- * fake OpenAI-compatible server): a run stopped by Ctrl+C and resumed, stopped and resumed again,
+ * `rag-eval resume <run-dir>` any number of times (the runs Ctrl+C stops are child processes,
+ * `node dist/bin.js`; the rest in-process, `runCli`), against the fake OpenAI-compatible server: a run stopped by Ctrl+C and resumed, stopped and resumed again,
  * three times, asks the server for every judgment exactly once and ends with the records, metrics
  * and reports of a run that was never interrupted; every resume records the original `run` command,
  * never `resume <dir>`, and no secret.
@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
@@ -122,7 +123,7 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
 
   it("a flag given after the run directory replaces the run's own for that resume only; --fresh is never replayed", async () => {
     const cwd = tempDir("rag-eval-resume-flags-")
-    const first = await cli([
+    const first = await runCli([
       "run",
       "rag-answers",
       "--csv",
@@ -136,7 +137,7 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
     expect(first.code).toBe(0)
     const runDir = Path.join(cwd, "out/rag-answers/flags")
     const recorded = manifestOf(runDir).argv
-    const again = await cli(["resume", runDir, "--concurrency", "2"], { cwd: tempDir() })
+    const again = await runCli(["resume", runDir, "--concurrency", "2"], { cwd: tempDir() })
     expect(again.code).toBe(0)
     expect(again.stderr).toContain(`resuming: rag-eval run rag-answers --csv ${sample} --run-id flags --concurrency 2`)
     // Nothing was discarded: every judgment came from the journal.
@@ -147,13 +148,13 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
 
   it("a URL whose credentials were masked is refused until given again (exit 2, nothing run)", async () => {
     const cwd = tempDir("rag-eval-resume-url-")
-    const first = await cli(["run", "rag-answers", "--csv", sample, "--run-id", "url"], { cwd })
+    const first = await runCli(["run", "rag-answers", "--csv", sample, "--run-id", "url"], { cwd })
     expect(first.code).toBe(0)
     const runDir = Path.join(cwd, "out/rag-answers/url")
     const manifest = manifestOf(runDir)
     manifest.argv = [...manifest.argv, "--store", "postgres://<redacted>@127.0.0.1:1/db"]
     fs.writeFileSync(Path.join(runDir, "manifest.json"), JSON.stringify(manifest))
-    const r = await cli(["resume", runDir], { cwd })
+    const r = await runCli(["resume", runDir], { cwd })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain("error: the run's --store held credentials, which are never recorded")
     expect(r.stderr).toContain("--store …")

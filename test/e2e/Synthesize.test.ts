@@ -1,7 +1,8 @@
 /**
- * `rag-eval synthesize` as users run it (`node dist/bin.js`, built by `pretest`): killed with SIGKILL
- * part-way against the fake OpenAI server, then the same command again — no call paid twice beyond
- * the ones in flight; bad flags and bad files exit 2 naming the problem, with nothing written.
+ * `rag-eval synthesize` as users run it: killed with SIGKILL part-way against the fake OpenAI server
+ * (`node dist/bin.js` in a child process, built by `pretest`), then the same command again — no call
+ * paid twice beyond the ones in flight; bad flags and bad files exit 2 naming the problem, with
+ * nothing written (in-process, `runCli`: the same arguments, output and exit code).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -9,6 +10,7 @@ import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import * as FakeRag from "../support/FakeRag.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
 const handbook = Path.join(repoRoot, "test-sets", "synthesize", "handbook")
@@ -92,7 +94,7 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
     const server = await FakeOpenAi.start({ answer })
     try {
       const dir = tempDir()
-      const r = await cli([
+      const r = await runCli([
         "synthesize",
         "--docs",
         handbook,
@@ -135,7 +137,7 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
     try {
       const dir = tempDir()
       const out = Path.join(dir, "set", "testset.jsonl")
-      const made = await cli([
+      const made = await runCli([
         "synthesize",
         "--docs",
         handbook,
@@ -155,7 +157,7 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
       )
       const conversational = items.find((i) => i.history !== undefined)
       expect(conversational).toBeDefined()
-      const run = await cli([
+      const run = await runCli([
         "run",
         "answer-correctness",
         "--input",
@@ -196,15 +198,15 @@ describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 
       "set/t.jsonl",
       "--quiet"
     ]
-    const made = await cli(args, { cwd: dir })
+    const made = await runCli(args, { cwd: dir })
     expect(made.code, made.stderr).toBe(0)
     const bytes = fs.readFileSync(Path.join(dir, "set", "t.jsonl"), "utf8")
     const wave = fs.readdirSync(Path.join(dir, "out", "synthesize")).find((d) => d.endsWith("-wave-1"))!
-    const resumed = await cli(["resume", Path.join(dir, "out", "synthesize", wave)])
+    const resumed = await runCli(["resume", Path.join(dir, "out", "synthesize", wave)])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr).toContain(`resuming: rag-eval ${args.join(" ")}`)
     expect(fs.readFileSync(Path.join(dir, "set", "t.jsonl"), "utf8")).toBe(bytes)
-    const extra = await cli(["resume", Path.join(dir, "out", "synthesize", wave), "--size", "9"])
+    const extra = await runCli(["resume", Path.join(dir, "out", "synthesize", wave), "--size", "9"])
     expect(extra.code).toBe(2)
     expect(extra.stderr).toMatch(/is a wave of a synthesis: it resumes with its own command/)
   })

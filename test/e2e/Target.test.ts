@@ -1,9 +1,9 @@
 /**
  * `--target`: rag-eval asks a live RAG service for each case's answer, then judges it — tested as
- * users run it (`node dist/bin.js` in a child process, built by `pretest`) against the fake RAG
- * service (real HTTP on 127.0.0.1, `test/support/FakeRag.ts`), with the heuristic judge and real
+ * users run it, through the CLI's arguments, against the fake RAG service (real HTTP on 127.0.0.1, `test/support/FakeRag.ts`), with the heuristic judge and real
  * temporary directories. Outcomes only: who was asked how often, what the files say; never a
- * duration.
+ * duration. The kill -9 test's runs are child processes (the process is its subject); the rest run
+ * the CLI in-process (`runCli`: the same arguments, environment, output and exit code).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import { parseCsv as csvRows } from "../support/Csv.js"
 import * as FakeRag from "../support/FakeRag.js"
+import { runCli } from "../support/InProcessCli.js"
 import { freePort } from "../support/Ports.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
@@ -81,7 +82,7 @@ const filesUnder = (dir: string): Array<string> =>
     e.isDirectory() ? filesUnder(Path.join(dir, e.name)) : [Path.join(dir, e.name)]
   )
 
-describe.concurrent("--target: answers from a live RAG service (child processes against the fake service)", {
+describe.concurrent("--target: answers from a live RAG service (against the fake service)", {
   timeout: 120_000
 }, () => {
   it("asks each case without an answer once, judges it, and reports the answers as generated with the service's latency", async () => {
@@ -92,7 +93,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
         2: "The sky is blue because air scatters blue light more than red light."
       })
       const out = Path.join(dir, "out")
-      const r = await cli(runArgs(input, out, fake, ["--format", "markdown,csv,json,html"]))
+      const r = await runCli(runArgs(input, out, fake, ["--format", "markdown,csv,json,html"]))
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
       // The four cases without an answer, once each; the one with an answer never.
@@ -143,7 +144,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       expect(manifest.target.calls).toEqual({ asked: 4, reused: 0, failed: 0 })
 
       // The same command again: the journal answers, the service is not asked.
-      const again = await cli(runArgs(input, out, fake, ["--format", "markdown,csv,json,html"]))
+      const again = await runCli(runArgs(input, out, fake, ["--format", "markdown,csv,json,html"]))
       expect(again.code).toBe(0)
       expect(fake.calls).toBe(4)
       expect(readJson(Path.join(run, "manifest.json")).target.calls).toEqual({ asked: 0, reused: 4, failed: 0 })
@@ -152,7 +153,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       )
 
       // `rag-eval report` re-renders from the journals, asking nobody.
-      const report = await cli(["report", run])
+      const report = await runCli(["report", run])
       expect(report.code).toBe(0)
       expect(report.stderr).not.toContain("error")
       expect(fake.calls).toBe(4)
@@ -178,7 +179,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
         a === "rag-answers" ? "answer-correctness" : a
       )
         .filter((a) => a !== "--quiet")
-      const done = await cli(args)
+      const done = await runCli(args)
       expect(done.code).toBe(0)
       const last = [...done.stderr.matchAll(/answer-correctness: ([\d,]+)\/([\d,]+) (\d+)%/g)].at(-1)
       expect(last).toBeDefined()
@@ -243,22 +244,22 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 3))
       const out = Path.join(dir, "out")
-      expect((await cli(runArgs(input, out, fake))).code).toBe(0)
+      expect((await runCli(runArgs(input, out, fake))).code).toBe(0)
       expect(fake.calls).toBe(3)
       const changed = ["--target-body", "{\"question\": \"{{question}}\", \"top_k\": 3}"]
-      expect((await cli(runArgs(input, out, fake, changed))).code).toBe(0)
+      expect((await runCli(runArgs(input, out, fake, changed))).code).toBe(0)
       expect(fake.calls).toBe(6)
       expect(JSON.parse(fake.requests[5]!.body)).toEqual({ question: QUESTIONS[2], top_k: 3 })
       const dirs = runDirs(out)
       expect(dirs).toHaveLength(2)
       expect(new Set(dirs.map((d) => readJson(Path.join(d, "manifest.json")).identity)).size).toBe(2)
       // Each run resumes as itself.
-      expect((await cli(runArgs(input, out, fake, changed))).code).toBe(0)
-      expect((await cli(runArgs(input, out, fake))).code).toBe(0)
+      expect((await runCli(runArgs(input, out, fake, changed))).code).toBe(0)
+      expect((await runCli(runArgs(input, out, fake))).code).toBe(0)
       expect(fake.calls).toBe(6)
       expect(runDirs(out)).toHaveLength(2)
       // compare of the two systems pairs their latencies case by case, beside the quality metrics.
-      const compared = await cli(["compare", ...dirs, "--format", "json"])
+      const compared = await runCli(["compare", ...dirs, "--format", "json"])
       expect(compared.code).toBe(0)
       const metrics =
         (JSON.parse(compared.stdout) as { metrics: Array<{ metric: string; n: number; lowerIsBetter: boolean }> })
@@ -286,7 +287,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
         "--format",
         "markdown,csv,json,html"
       ]
-      const ok = await cli(runArgs(input, out, fake, headers), { env: { RAG_TOKEN: token } })
+      const ok = await runCli(runArgs(input, out, fake, headers), { env: { RAG_TOKEN: token } })
       expect(ok.code).toBe(0)
       expect(fake.calls).toBe(4)
       expect(
@@ -295,7 +296,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       // A wrong token: the service answers 401 echoing the header it got; the run stops at the
       // preflight (one call), with one line that names the fix and not the token.
       const wrong = "wrong-token-44c1e9ab"
-      const denied = await cli(runArgs(input, Path.join(dir, "out-denied"), fake, [...headers, "--regenerate"]), {
+      const denied = await runCli(runArgs(input, Path.join(dir, "out-denied"), fake, [...headers, "--regenerate"]), {
         env: { RAG_TOKEN: wrong }
       })
       expect(denied.code).toBe(2)
@@ -346,7 +347,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const input = writeCsv(dir, [limited!, failing!, malformed!, missing!, fine!])
       const out = Path.join(dir, "out")
       const args = runArgs(input, out, fake, ["--max-failures", "100"])
-      const r = await cli(args)
+      const r = await runCli(args)
       expect(r.code).toBe(0)
       expect(fake.asked.get(limited!)).toBe(2)
       expect(fake.asked.get(failing!)).toBe(2)
@@ -377,9 +378,9 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       ).toBe(true)
       expect(records[4]!.composite).not.toBeNull()
       // A resume keeps the failures (the service is not asked); --retry-failed asks them again.
-      expect((await cli(args)).code).toBe(0)
+      expect((await runCli(args)).code).toBe(0)
       expect(fake.calls).toBe(7)
-      expect((await cli([...args, "--retry-failed"])).code).toBe(0)
+      expect((await runCli([...args, "--retry-failed"])).code).toBe(0)
       expect(fake.asked.get(malformed!)).toBe(2)
       expect(fake.asked.get(missing!)).toBe(2)
       expect(fake.calls).toBe(9)
@@ -394,7 +395,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 3))
       const out = Path.join(dir, "out")
-      const r = await cli(runArgs(input, out, fake))
+      const r = await runCli(runArgs(input, out, fake))
       expect(r.code).toBe(0)
       const run = onlyRunDir(out)
       const records = jsonLines(Path.join(run, "records-iteration-1.jsonl"))
@@ -417,17 +418,17 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 6), { 0: "Given already." })
       const out = Path.join(dir, "out")
-      const dry = await cli(runArgs(input, out, fake, ["--dry-run"]))
+      const dry = await runCli(runArgs(input, out, fake, ["--dry-run"]))
       expect(dry.code).toBe(0)
       expect(dry.stdout).toMatch(/target calls: +5 /)
       expect(fake.calls).toBe(0)
       expect(runDirs(out)).toHaveLength(0)
-      const regenerate = await cli(runArgs(input, out, fake, ["--dry-run", "--regenerate"]))
+      const regenerate = await runCli(runArgs(input, out, fake, ["--dry-run", "--regenerate"]))
       expect(regenerate.stdout).toMatch(/target calls: +6 /)
       // After the run, nothing is left to ask.
-      expect((await cli(runArgs(input, out, fake))).code).toBe(0)
+      expect((await runCli(runArgs(input, out, fake))).code).toBe(0)
       expect(fake.calls).toBe(5)
-      const after = await cli(runArgs(input, out, fake, ["--dry-run"]))
+      const after = await runCli(runArgs(input, out, fake, ["--dry-run"]))
       expect(after.stdout).toMatch(/target calls: +0 /)
       expect(fake.calls).toBe(5)
     } finally {
@@ -456,7 +457,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
         ].join("\n")
       )
       const out = Path.join(dir, "out")
-      const r = await cli(["run", "rag-answers", "--input", input, "--out", out, "--quiet", "--config", config], {
+      const r = await runCli(["run", "rag-answers", "--input", input, "--out", out, "--quiet", "--config", config], {
         env: { RAG_TOKEN: token }
       })
       expect(r.stderr).toBe("")
@@ -473,7 +474,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       for (const file of filesUnder(out)) expect(fs.readFileSync(file, "utf8")).not.toContain(token)
       // A credential written into the file itself is refused, naming the fix.
       fs.writeFileSync(config, `target:\n  url: ${fake.url}\n  headers:\n    Authorization: Bearer ${token}\n`)
-      const refused = await cli([
+      const refused = await runCli([
         "run",
         "rag-answers",
         "--input",
@@ -507,7 +508,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       })
       const out = Path.join(tempDir(), "out")
       // The documented command, with --out for the test.
-      const r = await cli([
+      const r = await runCli([
         "run",
         "rag-answers",
         "--csv",
@@ -550,7 +551,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
         ).join("\n") + "\n"
       )
       const out = Path.join(dir, "out")
-      const r = await cli([
+      const r = await runCli([
         "run",
         "answer-correctness",
         "--input",
@@ -583,7 +584,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
       const dir = tempDir()
       const input = writeCsv(dir, QUESTIONS.slice(0, 3))
       const out = Path.join(dir, "out")
-      const r = await cli(runArgs(input, out, fake, ["--iterations", "2"]))
+      const r = await runCli(runArgs(input, out, fake, ["--iterations", "2"]))
       expect(r.code).toBe(0)
       expect(fake.calls).toBe(3)
       const run = onlyRunDir(out)
@@ -599,7 +600,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
   it("refuses --target-* flags without --target, and a pipeline that judges no answers", async () => {
     const dir = tempDir()
     const input = writeCsv(dir, QUESTIONS.slice(0, 2))
-    const orphan = await cli([
+    const orphan = await runCli([
       "run",
       "rag-answers",
       "--input",
@@ -612,7 +613,7 @@ describe.concurrent("--target: answers from a live RAG service (child processes 
     ])
     expect(orphan.code).toBe(2)
     expect(orphan.stderr).toContain("--target-rpm, --regenerate need --target URL")
-    const badUrl = await cli([
+    const badUrl = await runCli([
       "run",
       "rag-answers",
       "--input",

@@ -1,5 +1,5 @@
 /**
- * A user's own rubrics, as users run them (`node dist/bin.js`, built by `pretest`) against the fake
+ * A user's own rubrics, as users run them (the CLI in-process, `runCli`) against the fake
  * OpenAI-compatible server: `run rag-answers --rubrics DIR` judges each file of DIR as an extra
  * dimension (summary, report, composite weight from the file), `--only-rubrics` judges those alone,
  * answer-synthesis takes them too, `rubrics:` in `--config` works, and the heuristic judge or a bad
@@ -8,8 +8,8 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
@@ -78,7 +78,7 @@ describe("--rubrics DIR", () => {
       const rubrics = writeDir({ "tone.json": tone() })
       const out = tempDir("rag-eval-rubrics-out-")
       const before = server.judgeCalls
-      const r = await cli([
+      const r = await runCli([
         "run",
         "rag-answers",
         "--csv",
@@ -119,7 +119,7 @@ describe("--rubrics DIR", () => {
       expect(csv.split("\n")[0]).toContain("Tone")
       // `report` rebuilds the run from its manifest, user rubrics included, with no call.
       const calls = server.judgeCalls
-      const again = await cli(["report", dir, "--format", "markdown"])
+      const again = await runCli(["report", dir, "--format", "markdown"])
       expect(again.code).toBe(0)
       expect(server.judgeCalls).toBe(calls)
     },
@@ -134,7 +134,7 @@ describe("--rubrics DIR", () => {
     const cwd = tempDir("rag-eval-rubrics-config-")
     fs.writeFileSync(Path.join(cwd, "rag-eval.yaml"), `rubrics: ${rubrics}\nonly-rubrics: true\n`)
     const before = server.judgeCalls
-    const r = await cli(["run", "rag-answers", "--csv", sample, "--config", "rag-eval.yaml", "--quiet", ...llm()], {
+    const r = await runCli(["run", "rag-answers", "--csv", sample, "--config", "rag-eval.yaml", "--quiet", ...llm()], {
       cwd
     })
     expect(r.stderr).toBe("")
@@ -172,7 +172,7 @@ describe("--rubrics DIR", () => {
       })
     })
     const out = tempDir("rag-eval-rubrics-synthesis-")
-    const r = await cli([
+    const r = await runCli([
       "run",
       "answer-synthesis",
       "--input",
@@ -198,7 +198,7 @@ describe("refused before anything is judged or written (exit 2)", () => {
   it("with the heuristic judge, saying to use an LLM provider", async () => {
     const rubrics = writeDir({ "tone.json": tone() })
     const out = tempDir("rag-eval-rubrics-refused-")
-    const r = await cli(["run", "rag-answers", "--csv", sample, "--out", out, "--rubrics", rubrics])
+    const r = await runCli(["run", "rag-answers", "--csv", sample, "--out", out, "--rubrics", rubrics])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`--rubrics ${rubrics}: the heuristic judge cannot judge your own rubrics (tone)`)
     expect(r.stderr).toContain("Give an LLM provider: --provider openai")
@@ -237,12 +237,12 @@ describe("refused before anything is judged or written (exit 2)", () => {
     for (const [files, flags, messages] of cases) {
       const out = tempDir("rag-eval-rubrics-bad-")
       const rubricFlags = files === undefined ? [] : ["--rubrics", writeDir(files)]
-      const r = await cli(["run", "rag-answers", "--csv", sample, "--out", out, ...rubricFlags, ...flags, ...llm()])
+      const r = await runCli(["run", "rag-answers", "--csv", sample, "--out", out, ...rubricFlags, ...flags, ...llm()])
       expect(r.code, JSON.stringify(files)).toBe(2)
       for (const m of messages) expect(r.stderr).toContain(m)
       expect(fs.readdirSync(out)).toEqual([])
     }
-    const missing = await cli(["run", "rag-answers", "--csv", sample, "--rubrics", "/nonexistent/rubrics", ...llm()])
+    const missing = await runCli(["run", "rag-answers", "--csv", sample, "--rubrics", "/nonexistent/rubrics", ...llm()])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain("--rubrics /nonexistent/rubrics: no such directory")
     // Nothing was asked of the server: not even the preflight request.

@@ -1,5 +1,5 @@
 /**
- * `rag-eval judge-bench` as a user runs it (`node dist/bin.js`, built by `pretest`):
+ * `rag-eval judge-bench` as a user runs it (the CLI in-process, `runCli`):
  * - the heuristic judge end to end on a small sample of the shipped sets, the relevance set skipped
  *   visibly without its data, the heuristic's dev-set caveat printed;
  * - an LLM judge (the fake OpenAI server) with scripted verdicts on sets written here (`--bench-dir`),
@@ -13,8 +13,8 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { JudgeBenchResult } from "../../src/judgebench/Result.js"
 import { pearson } from "../../src/stats/RankCorrelation.js"
-import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { tempDir } from "../support/RunPipeline.js"
 
 const decode = (stdout: string) => {
@@ -28,7 +28,7 @@ describe("judge-bench with the heuristic judge", () => {
     const out = tempDir("judge-bench-")
     const noData = tempDir("judge-bench-nodata-")
     const args = ["judge-bench", "--sample", "12", "--resamples", "200", "--data", noData, "--out", out]
-    const r = await cli([...args, "--format", "json"])
+    const r = await runCli([...args, "--format", "json"])
     expect(r.code).toBe(0)
     const result = decode(r.stdout)
     expect(result.judge.provider).toBe("heuristic")
@@ -53,7 +53,7 @@ describe("judge-bench with the heuristic judge", () => {
     expect(rel).toMatchObject({ name: "relevance", status: "skipped" })
     expect(rel!.reason).toMatch(/non-commercial research only/)
     // The same command again: the same sample, the same runs, found and reused.
-    const again = await cli([...args])
+    const again = await runCli([...args])
     expect(again.code).toBe(0)
     expect(again.stdout).toContain("> **Not a result**")
     expect(again.stdout).toContain(`${rag!.run!.dir}`)
@@ -207,7 +207,7 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
     server.setBehaviour({
       replyFor: (r) => (FakeOpenAi.isPreflight(r.body) ? undefined : ++answered > 10 ? "unauthorized" : undefined)
     })
-    const stopped = await cli(args)
+    const stopped = await runCli(args)
     expect(stopped.code).toBe(2)
     expect(stopped.stderr).toMatch(/error: .*(401|key|unauthori[sz]ed)/i)
     const paidFirst = server.paidJudgeCalls
@@ -215,7 +215,7 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
 
     server.setBehaviour({ replyFor: undefined })
     server.reset()
-    const r = await cli(args)
+    const r = await runCli(args)
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     // Every judgment paid exactly once over both invocations.
@@ -245,7 +245,7 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
 
     // Once more: everything is in the journals, nothing is asked.
     server.reset()
-    const third = await cli(args)
+    const third = await runCli(args)
     expect(third.code).toBe(0)
     expect(server.paidJudgeCalls).toBe(0)
     expect(decode(third.stdout).sets[0]!.figures[0]!.value).toBeCloseTo(9 / Math.sqrt(8 * 12.875), 12)
@@ -258,7 +258,16 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
     })
     const flags = judge()
     flags.splice(flags.indexOf("--sets"), 2, "--sets", "expertqa")
-    const r = await cli(["judge-bench", "--bench-dir", writeSets(), "--out", tempDir(), ...flags, "--format", "json"])
+    const r = await runCli([
+      "judge-bench",
+      "--bench-dir",
+      writeSets(),
+      "--out",
+      tempDir(),
+      ...flags,
+      "--format",
+      "json"
+    ])
     server.setBehaviour({ replyFor: undefined })
     expect(r.code).toBe(0)
     const eqa = decode(r.stdout).sets[0]!
@@ -271,7 +280,7 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
 
   it("--dry-run prints each set's calls and cost and calls nothing", async () => {
     server.reset()
-    const r = await cli(["judge-bench", "--bench-dir", writeSets(), "--out", tempDir(), ...judge(), "--dry-run"])
+    const r = await runCli(["judge-bench", "--bench-dir", writeSets(), "--out", tempDir(), ...judge(), "--dry-run"])
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("Dry run: what each set's run would call and cost; nothing was called.")
     expect(r.stdout).toMatch(/## ragchecker[\s\S]*judge calls: +\d+[\s\S]*## expertqa[\s\S]*judge calls: +\d+/)
@@ -281,15 +290,15 @@ describe("judge-bench with an LLM judge (the fake OpenAI server, scripted verdic
 
 describe("judge-bench: bad flags exit 2 with the problem", () => {
   it("unknown set, a sample below 1, an unknown format", async () => {
-    const sets = await cli(["judge-bench", "--sets", "ragchecker,nope"])
+    const sets = await runCli(["judge-bench", "--sets", "ragchecker,nope"])
     expect(sets.code).toBe(2)
     expect(sets.stderr).toContain(
       "--sets ragchecker,nope: unknown set nope; the sets are ragchecker, expertqa, relevance"
     )
-    const sample = await cli(["judge-bench", "--sample", "0"])
+    const sample = await runCli(["judge-bench", "--sample", "0"])
     expect(sample.code).toBe(2)
     expect(sample.stderr).toContain("--sample must be at least 1 (got 0)")
-    const format = await cli(["judge-bench", "--format", "html"])
+    const format = await runCli(["judge-bench", "--format", "html"])
     expect(format.code).toBe(2)
   })
 })

@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { freePort } from "../support/Ports.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
@@ -30,7 +31,7 @@ describe("the Ollama recipe, against a fake Ollama", () => {
   it("judge-bench --provider ollama: found through OLLAMA_HOST, no key, the model named, nothing priced", async () => {
     ollama.reset()
     const out = tempDir("ollama-")
-    const r = await cli(
+    const r = await runCli(
       [
         "judge-bench",
         "--provider",
@@ -178,7 +179,7 @@ describe("examples/not-a-judge-server.mjs", () => {
       out,
       "--json"
     ]
-    const r = await cli(args)
+    const r = await runCli(args)
     expect(r.code).toBe(0)
     const summary = JSON.parse(r.stdout) as {
       runDir: string
@@ -193,11 +194,11 @@ describe("examples/not-a-judge-server.mjs", () => {
     expect(summary.metrics["tone"]).toBeGreaterThanOrEqual(1)
     expect(summary.cost.usd).toBeGreaterThan(0)
     expect(fs.readFileSync(Path.join(summary.runDir, "report.md"), "utf8")).toContain("NOT A JUDGE:")
-    const again = await cli(args)
+    const again = await runCli(args)
     expect(again.code).toBe(0)
     expect(again.stderr).toMatch(/84 judgments: 84 ok, 0 failed, 84 reused from the journal; tokens 0 in \/ 0 out/)
 
-    const other = await cli([
+    const other = await runCli([
       ...args.slice(0, 4),
       "--provider",
       "openai-compatible",
@@ -211,7 +212,7 @@ describe("examples/not-a-judge-server.mjs", () => {
   })
 
   it("the Batch API: answer-correctness with --batch collects every judgment", async () => {
-    const r = await cli([
+    const r = await runCli([
       "run",
       "answer-correctness",
       "--input",
