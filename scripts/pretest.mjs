@@ -8,8 +8,9 @@
  *
  * The type checks and ESLint keep caches under node_modules/.cache (tsc's `--incremental` build
  * info, ESLint's `--cache`), so a second `npm test` re-checks only what changed; both caches are
- * keyed on the files' contents and the configuration. The build has none: tsc's build info would
- * skip emitting into a dist/ that was deleted.
+ * keyed on the files' contents and the configuration. The build's tsc is incremental too, its build
+ * info in dist/ itself (deleting dist/ deletes it; `scripts/tsc-outputs.mjs` drops it when an
+ * output is missing); the bundle is made afresh every time.
  */
 import { spawn } from "node:child_process"
 import * as Path from "node:path"

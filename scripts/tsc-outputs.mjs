@@ -1,0 +1,37 @@
+/**
+ * Run before `tsc -p tsconfig.build.json` by `npm run build`. That build is incremental (its build
+ * info is dist/.tsbuildinfo: deleting dist/ deletes it, and the next build emits everything), and an
+ * incremental build trusts its build info for the files it emitted before — a dist/ file deleted by
+ * hand would stay missing. So when any source's output is missing, the build info goes first.
+ * (The build info saves ~19 of the build's ~26 CPU-s when the sources did not change: `npm test`
+ * right after `npm install`, or after a change to tests only.)
+ */
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const info = Path.join(root, "dist", ".tsbuildinfo")
+
+/** The first source under src/ (the review page's own build excepted) whose dist/ output is missing. */
+const missing = (dir) => {
+  for (const entry of fs.readdirSync(Path.join(root, "src", dir), { withFileTypes: true })) {
+    const rel = Path.join(dir, entry.name)
+    if (entry.isDirectory()) {
+      if (rel === Path.join("ui", "page")) continue
+      const found = missing(rel)
+      if (found !== undefined) return found
+    } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+      if (!fs.existsSync(Path.join(root, "dist", rel.replace(/\.ts$/, ".js")))) return rel
+    }
+  }
+  return undefined
+}
+
+if (fs.existsSync(info)) {
+  const lost = missing("")
+  if (lost !== undefined) {
+    fs.rmSync(info)
+    console.log(`dist/ lacks the output of src/${lost}: a full build`)
+  }
+}
