@@ -1,30 +1,19 @@
 /**
- * Input limits, through the CLI as a user runs it (`node dist/bin.js`, in a temp working directory):
+ * Input limits, through the CLI as a user runs it (in-process, `runCli`, in a temp working directory;
+ * the built-in pipelines by name):
  * a `--run-id` that is not a plain name, and JSON nested deeper than 64 levels anywhere in a row,
  * are refused with exit 2 before anything is judged or written.
  */
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
+/** `rag-eval …args` in `cwd`, in-process (`runCli`: the output and exit code the built CLI gives). */
+const cli = (args: ReadonlyArray<string>, cwd: string) => runCli(args, { cwd })
 
-const cli = (args: ReadonlyArray<string>, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-      }
-    )
-  })
-
-const pipeline = (name: string) => Path.join(repoRoot, "pipelines", `${name}.ts`)
 const sample = Path.join(repoRoot, "test-sets", "rag-answers", "sample.csv")
 
 /** Every entry under `dir`, recursively, relative to it. */
@@ -50,7 +39,7 @@ describe("--run-id must be a plain name", () => {
   for (const [name, id] of bad) {
     it(`${name}: exit 2, nothing written anywhere`, async () => {
       const cwd = tempDir()
-      const r = await cli(["run", pipeline("rag-answers"), "--csv", sample, "--limit", "1", "--run-id", id], cwd)
+      const r = await cli(["run", "rag-answers", "--csv", sample, "--limit", "1", "--run-id", id], cwd)
       expect(r.code).toBe(2)
       expect(r.stderr + r.stdout).toMatch(/run-id/)
       expect(entries(cwd)).toEqual([])
@@ -60,7 +49,7 @@ describe("--run-id must be a plain name", () => {
   it("a plain name (letters, digits, . _ -, up to 128 characters) is accepted", async () => {
     const cwd = tempDir()
     const id = `My_run-1.2${"x".repeat(118)}`
-    const r = await cli(["run", pipeline("rag-answers"), "--csv", sample, "--limit", "1", "--run-id", id], cwd)
+    const r = await cli(["run", "rag-answers", "--csv", sample, "--limit", "1", "--run-id", id], cwd)
     expect(r.code).toBe(0)
     expect(fs.existsSync(Path.join(cwd, "out", "rag-answers", id, "manifest.json"))).toBe(true)
   })
@@ -85,7 +74,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
         fs.writeFileSync(input, [searchLine("1"), searchLine(nested(99)), searchLine("2")].join("\n") + "\n")
         const r = await cli([
           "run",
-          pipeline("search-relevance"),
+          "search-relevance",
           "--input",
           input,
           "--provider",
@@ -113,7 +102,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     const cwd = tempDir()
     const input = Path.join(cwd, "very-deep.jsonl")
     fs.writeFileSync(input, searchLine("1") + "\n" + searchLine("[".repeat(100_000) + "]".repeat(100_000)) + "\n")
-    const r = await cli(["run", pipeline("search-relevance"), "--input", input, "--out", Path.join(cwd, "out")], cwd)
+    const r = await cli(["run", "search-relevance", "--input", input, "--out", Path.join(cwd, "out")], cwd)
     expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/very-deep\.jsonl:2\b.*nest/i)
@@ -136,7 +125,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
         nested(64)
       }}\n]}\n`
     )
-    const r = await cli(["run", pipeline("answer-synthesis"), "--input", input, "--out", Path.join(cwd, "out")], cwd)
+    const r = await cli(["run", "answer-synthesis", "--input", input, "--out", Path.join(cwd, "out")], cwd)
     expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/deep\.json:3\b.*nest/i)
@@ -148,7 +137,7 @@ describe("JSON nested deeper than 64 levels is refused at validation, before any
     const input = Path.join(cwd, "ok.jsonl")
     // The row object is level 1, `extra` holds 63 more.
     fs.writeFileSync(input, searchLine(nested(63)) + "\n")
-    const r = await cli(["run", pipeline("search-relevance"), "--input", input, "--out", Path.join(cwd, "out")], cwd)
+    const r = await cli(["run", "search-relevance", "--input", input, "--out", Path.join(cwd, "out")], cwd)
     expect(r.stderr).not.toMatch(/Maximum call stack|internal error/)
     expect(r.code).toBe(0)
   }, 120_000)
