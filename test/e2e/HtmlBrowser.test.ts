@@ -13,8 +13,8 @@
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { Page } from "playwright-core"
-import { describe, expect, it } from "vitest"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, describe, expect, it } from "vitest"
 import { renderSvg } from "../../src/report/Charts.js"
 import { cli } from "../support/ChildCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
@@ -35,6 +35,17 @@ const launch = async () => {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
   })
 }
+
+/**
+ * One Chromium for the file, launched by the first test that needs it and closed after the last;
+ * each test opens its own pages (`newPage`: a browser context each) and closes them. A launch per
+ * test (9) cost ~1 CPU-s each.
+ */
+let shared: Promise<Browser> | undefined
+const browser = () => (shared ??= launch())
+afterAll(async () => {
+  if (shared !== undefined) await (await shared).close()
+})
 
 interface Box {
   readonly text: string
@@ -94,9 +105,8 @@ const labelOverlaps = async (page: Page) =>
   (await axisLabels(page)).flatMap((boxes) => overlapping(boxes).map(([a, b]) => `${a} / ${b}`))
 
 const inspect = async (file: string, screenshot: string) => {
-  const browser = await launch()
+  const page = await (await browser()).newPage({ viewport: { width: 1280, height: 900 } })
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors: Array<string> = []
     const requests: Array<string> = []
     const failed: Array<string> = []
@@ -151,7 +161,7 @@ const inspect = async (file: string, screenshot: string) => {
       shownAfterFilter
     }
   } finally {
-    await browser.close()
+    await page.close()
   }
 }
 
@@ -277,13 +287,12 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
           y: { field: "count", type: "quantitative" }
         }
       })
-      const browser = await launch()
+      const page = await (await browser()).newPage({ viewport: { width: 800, height: 400 } })
       try {
-        const page = await browser.newPage({ viewport: { width: 800, height: 400 } })
         await page.setContent(`<!doctype html><body>${svg}</body>`)
         expect((await labelOverlaps(page)).length).toBeGreaterThan(3)
       } finally {
-        await browser.close()
+        await page.close()
       }
     },
     120_000
@@ -299,10 +308,11 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
         expect(r.code).toBe(0)
         const file = Path.join(runDirIn(out, sample.name), "report.html")
         fs.mkdirSync(ARTIFACTS, { recursive: true })
-        const browser = await launch()
+        const pages: Array<Page> = []
         try {
           for (const width of [800, 1400]) {
-            const page = await browser.newPage({ viewport: { width, height: 900 } })
+            const page = await (await browser()).newPage({ viewport: { width, height: 900 } })
+            pages.push(page)
             const errors: Array<string> = []
             const requests: Array<string> = []
             page.on("console", (m) => {
@@ -362,10 +372,9 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
               if (sample.detail.text !== "") expect(await page.textContent(target)).toContain(sample.detail.text)
             }
             await page.screenshot({ path: Path.join(ARTIFACTS, `${sample.name}-${width}.png`), fullPage: true })
-            await page.close()
           }
         } finally {
-          await browser.close()
+          for (const page of pages) await page.close()
         }
         for (const width of [800, 1400]) {
           expect(fs.statSync(Path.join(ARTIFACTS, `${sample.name}-${width}.png`)).size).toBeGreaterThan(20_000)
