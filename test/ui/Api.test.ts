@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cli } from "../support/ChildCli.js"
 import * as FakeRag from "../support/FakeRag.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { buildFixtures, failingCaseIds, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
 import { post, raw, startServer, type TestServer } from "./Server.js"
@@ -336,7 +336,7 @@ describe("a --target run", () => {
     const fake = await FakeRag.start()
     try {
       const out = Path.join(tempDir(), "out")
-      const r = await cli([
+      const r = await runCli([
         "run",
         "rag-answers",
         "--csv",
