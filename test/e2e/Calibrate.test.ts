@@ -1,8 +1,9 @@
 /**
  * `rag-eval calibrate` as a user runs it: `rag-eval calibrate …`, in-process (`runCli`: the same
- * arguments, output and exit code as the built CLI's, without a Node start-up per command). The three pinned figures on llmjudge-test (Llama-3-8B grades against NIST's, computed
- * independently of this project: see ../shared/data/llmjudge-test/README.md) skip visibly without
- * ../shared; everything else runs on files made here.
+ * arguments, output and exit code as the built CLI's, without a Node start-up per command). The
+ * three pinned figures on llmjudge-test (Llama-3-8B grades against NIST's, computed independently of
+ * this project: see ../shared/data/llmjudge-test/README.md) skip visibly without ../shared;
+ * everything else runs on files made here.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"

@@ -1,9 +1,9 @@
 /**
  * `rag-eval resume <run-dir>` any number of times (the runs Ctrl+C stops are child processes,
- * `node dist/bin.js`; the rest in-process, `runCli`), against the fake OpenAI-compatible server: a run stopped by Ctrl+C and resumed, stopped and resumed again,
- * three times, asks the server for every judgment exactly once and ends with the records, metrics
- * and reports of a run that was never interrupted; every resume records the original `run` command,
- * never `resume <dir>`, and no secret.
+ * `node dist/bin.js`; the rest in-process, `runCli`), against the fake OpenAI-compatible server: a
+ * run stopped by Ctrl+C and resumed, stopped and resumed again, three times, asks the server for
+ * every judgment exactly once and ends with the records, metrics and reports of a run that was never
+ * interrupted; every resume records the original `run` command, never `resume <dir>`, and no secret.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
