@@ -11,8 +11,6 @@ import { describe, expect, it } from "vitest"
 import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, sharedData, tempDir } from "../support/RunPipeline.js"
 
-const cli = (args: ReadonlyArray<string>) => runCli(args)
-
 const write = (dir: string, name: string, content: string) => {
   const path = Path.join(dir, name)
   fs.writeFileSync(path, content)
@@ -28,7 +26,7 @@ describe("rag-eval calibrate on llmjudge-test (Llama-3-8B grades against NIST's)
   it.skipIf(!present)(
     "prints κ = 0.1044 (four grades), 0.1545 (binary at ≥ 2) and quadratic-weighted κ = 0.3206",
     async () => {
-      const r = await cli(["calibrate", "--judge", llamaQrels, "--labels", humanQrels])
+      const r = await runCli(["calibrate", "--judge", llamaQrels, "--labels", humanQrels])
       expect(r.stderr).toBe("")
       expect(r.code).toBe(0)
       expect(r.stdout).toContain(
@@ -46,7 +44,7 @@ describe("rag-eval calibrate on llmjudge-test (Llama-3-8B grades against NIST's)
   it.skipIf(!present)(
     "--min-kappa 0.2 fails the gate: exit 1, one line per failing criterion, the report still printed",
     async () => {
-      const r = await cli([
+      const r = await runCli([
         "calibrate",
         "--judge",
         llamaQrels,
@@ -60,7 +58,7 @@ describe("rag-eval calibrate on llmjudge-test (Llama-3-8B grades against NIST's)
       expect(r.code).toBe(1)
       expect(r.stderr.trim()).toBe("error: relevance: Cohen's κ 0.1044 is below --min-kappa 0.2 (4410 pairs)")
       expect(r.stdout).toContain("# Judge calibration")
-      const pass = await cli([
+      const pass = await runCli([
         "calibrate",
         "--judge",
         llamaQrels,
@@ -82,7 +80,7 @@ describe("rag-eval calibrate on files made here", () => {
     const judge = write(dir, "judge.qrels", "q1 0 a 0\nq1 0 b 1\nq1 0 c 2\nq1 0 d 3\nq2 0 a 0\nq2 0 b 3\n")
     const labels = write(dir, "human.qrels", "q1 0 a 0\nq1 0 b 2\nq1 0 c 2\nq1 0 d 3\nq2 0 a 1\nq2 0 b 3\nq2 0 z 1\n")
     const out = Path.join(dir, "calibration.json")
-    const r = await cli([
+    const r = await runCli([
       "calibrate",
       "--judge",
       judge,
@@ -107,7 +105,7 @@ describe("rag-eval calibrate on files made here", () => {
     expect(json.criteria[0].labelsWithoutJudgment.items).toEqual([{ id: "q2", item: "z", grade: 1, line: 7 }])
     expect(json.bootstrap).toEqual({ resamples: 300, seed: 42, level: 0.95, unit: "pair" })
     expect(fs.readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([])
-    const pass = await cli([
+    const pass = await runCli([
       "calibrate",
       "--judge",
       judge,
@@ -132,7 +130,7 @@ describe("rag-eval calibrate on files made here", () => {
       runOf("S2", ["d2", "d3", "d1"]),
       runOf("S3", ["d3", "d1", "d2"])
     ]
-    const r = await cli([
+    const r = await runCli([
       "calibrate",
       "--judge",
       judge,
@@ -152,7 +150,7 @@ describe("rag-eval calibrate on files made here", () => {
     expect(s.systems.map((x: { name: string }) => x.name)).toEqual(["S1", "S2", "S3"])
     // Hand-computed in test/calibrate/Calibration.test.ts: S1 > S3 > S2 (humans), S1 > S2 > S3 (judge).
     expect(s.correlation["ndcg@10"].kendallTauB.value).toBeCloseTo(1 / 3, 12)
-    const md = await cli([
+    const md = await runCli([
       "calibrate",
       "--judge",
       judge,
@@ -165,7 +163,7 @@ describe("rag-eval calibrate on files made here", () => {
     ])
     expect(md.stdout).toContain("- **ndcg@10**: Kendall's τ-b = 0.3333")
     const bad = write(dir, "bad.run", "q1 Q0 d1 1 high S9\n")
-    const badRun = await cli(["calibrate", "--judge", judge, "--labels", labels, "--runs", bad])
+    const badRun = await runCli(["calibrate", "--judge", judge, "--labels", labels, "--runs", bad])
     expect(badRun.code).toBe(2)
     expect(badRun.stderr.trim()).toBe(`error: ${bad}:1 (field "score"): score "high" is not a number`)
   })
@@ -175,7 +173,7 @@ describe("rag-eval calibrate on files made here", () => {
     const judge = write(dir, "judge.qrels", "q1 0 a 0\n")
     const labels = write(dir, "human.qrels", "q1 0 a 0\nq1 0 b 1\nq1 0 c x\n")
     const out = Path.join(dir, "report.md")
-    const r = await cli(["calibrate", "--judge", judge, "--labels", labels, "--output", out])
+    const r = await runCli(["calibrate", "--judge", judge, "--labels", labels, "--output", out])
     expect(r.code).toBe(2)
     expect(r.stderr.trim()).toBe(`error: ${labels}:3 (field "grade"): grade "x" is not an integer`)
     expect(fs.existsSync(out)).toBe(false)
@@ -184,18 +182,18 @@ describe("rag-eval calibrate on files made here", () => {
   it("usage errors exit 2: no judge given, both given, an unknown flag value", async () => {
     const dir = tempDir("calibrate-e2e-")
     const labels = write(dir, "human.qrels", "q1 0 a 0\n")
-    const none = await cli(["calibrate", "--labels", labels])
+    const none = await runCli(["calibrate", "--labels", labels])
     expect(none.code).toBe(2)
     expect(none.stderr).toMatch(/give the judge's grades: a run directory .* or --judge FILE/)
-    const both = await cli(["calibrate", dir, "--judge", labels, "--labels", labels])
+    const both = await runCli(["calibrate", dir, "--judge", labels, "--labels", labels])
     expect(both.code).toBe(2)
     expect(both.stderr).toMatch(/not both/)
-    const badFormat = await cli(["calibrate", "--judge", labels, "--labels", labels, "--format", "html"])
+    const badFormat = await runCli(["calibrate", "--judge", labels, "--labels", labels, "--format", "html"])
     expect(badFormat.code).toBe(2)
   })
 
   it("--help explains every flag with its default", async () => {
-    const r = await cli(["calibrate", "--help"])
+    const r = await runCli(["calibrate", "--help"])
     expect(r.code).toBe(0)
     for (
       const flag of [
@@ -253,7 +251,7 @@ describe("rag-eval calibrate on files made here", () => {
       ].map((o) => JSON.stringify(o)).join("\n") + "\n"
     )
     const out = Path.join(dir, "out")
-    const runResult = await cli(["run", "search-relevance", "--input", input, "--out", out])
+    const runResult = await runCli(["run", "search-relevance", "--input", input, "--out", out])
     expect(runResult.code).toBe(0)
     const runDir = Path.resolve(repoRoot, runResult.stdout.trim().split("\n").at(-1)!.slice("run: ".length))
     expect(fs.existsSync(Path.join(runDir, "judgments.jsonl"))).toBe(true)
@@ -263,7 +261,7 @@ describe("rag-eval calibrate on files made here", () => {
       "human.qrels",
       "q1 0 a 3\nq1 0 b 1\nq1 0 c 0\nq1 0 zz 2\nq2 0 v1 3\nq2 0 v2 0\nq3 0 d1 3\nq3 0 d2 0\nq4 0 x 1\n"
     )
-    const r = await cli(["calibrate", runDir, "--labels", labels, "--resamples", "500", "--format", "json"])
+    const r = await runCli(["calibrate", runDir, "--labels", labels, "--resamples", "500", "--format", "json"])
     // The only note: the run's calibration.json, for its HTML report.
     expect(r.stderr).toBe(
       `wrote ${Path.join(runDir, "calibration.json")} (rag-eval report ${runDir} --format html shows it)\n`
@@ -292,7 +290,7 @@ describe("rag-eval calibrate on files made here", () => {
     expect(json.queryRanking.queries.map((q: { id: string }) => q.id)).toEqual(["q1", "q2", "q3"])
     expect(json.queryRanking.labelOnlyQueries).toBe(1)
     // The markdown of the same run: the judge is named, and so is the ranking used.
-    const md = await cli(["calibrate", runDir, "--labels", labels, "--resamples", "200"])
+    const md = await runCli(["calibrate", runDir, "--labels", labels, "--resamples", "200"])
     expect(md.code).toBe(0)
     expect(md.stdout).toContain("search-relevance, run ")
     expect(md.stdout).toContain("heuristic judge")

@@ -16,8 +16,6 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { runCli } from "../support/InProcessCli.js"
 import { printedRunDir, tempDir } from "../support/RunPipeline.js"
 
-const cli = (args: ReadonlyArray<string>) => runCli(args)
-
 /** Markdown and HTML that must stay text, and line breaks that must not break out of a block. */
 const hostileText = [
   "<script>alert('xss')</script>",
@@ -161,7 +159,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
           ])
         ).join("")
     )
-    const r = await cli(["run", "rag-answers", "--csv", input, "--out", out, "--columns", "id=ID"])
+    const r = await runCli(["run", "rag-answers", "--csv", input, "--out", out, "--columns", "id=ID"])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout))
@@ -170,7 +168,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
     for (const f of formulas) expect(all.some((c) => c.startsWith(`'${f}`))).toBe(true)
     expect(all).toContain("'=id|`x`")
     // --csv-raw on report opts out: the cells are written as they came.
-    const raw = await cli(["report", printedRunDir(r.stdout), "--format", "csv", "--csv-raw"])
+    const raw = await runCli(["report", printedRunDir(r.stdout), "--format", "csv", "--csv-raw"])
     expect(raw.code).toBe(0)
     const rawCells = cells(fs.readFileSync(Path.join(printedRunDir(r.stdout), "report.csv"), "utf8"))
     expect(rawCells).toContain("=id|`x`")
@@ -192,7 +190,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
         }))
       })
     )
-    const r = await cli(["run", "answer-synthesis", "--input", input, "--out", out])
+    const r = await runCli(["run", "answer-synthesis", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout))
@@ -221,7 +219,7 @@ describe("hostile case text cannot escape its place in the reports", () => {
         }))
       })
     )
-    const r = await cli(["run", "course-retrieval", "--input", input, "--out", out])
+    const r = await runCli(["run", "course-retrieval", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout), "-case|`2`")
@@ -243,13 +241,13 @@ describe("hostile case text cannot escape its place in the reports", () => {
         })
       ).join("\n") + "\n"
     )
-    const r = await cli(["run", "search-relevance", "--input", input, "--out", out])
+    const r = await runCli(["run", "search-relevance", "--input", input, "--out", out])
     expect(r.stderr).not.toContain("internal error")
     expect(r.code).toBe(0)
     const { csv } = await check(printedRunDir(r.stdout), "@q|`3`")
     expect(cells(csv)).toContain("'@q|`3`")
     // --csv-raw on run opts out too (the run resumes and writes its reports again).
-    const raw = await cli(["run", "search-relevance", "--input", input, "--out", out, "--csv-raw"])
+    const raw = await runCli(["run", "search-relevance", "--input", input, "--out", out, "--csv-raw"])
     expect(raw.code).toBe(0)
     expect(cells(fs.readFileSync(Path.join(printedRunDir(raw.stdout), "report.csv"), "utf8"))).toContain("@q|`3`")
   }, 120_000)
@@ -270,16 +268,16 @@ describe("hostile case text cannot escape its place in the reports", () => {
         })
       ).join("\n") + "\n"
     )
-    const a = await cli(["run", "evidence-retrieval", "--input", input, "--out", out])
+    const a = await runCli(["run", "evidence-retrieval", "--input", input, "--out", out])
     expect(a.stderr).not.toContain("internal error")
     expect(a.code).toBe(0)
     // Ids are trimmed by the loader: the tab is gone, the = is not.
     const { csv } = await check(printedRunDir(a.stdout), "=q|`4`")
     expect(cells(csv)).toContain("'=q|`4`")
-    const b = await cli(["run", "evidence-retrieval", "--input", input, "--out", out, "--top-k", "1"])
+    const b = await runCli(["run", "evidence-retrieval", "--input", input, "--out", out, "--top-k", "1"])
     expect(b.code).toBe(0)
     const report = Path.join(dir, "compare.md")
-    const c = await cli(["compare", printedRunDir(a.stdout), printedRunDir(b.stdout), "--output", report])
+    const c = await runCli(["compare", printedRunDir(a.stdout), printedRunDir(b.stdout), "--output", report])
     expect(c.stderr).not.toContain("internal error")
     expect(c.code).toBe(0)
     const text = fs.readFileSync(report, "utf8")
