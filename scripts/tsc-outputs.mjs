@@ -12,13 +12,17 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const info = Path.join(root, "dist", ".tsbuildinfo")
+/** What the build leaves out (tsconfig.build.json's `exclude`: directories, as `src/ui/page`). */
+const excluded = new Set(
+  JSON.parse(fs.readFileSync(Path.join(root, "tsconfig.build.json"), "utf8")).exclude.map((p) => Path.normalize(p))
+)
 
-/** The first source under src/ (the review page's own build excepted) whose dist/ output is missing. */
+/** The first source under src/ that the build compiles and whose dist/ output is missing. */
 const missing = (dir) => {
   for (const entry of fs.readdirSync(Path.join(root, "src", dir), { withFileTypes: true })) {
     const rel = Path.join(dir, entry.name)
     if (entry.isDirectory()) {
-      if (rel === Path.join("ui", "page")) continue
+      if (excluded.has(Path.join("src", rel))) continue
       const found = missing(rel)
       if (found !== undefined) return found
     } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
