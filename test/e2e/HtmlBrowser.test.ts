@@ -1,7 +1,8 @@
 /**
- * The HTML report in a real browser: Debian's `chromium` driven by `playwright-core`. Runs the
- * installed CLI (`dist/bin.js`) with `--format html` on every built-in pipeline's sample (heuristic
- * judge), with a hostile case text, opens each page from disk and checks: no console error, no
+ * The HTML report in a real browser: Debian's `chromium` driven by `playwright-core`. Runs the CLI
+ * with `--format html` on every built-in pipeline's sample (heuristic judge) — the built bundle
+ * (`dist/bin.js`, a child process) for the page with a hostile case text, the rest in-process
+ * (`runCli`: the page is the subject, not the process) — opens each page from disk and checks: no console error, no
  * request but the file itself, every chart has drawn marks, the case table sorts on a click and
  * filters ("only failing", text), every row links to its case's folded block, the retrieval pages
  * show each hit's text, grade and reason, and — at 800 and 1,400 px — no two axis labels of any chart
@@ -17,6 +18,7 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, describe, expect, it } from "vitest"
 import { renderSvg } from "../../src/report/Charts.js"
 import { cli } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
@@ -213,9 +215,9 @@ describe.skipIf(chromiumPath === undefined)(title, () => {
     async () => {
       const dir = tempDir("html-browser-")
       const out = Path.join(dir, "out")
-      const r = await cli([
+      const r = await runCli([
         "run",
-        "pipelines/course-retrieval.ts",
+        "course-retrieval",
         "--input",
         "test-sets/course-retrieval/sample.json",
         "--out",
@@ -303,7 +305,7 @@ describe.skipIf(chromiumPath === undefined)(`${title}: every built-in pipeline's
       `${sample.name}: labels never overlap, rows link to their case, "only failing" filters, case blocks show what was judged; screenshots kept`,
       async () => {
         const out = Path.join(tempDir("html-pages-"), "out")
-        const r = await cli(["run", sample.name, "--input", sample.input, "--out", out, "--format", "html"])
+        const r = await runCli(["run", sample.name, "--input", sample.input, "--out", out, "--format", "html"])
         expect(r.stderr).not.toContain("internal error")
         expect(r.code).toBe(0)
         const file = Path.join(runDirIn(out, sample.name), "report.html")
