@@ -35,7 +35,7 @@ const answer = (r: FakeOpenAi.RecordedRequest) => {
   })
 }
 
-describe.concurrent("rag-eval synthesize (child processes)", { timeout: 120_000 }, () => {
+describe.concurrent("rag-eval synthesize (the killed runs in child processes)", { timeout: 120_000 }, () => {
   it("SIGKILL part-way, then the same command: it finishes, and no call is paid twice beyond those in flight", async () => {
     const server = await FakeOpenAi.start({ latencyMs: 60, answer })
     try {

@@ -1,9 +1,10 @@
 /**
  * `--target`: rag-eval asks a live RAG service for each case's answer, then judges it — tested as
- * users run it, through the CLI's arguments, against the fake RAG service (real HTTP on 127.0.0.1, `test/support/FakeRag.ts`), with the heuristic judge and real
- * temporary directories. Outcomes only: who was asked how often, what the files say; never a
- * duration. The kill -9 test's runs are child processes (the process is its subject); the rest run
- * the CLI in-process (`runCli`: the same arguments, environment, output and exit code).
+ * users run it, through the CLI's arguments, against the fake RAG service (real HTTP on 127.0.0.1,
+ * `test/support/FakeRag.ts`), with the heuristic judge and real temporary directories. Outcomes
+ * only: who was asked how often, what the files say; never a duration. The kill -9 test's runs are
+ * child processes (the process is its subject); the rest run the CLI in-process (`runCli`: the same
+ * arguments, environment, output and exit code).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as ChildProcess from "node:child_process"
