@@ -5,36 +5,16 @@
  * `main` would import them through vite instead); the rest in-process through `main` (`runCli`: the
  * same exit codes and output, without a Node start-up per command).
  */
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { runCli } from "../support/InProcessCli.js"
 import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
 
-const bin = Path.join(repoRoot, "dist", "bin.js")
 const sample = "test-sets/rag-answers/sample.csv"
 const pipeline = "pipelines/rag-answers.ts"
-
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-        resolve({ code, stdout, stderr })
-      }
-    )
-  })
 
 const write = (dir: string, name: string, content: string | Buffer) => {
   const path = Path.join(dir, name)
@@ -43,8 +23,7 @@ const write = (dir: string, name: string, content: string | Buffer) => {
 }
 
 /** In-process, with `env` over the environment (OPENAI_API_KEY emptied unless given). */
-const inProcess = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
-  runCli(args, { env })
+const inProcess = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => runCli(args, { env })
 
 /** Every bad input must leave the output root empty: nothing half-written. */
 const expectNothingWritten = (out: string) => expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([])

@@ -6,23 +6,14 @@
  * cache) and stdout / stderr are searched for each secret value: none may appear. The fakes check
  * that the secrets were really sent, so the test cannot pass by not using them.
  */
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { printedRunDir, repoRoot, tempDir } from "../support/RunPipeline.js"
-
-const bin = Path.join(repoRoot, "dist", "bin.js")
-
-const cli = (args: ReadonlyArray<string>): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    })
-  })
+import { printedRunDir, tempDir } from "../support/RunPipeline.js"
 
 /** Every file under `dir`, recursively (dot-directories such as `.cache` included). */
 const filesUnder = (dir: string): Array<string> =>
