@@ -6,6 +6,7 @@ import * as Zlib from "node:zlib"
 import type { ChatRequest } from "../../src/providers/LlmProvider.js"
 import * as OpenAiProvider from "../../src/providers/OpenAiProvider.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { freePort } from "../support/Ports.js"
 
 const request: ChatRequest = {
   system: "You are a judge.",
@@ -216,9 +217,13 @@ describe("OpenAiProvider over HTTP", () => {
 
   it.live("a refused connection or a host that does not resolve is `unreachable` (fatal), not a transient network error", () =>
     Effect.gen(function*() {
-      const fake = yield* Effect.promise(() => FakeOpenAi.start())
-      yield* Effect.promise(() => fake.close())
-      const provider = yield* OpenAiProvider.make({ provider: "openai-compatible", model: "m", baseURL: fake.url })
+      // A port nothing listens on (not a closed server's: another test's server may be given that one).
+      const port = yield* Effect.promise(freePort)
+      const provider = yield* OpenAiProvider.make({
+        provider: "openai-compatible",
+        model: "m",
+        baseURL: `http://127.0.0.1:${port}/v1`
+      })
       const refused = failure(yield* Effect.exit(provider.complete(request)))
       expect(refused).toMatchObject({ kind: "unreachable", detail: "connection refused" })
       expect(refused.fatal).toBe(true)

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest"
 import { waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { freePort } from "../support/Ports.js"
 import { tempDir } from "../support/RunPipeline.js"
 import { connect, startServe, untilRefused } from "../support/Serve.js"
 import type { SearchReply } from "./support.js"
@@ -26,9 +27,10 @@ describe.concurrent("graceful shutdown (child process)", () => {
     it(`${signal}: stops accepting, finishes the request in flight, exits 0`, async () => {
       const fake = await FakeOpenAi.start({ latencyMs: 1200 })
       try {
+        // Not port 0: after the listener closes, a server another test starts could be given that port.
         const server = await startServe([
           "--port",
-          "0",
+          String(await freePort()),
           "--provider",
           "openai-compatible",
           "--model",
