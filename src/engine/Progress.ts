@@ -167,6 +167,9 @@ export const make = (options: {
         Effect.all([detail ?? Effect.succeed(""), Clock.currentTimeMillis]).pipe(Effect.flatMap(([extra, now]) =>
           Effect.sync(() => {
             if (final && replay && !options.tty && !shown) return
+            // Off a terminal, a timed line once every judgment is done would say again what the
+            // last line says (a slow machine's run that takes a while to write its reports after).
+            if (!final && !options.tty && total > 0 && state.done >= total) return
             shown = true
             const fresh = replay ? state.done : state.done - state.reused
             const rate = final ? meter.overall(now, fresh) : meter.observe(now, fresh)

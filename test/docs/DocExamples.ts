@@ -16,7 +16,8 @@
  * - A code block of any language whose info string has `file=NAME` (```ts file=my-pipeline.ts) is
  *   written to NAME in the directory before the next runnable example.
  * - In an output block a line that is only `…` stands for any number of lines; rates (`1,636.4/s`),
- *   durations, run ids and the temp directory's path are normalised on both sides, nothing else.
+ *   durations, run ids and the temp directory's path are normalised on both sides, and consecutive
+ *   progress lines of one label count as the last (a slow machine prints more of them); nothing else.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -95,20 +96,30 @@ export const pages = (root: string): ReadonlyArray<string> => [
 export const asCli = (script: string): string =>
   script.replace(/\bnpm run eval --(?= )/g, "rag-eval").replace(/\bnpx rag-eval\b/g, "rag-eval")
 
+/** A progress line off a terminal (`rag-answers: 36/72 50% · …`): its label. */
+const progressLabel = (line: string): string | undefined => /^([^\s:][^:]*): [\d,]+\/[\d,]+ \d+% · /.exec(line)?.[1]
+
 /**
  * What may differ between the shown and the actual output: rates, durations, run ids (they hash
- * the prompts, so a prompt edit changes them) and where the temp directory is.
+ * the prompts, so a prompt edit changes them), where the temp directory is, and how many progress
+ * lines a run printed before its last (one every 5 s: a slow machine prints more) — consecutive
+ * progress lines of one label count as the last of them.
  */
 export const normalise = (text: string, dir?: string): string => {
   let t = text.replace(/\r\n/g, "\n")
   if (dir !== undefined) t = t.split(dir).join("…")
-  return t
+  const lines = t
     .replace(/\b\d[\d,]*(?:\.\d+)?\/s\b/g, "<rate>/s")
     .replace(/\bETA \d+:\d{2}(?::\d{2})?/g, "ETA <eta>")
     .replace(/\b\d+(?:\.\d+)? ?(?:ms|s)\b/g, "<time>")
     .replace(/(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])/g, "<run-id>")
     .split("\n")
     .map((l) => l.trimEnd())
+  return lines
+    .filter((l, i) => {
+      const label = progressLabel(l)
+      return label === undefined || progressLabel(lines[i + 1] ?? "") !== label
+    })
     .join("\n")
     .replace(/\n+$/, "")
 }

@@ -224,6 +224,24 @@ describe("the examples' conventions", () => {
     expect(matches(normalise("wrote a\n…\nrun: x"), normalise("wrote a\nrun: y"))).toBe(false)
     expect(normalise("{\"runDir\":\"/tmp/d/out\"}", "/tmp/d")).toBe("{\"runDir\":\"…/out\"}")
   })
+
+  it("counts consecutive progress lines of one label as the last of them (a slow machine prints more)", () => {
+    const shown = normalise("note\nrag-answers: 72/72 100% · 1,636.4/s · ETA 0:00 · failed 0\nrun: x")
+    const slow = "note\nrag-answers: 40/72 55% · 8.0/s · ETA 0:04 · failed 0\n" +
+      "rag-answers: 72/72 100% · 9.0/s · ETA 0:00 · failed 0\nrun: x"
+    expect(matches(shown, normalise(slow))).toBe(true)
+    // Not a different last line, nor lines of another label, nor a progress line that is not shown.
+    expect(
+      matches(
+        shown,
+        normalise(slow.replace("72/72 100% · 9.0/s · ETA 0:00 · failed 0", "71/72 99% · 9.0/s · ETA 0:00 · failed 1"))
+      )
+    )
+      .toBe(false)
+    expect(normalise("a: 1/2 50% · 1.0/s · ETA 0:01 · failed 0\nb: 2/2 100% · 1.0/s · ETA 0:00 · failed 0").split("\n"))
+      .toHaveLength(2)
+    expect(matches(normalise("note\nrun: x"), normalise(slow))).toBe(false)
+  })
 })
 
 const all = pages(repoRoot).flatMap((page) => examples(page, Fs.readFileSync(Path.join(repoRoot, page), "utf8")))

@@ -89,6 +89,24 @@ describe("the progress lines", () => {
       expect(lines[10]).toBe(lines[9])
     }))
 
+  it.effect("off a terminal, no timed line once every judgment is done: the last line alone says 100%", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+      yield* progress.track("answer-correctness", 70, (state) =>
+        Effect.gen(function*() {
+          // 60 judgments in the first 5 s, the last 10 by 8 s; then 10 s more (the reports written).
+          state.done = 60
+          yield* TestClock.adjust("5 seconds")
+          state.done = 70
+          yield* TestClock.adjust("13 seconds")
+        }))
+      expect(lines.map((l) => l.replace(/ · [\d.]+\/s · ETA [-:\d]+/, ""))).toEqual([
+        "answer-correctness: 60/70 85% · failed 0",
+        "answer-correctness: 70/70 100% · failed 0"
+      ])
+    }))
+
   it.effect("a terminal of no size (a pseudo-terminal from script or a CI runner: 0 columns) gets 100, not a line cut to nothing", () =>
     Effect.gen(function*() {
       const written: Array<string> = []
