@@ -95,7 +95,7 @@ describe("the progress lines", () => {
       const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
       yield* progress.track("answer-correctness", 70, (state) =>
         Effect.gen(function*() {
-          // 60 judgments in the first 5 s, the last 10 by 8 s; then 10 s more (the reports written).
+          // 60 judgments by the line at 5 s, the last 10 just after; then 13 s writing reports: no line at 10 s or 15 s.
           state.done = 60
           yield* TestClock.adjust("5 seconds")
           state.done = 70
