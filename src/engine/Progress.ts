@@ -103,6 +103,9 @@ interface Sample {
 const perSecond = (from: Sample, at: number, fresh: number) =>
   at > from.at ? (fresh - from.fresh) / ((at - from.at) / 1000) : 0
 
+/** The judgments a phase has: those planned, and those found on the way (`unplanned`). */
+const totalOf = (state: ProgressState, planned: number): number => planned + (state.unplanned ?? 0)
+
 /** The text of one progress report (exported for tests); `rate`: new judgments a second (`RateMeter`). */
 export const describe = (
   label: string,
@@ -112,7 +115,7 @@ export const describe = (
   width?: number,
   detail = ""
 ): string => {
-  total += state.unplanned ?? 0
+  total = totalOf(state, total)
   const remaining = Math.max(0, total - state.done)
   const pct = total === 0 ? 100 : Math.floor((state.done / total) * 100)
   const tail = `${fmt(state.done)}/${fmt(total)} ${pct}% · ${rate.toFixed(1)}/s · ETA ${
@@ -169,7 +172,8 @@ export const make = (options: {
             if (final && replay && !options.tty && !shown) return
             // Off a terminal, a timed line once every judgment is done would say again what the
             // last line says (a slow machine's run that takes a while to write its reports after).
-            if (!final && !options.tty && total > 0 && state.done >= total) return
+            const all = totalOf(state, total)
+            if (!final && !options.tty && all > 0 && state.done >= all) return
             shown = true
             const fresh = replay ? state.done : state.done - state.reused
             const rate = final ? meter.overall(now, fresh) : meter.observe(now, fresh)

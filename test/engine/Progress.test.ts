@@ -107,6 +107,25 @@ describe("the progress lines", () => {
       ])
     }))
 
+  it.effect("off a terminal, judgments found on the way (unplanned) count in the total: timed lines go on past the plan", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+      yield* progress.track("rag-answers", 10, (state) =>
+        Effect.gen(function*() {
+          // 10 planned; a --target's passages add 30 more: 20 done at 5 s is past the plan, not the end.
+          state.unplanned = 30
+          state.done = 20
+          yield* TestClock.adjust("5 seconds")
+          state.done = 40
+          yield* TestClock.adjust("6 seconds")
+        }))
+      expect(lines.map((l) => l.replace(/ · [\d.]+\/s · ETA [-:\d]+/, ""))).toEqual([
+        "rag-answers: 20/40 50% · failed 0",
+        "rag-answers: 40/40 100% · failed 0"
+      ])
+    }))
+
   it.effect("a terminal of no size (a pseudo-terminal from script or a CI runner: 0 columns) gets 100, not a line cut to nothing", () =>
     Effect.gen(function*() {
       const written: Array<string> = []
