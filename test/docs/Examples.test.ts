@@ -1,14 +1,23 @@
 /**
- * Every shell example of README.md and docs/*.md that runs offline is run here, against the built
- * CLI, and its output compared with the output the page shows (conventions: DocExamples.ts), so a
- * page that goes stale fails the build. Examples marked `no-run` are listed as skipped, with why.
+ * Every shell example of README.md and docs/*.md that runs offline is run here, by bash, and its
+ * output compared with the output the page shows (conventions: DocExamples.ts), so a page that goes
+ * stale fails the build. Examples marked `no-run` are listed as skipped, with why.
+ *
+ * The `rag-eval` on an example's PATH runs the command in this test's process (`runCli`, the path
+ * `bin.ts` takes) through a small bash client (`shimScript`): the examples' subject is what the pages
+ * say a command prints, not the process, and a CLI process spends ~0.6 s of CPU starting before its
+ * first line (~35 of them here). Long-running commands (`serve`, `ui`) and pipeline files (a `.ts`
+ * argument: esbuild's compile beside it) run the built CLI, `dist/bin.js`, as the quick start's
+ * `npm run eval` does.
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { bin } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot } from "../support/RunPipeline.js"
 import { asCli, type Example, examples, matches, normalise, pages } from "./DocExamples.js"
 
@@ -19,15 +28,94 @@ const built = Fs.existsSync(bin)
  */
 const exampleTimeout = 120_000
 const dirs: Array<string> = []
-afterAll(() => {
+afterAll(async () => {
   for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
+  if (shim !== undefined) await (await shim).close()
 })
+
+/**
+ * Where the examples' `rag-eval` sends its commands: a request is a line naming a directory that holds
+ * the command's working directory (`cwd`), arguments and environment (`args`, `env`: NUL-separated);
+ * the answer is the exit code, once `out` and `err` hold what the command printed.
+ */
+let shim: Promise<{ readonly port: number; readonly close: () => Promise<void> }> | undefined
+const startShim = () =>
+  shim ??= new Promise((resolve, reject) => {
+    const server = Net.createServer((socket) => {
+      let line = ""
+      socket.setEncoding("utf8")
+      socket.on("error", () => {})
+      socket.on("data", (chunk: string) => {
+        line += chunk
+        const end = line.indexOf("\n")
+        if (end === -1) return
+        const dir = line.slice(0, end)
+        line = ""
+        answer(dir).then(
+          (code) => socket.end(`${code}\n`),
+          (e: unknown) => {
+            Fs.writeFileSync(Path.join(dir, "err"), `the examples' rag-eval failed: ${String(e)}\n`)
+            socket.end("70\n")
+          }
+        )
+      })
+    })
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      if (address === null || typeof address === "string") return reject(new Error("no port"))
+      resolve({ port: address.port, close: () => new Promise((done) => server.close(() => done())) })
+    })
+  })
+
+const nulSeparated = (file: string) => {
+  const text = Fs.readFileSync(file, "utf8")
+  return text === "" ? [] : text.replace(/\0$/, "").split("\0")
+}
+
+const answer = async (dir: string): Promise<number> => {
+  const env: Record<string, string> = {}
+  for (const entry of nulSeparated(Path.join(dir, "env"))) {
+    const eq = entry.indexOf("=")
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1)
+  }
+  const cwd = Fs.readFileSync(Path.join(dir, "cwd"), "utf8")
+  const r = await runCli(nulSeparated(Path.join(dir, "args")), { cwd, env })
+  Fs.writeFileSync(Path.join(dir, "out"), r.stdout)
+  Fs.writeFileSync(Path.join(dir, "err"), r.stderr)
+  return r.code
+}
+
+/** The examples' `rag-eval`: the built CLI for `serve`, `ui` and pipeline files, else the shim's. */
+const shimScript = (port: number) => {
+  const built = `exec "${process.execPath}" "${bin}" "$@"`
+  return [
+    "#!/bin/bash",
+    `case "$1" in serve|ui) ${built} ;; esac`,
+    `for a in "$@"; do case "$a" in *.ts|*.mts|*.js|*.mjs) ${built} ;; esac; done`,
+    "set -e",
+    "req=$(mktemp -d)",
+    "trap 'rm -rf \"$req\"' EXIT",
+    "printf '%s' \"$PWD\" > \"$req/cwd\"",
+    ": > \"$req/args\"",
+    "if [ $# -gt 0 ]; then printf '%s\\0' \"$@\" > \"$req/args\"; fi",
+    "env -0 > \"$req/env\"",
+    `exec 3<>/dev/tcp/127.0.0.1/${port}`,
+    "printf '%s\\n' \"$req\" >&3",
+    "IFS= read -r code <&3",
+    "cat \"$req/out\"",
+    "cat \"$req/err\" >&2",
+    "exit \"$code\"",
+    ""
+  ].join("\n")
+}
 
 /**
  * A temp directory with a copy of the repository's samples (a copy: an example that writes beside
  * them must not write into the repository) and `rag-eval` on its PATH.
  */
-const pageDir = () => {
+const pageDir = async () => {
+  const { port } = await startShim()
   const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "rag-eval-docs-")))
   dirs.push(dir)
   for (const name of ["test-sets", "pipelines", "prompts", "examples"]) {
@@ -35,9 +123,7 @@ const pageDir = () => {
   }
   const binDir = Path.join(dir, ".bin")
   Fs.mkdirSync(binDir)
-  Fs.writeFileSync(Path.join(binDir, "rag-eval"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, {
-    mode: 0o755
-  })
+  Fs.writeFileSync(Path.join(binDir, "rag-eval"), shimScript(port), { mode: 0o755 })
   return { dir, binDir }
 }
 
@@ -275,7 +361,7 @@ describe("the docs' examples", () => {
           continue
         }
         it.skipIf(!built)(built ? title : `${title} — dist/bin.js is not built (npm run build)`, async () => {
-          where ??= pageDir()
+          where ??= await pageDir()
           await runExample(example, where.dir, where.binDir)
         }, exampleTimeout)
       }
