@@ -1,5 +1,5 @@
 /**
- * The HTML report in a real browser: Debian's `chromium` driven by `playwright-core`. Runs the CLI with
+ * The HTML report in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by `playwright-core`. Runs the CLI with
  * `--format html` on every built-in pipeline's sample (heuristic judge) — the built bundle (`dist/bin.js`,
  * a child process) for the page with a hostile case text, the rest in-process (`runCli`: the page is the
  * subject, not the process) — opens each page from disk and checks: no console error, no request but the
@@ -10,7 +10,7 @@
  * `test-artifacts/html/` (gitignored) for a person to look at. Without chromium the test is skipped,
  * visibly.
  *
- * Enable: `apt-get install chromium` (or set RAG_EVAL_CHROMIUM to a Chromium binary).
+ * Enable: `apt-get install chromium-headless-shell` (or `chromium`, or set RAG_EVAL_CHROMIUM to a Chromium binary).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -18,25 +18,14 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, describe, expect, it } from "vitest"
 import { renderSvg } from "../../src/report/Charts.js"
 import { cli } from "../support/ChildCli.js"
+import { chromiumPath, launchChromium, noChromium } from "../support/Chromium.js"
 import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
-
-const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
-  p !== undefined && p !== "" && fs.existsSync(p)
-)
 
 const HOSTILE = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`
 
 /** Where the screenshots are kept for a person to look at (gitignored). */
 const ARTIFACTS = Path.join(repoRoot, "test-artifacts", "html")
-
-const launch = async () => {
-  const { chromium } = await import("playwright-core")
-  return chromium.launch({
-    executablePath: chromiumPath!,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-  })
-}
 
 /**
  * One Chromium for the file, launched by the first test that needs it and closed after the last;
@@ -44,7 +33,7 @@ const launch = async () => {
  * test (9) cost ~1 CPU-s each.
  */
 let shared: Promise<Browser> | undefined
-const browser = () => (shared ??= launch())
+const browser = () => (shared ??= launchChromium())
 afterAll(async () => {
   if (shared !== undefined) await (await shared).close()
 })
@@ -168,7 +157,7 @@ const inspect = async (file: string, screenshot: string) => {
 }
 
 const title = chromiumPath === undefined
-  ? "HTML report in headless Chromium — SKIPPED: no chromium on this machine (apt-get install chromium, or set RAG_EVAL_CHROMIUM)"
+  ? `HTML report in headless Chromium — SKIPPED: ${noChromium}`
   : `HTML report in headless Chromium (${chromiumPath})`
 
 describe.skipIf(chromiumPath === undefined)(title, () => {

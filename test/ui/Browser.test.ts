@@ -1,5 +1,5 @@
 /**
- * The review page in a real browser: Debian's `chromium` driven by `playwright-core`, against the
+ * The review page in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by `playwright-core`, against the
  * review server (in-process, 127.0.0.1) over real runs (`Fixtures.ts`), with the page as built
  * (`dist/ui-page`: run `npm run build` first). One browser for the file.
  *
@@ -12,21 +12,18 @@
  * - Screenshots at 1,400 and 800 px of each view (kept in `test-artifacts/ui/` for a person to look
  *   at), and the layout checked: no horizontal overflow, no two controls or labels overlapping.
  *
- * Without chromium the test is skipped, visibly (install it: `apt-get install chromium`, or set
- * RAG_EVAL_CHROMIUM to a Chromium binary).
+ * Without Chromium the test is skipped, visibly (install it: `apt-get install chromium-headless-shell`
+ * or `chromium`, or set RAG_EVAL_CHROMIUM to a Chromium binary).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PAGE_DIR } from "../../src/ui/PageAssets.js"
+import { chromiumPath, launchChromium, noChromium } from "../support/Chromium.js"
 import { repoRoot } from "../support/RunPipeline.js"
 import { buildFixtures, failingCaseIds, type Fixtures, HOSTILE_ID, runIdOf } from "./Fixtures.js"
 import { startServer, type TestServer } from "./Server.js"
-
-const chromiumPath = [process.env.RAG_EVAL_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
-  p !== undefined && p !== "" && fs.existsSync(p)
-)
 
 const ARTIFACTS = Path.join(repoRoot, "test-artifacts", "ui")
 
@@ -133,11 +130,7 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     b = runIdOf(fx.correctnessB)
     search = runIdOf(fx.search)
     server = await startServer({ out: fx.out, user: "reviewer", compareInProcess: true })
-    const { chromium } = await import("playwright-core")
-    browser = await chromium.launch({
-      executablePath: chromiumPath!,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-    })
+    browser = await launchChromium()
   })
 
   afterAll(async () => {
@@ -283,5 +276,5 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
 })
 
 describe.skipIf(chromiumPath !== undefined)("rag-eval ui in Chromium", () => {
-  it.skip("skipped: no Chromium (apt-get install chromium, or set RAG_EVAL_CHROMIUM)", () => {})
+  it.skip(`skipped: ${noChromium}`, () => {})
 })
