@@ -28,7 +28,11 @@ await esbuild.build({
     js:
       "import { createRequire as __ragEvalCreateRequire } from \"node:module\"; const require = __ragEvalCreateRequire(import.meta.url);"
   },
+  // Maps for stack traces (`node --enable-source-maps`: src/…/File.ts:line), without the sources'
+  // text: with it, the bundled dependencies' sources made the maps ~17 MB of dist/chunks' 33 and the
+  // package 9.5 MB packed (5.7 MB without; `npm pack` 5.5 → 4.7 CPU-s). The package ships src/ itself.
   sourcemap: true,
+  sourcesContent: false,
   legalComments: "linked",
   logLevel: "warning"
 })
