@@ -1,10 +1,12 @@
 /**
  * `npm test`'s pretest: the build (`npm run build`: tsc → dist/, then the bundle), the type check
- * of everything (the sources and tests, and the review page's own tsconfig) and ESLint — the same
- * three checks `npm run build && npm run typecheck && npm run lint` make, run side by side: none
- * reads what another writes (the type checks emit nothing, ESLint does not read dist/), each is one
- * single-threaded process, and one after another they left a 2-core machine's second core idle.
- * Each one's output is printed when it ends, under its name; the script fails if any of them fails.
+ * of the tests, pipelines and benchmarks (and the review page's own tsconfig) and ESLint — the same
+ * checks `npm run build && npm run typecheck && npm run lint` make. The build's tsc type-checks the
+ * sources; the tests' check reads them as the declarations it wrote to dist/ (tsconfig.json refers
+ * to tsconfig.build.json, a TypeScript project reference), so it starts once the build has ended,
+ * and the sources are checked once instead of twice (a fresh clone's pretest: 47.5 s, the tests'
+ * check from scratch its longest part). ESLint runs beside them: it reads neither. Each one's output
+ * is printed when it ends, under its name; the script fails if any of them fails.
  *
  * The type checks and ESLint keep caches under node_modules/.cache (tsc's `--incremental` build
  * info, ESLint's `--cache`), so a second `npm test` re-checks only what changed; both caches are
@@ -21,19 +23,17 @@ const bin = fileURLToPath(new URL("../node_modules/.bin", import.meta.url))
 const env = { ...process.env, PATH: `${bin}${Path.delimiter}${process.env.PATH ?? ""}` }
 
 const cache = "node_modules/.cache"
-const tasks = [
-  ["build", "npm", ["run", "build"]],
+const build = ["build", "npm", ["run", "build"]]
+const typecheck = [
+  "typecheck",
+  "sh",
   [
-    "typecheck",
-    "sh",
-    [
-      "-c",
-      `tsc --noEmit -p tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/tests.tsbuildinfo && ` +
-      `tsc --noEmit -p src/ui/page/tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/page.tsbuildinfo`
-    ]
-  ],
-  ["lint", "eslint", [".", "--cache", "--cache-location", `${cache}/eslint/`]]
+    "-c",
+    `tsc --noEmit -p tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/tests.tsbuildinfo && ` +
+    `tsc --noEmit -p src/ui/page/tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/page.tsbuildinfo`
+  ]
 ]
+const lint = ["lint", "eslint", [".", "--cache", "--cache-location", `${cache}/eslint/`]]
 
 const run = ([name, command, args]) =>
   new Promise((resolve) => {
@@ -50,5 +50,9 @@ const run = ([name, command, args]) =>
     })
   })
 
-const results = await Promise.all(tasks.map(run))
+const results = await Promise.all([
+  // The tests' check needs the declarations the build writes: after it, and not at all when it failed.
+  run(build).then((built) => built ? run(typecheck) : false),
+  run(lint)
+])
 if (results.some((ok) => !ok)) process.exitCode = 1
