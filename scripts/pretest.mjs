@@ -5,8 +5,9 @@
  * sources; the tests' check reads them as the declarations it wrote to dist/ (tsconfig.json refers
  * to tsconfig.build.json, a TypeScript project reference), so it starts once the build has ended,
  * and the sources are checked once instead of twice (a fresh clone's pretest: 47.5 s, the tests'
- * check from scratch its longest part). ESLint runs beside them: it reads neither. Each one's output
- * is printed when it ends, under its name; the script fails if any of them fails.
+ * check from scratch its longest part). The review page's check and ESLint run beside them: they
+ * read neither. Each one's output is printed when it ends, under its name; the script fails if any
+ * of them fails.
  *
  * The type checks and ESLint keep caches under node_modules/.cache (tsc's `--incremental` build
  * info, ESLint's `--cache`), so a second `npm test` re-checks only what changed; both caches are
@@ -26,12 +27,14 @@ const cache = "node_modules/.cache"
 const build = ["build", "npm", ["run", "build"]]
 const typecheck = [
   "typecheck",
-  "sh",
-  [
-    "-c",
-    `tsc --noEmit -p tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/tests.tsbuildinfo && ` +
-    `tsc --noEmit -p src/ui/page/tsconfig.json --incremental --tsBuildInfoFile ${cache}/tsc/page.tsbuildinfo`
-  ]
+  "tsc",
+  ["--noEmit", "-p", "tsconfig.json", "--incremental", "--tsBuildInfoFile", `${cache}/tsc/tests.tsbuildinfo`]
+]
+/** The review page's own check (browser code, its own tsconfig): it reads no declarations of the build's. */
+const typecheckPage = [
+  "typecheck the review page",
+  "tsc",
+  ["--noEmit", "-p", "src/ui/page/tsconfig.json", "--incremental", "--tsBuildInfoFile", `${cache}/tsc/page.tsbuildinfo`]
 ]
 const lint = ["lint", "eslint", [".", "--cache", "--cache-location", `${cache}/eslint/`]]
 
@@ -53,6 +56,7 @@ const run = ([name, command, args]) =>
 const results = await Promise.all([
   // The tests' check needs the declarations the build writes: after it, and not at all when it failed.
   run(build).then((built) => built ? run(typecheck) : false),
+  run(typecheckPage),
   run(lint)
 ])
 if (results.some((ok) => !ok)) process.exitCode = 1
