@@ -1,15 +1,18 @@
 /**
  * A resumed local-judge run keeps the records a killed (or stopped) run wrote (`engine/HeldRecords.ts`):
- * the CLI in child processes, `kill -9` and SIGINT in the middle of a heuristic answer-correctness
- * run, then the same command. The resume says how many cases it kept, and every file it ends with is
+ * `kill -9` and SIGINT in the middle of a heuristic answer-correctness run of the built CLI (a child
+ * process), then the same command. The resume says how many cases it kept, and every file it ends with is
  * byte for byte what an uninterrupted run writes. What a resume must not keep — records made by
- * another command, or records the journal no longer gives — is made again.
+ * another command, or records the journal no longer gives — is made again. The runs that are not
+ * killed (the uninterrupted reference, the resumes) run in-process (`runCli`): their subject is the
+ * files, not the process; a resume in-process reads what the bundle's killed run wrote.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { writeCases } from "../../bench/correctness.js"
-import { cli, start, waitFor } from "../support/ChildCli.js"
+import { start, waitFor } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { runDirIn, tempDir } from "../support/RunPipeline.js"
 
 /**
@@ -62,7 +65,7 @@ const clean = (() => {
   return () =>
     dir ??= (async () => {
       const out = tempDir()
-      const r = await cli(args(out))
+      const r = await runCli(args(out))
       expect(r.code, r.stderr).toBe(0)
       return runDirIn(out, "answer-correctness")
     })()
@@ -123,7 +126,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     const runDir = await interrupted(out, "SIGKILL")
     const written = fs.readFileSync(Path.join(runDir, "records-iteration-1.jsonl.partial"), "utf8").split("\n")
       .length - 1
-    const again = await cli(args(out))
+    const again = await runCli(args(out))
     expect(again.code, again.stderr).toBe(0)
     const kept = keptOf(again.stderr)
     // Every complete record line is kept (the resume file and the case metrics are written in step).
@@ -139,7 +142,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     const runDir = await interrupted(out, "SIGKILL", 400_000, OFTEN)
     const snapshot = Path.join(runDir, "fold-iteration-1.snapshot.partial")
     expect(fs.existsSync(snapshot)).toBe(true)
-    const again = await cli(args(out), { env: OFTEN })
+    const again = await runCli(args(out), { env: OFTEN })
     expect(again.code, again.stderr).toBe(0)
     const kept = keptOf(again.stderr)
     const restored = fromSnapshotOf(again.stderr)
@@ -157,7 +160,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     const snapshot = Path.join(runDir, "fold-iteration-1.snapshot.partial")
     const bytes = fs.readFileSync(snapshot)
     fs.writeFileSync(snapshot, bytes.subarray(0, bytes.length >> 1))
-    const again = await cli(args(out), { env: OFTEN })
+    const again = await runCli(args(out), { env: OFTEN })
     expect(again.code, again.stderr).toBe(0)
     expect(keptOf(again.stderr)).toBeGreaterThan(0)
     expect(again.stderr).toContain("all folded again")
@@ -166,7 +169,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
 
   it("RAG_EVAL_SNAPSHOT_EVERY that is not a whole number ≥ 1: exit 2, naming it", async () => {
     const out = tempDir()
-    const r = await cli(args(out), { env: { RAG_EVAL_SNAPSHOT_EVERY: "0" } })
+    const r = await runCli(args(out), { env: { RAG_EVAL_SNAPSHOT_EVERY: "0" } })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain("RAG_EVAL_SNAPSHOT_EVERY: expected a whole number of cases ≥ 1, got \"0\"")
   })
@@ -183,7 +186,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     await waitFor("more records written", () => second.exited() || size() > before + 200_000)
     second.child.kill("SIGKILL")
     expect((await second.result).code === 0).toBe(false)
-    const third = await cli(args(out))
+    const third = await runCli(args(out))
     expect(third.code, third.stderr).toBe(0)
     expect(keptOf(third.stderr)).toBeGreaterThan(firstKept)
     await expectSameOutputs(runDir)
@@ -202,7 +205,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     await waitFor("records written", () => partial() >= 200_000 || first.exited())
     first.child.kill("SIGKILL")
     expect((await first.result).code === 0).toBe(false)
-    const again = await cli(args(out))
+    const again = await runCli(args(out))
     expect(again.code, again.stderr).toBe(0)
     expect(keptOf(again.stderr), again.stderr).toBeGreaterThan(0)
     expect(again.stderr).not.toContain("made by another command line")
@@ -212,7 +215,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
   it("another command (another --details) keeps nothing, and the files are still an uninterrupted run's", async () => {
     const out = tempDir()
     const runDir = await interrupted(out, "SIGKILL")
-    const again = await cli(args(out, "--details", "5"))
+    const again = await runCli(args(out, "--details", "5"))
     expect(again.code, again.stderr).toBe(0)
     expect(keptOf(again.stderr)).toBe(0)
     expect(again.stderr).toContain("resuming run")
@@ -233,7 +236,7 @@ describe.concurrent("a resume keeps the records a killed run wrote", { timeout: 
     const end = text.indexOf("\n")
     const first = JSON.parse(text.slice(0, end)) as { metrics: Record<string, unknown> }
     fs.writeFileSync(path, JSON.stringify({ ...first, metrics: { ...first.metrics, f1: 0.123 } }) + text.slice(end))
-    const again = await cli(args(out))
+    const again = await runCli(args(out))
     expect(again.code, again.stderr).toBe(0)
     expect(again.stderr).toContain("differ from what the journal gives now")
     expect(keptOf(again.stderr)).toBe(0)
