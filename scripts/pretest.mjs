@@ -2,7 +2,7 @@
  * `npm test`'s pretest: the build (`npm run build`: tsc → dist/, then the bundle), the type check
  * of the tests, pipelines and benchmarks (and the review page's own tsconfig) and ESLint — the same
  * checks `npm run build && npm run typecheck && npm run lint` make. The build's tsc type-checks the
- * sources; the tests' check reads them as the declarations it wrote to dist/ (tsconfig.json refers
+ * sources; the tests' check reads them as the declarations the build wrote to dist/ (tsconfig.json refers
  * to tsconfig.build.json, a TypeScript project reference), so it starts once the build has ended,
  * and the sources are checked once instead of twice (a fresh clone's pretest: 47.5 s, the tests'
  * check from scratch its longest part). The review page's check and ESLint run beside them: they
