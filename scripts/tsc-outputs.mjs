@@ -1,6 +1,7 @@
 /**
- * Run before `tsc -p tsconfig.build.json` by `npm run build` and `npm run typecheck` (the tests'
- * check reads the sources as the declarations that build writes: tsconfig.json's project reference).
+ * Run before `tsc -p tsconfig.build.json` by `npm run build:tsc` — part of `npm run build` and of
+ * `npm run typecheck` (the tests' check reads the sources as the declarations that build writes:
+ * tsconfig.json's project reference).
  * That build is incremental (its build info is dist/.tsbuildinfo: deleting dist/ deletes it, and the
  * next build emits everything), and an
  * incremental build trusts its build info for the files it emitted before — a dist/ file deleted by
