@@ -61,11 +61,20 @@ describe("RateMeter", () => {
   })
 })
 
+/** Progress off a terminal (a line every 5 s), its lines collected. */
+const offTerminal = () => {
+  const lines: Array<string> = []
+  const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+  return { lines, progress }
+}
+
+/** A line without its rate and ETA. */
+const withoutRate = (line: string) => line.replace(/ · [\d.]+\/s · ETA [-:\d]+/, "")
+
 describe("the progress lines", () => {
   it.effect("a resume: the lines after its kept cases give the new work's rate and ETA; the last line its average", () =>
     Effect.gen(function*() {
-      const lines: Array<string> = []
-      const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+      const { lines, progress } = offTerminal()
       yield* progress.track("answer-correctness", 1_000_000, (state) =>
         Effect.gen(function*() {
           // 30 s reading past 600,000 kept judgments.
@@ -91,8 +100,7 @@ describe("the progress lines", () => {
 
   it.effect("off a terminal, no timed line once every judgment is done: the last line alone says 100%", () =>
     Effect.gen(function*() {
-      const lines: Array<string> = []
-      const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+      const { lines, progress } = offTerminal()
       yield* progress.track("answer-correctness", 70, (state) =>
         Effect.gen(function*() {
           // 60 judgments by the line at 5 s, the last 10 just after; then 13 s writing reports: no line at 10 s or 15 s.
@@ -101,7 +109,7 @@ describe("the progress lines", () => {
           state.done = 70
           yield* TestClock.adjust("13 seconds")
         }))
-      expect(lines.map((l) => l.replace(/ · [\d.]+\/s · ETA [-:\d]+/, ""))).toEqual([
+      expect(lines.map(withoutRate)).toEqual([
         "answer-correctness: 60/70 85% · failed 0",
         "answer-correctness: 70/70 100% · failed 0"
       ])
@@ -109,8 +117,7 @@ describe("the progress lines", () => {
 
   it.effect("off a terminal, judgments found on the way (unplanned) count in the total: timed lines go on past the plan", () =>
     Effect.gen(function*() {
-      const lines: Array<string> = []
-      const progress = Progress.make({ tty: false, intervalMs: 5_000, write: (s) => lines.push(s.trimEnd()) })
+      const { lines, progress } = offTerminal()
       yield* progress.track("rag-answers", 10, (state) =>
         Effect.gen(function*() {
           // 10 planned; a --target's passages add 30 more: 20 done at 5 s is past the plan, not the end.
@@ -120,7 +127,7 @@ describe("the progress lines", () => {
           state.done = 40
           yield* TestClock.adjust("6 seconds")
         }))
-      expect(lines.map((l) => l.replace(/ · [\d.]+\/s · ETA [-:\d]+/, ""))).toEqual([
+      expect(lines.map(withoutRate)).toEqual([
         "rag-answers: 20/40 50% · failed 0",
         "rag-answers: 40/40 100% · failed 0"
       ])
