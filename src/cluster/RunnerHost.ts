@@ -27,6 +27,7 @@ import * as Random from "effect/Random"
 import type * as Redacted from "effect/Redacted"
 import { FatalJudgeError, OutputError } from "../domain/Errors.js"
 import { decodeJudgmentJson, decodePendingRepairJson, type Judgment } from "../domain/Judgment.js"
+import type { Rubric } from "../domain/Rubric.js"
 import * as Judgments from "../engine/Judgments.js"
 import type { Plan, Sink } from "../engine/Judgments.js"
 import { ClusterJudging } from "../engine/RemoteJudging.js"
@@ -117,7 +118,32 @@ export class RunnerJudges extends Context.Tag("rag-eval/cluster/RunnerJudges")<R
     id: string,
     effect: (waited: boolean) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E, R>
+  /** One object per distinct rubric (see `makeSameRubric`). */
+  readonly sameRubric: (rubric: Rubric) => Rubric
 }>() {}
+
+/** Distinct rubrics a runner keeps before it starts afresh (a runner serves few; this bounds a long-lived one). */
+const RUBRICS_KEPT = 256
+
+/**
+ * Every task of a batch carries its rubric, and the message is decoded afresh, so each task arrives
+ * with a rubric object of its own. The judge keeps what it derives from a rubric — the prompt's
+ * templates, the answer's decoder and JSON schema, an object rubric's compiled validator
+ * (judges/Prompt.ts, judges/CallReader.ts) — per rubric object: given a new object for every task it
+ * rebuilt them for every call (~4% of a runner's CPU on rag-answers, 2,004 judgments). Rubrics equal
+ * in every field are one object here, so those are built once per rubric.
+ */
+const makeSameRubric = () => {
+  const known = new Map<string, Rubric>()
+  return (rubric: Rubric): Rubric => {
+    const key = JSON.stringify(rubric)
+    const kept = known.get(key)
+    if (kept !== undefined) return kept
+    if (known.size >= RUBRICS_KEPT) known.clear()
+    known.set(key, rubric)
+    return rubric
+  }
+}
 
 /**
  * One delivery at a time per id: a batch delivered again under another id (a restarted coordinator
@@ -282,6 +308,7 @@ export const layerJudges = (settings: RunnerSettings) =>
       return {
         withPermit: (effect) => permits.withPermit(effect),
         oneAtATime: makeOneAtATime(),
+        sameRubric: makeSameRubric(),
         get: (options: JudgeOptions) =>
           Effect.suspend(() => {
             const id = JSON.stringify([
@@ -373,19 +400,19 @@ const storeJournal = (
   }
 }
 
-/** A wire task as the core plans it: the keys the coordinator computed, the task it sent. */
-const planOf = (t: WireTask): Plan => {
+/** A wire task as the core plans it: the keys the coordinator computed, the task it sent, its rubric's one object. */
+const planOf = (t: WireTask, rubric: Rubric): Plan => {
   const base = {
     pipeline: t.pipeline,
     caseId: t.caseId,
     ordinal: t.ordinal,
     iteration: t.iteration,
-    rubric: t.rubric,
+    rubric,
     vars: t.vars
   }
   return t.items !== undefined
-    ? { list: true, rubric: t.rubric, keys: t.keys, task: { ...base, items: t.items } }
-    : { list: false, rubric: t.rubric, keys: t.keys, task: { ...base, target: t.target ?? "answer" } }
+    ? { list: true, rubric, keys: t.keys, task: { ...base, items: t.items } }
+    : { list: false, rubric, keys: t.keys, task: { ...base, target: t.target ?? "answer" } }
 }
 
 /**
@@ -421,7 +448,7 @@ export const judgeBatch = (
     const judgeTask = (t: WireTask, waited: boolean) =>
       Effect.gen(function*() {
         if (waited) { for (const [key, row] of yield* store.rows(runId, t.keys)) held.set(key, row) }
-        const plan = planOf(t)
+        const plan = planOf(t, judges.sameRubric(t.rubric))
         const kept = core.fromJournal(plan, sink)
         if (kept !== undefined) return kept
         return yield* judgeNew(t, plan)

@@ -139,6 +139,50 @@ describe("cluster protocol (in-memory test runner)", () => {
     expect(b).toEqual(a)
   })
 
+  it("tasks whose rubrics arrive as objects of their own (as decoded from a message) reach the judge as one object per distinct rubric", async () => {
+    const clarity = await clarityTasks("rubric")
+    const other = await Effect.runPromise(
+      loadRubric("rag-answers/conciseness").pipe(Effect.provide(NodeContext.layer))
+    )
+    // A message's decoding gives each task a copy; the last task's rubric differs.
+    const tasks = clarity.map((t, i) => ({
+      ...t,
+      rubric: i === 4 ? structuredClone(other) : structuredClone(t.rubric)
+    }))
+    const seen: Array<unknown> = []
+    const judges = Layer.effect(
+      RunnerHost.RunnerJudges,
+      Effect.map(RunnerHost.RunnerJudges, (real) => ({
+        ...real,
+        get: (options: JudgeOptions) =>
+          Effect.map(real.get(options), (judge) => ({
+            ...judge,
+            judge: (task: Parameters<typeof judge.judge>[0]) => {
+              seen.push(task.rubric)
+              return judge.judge(task)
+            }
+          }))
+      }))
+    ).pipe(Layer.provide(RunnerHost.layerJudges({ concurrency: 8, preflight: false })))
+    fake.reset()
+    const judgments = await Effect.runPromise(
+      RunnerHost.judgeBatch({ runId: "p/rubrics", judge: judgeOptions(), tasks }).pipe(
+        Effect.provide(
+          Layer.mergeAll(judges, RunnerHost.layerMemoryStore, RunnerHost.layerRateLimit).pipe(
+            Layer.provideMerge(TestRunner.layer)
+          )
+        ),
+        Effect.scoped
+      )
+    )
+    expect(judgments.map((j) => j.status)).toEqual(["ok", "ok", "ok", "ok", "ok"])
+    expect(seen).toHaveLength(5)
+    expect(new Set(seen.slice(0, 4)).size).toBe(1)
+    expect(seen[0]).toEqual(clarity[0]!.rubric)
+    expect(seen[4]).not.toBe(seen[0])
+    expect(seen[4]).toEqual(other)
+  })
+
   it("a runner's permit holds until the call's judgments are in the store: with the store's commits stalled, no call beyond --concurrency is made", async () => {
     const tasks = await clarityTasks("slow")
     fake.reset()
