@@ -1,7 +1,8 @@
 /**
  * rag-eval as users install it: `npm pack` of this repository, the tarball installed into an empty
  * project in a temp dir, then a built-in pipeline run by name through `npx rag-eval` and a user's
- * own pipeline file (importing "rag-eval") run by its path — from that project, not the repository.
+ * own pipeline file (importing "rag-eval") run by its path through the CLI npm linked into
+ * `node_modules/.bin` — from that project, not the repository.
  * The install prints no engine warning on this Node, and leaves out the optional peers (the cluster
  * stack, pg, @effect/platform-node); the CLI's bundle still runs `--store` without them.
  * Needs the npm registry or npm's cache for the dependencies; skips visibly when npm cannot install.
@@ -60,6 +61,13 @@ beforeAll(async () => {
 }, 300_000)
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
+/**
+ * The installed CLI as npm links it (`node_modules/.bin/rag-eval`): what `npx --no-install rag-eval`
+ * runs, without npm's own start-up (~0.65 CPU-s a call). The quick start goes through npx, as users type it.
+ */
+const ragEval = (args: ReadonlyArray<string>, cwd: string) =>
+  run(Path.join(cwd, "node_modules", ".bin", "rag-eval"), args, cwd)
+
 const canInstall = (() => {
   try {
     execFileSync("npm", ["--version"], { stdio: "ignore" })
@@ -79,7 +87,7 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
     expect(fs.readFileSync(Path.join(installed, `out/rag-answers/${quickStartRunId()}/report.md`), "utf8")).toContain(
       "RAG answer evaluation"
     )
-    const list = await run("npx", ["--no-install", "rag-eval", "pipelines"], installed)
+    const list = await ragEval(["pipelines"], installed)
     expect(list.code).toBe(0)
     expect(list.stdout).toContain("evidence-retrieval")
   }, 120_000)
@@ -96,7 +104,7 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
         `export default Pipeline.make({ ...base, name: "my-answers", description: "groundedness only", score: Scoring.rubricScore({ dimensions }) })`
       ].join("\n")
     )
-    const r = await run("npx", ["--no-install", "rag-eval", "run", "./my-pipeline.ts", "--csv", sample], installed)
+    const r = await ragEval(["run", "./my-pipeline.ts", "--csv", sample], installed)
     expect(r.stderr).toContain("using the heuristic judge")
     // The base pipeline's judge stage (six dimensions) for each of the 12 cases; only groundedness is scored.
     expect(r.stderr).toContain("72 judgments: 72 ok, 0 failed")
@@ -128,12 +136,10 @@ describe.skipIf(!canInstall)("the packed package, installed into an empty projec
       if (installed === undefined) throw new Error(problem)
       const pg = await startPostgres()
       try {
-        const migrate = await run("npx", ["--no-install", "rag-eval", "store", "migrate", "--store", pg.url], installed)
+        const migrate = await ragEval(["store", "migrate", "--store", pg.url], installed)
         expect(migrate.stderr).not.toContain("error")
         expect(migrate.code).toBe(0)
-        const r = await run("npx", [
-          "--no-install",
-          "rag-eval",
+        const r = await ragEval([
           "run",
           "rag-answers",
           "--csv",
