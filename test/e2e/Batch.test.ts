@@ -3,13 +3,17 @@
  * Batches endpoints. A run killed (SIGKILL) once its batch is submitted, then the same command:
  * the resumed run polls the same batch, submits nothing twice, and yields the same results as a
  * synchronous run of the same judge. `--detach` exits 0 with how to collect; Ctrl+C while it waits
- * exits 130; `--max-cost` exits 1 with the budget line; `--dry-run` prints both prices.
+ * exits 130; `--max-cost` exits 1 with the budget line; `--dry-run` prints both prices. The killed
+ * run, its resume (whose output is searched for the key) and the run stopped by Ctrl+C are child
+ * processes; the synchronous reference, `--dry-run`, `--detach`, `--max-cost` and the provider
+ * without a Batch API run in-process (`runCli`: the same arguments, output and exit code).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cli, start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
 
 // The built-in pipeline by name: loading a pipeline file is Cli.test.ts's subject, and costs each run an esbuild compile.
@@ -46,7 +50,7 @@ const verdicts = (runDir: string) =>
     return rest
   })
 
-describe("rag-eval run --batch (child process)", () => {
+describe("rag-eval run --batch (the killed and signalled runs in child processes)", () => {
   it("killed after submission, the same command resumes the same batch: nothing submitted twice, the results of a synchronous run", async () => {
     const key = "sk-batch-SECRET-4711"
     const server = await FakeOpenAi.start({ batch: { hold: true }, apiKey: key })
@@ -85,7 +89,7 @@ describe("rag-eval run --batch (child process)", () => {
       const sync = await FakeOpenAi.start()
       try {
         const syncOut = tempDir()
-        const plain = await cli(args(sync, syncOut))
+        const plain = await runCli(args(sync, syncOut))
         expect(plain.code).toBe(0)
         expect(sync.judgeCalls).toBe(JUDGMENTS)
         expect(verdicts(runDir)).toEqual(verdicts(runDirIn(syncOut, pipeline)))
@@ -101,10 +105,10 @@ describe("rag-eval run --batch (child process)", () => {
     const server = await FakeOpenAi.start({ batch: { hold: true } })
     try {
       const out = tempDir()
-      const dry = await cli(args(server, out, "--batch", "--dry-run"))
+      const dry = await runCli(args(server, out, "--batch", "--dry-run"))
       expect(dry.code).toBe(0)
       expect(dry.stdout).toMatch(/estimated cost: +\$[\d.]+ \(synchronous\)\n +with --batch: +\$[\d.]+/)
-      const detached = await cli(args(server, out, "--batch", "--detach", "--batch-poll", "0.02"))
+      const detached = await runCli(args(server, out, "--batch", "--detach", "--batch-poll", "0.02"))
       expect(detached.code).toBe(0)
       expect(detached.stdout).toMatch(
         /submitted: 72 judgment call\(s\) in 1 batch\(es\) .*run the same command again to collect them/
@@ -121,10 +125,10 @@ describe("rag-eval run --batch (child process)", () => {
       expect(server.batches).toHaveLength(1)
 
       const budgetOut = tempDir()
-      const capped = await cli(args(server, budgetOut, "--max-cost", "0.01", "--concurrency", "1"))
+      const capped = await runCli(args(server, budgetOut, "--max-cost", "0.01", "--concurrency", "1"))
       expect(capped.code).toBe(1)
       expect(capped.stderr).toMatch(/error: budget of \$0\.01 reached after \d+ judgments/)
-      const noBatchApi = await cli(args(server, tempDir(), "--provider", "heuristic", "--batch"))
+      const noBatchApi = await runCli(args(server, tempDir(), "--provider", "heuristic", "--batch"))
       expect(noBatchApi.code).toBe(2)
     } finally {
       await server.close()

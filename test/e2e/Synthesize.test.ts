@@ -226,13 +226,11 @@ describe.concurrent("rag-eval synthesize (the killed runs in child processes)", 
       [["--docs", handbook, "--personas", Path.join(dir, "nobody.json")], /nobody\.json: file not found/],
       [[], /give the documents with --docs/]
     ]
-    const results = await Promise.all(
-      cases.map(([args]) => cli(["synthesize", ...args, "--out", out, "--work", Path.join(dir, "work")]))
-    )
-    results.forEach((r, i) => {
+    for (const [args, problem] of cases) {
+      const r = await runCli(["synthesize", ...args, "--out", out, "--work", Path.join(dir, "work")])
       expect(r.code, r.stderr).toBe(2)
-      expect(r.stderr).toMatch(cases[i]![1])
-    })
+      expect(r.stderr).toMatch(problem)
+    }
     expect(fs.existsSync(Path.join(dir, "set"))).toBe(false)
   })
 })
