@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { cli, start, waitFor } from "../support/ChildCli.js"
+import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { runCli } from "../support/InProcessCli.js"
 import { repoRoot, runDirIn, tempDir } from "../support/RunPipeline.js"
@@ -86,12 +86,13 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
         expect(m.argv).toEqual(original)
         expect(m.status).toBe("stopped")
       }
-      const last = await cli(["resume", runDir], { env, cwd: tempDir() })
+      const last = await runCli(["resume", runDir], { env, cwd: tempDir() })
       expect(last.stderr).toContain(`resuming: rag-eval run rag-answers --csv ${sample}`)
       expect(last.stderr).toContain(`${JUDGMENTS} judgments: ${JUDGMENTS} ok, 0 failed`)
       expect(last.code).toBe(0)
 
-      // Nothing judged twice: the server was asked each judgment's prompt once, over four processes.
+      // Nothing judged twice: the server was asked each judgment's prompt once, over four runs (three
+      // processes stopped by Ctrl+C, then the last resume in-process).
       const prompts = server.judgeRequests.map((r) => JSON.stringify(r.body.messages))
       expect(prompts).toHaveLength(JUDGMENTS)
       expect(new Set(prompts).size).toBe(JUDGMENTS)
@@ -105,7 +106,7 @@ describe("rag-eval resume, again and again", { timeout: 180_000 }, () => {
 
       // The same command, never interrupted, against the same server: the same results.
       const straightOut = tempDir("rag-eval-straight-")
-      const straight = await cli(runArgs(server.url, straightOut), { env, cwd: straightOut })
+      const straight = await runCli(runArgs(server.url, straightOut), { env, cwd: straightOut })
       expect(straight.code).toBe(0)
       const straightDir = runDirIn(straightOut, "rag-answers")
       expect(Path.basename(straightDir)).toBe(Path.basename(runDir))

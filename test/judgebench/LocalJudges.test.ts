@@ -12,7 +12,6 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cli } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { runCli } from "../support/InProcessCli.js"
 import { freePort } from "../support/Ports.js"
@@ -70,7 +69,7 @@ describe("the Ollama recipe, against a fake Ollama", () => {
   })
 
   it("a model not pulled stops the run at once (exit 2, one line); an older Ollama answers json_object and still judges", async () => {
-    const missing = await cli(
+    const missing = await runCli(
       [
         "run",
         "answer-correctness",
@@ -91,7 +90,7 @@ describe("the Ollama recipe, against a fake Ollama", () => {
     )
 
     ollama.setBehaviour({ structuredOutput: "json_object" })
-    const old = await cli(
+    const old = await runCli(
       [
         "run",
         "answer-correctness",

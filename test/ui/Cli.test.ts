@@ -1,13 +1,15 @@
 /**
- * `rag-eval ui` as users start it (`node dist/bin.js ui …`): refused with exit 2 and one line when
- * its flags cannot work (an address that is not loopback without a token, a bad --listen, --out a
- * file); with the token from RAG_EVAL_UI_TOKEN on any address, every request needs it and neither
- * output shows it; a stop signal ends it with exit 0.
+ * `rag-eval ui` as users start it (`node dist/bin.js ui …`, a child process): with the token from
+ * RAG_EVAL_UI_TOKEN on any address, every request needs it and neither output shows it; a stop
+ * signal ends it with exit 0. Refused with exit 2 and one line when its flags cannot work (an address
+ * that is not loopback without a token, a bad --listen, --out a file) — checked in-process (`runCli`:
+ * the same arguments, environment, output and exit code), as is the run a served --out lists later.
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { cli, start } from "../support/ChildCli.js"
+import { start } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { tempDir } from "../support/RunPipeline.js"
 import { raw } from "./Server.js"
 
@@ -24,16 +26,16 @@ const listening = (running: ReturnType<typeof start>) =>
 
 describe("rag-eval ui", () => {
   it("refuses flags that cannot work, with exit 2 and why", async () => {
-    const open = await cli(["ui", "--listen", "0.0.0.0:0", "--out", tempDir()], { env: { RAG_EVAL_UI_TOKEN: "" } })
+    const open = await runCli(["ui", "--listen", "0.0.0.0:0", "--out", tempDir()], { env: { RAG_EVAL_UI_TOKEN: "" } })
     expect(open.code).toBe(2)
     expect(open.stderr).toContain("is not a loopback address")
     expect(open.stdout).toBe("")
-    const bad = await cli(["ui", "--listen", "here:there"])
+    const bad = await runCli(["ui", "--listen", "here:there"])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("expected HOST:PORT")
     const file = Path.join(tempDir(), "a-file")
     fs.writeFileSync(file, "")
-    const notDir = await cli(["ui", "--out", file, "--listen", "127.0.0.1:0"])
+    const notDir = await runCli(["ui", "--out", file, "--listen", "127.0.0.1:0"])
     expect(notDir.code).toBe(2)
     expect(notDir.stderr).toContain("is a file")
   })
@@ -59,7 +61,7 @@ describe("rag-eval ui", () => {
     const running = start(["ui", "--listen", "127.0.0.1:0", "--out", out])
     const port = await listening(running)
     expect((await raw(port, "/api/health")).json()).toMatchObject({ status: "ok", runs: 0 })
-    const run = await cli(["run", "rag-answers", "--csv", "test-sets/rag-answers/sample.csv", "--out", out])
+    const run = await runCli(["run", "rag-answers", "--csv", "test-sets/rag-answers/sample.csv", "--out", out])
     expect(run.code).toBe(0)
     const listed = (await raw(port, "/api/runs")).json() as { runs: ReadonlyArray<{ pipeline: string }> }
     expect(listed.runs.map((r) => r.pipeline)).toEqual(["rag-answers"])

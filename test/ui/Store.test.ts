@@ -7,7 +7,7 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cli } from "../support/ChildCli.js"
+import { runCli } from "../support/InProcessCli.js"
 import { postgresAvailable, type PrivatePostgres, startPostgres } from "../support/Postgres.js"
 import { repoRoot, tempDir } from "../support/RunPipeline.js"
 import { raw, startServer } from "./Server.js"
@@ -20,8 +20,8 @@ describe.skipIf(!postgresAvailable)("rag-eval ui --store", () => {
   beforeAll(async () => {
     pg = await startPostgres()
     out = Path.join(tempDir(), "out")
-    expect((await cli(["store", "migrate", "--store", pg.url])).code).toBe(0)
-    const run = await cli([
+    expect((await runCli(["store", "migrate", "--store", pg.url])).code).toBe(0)
+    const run = await runCli([
       "run",
       "search-relevance",
       "--input",
