@@ -24,6 +24,7 @@ import { parseColumnMapping } from "../../src/load/CaseMapping.js"
 import * as Reporter from "../../src/report/Reporter.js"
 import { start, waitFor } from "../support/ChildCli.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { runCli } from "../support/InProcessCli.js"
 import { quickStartRunId } from "../support/QuickStart.js"
 import { repoRoot, runWith, tempDir } from "../support/RunPipeline.js"
 
@@ -577,7 +578,8 @@ describe("answer-correctness runs", () => {
 
       server.setBehaviour({ replyFor: undefined })
       server.reset()
-      const second = await start(args).result
+      // The same command, in-process (`runCli`), over what the killed process wrote.
+      const second = await runCli(args)
       expect(second.code, second.stderr).toBe(0)
       expect(second.stderr).toContain("resuming run")
       // Nothing paid twice: no extraction and no nugget grade asked again; each check once.
@@ -608,7 +610,7 @@ describe("answer-correctness runs", () => {
       }\n`
     )
     const out = Path.join(dir, "out")
-    const result = await start(["run", "answer-correctness", "--input", file, "--out", out]).result
+    const result = await runCli(["run", "answer-correctness", "--input", file, "--out", out])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`${file}:2`)
     expect(result.stderr).toContain("nothing to check the answer against")
