@@ -111,6 +111,14 @@ const shimScript = (port: number) => {
 }
 
 /**
+ * Not the module the CLI compiles a pipeline file into while it loads it (`.<file>.<pid>-<ms>.mjs`
+ * beside the file, removed once imported: src/cli/LoadPipeline.ts): another test's `rag-eval run
+ * pipelines/….ts` can write one into `pipelines/` while a page copies it, and it may be gone before
+ * the copy reads it (seen once: ENOENT from a fresh clone's suite). `cpSync` asks before it reads.
+ */
+const notCompiling = (source: string) => !/^\..+\.\d+-\d+\.mjs$/.test(Path.basename(source))
+
+/**
  * A temp directory with a copy of the repository's samples (a copy: an example that writes beside
  * them must not write into the repository) and `rag-eval` on its PATH.
  */
@@ -119,7 +127,7 @@ const pageDir = async () => {
   const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "rag-eval-docs-")))
   dirs.push(dir)
   for (const name of ["test-sets", "pipelines", "prompts", "examples"]) {
-    Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true })
+    Fs.cpSync(Path.join(repoRoot, name), Path.join(dir, name), { recursive: true, filter: notCompiling })
   }
   const binDir = Path.join(dir, ".bin")
   Fs.mkdirSync(binDir)
