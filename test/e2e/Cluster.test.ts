@@ -71,7 +71,7 @@ describe.skipIf(!postgresAvailable)(
           ...extra: ReadonlyArray<string>
         ) => [
           "run",
-          "pipelines/rag-answers.ts",
+          "rag-answers",
           "--csv",
           input,
           "--out",
@@ -235,7 +235,7 @@ describe.skipIf(!postgresAvailable)(
           )
           const run = await cli([
             "run",
-            "pipelines/rag-answers.ts",
+            "rag-answers",
             "--csv",
             input,
             "--out",

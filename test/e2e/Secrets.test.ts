@@ -78,7 +78,7 @@ describe("no secret on disk", () => {
       // 1. user:pass@ in the base URL and `--api-key=value`.
       const a = await cli([
         "run",
-        "pipelines/rag-answers.ts",
+        "rag-answers",
         "--csv",
         "test-sets/rag-answers/sample.csv",
         "--limit",
@@ -100,7 +100,7 @@ describe("no secret on disk", () => {
       // 2. `--base-url=` with a secret query parameter and fragment, and `--api-key value`.
       const b = await cli([
         "run",
-        "pipelines/rag-answers.ts",
+        "rag-answers",
         "--csv",
         "test-sets/rag-answers/sample.csv",
         "--limit",
@@ -158,7 +158,7 @@ describe("no secret on disk", () => {
       const url = `http://searcher:${secrets[2]}@${search.url}/search?token=${secrets[3]}&index=docs`
       const a = await cli([
         "run",
-        "pipelines/search-relevance.ts",
+        "search-relevance",
         "--input",
         "test-sets/search-relevance/sample.jsonl",
         "--limit",
@@ -175,7 +175,7 @@ describe("no secret on disk", () => {
       expect(a.code).toBe(0)
       const b = await cli([
         "run",
-        "pipelines/search-relevance.ts",
+        "search-relevance",
         "--input",
         "test-sets/search-relevance/sample.jsonl",
         "--limit",
