@@ -1,13 +1,14 @@
 /**
- * `npm test`'s pretest: the build (`npm run build`: tsc → dist/, then the bundle), the type check
- * of the tests, pipelines and benchmarks (and the review page's own tsconfig) and ESLint — the same
- * checks `npm run build && npm run typecheck && npm run lint` make. The build's tsc type-checks the
- * sources; the tests' check reads them as the declarations the build wrote to dist/ (tsconfig.json refers
- * to tsconfig.build.json, a TypeScript project reference), so it starts once the build has ended,
- * and the sources are checked once instead of twice (a fresh clone's pretest: 47.5 s, the tests'
- * check from scratch its longest part). The review page's check and ESLint run beside them: they
- * read neither. Each one's output is printed when it ends, under its name; the script fails if any
- * of them fails.
+ * `npm test`'s pretest: the build (`npm run build`'s two steps: `build:tsc`, tsc → dist/, then the
+ * bundle), the type check of the tests, pipelines and benchmarks (and the review page's own
+ * tsconfig) and ESLint — the same checks `npm run build && npm run typecheck && npm run lint` make.
+ * The build's tsc type-checks the sources; the tests' check reads them as the declarations it wrote
+ * to dist/ (tsconfig.json refers to tsconfig.build.json, a TypeScript project reference), so it
+ * starts once tsc has ended — beside the bundle, which it does not read (the bundle still comes
+ * after tsc: both write dist/bin.js, and the bundle's is the CLI) — and the sources are checked once
+ * instead of twice (a fresh clone's pretest: 47.5 s, the tests' check from scratch its longest
+ * part). The review page's check and ESLint run beside them: they read neither. Each one's output is
+ * printed when it ends, under its name; the script fails if any of them fails.
  *
  * The type checks and ESLint keep caches under node_modules/.cache (tsc's `--incremental` build
  * info, ESLint's `--cache`), so a second `npm test` re-checks only what changed; both caches are
@@ -24,7 +25,8 @@ const bin = fileURLToPath(new URL("../node_modules/.bin", import.meta.url))
 const env = { ...process.env, PATH: `${bin}${Path.delimiter}${process.env.PATH ?? ""}` }
 
 const cache = "node_modules/.cache"
-const build = ["build", "npm", ["run", "build"]]
+const buildTsc = ["build: tsc", "npm", ["run", "build:tsc"]]
+const bundle = ["build: bundle", "node", ["scripts/bundle.mjs"]]
 const typecheck = [
   "typecheck",
   "tsc",
@@ -54,8 +56,10 @@ const run = ([name, command, args]) =>
   })
 
 const results = await Promise.all([
-  // The tests' check needs the declarations the build writes: after it, and not at all when it failed.
-  run(build).then((built) => built ? run(typecheck) : false),
+  // The tests' check needs the declarations tsc writes: after it, and not at all when it failed.
+  run(buildTsc).then((built) =>
+    built ? Promise.all([run(bundle), run(typecheck)]).then((oks) => oks.every(Boolean)) : false
+  ),
   run(typecheckPage),
   run(lint)
 ])
