@@ -40,6 +40,16 @@ const libraryModule = (names: ReadonlyArray<string>) =>
     "\n"
   )
 
+/** The temporary module `compileBeside` writes beside `abs` (a dot file, named after it, this process and now). */
+export const compiledModulePath = (abs: string) =>
+  Path.join(Path.dirname(abs), `.${Path.basename(abs)}.${process.pid}-${Date.now()}.mjs`)
+
+/**
+ * Whether `file` is such a module: it exists only while a CLI process imports its pipeline file, so
+ * whatever copies or walks a directory of pipeline files while one may be loading leaves it out.
+ */
+export const isCompiledModule = (file: string): boolean => /^\..+\.\d+-\d+\.mjs$/.test(Path.basename(file))
+
 /**
  * A TypeScript pipeline compiled by esbuild — its relative imports bundled in, `rag-eval` bound to
  * the running library, other packages left as imports — into a temporary `.mjs` beside it (so
@@ -75,7 +85,7 @@ const compileBeside = async (abs: string): Promise<Record<string, unknown> | und
     logLevel: "silent"
   }).finally(() => esbuild.stop())
   const code = result.outputFiles[0]?.text ?? ""
-  const tmp = Path.join(Path.dirname(abs), `.${Path.basename(abs)}.${process.pid}-${Date.now()}.mjs`)
+  const tmp = compiledModulePath(abs)
   try {
     fs.writeFileSync(tmp, code, { flag: "wx" })
   } catch {

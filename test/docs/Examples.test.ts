@@ -16,6 +16,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { isCompiledModule } from "../../src/cli/LoadPipeline.js"
 import { bin } from "../support/ChildCli.js"
 import { runCli } from "../support/InProcessCli.js"
 import { repoRoot } from "../support/RunPipeline.js"
@@ -111,12 +112,12 @@ const shimScript = (port: number) => {
 }
 
 /**
- * Not the module the CLI compiles a pipeline file into while it loads it (`.<file>.<pid>-<ms>.mjs`
- * beside the file, removed once imported: src/cli/LoadPipeline.ts): another test's `rag-eval run
- * pipelines/….ts` can write one into `pipelines/` while a page copies it, and it may be gone before
- * the copy reads it (seen once: ENOENT from a fresh clone's suite). `cpSync` asks before it reads.
+ * Not the module the CLI compiles a pipeline file into while it loads it (`isCompiledModule`):
+ * another test's `rag-eval run pipelines/….ts` can write one into `pipelines/` while a page copies
+ * it, and it may be gone before the copy reads it (seen once: ENOENT from a fresh clone's suite).
+ * `cpSync` asks before it reads.
  */
-const notCompiling = (source: string) => !/^\..+\.\d+-\d+\.mjs$/.test(Path.basename(source))
+const notCompiling = (source: string) => !isCompiledModule(source)
 
 /**
  * A temp directory with a copy of the repository's samples (a copy: an example that writes beside
