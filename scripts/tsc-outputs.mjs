@@ -2,10 +2,11 @@
  * Run before `tsc -b tsconfig.build.json` by `npm run build:tsc` — part of `npm run build` and of
  * `npm run typecheck` (the tests' check reads the sources as the declarations that build writes:
  * tsconfig.json's project reference).
+ *
  * That build is incremental (its build info is dist/.tsbuildinfo: deleting dist/ deletes it, and the
- * next build emits everything), and an
- * incremental build trusts its build info for the files it emitted before — a dist/ file deleted by
- * hand would stay missing. So when any source's output is missing, the build info goes first.
+ * next build emits everything), and an incremental build trusts its build info for the files it
+ * emitted before — a dist/ file deleted by hand would stay missing. So when any source's output is
+ * missing, the build info goes first.
  * In build mode (`-b`) tsc first compares the sources' and the tsconfig's times with the build
  * info's and, when none is newer, builds no program at all: ~1 CPU-s, against ~7 for `tsc -p` with
  * the same build info and ~26 from scratch — `npm test` right after `npm install`, or after a

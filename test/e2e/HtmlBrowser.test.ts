@@ -1,6 +1,6 @@
 /**
- * The HTML report in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by `playwright-core`. Runs the CLI with
- * `--format html` on every built-in pipeline's sample (heuristic judge) — the built bundle (`dist/bin.js`,
+ * The HTML report in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by
+ * `playwright-core`. Runs the CLI with `--format html` on every built-in pipeline's sample (heuristic judge) — the built bundle (`dist/bin.js`,
  * a child process) for the page with a hostile case text, the rest in-process (`runCli`: the page is the
  * subject, not the process) — opens each page from disk and checks: no console error, no request but the
  * file itself, every chart has drawn marks, the case table sorts on a click and filters ("only failing",
@@ -10,7 +10,8 @@
  * `test-artifacts/html/` (gitignored) for a person to look at. Without chromium the test is skipped,
  * visibly.
  *
- * Enable: `apt-get install chromium-headless-shell` (or `chromium`, or set RAG_EVAL_CHROMIUM to a Chromium binary).
+ * Enable: `apt-get install chromium-headless-shell` (or `chromium`, or set RAG_EVAL_CHROMIUM to a
+ * Chromium binary).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
