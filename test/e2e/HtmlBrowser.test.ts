@@ -1,14 +1,14 @@
 /**
  * The HTML report in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by
- * `playwright-core`. Runs the CLI with `--format html` on every built-in pipeline's sample (heuristic judge) — the built bundle (`dist/bin.js`,
- * a child process) for the page with a hostile case text, the rest in-process (`runCli`: the page is the
- * subject, not the process) — opens each page from disk and checks: no console error, no request but the
- * file itself, every chart has drawn marks, the case table sorts on a click and filters ("only failing",
- * text), every row links to its case's folded block, the retrieval pages show each hit's text, grade and
- * reason, and — at 800 and 1,400 px — no two axis labels of any chart overlap (their bounding boxes
- * measured in the rendered SVG). A screenshot of each page at both widths is kept in
- * `test-artifacts/html/` (gitignored) for a person to look at. Without chromium the test is skipped,
- * visibly.
+ * `playwright-core`. Runs the CLI with `--format html` on every built-in pipeline's sample (heuristic
+ * judge) — the built bundle (`dist/bin.js`, a child process) for the page with a hostile case text,
+ * the rest in-process (`runCli`: the page is the subject, not the process) — opens each page from disk
+ * and checks: no console error, no request but the file itself, every chart has drawn marks, the case
+ * table sorts on a click and filters ("only failing", text), every row links to its case's folded
+ * block, the retrieval pages show each hit's text, grade and reason, and — at 800 and 1,400 px — no
+ * two axis labels of any chart overlap (their bounding boxes measured in the rendered SVG). A
+ * screenshot of each page at both widths is kept in `test-artifacts/html/` (gitignored) for a person
+ * to look at. Without chromium the test is skipped, visibly.
  *
  * Enable: `apt-get install chromium-headless-shell` (or `chromium`, or set RAG_EVAL_CHROMIUM to a
  * Chromium binary).

@@ -1,7 +1,7 @@
 /**
  * The review page in a real browser: headless Chromium (`test/support/Chromium.ts`) driven by
- * `playwright-core`, against the review server (in-process, 127.0.0.1) over real runs (`Fixtures.ts`), with the page as built
- * (`dist/ui-page`: run `npm run build` first). One browser for the file.
+ * `playwright-core`, against the review server (in-process, 127.0.0.1) over real runs (`Fixtures.ts`),
+ * with the page as built (`dist/ui-page`: run `npm run build` first). One browser for the file.
  *
  * - A team's path: open a run, filter its failing cases, open one, label five claims with the
  *   keyboard, and see the judge's agreement change; then compare two runs (worst case first, both
