@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
-import { parse as parseYaml, YAMLParseError } from "yaml"
+import type { YAMLParseError } from "yaml"
 import { UsageError } from "../domain/Errors.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 import { fileReadProblem } from "../io/Files.js"
@@ -189,12 +189,18 @@ export const withConfigFile = (
       catch: (e) => new UsageError({ problem: `--config ${file}: ${fileReadProblem(e)}` })
     })
     const yaml = /\.ya?ml$/i.test(file)
-    const parsed = yield* Effect.tryPromise({
-      try: async () => (yaml ? parseYaml(text, { prettyErrors: true }) as unknown : JSON.parse(text) as unknown),
+    // The YAML parser (~270 KB of the bundle) is loaded only for a YAML file: every `run` comes here.
+    const parser = yaml ? yield* Effect.promise(() => import("yaml")) : undefined
+    const parsed = yield* Effect.try({
+      try: () => (parser !== undefined
+        ? parser.parse(text, { prettyErrors: true }) as unknown
+        : JSON.parse(text) as unknown),
       catch: (e) =>
         new UsageError({
           problem: `--config ${file}: not valid ${yaml ? "YAML" : "JSON"}: ${
-            e instanceof YAMLParseError ? yamlProblem(e, text) : (e as Error).message.split("\n")[0]
+            parser !== undefined && e instanceof parser.YAMLParseError
+              ? yamlProblem(e, text)
+              : (e as Error).message.split("\n")[0]
           }`
         })
     })

@@ -12,11 +12,12 @@
  * is recorded as a failed judgment with the reason and never repaired (a repair would send the whole
  * reply back), whatever path it came by (a synchronous call, a batch's output).
  */
-import * as AjvModule from "ajv"
+import type * as AjvModule from "ajv"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { createRequire } from "node:module"
 import {
   type FailureClass,
   type JudgeTask,
@@ -365,14 +366,20 @@ export const pointReader = (task: JudgeTask): CallReader<unknown> =>
     ? objectReader(task) as CallReader<unknown>
     : scoreReader(task) as CallReader<unknown>
 
-// ajv (a CommonJS module): its class is the default export's `default` under Node's ESM interop.
-const Ajv = AjvModule.Ajv
-/** One validator for every object rubric; each rubric's schema is compiled once. */
-const ajv = new Ajv({ allErrors: false, strict: false })
+/**
+ * One validator for every object rubric, made when the first reply of one is read; each rubric's
+ * schema is compiled once. ajv (a CommonJS module) is required then, from node_modules, not bundled
+ * into the CLI: its ~275 KB were compiled at every start of the CLI (~30 ms of its ~0.6 s), when only
+ * an LLM's replies to `object` rubrics need it.
+ */
+let ajv: AjvModule.Ajv | undefined
 const objectValidators = new WeakMap<Rubric, AjvModule.ValidateFunction>()
 const objectValidator = (rubric: Rubric) => {
   let validate = objectValidators.get(rubric)
-  if (validate === undefined) objectValidators.set(rubric, validate = ajv.compile(objectSchema(rubric).schema))
+  if (validate === undefined) {
+    ajv ??= new (createRequire(import.meta.url)("ajv") as typeof AjvModule).Ajv({ allErrors: false, strict: false })
+    objectValidators.set(rubric, validate = ajv.compile(objectSchema(rubric).schema))
+  }
   return validate
 }
 
