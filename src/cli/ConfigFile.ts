@@ -8,7 +8,8 @@
 import * as Effect from "effect/Effect"
 import { isRecord } from "effect/Predicate"
 import * as fs from "node:fs"
-import type { YAMLParseError } from "yaml"
+import { createRequire } from "node:module"
+import type * as Yaml from "yaml"
 import { UsageError } from "../domain/Errors.js"
 import { flagDescriptors, isSecretFlag } from "../domain/Secrets.js"
 import { fileReadProblem } from "../io/Files.js"
@@ -119,7 +120,7 @@ const targetFlags = (
  * or map left unclosed (`fields: [a, b`) that is the next key's line, so the line where the bracket
  * was opened is named instead.
  */
-const yamlProblem = (e: YAMLParseError, text: string): string => {
+const yamlProblem = (e: Yaml.YAMLParseError, text: string): string => {
   const what = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
   if (/^Flow (sequence|mapping)/.test(what)) {
     const open = unclosedBracket(text.slice(0, e.pos[0]))
@@ -189,8 +190,10 @@ export const withConfigFile = (
       catch: (e) => new UsageError({ problem: `--config ${file}: ${fileReadProblem(e)}` })
     })
     const yaml = /\.ya?ml$/i.test(file)
-    // The YAML parser (~270 KB of the bundle) is loaded only for a YAML file: every `run` comes here.
-    const parser = yaml ? yield* Effect.promise(() => import("yaml")) : undefined
+    // The YAML parser is required for a YAML file only, from node_modules: bundled, its ~270 KB were
+    // compiled at every `run`. (Not `import("yaml")`: in the split bundle a CommonJS package's
+    // chunk exports only a default, where Node's own import gives the named exports too.)
+    const parser = yaml ? createRequire(import.meta.url)("yaml") as typeof Yaml : undefined
     const parsed = yield* Effect.try({
       try: () => (parser !== undefined
         ? parser.parse(text, { prettyErrors: true }) as unknown

@@ -52,6 +52,18 @@ describe("rag-eval CLI", () => {
     expect(manifest.counts).toMatchObject({ cases: 12, judgments: 72, failed: 0 })
   })
 
+  it("a YAML --config from the bundle, whose parser is required on use: a broken file is exit 2 naming its line, nothing written", async () => {
+    // In-process the parser comes from node_modules as vitest loads it; this is the bundle's path
+    // (a262e8b's dynamic import got a chunk with only a default export: an internal error, exit 1).
+    const dir = tempDir()
+    const out = Path.join(dir, "out")
+    const config = write(dir, "broken.yaml", "limit: 3\nformat: [json, csv\nconcurrency: 2\n")
+    const r = await cli(["run", "rag-answers", "--csv", sample, "--config", config, "--out", out])
+    expect(r.stderr).toContain(`--config ${config}: not valid YAML: line 2: this [ list is not closed with ]`)
+    expect(r.code).toBe(2)
+    expectNothingWritten(out)
+  })
+
   it("--format json writes only the json report; --limit bounds the cases", async () => {
     const out = tempDir()
     const r = await inProcess(["run", pipeline, "--input", sample, "--out", out, "--format", "json", "--limit", "3"])
