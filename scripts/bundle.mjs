@@ -16,7 +16,11 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 // recorded, a new bundle would be the same, and none is made — hashing ~14 MB of inputs takes ~0.15 s
 // where bundling takes ~6.6 CPU-s. `--force` bundles regardless.
 const stampFile = `${root}dist/.bundle-stamp.json`
-const recipe = { esbuild: esbuild.version, script: sha256(fileURLToPath(import.meta.url)) }
+const recipe = {
+  esbuild: esbuild.version,
+  script: sha256(fileURLToPath(import.meta.url)),
+  stamp: sha256(fileURLToPath(new URL("build-stamp.mjs", import.meta.url)))
+}
 if (!process.argv.includes("--force") && upToDate(stampFile, root, recipe)) {
   console.log("bundle: up to date (dist/.bundle-stamp.json; --force makes it again)")
   process.exit(0)
