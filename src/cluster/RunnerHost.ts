@@ -135,12 +135,13 @@ const RUBRICS_KEPT = 256
  * those are built once per rubric.
  */
 const makeSameRubric = () => {
-  const known = new Map<string, Rubric>()
+  let known = new Map<string, Rubric>()
   return (rubric: Rubric): Rubric => {
     const key = JSON.stringify(rubric)
     const kept = known.get(key)
     if (kept !== undefined) return kept
-    if (known.size >= RUBRICS_KEPT) known.clear()
+    // Replaced when full, not cleared, as the judges' caches are (judges/Terms.ts says why).
+    if (known.size >= RUBRICS_KEPT) known = new Map()
     known.set(key, rubric)
     return rubric
   }
