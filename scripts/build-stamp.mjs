@@ -22,19 +22,14 @@ const written = (file) => {
 
 /** True when the stamp exists, its recipe is `recipe`, every output is as written and every input as read. */
 export const upToDate = (stampFile, root, recipe) => {
-  let stamp
   try {
-    stamp = JSON.parse(fs.readFileSync(stampFile, "utf8"))
-  } catch {
-    return false
-  }
-  try {
+    const stamp = JSON.parse(fs.readFileSync(stampFile, "utf8"))
     if (JSON.stringify(stamp.recipe) !== JSON.stringify(recipe)) return false
     for (const [file, was] of Object.entries(stamp.outputs)) if (written(Path.join(root, file)) !== was) return false
     for (const [file, hash] of Object.entries(stamp.inputs)) if (sha256(Path.join(root, file)) !== hash) return false
     return true
   } catch {
-    // A file gone, or a stamp of another shape: build.
+    // No stamp, a file gone, or a stamp of another shape: build.
     return false
   }
 }
