@@ -4,11 +4,14 @@
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { expect, it } from "vitest"
-import { collectBeforeLargePass, LARGE_INPUT } from "../../src/engine/Memory.js"
+import { expect, it, vi } from "vitest"
 import { tempDir } from "../support/RunPipeline.js"
 
-it("collects before an input of 64 MiB or more, once; never before a small or missing one", () => {
+it("collects before an input of 64 MiB or more, once; never before a small or missing one", async () => {
+  // A module of its own: test files share a worker's modules, and a file before this one may have
+  // run a large input through it (its "once" is per module instance, as it is per process).
+  vi.resetModules()
+  const { collectBeforeLargePass, LARGE_INPUT } = await import("../../src/engine/Memory.js")
   const dir = tempDir()
   const small = Path.join(dir, "small.jsonl")
   fs.writeFileSync(small, "{}\n")

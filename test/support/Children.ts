@@ -1,7 +1,9 @@
 /**
  * The child processes a test file started (`ChildCli.ts`, `Serve.ts`), killed when the file ends
  * (`Setup.ts`, run for every file): a failed assertion must not leave a run or a server behind.
- * Tests of a file may run concurrently, so only at the end of the file.
+ * Tests of a file may run concurrently, so only at the end of the file. And the in-process commands
+ * (`InProcessCli.ts`) still running: one left by a file would write into the next file's captures
+ * and hold the queue its commands wait in, so the file that left it fails, by name (`Setup.ts`).
  */
 import type { ChildProcess } from "node:child_process"
 
@@ -16,3 +18,18 @@ export const killChildren = (): void => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
   children.clear()
 }
+
+let inProcess = 0
+
+/** Runs `command` (an in-process CLI command), counted while it runs. */
+export const countedInProcess = async <A>(command: () => Promise<A>): Promise<A> => {
+  inProcess++
+  try {
+    return await command()
+  } finally {
+    inProcess--
+  }
+}
+
+/** In-process commands started and not ended. */
+export const inProcessRunning = (): number => inProcess

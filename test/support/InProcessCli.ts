@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import { ExitCode, main } from "../../src/cli/Cli.js"
 import { plainConsole } from "../../src/cli/Colour.js"
 import * as Shutdown from "../../src/engine/Shutdown.js"
+import { countedInProcess } from "./Children.js"
 
 export interface Output {
   readonly stdout: string
@@ -46,7 +47,9 @@ let queue: Promise<unknown> = Promise.resolve()
 
 /** `rag-eval …args` in-process, in `cwd` (default the test process's: the repository root). */
 export const runCli = (args: ReadonlyArray<string>, options: number | Options = {}): Promise<Output> => {
-  const next = queue.then(() => runOne(args, typeof options === "number" ? { width: options } : options))
+  const next = queue.then(() =>
+    countedInProcess(() => runOne(args, typeof options === "number" ? { width: options } : options))
+  )
   queue = next.catch(() => undefined)
   return next
 }
