@@ -19,7 +19,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { afterAll } from "vitest"
-import { inProcessRunning, killChildren } from "./Children.js"
+import { inProcessLeft, killChildren } from "./Children.js"
 import { restoreTesters } from "./EffectTesters.js"
 
 const home = process.cwd()
@@ -27,7 +27,7 @@ restoreTesters()
 
 afterAll(() => {
   killChildren()
-  const running = inProcessRunning()
+  const running = inProcessLeft()
   restoreTesters()
   if (process.cwd() !== home) process.chdir(home)
   const skew = Math.abs(Effect.runSync(Clock.currentTimeMillis) - Date.now())
