@@ -7,11 +7,14 @@ import { BaseSequencer, type TestSpecification } from "vitest/node"
  * The files that take longest start first. vitest orders files by their last run's durations, kept in
  * node_modules/.vite; a fresh clone has none, and vitest then starts the largest files first — which
  * started e2e/Cluster.test.ts (a small file, 40–120 s) after two minutes, and the run ended with it
- * (2026-11-29, fresh caches: started at 124 s, ended at 245 s, the run's last file). With a last run's
- * durations this changes little: these are its longest files then too.
+ * (2026-11-29, fresh caches: started at 124 s, ended at 245 s, the run's last file). e2e/Package.test.ts
+ * (npm packs and installs the package: 50–80 s) was the last file to end in every fresh clone of
+ * 2026-11-30 but one — the other workers idle beside it once the small files were done. With a last
+ * run's durations this changes little: these are its longest files then too.
  */
 const startFirst = [
   "test/e2e/Cluster.test.ts",
+  "test/e2e/Package.test.ts",
   "test/docs/Examples.test.ts",
   "test/e2e/RateLimits.test.ts",
   "test/e2e/HtmlBrowser.test.ts",
