@@ -51,29 +51,22 @@ export default defineConfig({
     setupFiles: ["test/support/Setup.ts"],
     // The run's temp files in one directory of its own, removed at the end (test/support/TempRoot.ts).
     globalSetup: ["test/support/TempRoot.ts"],
-    // Worker processes live for the whole run, and the test files a worker runs share its modules:
-    // vitest reads the pool's `isolate` from this root config (false: processes are kept, not started
-    // per file) and each file's from its project (false too: vite's module cache — the sources and
-    // test/support — is kept from file to file; each test file and test/support/Setup.ts are still
-    // run afresh). A process per file cost ~0.7 CPU-s of start-up and imports each (~115 of the
-    // suite's CPU-seconds); fresh sources per file, ~0.4 CPU-s of imports each where a file imports
-    // the CLI, 31 and 68 CPU-s a suite run (two alternated pairs, 2026-11-30: 481/569 CPU-s fresh,
-    // 450/501 shared). What a file leaves that the next could see is undone or checked by
+    // Worker processes live for the whole run (`isolate: false`: processes are kept, not started per
+    // file — ~0.7 CPU-s of start-up each, ~115 of the suite's CPU-seconds), and the test files a worker
+    // runs share its modules: vite's module cache — the sources and test/support — is kept from file to
+    // file (each test file and test/support/Setup.ts still run afresh). Fresh sources per file cost
+    // ~0.4 CPU-s of imports where a file imports the CLI: 31–68 CPU-s a suite run (three alternated
+    // pairs, 2026-11-30). What a file leaves that the next could see is undone or checked by
     // test/support/Setup.ts before and after every file: the children it started, the cwd, a
     // TestClock in Effect's default services, @effect/vitest's testers on vitest's shared `it` (a
     // `layer()` leaves its block's runtime and TestClock there: the clock that kept processes once
     // shared between files, test/support/EffectTesters.ts), a `runCli` still running. The sources'
     // own module state is caches keyed by what they hold (a judgment may not depend on the ones
-    // before it: a `serve` process judges request after request on the same modules) — the one
-    // exception, the collection once per process before a large input, is tested on a module of its
-    // own (test/engine/Memory.test.ts).
+    // before it: a `serve` process judges request after request on the same modules); the one
+    // collection a process makes before a large input is tested on a collector of its own
+    // (test/engine/Memory.test.ts). The project below inherits the setting (`extends: true`).
     poolOptions: { forks: { isolate: false } },
-    projects: [
-      {
-        extends: true,
-        test: { name: "suite", include: ["test/**/*.test.ts"], poolOptions: { forks: { isolate: false } } }
-      }
-    ],
+    projects: [{ extends: true, test: { name: "suite", include: ["test/**/*.test.ts"] } }],
     // One worker more than the cores: most end-to-end files spend their time waiting on child
     // processes, servers and rate limits, so a third file on 2 cores fills the idle CPU (vitest's
     // default, cores − 1, ran them one after another). On the 2-core machine from a fresh clone:

@@ -20,22 +20,29 @@ import * as vm from "node:vm"
 /** 64 MiB: ~80,000 answer-correctness cases. */
 export const LARGE_INPUT = 64 * 2 ** 20
 
-let collected = false
+/**
+ * A collector: a full collection when `path` is a large input, at most once for the collector; true
+ * when it ran. The process has one (`collectBeforeLargePass`); a test makes its own.
+ */
+export const largePassCollector = (): (path: string) => boolean => {
+  let collected = false
+  return (path) => {
+    if (collected) return false
+    let size: number
+    try {
+      size = fs.statSync(path).size
+    } catch {
+      return false
+    }
+    if (size < LARGE_INPUT) return false
+    collected = true
+    v8.setFlagsFromString("--expose-gc")
+    const gc = vm.runInNewContext("gc") as unknown
+    if (typeof gc !== "function") return false
+    ;(gc as () => void)()
+    return true
+  }
+}
 
 /** A full collection, once per process, when `path` is a large input; true when it ran. */
-export const collectBeforeLargePass = (path: string): boolean => {
-  if (collected) return false
-  let size: number
-  try {
-    size = fs.statSync(path).size
-  } catch {
-    return false
-  }
-  if (size < LARGE_INPUT) return false
-  collected = true
-  v8.setFlagsFromString("--expose-gc")
-  const gc = vm.runInNewContext("gc") as unknown
-  if (typeof gc !== "function") return false
-  ;(gc as () => void)()
-  return true
-}
+export const collectBeforeLargePass = largePassCollector()

@@ -4,14 +4,14 @@
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { expect, it, vi } from "vitest"
+import { expect, it } from "vitest"
+import { LARGE_INPUT, largePassCollector } from "../../src/engine/Memory.js"
 import { tempDir } from "../support/RunPipeline.js"
 
-it("collects before an input of 64 MiB or more, once; never before a small or missing one", async () => {
-  // A module of its own: test files share a worker's modules, and a file before this one may have
-  // run a large input through it (its "once" is per module instance, as it is per process).
-  vi.resetModules()
-  const { collectBeforeLargePass, LARGE_INPUT } = await import("../../src/engine/Memory.js")
+it("collects before an input of 64 MiB or more, once; never before a small or missing one", () => {
+  // A collector of its own, as the process's is: test files share a worker's modules, and a file
+  // before this one may have spent the process's once on a large input.
+  const collectBeforeLargePass = largePassCollector()
   const dir = tempDir()
   const small = Path.join(dir, "small.jsonl")
   fs.writeFileSync(small, "{}\n")
