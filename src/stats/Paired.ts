@@ -20,6 +20,8 @@ export interface Prng {
   readonly nextUint32: () => number
   /** Next uniform integer in [0, n), unbiased (rejection sampling), for 1 ≤ n ≤ 2³². */
   readonly nextInt: (n: number) => number
+  /** `out.length` draws of `nextInt(n)`, in order, into `out` (n ≤ 2³²): the same numbers, without a call each. */
+  readonly fillInts: (n: number, out: Uint32Array) => void
   /** Next uniform float in [0, 1) with 32 random bits. */
   readonly nextFloat: () => number
   /** The generator's state now: `makePrng(seed, state)` goes on from here (a resume's snapshot). */
@@ -83,14 +85,33 @@ export const makePrng = (seed: number, from?: PrngState): Prng => {
     s3 = (s3 << 11) | (s3 >>> 21)
     return result
   }
-  const nextInt = (n: number): number => {
-    // Accept u < limit, the largest multiple of n not above 2³², so u mod n is exactly uniform.
-    const limit = TWO_32 - (TWO_32 % n)
+  // Integers in [0, n): the first draw u below `limit`, the largest multiple of n not above 2³² (so u
+  // mod n is exactly uniform), then u mod n as u − ⌊u/n⌋·n — the same number (u < 2³²: the quotient's
+  // rounding error is below 1/n, so the floor is exact) without a float `%`, which is a runtime call;
+  // the limit is kept for the last n asked. With `fillInts`, a bootstrap's draw and add went from ~26 to
+  // ~6 ns (4·10⁷ of them over 20,000 differences, tsx on the 2-core development VM).
+  let limitOf = 0
+  let limit = 0
+  const limitFor = (n: number) => {
+    if (n !== limitOf) {
+      limitOf = n
+      limit = TWO_32 - (TWO_32 % n)
+    }
+  }
+  const below = (n: number): number => {
     let u = nextUint32()
     while (u >= limit) u = nextUint32()
-    return u % n
+    return u - Math.floor(u / n) * n
   }
-  return { nextUint32, nextInt, nextFloat: () => nextUint32() / TWO_32, state: () => [s0, s1, s2, s3] }
+  const nextInt = (n: number): number => {
+    limitFor(n)
+    return below(n)
+  }
+  const fillInts = (n: number, out: Uint32Array): void => {
+    limitFor(n)
+    for (let i = 0; i < out.length; i++) out[i] = below(n)
+  }
+  return { nextUint32, nextInt, fillInts, nextFloat: () => nextUint32() / TWO_32, state: () => [s0, s1, s2, s3] }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,14 +322,20 @@ export const randomisationTest = (
     return { n, meanDifference, p: hits / total, permutations: total, exact: true }
   }
   const prng = makePrng(options.seed)
+  // Case i's sign is bit i % 32 of the vector's (⌊i / 32⌋ + 1)-th draw. A difference of 0 adds ±0,
+  // which changes no sum, so only the others are summed (in case order): a comparison where most
+  // cases did not move costs what its moved cases do, and p is the one summing all n gives.
+  const moved: Array<number> = []
+  for (let i = 0; i < n; i++) if (d[i] !== 0) moved.push(i)
+  const words = new Uint32Array(Math.ceil(n / 32))
   let hits = 0
   for (let r = 0; r < permutations; r++) {
+    for (let w = 0; w < words.length; w++) words[w] = prng.nextUint32()
     let s = 0
-    let bits = 0
-    for (let i = 0; i < n; i++) {
-      if (i % 32 === 0) bits = prng.nextUint32()
-      s += bits & 1 ? -d[i]! : d[i]!
-      bits >>>= 1
+    for (let k = 0; k < moved.length; k++) {
+      const i = moved[k]!
+      // × (1 − 2·bit) is the sign flip exactly (x · −1 = −x), without a branch the random bits would mispredict.
+      s += d[i]! * (1 - 2 * ((words[i >>> 5]! >>> (i & 31)) & 1))
     }
     if (Math.abs(s) >= threshold) hits++
   }
@@ -386,12 +413,22 @@ export const bootstrapCi = (
   const resamples = Math.max(1, Math.floor(options.resamples ?? defaultResamples))
   if (n === 0) return { n, meanDifference: null, lower: null, upper: null, level, resamples: 0 }
   const meanDifference = sum(d) / n
-  const prng = makePrng(options.seed)
   const means = new Float64Array(resamples)
-  for (let r = 0; r < resamples; r++) {
+  if (d.every((x) => Object.is(x, d[0]))) {
+    // Every difference the same (every case unchanged: 0): every resample sums that value n times,
+    // whichever cases it draws — the same mean each time, computed once.
     let s = 0
-    for (let i = 0; i < n; i++) s += d[prng.nextInt(n)]!
-    means[r] = s / n
+    for (let i = 0; i < n; i++) s += d[0]!
+    means.fill(s / n)
+  } else {
+    const prng = makePrng(options.seed)
+    const drawn = new Uint32Array(n)
+    for (let r = 0; r < resamples; r++) {
+      prng.fillInts(n, drawn)
+      let s = 0
+      for (let i = 0; i < n; i++) s += d[drawn[i]!]!
+      means[r] = s / n
+    }
   }
   means.sort()
   const sorted = Array.from(means)

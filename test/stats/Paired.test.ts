@@ -145,6 +145,38 @@ describe("seeded generator (xoshiro128** seeded by mulberry32)", () => {
     expect(new Set(ints)).toEqual(new Set([0, 1, 2]))
     expect(makePrng(-1).nextUint32()).toBe(makePrng(2 ** 32 - 1).nextUint32())
   })
+
+  it("nextInt(n) and fillInts(n, …) are u mod n of the stream's draws below the largest multiple of n, in order, for any n", () => {
+    // The rule written plainly: the draws themselves (nextUint32), rejection, then `%`.
+    const reference = (seed: number, n: number, count: number) => {
+      const raw = makePrng(seed)
+      const limit = 2 ** 32 - (2 ** 32 % n)
+      return Array.from({ length: count }, () => {
+        let u = raw.nextUint32()
+        while (u >= limit) u = raw.nextUint32()
+        return u % n
+      })
+    }
+    // Large n: most draws are above 2³¹ and the quotient is near an integer; 2³² − 5 rejects 1 draw in ~10⁹,
+    // 3 · 2³⁰ + 1 about one in four.
+    for (const n of [1, 2, 3, 7, 20_000, 1_000_003, 2 ** 31 + 11, 3 * 2 ** 30 + 1, 2 ** 32 - 5, 2 ** 32]) {
+      const expected = reference(n, n, 2_000)
+      const one = makePrng(n)
+      expect(Array.from({ length: 2_000 }, () => one.nextInt(n))).toEqual(expected)
+      const bulk = makePrng(n)
+      const out = new Uint32Array(2_000)
+      bulk.fillInts(n, out)
+      expect(Array.from(out)).toEqual(expected)
+    }
+    // One generator asked with different n in turn (its rejection limit follows n).
+    const mixed = makePrng(5)
+    const raw = makePrng(5)
+    for (const n of [3, 3 * 2 ** 30 + 1, 3, 10, 10]) {
+      let u = raw.nextUint32()
+      while (u >= 2 ** 32 - (2 ** 32 % n)) u = raw.nextUint32()
+      expect(mixed.nextInt(n)).toBe(u % n)
+    }
+  })
 })
 
 describe("Student t distribution", () => {
@@ -307,6 +339,91 @@ describe("randomisation (sign-flip) test", () => {
     expect(minimumPairedCases(0.1)).toBe(5)
     expect(minimumPairedCases(0.05, 10)).toBeUndefined()
   })
+})
+
+/**
+ * The randomisation test and the bootstrap as plain loops over every case, one draw at a time: what
+ * `randomisationTest` and `bootstrapCi` must equal exactly — they skip the differences that are 0
+ * (which add ±0), draw a resample's indices in one call, and compute a constant resample once.
+ */
+const plainRandomisationP = (d: ReadonlyArray<number>, seed: number, permutations: number) => {
+  let total = 0
+  let scale = 0
+  for (const x of d) {
+    total += x
+    scale += Math.abs(x)
+  }
+  const threshold = Math.abs(total) - 1e-10 * scale
+  const prng = makePrng(seed)
+  let hits = 0
+  for (let r = 0; r < permutations; r++) {
+    let s = 0
+    let bits = 0
+    for (let i = 0; i < d.length; i++) {
+      if (i % 32 === 0) bits = prng.nextUint32()
+      s += bits & 1 ? -d[i]! : d[i]!
+      bits >>>= 1
+    }
+    if (Math.abs(s) >= threshold) hits++
+  }
+  return (1 + hits) / (1 + permutations)
+}
+const plainBootstrap = (d: ReadonlyArray<number>, seed: number, resamples: number) => {
+  const prng = makePrng(seed)
+  const means = new Float64Array(resamples)
+  for (let r = 0; r < resamples; r++) {
+    let s = 0
+    for (let i = 0; i < d.length; i++) s += d[prng.nextInt(d.length)]!
+    means[r] = s / d.length
+  }
+  means.sort()
+  const sorted = Array.from(means)
+  // The quantiles as `bootstrapCi` asks for them at level 0.95 ((1 − 0.95) / 2 is not 0.025 in doubles).
+  return { lower: quantileSorted(sorted, (1 - 0.95) / 2), upper: quantileSorted(sorted, (1 + 0.95) / 2) }
+}
+
+describe("the tests' fast paths give what the plain loops give, exactly", () => {
+  const prng = makePrng(2026)
+  /** n cases, a share of them unchanged (difference 0), the others moved by a few hundredths. */
+  const pairs = (n: number, unchanged: number) => {
+    const a = Array.from({ length: n }, () => Math.round(prng.nextFloat() * 100) / 100)
+    const b = a.map((x) => (prng.nextFloat() < unchanged ? x : x + Math.round((prng.nextFloat() - 0.45) * 20) / 100))
+    return [a, b] as const
+  }
+  const quiet = Array.from({ length: 40 }, () => 0)
+  const signedZerosA = [0, -0, 0.25, 0, 0.5, ...quiet]
+  const signedZerosB = [-0, 0, 0.5, 0, 0.25, ...quiet]
+  const cases: Array<readonly [string, ReadonlyArray<number>, ReadonlyArray<number>]> = [
+    ["none unchanged", ...pairs(97, 0)],
+    ["half unchanged", ...pairs(150, 0.5)],
+    ["95% unchanged", ...pairs(400, 0.95)],
+    [
+      "one case moved of 64",
+      Array.from({ length: 64 }, () => 0.5),
+      Array.from({ length: 64 }, (_, i) => i === 40 ? 0.75 : 0.5)
+    ],
+    [
+      "every case moved by the same 0.25 (exact in binary: every difference equal)",
+      Array.from({ length: 50 }, (_, i) => i / 4),
+      Array.from({ length: 50 }, (_, i) => i / 4 + 0.25)
+    ],
+    ["every difference 0", Array.from({ length: 45 }, () => 0.3), Array.from({ length: 45 }, () => 0.3)],
+    ["+0 and −0 differences beside moved ones", signedZerosA, signedZerosB]
+  ]
+  for (const [name, a, b] of cases) {
+    it(name, () => {
+      const d = a.map((x, i) => b[i]! - x)
+      for (const seed of [1, 9]) {
+        const r = randomisationTest(a, b, { seed, permutations: 999 })
+        if (d.some((x) => x !== 0)) expect(r.p).toBe(plainRandomisationP(d, seed, 999))
+        else expect(r.p).toBe(1)
+        const ci = bootstrapCi(a, b, { seed, resamples: 500 })
+        const plain = plainBootstrap(d, seed, 500)
+        expect(ci.lower).toBe(plain.lower)
+        expect(ci.upper).toBe(plain.upper)
+      }
+    })
+  }
 })
 
 describe("bootstrap CI of the mean difference", () => {
