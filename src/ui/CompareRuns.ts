@@ -3,67 +3,27 @@
  * the same pairing, metric selection, paired t-test, randomisation test, bootstrap CI and verdicts.
  *
  * Two things differ from the CLI, both for size:
- * - The runs are read through the review's indexes (`CaseIndex.ts`), not into maps of every case's
- *   metrics: `RunCases` here is a view over the indexes' columns (each case's value the mean of its
- *   non-null values over the run's iterations, as `compare/RunCases.ts` computes it), holding only
- *   the case ids besides.
+ * - The runs are read through the review's indexes (`CaseIndex.ts`), not from their case-metrics
+ *   files again: `RunCases` here is `caseRows` over the indexes' columns (each case's value the mean
+ *   of its non-null values over the run's iterations, as `compare/RunCases.ts` computes it), holding
+ *   only the case ids besides.
  * - The tests run in the background, one metric at a time (the ordering metric first), by `rag-eval
  *   compare` itself in a child process, and each answer carries the metrics done so far and those
  *   still `pending`: compare's bootstrap and randomisation test take about n × 10,000 draws each per
- *   metric (tens of seconds per metric at 100,000 cases), while the cases ordered by change are
- *   ready at once and the server keeps answering.
+ *   metric (~10 s per metric that changed at 100,000 cases on the development VM), while the cases
+ *   ordered by change are ready at once and the server keeps answering.
  */
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import { compareRunCases, type MetricComparison } from "../compare/Comparison.js"
-import type { RunCases } from "../compare/RunCases.js"
+import { caseRows, type RunCases } from "../compare/RunCases.js"
 import type { UsageError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import { type CaseIndex, sameCase } from "./CaseIndex.js"
 import { metricColumn } from "./CaseQuery.js"
 import type { MetricComparisonView } from "./Domain.js"
 import type { RunEntry } from "./Runs.js"
-
-type Row = Readonly<Record<string, number | null>>
-
-/**
- * The cases of a run by id, each row made when asked (`get`) from the run's columns: a Map to
- * `compare`'s code, holding only the ids' positions. Iterating entries or values makes them all.
- */
-class CaseRows extends Map<string, Row> {
-  constructor(private readonly position: ReadonlyMap<string, number>, private readonly row: (i: number) => Row) {
-    super()
-  }
-  override get size() {
-    return this.position.size
-  }
-  override get(id: string) {
-    const i = this.position.get(id)
-    return i === undefined ? undefined : this.row(i)
-  }
-  override has(id: string) {
-    return this.position.has(id)
-  }
-  override keys() {
-    return this.position.keys()
-  }
-  private all() {
-    return new Map([...this.position].map(([id, i]) => [id, this.row(i)] as const))
-  }
-  override entries() {
-    return this.all().entries()
-  }
-  override values() {
-    return this.all().values()
-  }
-  override forEach(f: (value: Row, key: string, map: Map<string, Row>) => void) {
-    this.all().forEach((value, key) => f(value, key, this))
-  }
-  override [Symbol.iterator]() {
-    return this.entries()
-  }
-}
 
 /** A run's per-case values as `compare` reads them, over the run's indexes (one per iteration). */
 export const runCasesOver = (
@@ -95,19 +55,10 @@ export const runCasesOver = (
     })
     return count === 0 ? null : sum / count
   }
-  // A case's row reads the columns when asked: a Proxy made on `get`, no values copied or kept.
-  const handler: ProxyHandler<{ readonly i: number }> = {
-    get: (target, metric) => (typeof metric === "string" ? valueOf(target.i, metric) : undefined),
-    has: (_, metric) => typeof metric === "string" && specs.some((spec) => spec.name === metric),
-    ownKeys: () => specs.map((spec) => spec.name),
-    getOwnPropertyDescriptor: (target, metric) =>
-      typeof metric === "string" && specs.some((spec) => spec.name === metric)
-        ? { value: valueOf(target.i, metric), enumerable: true, configurable: true, writable: false }
-        : undefined
-  }
   const position = new Map<string, number>()
   ids.forEach((id, i) => position.set(id, i))
-  const cases = new CaseRows(position, (i) => new Proxy({ i }, handler) as unknown as Row)
+  // A case's row reads the columns when asked: no values copied or kept.
+  const cases = caseRows(position, specs.map((spec) => spec.name), valueOf)
   // The declared metrics the run has a value of (a metric null for every case has nothing to compare).
   const valued = specs.filter((spec) => {
     for (let i = 0; i < first.cases; i++) if (valueOf(i, spec.name) !== null) return true
