@@ -17,14 +17,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import * as readline from "node:readline"
 import { InputError, UsageError } from "../domain/Errors.js"
 import { f64, Growing, u32 } from "../domain/Growing.js"
 import type { MetricSpec } from "../domain/Metric.js"
 import { CaseMetrics, caseMetricsFile, describeIssues, readManifest } from "../domain/RunFiles.js"
+import { readLines } from "../io/Files.js"
+import { runWhileSync } from "../io/Streams.js"
 
 export interface RunDescription {
   readonly dir: string
@@ -182,48 +182,47 @@ const readCaseMetrics = (file: string, iteration: number, runId: string, columns
           } writes it from the journal)`
       })
     }
-    const lines = Stream.suspend(() =>
-      Stream.fromAsyncIterable(
-        readline.createInterface({ input: fs.createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity }),
-        (e) => new InputError({ file, problem: `cannot read: ${e instanceof Error ? e.message : String(e)}` })
-      )
-    )
-    yield* lines.pipe(
-      Stream.zipWithIndex,
-      Stream.runForEach(([text, index]) =>
-        Effect.gen(function*() {
-          const line = index + 1
-          if (text.trim() === "") return
-          const parsed = yield* Effect.try({
-            try: () => JSON.parse(text) as unknown,
-            catch: (e) =>
-              new InputError({ file, line, problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
-          })
-          const decoded = decodeCase(parsed)
-          if (decoded._tag === "Left") {
-            return yield* new InputError({
-              file,
-              line,
-              problem: `not a case-metrics row: ${describeIssues(decoded.left)}`
-            })
-          }
-          const { caseId, metrics } = decoded.right
-          const i = columns.positionOf(caseId)
-          if (columns.lastRead.get(i) === iteration) {
-            return yield* new InputError({ file, line, field: "caseId", problem: `duplicate caseId "${caseId}"` })
-          }
-          columns.lastRead.set(i, iteration)
-          for (const metric in metrics) {
-            const value = metrics[metric]
-            const m = columns.columnOf(metric)
-            if (value !== null && value !== undefined) {
-              columns.sums[m]!.set(i, columns.sums[m]!.get(i) + value)
-              columns.counts[m]!.set(i, columns.counts[m]!.get(i) + 1)
-            }
-          }
+    // A plain loop over each chunk of lines (io/Files.ts reads 64 KiB at a time, a line decoded on its
+    // own), not an effect per line: two runs of a million cases compared (one metric) in 36 s instead of 79.
+    let problem: InputError | undefined
+    let line = 0
+    yield* runWhileSync(readLines(file), (text) => {
+      line++
+      if (text.trim() === "") return true
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch (e) {
+        problem = new InputError({
+          file,
+          line,
+          problem: `not valid JSON: ${e instanceof Error ? e.message : String(e)}`
         })
-      )
-    )
+        return false
+      }
+      const decoded = decodeCase(parsed)
+      if (decoded._tag === "Left") {
+        problem = new InputError({ file, line, problem: `not a case-metrics row: ${describeIssues(decoded.left)}` })
+        return false
+      }
+      const { caseId, metrics } = decoded.right
+      const i = columns.positionOf(caseId)
+      if (columns.lastRead.get(i) === iteration) {
+        problem = new InputError({ file, line, field: "caseId", problem: `duplicate caseId "${caseId}"` })
+        return false
+      }
+      columns.lastRead.set(i, iteration)
+      for (const metric in metrics) {
+        const value = metrics[metric]
+        const m = columns.columnOf(metric)
+        if (value !== null && value !== undefined) {
+          columns.sums[m]!.set(i, columns.sums[m]!.get(i) + value)
+          columns.counts[m]!.set(i, columns.counts[m]!.get(i) + 1)
+        }
+      }
+      return true
+    }).pipe(Effect.mapError((e) => new InputError({ file, problem: e.problem })))
+    if (problem !== undefined) return yield* problem
   })
 
 export interface LoadOptions {
