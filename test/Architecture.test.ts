@@ -13,7 +13,9 @@ import ts from "typescript"
 /** Floors, lowest first. A folder may import its own files and any folder on a lower floor. */
 const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["domain", "stats"],
-  ["io", "load", "metrics", "pricing", "providers", "compare"],
+  ["io", "load", "metrics", "pricing", "providers"],
+  // A run read back and two runs compared: it reads run files the way io/ reads them.
+  ["compare"],
   // judges/Judge.ts is the port the engine judges through; the store holds the journal behind its Tag.
   ["judges", "store", "calibrate"],
   ["engine"],

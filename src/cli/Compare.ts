@@ -7,6 +7,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -22,6 +23,7 @@ import {
 } from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"
 import { GateFailed, type InputError, type OutputError, UsageError } from "../domain/Errors.js"
+import { thousands } from "../domain/Numbers.js"
 import { writeFileAtomic } from "../io/Files.js"
 import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
 
@@ -101,9 +103,31 @@ const gateCanFail = (c: Comparison, gated: ReadonlyArray<string>): Effect.Effect
   return Effect.void
 }
 
+/** How long a comparison runs before it says, on stderr, which metric it is testing. */
+export const PROGRESS_AFTER_MS = 5_000
+
+/**
+ * The line on stderr as a metric's tests start, once the comparison has run `PROGRESS_AFTER_MS`
+ * (runs of 100,000 cases take seconds a metric, of a million minutes); none before, so a quick
+ * comparison prints only its report.
+ */
+export const progressLine = (
+  metric: string,
+  index: number,
+  total: number,
+  cases: number,
+  elapsedMs: number
+): string | undefined =>
+  elapsedMs < PROGRESS_AFTER_MS ?
+    undefined :
+    `compare: testing ${metric} (${index + 1} of ${total}) over ${thousands(cases)} paired cases; ${
+      Math.round(elapsedMs / 1000)
+    } s so far`
+
 /** The command's work, without printing or writing: load both runs, pair, test, render. */
 export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputError | UsageError> =>
   Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
     const a = yield* loadRunCases(args.runA, { iteration: args.iteration })
     const b = yield* loadRunCases(args.runB, { iteration: args.iteration })
     const gate = args.failIfWorse === undefined
@@ -119,7 +143,12 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
       alpha: args.alpha,
       seed: args.seed,
       permutations: args.permutations,
-      resamples: args.resamples
+      resamples: args.resamples,
+      onMetric: (metric, index, total, cases) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const line = progressLine(metric, index, total, cases, now - started)
+          return line === undefined ? Effect.void : Console.error(line)
+        })
     })
     const gated = yield* resolveGate(gate, comparison)
     yield* gateCanFail(comparison, gated)

@@ -46,6 +46,8 @@ export interface CompareOptions {
   readonly alpha?: number | undefined
   /** Metrics compared in addition to the selection (`--fail-if-worse`'s), by full or short name. */
   readonly include?: ReadonlyArray<string> | undefined
+  /** Told as each metric's tests start (the 0-based index of `total`, over `cases` paired cases): for progress. */
+  readonly onMetric?: ((metric: string, index: number, total: number, cases: number) => Effect.Effect<void>) | undefined
 }
 
 export type Winner = "A" | "B" | "none" | "too-few"
@@ -324,12 +326,18 @@ export const compareRunCases = (
     if (!(settings.alpha > 0 && settings.alpha < 1)) {
       return yield* new UsageError({ problem: `alpha must be between 0 and 1, got ${settings.alpha}` })
     }
+    const onMetric = options.onMetric
+    const metrics = yield* Effect.forEach(selected, (metric, i) =>
+      Effect.zipRight(
+        onMetric === undefined ? Effect.void : onMetric(metric, i, selected.length, caseIds.length),
+        Effect.sync(() => compareMetric(metric, caseIds, a, b, settings))
+      ))
     return {
       runA: a.run,
       runB: b.run,
       cases: caseIds.length,
       ...settings,
-      metrics: selected.map((metric) => compareMetric(metric, caseIds, a, b, settings)),
+      metrics,
       onlyInA: a.metrics.filter((m) => !inB.has(m)),
       onlyInB: b.metrics.filter((m) => !inA.has(m))
     }

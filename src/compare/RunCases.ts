@@ -12,7 +12,7 @@
  * Memory: the values are kept as columns (per metric, a sum and a count per case in typed arrays:
  * 12 bytes a case and metric, up to twice that while they grow) beside the case ids, and a case's row
  * is made when asked (`caseRows`). A map of every case's metrics held ~3 KB a case: two
- * 100,000-case runs of 19 metrics peaked at 625 MB, and two runs of a million cases would not have
+ * 100,000-case runs of 18 metrics peaked at 625 MB, and two runs of a million cases would not have
  * fit in Node's default heap (~4 GB).
  */
 import * as Effect from "effect/Effect"
