@@ -10,9 +10,17 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { caseRows, loadRunCases } from "../../src/compare/RunCases.js"
+import { manifestText } from "../support/RunFiles.js"
 import { tempDir } from "../support/RunPipeline.js"
 
-const spec = (name: string) => ({ name, description: name, min: 0, max: 1, direction: "higher", unit: "fraction" })
+const spec = (name: string) => ({
+  name,
+  description: name,
+  min: 0,
+  max: 1,
+  direction: "higher" as const,
+  unit: "fraction" as const
+})
 
 type Row = { readonly caseId: string; readonly metrics: Record<string, number | null> }
 
@@ -22,21 +30,10 @@ const writeRun = (files: ReadonlyArray<ReadonlyArray<Row | string>>, metrics = [
   fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(
     Path.join(dir, "manifest.json"),
-    JSON.stringify({
-      tool: "rag-eval",
-      command: "rag-eval run answer-correctness",
-      pipeline: { name: "answer-correctness" },
+    manifestText({
       runId: "run",
-      identity: "x",
-      input: { path: "cases.jsonl", sha256: "x", rows: 3, cases: 3, columns: [] },
+      pipeline: { name: "answer-correctness" },
       iterations: files.length,
-      judgmentsPerIteration: 3,
-      concurrency: 1,
-      judge: { provider: "heuristic", model: "heuristic", label: "heuristic", params: {} },
-      retriever: { name: "precomputed", params: {} },
-      prompts: [],
-      startedAt: "2026-01-01T00:00:00.000Z",
-      status: "complete",
       caseMetricSpecs: metrics.map(spec)
     })
   )
