@@ -2,11 +2,11 @@
  * Two runs compared for the review, with `rag-eval compare`'s own code (`compare/Comparison.ts`):
  * the same pairing, metric selection, paired t-test, randomisation test, bootstrap CI and verdicts.
  *
- * Two things differ from the CLI, both for size:
- * - The runs are read through the review's indexes (`CaseIndex.ts`), not from their case-metrics
- *   files again: `RunCases` here is `caseRows` over the indexes' columns (each case's value the mean
- *   of its non-null values over the run's iterations, as `compare/RunCases.ts` computes it), holding
- *   only the case ids besides.
+ * Two things differ from the CLI:
+ * - The runs are read through the review's indexes (`CaseIndex.ts`), which it holds already, not
+ *   from their case-metrics files again: `RunCases` here is `caseRows` over the indexes' columns
+ *   (each case's value the mean of its non-null values over the run's iterations, as
+ *   `compare/RunCases.ts` computes it), holding only the case ids besides.
  * - The tests run in the background, one metric at a time (the ordering metric first), by `rag-eval
  *   compare` itself in a child process, and each answer carries the metrics done so far and those
  *   still `pending`: compare's bootstrap and randomisation test take about n × 10,000 draws each per
