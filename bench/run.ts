@@ -38,6 +38,8 @@
  *     --trace-otlp to a local receiver (bench/tracing.ts).
  * 17. `rag-eval ui` on two 100,000-case rag-answers runs beside a 100-case one: opening a run, its
  *     first page, a case, a search, a label, compare; the server's peak RSS (bench/ui.ts).
+ * 18. `rag-eval compare` of two 100,000-case runs (every metric: time) and of two 1,000,000-case runs
+ *     (one metric: peak RSS) through the CLI (bench/compare.ts).
  *
  * Inputs are generated (seeded) into a temp dir, removed at the end. Environment:
  *   BENCH_HEURISTIC_ROWS (default 100000), BENCH_LLM_ROWS (default 500 = 3,000 judgments a run),
@@ -60,6 +62,7 @@ import { startChildServer } from "./child.js"
 import { printHeldOut } from "./claims-lodo.js"
 import { printClaimFigures } from "./claims.js"
 import { judgmentCounts } from "./cli-output.js"
+import { printCompareFigures } from "./compare.js"
 import { printCorrectnessFigures, writeCases } from "./correctness.js"
 import { benchTempDir, writeCsv } from "./gen.js"
 import { heuristicJudgeLayer, llmJudgeLayer, loadRagAnswers, type TimedRun, timedRun } from "./harness.js"
@@ -702,6 +705,12 @@ const main = async () => {
       }-case run beside a 100-case one: open, a page, a case, search, label, compare; the server's peak RSS (bench/ui.ts)`
     )
     await printUiFigures({ line, figure }, HEURISTIC_ROWS)
+    line()
+  }
+
+  {
+    line(`[18] rag-eval compare of two large runs through the CLI: time and peak RSS (bench/compare.ts)`)
+    printCompareFigures({ line, figure })
     line()
   }
 
