@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
+import type { Printer } from "./timed.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 
@@ -61,11 +62,6 @@ const timedCli = (args: ReadonlyArray<string>, cwd: string): Promise<CliFigures>
       })
     })
   })
-
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
-}
 
 export const printBoundsFigures = async (printer: Printer) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "rag-eval-bench-bounds-"))

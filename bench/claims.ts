@@ -46,6 +46,7 @@ import { extractClaims, type ExtractOptions } from "../src/judges/claims/Extract
 import { TermBag, terms } from "../src/judges/Terms.js"
 import { type CaseVerdicts, claimF1, claimPrecision, claimRecall, faithfulness } from "../src/metrics/claims.js"
 import { rowGenerator } from "./gen.js"
+import type { Printer } from "./timed.js"
 
 const here = Path.dirname(fileURLToPath(import.meta.url))
 export const defaultDataDir = Path.resolve(here, "..", "..", "shared", "data")
@@ -624,11 +625,6 @@ export const casesPerSecond = (
 
 const f3 = (x: number) => (Number.isNaN(x) ? "n/a" : x.toFixed(3))
 const pad = (s: string, n: number) => s.padEnd(n)
-
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
-}
 
 const consolePrinter: Printer = {
   line: (text = "") => console.log(text),

@@ -6,15 +6,12 @@
  * one metric over BENCH_COMPARE_LOAD_CASES (default 1,000,000; 0 skips it), where what is measured is
  * holding both runs. `npx tsx bench/compare.ts` runs it alone.
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { manifestText } from "../test/support/RunFiles.js"
 import { prng } from "./gen.js"
-
-const repo = fileURLToPath(new URL("..", import.meta.url))
+import { consolePrinter, isMain, type Printer, timedCli } from "./timed.js"
 
 export const TARGETS = {
   /** Every metric of two 100,000-case runs compared within this many seconds (2-core machine). */
@@ -68,41 +65,13 @@ const writeRun = (root: string, name: string, n: number, seed: number, candidate
   return dir
 }
 
-interface Timed {
-  readonly status: number | null
-  readonly seconds: number
-  readonly cpuSeconds: number
-  readonly peakMB: number
-  readonly metrics: number
-}
-
-const timedCompare = (a: string, b: string, extra: ReadonlyArray<string>): Timed => {
-  const r = spawnSync("/usr/bin/time", [
-    "-f",
-    "%M %e %U %S",
-    process.execPath,
-    Path.join(repo, "dist", "bin.js"),
-    "compare",
-    a,
-    b,
-    ...extra
-  ], { cwd: repo, encoding: "utf8", maxBuffer: 64 * 2 ** 20 })
-  if (r.error !== undefined) {
-    throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
-  }
-  const [kb, seconds, user, system] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
+const timedCompare = (a: string, b: string, extra: ReadonlyArray<string>) => {
+  const r = timedCli(["compare", a, b, ...extra])
   return {
-    status: r.status,
-    seconds: Number(seconds),
-    cpuSeconds: Number(user) + Number(system),
-    peakMB: Number(kb) / 1024,
+    ...r,
+    cpuSeconds: r.userSeconds + r.systemSeconds,
     metrics: r.stdout.split("\n").filter((l) => /^- .* on m\d+/.test(l)).length
   }
-}
-
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
 }
 
 const int = (n: number) => n.toLocaleString("en-US")
@@ -152,10 +121,4 @@ export const printCompareFigures = (
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  const line = (text = "") => console.log(text)
-  printCompareFigures({
-    line,
-    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
-}
+if (isMain(import.meta.url)) printCompareFigures(consolePrinter)

@@ -8,14 +8,11 @@
  * is judged). `npx tsx bench/correctness.ts` runs it alone; BENCH_CORRECTNESS_CASES sets the
  * largest size (default 100000).
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { prng } from "./gen.js"
-
-const repo = fileURLToPath(new URL("..", import.meta.url))
+import { consolePrinter, isMain, type Printer, timedCli } from "./timed.js"
 
 export const TARGETS = {
   /** Issue #35: cases per CPU-second (user + system), end to end (validation, extraction, checks, journal, records, reports). */
@@ -65,54 +62,12 @@ export const writeCases = (file: string, n: number, seed = 7) => {
   fs.closeSync(fd)
 }
 
-interface CliFigures {
-  readonly status: number | null
-  readonly peakMB: number
-  readonly seconds: number
-  readonly userSeconds: number
-  readonly systemSeconds: number
-  readonly judgments: number
-  /** The 1-minute load average when the run started. */
-  readonly load: number
-}
-
-const cliRun = (input: string, out: string): CliFigures => {
+/** answer-correctness on `input` through the CLI: times, peak RSS, and the judgments it counted. */
+const cliRun = (input: string, out: string) => {
   const load = os.loadavg()[0]!
-  const r = spawnSync("/usr/bin/time", [
-    "-f",
-    "%M %e %U %S",
-    process.execPath,
-    Path.join(repo, "dist", "bin.js"),
-    "run",
-    "answer-correctness",
-    "--input",
-    input,
-    "--out",
-    out
-  ], {
-    cwd: repo,
-    encoding: "utf8",
-    maxBuffer: 64 * 2 ** 20
-  })
-  if (r.error !== undefined) {
-    throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
-  }
-  const [kb, seconds, user, system] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
+  const r = timedCli(["run", "answer-correctness", "--input", input, "--out", out])
   const judged = /^([\d,]+) judgments:/m.exec(r.stderr)
-  return {
-    status: r.status,
-    peakMB: Number(kb) / 1024,
-    seconds: Number(seconds),
-    userSeconds: Number(user),
-    systemSeconds: Number(system),
-    load,
-    judgments: judged === null ? 0 : Number(judged[1]!.replace(/,/g, ""))
-  }
-}
-
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
+  return { ...r, load, judgments: judged === null ? 0 : Number(judged[1]!.replace(/,/g, "")) }
 }
 
 const int = (n: number) => n.toLocaleString("en-US")
@@ -160,10 +115,4 @@ export const printCorrectnessFigures = (
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  const line = (text = "") => console.log(text)
-  printCorrectnessFigures({
-    line,
-    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
-}
+if (isMain(import.meta.url)) printCorrectnessFigures(consolePrinter)

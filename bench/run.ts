@@ -46,7 +46,6 @@
  *   BENCH_RATE_ROWS (default 167 = 1,002 judgments a run; each of the 4 scenarios takes about 100 s),
  *   BENCH_RESUME_ROWS (default 1000000; about 6 minutes; 0 skips it).
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -74,6 +73,7 @@ import { latencyRuns, priorityFromEnv, reportLatencyRuns } from "./latency.js"
 import { RATE_LIMIT, rateLimitScenarios, reportRateScenarios } from "./rate-limits.js"
 import { correctnessRun, ragAnswersRun, resumeFigures } from "./resume.js"
 import { printSynthesizeFigures } from "./synthesize.js"
+import { timedCli } from "./timed.js"
 import { printTracingFigures } from "./tracing.js"
 import { transportLadder } from "./transport.js"
 import { printUiFigures } from "./ui.js"
@@ -141,32 +141,8 @@ const repo = fileURLToPath(new URL("..", import.meta.url))
 
 /** `node dist/bin.js run pipelines/rag-answers.ts --csv <csv>` under GNU time: wall time and peak RSS. */
 const cliRun = (csv: string, out: string) => {
-  const r = spawnSync("/usr/bin/time", [
-    "-f",
-    "%M %e",
-    process.execPath,
-    Path.join(repo, "dist", "bin.js"),
-    "run",
-    "pipelines/rag-answers.ts",
-    "--csv",
-    csv,
-    "--out",
-    out
-  ], {
-    cwd: repo,
-    encoding: "utf8",
-    maxBuffer: 64 * 2 ** 20
-  })
-  if (r.error !== undefined) {
-    throw new Error(`cannot run /usr/bin/time (GNU time is needed for peak RSS): ${r.error.message}`)
-  }
-  const [kb, seconds] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
-  return {
-    status: r.status,
-    peakMB: Number(kb) / 1024,
-    seconds: Number(seconds),
-    judgments: judgmentCounts(r.stderr)?.total ?? 0
-  }
+  const r = timedCli(["run", "pipelines/rag-answers.ts", "--csv", csv, "--out", out])
+  return { status: r.status, peakMB: r.peakMB, seconds: r.seconds, judgments: judgmentCounts(r.stderr)?.total ?? 0 }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ import type { TestItem } from "../src/synthesize/Candidate.js"
 import type { Chunk } from "../src/synthesize/Chunks.js"
 import { synthesize } from "../src/synthesize/Synthesize.js"
 import { prng } from "./gen.js"
+import { consolePrinter, isMain, type Printer } from "./timed.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 
@@ -42,11 +43,6 @@ export const TARGETS = {
   flatShare: 0.15,
   /** Chunking 10,000 documents or a 50 MB file: peak RSS. */
   peakMB: 250
-}
-
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
 }
 
 const readJsonl = <A>(file: string) =>
@@ -214,13 +210,7 @@ export const printSynthesizeFigures = async (printer: Printer) => {
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  await printSynthesizeFigures({
-    line: (t = "") => console.log(t),
-    figure: (name, value, target, ok) =>
-      console.log(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
-}
+if (isMain(import.meta.url)) await printSynthesizeFigures(consolePrinter)
 
 // ---------------------------------------------------------------------------------------------
 // 3. Tokens per candidate on the fake server (for docs/synthesize.md's cost table)
