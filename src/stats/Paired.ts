@@ -416,10 +416,8 @@ export const bootstrapCi = (
   const means = new Float64Array(resamples)
   if (d.every((x) => Object.is(x, d[0]))) {
     // Every difference the same (every case unchanged: 0): every resample sums that value n times,
-    // whichever cases it draws — the same mean each time, computed once.
-    let s = 0
-    for (let i = 0; i < n; i++) s += d[0]!
-    means.fill(s / n)
+    // whichever cases it draws — the sum `meanDifference` was made of, in the same order.
+    means.fill(meanDifference)
   } else {
     const prng = makePrng(options.seed)
     const drawn = new Uint32Array(n)
