@@ -16,7 +16,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FakeOpenAi from "../test/support/FakeOpenAi.js"
-import type { Printer } from "./timed.js"
+import { consolePrinter, isMain, type Printer } from "./timed.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 
@@ -126,10 +126,4 @@ export const printBoundsFigures = async (printer: Printer) => {
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  const line = (text = "") => console.log(text)
-  void printBoundsFigures({
-    line,
-    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
-}
+if (isMain(import.meta.url)) void printBoundsFigures(consolePrinter)

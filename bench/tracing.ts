@@ -8,21 +8,16 @@
  */
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { layerOtlp, type TraceEndpoint, traceEndpoint } from "../src/engine/Tracing.js"
 import * as OtlpReceiver from "../test/support/OtlpReceiver.js"
 import { startChildServer } from "./child.js"
 import { benchTempDir, writeCsv } from "./gen.js"
 import { llmJudgeLayer, loadRagAnswers, timedRun } from "./harness.js"
+import { consolePrinter, isMain, type Printer } from "./timed.js"
 
 export const TARGETS = {
   /** Tracing off costs at most this share more CPU per judgment than the default tracer. */
   offShare: 0.03
-}
-
-interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
 }
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -78,11 +73,7 @@ export const printTracingFigures = async (printer: Printer, rows = 500) => {
   )
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  const line = (text = "") => console.log(text)
-  await printTracingFigures({
-    line,
-    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
+if (isMain(import.meta.url)) {
+  await printTracingFigures(consolePrinter)
   process.exit(0)
 }

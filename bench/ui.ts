@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { benchTempDir, writeCsv } from "./gen.js"
+import { consolePrinter, isMain, type Printer } from "./timed.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const bin = Path.join(repo, "dist", "bin.js")
@@ -166,11 +167,6 @@ const measure = async (out: string, runs: ReadonlyArray<string>): Promise<Server
   }
 }
 
-export interface Printer {
-  readonly line: (text?: string) => void
-  readonly figure: (name: string, value: string, target: string, ok: boolean) => void
-}
-
 const int = (n: number) => n.toLocaleString("en-US")
 const ms = (x: number) => `${int(Math.round(x))} ms`
 
@@ -244,10 +240,4 @@ export const printUiFigures = async (printer: Printer, large = Number(process.en
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
-  const line = (text = "") => console.log(text)
-  await printUiFigures({
-    line,
-    figure: (name, value, target, ok) => line(`  ${ok ? "ok" : "below target"}  ${name}: ${value} (target ${target})`)
-  })
-}
+if (isMain(import.meta.url)) await printUiFigures(consolePrinter)
