@@ -16,7 +16,6 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -32,7 +31,7 @@ import type { TestItem } from "../src/synthesize/Candidate.js"
 import type { Chunk } from "../src/synthesize/Chunks.js"
 import { synthesize } from "../src/synthesize/Synthesize.js"
 import { prng } from "./gen.js"
-import { consolePrinter, isMain, type Printer } from "./timed.js"
+import { consolePrinter, isMain, type Printer, timedCli } from "./timed.js"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 
@@ -113,11 +112,7 @@ const writeDocuments = (dir: string, n: number) => {
 }
 
 const dryRunPeak = (docs: string, work: string) => {
-  const r = spawnSync("/usr/bin/time", [
-    "-f",
-    "%M %e",
-    process.execPath,
-    Path.join(repo, "dist", "bin.js"),
+  const r = timedCli([
     "synthesize",
     "--docs",
     docs,
@@ -128,14 +123,12 @@ const dryRunPeak = (docs: string, work: string) => {
     "--work",
     work,
     "--dry-run"
-  ], { cwd: repo, encoding: "utf8", maxBuffer: 64 * 2 ** 20 })
-  if (r.error !== undefined) throw new Error(`cannot run /usr/bin/time (GNU time): ${r.error.message}`)
-  const [kb, seconds] = (r.stderr.trim().split("\n").at(-1) ?? "").split(" ")
+  ])
   const chunks = /\(([\d,]+) chunks/.exec(r.stdout)
   return {
     status: r.status,
-    peakMB: Number(kb) / 1024,
-    seconds: Number(seconds),
+    peakMB: r.peakMB,
+    seconds: r.seconds,
     chunks: chunks === null ? 0 : Number(chunks[1]!.replace(/,/g, ""))
   }
 }
