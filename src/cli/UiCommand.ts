@@ -149,7 +149,8 @@ export const uiCommand = Command.make(
           out: flags.out,
           user: who,
           viewOf,
-          // compare's tests run by this CLI in a child process: the server keeps answering meanwhile.
+          // compare's tests of large runs by this CLI in a child process: the server keeps answering
+          // meanwhile (a small batch runs in-process: CompareRuns.IN_PROCESS_VALUES).
           compareBin: root === undefined ? undefined : Path.join(root, "dist", "bin.js")
         })
         const page = Page.loadPageAssets()

@@ -151,17 +151,29 @@ const fromJson = (m: Record<string, any>): MetricResult => ({
 })
 
 /**
+ * Up to how many case × metric values a batch of compare's tests runs in this process (the review's
+ * default): ~0.07 ms of CPU a value plus ~15 ms a batch (10,000 resamples and permutations), so at most
+ * ~0.1 s of the server's time on the development VM — where a child process costs ~1 CPU-s and ~0.7 s
+ * of wall time to start and read both runs again, before its first test (2026-11-30: two 12-case
+ * runs, 18 metrics in 5 batches, every metric in after ~5 s through the child, ~0.1 s here).
+ */
+export const IN_PROCESS_VALUES = 1_000
+
+/**
  * Metrics tested by `rag-eval compare` itself, in a child process (`bin`: the installed CLI), so the
  * server keeps answering while it runs and its memory (every case of both runs) is the child's;
- * without the CLI (a library use), in this process. Each metric's result, or why it has none.
+ * in this process when the batch is small (at most `inProcessUpTo` case × metric values: it takes
+ * milliseconds) or without the CLI (a library use). Each metric's result, or why it has none.
  */
 export const testMetrics = (
   bin: string | undefined,
   a: RunCases,
   b: RunCases,
-  metrics: ReadonlyArray<string>
+  metrics: ReadonlyArray<string>,
+  inProcessUpTo: number = IN_PROCESS_VALUES
 ): Effect.Effect<ReadonlyMap<string, MetricResult | string>> => {
-  if (bin === undefined || !fs.existsSync(bin)) {
+  const values = Math.min(a.cases.size, b.cases.size) * metrics.length
+  if (bin === undefined || values <= inProcessUpTo || !fs.existsSync(bin)) {
     return Effect.map(
       Effect.either(compareRunCases(a, b, { metrics: metrics.join(",") })),
       (c) =>

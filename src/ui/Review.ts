@@ -95,6 +95,8 @@ export interface ReviewOptions {
   readonly maxIndexes?: number | undefined
   /** The CLI that runs compare's tests in a child process (default this package's dist/bin.js; absent: in-process). */
   readonly compareBin?: string | undefined
+  /** Up to how many case × metric values a batch of compare's tests runs in-process even so (default `IN_PROCESS_VALUES`). */
+  readonly compareInProcessUpTo?: number | undefined
   /** The PostgreSQL store runs made with `--store` keep their journal in (`--store`). */
   readonly store?: StoreJournal | undefined
   /** Clock for labels' `at` (tests fix it). */
@@ -870,7 +872,7 @@ export const make = (options: ReviewOptions) => {
           Effect.forEach(
             batches(order),
             (metrics) =>
-              Effect.map(testMetrics(options.compareBin, a, b, metrics), (results) => {
+              Effect.map(testMetrics(options.compareBin, a, b, metrics, options.compareInProcessUpTo), (results) => {
                 for (const [m, r] of results) {
                   if (typeof r === "string") {
                     progress.failed.set(m, r)

@@ -23,7 +23,9 @@ let search: string
 
 beforeAll(async () => {
   fx = await buildFixtures()
-  server = await startServer({ out: fx.out })
+  // compare's tests by the built CLI in a child process even for these 12-case runs, as `rag-eval ui`
+  // tests large ones (a small comparison runs in-process: "small comparisons" below).
+  server = await startServer({ out: fx.out, compareInProcessUpTo: 0 })
   a = runIdOf(fx.correctnessA)
   b = runIdOf(fx.correctnessB)
   search = runIdOf(fx.search)
@@ -328,6 +330,83 @@ describe("queue and compare", () => {
     const other = await get(`/api/compare?a=${a}&b=${search}`)
     expect(other.status).toBe(400)
     expect(other.json().error.message).toContain("different pipelines")
+  })
+})
+
+describe("small comparisons", () => {
+  /** A CLI whose compare always fails: a test that ran in it says so. */
+  const failingBin = () => {
+    const file = Path.join(tempDir(), "failing-cli.mjs")
+    fs.writeFileSync(file, `process.stderr.write("not asked\\n"); process.exit(3)\n`)
+    return file
+  }
+  /** Asks until no metric is pending; the last answer. */
+  const settled = async (port: number, query: string) => {
+    for (;;) {
+      const r = await raw(port, `/api/compare?${query}`)
+      expect(r.status).toBe(200)
+      if (r.json().pending.length === 0) return r.json()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  it("at most IN_PROCESS_VALUES case × metric values a batch: tested in the server's process, not by the CLI", async () => {
+    const own = await startServer({ out: fx.out, compareBin: failingBin() })
+    try {
+      const c = await settled(own.port, `a=${a}&b=${b}&metric=f1`)
+      expect(c.failed).toEqual([])
+      expect(c.cases).toBe(12)
+      // The numbers `rag-eval compare` gives from the runs' files (what the child process would run).
+      expect(c.metrics.length).toBeGreaterThan(4)
+      const cli = await runCli([
+        "compare",
+        fx.correctnessA,
+        fx.correctnessB,
+        "--format",
+        "json",
+        "--metrics",
+        c.metrics.map((m: any) => m.metric).join(",")
+      ])
+      expect(cli.code, cli.stderr).toBe(0)
+      const finite = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : null)
+      const fromCli = (JSON.parse(cli.stdout).metrics as Array<any>).map((m) => ({
+        metric: m.metric,
+        n: m.n,
+        delta: finite(m.delta),
+        ci: { lower: finite(m.bootstrap.lower), upper: finite(m.bootstrap.upper) },
+        pTTest: finite(m.tTest.p),
+        pRandomisation: finite(m.randomisation.p),
+        verdict: m.verdict
+      }))
+      const fromReview = c.metrics.map((m: any) => ({
+        metric: m.metric,
+        n: m.n,
+        delta: m.delta,
+        ci: m.ci,
+        pTTest: m.pTTest,
+        pRandomisation: m.pRandomisation,
+        verdict: m.verdict
+      }))
+      expect(new Set(fromReview.map((m: any) => JSON.stringify(m)))).toEqual(
+        new Set(fromCli.map((m) => JSON.stringify(m)))
+      )
+    } finally {
+      await own.close()
+    }
+  })
+
+  it("above it: by the CLI in a child process (here one that fails, named in each metric's problem)", async () => {
+    // 12 paired cases: the first batch (f1 alone) is 12 values, the next ones (four metrics) 48.
+    const own = await startServer({ out: fx.out, compareBin: failingBin(), compareInProcessUpTo: 12 })
+    try {
+      const c = await settled(own.port, `a=${a}&b=${b}&metric=f1`)
+      expect(c.metrics.map((m: any) => m.metric)).toContain("f1")
+      expect(c.failed.length).toBeGreaterThanOrEqual(4)
+      for (const f of c.failed) expect(f.problem).toMatch(/^rag-eval compare failed .*not asked/)
+      expect(c.failed.map((f: any) => f.metric)).not.toContain("f1")
+    } finally {
+      await own.close()
+    }
   })
 })
 
