@@ -1,5 +1,5 @@
 /**
- * `rag-eval compare <runA> <runB> [--metrics …] [--format markdown|json] [--output FILE] [--seed N]
+ * `rag-eval compare <runA> <runB> [--metrics …] [--format markdown|json|jsonl] [--output FILE] [--seed N]
  * [--iteration N]` (SPEC §7): paired comparison of two runs over the same cases. Reading the runs
  * is `src/compare/RunCases.ts` (every iteration averaged per case unless `--iteration`), the
  * statistics `src/stats/Paired.ts`, the report `src/compare/Comparison.ts`.
@@ -19,6 +19,8 @@ import {
   defaultAlpha,
   defaultSeed,
   formatP,
+  type MetricComparison,
+  metricJson,
   worseLines
 } from "../compare/Comparison.js"
 import { loadRunCases } from "../compare/RunCases.js"
@@ -27,7 +29,8 @@ import { thousands } from "../domain/Numbers.js"
 import { writeFileAtomic } from "../io/Files.js"
 import { minimumPairedCases, smallestRandomisationP } from "../stats/Paired.js"
 
-export type CompareFormat = "markdown" | "json"
+/** `jsonl`: one line per metric (`metricJson`), printed as its tests end. */
+export type CompareFormat = "markdown" | "json" | "jsonl"
 
 export interface CompareArgs {
   readonly runA: string
@@ -46,6 +49,8 @@ export interface CompareArgs {
   readonly failIfWorse?: string | undefined
   /** Significance level (default 0.05). */
   readonly alpha?: number | undefined
+  /** Told each metric's result as its tests end (`--format jsonl` prints it then). */
+  readonly onResult?: ((result: MetricComparison) => Effect.Effect<void>) | undefined
 }
 
 export interface CompareResult {
@@ -144,6 +149,7 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
       seed: args.seed,
       permutations: args.permutations,
       resamples: args.resamples,
+      onResult: args.onResult,
       onMetric: (metric, index, total, cases) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const line = progressLine(metric, index, total, cases, now - started)
@@ -154,6 +160,8 @@ export const compare = (args: CompareArgs): Effect.Effect<CompareResult, InputEr
     yield* gateCanFail(comparison, gated)
     const report = args.format === "json"
       ? JSON.stringify(comparisonJson(comparison), null, 2) + "\n"
+      : args.format === "jsonl"
+      ? comparison.metrics.map((m) => JSON.stringify(metricJson(m)) + "\n").join("")
       : comparisonMarkdown(comparison)
     return { comparison, report, worse: worseLines(comparison, gated) }
   })
@@ -163,9 +171,13 @@ export const compareAndPrint = (
   args: CompareArgs
 ): Effect.Effect<CompareResult, InputError | UsageError | OutputError | GateFailed> =>
   Effect.gen(function*() {
-    const result = yield* compare(args)
+    // jsonl to the screen: each metric's line as its tests end (a long comparison shows them as they land).
+    const streamed = args.format === "jsonl" && args.output === undefined
+    const result = yield* compare(
+      streamed ? { ...args, onResult: (m) => Console.log(JSON.stringify(metricJson(m))) } : args
+    )
     if (args.output === undefined) {
-      yield* Console.log(result.report.replace(/\n$/, ""))
+      if (!streamed) yield* Console.log(result.report.replace(/\n$/, ""))
     } else {
       yield* writeFileAtomic(args.output, result.report)
       for (const m of result.comparison.metrics) yield* Console.log(m.verdict)
@@ -188,8 +200,10 @@ export const compareCommand = Command.make(
       ),
       Options.optional
     ),
-    format: Options.choice("format", ["markdown", "json"]).pipe(
-      Options.withDescription("Report format (default markdown)"),
+    format: Options.choice("format", ["markdown", "json", "jsonl"]).pipe(
+      Options.withDescription(
+        "Report format (default markdown); jsonl: one JSON object per metric (json's `metrics` entries), printed as each metric's tests end"
+      ),
       Options.withDefault("markdown" as const)
     ),
     output: Options.text("output").pipe(

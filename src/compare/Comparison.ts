@@ -48,6 +48,8 @@ export interface CompareOptions {
   readonly include?: ReadonlyArray<string> | undefined
   /** Told as each metric's tests start (the 0-based index of `total`, over `cases` paired cases): for progress. */
   readonly onMetric?: ((metric: string, index: number, total: number, cases: number) => Effect.Effect<void>) | undefined
+  /** Told each metric's result as its tests end, in the order compared (`--format jsonl`, the review). */
+  readonly onResult?: ((result: MetricComparison) => Effect.Effect<void>) | undefined
 }
 
 export type Winner = "A" | "B" | "none" | "too-few"
@@ -326,11 +328,14 @@ export const compareRunCases = (
     if (!(settings.alpha > 0 && settings.alpha < 1)) {
       return yield* new UsageError({ problem: `alpha must be between 0 and 1, got ${settings.alpha}` })
     }
-    const onMetric = options.onMetric
+    const { onMetric, onResult } = options
     const metrics = yield* Effect.forEach(selected, (metric, i) =>
       Effect.zipRight(
         onMetric === undefined ? Effect.void : onMetric(metric, i, selected.length, caseIds.length),
-        Effect.sync(() => compareMetric(metric, caseIds, a, b, settings))
+        Effect.tap(
+          Effect.sync(() => compareMetric(metric, caseIds, a, b, settings)),
+          (result) => onResult === undefined ? Effect.void : onResult(result)
+        )
       ))
     return {
       runA: a.run,
@@ -406,6 +411,30 @@ export const comparisonMarkdown = (c: Comparison): string => {
 const jsonNumber = (x: number | null): number | string | null => (x === null || Number.isFinite(x) ? x : String(x))
 
 /** The comparison as JSON-ready data. */
+/** One metric of `comparisonJson`: also a line of `--format jsonl`. */
+export const metricJson = (m: MetricComparison) => ({
+  metric: m.metric,
+  lowerIsBetter: m.lowerIsBetter,
+  n: m.n,
+  excluded: m.excluded,
+  meanA: m.meanA,
+  meanB: m.meanB,
+  delta: m.delta,
+  tTest: { t: jsonNumber(m.tTest.t), df: m.tTest.df, sd: m.tTest.sdDifference, p: m.tTest.p },
+  randomisation: { p: m.randomisation.p, permutations: m.randomisation.permutations, exact: m.randomisation.exact },
+  bootstrap: {
+    level: m.bootstrap.level,
+    lower: m.bootstrap.lower,
+    upper: m.bootstrap.upper,
+    resamples: m.bootstrap.resamples
+  },
+  wins: m.wins,
+  ties: m.ties,
+  losses: m.losses,
+  winner: m.winner,
+  verdict: m.verdict
+})
+
 export const comparisonJson = (c: Comparison) => ({
   runA: c.runA,
   runB: c.runB,
@@ -414,28 +443,7 @@ export const comparisonJson = (c: Comparison) => ({
   permutations: c.permutations,
   resamples: c.resamples,
   alpha: c.alpha,
-  metrics: c.metrics.map((m) => ({
-    metric: m.metric,
-    lowerIsBetter: m.lowerIsBetter,
-    n: m.n,
-    excluded: m.excluded,
-    meanA: m.meanA,
-    meanB: m.meanB,
-    delta: m.delta,
-    tTest: { t: jsonNumber(m.tTest.t), df: m.tTest.df, sd: m.tTest.sdDifference, p: m.tTest.p },
-    randomisation: { p: m.randomisation.p, permutations: m.randomisation.permutations, exact: m.randomisation.exact },
-    bootstrap: {
-      level: m.bootstrap.level,
-      lower: m.bootstrap.lower,
-      upper: m.bootstrap.upper,
-      resamples: m.bootstrap.resamples
-    },
-    wins: m.wins,
-    ties: m.ties,
-    losses: m.losses,
-    winner: m.winner,
-    verdict: m.verdict
-  })),
+  metrics: c.metrics.map(metricJson),
   onlyInA: c.onlyInA,
   onlyInB: c.onlyInB
 })

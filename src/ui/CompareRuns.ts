@@ -7,15 +7,17 @@
  *   from their case-metrics files again: `RunCases` here is `caseRows` over the indexes' columns
  *   (each case's value the mean of its non-null values over the run's iterations, as
  *   `compare/RunCases.ts` computes it), holding only the case ids besides.
- * - The tests run in the background, one metric at a time (the ordering metric first), by `rag-eval
- *   compare` itself in a child process, and each answer carries the metrics done so far and those
- *   still `pending`: compare's bootstrap and randomisation test take about n × 10,000 draws each per
+ * - The tests run in the background (the ordering metric first), by `rag-eval compare --format jsonl`
+ *   itself in one child process that prints each metric's result as it ends — in this process when
+ *   the comparison is small — and each answer carries the metrics done so far and those still
+ *   `pending`: compare's bootstrap and randomisation test take about n × 10,000 draws each per
  *   metric (~10 s per metric that changed at 100,000 cases on the development VM), while the cases
  *   ordered by change are ready at once and the server keeps answering.
  */
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as Readline from "node:readline"
 import { compareRunCases, type MetricComparison } from "../compare/Comparison.js"
 import { caseRows, type RunCases } from "../compare/RunCases.js"
 import type { UsageError } from "../domain/Errors.js"
@@ -151,70 +153,73 @@ const fromJson = (m: Record<string, any>): MetricResult => ({
 })
 
 /**
- * Up to how many case × metric values a batch of compare's tests runs in this process (the review's
- * default): ~0.07 ms of CPU a value plus ~15 ms a batch (10,000 resamples and permutations), so at most
- * ~0.1 s of the server's time on the development VM — where a child process costs ~1 CPU-s and ~0.7 s
- * of wall time to start and read both runs again, before its first test (2026-11-30: two 12-case
- * runs, 18 metrics in 5 batches, every metric in after ~5 s through the child, ~0.1 s here).
+ * Up to how many case × metric values compare's tests run in this process (the review's default):
+ * ~0.07 ms of CPU a value plus ~15 ms a metric set (10,000 resamples and permutations), so at most ~0.1 s
+ * of the server's time on the development VM — where a child process costs ~1 CPU-s and ~0.7 s of wall
+ * time to start and read both runs again before its first test (2026-11-30: two 12-case runs, 18
+ * metrics, every one in after ~5 s through a child per batch, ~0.06–0.09 s here).
  */
 export const IN_PROCESS_VALUES = 1_000
 
 /**
- * Metrics tested by `rag-eval compare` itself, in a child process (`bin`: the installed CLI), so the
- * server keeps answering while it runs and its memory (every case of both runs) is the child's;
- * in this process when the batch is small (at most `inProcessUpTo` case × metric values: it takes
- * milliseconds) or without the CLI (a library use). Each metric's result, or why it has none.
+ * The metrics' tests, in the order given, each result told to `onResult` as it ends (or why it has
+ * none): by `rag-eval compare --format jsonl` itself, in one child process (`bin`: the installed CLI),
+ * so the server keeps answering while it runs and its memory (every case of both runs) is the child's;
+ * in this process when the comparison is small (at most `inProcessUpTo` case × metric values: it takes
+ * milliseconds) or without the CLI (a library use).
  */
 export const testMetrics = (
   bin: string | undefined,
   a: RunCases,
   b: RunCases,
   metrics: ReadonlyArray<string>,
+  onResult: (metric: string, result: MetricResult | string) => void,
   inProcessUpTo: number = IN_PROCESS_VALUES
-): Effect.Effect<ReadonlyMap<string, MetricResult | string>> => {
+): Effect.Effect<void> => {
+  const told = new Set<string>()
+  const tell = (metric: string, result: MetricResult | string) => {
+    told.add(metric)
+    onResult(metric, result)
+  }
+  /** Every metric not told yet: why it has no result. */
+  const rest = (why: string) => {
+    for (const m of metrics) if (!told.has(m)) tell(m, why)
+  }
   const values = Math.min(a.cases.size, b.cases.size) * metrics.length
   if (bin === undefined || values <= inProcessUpTo || !fs.existsSync(bin)) {
-    return Effect.map(
-      Effect.either(compareRunCases(a, b, { metrics: metrics.join(",") })),
-      (c) =>
-        new Map<string, MetricResult | string>(metrics.map((m): readonly [string, MetricResult | string] => {
-          if (c._tag === "Left") return [m, c.left.message]
-          const r = c.right.metrics.find((x) => x.metric === m)
-          return [m, r === undefined ? "not compared" : resultOf(r)]
-        }))
+    return compareRunCases(a, b, {
+      metrics: metrics.join(","),
+      onResult: (m) => Effect.sync(() => tell(m.metric, resultOf(m)))
+    }).pipe(
+      Effect.match({ onFailure: (e) => rest(e.message), onSuccess: () => rest("not compared") })
     )
   }
-  return Effect.async<ReadonlyMap<string, MetricResult | string>>((resume) => {
-    const child = execFile(
+  return Effect.async<void>((resume) => {
+    const child = spawn(
       process.execPath,
-      [bin, "compare", a.run.dir, b.run.dir, "--format", "json", "--metrics", metrics.join(",")],
-      { maxBuffer: 16 * 2 ** 20, timeout: 60 * 60_000 },
-      (error, stdout, stderr) => {
-        let found: ReadonlyArray<Record<string, any>> = []
-        try {
-          found = (JSON.parse(stdout) as { readonly metrics?: ReadonlyArray<Record<string, any>> }).metrics ?? []
-        } catch {
-          // Reported per metric below.
-        }
-        const why = `rag-eval compare failed${error === null ? "" : ` (${error.message.split("\n")[0]})`}: ${
-          stderr.trim().split("\n").at(-1) ?? ""
-        }`
-        resume(Effect.succeed(
-          new Map<string, MetricResult | string>(metrics.map((m): readonly [string, MetricResult | string] => {
-            const r = found.find((x) => x["metric"] === m)
-            return [m, r === undefined ? why : fromJson(r)]
-          }))
-        ))
-      }
+      [bin, "compare", a.run.dir, b.run.dir, "--format", "jsonl", "--metrics", metrics.join(",")],
+      { stdio: ["ignore", "pipe", "pipe"] }
     )
+    let stderr = ""
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (d: string) => (stderr = (stderr + d).slice(-4_096)))
+    const lines = Readline.createInterface({ input: child.stdout, crlfDelay: Infinity })
+    lines.on("line", (line) => {
+      try {
+        const m = JSON.parse(line) as Record<string, any>
+        tell(String(m["metric"]), fromJson(m))
+      } catch {
+        // Not a metric's line: the metrics it should have been are reported below.
+      }
+    })
+    let failure: string | undefined
+    child.on("error", (e) => (failure = e.message))
+    // After the process ended and its output closed: every line has been read.
+    child.on("close", (code, signal) => {
+      const why = failure ?? (code === 0 ? undefined : `exit ${code ?? signal}`)
+      rest(`rag-eval compare failed${why === undefined ? "" : ` (${why})`}: ${stderr.trim().split("\n").at(-1) ?? ""}`)
+      resume(Effect.void)
+    })
     return Effect.sync(() => child.kill("SIGKILL"))
   })
-}
-
-/** The order compare's tests are run in the background: the ordering metric alone, then four at a time. */
-export const batches = (order: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
-  const [first, ...rest] = order
-  const out: Array<ReadonlyArray<string>> = first === undefined ? [] : [[first]]
-  for (let i = 0; i < rest.length; i += 4) out.push(rest.slice(i, i + 4))
-  return out
 }

@@ -52,7 +52,7 @@ import {
 } from "./CaseIndex.js"
 import { isFailing, metricColumn, selectCases, statusOf, valueOf } from "./CaseQuery.js"
 import { answerOf, caseTargets, labelProblem, questionOf } from "./CaseTargets.js"
-import { batches, plan, type Progress, runCasesOver, testMetrics } from "./CompareRuns.js"
+import { plan, type Progress, runCasesOver, testMetrics } from "./CompareRuns.js"
 import type {
   Agreement,
   CasePage,
@@ -95,7 +95,7 @@ export interface ReviewOptions {
   readonly maxIndexes?: number | undefined
   /** The CLI that runs compare's tests in a child process (default this package's dist/bin.js; absent: in-process). */
   readonly compareBin?: string | undefined
-  /** Up to how many case × metric values a batch of compare's tests runs in-process even so (default `IN_PROCESS_VALUES`). */
+  /** Up to how many case × metric values compare's tests run in-process even so (default `IN_PROCESS_VALUES`). */
   readonly compareInProcessUpTo?: number | undefined
   /** The PostgreSQL store runs made with `--store` keep their journal in (`--store`). */
   readonly store?: StoreJournal | undefined
@@ -867,20 +867,12 @@ export const make = (options: ReviewOptions) => {
         const order = first !== undefined && progress.selected.includes(first)
           ? [first, ...progress.selected.filter((m) => m !== first)]
           : progress.selected
-        // compare's tests, one metric at a time, in the background.
+        // compare's tests in the background, each metric's result kept as it lands.
         const fiber = yield* Effect.forkDaemon(
-          Effect.forEach(
-            batches(order),
-            (metrics) =>
-              Effect.map(testMetrics(options.compareBin, a, b, metrics, options.compareInProcessUpTo), (results) => {
-                for (const [m, r] of results) {
-                  if (typeof r === "string") {
-                    progress.failed.set(m, r)
-                  } else progress.done.set(m, r)
-                }
-              }),
-            { discard: true }
-          )
+          testMetrics(options.compareBin, a, b, order, (m, r) => {
+            if (typeof r === "string") progress.failed.set(m, r)
+            else progress.done.set(m, r)
+          }, options.compareInProcessUpTo)
         )
         comparison = { key, a, b, progress, fiber }
       }

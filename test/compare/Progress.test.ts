@@ -1,6 +1,6 @@
 /**
  * compare's progress: `compareRunCases` tells which metric it is about to test (in order, with the
- * count and the paired cases), and the CLI's line for it says nothing for a comparison quicker than
+ * count and the paired cases) and each metric's result as its tests end, and the CLI's line for it says nothing for a comparison quicker than
  * `PROGRESS_AFTER_MS`.
  */
 import * as Effect from "effect/Effect"
@@ -46,6 +46,27 @@ describe("compare's progress", () => {
     )
     expect(told).toEqual(["f1 0 3 40", "recall 1 3 40", "precision 2 3 40"])
     expect(c.metrics.map((m) => m.metric)).toEqual(["f1", "recall", "precision"])
+  })
+
+  it("compareRunCases tells each metric's result as its tests end, between its start and the next one's", async () => {
+    const told: Array<string> = []
+    const a = run("a", (i) => (i % 10) / 10)
+    const b = run("b", (i, metric) => ((i + (metric === "f1" ? 1 : 0)) % 10) / 10)
+    const results: Array<unknown> = []
+    const c = await Effect.runPromise(
+      compareRunCases(a, b, {
+        permutations: 99,
+        resamples: 99,
+        onMetric: (metric) => Effect.sync(() => told.push(`start ${metric}`)),
+        onResult: (m) =>
+          Effect.sync(() => {
+            told.push(`done ${m.metric}`)
+            results.push(m)
+          })
+      })
+    )
+    expect(told).toEqual(["start f1", "done f1", "start recall", "done recall", "start precision", "done precision"])
+    expect(results).toEqual(c.metrics)
   })
 
   it("the CLI's line: none before PROGRESS_AFTER_MS, then the metric, its place, the cases and the time so far", () => {

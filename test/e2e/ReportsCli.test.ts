@@ -270,6 +270,18 @@ describe("compare as a CI gate", () => {
       expect(gate.stdout).toContain("## Verdicts")
       const reverse = await runCli(["compare", runB, runA, "--fail-if-worse", "groundedness"])
       expect(reverse.code).toBe(0)
+      // --format jsonl: json's metrics, one line each (printed as each metric's tests end), and nothing else;
+      // with --output, the same lines in the file.
+      const json = await runCli(["compare", runA, runB, "--format", "json"])
+      const lines = await runCli(["compare", runA, runB, "--format", "jsonl"])
+      expect(lines.code, lines.stderr).toBe(0)
+      const metrics = JSON.parse(json.stdout).metrics as Array<unknown>
+      expect(metrics.length).toBeGreaterThan(1)
+      expect(lines.stdout).toBe(metrics.map((m) => JSON.stringify(m) + "\n").join(""))
+      const file = Path.join(out, "compare.jsonl")
+      const written = await runCli(["compare", runA, runB, "--format", "jsonl", "--output", file])
+      expect(written.code).toBe(0)
+      expect(fs.readFileSync(file, "utf8")).toBe(lines.stdout)
       const course = tempDir("rag-eval-compare-cli-")
       expect(
         (await runCli([

@@ -350,7 +350,7 @@ describe("small comparisons", () => {
     }
   }
 
-  it("at most IN_PROCESS_VALUES case × metric values a batch: tested in the server's process, not by the CLI", async () => {
+  it("at most IN_PROCESS_VALUES case × metric values: tested in the server's process, not by the CLI", async () => {
     const own = await startServer({ out: fx.out, compareBin: failingBin() })
     try {
       const c = await settled(own.port, `a=${a}&b=${b}&metric=f1`)
@@ -395,17 +395,27 @@ describe("small comparisons", () => {
     }
   })
 
-  it("above it: by the CLI in a child process (here one that fails, named in each metric's problem)", async () => {
-    // 12 paired cases: the first batch (f1 alone) is 12 values, the next ones (four metrics) 48.
-    const own = await startServer({ out: fx.out, compareBin: failingBin(), compareInProcessUpTo: 12 })
+  it("above it: by the CLI in one child process (here one that fails, named in each metric's problem)", async () => {
+    const first = await startServer({ out: fx.out, compareBin: failingBin() })
+    let values: number
     try {
-      const c = await settled(own.port, `a=${a}&b=${b}&metric=f1`)
-      expect(c.metrics.map((m: any) => m.metric)).toContain("f1")
-      expect(c.failed.length).toBeGreaterThanOrEqual(4)
-      for (const f of c.failed) expect(f.problem).toMatch(/^rag-eval compare failed .*not asked/)
-      expect(c.failed.map((f: any) => f.metric)).not.toContain("f1")
+      const c = await settled(first.port, `a=${a}&b=${b}&metric=f1`)
+      values = c.cases * c.metrics.length
+    } finally {
+      await first.close()
+    }
+    // At the bound: in-process (above); one value fewer: the child's.
+    const own = await startServer({ out: fx.out, compareBin: failingBin(), compareInProcessUpTo: values })
+    const child = await startServer({ out: fx.out, compareBin: failingBin(), compareInProcessUpTo: values - 1 })
+    try {
+      expect((await settled(own.port, `a=${a}&b=${b}&metric=f1`)).failed).toEqual([])
+      const d = await settled(child.port, `a=${a}&b=${b}&metric=f1`)
+      expect(d.metrics).toEqual([])
+      expect(d.failed.length * d.cases).toBe(values)
+      for (const f of d.failed) expect(f.problem).toMatch(/^rag-eval compare failed \(exit 3\): not asked$/)
     } finally {
       await own.close()
+      await child.close()
     }
   })
 })
