@@ -4,6 +4,14 @@
 import * as effectEslint from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
+// Effect 3's runForEachWhile holds memory per element until its stream ends (a million-row resume
+// peaked at 375 MB through it): src/io/Streams.ts's runWhile does the same a chunk at a time.
+const runForEachWhile = {
+  object: "Stream",
+  property: "runForEachWhile",
+  message: "use runWhile from src/io/Streams.ts (Stream.runForEachWhile holds memory per element)"
+}
+
 export default tseslint.config(
   {
     ignores: ["dist/**", "node_modules/**", "out/**", "coverage/**", "**/*.md", "test/fixtures/**"]
@@ -20,13 +28,7 @@ export default tseslint.config(
       "no-fallthrough": "off",
       "no-irregular-whitespace": "off",
       "object-shorthand": "error",
-      // Effect 3's runForEachWhile holds memory per element until its stream ends (a million-row
-      // resume peaked at 375 MB through it): src/io/Streams.ts's runWhile does the same a chunk at a time.
-      "no-restricted-properties": ["error", {
-        object: "Stream",
-        property: "runForEachWhile",
-        message: "use runWhile from src/io/Streams.ts (Stream.runForEachWhile holds memory per element)"
-      }],
+      "no-restricted-properties": ["error", runForEachWhile],
       "require-yield": "off",
       "prefer-rest-params": "off",
       "prefer-spread": "off",
@@ -50,6 +52,18 @@ export default tseslint.config(
           }
         }
       ]
+    }
+  },
+  {
+    // The product's code (not the review page, which runs in a browser): no locale-aware formatting —
+    // its first call in a process loads ICU's locale data, ~15 ms and ~7 MB for the rest of the run.
+    files: ["src/**/*.ts"],
+    ignores: ["src/ui/page/**"],
+    rules: {
+      "no-restricted-properties": ["error", runForEachWhile, {
+        property: "toLocaleString",
+        message: "use thousands from src/domain/Numbers.ts (toLocaleString loads ICU's locale data: ~15 ms, ~7 MB)"
+      }]
     }
   }
 )

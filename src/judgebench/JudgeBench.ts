@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import { defaultCalibrateSeed } from "../calibrate/Calibration.js"
 import type { InputError, OutputError, UsageError } from "../domain/Errors.js"
 import { traitsOfProvider } from "../domain/JudgeTraits.js"
+import { thousands } from "../domain/Numbers.js"
 import { readManifest } from "../domain/RunFiles.js"
 import { defaultBootstrapResamples } from "../stats/Bootstrap.js"
 import { expertQaFigures, ragCheckerFigures, relevanceFigures, type SetFigures } from "./Agreement.js"
@@ -87,8 +88,8 @@ export const judgeBench = <E, R>(
         continue
       }
       yield* say(
-        `judge-bench: ${set.info.name}: ${set.items.toLocaleString("en-US")} of ${
-          set.of.toLocaleString("en-US")
+        `judge-bench: ${set.info.name}: ${thousands(set.items)} of ${
+          thousands(set.of)
         } ${set.info.unit} (${set.info.pipeline})`
       )
       const outcome = yield* runSet(set.info.pipeline, set.input)

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { InputError } from "../domain/Errors.js"
+import { thousands } from "../domain/Numbers.js"
 
 export interface Price {
   /** USD per 1M input tokens. */
@@ -273,7 +274,7 @@ export const savingNote = (c: Cost): string => {
   return parts.join("; ")
 }
 
-const thousandsOf = (n: number) => Math.round(n).toLocaleString("en-US")
+const thousandsOf = (n: number) => thousands(Math.round(n))
 
 export const formatUsd = (
   usd: number | null

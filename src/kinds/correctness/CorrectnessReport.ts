@@ -213,8 +213,8 @@ export const claimCell = (list: ClaimList | undefined) =>
 const claimParameters = (summary: Summary): ReadonlyArray<readonly [string, string]> => [
   [
     "Claims",
-    `${summary.extra.claims.answerClaims.toLocaleString("en-US")} in answers · ${
-      summary.extra.claims.referenceClaims.toLocaleString("en-US")
+    `${thousands(summary.extra.claims.answerClaims)} in answers · ${
+      thousands(summary.extra.claims.referenceClaims)
     } in references`
   ]
 ]
