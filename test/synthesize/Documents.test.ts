@@ -7,7 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { boilerplateOf, type Chunk, chunkDocument, splitLong } from "../../src/synthesize/Chunks.js"
+import {
+  boilerplateOf,
+  type Chunk,
+  chunkDocument,
+  MIN_WORDS,
+  normalised,
+  splitLong
+} from "../../src/synthesize/Chunks.js"
 import { buildCorpus } from "../../src/synthesize/Corpus.js"
 import {
   type Block,
@@ -175,6 +182,83 @@ describe("chunks", () => {
     ).toBe(
       undefined
     )
+  })
+})
+
+/** The plain versions `boilerplateOf` and `normalised` take shortcuts from: the same answers on any text. */
+const LICENCE =
+  /\b(all rights reserved|licensed under|permission is hereby granted|without warranties or conditions|copyright (?:©|\(c\)|\d{4})|this program is free software|creative commons)\b/i
+const CONTENTS = /^(table of contents|contents|on this page|navigation|menu|skip to (?:main )?content)\b/i
+const LINK_LINE = /^\s*(?:[-*+]|\d+\.)?\s*\[[^\]]*\]\([^)]*\)\s*$/
+const plainBoilerplate = (text: string): string | undefined => {
+  const words = text.split(/\s+/).filter((w) => w !== "").length
+  if (words < MIN_WORDS) return "too short"
+  if (LICENCE.test(text)) return "licence or copyright text"
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "")
+  if (CONTENTS.test(lines[0] ?? "")) return "table of contents or navigation"
+  const links = lines.filter((l) => LINK_LINE.test(l)).length
+  if (lines.length >= 4 && links / lines.length >= 0.6) return "table of contents or navigation"
+  const short = lines.filter((l) => l.split(/\s+/).length <= 4).length
+  const sentences = (text.match(/[.!?](\s|$)/g) ?? []).length
+  if (lines.length >= 6 && short / lines.length >= 0.8 && sentences <= 1) return "table of contents or navigation"
+  return undefined
+}
+const plainNormalised = (text: string) => text.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim()
+
+describe("the shortcuts of boilerplate and near-duplicate detection", () => {
+  it("give the plain versions' answers on 5,000 generated texts (ASCII and not, one line and many)", () => {
+    let seed = 7
+    const next = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+      return (seed >>> 8) % n
+    }
+    const pieces = [
+      "word",
+      "Word",
+      "THE",
+      "pump",
+      "1,250",
+      "1998.",
+      "end.",
+      "Ünïcode",
+      "ﬁnance",
+      "Ⅻ",
+      "東京",
+      "–",
+      "[Link](#a)",
+      "- [Install](#install)",
+      "Contents",
+      "Copyright 2024",
+      "all rights reserved",
+      "?",
+      "!",
+      "…",
+      "\u00a0",
+      "\t",
+      " ",
+      "  ",
+      "\n",
+      "\n\n",
+      "\r\n"
+    ]
+    const kinds = { boilerplate: new Set<string | undefined>(), ascii: 0 }
+    for (let i = 0; i < 5_000; i++) {
+      const length = next(4) === 0 ? next(8) : 5 + next(60)
+      const parts: Array<string> = []
+      for (let k = 0; k < length; k++) parts.push(pieces[next(pieces.length)]!, next(3) === 0 ? "\n" : " ")
+      const text = parts.join("")
+      expect(boilerplateOf(text), JSON.stringify(text)).toBe(plainBoilerplate(text))
+      expect(normalised(text), JSON.stringify(text)).toBe(plainNormalised(text))
+      const ascii = text.replace(/[^\x00-\x7f]/g, "")
+      expect(normalised(ascii)).toBe(plainNormalised(ascii))
+      kinds.boilerplate.add(boilerplateOf(text))
+      if (ascii === text) kinds.ascii++
+    }
+    // Every answer was met, and texts of both kinds.
+    expect([...kinds.boilerplate].sort()).toEqual(
+      ["licence or copyright text", "table of contents or navigation", "too short", undefined].sort()
+    )
+    expect(kinds.ascii).toBeGreaterThan(100)
   })
 })
 
