@@ -410,7 +410,6 @@ export const comparisonMarkdown = (c: Comparison): string => {
 /** JSON has no ±Infinity: a t of ±∞ (zero variance, constant shift) is written as a string. */
 const jsonNumber = (x: number | null): number | string | null => (x === null || Number.isFinite(x) ? x : String(x))
 
-/** The comparison as JSON-ready data. */
 /** One metric of `comparisonJson`: also a line of `--format jsonl`. */
 export const metricJson = (m: MetricComparison) => ({
   metric: m.metric,
@@ -435,6 +434,7 @@ export const metricJson = (m: MetricComparison) => ({
   verdict: m.verdict
 })
 
+/** The comparison as JSON-ready data. */
 export const comparisonJson = (c: Comparison) => ({
   runA: c.runA,
   runB: c.runB,

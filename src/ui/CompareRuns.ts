@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as Readline from "node:readline"
-import { compareRunCases, type MetricComparison } from "../compare/Comparison.js"
+import { compareRunCases, type MetricComparison, metricJson } from "../compare/Comparison.js"
 import { caseRows, type RunCases } from "../compare/RunCases.js"
 import type { UsageError } from "../domain/Errors.js"
 import type { MetricSpec } from "../domain/Metric.js"
@@ -113,27 +113,9 @@ export const plan = (a: RunCases, b: RunCases): Effect.Effect<Progress, UsageErr
 /** One metric's result as the review shows it (the API's schema). */
 export type MetricResult = typeof MetricComparisonView.Type
 
-export const resultOf = (m: MetricComparison): MetricResult => ({
-  metric: m.metric,
-  lowerIsBetter: m.lowerIsBetter,
-  n: m.n,
-  excluded: m.excluded,
-  meanA: m.meanA,
-  meanB: m.meanB,
-  delta: m.delta,
-  ci: { lower: m.bootstrap.lower, upper: m.bootstrap.upper },
-  pTTest: m.tTest.p,
-  pRandomisation: m.randomisation.p,
-  wins: m.wins,
-  ties: m.ties,
-  losses: m.losses,
-  winner: m.winner,
-  verdict: m.verdict
-})
-
 const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null)
 
-/** A metric of `rag-eval compare --format json`, as the review shows it. */
+/** A metric of `rag-eval compare --format json` or `jsonl`, as the review shows it. */
 const fromJson = (m: Record<string, any>): MetricResult => ({
   metric: String(m["metric"]),
   lowerIsBetter: m["lowerIsBetter"] === true,
@@ -151,6 +133,9 @@ const fromJson = (m: Record<string, any>): MetricResult => ({
   winner: m["winner"],
   verdict: String(m["verdict"])
 })
+
+/** A metric compared in this process, as the review shows it: what the child's line of it gives. */
+const resultOf = (m: MetricComparison): MetricResult => fromJson(metricJson(m))
 
 /**
  * Up to how many case × metric values compare's tests run in this process (the review's default):
