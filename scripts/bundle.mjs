@@ -1,6 +1,7 @@
 /**
  * The CLI as one bundle (run after tsc by `npm run build` / `prepare`): `dist/bin.js` and the chunks
- * it loads on use (`dist/chunks/`), with effect, @effect/* and the openai SDK bundled and
+ * it loads on use (`dist/chunks/`; what every command loads merged into `core.js` by merge-core.mjs),
+ * with effect, @effect/* and the openai SDK bundled and
  * tree-shaken. Started from the ~270 modules tsc emits, the CLI loaded in ~0.7 s and held ~25 MB
  * more memory for the whole run; the library (`dist/index.js`, what `import "rag-eval"` gives) stays
  * as tsc writes it. Pipelines loaded by the CLI use the bundle's library (src/engine/LoadPipeline.ts).
@@ -9,6 +10,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { sha256, upToDate, writeStamp } from "./build-stamp.mjs"
+import { mergeCore } from "./merge-core.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -19,7 +21,8 @@ const stampFile = `${root}dist/.bundle-stamp.json`
 const recipe = {
   esbuild: esbuild.version,
   script: sha256(fileURLToPath(import.meta.url)),
-  stamp: sha256(fileURLToPath(new URL("build-stamp.mjs", import.meta.url)))
+  stamp: sha256(fileURLToPath(new URL("build-stamp.mjs", import.meta.url))),
+  merge: sha256(fileURLToPath(new URL("merge-core.mjs", import.meta.url)))
 }
 if (!process.argv.includes("--force") && upToDate(stampFile, root, recipe)) {
   console.log("bundle: up to date (dist/.bundle-stamp.json; --force makes it again)")
@@ -54,6 +57,8 @@ const cli = await esbuild.build({
   logLevel: "warning",
   metafile: true
 })
+// What every command loads, in one file instead of ~76 (scripts/merge-core.mjs).
+const cliOutputs = await mergeCore(root, cli.metafile)
 
 // The review page of `rag-eval ui` (src/ui/page): one script and one style sheet for the browser,
 // built here so nothing is built on the user's machine; served from dist/ui-page by src/ui/PageAssets.ts.
@@ -80,5 +85,5 @@ writeStamp(
   root,
   recipe,
   [...Object.keys(cli.metafile.inputs), ...Object.keys(page.metafile.inputs), "src/ui/page/style.css"],
-  [...Object.keys(cli.metafile.outputs), ...Object.keys(page.metafile.outputs), "dist/ui-page/app.css"]
+  [...cliOutputs, ...Object.keys(page.metafile.outputs), "dist/ui-page/app.css"]
 )
