@@ -1,6 +1,6 @@
 /**
  * The CLI as one bundle (run after tsc by `npm run build` / `prepare`): `dist/bin.js` and the chunks
- * it loads on use (`dist/chunks/`; what every command loads merged into `core.js` by merge-core.mjs),
+ * it loads on use (`dist/chunks/`; what every command loads merged into a few `core-N.js` by merge-core.mjs),
  * with effect, @effect/* and the openai SDK bundled and
  * tree-shaken. Started from the ~270 modules tsc emits, the CLI loaded in ~0.7 s and held ~25 MB
  * more memory for the whole run; the library (`dist/index.js`, what `import "rag-eval"` gives) stays
@@ -57,7 +57,7 @@ const cli = await esbuild.build({
   logLevel: "warning",
   metafile: true
 })
-// What every command loads, in one file instead of ~76 (scripts/merge-core.mjs).
+// What every command loads, in a few files instead of ~76 (scripts/merge-core.mjs).
 const cliOutputs = await mergeCore(root, cli.metafile)
 
 // The review page of `rag-eval ui` (src/ui/page): one script and one style sheet for the browser,
