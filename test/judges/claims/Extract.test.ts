@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { extractClaims } from "../../../src/judges/claims/Extract.js"
-import { rememberedTokens, splitSentences, tokensOf } from "../../../src/judges/Terms.js"
+import { rememberedTokens, rememberTokens, splitSentences, tokensOf } from "../../../src/judges/Terms.js"
 
 describe("extractClaims", () => {
   it("a one-sentence answer is one claim", () => {
@@ -146,6 +146,15 @@ describe("extractClaims", () => {
       "The benefits include:\n- faster loading of pages and images\n- it's cheaper: don't pay twice, or pay once",
       "Rock'n'roll isn't dead: it's alive, and it's well; O'Brien's band plays while fans sing."
     ]
+    // The remembered pieces are a Map replaced when full, and earlier files of this worker may have
+    // filled it (a run beside two CPU burners once counted 5): remember throwaway pieces until the
+    // first of them is gone, that is, until the Map was just replaced and holds only the last one.
+    const first = "\u0000first throwaway piece"
+    rememberTokens(first, tokensOf(first))
+    for (let i = 0; rememberedTokens(first) === rememberedTokens(first); i++) {
+      const piece = `\u0000throwaway piece ${i}`
+      rememberTokens(piece, tokensOf(piece))
+    }
     let remembered = 0
     for (const text of texts) {
       extractClaims(text)
