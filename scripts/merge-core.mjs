@@ -34,23 +34,15 @@ const BARE = /import\s*"(\.\/(?:chunks\/)?)([^"/]+\.js)"/g
 export const mergeCore = async (root, metafile, groupBytes = GROUP_BYTES) => {
   const outputs = metafile.outputs
   const entry = "dist/bin.js"
+  // The chunks bin.js imports statically, in the order Node evaluates them (each after what it
+  // imports), to be cut into files of at most `groupBytes`: a file imports only from the files
+  // before it, and they run in the same order.
+  const order = []
   const core = new Set()
-  const visit = (file) => {
+  const post = (file) => {
     for (const i of outputs[file]?.imports ?? []) {
       if (i.kind !== "import-statement" || i.external || core.has(i.path)) continue
       core.add(i.path)
-      visit(i.path)
-    }
-  }
-  visit(entry)
-  // The order Node evaluates them in (each after what it imports), cut into files of at most
-  // `groupBytes`: a file imports only from the files before it, and they run in the same order.
-  const order = []
-  const done = new Set()
-  const post = (file) => {
-    for (const i of outputs[file]?.imports ?? []) {
-      if (i.kind !== "import-statement" || i.external || done.has(i.path)) continue
-      done.add(i.path)
       post(i.path)
       order.push(i.path)
     }
