@@ -129,7 +129,7 @@ describe.skipIf(chromiumPath === undefined)("rag-eval ui in Chromium", () => {
     a = runIdOf(fx.correctnessA)
     b = runIdOf(fx.correctnessB)
     search = runIdOf(fx.search)
-    server = await startServer({ out: fx.out, user: "reviewer", compareInProcess: true })
+    server = await startServer({ out: fx.out, user: "reviewer", compareInProcessUpTo: Number.POSITIVE_INFINITY })
     browser = await launchChromium()
   })
 

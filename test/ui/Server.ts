@@ -34,11 +34,9 @@ export const startServer = async (
     readonly user?: string
     readonly host?: string
     readonly maxIndexes?: number
-    /** compare's tests in this process (fast on small runs) instead of the CLI's child process. */
-    readonly compareInProcess?: boolean
     /** The CLI compare's tests run by (default the built one, dist/bin.js). */
     readonly compareBin?: string
-    /** Up to how many case × metric values compare's tests run in-process even with the CLI (0: never). */
+    /** Up to how many case × metric values compare's tests run in-process even with the CLI (0: never; Infinity: always). */
     readonly compareInProcessUpTo?: number
     /** `--store`: the PostgreSQL store runs made with --store keep their journal in. */
     readonly store?: string
@@ -56,9 +54,7 @@ export const startServer = async (
     maxIndexes: options.maxIndexes,
     // compare's tests by the built CLI in a child process, as `rag-eval ui` runs them for large runs
     // (`compareInProcessUpTo` 0: for every run).
-    compareBin: options.compareInProcess === true
-      ? undefined
-      : options.compareBin ?? Path.join(repoRoot, "dist", "bin.js"),
+    compareBin: options.compareBin ?? Path.join(repoRoot, "dist", "bin.js"),
     compareInProcessUpTo: options.compareInProcessUpTo
   })
   const server = await Effect.runPromise(
