@@ -1,5 +1,5 @@
 /**
- * The chunks every command loads, merged into one file (run by scripts/bundle.mjs after esbuild).
+ * The chunks every command loads, merged into a few files (run by scripts/bundle.mjs after esbuild).
  *
  * esbuild splits the CLI at each dynamic `import()` and puts the code each set of entry points shares
  * in a chunk of its own: ~270 files, of which every start of the CLI loads the ~76 that bin.js imports
@@ -7,10 +7,9 @@
  * the development VM). Here those become a few, `dist/chunks/core-N.js` (esbuild again, over the
  * chunks themselves, ~0.7 s), which export what each of them did — a name two of them export under an
  * alias of its own — and every import of one of them, from bin.js, from the other core files and from
- * the chunks loaded later, is rewritten to import the same bindings from its core file. The chunks' source maps are read through, so
- * stack traces still name src/…. Anything this does not recognise leaves the bundle as esbuild wrote
- * it, and the build says why.
- */
+ * the chunks loaded later, is rewritten to import the same bindings from its core file. The chunks'
+ * source maps are read through, so stack traces still name src/…. Anything this does not recognise
+ * leaves the bundle as esbuild wrote it, and the build says why. */
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -65,12 +64,11 @@ export const mergeCore = async (root, metafile, groupBytes = GROUP_BYTES) => {
     return Object.keys(outputs)
   }
   const chunks = Path.join(root, "dist", "chunks")
-  const coreNames = new Set([...core].map((f) => Path.basename(f)))
   // Each chunk's exports as its core file exports them: its own name, or an alias where two chunks share one.
   const count = new Map()
   for (const file of core) for (const name of outputs[file].exports) count.set(name, (count.get(name) ?? 0) + 1)
-  const files = [...core]
-  const exported = new Map(files.map((file, k) => [
+  /** A merged chunk's name → its exports → the name its core file exports each under. */
+  const exported = new Map(order.map((file, k) => [
     Path.basename(file),
     new Map(outputs[file].exports.map((name) => [name, count.get(name) > 1 ? `${name}$core${k}` : name]))
   ]))
@@ -93,7 +91,7 @@ export const mergeCore = async (root, metafile, groupBytes = GROUP_BYTES) => {
       BARE,
       (whole, prefix, name) => (exported.has(name) ? `import "${prefix}${groupOf.get(name)}"` : whole)
     )
-    const left = [...coreNames].find((n) => bare.includes(`/${n}"`))
+    const left = [...exported.keys()].find((n) => bare.includes(`/${n}"`))
     if (problem === undefined && left !== undefined) problem = `${file} refers to ${left} other than by \`import\``
     return { text: bare, problem }
   }
