@@ -170,7 +170,7 @@ export const caseRows = (
 
 const decodeCase = Schema.decodeUnknownEither(CaseMetrics)
 
-/** Folds one case-metrics file into the accumulator, streaming it line by line. */
+/** Folds one case-metrics file into the columns, a chunk of lines at a time. */
 const readCaseMetrics = (file: string, iteration: number, runId: string, columns: Columns) =>
   Effect.gen(function*() {
     if (!fs.existsSync(file)) {
