@@ -10,7 +10,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { sha256, upToDate, writeStamp } from "./build-stamp.mjs"
-import { mergeCore } from "./merge-core.mjs"
+import { mergeCore, splitBuild } from "./merge-core.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -34,12 +34,7 @@ fs.rmSync(`${root}dist/chunks`, { recursive: true, force: true })
 const cli = await esbuild.build({
   absWorkingDir: root,
   entryPoints: ["src/bin.ts"],
-  outdir: "dist",
-  chunkNames: "chunks/[name]-[hash]",
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
+  ...splitBuild,
   target: "node20",
   // esbuild and tsx load native binaries or register loaders: used from node_modules as they are.
   external: ["esbuild", "tsx", "tsx/*"],
@@ -54,8 +49,7 @@ const cli = await esbuild.build({
   sourcemap: true,
   sourcesContent: false,
   legalComments: "linked",
-  logLevel: "warning",
-  metafile: true
+  logLevel: "warning"
 })
 // What every command loads, in a few files instead of ~76 (scripts/merge-core.mjs).
 const cliOutputs = await mergeCore(root, cli.metafile)

@@ -23,6 +23,21 @@ import * as Path from "node:path"
  */
 const GROUP_BYTES = 300_000
 
+/**
+ * The esbuild options whose output `mergeCore` reads: ESM chunks split out under `dist/chunks/`
+ * (the paths its import rewriting expects) and a metafile. scripts/bundle.mjs builds the CLI with
+ * them, the test its small build.
+ */
+export const splitBuild = Object.freeze({
+  outdir: "dist",
+  chunkNames: "chunks/[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  metafile: true
+})
+
 const IMPORT = /import\s*\{([^}]*)\}\s*from\s*"(\.\/(?:chunks\/)?)([^"/]+\.js)"/g
 const BARE = /import\s*"(\.\/(?:chunks\/)?)([^"/]+\.js)"/g
 

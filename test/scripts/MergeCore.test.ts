@@ -1,5 +1,5 @@
 /**
- * scripts/merge-core.mjs, which merges the chunks every command of the CLI loads into one file: on a
+ * scripts/merge-core.mjs, which merges the chunks every command of the CLI loads into a few files: on a
  * small split build of its own (two chunks exporting the same name, a chunk imported for its side
  * effects, chunks loaded later importing from the merged ones; in one merged file and in one per
  * chunk) the program prints what it printed before; and the CLI as built loads a few modules of its
@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { mergeCore } from "../../scripts/merge-core.mjs"
+import { mergeCore, splitBuild } from "../../scripts/merge-core.mjs"
 import { bin } from "../support/ChildCli.js"
 import { tempDir } from "../support/RunPipeline.js"
 
@@ -36,14 +36,9 @@ const build = async (root: string) => {
   return (await esbuild.build({
     absWorkingDir: root,
     entryPoints: ["src/bin.js"],
-    outdir: "dist",
-    chunkNames: "chunks/[name]-[hash]",
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "node",
+    // The layout the CLI's bundle has (scripts/bundle.mjs builds with the same options).
+    ...splitBuild,
     sourcemap: true,
-    metafile: true,
     logLevel: "silent"
   })).metafile
 }
