@@ -21,7 +21,7 @@ import { Generator } from "./Generator.js"
 import { headlineSpecs } from "./Headline.js"
 import { canonicalJson } from "./JudgmentKey.js"
 import { Judgments } from "./Judgments.js"
-import { collectBeforeLargePass } from "./Memory.js"
+import { collectBeforeLargePass, passCollections } from "./Memory.js"
 import { isListSpec, type Pipeline, plannedSpecs, type RunInfo, runRubrics, specJudgments } from "./Pipeline.js"
 import { Retriever } from "./Retriever.js"
 import type { RunOptions, Validated } from "./RunTypes.js"
@@ -50,7 +50,17 @@ const stoppable = <A, E, R>(pass: Effect.Effect<A, E, R>, input: string) =>
 /** Validate everything about the input before any judge is called. */
 const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: ReadonlyMap<string, Rubric>) =>
   Effect.gen(function*() {
-    const scan = yield* scanInput(options.input)
+    // A large input: a full collection every so many rows of each pass (Memory.ts says why).
+    const collections = passCollections(options.input)
+    const scan = yield* scanInput(
+      options.input,
+      collections === undefined ? undefined : {
+        check: (_row, ordinal) => {
+          collections(ordinal)
+          return Effect.void
+        }
+      }
+    )
     yield* pipeline.load.checkColumns(loadContext(options), scan.columns)
     const ids = new CaseIds()
     const cases = limitCases(pipeline.load.cases(loadContext(options)), options.limit)
@@ -87,6 +97,7 @@ const validate = <R, S>(pipeline: Pipeline<R, S>, options: RunOptions, rubrics: 
       Stream.runFoldEffect(
         { cases: 0, tasks: 0 },
         (acc, c): Effect.Effect<Counts, InputError | UsageError> => {
+          collections?.(c.ordinal)
           const earlier = ids.add(c.id, c.ordinal)
           if (earlier === undefined) return checkSpecs(acc, c)
           return Effect.flatMap(

@@ -1,11 +1,18 @@
 /**
- * `collectBeforeLargePass`: one full collection, only before a large input, once per process (the
+ * `collectBeforeLargePass`: one full collection, only before a large input, once per process; and
+ * `passCollections`, one every `ROWS_PER_COLLECTION` rows of a pass over a large input (the
  * peak it removes is measured in docs/benchmarks.md; a test cannot time it).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { expect, it } from "vitest"
-import { LARGE_INPUT, largePassCollector } from "../../src/engine/Memory.js"
+import {
+  fullCollection,
+  LARGE_INPUT,
+  largePassCollector,
+  passCollections,
+  ROWS_PER_COLLECTION
+} from "../../src/engine/Memory.js"
 import { tempDir } from "../support/RunPipeline.js"
 
 it("collects before an input of 64 MiB or more, once; never before a small or missing one", () => {
@@ -23,4 +30,32 @@ it("collects before an input of 64 MiB or more, once; never before a small or mi
   expect(collectBeforeLargePass(Path.join(dir, "missing.jsonl"))).toBe(false)
   expect(collectBeforeLargePass(large)).toBe(true)
   expect(collectBeforeLargePass(large)).toBe(false)
+})
+
+it("collects every 8,192 rows of a pass over an input of 64 MiB or more, never over a small or missing one", () => {
+  const dir = tempDir()
+  const small = Path.join(dir, "small.jsonl")
+  fs.writeFileSync(small, "{}\n")
+  const large = Path.join(dir, "large.jsonl")
+  fs.writeFileSync(large, "")
+  fs.truncateSync(large, LARGE_INPUT)
+  let collected = 0
+  const count = () => collected++
+  expect(passCollections(small, count)).toBeUndefined()
+  expect(passCollections(Path.join(dir, "missing.jsonl"), count)).toBeUndefined()
+  const tick = passCollections(large, count)!
+  // Two passes over 20,000 rows: at rows 8,192 and 16,384 of each.
+  for (let pass = 0; pass < 2; pass++) {
+    for (let row = 0; row < 20_000; row++) tick(row)
+  }
+  expect(collected).toBe(4)
+  expect(ROWS_PER_COLLECTION).toBe(8_192)
+})
+
+it("a full collection frees what nothing holds", async () => {
+  const ref = new WeakRef({ big: new Array(1000).fill(0) })
+  // A WeakRef holds its target until the current job ends.
+  await new Promise((resolve) => setImmediate(resolve))
+  expect(fullCollection()).toBe(true)
+  expect(ref.deref()).toBeUndefined()
 })
