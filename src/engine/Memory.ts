@@ -40,16 +40,18 @@ export const LARGE_INPUT = 64 * 2 ** 20
 export const largePassCollector = (): (path: string) => boolean => {
   let collected = false
   return (path) => {
-    if (collected) return false
-    let size: number
-    try {
-      size = fs.statSync(path).size
-    } catch {
-      return false
-    }
-    if (size < LARGE_INPUT) return false
+    if (collected || !isLargeInput(path)) return false
     collected = true
     return fullCollection()
+  }
+}
+
+/** A file of `LARGE_INPUT` bytes or more (false for one that cannot be read: the pass says why). */
+const isLargeInput = (path: string): boolean => {
+  try {
+    return fs.statSync(path).size >= LARGE_INPUT
+  } catch {
+    return false
   }
 }
 
@@ -79,13 +81,7 @@ export const passCollections = (
   path: string,
   collect: () => unknown = fullCollection
 ): ((row: number) => void) | undefined => {
-  let size: number
-  try {
-    size = fs.statSync(path).size
-  } catch {
-    return undefined
-  }
-  if (size < LARGE_INPUT) return undefined
+  if (!isLargeInput(path)) return undefined
   return (row) => {
     if (row > 0 && row % ROWS_PER_COLLECTION === 0) collect()
   }

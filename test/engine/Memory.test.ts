@@ -15,34 +15,39 @@ import {
 } from "../../src/engine/Memory.js"
 import { tempDir } from "../support/RunPipeline.js"
 
+/** Inputs one byte under `LARGE_INPUT`, of it exactly (sparse: their size without writing 64 MiB), and none. */
+const inputs = () => {
+  const dir = tempDir()
+  const sized = (name: string, bytes: number) => {
+    const path = Path.join(dir, name)
+    fs.writeFileSync(path, "")
+    fs.truncateSync(path, bytes)
+    return path
+  }
+  return {
+    small: sized("small.jsonl", LARGE_INPUT - 1),
+    large: sized("large.jsonl", LARGE_INPUT),
+    missing: Path.join(dir, "missing.jsonl")
+  }
+}
+
 it("collects before an input of 64 MiB or more, once; never before a small or missing one", () => {
   // A collector of its own, as the process's is: test files share a worker's modules, and a file
   // before this one may have spent the process's once on a large input.
   const collectBeforeLargePass = largePassCollector()
-  const dir = tempDir()
-  const small = Path.join(dir, "small.jsonl")
-  fs.writeFileSync(small, "{}\n")
-  const large = Path.join(dir, "large.jsonl")
-  // Sparse: its size without writing 64 MiB.
-  fs.writeFileSync(large, "")
-  fs.truncateSync(large, LARGE_INPUT)
+  const { large, missing, small } = inputs()
   expect(collectBeforeLargePass(small)).toBe(false)
-  expect(collectBeforeLargePass(Path.join(dir, "missing.jsonl"))).toBe(false)
+  expect(collectBeforeLargePass(missing)).toBe(false)
   expect(collectBeforeLargePass(large)).toBe(true)
   expect(collectBeforeLargePass(large)).toBe(false)
 })
 
 it("collects every 8,192 rows of a pass over an input of 64 MiB or more, never over a small or missing one", () => {
-  const dir = tempDir()
-  const small = Path.join(dir, "small.jsonl")
-  fs.writeFileSync(small, "{}\n")
-  const large = Path.join(dir, "large.jsonl")
-  fs.writeFileSync(large, "")
-  fs.truncateSync(large, LARGE_INPUT)
+  const { large, missing, small } = inputs()
   let collected = 0
   const count = () => collected++
   expect(passCollections(small, count)).toBeUndefined()
-  expect(passCollections(Path.join(dir, "missing.jsonl"), count)).toBeUndefined()
+  expect(passCollections(missing, count)).toBeUndefined()
   const tick = passCollections(large, count)!
   // Two passes over 20,000 rows: at rows 8,192 and 16,384 of each.
   for (let pass = 0; pass < 2; pass++) {
