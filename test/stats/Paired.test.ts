@@ -168,6 +168,14 @@ describe("seeded generator (xoshiro128** seeded by mulberry32)", () => {
       bulk.fillInts(n, out)
       expect(Array.from(out)).toEqual(expected)
     }
+    // fillUint32: the stream's draws in order, and the stream goes on after them.
+    const stream = makePrng(21)
+    const filled = makePrng(21)
+    const draws = new Uint32Array(1_001)
+    filled.fillUint32(draws)
+    expect(Array.from(draws)).toEqual(Array.from({ length: 1_001 }, stream.nextUint32))
+    expect(filled.nextUint32()).toBe(stream.nextUint32())
+    expect(filled.state()).toEqual(stream.state())
     // One generator asked with different n in turn (its rejection limit follows n).
     const mixed = makePrng(5)
     const raw = makePrng(5)

@@ -21,6 +21,7 @@ const reference = (statistics: number, seed: number, resamples: number) => {
   const weights = Array.from({ length: statistics }, () => new Array<number>(resamples).fill(0))
   const counts = new Array<number>(statistics).fill(0)
   return {
+    sums,
     add: (values: ReadonlyArray<number | null | undefined>) => {
       if (values.every((v) => v === null)) return
       const w: Array<number> = []
@@ -70,7 +71,10 @@ const items = (n: number, statistics: number, seed: number, special: boolean) =>
 describe("poissonBootstrap", () => {
   for (
     const [n, statistics, seed, resamples, special] of [
+      // Nulls at random: hundreds of sets of statistics, so the grouped weights are folded mid-way.
       [400, 19, 1, 1_000, false],
+      // More statistics than a bit mask holds: weights per statistic, or shared less missed.
+      [200, 40, 6, 300, true],
       [250, 7, 2, 300, true],
       [60, 3, 3, 1_000, true],
       [1, 4, 4, 200, false],
@@ -105,6 +109,26 @@ describe("poissonBootstrap", () => {
       }
     )
   }
+
+  it("saves its sums resample-major ([resample × statistic], a resume's snapshot format) and goes on from a save as if never stopped", () => {
+    const [S, R] = [5, 300]
+    const rows = items(300, S, 13, true)
+    const whole = poissonBootstrap(S, { seed: 4, resamples: R })
+    const plain = reference(S, 4, R)
+    let resumed = poissonBootstrap(S, { seed: 4, resamples: R })
+    rows.forEach((r, i) => {
+      whole.add(r)
+      plain.add(r)
+      resumed.add(r)
+      if (i === 150) resumed = poissonBootstrap(S, { seed: 4, resamples: R }, resumed.save())
+    })
+    const saved = whole.save()
+    for (let r = 0; r < R; r++) {
+      for (let s = 0; s < S; s++) expect(Object.is(saved.sums[r * S + s], plain.sums[s]![r])).toBe(true)
+    }
+    expect(resumed.intervals()).toEqual(whole.intervals())
+    expect(resumed.save()).toEqual(saved)
+  })
 
   it("skips an item with no value and draws nothing for it: the next items' intervals are unchanged", () => {
     const a = poissonBootstrap(2, { seed: 9, resamples: 200 })
