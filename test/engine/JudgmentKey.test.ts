@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { JudgeTask } from "../../src/domain/Judgment.js"
-import { listJson, listKeys } from "../../src/engine/JudgmentKey.js"
+import { jsonString, listJson, listKeys } from "../../src/engine/JudgmentKey.js"
 import {
   canonicalJson,
   canonicalJsonByReplacer,
@@ -87,6 +87,55 @@ describe("judgment keys", () => {
     for (let i = 0; i < 3_000; i++) {
       const v = value(0)
       expect(canonicalJson(v)).toBe(canonicalJsonByReplacer(v))
+    }
+  })
+
+  it("jsonString is JSON.stringify of any string (escapes, controls, lone and paired surrogates, U+2028)", () => {
+    const fixed = [
+      "",
+      "plain words",
+      "q\"",
+      "back\\slash",
+      "\u0000\u001f\u007f",
+      "tab\tnew\nline",
+      "é✓",
+      "🚀",
+      "\ud800",
+      "x\udfffy",
+      "\u2028\u2029"
+    ]
+    for (const s of fixed) expect(jsonString(s)).toBe(JSON.stringify(s))
+    // Random strings of code units from every range that matters.
+    let seed = 5
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296
+    const units = [
+      0,
+      9,
+      10,
+      31,
+      32,
+      34,
+      47,
+      92,
+      127,
+      233,
+      0x2028,
+      0xd7ff,
+      0xd800,
+      0xdbff,
+      0xdc00,
+      0xdfff,
+      0xe000,
+      0xffff
+    ]
+    for (let i = 0; i < 5_000; i++) {
+      const s = String.fromCharCode(
+        ...Array.from(
+          { length: Math.floor(random() * 6) },
+          () => random() < 0.7 ? 97 + Math.floor(random() * 26) : units[Math.floor(random() * units.length)]!
+        )
+      )
+      expect(jsonString(s)).toBe(JSON.stringify(s))
     }
   })
 
@@ -204,7 +253,7 @@ describe("judgment keys", () => {
   it("listJson is exactly canonicalJson({ vars, items }) of a list, and declines what it does not write", () => {
     let seed = 11
     const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296
-    const texts = ["", "a", "q\"", "é ✓ 🚀", "line\nbreak", "\u2028", "back\\slash"]
+    const texts = ["", "a", "q\"", "é ✓ 🚀", "line\nbreak", "\u2028", "back\\slash", "\u0001", "lone \ud83d"]
     const keys = ["claim", "question", "text", "source", "a b", "Z", "é"]
     const record = () => {
       const r: Record<string, string> = {}
