@@ -22,14 +22,14 @@ import * as Shutdown from "./engine/Shutdown.js"
 // Growing the heap by at most 25% between full collections keeps memory flat in the number of
 // cases; the collections it adds are incremental and cost a few percent of a heuristic run's time.
 v8.setFlagsFromString("--heap-growing-percent=25")
-// And full collections only when they are due: by default V8 starts incremental marking as soon as
-// the old generation has less room left than the young generation holds (16 MB), and with a live
-// heap of ~20 MB and ~24 MB of room a heuristic run was marking nearly all the time — 44 full
-// collections for 20,000 answer-correctness cases, ~65 ms of CPU each (49 of them on V8's background
-// threads): ~18% of the run's CPU. Marking started at 80% of the old generation's limit instead:
-// 23 collections, 13% less CPU, peak RSS +6 MB (docs/benchmarks.md, 2026-12-01). V8 reads the
-// trigger each time it decides, so it holds when set at run time (a heap size flag would not).
-v8.setFlagsFromString("--incremental-marking-hard-trigger=80")
+// And full collections fewer: by default V8 starts incremental marking as soon as the old generation
+// has less room left than the young generation holds (16 MB), and with a live heap of ~20 MB and ~24
+// MB of room a heuristic run was marking nearly all the time — 44 full collections for 20,000
+// answer-correctness cases, ~65 ms of CPU each (49 of them on V8's background threads). Started once
+// 60% of the room is used: 29. At 80%, 23 and ~13% less CPU, but a resumed million-row run (bench
+// [7], ≤ 200 MB) peaked at 202 MB against 193; at 60%, 198 MB (docs/benchmarks.md, 2026-12-01). V8
+// reads the trigger each time it decides, so it holds when set at run time (a heap size would not).
+v8.setFlagsFromString("--incremental-marking-hard-trigger=60")
 
 /** The first stop signal received: a stop by SIGTERM exits 143 (128 + 15), by SIGINT 130 (128 + 2). */
 let stopSignal: NodeJS.Signals | undefined
