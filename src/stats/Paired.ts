@@ -117,6 +117,8 @@ export const makePrng = (seed: number, from?: PrngState): Prng => {
     limitFor(n)
     for (let i = 0; i < out.length; i++) out[i] = below(n)
   }
+  // `nextUint32`'s step again, on locals: written twice for speed, held to one stream by
+  // `Paired.test.ts` (the same draws, and the state after them).
   const fillUint32 = (out: Uint32Array): void => {
     let a = s0
     let b = s1
