@@ -84,10 +84,10 @@ export const defaultResamples = 1_000
  *   ±0 of w·0 changes nothing);
  * - Σ w, which depends only on which statistics the case has: summed once per case into the sums of
  *   the cases with the same statistics (a run's cases have a few such sets), which are added to each
- *   of their statistics' `own` when intervals or a save are asked for. (Beyond 31 statistics: per
- *   statistic it has, or — when it has more than it lacks — once for the case, `shared`, less what
- *   the statistics it lacks would have taken, `missed`; a state saved before keeps those too.)
- *   Weights are small integers, so these sums are exact in any order.
+ *   of their statistics' `own` when intervals or a save are asked for. (A state saved by an earlier
+ *   version may also hold `shared`, added once for a case, less `missed`, what the statistics it
+ *   lacked would have taken: kept, and read as such.) Weights are small integers, so these sums are
+ *   exact in any order.
  * The intervals are bit for bit those of adding w·x and w to every statistic's sums
  * (`PoissonBootstrap.test.ts`). A class, not closures over the state: V8 specialises a closure's
  * code to its context while only one exists, and a process's second bootstrap (a resume's) ran at
@@ -110,8 +110,15 @@ export const poissonBootstrap = (
   return new Online(S, resamples, makePrng(options.seed, saved?.prng), saved)
 }
 
-/** Up to this many statistics, the cases' weights are summed per set of statistics they have (a bit mask of int32). */
+/** Up to this many statistics, a set of them is keyed by a bit mask (an int32); beyond, by their list. */
 const MASK_STATISTICS = 31
+
+/** The set of the first `n` statistics of `present` as a bit mask. */
+const maskOf = (present: Int32Array, n: number): number => {
+  let mask = 0
+  for (let p = 0; p < n; p++) mask |= 1 << present[p]!
+  return mask
+}
 /** Sets of statistics kept apart before they are added to `own` (a run's cases have a few). */
 const MAX_GROUPS = 64
 
@@ -126,9 +133,8 @@ class Online implements PoissonBootstrap {
   private readonly w: Float64Array
   private readonly draws: Uint32Array
   private readonly present: Int32Array
-  private readonly absent: Int32Array
-  /** Σ w of the cases with each set of statistics (a bit mask) since the last `foldGroups`. */
-  private readonly groups = new Map<number, Float64Array>()
+  /** Σ w of the cases with each set of statistics since the last `foldGroups`, by `maskOf` the set (or its list). */
+  private readonly groups = new Map<number | string, { statistics: Int32Array; weights: Float64Array }>()
 
   constructor(
     private readonly S: number,
@@ -145,31 +151,23 @@ class Online implements PoissonBootstrap {
     this.w = new Float64Array(R)
     this.draws = new Uint32Array(R)
     this.present = new Int32Array(S)
-    this.absent = new Int32Array(S)
   }
 
   add(values: ReadonlyArray<number | null>): void {
-    const { S, R, w, draws, present, absent, counts } = this
+    const { S, R, w, draws, present, counts } = this
     let nPresent = 0
-    let nAbsent = 0
     for (let s = 0; s < S; s++) {
       const x = values[s]
-      if (x === null || x === undefined) absent[nAbsent++] = s
-      else {
-        present[nPresent++] = s
-        counts[s]!++
-      }
+      if (x === null || x === undefined) continue
+      present[nPresent++] = s
+      counts[s]!++
     }
     if (nPresent === 0) return
     this.prng.fillUint32(draws)
     for (let r = 0; r < R; r++) {
       const u = draws[r]!
-      let k = BY_TOP_BYTE[u >>> 24]!
-      if (k < 0) {
-        k = 0
-        while (k < THRESHOLDS.length && u >= THRESHOLDS[k]!) k++
-      }
-      w[r] = k
+      const k = BY_TOP_BYTE[u >>> 24]!
+      w[r] = k < 0 ? poisson1Of(u) : k
     }
     for (let p = 0; p < nPresent; p++) {
       const s = present[p]!
@@ -178,28 +176,20 @@ class Online implements PoissonBootstrap {
       if (x !== 0 || !Number.isFinite(x)) addWeighted(this.sums, s * R, w, x)
     }
     // Σ w: the weights of every case with the same statistics, summed apart, added to `own` later.
-    if (S <= MASK_STATISTICS) {
-      let mask = 0
-      for (let p = 0; p < nPresent; p++) mask |= 1 << present[p]!
-      let group = this.groups.get(mask)
-      if (group === undefined) {
-        if (this.groups.size >= MAX_GROUPS) this.foldGroups()
-        this.groups.set(mask, group = new Float64Array(R))
-      }
-      addWeighted(group, 0, w, 1)
-    } else if (nPresent <= nAbsent + 1) {
-      for (let p = 0; p < nPresent; p++) addWeighted(this.own, present[p]! * R, w, 1)
-    } else {
-      addWeighted(this.shared, 0, w, 1)
-      for (let m = 0; m < nAbsent; m++) addWeighted(this.missed, absent[m]! * R, w, 1)
+    const key = S <= MASK_STATISTICS ? maskOf(present, nPresent) : present.subarray(0, nPresent).join(",")
+    let group = this.groups.get(key)
+    if (group === undefined) {
+      if (this.groups.size >= MAX_GROUPS) this.foldGroups()
+      this.groups.set(key, group = { statistics: present.slice(0, nPresent), weights: new Float64Array(R) })
     }
+    addWeighted(group.weights, 0, w, 1)
   }
 
   /** The grouped weights added to `own` of each statistic of their group (integers: exact in any order). */
   private foldGroups(): void {
-    const { S, R, own } = this
-    for (const [mask, group] of this.groups) {
-      for (let s = 0; s < S; s++) if ((mask & (1 << s)) !== 0) addWeighted(own, s * R, group, 1)
+    const { R, own } = this
+    for (const { statistics, weights } of this.groups.values()) {
+      for (const s of statistics) addWeighted(own, s * R, weights, 1)
     }
     this.groups.clear()
   }

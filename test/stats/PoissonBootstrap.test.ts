@@ -128,6 +128,16 @@ describe("poissonBootstrap", () => {
     }
     expect(resumed.intervals()).toEqual(whole.intervals())
     expect(resumed.save()).toEqual(saved)
+    // A state whose Σw is held as `shared` less `missed` (as earlier versions saved it) reads the same.
+    const shared = new Float64Array(R)
+    const missed = new Float64Array(R * S)
+    for (let r = 0; r < R; r++) {
+      for (let s = 0; s < S; s++) shared[r] = Math.max(shared[r]!, saved.own[r * S + s]!)
+      for (let s = 0; s < S; s++) missed[r * S + s] = shared[r]! - saved.own[r * S + s]!
+    }
+    expect(missed.some((m) => m > 0)).toBe(true)
+    const older = { ...saved, own: new Float64Array(R * S), shared, missed }
+    expect(poissonBootstrap(S, { seed: 4, resamples: R }, older).intervals()).toEqual(whole.intervals())
   })
 
   it("skips an item with no value and draws nothing for it: the next items' intervals are unchanged", () => {
