@@ -73,7 +73,7 @@ describe("poissonBootstrap", () => {
     const [n, statistics, seed, resamples, special] of [
       // Nulls at random: hundreds of sets of statistics, so the grouped weights are folded mid-way.
       [400, 19, 1, 1_000, false],
-      // More statistics than a bit mask holds: weights per statistic, or shared less missed.
+      // More statistics than a bit mask holds: their sets keyed by the list of them.
       [200, 40, 6, 300, true],
       [250, 7, 2, 300, true],
       [60, 3, 3, 1_000, true],
