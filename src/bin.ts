@@ -30,12 +30,13 @@ v8.setFlagsFromString("--heap-growing-percent=25")
 // [7], ≤ 200 MB) peaked at 202 MB against 193; at 60%, 198 MB (docs/benchmarks.md, 2026-12-01). V8
 // reads the trigger each time it decides, so it holds when set at run time (a heap size would not).
 v8.setFlagsFromString("--incremental-marking-hard-trigger=60")
-// And no allocation-site pretenuring: V8 allocates straight in the old generation what an
-// allocation site's objects were seen to outlive a young collection with, and a container that
-// lives for a batch (an `Effect.forEach`'s results, a journal batch) then holds every case of the
-// batch from the old generation, where nothing is freed until the next full collection: the
-// records, judgments and inputs it held were all promoted. Off: 20,000 heuristic answer-correctness
-// cases promoted 115 MB with 10 full collections instead of 258-267 MB with 27 (docs/benchmarks.md).
+// And no allocation-site pretenuring: once enough of an allocation site's objects were seen to
+// survive young collections, V8 allocates its objects straight in the old generation, and a
+// container that lives for a batch (an `Effect.forEach`'s results, a journal batch) then holds the
+// batch's cases from there, where nothing is freed before the next full collection: the records,
+// judgments and inputs it held were all promoted. Off: 20,000 heuristic answer-correctness cases
+// promoted 115 MB with 10 full collections instead of 258-267 MB with 27, ~10% less CPU
+// (docs/benchmarks.md, 2026-12-01).
 v8.setFlagsFromString("--no-allocation-site-pretenuring")
 
 /** The first stop signal received: a stop by SIGTERM exits 143 (128 + 15), by SIGINT 130 (128 + 2). */
