@@ -38,6 +38,8 @@ export interface ServerStats {
   readonly finishes?: ReadonlyArray<number> | undefined
   /** When the first 100 requests arrived, ms after the first. */
   readonly requestStarts?: ReadonlyArray<number> | undefined
+  /** With `stats(true)`: each response's finish minus its own request's start since the last reset (ms, in finish order). */
+  readonly services?: ReadonlyArray<number> | undefined
 }
 
 export interface ChildServer {

@@ -11,7 +11,8 @@
  *   { cmd: "stats" }           → { calls, limited, firstRequestMs, lastResponseMs, cpuMs } (epoch ms, fractional),
  *                                  inFlight (per 100 ms), requestStarts (the first 100 requests' arrivals, ms after the first)
  *   { cmd: "stats", timeline: true } → also `starts` and `finishes`: every request start and response
- *                                  finish since the reset (epoch ms, in order)
+ *                                  finish since the reset (epoch ms, in order), and `services`: each response's
+ *                                  finish minus its own request's start (ms, in finish order)
  *
  * Timestamps are taken at the server through node:http's diagnostics channels: the first
  * `http.server.request.start` and the last `http.server.response.finish` since the last reset.
@@ -30,16 +31,24 @@ let cpu = process.cpuUsage()
 /** Request starts (+1) and response finishes (−1), in order: how many requests were in flight when. */
 let events: Array<readonly [number, 1 | -1]> = []
 
-diagnostics.subscribe("http.server.request.start", () => {
+/** Each request's start, by its response object: a response's service time is its finish minus that. */
+const startedAt = new WeakMap<object, number>()
+/** Every response's service time (finish − start, ms) since the last reset. */
+let services: Array<number> = []
+
+diagnostics.subscribe("http.server.request.start", (message) => {
   requests++
   const t = now()
   if (first === undefined) first = t
   events.push([t, 1])
+  startedAt.set((message as { response: object }).response, t)
 })
-diagnostics.subscribe("http.server.response.finish", () => {
+diagnostics.subscribe("http.server.response.finish", (message) => {
   responses++
   last = now()
   events.push([last, -1])
+  const started = startedAt.get((message as { response: object }).response)
+  if (started !== undefined) services.push(last - started)
 })
 
 const latencyMs = Number(process.argv[2] ?? "0")
@@ -71,6 +80,7 @@ process.on(
         requests = 0
         responses = 0
         events = []
+        services = []
         cpu = process.cpuUsage()
         process.send?.({ id: message.id, ok: true })
         break
@@ -89,7 +99,8 @@ process.on(
           ...(message.timeline === true ?
             {
               starts: events.filter(([, d]) => d === 1).map(([t]) => t),
-              finishes: events.filter(([, d]) => d === -1).map(([t]) => t)
+              finishes: events.filter(([, d]) => d === -1).map(([t]) => t),
+              services
             } :
             {}),
           requestStarts: requestStarts(100)

@@ -14,7 +14,15 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type ChildServer, startChildServer } from "./child.js"
-import { priorityFromEnv, schedule, type Slots, slotsOf } from "./latency.js"
+import {
+  priorityFromEnv,
+  schedule,
+  type ServerOverhead,
+  serverOverheadOf,
+  serverText,
+  type Slots,
+  slotsOf
+} from "./latency.js"
 import { postJson } from "./transport.js"
 
 const CONCURRENCY = 32
@@ -27,6 +35,7 @@ export interface BareRun {
   readonly idealMs: number
   readonly load: number
   readonly slots: Slots | undefined
+  readonly server: ServerOverhead | undefined
 }
 
 /** `rounds` runs of the bare client against `server` (its latency set to 100 ms here), `calls` after the first. */
@@ -69,7 +78,8 @@ export const bareRuns = async (
         spanMs,
         idealMs,
         load,
-        slots: slotsOf(stats.starts ?? [], stats.finishes ?? [], CONCURRENCY)
+        slots: slotsOf(stats.starts ?? [], stats.finishes ?? [], CONCURRENCY),
+        server: serverOverheadOf(stats.services, LATENCY_MS, CONCURRENCY)
       })
     }
   } finally {
@@ -91,7 +101,7 @@ const bareRunLine = (r: BareRun, i: number) => {
       } ms after the first reply; a freed slot refilled after ${s.refillMeanMs.toFixed(2)} ms (mean; p50 ${
         s.refillP50Ms.toFixed(2)
       }); wall lost ${s.rampLossMs.toFixed(0)} + ${s.refillLossMs.toFixed(0)} ms`
-  }`
+  }${serverText(r.server)}`
 }
 
 if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

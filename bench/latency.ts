@@ -47,6 +47,8 @@ export interface LatencyRun {
   readonly spanMs: number
   readonly idealMs: number
   readonly calls: number
+  /** Calls in flight at most (`--concurrency`). */
+  readonly concurrency: number
   readonly judgments: number
   readonly failed: number
   readonly exit: number | null
@@ -56,6 +58,7 @@ export interface LatencyRun {
   /** Requests in flight at the server, mean per 100 ms window. */
   readonly inFlight: ReadonlyArray<number>
   readonly slots: Slots | undefined
+  readonly server: ServerOverhead | undefined
 }
 
 /**
@@ -114,6 +117,42 @@ export const slotsOf = (
     refillLossMs: sum(refill) / concurrency
   }
 }
+
+/**
+ * The server's own time on each response beyond the latency it was set to (its finish minus its
+ * request's start, minus the latency): timer lateness, reading the body, writing the reply. Every
+ * response a slot waits for carries it, so the wall grows by about its mean × the rounds a slot
+ * makes (calls ÷ concurrency) — a loss the ideal counts but no client causes.
+ */
+export interface ServerOverhead {
+  readonly meanMs: number
+  readonly p90Ms: number
+  /** The wall it adds: the mean × the rounds a slot makes (the first request alone, then calls ÷ concurrency). */
+  readonly wallMs: number
+}
+
+export const serverOverheadOf = (
+  services: ReadonlyArray<number> | undefined,
+  latencyMs: number,
+  concurrency: number
+): ServerOverhead | undefined => {
+  if (services === undefined || services.length < 2) return undefined
+  const over = services.map((s) => s - latencyMs).sort((a, b) => a - b)
+  const meanMs = over.reduce((a, b) => a + b, 0) / over.length
+  return {
+    meanMs,
+    p90Ms: over[Math.floor(over.length * 0.9)]!,
+    wallMs: meanMs * (1 + Math.ceil((services.length - 1) / concurrency))
+  }
+}
+
+/** The slots line's tail: the server's own time (`ServerOverhead`). */
+export const serverText = (o: ServerOverhead | undefined) =>
+  o === undefined ?
+    "" :
+    `; the server's own time beyond the latency: ${o.meanMs.toFixed(2)} ms a response (mean; p90 ${
+      o.p90Ms.toFixed(2)
+    }), ${o.wallMs.toFixed(0)} ms of the wall`
 
 /** Schedule a running process as `p` says (real-time priority 0: back to the normal policy); nothing when undefined. */
 export const schedule = (pid: number, p: Priority | undefined) => {
@@ -180,13 +219,15 @@ export const latencyRuns = async (
         spanMs,
         idealMs,
         calls: stats.calls,
+        concurrency: options.concurrency,
         judgments: counts?.total ?? 0,
         failed: counts?.failed ?? Number.NaN,
         exit: r.status,
         load,
         priority,
         inFlight: stats.inFlight ?? [],
-        slots: slotsOf(stats.starts ?? [], stats.finishes ?? [], options.concurrency)
+        slots: slotsOf(stats.starts ?? [], stats.finishes ?? [], options.concurrency),
+        server: serverOverheadOf(stats.services, options.latencyMs, options.concurrency)
       })
       if (process.env.BENCH_LATENCY_TRACE === "1") {
         console.log(`      in flight per 100 ms: ${(stats.inFlight ?? []).join(" ")}`)
@@ -197,6 +238,26 @@ export const latencyRuns = async (
     schedule(server.pid, priority === undefined ? undefined : priority.rt !== undefined ? { rt: 0 } : { nice: 0 })
   }
   return runs
+}
+
+/**
+ * Wall no client can save: the ideal counts calls ÷ concurrency rounds, fractions included, but the
+ * last round of 1,200 calls at 32 is half full (37.5 rounds take 38): the missing part's latency.
+ */
+const lastRoundMs = (calls: number, concurrency: number, idealMs: number, spanMs: number) => {
+  const rounds = (calls - 1) / concurrency
+  const latency = idealMs / (rounds + 1)
+  return spanMs > idealMs ? (Math.ceil(rounds) - rounds) * latency : 0
+}
+
+/** The median of runs' server overheads, as a clause. */
+const overheadText = (os: ReadonlyArray<ServerOverhead | undefined>) => {
+  const known = os.filter((o): o is ServerOverhead => o !== undefined)
+  return known.length === 0 ?
+    "" :
+    `; the server's own time with it: ${
+      medianOf(known.map((o) => o.meanMs)).toFixed(2)
+    } ms a response (median of the runs' means; ${medianOf(known.map((o) => o.wallMs)).toFixed(0)} ms of the wall)`
 }
 
 /** Each run's line, then the median (after the warm-up) beside the target through `figure`. */
@@ -227,7 +288,9 @@ export const reportLatencyRuns = (
           ms(s.refillP50Ms)
         }, p90 ${ms(s.refillP90Ms)}); wall lost: ${ms(s.rampLossMs)} ms to the first wave, ${
           ms(s.refillLossMs)
-        } ms to refills`
+        } ms to refills, ${
+          ms(lastRoundMs(r.calls, r.concurrency, r.idealMs, r.spanMs))
+        } ms to the last round's empty slots${serverText(r.server)}`
       )
     }
   })
@@ -247,7 +310,9 @@ export const reportLatencyRuns = (
         floorMedian.toFixed(3)
       } (runs ${ratios.map((r) => r.toFixed(3)).join(" / ")}) — the CLI ${
         median >= floorMedian ? "at" : `${(floorMedian - median).toFixed(3)} below`
-      } it${floorMedian < LATENCY_TARGET ? `; no client reaches ${LATENCY_TARGET} on this host now` : ""}`
+      } it${floorMedian < LATENCY_TARGET ? `; no client reaches ${LATENCY_TARGET} on this host now` : ""}${
+        overheadText(floor.map((r) => r.server))
+      }`
     )
   }
 }
