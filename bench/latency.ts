@@ -47,8 +47,9 @@ export interface LatencyRun {
   readonly spanMs: number
   readonly idealMs: number
   readonly calls: number
-  /** Calls in flight at most (`--concurrency`). */
+  /** Calls in flight at most (`--concurrency`), and the server's latency. */
   readonly concurrency: number
+  readonly latencyMs: number
   readonly judgments: number
   readonly failed: number
   readonly exit: number | null
@@ -220,6 +221,7 @@ export const latencyRuns = async (
         idealMs,
         calls: stats.calls,
         concurrency: options.concurrency,
+        latencyMs: options.latencyMs,
         judgments: counts?.total ?? 0,
         failed: counts?.failed ?? Number.NaN,
         exit: r.status,
@@ -241,18 +243,18 @@ export const latencyRuns = async (
 }
 
 /**
- * Wall no client can save: the ideal counts calls ÷ concurrency rounds, fractions included, but the
- * last round of 1,200 calls at 32 is half full (37.5 rounds take 38): the missing part's latency.
+ * Wall no client can save: the ideal counts the calls after the first ÷ concurrency rounds,
+ * fractions included, but the last round of 1,200 calls at 32 is half full (37.5 rounds take 38):
+ * the missing part's latency.
  */
-const lastRoundMs = (calls: number, concurrency: number, idealMs: number, spanMs: number) => {
-  const rounds = (calls - 1) / concurrency
-  const latency = idealMs / (rounds + 1)
-  return spanMs > idealMs ? (Math.ceil(rounds) - rounds) * latency : 0
+const lastRoundMs = (r: LatencyRun) => {
+  const rounds = (r.calls - 1) / r.concurrency
+  return (Math.ceil(rounds) - rounds) * r.latencyMs
 }
 
 /** The median of runs' server overheads, as a clause. */
-const overheadText = (os: ReadonlyArray<ServerOverhead | undefined>) => {
-  const known = os.filter((o): o is ServerOverhead => o !== undefined)
+const overheadText = (overheads: ReadonlyArray<ServerOverhead | undefined>) => {
+  const known = overheads.filter((o): o is ServerOverhead => o !== undefined)
   return known.length === 0 ?
     "" :
     `; the server's own time with it: ${
@@ -288,9 +290,7 @@ export const reportLatencyRuns = (
           ms(s.refillP50Ms)
         }, p90 ${ms(s.refillP90Ms)}); wall lost: ${ms(s.rampLossMs)} ms to the first wave, ${
           ms(s.refillLossMs)
-        } ms to refills, ${
-          ms(lastRoundMs(r.calls, r.concurrency, r.idealMs, r.spanMs))
-        } ms to the last round's empty slots${serverText(r.server)}`
+        } ms to refills, ${ms(lastRoundMs(r))} ms to the last round's empty slots${serverText(r.server)}`
       )
     }
   })
